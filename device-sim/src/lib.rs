@@ -1,1 +1,18 @@
+//! A simulated DRC e-MCF fiscal device that speaks MCF-SFE (crate `mcf-sfe`) byte for byte.
+//!
+//! The [`engine`] executes commands against an invoice state machine and a persisted fiscal
+//! memory; the [`link`] owns the bytes (NAK, SYN, SEQ replay, faults, pacing) over any
+//! `AsyncRead + AsyncWrite`; [`port`] opens the pseudo-terminal or serial port it serves.
 
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod faults;
+pub mod fiscal;
+pub mod invoice;
+pub mod link;
+pub mod port;
+pub mod runner;
+pub mod totals;
+
+pub use runner::{start_on_pty, RunError, RunningSim, SimOptions};

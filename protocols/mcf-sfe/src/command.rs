@@ -143,9 +143,12 @@ pub struct Item {
 }
 
 impl Item {
-    /// The line amount the device expects: price x quantity rounded half away from zero to 2 places.
-    pub fn line_amount_of(price: Decimal, quantity: Decimal) -> Decimal {
-        (price * quantity).round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero)
+    /// The line amount the device expects: price x quantity rounded half away from zero to
+    /// 2 places; `None` when the product is beyond `Decimal`'s range.
+    pub fn line_amount_of(price: Decimal, quantity: Decimal) -> Option<Decimal> {
+        price
+            .checked_mul(quantity)
+            .map(|v| v.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero))
     }
 }
 
@@ -370,17 +373,18 @@ fn encode_open(open: &OpenInvoice) -> Result<String, FieldError> {
     Ok(parts.join(","))
 }
 
-/// Longest `rn` (FN) this protocol carries: the C1h reply repeats it (lastFN) and must
-/// still fit one frame with every other field at its widest (assumed limit, see PROTOCOL.md).
-pub const MAX_RN_LEN: usize = 32;
+/// Longest `rn` (FN) this protocol carries, in bytes. The C1h reply repeats it (lastFN) and
+/// must still fit one 212-byte reply with 8-digit counters, a 12-digit amount and a USD rate:
+/// 24 is the most that leaves room (assumed limit, see PROTOCOL.md).
+pub const MAX_RN_LEN: usize = 24;
 
-/// Checks an invoice number: 1 to [`MAX_RN_LEN`] printable characters, none of which needs
-/// an escape (`, & < > ^`), so that its wire form is exactly its text.
+/// Checks an invoice number: 1 to [`MAX_RN_LEN`] printable ASCII characters, none of which
+/// needs an escape (`, & < > ^`), so that its wire form is exactly its text.
 pub fn check_rn(rn: &str) -> Result<(), FieldError> {
     if rn.is_empty() {
         return Err(FieldError::Empty { field: "rn" });
     }
-    if rn.chars().count() > MAX_RN_LEN {
+    if rn.len() > MAX_RN_LEN {
         return Err(FieldError::Invalid {
             field: "rn",
             reason: format!("at most {MAX_RN_LEN} characters"),
@@ -388,11 +392,11 @@ pub fn check_rn(rn: &str) -> Result<(), FieldError> {
     }
     if let Some(c) = rn
         .chars()
-        .find(|c| c.is_control() || matches!(c, ',' | '&' | '<' | '>' | '^'))
+        .find(|c| !c.is_ascii_graphic() && *c != ' ' || matches!(c, ',' | '&' | '<' | '>' | '^'))
     {
         return Err(FieldError::Invalid {
             field: "rn",
-            reason: format!("character {c:?} is not allowed in an invoice number"),
+            reason: format!("character {c:?} is not allowed in an invoice number (printable ASCII only, no , & < > ^)"),
         });
     }
     Ok(())

@@ -84,7 +84,7 @@ pub enum DataError {
         reason: &'static str,
     },
     /// A command byte this crate does not know.
-    #[error("unknown command {0:#04x}")]
+    #[error("unknown command 0x{0:02X}")]
     UnknownCommand(u8),
 }
 

@@ -108,9 +108,12 @@ pub struct Subtotal {
 }
 
 impl Subtotal {
-    /// Sum of the group VAT amounts.
+    /// Sum of the group VAT amounts (saturating: a hostile reply cannot make it panic, and a
+    /// saturated sum never equals what the device computed).
     pub fn vat(&self) -> Decimal {
-        self.group_vat.iter().sum()
+        self.group_vat
+            .iter()
+            .fold(Decimal::ZERO, |sum, v| sum.saturating_add(*v))
     }
 
     /// The totals 38h must repeat to finalize this invoice.
@@ -484,15 +487,15 @@ mod tests {
             mid: "SIM0000001".into(),
             nif: "A1234567B".into(),
             clock: at(),
-            tc: 999_999,
-            fvc: 999_999,
-            frc: 999_999,
+            tc: 99_999_999,
+            fvc: 99_999_999,
+            frc: 99_999_999,
             last: Some(LastInvoice {
                 at: at(),
                 invoice_type: InvoiceType::Fa,
                 code_def: "ABCDEFGHIJKLMNOPQRSTUVWX".into(),
                 rn: "R".repeat(crate::command::MAX_RN_LEN),
-                amount: dec!(123456789.00),
+                amount: dec!(999999999999.99),
             }),
             rates,
             currency: Some(CurrencyInfo {

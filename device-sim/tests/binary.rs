@@ -1,0 +1,81 @@
+//! The `emcf-sim` binary as a technician runs it: `--pty` prints the path, a host drives it.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::*;
+use mcf_sfe::{Command, Reply};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command as Process};
+
+async fn spawn_sim(args: &[&str]) -> (Child, String) {
+    let mut child = Process::new(env!("CARGO_BIN_EXE_emcf-sim"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start emcf-sim");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let path = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("emcf-sim prints its path in time")
+        .expect("read stdout")
+        .expect("a first line");
+    (child, path)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_serves_a_pty_and_keeps_its_counters_across_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("fiscal.json");
+    let link = dir.path().join("emcf0");
+    let state_arg = state.to_string_lossy().into_owned();
+    let link_arg = link.to_string_lossy().into_owned();
+    let args = [
+        "--pty",
+        "--link",
+        &link_arg,
+        "--state",
+        &state_arg,
+        "--command-ms",
+        "1",
+        "--finalize-ms",
+        "50",
+    ];
+
+    let (mut child, path) = spawn_sim(&args).await;
+    assert!(path.starts_with("/dev/pts/"), "{path}");
+    assert_eq!(std::fs::read_link(&link).unwrap().to_string_lossy(), path);
+    let mut host = Host::open(&link);
+    let (_, first) = host.certify(&fv_invoice("F-BIN-1")).await;
+    assert_eq!(first.tc, 1);
+    drop(host);
+    child.kill().await.unwrap();
+    child.wait().await.unwrap();
+
+    let (mut child, _) = spawn_sim(&args).await;
+    let mut host = Host::open(&link);
+    let Reply::DeviceState(state) = host.call(&Command::DeviceState).await else {
+        panic!("C1h")
+    };
+    assert_eq!(state.tc, 1);
+    assert_eq!(state.last.map(|l| l.code_def), Some(first.code_def));
+    let (_, second) = host.certify(&fv_invoice("F-BIN-2")).await;
+    assert_eq!((second.fc, second.tc), (2, 2));
+    child.kill().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_flags_are_refused_with_a_message() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_emcf-sim"))
+        .args(["--pty", "--ephemeral", "--corrupt-replies", "1.5"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--corrupt-replies"), "{stderr}");
+}
