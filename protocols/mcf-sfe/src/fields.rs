@@ -191,7 +191,15 @@ pub fn fixed(field: &'static str, value: Decimal, places: u32) -> Result<String,
             places,
         });
     }
-    Ok(format!("{:.*}", places as usize, rounded))
+    // Not `format!("{:.N}")`: rust_decimal formats a precision into a 32-byte buffer and
+    // panics on a 29-digit value with 3 places. `rounded` has at most `places` decimals: pad.
+    let mut text = rounded.to_string();
+    let decimals = text.split_once('.').map_or(0, |(_, d)| d.len());
+    if decimals == 0 && places > 0 {
+        text.push('.');
+    }
+    text.extend(std::iter::repeat_n('0', (places as usize).saturating_sub(decimals)));
+    Ok(text)
 }
 
 /// A quantity: at most 3 decimals, trailing zeros dropped (`2.500` -> `2.5`).
