@@ -12,6 +12,7 @@ pub mod fiscal;
 pub mod invoice;
 pub mod link;
 pub mod port;
+pub mod reader;
 pub mod runner;
 pub mod totals;
 

@@ -10,16 +10,16 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use chrono::{FixedOffset, NaiveDateTime, Utc};
-use futures::StreamExt;
 use mcf_sfe::{DeviceCodec, FromHost, Reply, ReplyFrame, RequestFrame, Seq, Status, ToHost};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::time::{sleep, sleep_until, Instant};
-use tokio_util::codec::{Encoder, FramedRead};
+use tokio_util::codec::Encoder;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::engine::Engine;
 use crate::faults::{Faults, ReplyFaults};
+use crate::reader::FrameReader;
 
 /// Line settings.
 #[derive(Debug, Clone)]
@@ -87,22 +87,21 @@ where
     IO: AsyncRead + AsyncWrite,
 {
     let (reader, mut writer) = tokio::io::split(io);
-    let mut frames = FramedRead::new(reader, DeviceCodec);
+    let mut frames = FrameReader::new(reader);
     let mut last: Option<LastReply> = None;
     loop {
         let item = tokio::select! {
             () = stop.cancelled() => return Ok(LinkEnd::Stopped),
-            item = frames.next() => item,
+            item = frames.next() => item?,
         };
         let request = match item {
             None => return Ok(LinkEnd::HostClosed),
-            Some(Err(e)) => return Err(e),
-            Some(Ok(FromHost::Malformed(error))) => {
+            Some(FromHost::Malformed(error)) => {
                 debug!(%error, "bad frame, NAK");
                 send(&mut writer, &encode(ToHost::Nak)?, config).await?;
                 continue;
             }
-            Some(Ok(FromHost::Request(request))) => request,
+            Some(FromHost::Request(request)) => request,
         };
         if let Some(last) = last.as_ref().filter(|l| is_retransmission(l, &request)) {
             debug!(
@@ -112,7 +111,12 @@ where
             send(&mut writer, &last.bytes, config).await?;
             continue;
         }
-        let (reply, finalized) = execute(&request, engine, faults, &mut writer, config).await?;
+        // Stopping while a command runs is a power-off: what the engine committed stays
+        // committed, the reply is never sent.
+        let (reply, finalized) = tokio::select! {
+            () = stop.cancelled() => return Ok(LinkEnd::Stopped),
+            done = execute(&request, engine, faults, &mut writer, config) => done?,
+        };
         if finalized && faults.power_cut_on_finalize() {
             warn!(
                 seq = request.seq().get(),

@@ -209,3 +209,25 @@ async fn the_port_vanishes_after_n_commands() {
     let (end, _) = sim.finished().await.unwrap();
     assert_eq!(end, LinkEnd::Vanished);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stray_start_byte_does_not_hide_the_next_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = start_on_pty(
+        options(&dir.path().join("s.json"), FaultConfig::default()),
+        None,
+    )
+    .await
+    .unwrap();
+    let mut host = Host::open(sim.path());
+    // SOH and the largest LEN: without an inter-byte timeout the box would wait for 229 bytes.
+    host.write_raw(&[0x01, 0xFF]).await;
+    let reply = host.call(&Command::DeviceState).await;
+    assert!(matches!(reply, Reply::DeviceState(_)), "{reply:?}");
+    assert!(
+        host.stats.naks >= 1,
+        "the stalled start was answered with NAK: {:?}",
+        host.stats
+    );
+    sim.stop().await.unwrap();
+}

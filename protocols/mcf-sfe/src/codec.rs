@@ -56,6 +56,24 @@ pub enum FrameError {
     /// The stream ended in the middle of a frame.
     #[error("stream ended {0} bytes into a frame")]
     Truncated(usize),
+    /// No byte came for the inter-byte timeout in the middle of a frame.
+    #[error("no byte for the inter-byte timeout {0} bytes into a frame")]
+    Stalled(usize),
+}
+
+/// Gives up on an incomplete frame at the head of `buf` after the inter-byte timeout
+/// ([`INTER_BYTE_TIMEOUT`](crate::wire::INTER_BYTE_TIMEOUT)): drops its SOH so that the
+/// decoder rescans the bytes behind it. `None` when `buf` holds no partial frame.
+///
+/// Call it when the line has been quiet for the timeout and the decoder still waits; then
+/// decode again (the bytes behind the SOH may hold whole frames).
+pub fn drop_stalled(buf: &mut BytesMut) -> Option<FrameError> {
+    if buf.first() != Some(&SOH) {
+        return None;
+    }
+    let held = buf.len();
+    buf.advance(1);
+    Some(FrameError::Stalled(held))
 }
 
 /// What the host reads from the device.
@@ -374,6 +392,20 @@ mod tests {
             Some(FromHost::Malformed(FrameError::Truncated(6)))
         );
         assert_eq!(DeviceCodec.decode_eof(&mut buf).unwrap(), None);
+    }
+
+    #[test]
+    fn a_stalled_false_start_is_dropped_and_the_frame_behind_it_decodes() {
+        // A stray SOH with the largest LEN, then a whole frame: the decoder waits for 229 bytes.
+        let mut buf = BytesMut::from(&[SOH, 0xFF][..]);
+        buf.extend_from_slice(&c1_request().to_bytes());
+        assert_eq!(DeviceCodec.decode(&mut buf).unwrap(), None);
+        assert_eq!(drop_stalled(&mut buf), Some(FrameError::Stalled(12)));
+        assert_eq!(
+            DeviceCodec.decode(&mut buf).unwrap(),
+            Some(FromHost::Request(c1_request()))
+        );
+        assert_eq!(drop_stalled(&mut buf), None);
     }
 
     #[test]

@@ -198,7 +198,10 @@ pub fn fixed(field: &'static str, value: Decimal, places: u32) -> Result<String,
     if decimals == 0 && places > 0 {
         text.push('.');
     }
-    text.extend(std::iter::repeat_n('0', (places as usize).saturating_sub(decimals)));
+    text.extend(std::iter::repeat_n(
+        '0',
+        (places as usize).saturating_sub(decimals),
+    ));
     Ok(text)
 }
 

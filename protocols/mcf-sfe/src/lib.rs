@@ -14,7 +14,7 @@ pub mod reply;
 pub mod types;
 pub mod wire;
 
-pub use codec::{DeviceCodec, FrameError, FromDevice, FromHost, HostCodec, ToHost};
+pub use codec::{drop_stalled, DeviceCodec, FrameError, FromDevice, FromHost, HostCodec, ToHost};
 pub use command::Command;
 pub use fields::{DataError, FieldError};
 pub use frame::{ReplyFrame, RequestFrame};

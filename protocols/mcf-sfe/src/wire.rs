@@ -33,6 +33,11 @@ pub const MAX_REPLY_DATA: usize = (u8::MAX - LEN_OFFSET) as usize - REPLY_OVERHE
 /// Largest whole frame on the wire, in either direction.
 pub const MAX_FRAME_LEN: usize = (u8::MAX - LEN_OFFSET) as usize + FRAME_ENVELOPE;
 
+/// A receiver holding an incomplete frame that sees no new byte for this long drops the
+/// frame's SOH and rescans ([`crate::codec::drop_stalled`]): a stray `01 FF` on the line must
+/// not hide the frames behind it (assumed; a frame takes 20 ms at 115200 baud).
+pub const INTER_BYTE_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Sequence number of a host command, 0x20..=0xFF, +1 per new command, wrapping to 0x20.
 /// A retransmission reuses the same value; the device answers it with its last reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
