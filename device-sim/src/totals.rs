@@ -116,18 +116,15 @@ mod tests {
     use rust_decimal_macros::dec;
 
     fn item(group: char, rate: Decimal, price: Decimal, quantity: Decimal) -> Item {
-        Item {
-            name: "X".into(),
-            code: None,
-            item_type: ItemType::Bie,
-            group: TaxGroup::from_letter(group).unwrap(),
+        Item::new(
+            "X",
+            ItemType::Bie,
+            TaxGroup::from_letter(group).unwrap(),
             rate,
-            line_amount: Item::line_amount_of(price, quantity).unwrap(),
             price,
             quantity,
-            specific_tax: None,
-            price_change: None,
-        }
+        )
+        .unwrap()
     }
 
     fn sums(items: &[Item]) -> LineSums {

@@ -5,25 +5,11 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use emcf_sim::config::{DeviceConfig, SlowReply};
-use emcf_sim::{start_on_pty, SimOptions};
+use emcf_sim::config::SlowReply;
+
 use mcf_sfe::types::{InvoiceType, TaxGroup};
 use mcf_sfe::{Command, Reply, StatusFlag};
 use rust_decimal_macros::dec;
-
-fn options(state: &std::path::Path) -> SimOptions {
-    let mut device = DeviceConfig {
-        state_file: Some(state.to_path_buf()),
-        ..DeviceConfig::default()
-    };
-    device.timing.command = Duration::from_millis(2);
-    device.timing.finalize = Duration::from_millis(150);
-    device.timing.credit_note = Duration::from_millis(700);
-    SimOptions {
-        device,
-        ..SimOptions::default()
-    }
-}
 
 fn device_state(reply: Reply) -> mcf_sfe::reply::DeviceState {
     match reply {
@@ -35,10 +21,7 @@ fn device_state(reply: Reply) -> mcf_sfe::reply::DeviceState {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sales_invoice_then_a_credit_note_on_it() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = start_on_pty(options(&dir.path().join("state.json")), None)
-        .await
-        .unwrap();
-    let mut host = Host::open(sim.path());
+    let (sim, mut host) = start(fast_options(&dir.path().join("state.json"))).await;
 
     let before = device_state(host.call(&Command::DeviceState).await);
     assert_eq!(before.nif, NIF);
@@ -88,10 +71,7 @@ async fn a_sales_invoice_then_a_credit_note_on_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_credit_note_needs_a_real_original() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = start_on_pty(options(&dir.path().join("state.json")), None)
-        .await
-        .unwrap();
-    let mut host = Host::open(sim.path());
+    let (sim, mut host) = start(fast_options(&dir.path().join("state.json"))).await;
     let invoice = fa_invoice("AV-1", "ZZZZZZZZZZZZZZZZZZZZZZZZ", dec!(100));
     let frame = host.call_frame(&invoice[0]).await.unwrap();
     assert!(frame.status().has(StatusFlag::CommandRefused));
@@ -106,10 +86,7 @@ async fn a_credit_note_needs_a_real_original() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_export_invoice_in_usd_reports_its_usd_equivalent() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = start_on_pty(options(&dir.path().join("state.json")), None)
-        .await
-        .unwrap();
-    let mut host = Host::open(sim.path());
+    let (sim, mut host) = start(fast_options(&dir.path().join("state.json"))).await;
     let (subtotal, ev) = host.certify(&ev_usd_invoice("EXP-77")).await;
     assert_eq!(subtotal.total, dec!(840000.00));
     assert_eq!(
@@ -126,10 +103,7 @@ async fn an_export_invoice_in_usd_reports_its_usd_equivalent() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_invoice_changes_no_counter_and_frees_the_box() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = start_on_pty(options(&dir.path().join("state.json")), None)
-        .await
-        .unwrap();
-    let mut host = Host::open(sim.path());
+    let (sim, mut host) = start(fast_options(&dir.path().join("state.json"))).await;
     let before = device_state(host.call(&Command::DeviceState).await);
     let invoice = fv_invoice("F-CANCEL");
     for cmd in &invoice[..4] {
@@ -160,10 +134,7 @@ async fn a_cancelled_invoice_changes_no_counter_and_frees_the_box() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn out_of_order_and_inconsistent_commands_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = start_on_pty(options(&dir.path().join("state.json")), None)
-        .await
-        .unwrap();
-    let mut host = Host::open(sim.path());
+    let (sim, mut host) = start(fast_options(&dir.path().join("state.json"))).await;
     let invoice = fv_invoice("F-ORDER");
     // An item before C0h, a payment before 33h.
     assert!(matches!(host.call(&invoice[2]).await, Reply::Refused(_)));
@@ -198,10 +169,9 @@ async fn out_of_order_and_inconsistent_commands_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pending_mode_credit_note_answers_p_until_done() {
     let dir = tempfile::tempdir().unwrap();
-    let mut options = options(&dir.path().join("state.json"));
+    let mut options = fast_options(&dir.path().join("state.json"));
     options.device.timing.credit_note_reply = SlowReply::Pending;
-    let sim = start_on_pty(options, None).await.unwrap();
-    let mut host = Host::open(sim.path());
+    let (sim, mut host) = start(options).await;
     let (_, fv) = host.certify(&fv_invoice("F-P1")).await;
     let invoice = fa_invoice("AV-P1", &fv.code_def, dec!(600));
     let mut subtotal = None;

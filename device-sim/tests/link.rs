@@ -5,26 +5,11 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use emcf_sim::config::DeviceConfig;
 use emcf_sim::faults::FaultConfig;
 use emcf_sim::link::LinkEnd;
 use emcf_sim::{start_on_pty, SimOptions};
 use mcf_sfe::{Command, FromDevice, Reply};
 use rust_decimal_macros::dec;
-
-fn options(state: &std::path::Path, faults: FaultConfig) -> SimOptions {
-    let mut device = DeviceConfig {
-        state_file: Some(state.to_path_buf()),
-        ..DeviceConfig::default()
-    };
-    device.timing.command = Duration::from_millis(2);
-    device.timing.finalize = Duration::from_millis(100);
-    SimOptions {
-        device,
-        faults,
-        ..SimOptions::default()
-    }
-}
 
 fn tc_of(reply: Reply) -> u64 {
     match reply {
@@ -36,12 +21,9 @@ fn tc_of(reply: Reply) -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_corrupted_frame_gets_nak_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = start_on_pty(
-        options(&dir.path().join("s.json"), FaultConfig::default()),
-        None,
-    )
-    .await
-    .unwrap();
+    let sim = start_on_pty(fast_options(&dir.path().join("s.json")), None)
+        .await
+        .unwrap();
     let mut host = Host::open(sim.path());
     let invoice = fv_invoice("F-NAK");
     let frame = invoice[1].to_frame(mcf_sfe::Seq::FIRST).unwrap();
@@ -64,12 +46,9 @@ async fn a_corrupted_frame_gets_nak_and_changes_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repeated_seq_is_answered_but_not_executed_twice() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = start_on_pty(
-        options(&dir.path().join("s.json"), FaultConfig::default()),
-        None,
-    )
-    .await
-    .unwrap();
+    let sim = start_on_pty(fast_options(&dir.path().join("s.json")), None)
+        .await
+        .unwrap();
     let mut host = Host::open(sim.path());
     let invoice = fv_invoice("F-SEQ");
     host.call(&invoice[1]).await;
@@ -112,10 +91,11 @@ async fn a_host_that_retries_gets_through_a_noisy_line_without_double_certificat
         garbage_burst: 0.3,
         ..FaultConfig::default()
     };
-    let sim = start_on_pty(options(&dir.path().join("s.json"), faults), None)
-        .await
-        .unwrap();
-    let mut host = Host::open(sim.path());
+    let (sim, mut host) = start(SimOptions {
+        faults,
+        ..fast_options(&dir.path().join("s.json"))
+    })
+    .await;
     host.wait = Duration::from_millis(300);
     for n in 0..3 {
         host.certify(&fv_invoice(&format!("F-NOISE-{n}"))).await;
@@ -137,10 +117,11 @@ async fn refused_commands_are_not_executed() {
         refuse_next: 2,
         ..FaultConfig::default()
     };
-    let sim = start_on_pty(options(&dir.path().join("s.json"), faults), None)
-        .await
-        .unwrap();
-    let mut host = Host::open(sim.path());
+    let (sim, mut host) = start(SimOptions {
+        faults,
+        ..fast_options(&dir.path().join("s.json"))
+    })
+    .await;
     let invoice = fv_invoice("F-REFUSE");
     assert!(matches!(host.call(&invoice[1]).await, Reply::Refused(_)));
     assert!(matches!(
@@ -160,7 +141,15 @@ async fn a_power_cut_after_finalize_keeps_the_invoice_in_fiscal_memory() {
         power_cut_at_finalize: Some(1),
         ..FaultConfig::default()
     };
-    let sim = start_on_pty(options(&state, faults), None).await.unwrap();
+    let sim = start_on_pty(
+        SimOptions {
+            faults,
+            ..fast_options(&state)
+        },
+        None,
+    )
+    .await
+    .unwrap();
     let mut host = Host::open(sim.path());
     let invoice = fv_invoice("F-CUT");
     let mut subtotal = None;
@@ -178,10 +167,7 @@ async fn a_power_cut_after_finalize_keeps_the_invoice_in_fiscal_memory() {
     assert_eq!(end, LinkEnd::PowerCut);
 
     // Power back: the box remembers the invoice the host never heard about.
-    let sim = start_on_pty(options(&state, FaultConfig::default()), None)
-        .await
-        .unwrap();
-    let mut host = Host::open(sim.path());
+    let (sim, mut host) = start(fast_options(&state)).await;
     let Reply::DeviceState(after) = host.call(&Command::DeviceState).await else {
         panic!("C1h")
     };
@@ -199,10 +185,11 @@ async fn the_port_vanishes_after_n_commands() {
         vanish_after: Some(2),
         ..FaultConfig::default()
     };
-    let sim = start_on_pty(options(&dir.path().join("s.json"), faults), None)
-        .await
-        .unwrap();
-    let mut host = Host::open(sim.path());
+    let (sim, mut host) = start(SimOptions {
+        faults,
+        ..fast_options(&dir.path().join("s.json"))
+    })
+    .await;
     host.call(&Command::DeviceState).await;
     host.call(&Command::DeviceState).await;
     assert!(host.call_frame(&Command::DeviceState).await.is_err());
@@ -213,12 +200,9 @@ async fn the_port_vanishes_after_n_commands() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stray_start_byte_does_not_hide_the_next_frame() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = start_on_pty(
-        options(&dir.path().join("s.json"), FaultConfig::default()),
-        None,
-    )
-    .await
-    .unwrap();
+    let sim = start_on_pty(fast_options(&dir.path().join("s.json")), None)
+        .await
+        .unwrap();
     let mut host = Host::open(sim.path());
     // SOH and the largest LEN: without an inter-byte timeout the box would wait for 229 bytes.
     host.write_raw(&[0x01, 0xFF]).await;

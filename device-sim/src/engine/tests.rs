@@ -72,18 +72,17 @@ fn credit(invoice_type: InvoiceType, rn: &str, original: &str) -> Command {
 }
 
 fn item(name: &str, group: char, rate: Decimal, price: Decimal, quantity: Decimal) -> Command {
-    Command::Item(Item {
-        name: name.into(),
-        code: None,
-        item_type: ItemType::Bie,
-        group: TaxGroup::from_letter(group).unwrap(),
-        rate,
-        line_amount: Item::line_amount_of(price, quantity).unwrap(),
-        price,
-        quantity,
-        specific_tax: None,
-        price_change: None,
-    })
+    Command::Item(
+        Item::new(
+            name,
+            ItemType::Bie,
+            TaxGroup::from_letter(group).unwrap(),
+            rate,
+            price,
+            quantity,
+        )
+        .unwrap(),
+    )
 }
 
 fn stylo() -> Command {

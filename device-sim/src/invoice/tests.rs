@@ -34,16 +34,16 @@ fn header(invoice_type: InvoiceType, mode: PriceMode) -> OpenInvoice {
 
 fn item(group: char, rate: Decimal, price: Decimal, quantity: Decimal) -> Item {
     Item {
-        name: "STYLO BIC".into(),
         code: Some("LR 1515".into()),
-        item_type: ItemType::Bie,
-        group: TaxGroup::from_letter(group).unwrap(),
-        rate,
-        line_amount: Item::line_amount_of(price, quantity).unwrap(),
-        price,
-        quantity,
-        specific_tax: None,
-        price_change: None,
+        ..Item::new(
+            "STYLO BIC",
+            ItemType::Bie,
+            TaxGroup::from_letter(group).unwrap(),
+            rate,
+            price,
+            quantity,
+        )
+        .unwrap()
     }
 }
 

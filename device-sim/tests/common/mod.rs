@@ -7,6 +7,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use chrono::NaiveDate;
+use emcf_sim::config::DeviceConfig;
+use emcf_sim::{start_on_pty, RunningSim, SimOptions};
 use futures::{SinkExt, StreamExt};
 use mcf_sfe::command::{
     Client, Comment, CreditReference, FinalizeTotals, Item, OpenInvoice, Payment, UsdRate,
@@ -47,6 +49,30 @@ pub enum HostError {
 }
 
 pub const NIF: &str = "A1234567B";
+
+/// A simulator with its fiscal memory in `state` and short processing times.
+pub fn fast_options(state: &Path) -> SimOptions {
+    let mut device = DeviceConfig {
+        state_file: Some(state.to_path_buf()),
+        ..DeviceConfig::default()
+    };
+    device.timing.command = Duration::from_millis(2);
+    device.timing.finalize = Duration::from_millis(100);
+    device.timing.credit_note = Duration::from_millis(700);
+    SimOptions {
+        device,
+        ..SimOptions::default()
+    }
+}
+
+/// Starts a simulator on a new pty and opens it as a host.
+pub async fn start(options: SimOptions) -> (RunningSim, Host) {
+    let sim = start_on_pty(options, None)
+        .await
+        .expect("start the simulator");
+    let host = Host::open(sim.path());
+    (sim, host)
+}
 
 impl Host {
     pub fn open(path: &Path) -> Host {
@@ -154,18 +180,7 @@ pub fn group(letter: char) -> TaxGroup {
 }
 
 pub fn item(name: &str, letter: char, rate: Decimal, price: Decimal, quantity: Decimal) -> Item {
-    Item {
-        name: name.into(),
-        code: None,
-        item_type: ItemType::Bie,
-        group: group(letter),
-        rate,
-        line_amount: Item::line_amount_of(price, quantity).unwrap(),
-        price,
-        quantity,
-        specific_tax: None,
-        price_change: None,
-    }
+    Item::new(name, ItemType::Bie, group(letter), rate, price, quantity).unwrap()
 }
 
 pub fn open(rn: &str, invoice_type: InvoiceType, mode: PriceMode) -> OpenInvoice {

@@ -143,6 +143,30 @@ pub struct Item {
 }
 
 impl Item {
+    /// A plain line (no code, specific tax or price change) whose line amount is computed
+    /// from `price` and `quantity`; `None` when the product is beyond `Decimal`'s range.
+    pub fn new(
+        name: impl Into<String>,
+        item_type: ItemType,
+        group: TaxGroup,
+        rate: Decimal,
+        price: Decimal,
+        quantity: Decimal,
+    ) -> Option<Item> {
+        Some(Item {
+            name: name.into(),
+            code: None,
+            item_type,
+            group,
+            rate,
+            line_amount: Item::line_amount_of(price, quantity)?,
+            price,
+            quantity,
+            specific_tax: None,
+            price_change: None,
+        })
+    }
+
     /// The line amount the device expects: price x quantity rounded half away from zero to
     /// 2 places; `None` when the product is beyond `Decimal`'s range.
     pub fn line_amount_of(price: Decimal, quantity: Decimal) -> Option<Decimal> {
