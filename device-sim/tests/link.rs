@@ -215,3 +215,23 @@ async fn a_stray_start_byte_does_not_hide_the_next_frame() {
     );
     sim.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pacing_sends_no_faster_than_the_baud_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = fast_options(&dir.path().join("s.json"));
+    options.link.pace = true;
+    options.link.baud = 2400;
+    let (sim, mut host) = start(options).await;
+    host.wait = Duration::from_secs(2);
+    let started = std::time::Instant::now();
+    let reply = host.call_frame(&Command::DeviceState).await.unwrap();
+    // At 2400 baud, 8N1, a byte takes 1/240 s: the reply cannot arrive sooner than that allows.
+    let floor = Duration::from_secs_f64(reply.to_bytes().len() as f64 / 240.0);
+    assert!(
+        started.elapsed() >= floor * 9 / 10,
+        "{:?} < {floor:?}",
+        started.elapsed()
+    );
+    sim.stop().await.unwrap();
+}
