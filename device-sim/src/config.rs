@@ -222,15 +222,15 @@ fn config_error(reason: String) -> SimError {
 /// Checks a NIM or NIF: 1 to [`MAX_IDENTITY_LEN`] printable characters, none of which needs
 /// an escape on the wire.
 pub(crate) fn check_identity(field: &str, value: &str) -> Result<(), String> {
-    let len = value.chars().count();
-    if len == 0 || len > MAX_IDENTITY_LEN {
+    // Bytes, not characters: the replies that carry them are counted in bytes.
+    if value.is_empty() || value.len() > MAX_IDENTITY_LEN {
         return Err(format!(
             "{field} {value:?} must have 1 to {MAX_IDENTITY_LEN} characters"
         ));
     }
     if let Some(c) = value
         .chars()
-        .find(|c| c.is_control() || c.is_whitespace() || matches!(c, ',' | '&' | '<' | '>' | '^'))
+        .find(|c| !c.is_ascii_graphic() || matches!(c, ',' | '&' | '<' | '>' | '^'))
     {
         return Err(format!("{field} {value:?}: character {c:?} is not allowed"));
     }

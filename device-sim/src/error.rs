@@ -27,6 +27,12 @@ pub enum SimError {
         /// What is wrong with it.
         reason: String,
     },
+    /// Another simulator has this fiscal memory file open.
+    #[error("fiscal memory file {} is in use by another simulator", path.display())]
+    InUse {
+        /// The file.
+        path: PathBuf,
+    },
     /// The device configuration cannot be used (e.g. a rate with 3 decimals).
     #[error("invalid device configuration: {reason}")]
     Config {

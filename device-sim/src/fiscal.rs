@@ -112,6 +112,9 @@ pub struct FiscalMemory {
     capacity: u64,
     /// codeDEFDGI -> position in `state.invoices`.
     by_code: HashMap<String, usize>,
+    /// Exclusive lock on `<state file>.lock`, held while this memory is open: two simulators
+    /// on one file would both number invoice N and one of them would be lost.
+    _lock: Option<fs::File>,
 }
 
 impl FiscalMemory {
@@ -136,16 +139,20 @@ impl FiscalMemory {
         let Some(path) = path else {
             return Ok(FiscalMemory::new(fresh, None, capacity));
         };
+        let lock = file::lock(path)?;
         match fs::read(path) {
             Ok(bytes) => {
                 let state = file::load(&bytes).map_err(|reason| SimError::CorruptState {
                     path: path.to_owned(),
                     reason,
                 })?;
-                Ok(FiscalMemory::new(state, Some(path.to_owned()), capacity))
+                let mut memory = FiscalMemory::new(state, Some(path.to_owned()), capacity);
+                memory._lock = Some(lock);
+                Ok(memory)
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                let memory = FiscalMemory::new(fresh, Some(path.to_owned()), capacity);
+                let mut memory = FiscalMemory::new(fresh, Some(path.to_owned()), capacity);
+                memory._lock = Some(lock);
                 memory.save()?;
                 Ok(memory)
             }
@@ -168,6 +175,7 @@ impl FiscalMemory {
             path,
             capacity,
             by_code,
+            _lock: None,
         }
     }
 

@@ -94,51 +94,68 @@ where
             () = stop.cancelled() => return Ok(LinkEnd::Stopped),
             item = frames.next() => item?,
         };
-        let request = match item {
-            None => return Ok(LinkEnd::HostClosed),
-            Some(FromHost::Malformed(error)) => {
-                debug!(%error, "bad frame, NAK");
-                send(&mut writer, &encode(ToHost::Nak)?, config).await?;
-                continue;
-            }
-            Some(FromHost::Request(request)) => request,
-        };
-        if let Some(last) = last.as_ref().filter(|l| is_retransmission(l, &request)) {
-            debug!(
-                seq = request.seq().get(),
-                "repeated SEQ: replaying the last reply"
-            );
-            send(&mut writer, &last.bytes, config).await?;
-            continue;
-        }
         // Stopping while a command runs is a power-off: what the engine committed stays
-        // committed, the reply is never sent.
-        let (reply, finalized) = tokio::select! {
+        // committed, the reply is never sent. Nothing here outlives a stop (delays, SYN
+        // ticks and paced writes included).
+        let end = tokio::select! {
             () = stop.cancelled() => return Ok(LinkEnd::Stopped),
-            done = execute(&request, engine, faults, &mut writer, config) => done?,
+            end = answer(item, &mut writer, engine, faults, config, &mut last) => end?,
         };
-        if finalized && faults.power_cut_on_finalize() {
-            warn!(
-                seq = request.seq().get(),
-                "fault: power cut after finalize, reply not sent"
-            );
-            return Ok(LinkEnd::PowerCut);
-        }
-        let bytes = encode(ToHost::Reply(reply))?;
-        deliver(&mut writer, &bytes, faults.for_reply(), config).await?;
-        last = Some(LastReply {
-            seq: request.seq(),
-            cmd: request.cmd(),
-            bytes,
-        });
-        if faults.vanish_after_answer() {
-            // Let the last reply leave the line first: closing a pty master discards what
-            // the host has not read yet, and the fault is "after N answers".
-            sleep(Duration::from_millis(200)).await;
-            info!("fault: port vanishes");
-            return Ok(LinkEnd::Vanished);
+        if let Some(end) = end {
+            return Ok(end);
         }
     }
+}
+
+/// Answers one item from the host; `Some` when the link ends with it.
+async fn answer<W: AsyncWrite + Unpin>(
+    item: Option<FromHost>,
+    writer: &mut W,
+    engine: &mut Engine,
+    faults: &mut Faults,
+    config: &LinkConfig,
+    last: &mut Option<LastReply>,
+) -> io::Result<Option<LinkEnd>> {
+    let request = match item {
+        None => return Ok(Some(LinkEnd::HostClosed)),
+        Some(FromHost::Malformed(error)) => {
+            debug!(%error, "bad frame, NAK");
+            send(writer, &encode(ToHost::Nak)?, config).await?;
+            return Ok(None);
+        }
+        Some(FromHost::Request(request)) => request,
+    };
+    if let Some(last) = last.as_ref().filter(|l| is_retransmission(l, &request)) {
+        debug!(
+            seq = request.seq().get(),
+            "repeated SEQ: replaying the last reply"
+        );
+        send(writer, &last.bytes, config).await?;
+        return Ok(None);
+    }
+    let (reply, finalized) = execute(&request, engine, faults, writer, config).await?;
+    if finalized && faults.power_cut_on_finalize() {
+        warn!(
+            seq = request.seq().get(),
+            "fault: power cut after finalize, reply not sent"
+        );
+        return Ok(Some(LinkEnd::PowerCut));
+    }
+    let bytes = encode(ToHost::Reply(reply))?;
+    deliver(writer, &bytes, faults.for_reply(), config).await?;
+    *last = Some(LastReply {
+        seq: request.seq(),
+        cmd: request.cmd(),
+        bytes,
+    });
+    if faults.vanish_after_answer() {
+        // Let the last reply leave the line first: closing a pty master discards what
+        // the host has not read yet, and the fault is "after N answers".
+        sleep(Duration::from_millis(200)).await;
+        info!("fault: port vanishes");
+        return Ok(Some(LinkEnd::Vanished));
+    }
+    Ok(None)
 }
 
 fn is_retransmission(last: &LastReply, request: &RequestFrame) -> bool {

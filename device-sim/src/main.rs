@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Parser, ValueEnum};
-use emcf_sim::config::{DeviceConfig, SlowReply};
+use emcf_sim::config::{DeviceConfig, SlowReply, MAX_TIMING};
 use emcf_sim::engine::Engine;
 use emcf_sim::faults::{FaultConfig, Faults};
 use emcf_sim::link::{serve, LinkConfig, LinkEnd};
@@ -142,13 +142,17 @@ impl Cli {
                 bail!("{name} is a probability between 0 and 1, not {p}");
             }
         }
+        let delay_for = Duration::from_millis(self.delay_ms);
+        if delay_for > MAX_TIMING {
+            bail!("--delay-ms is at most {} ms", MAX_TIMING.as_millis());
+        }
         Ok(FaultConfig {
             seed: self.seed,
             corrupt_reply: self.corrupt_replies,
             drop_reply: self.drop_replies,
             garbage_burst: self.garbage,
             delay: self.delay,
-            delay_for: Duration::from_millis(self.delay_ms),
+            delay_for,
             refuse_next: self.refuse_next,
             power_cut_at_finalize: self.power_cut_after_finalize,
             vanish_after: self.vanish_after,

@@ -196,3 +196,26 @@ async fn pending_mode_credit_note_answers_p_until_done() {
     assert_eq!(cert.tc, fv.tc + 1);
     sim.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_credit_note_is_certified_once_despite_the_host_resending() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = fast_options(&dir.path().join("state.json"));
+    options.device.timing.credit_note_reply = SlowReply::Silent;
+    options.device.timing.credit_note = Duration::from_millis(900);
+    let (sim, mut host) = start(options).await;
+    let (_, fv) = host.certify(&fv_invoice("F-SIL")).await;
+    let syns_before = host.stats.syns;
+    let (_, fa) = host
+        .certify(&fa_invoice("AV-SIL", &fv.code_def, dec!(600)))
+        .await;
+    // The box said nothing for 900 ms: the host timed out and resent the same SEQ, and the
+    // resends queued behind the finalization were answered by replay, not executed.
+    assert!(host.stats.timeouts >= 1, "{:?}", host.stats);
+    assert_eq!(host.stats.syns, syns_before, "a silent box sends no SYN");
+    assert_eq!(fa.tc, fv.tc + 1);
+    let after = device_state(host.call(&Command::DeviceState).await);
+    assert_eq!((after.tc, after.frc), (2, 1));
+    let (_, engine) = sim.stop().await.unwrap();
+    assert_eq!(engine.memory().invoices().len(), 2);
+}

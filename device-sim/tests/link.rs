@@ -235,3 +235,32 @@ async fn pacing_sends_no_faster_than_the_baud_rate() {
     );
     sim.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_does_not_wait_for_a_late_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let faults = FaultConfig {
+        delay: 1.0,
+        delay_for: Duration::from_secs(600),
+        ..FaultConfig::default()
+    };
+    let (sim, mut host) = start(SimOptions {
+        faults,
+        ..fast_options(&dir.path().join("s.json"))
+    })
+    .await;
+    host.write_raw(
+        &Command::DeviceState
+            .to_frame(mcf_sfe::Seq::FIRST)
+            .unwrap()
+            .to_bytes(),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // A hang here would be the test's failure: the reply is due in 10 minutes.
+    let (end, _) = tokio::time::timeout(Duration::from_secs(30), sim.stop())
+        .await
+        .expect("stop returns while a reply is being delayed")
+        .unwrap();
+    assert_eq!(end, LinkEnd::Stopped);
+}

@@ -1,13 +1,41 @@
 //! The fiscal memory file: durable atomic writes, and the checks of a file being loaded.
 
 use std::collections::HashMap;
-use std::fs::{self, File};
+use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{signature, FiscalState, FORMAT};
 use crate::config::check_identity;
 use crate::error::SimError;
+
+/// Takes the exclusive lock `<path>.lock` (created if absent), or fails with
+/// [`SimError::InUse`] when another simulator holds it. Released when the file is dropped
+/// (or the process dies: the lock is the kernel's, not a marker file).
+pub(super) fn lock(path: &Path) -> Result<File, SimError> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let lock_path = PathBuf::from(name);
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|source| SimError::StateFile {
+            path: lock_path.clone(),
+            source,
+        })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(TryLockError::WouldBlock) => Err(SimError::InUse {
+            path: path.to_owned(),
+        }),
+        Err(TryLockError::Error(source)) => Err(SimError::StateFile {
+            path: lock_path,
+            source,
+        }),
+    }
+}
 
 /// Writes `<path>.tmp`, fsyncs it and renames it over `path`. Once this returns `Ok`, the
 /// file holds `bytes`; [`sync_dir`] then makes the rename itself durable.

@@ -94,8 +94,10 @@ fn the_file_survives_a_reopen_and_keeps_its_identity() {
         !Path::new(&tmp).exists(),
         "the temporary file is renamed away"
     );
+    let invoices = memory.invoices().to_vec();
+    drop(memory);
     let reopened = FiscalMemory::open(Some(&path), "SIM0000001", "A1234567B", 10).unwrap();
-    assert_eq!(reopened.invoices(), memory.invoices());
+    assert_eq!(reopened.invoices(), invoices);
 }
 
 #[test]
@@ -127,6 +129,7 @@ fn corrupt_or_inconsistent_files_are_refused() {
     fs::remove_file(&path).unwrap();
     let mut memory = open().unwrap();
     memory.commit(sale("F-1"), "key").unwrap();
+    drop(memory);
     let good = fs::read_to_string(&path).unwrap();
     for (from, to) in [
         ("\"tc\": 1,", "\"tc\": 2,"),
@@ -148,4 +151,18 @@ fn an_unreadable_path_is_a_state_file_error() {
     // A directory where the file should be.
     let result = FiscalMemory::open(Some(dir.path()), "SIM0000001", "A1234567B", 10);
     assert!(matches!(result, Err(SimError::StateFile { .. })));
+}
+
+#[test]
+fn one_fiscal_memory_file_serves_one_simulator_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.json");
+    let mut first = FiscalMemory::open(Some(&path), "SIM0000001", "A1234567B", 10).unwrap();
+    // A second simulator on the same file would number the same invoice twice.
+    let second = FiscalMemory::open(Some(&path), "SIM0000001", "A1234567B", 10);
+    assert!(matches!(second, Err(SimError::InUse { .. })), "{second:?}");
+    first.commit(sale("F-1"), "key").unwrap();
+    drop(first);
+    let reopened = FiscalMemory::open(Some(&path), "SIM0000001", "A1234567B", 10).unwrap();
+    assert_eq!(reopened.tc(), 1);
 }
