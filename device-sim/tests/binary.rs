@@ -79,3 +79,44 @@ async fn bad_flags_are_refused_with_a_message() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--corrupt-replies"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_serves_a_serial_port_given_by_path() {
+    use futures::{SinkExt, StreamExt};
+    use mcf_sfe::{FromDevice, HostCodec};
+    use tokio_serial::{SerialPort, SerialStream};
+    use tokio_util::codec::Framed;
+
+    // A pty pair stands in for a null-modem cable: the simulator opens the slave path as a
+    // serial port (the --port code path), the test speaks on the master.
+    let (master, slave) = SerialStream::pair().unwrap();
+    let port = slave.name().unwrap();
+    let mut child = Process::new(env!("CARGO_BIN_EXE_emcf-sim"))
+        .args(["--port", &port, "--baud", "115200", "--ephemeral"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut line = Framed::new(master, HostCodec);
+    let frame = Command::DeviceState.to_frame(mcf_sfe::Seq::FIRST).unwrap();
+    // The simulator may not have opened the port yet: resend until it answers.
+    let mut reply = None;
+    for _ in 0..40 {
+        line.send(&frame).await.unwrap();
+        if let Ok(Some(Ok(FromDevice::Reply(r)))) =
+            tokio::time::timeout(Duration::from_millis(500), line.next()).await
+        {
+            reply = Some(r);
+            break;
+        }
+    }
+    let reply = reply.expect("the simulator answers on the serial port");
+    assert!(reply.answers(&frame));
+    assert!(matches!(
+        Reply::parse(reply.cmd(), reply.data()).unwrap(),
+        Reply::DeviceState(_)
+    ));
+    drop(slave);
+    child.kill().await.unwrap();
+}
