@@ -6,16 +6,19 @@
 //!
 //! The decoders never return `Err` for bad bytes (tokio-util's `Framed` ends the stream after
 //! an `Err`): a broken frame is an item, [`FromDevice::Malformed`] / [`FromHost::Malformed`].
-//! Bytes before a SOH that are not a control byte are dropped (resync). A frame is at most
-//! [`MAX_FRAME_LEN`](crate::wire::MAX_FRAME_LEN) bytes because LEN is a single byte, so the
-//! buffer never holds more than one frame's worth of undecided bytes.
+//! Bytes before a SOH that are not a control byte are dropped (resync). A start that turns out
+//! not to be a frame (bad LEN, structure, BCC or SEQ; stalled; cut by the end of the stream)
+//! drops only its SOH, and the bytes behind it are scanned again: a false start never hides
+//! the frame that follows it. A frame is at most [`MAX_FRAME_LEN`](crate::wire::MAX_FRAME_LEN)
+//! bytes because LEN is a single byte, so the buffer never holds more than one frame's worth
+//! of undecided bytes.
 
 use bytes::{Buf, BytesMut};
 use tokio_util::codec::{Decoder, Encoder};
 
 use crate::frame::{ReplyFrame, RequestFrame};
 use crate::wire::{
-    decode_bcc, encode_bcc, Seq, Status, ETX, FRAME_ENVELOPE, LEN_OFFSET, NAK, POSTAMBLE,
+    decode_bcc, encode_bcc, Seq, Status, BCC_LEN, ETX, FRAME_ENVELOPE, LEN_OFFSET, NAK, POSTAMBLE,
     REPLY_OVERHEAD, REQUEST_OVERHEAD, SOH, STATUS_LEN, STATUS_SEPARATOR, SYN,
 };
 
@@ -68,12 +71,18 @@ pub enum FrameError {
 /// Call it when the line has been quiet for the timeout and the decoder still waits; then
 /// decode again (the bytes behind the SOH may hold whole frames).
 pub fn drop_stalled(buf: &mut BytesMut) -> Option<FrameError> {
+    drop_partial(buf).map(FrameError::Stalled)
+}
+
+/// Drops the SOH of the partial frame at the head of `buf` and returns how many bytes the
+/// buffer held; `None` (and nothing dropped) when `buf` does not start with a SOH.
+fn drop_partial(buf: &mut BytesMut) -> Option<usize> {
     if buf.first() != Some(&SOH) {
         return None;
     }
     let held = buf.len();
     buf.advance(1);
-    Some(FrameError::Stalled(held))
+    Some(held)
 }
 
 /// What the host reads from the device.
@@ -117,7 +126,8 @@ pub struct HostCodec;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct DeviceCodec;
 
-/// One decoded frame, before it is given its direction's type.
+/// One decoded frame, before it is given its direction's type. Its DATA fits that type by
+/// construction: it is what the frame's LEN byte counted, less the direction's overhead.
 struct RawFrame {
     seq: Seq,
     cmd: u8,
@@ -188,15 +198,20 @@ fn decode_one(buf: &mut BytesMut, direction: Direction) -> Option<Decoded> {
             }));
         }
     }
-    let frame = buf.split_to(total);
-    let (seq, cmd) = (frame[2], frame[3]);
-    let mut received = [0u8; 4];
-    received.copy_from_slice(&frame[postamble_at + 1..postamble_at + 5]);
-    let computed = frame[1..=postamble_at]
+    // From here on the frame's envelope is right; a bad BCC or SEQ still drops only the SOH.
+    // Either the SOH was noise whose LEN happened to land on a 05 and a 03 (`01 26` before a
+    // C1h frame does), and the frame behind it must not be lost; or a real frame was corrupted
+    // on the line, and its other bytes hold no SOH (LEN, SEQ, CMD and status are >= 0x20, BCC
+    // is 0x30..=0x3F, DATA is text), so the rescan skips them as noise: still one report.
+    let (seq, cmd) = (buf[2], buf[3]);
+    let mut received = [0u8; BCC_LEN];
+    received.copy_from_slice(&buf[postamble_at + 1..postamble_at + 1 + BCC_LEN]);
+    let computed = buf[1..=postamble_at]
         .iter()
         .fold(0u16, |acc, &b| acc.wrapping_add(u16::from(b)));
     if decode_bcc(&received) != Some(computed) {
         debug_assert_ne!(received, encode_bcc(computed));
+        buf.advance(1);
         return Some(Decoded::Malformed(FrameError::BadChecksum {
             seq,
             cmd,
@@ -205,8 +220,10 @@ fn decode_one(buf: &mut BytesMut, direction: Direction) -> Option<Decoded> {
         }));
     }
     let Some(seq) = Seq::new(seq) else {
+        buf.advance(1);
         return Some(Decoded::Malformed(FrameError::BadSeq(seq)));
     };
+    let frame = buf.split_to(total);
     let (data_end, status) = match direction {
         Direction::ToDevice => (postamble_at, None),
         Direction::ToHost => {
@@ -224,24 +241,24 @@ fn decode_one(buf: &mut BytesMut, direction: Direction) -> Option<Decoded> {
     }))
 }
 
-/// At end of stream: whatever is left is a truncated frame (or dropped noise).
+/// At end of stream. Complete frames and control bytes still decode; then what is left is
+/// either nothing or a partial frame at the head of the buffer (`decode_one` never waits on
+/// anything else). Its SOH is dropped and reported as Truncated, and the next call rescans the
+/// bytes behind it, which may hold whole frames (`01 FF` then a frame). Every call that returns
+/// an item consumes at least one byte, so calling until `None` (as `Framed` does) terminates.
 fn decode_tail(buf: &mut BytesMut, direction: Direction) -> Option<Decoded> {
     if let Some(item) = decode_one(buf, direction) {
         return Some(item);
     }
-    let left = buf.len();
-    buf.clear();
-    (left > 0).then_some(Decoded::Malformed(FrameError::Truncated(left)))
+    debug_assert!(buf.is_empty() || buf[0] == SOH);
+    drop_partial(buf).map(|held| Decoded::Malformed(FrameError::Truncated(held)))
 }
 
 fn to_device_item(decoded: Decoded) -> FromDevice {
     match decoded {
         Decoded::Frame(raw) => {
             let status = raw.status.unwrap_or_default();
-            match ReplyFrame::new(raw.seq, raw.cmd, raw.data, status) {
-                Ok(frame) => FromDevice::Reply(frame),
-                Err(_) => FromDevice::Malformed(FrameError::BadLength(u8::MAX)),
-            }
+            FromDevice::Reply(ReplyFrame::from_wire(raw.seq, raw.cmd, raw.data, status))
         }
         Decoded::Nak => FromDevice::Nak,
         Decoded::Syn => FromDevice::Syn,
@@ -251,10 +268,9 @@ fn to_device_item(decoded: Decoded) -> FromDevice {
 
 fn to_host_item(decoded: Decoded) -> Option<FromHost> {
     match decoded {
-        Decoded::Frame(raw) => Some(match RequestFrame::new(raw.seq, raw.cmd, raw.data) {
-            Ok(frame) => FromHost::Request(frame),
-            Err(_) => FromHost::Malformed(FrameError::BadLength(u8::MAX)),
-        }),
+        Decoded::Frame(raw) => Some(FromHost::Request(RequestFrame::from_wire(
+            raw.seq, raw.cmd, raw.data,
+        ))),
         // The direction never yields these towards the device.
         Decoded::Nak | Decoded::Syn => None,
         Decoded::Malformed(error) => Some(FromHost::Malformed(error)),
@@ -319,105 +335,4 @@ impl Encoder<ToHost> for DeviceCodec {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn decode_all<D: Decoder>(codec: &mut D, bytes: &[u8]) -> Vec<D::Item>
-    where
-        D::Error: std::fmt::Debug,
-    {
-        let mut buf = BytesMut::from(bytes);
-        let mut items = Vec::new();
-        while let Some(item) = codec.decode(&mut buf).unwrap() {
-            items.push(item);
-        }
-        items
-    }
-
-    fn c1_request() -> RequestFrame {
-        RequestFrame::new(Seq::FIRST, 0xC1, Vec::new()).unwrap()
-    }
-
-    #[test]
-    fn garbage_before_a_frame_is_dropped() {
-        let mut bytes = vec![0x00, 0xFF, 0x42, 0x03];
-        bytes.extend(c1_request().to_bytes());
-        assert_eq!(
-            decode_all(&mut DeviceCodec, &bytes),
-            vec![FromHost::Request(c1_request())]
-        );
-    }
-
-    #[test]
-    fn nak_and_syn_are_items_towards_the_host() {
-        let reply = ReplyFrame::new(Seq::FIRST, 0xC1, b"x".to_vec(), Status::default()).unwrap();
-        let mut bytes = vec![SYN, SYN, NAK];
-        bytes.extend(reply.to_bytes());
-        assert_eq!(
-            decode_all(&mut HostCodec, &bytes),
-            vec![
-                FromDevice::Syn,
-                FromDevice::Syn,
-                FromDevice::Nak,
-                FromDevice::Reply(reply)
-            ]
-        );
-    }
-
-    #[test]
-    fn bad_checksum_is_an_item_and_the_next_frame_still_decodes() {
-        let mut bytes = c1_request().to_bytes();
-        bytes[5] ^= 0x01; // first BCC nibble
-        bytes.extend(c1_request().to_bytes());
-        let items = decode_all(&mut DeviceCodec, &bytes);
-        assert!(matches!(
-            items[0],
-            FromHost::Malformed(FrameError::BadChecksum {
-                seq: 0x20,
-                cmd: 0xC1,
-                ..
-            })
-        ));
-        assert_eq!(items[1], FromHost::Request(c1_request()));
-        assert_eq!(items.len(), 2);
-    }
-
-    #[test]
-    fn a_partial_frame_waits_and_a_truncated_one_is_reported_at_eof() {
-        let bytes = c1_request().to_bytes();
-        let mut buf = BytesMut::from(&bytes[..6]);
-        assert_eq!(DeviceCodec.decode(&mut buf).unwrap(), None);
-        assert_eq!(
-            DeviceCodec.decode_eof(&mut buf).unwrap(),
-            Some(FromHost::Malformed(FrameError::Truncated(6)))
-        );
-        assert_eq!(DeviceCodec.decode_eof(&mut buf).unwrap(), None);
-    }
-
-    #[test]
-    fn a_stalled_false_start_is_dropped_and_the_frame_behind_it_decodes() {
-        // A stray SOH with the largest LEN, then a whole frame: the decoder waits for 229 bytes.
-        let mut buf = BytesMut::from(&[SOH, 0xFF][..]);
-        buf.extend_from_slice(&c1_request().to_bytes());
-        assert_eq!(DeviceCodec.decode(&mut buf).unwrap(), None);
-        assert_eq!(drop_stalled(&mut buf), Some(FrameError::Stalled(12)));
-        assert_eq!(
-            DeviceCodec.decode(&mut buf).unwrap(),
-            Some(FromHost::Request(c1_request()))
-        );
-        assert_eq!(drop_stalled(&mut buf), None);
-    }
-
-    #[test]
-    fn a_false_soh_is_skipped() {
-        // SOH followed by a LEN that claims 5 counted bytes, then a real frame.
-        let mut bytes = vec![SOH, 0x25, 0x00, 0x00];
-        bytes.extend(c1_request().to_bytes());
-        let items = decode_all(&mut DeviceCodec, &bytes);
-        assert!(matches!(
-            items[0],
-            FromHost::Malformed(FrameError::BadStructure { .. })
-        ));
-        assert_eq!(items.last(), Some(&FromHost::Request(c1_request())));
-    }
-}
+mod tests;

@@ -40,6 +40,14 @@ impl RequestFrame {
         Ok(RequestFrame { seq, cmd, data })
     }
 
+    /// A frame the decoder read off the wire. It cannot be too long: its DATA is what a LEN
+    /// byte (at most 0xFF) counted, less the 4 other counted bytes, so at most
+    /// [`MAX_REQUEST_DATA`].
+    pub(crate) fn from_wire(seq: Seq, cmd: u8, data: Vec<u8>) -> Self {
+        debug_assert!(data.len() <= MAX_REQUEST_DATA);
+        RequestFrame { seq, cmd, data }
+    }
+
     /// Sequence number.
     pub fn seq(&self) -> Seq {
         self.seq
@@ -81,12 +89,20 @@ impl ReplyFrame {
     /// A reply, if `data` fits (at most [`MAX_REPLY_DATA`] bytes).
     pub fn new(seq: Seq, cmd: u8, data: Vec<u8>, status: Status) -> Result<Self, DataTooLong> {
         check_len(cmd, data.len(), MAX_REPLY_DATA)?;
-        Ok(ReplyFrame {
+        Ok(ReplyFrame::from_wire(seq, cmd, data, status))
+    }
+
+    /// A reply the decoder read off the wire. It cannot be too long: its DATA is what a LEN
+    /// byte (at most 0xFF) counted, less the 11 other counted bytes, so at most
+    /// [`MAX_REPLY_DATA`].
+    pub(crate) fn from_wire(seq: Seq, cmd: u8, data: Vec<u8>, status: Status) -> Self {
+        debug_assert!(data.len() <= MAX_REPLY_DATA);
+        ReplyFrame {
             seq,
             cmd,
             data,
             status,
-        })
+        }
     }
 
     /// Sequence number (that of the command it answers).

@@ -20,8 +20,8 @@ use mcf_sfe::types::{
     TaxGroup, TaxpayerKey,
 };
 use mcf_sfe::{
-    Command, DeviceCodec, FromDevice, FromHost, HostCodec, Reply, ReplyFrame, Seq, Status,
-    StatusFlag, ToHost,
+    Command, DeviceCodec, FrameError, FromDevice, FromHost, HostCodec, Reply, ReplyFrame, Seq,
+    Status, StatusFlag, ToHost,
 };
 use rust_decimal::Decimal;
 use rust_decimal_macros::dec;
@@ -34,6 +34,9 @@ enum Typed {
     Command(Command),
     /// The reply and the status flags set (every other bit but the 0x80 filler is clear).
     Reply(Reply, Vec<StatusFlag>),
+    /// A reply in a form the crate reads but does not write (older firmware): the reply, its
+    /// flags, and the DATA the crate writes for the same value.
+    ReadOnlyReply(Reply, Vec<StatusFlag>, &'static str),
     Nak,
     Syn,
 }
@@ -56,6 +59,24 @@ fn cmd(command: Command) -> Option<Typed> {
 
 fn reply(reply: Reply, flags: &[StatusFlag]) -> Option<Typed> {
     Some(Typed::Reply(reply, flags.to_vec()))
+}
+
+fn read_only_reply(reply: Reply, flags: &[StatusFlag], written: &'static str) -> Option<Typed> {
+    Some(Typed::ReadOnlyReply(reply, flags.to_vec(), written))
+}
+
+/// The certification of the golden session (reply-38-certified), with or without its FN.
+fn golden_certification(rn: Option<&str>) -> Reply {
+    Reply::Certified(Certification {
+        fc: 331,
+        tc: 346,
+        invoice_type: InvoiceType::Fv,
+        at: at(2026, 11, 21, 14, 31, 7),
+        mid: "SIM0000001".into(),
+        nif: "A1234567B".into(),
+        rn: rn.map(String::from),
+        code_def: "ZYXWVUTSRQPONMLKJIHGFEDC".into(),
+    })
 }
 
 fn typed(name: &str) -> Option<Typed> {
@@ -240,22 +261,20 @@ fn typed(name: &str) -> Option<Typed> {
                 &[InvoiceOpen, ClientSet],
             )
         }
-        "reply-38-certified" => reply(
-            Reply::Certified(Certification {
-                fc: 331,
-                tc: 346,
-                invoice_type: InvoiceType::Fv,
-                at: at(2026, 11, 21, 14, 31, 7),
-                mid: "SIM0000001".into(),
-                nif: "A1234567B".into(),
-                rn: Some("F-2026-001".into()),
-                code_def: "ZYXWVUTSRQPONMLKJIHGFEDC".into(),
-            }),
-            &[],
-        ),
+        "reply-38-certified" => reply(golden_certification(Some("F-2026-001")), &[]),
         "reply-38-pending" => reply(
             Reply::Pending("verification DGI en cours".into()),
             &[InvoiceOpen, FinalizePending],
+        ),
+        "reply-38-certified-no-fn" => reply(golden_certification(None), &[]),
+        "reply-38-certified-no-r" => read_only_reply(
+            golden_certification(Some("F-2026-001")),
+            &[],
+            "R:331,346,FV,20261121143107,SIM0000001,A1234567B,F-2026-001,ZYXWVUTSRQPONMLKJIHGFEDC",
+        ),
+        "reply-38-refused" => reply(
+            Reply::Refused("totals differ from subtotal: device has 2760.00,372.41".into()),
+            &[CommandRefused, InvoiceOpen, ClientSet],
         ),
         "reply-31-refused" => reply(
             Reply::Refused("taux du groupe B: 16.00, pas 18.00".into()),
@@ -263,6 +282,10 @@ fn typed(name: &str) -> Option<Typed> {
         ),
         "reply-c0-done" => reply(Reply::Done, &[InvoiceOpen]),
         "reply-31-done" => reply(Reply::Done, &[InvoiceOpen, ClientSet]),
+        "reply-c3-done" => reply(Reply::Done, &[ClientSet]),
+        "reply-36-done" => reply(Reply::Done, &[InvoiceOpen, ClientSet]),
+        "reply-35-done" => reply(Reply::Done, &[InvoiceOpen, ClientSet]),
+        "reply-38-cancel-done" => reply(Reply::Done, &[]),
         "control-nak" => Some(Typed::Nak),
         "control-syn" => Some(Typed::Syn),
         _ => None,
@@ -292,9 +315,16 @@ const NAMES: &[&str] = &[
     "reply-33-subtotal",
     "reply-38-certified",
     "reply-38-pending",
+    "reply-38-certified-no-fn",
+    "reply-38-certified-no-r",
+    "reply-38-refused",
     "reply-31-refused",
     "reply-c0-done",
     "reply-31-done",
+    "reply-c3-done",
+    "reply-36-done",
+    "reply-35-done",
+    "reply-38-cancel-done",
     "control-nak",
     "control-syn",
 ];
@@ -306,6 +336,15 @@ fn text(data: &[u8]) -> &str {
 
 fn typed_of(vector: &Vector) -> Typed {
     typed(&vector.name).unwrap_or_else(|| panic!("{vector}: no typed value in golden.rs"))
+}
+
+/// The reply a reply vector means and its status flags, whether the crate writes that form
+/// or only reads it.
+fn typed_reply(vector: &Vector) -> (Reply, Vec<StatusFlag>) {
+    match typed_of(vector) {
+        Typed::Reply(reply, flags) | Typed::ReadOnlyReply(reply, flags, _) => (reply, flags),
+        _ => panic!("{vector}: a reply vector must be a reply"),
+    }
 }
 
 /// Decodes `bytes` as one complete input, as `Framed` would at end of stream.
@@ -440,6 +479,7 @@ fn command_frames_decode_to_the_typed_command() {
 #[test]
 fn replies_encode_to_the_golden_bytes() {
     let mut checked = 0;
+    let mut read_only = 0;
     for v in vectors::all() {
         let Body::Reply {
             seq,
@@ -450,11 +490,23 @@ fn replies_encode_to_the_golden_bytes() {
         else {
             continue;
         };
-        let Typed::Reply(reply, flags) = typed_of(&v) else {
-            panic!("{v}: a reply vector must be a reply");
+        let (reply, flags, written) = match typed_of(&v) {
+            Typed::Reply(reply, flags) => (reply, flags, None),
+            Typed::ReadOnlyReply(reply, flags, written) => (reply, flags, Some(written)),
+            _ => panic!("{v}: a reply vector must be a reply"),
         };
         assert_eq!(Status::with(&flags).0, *status, "{v}: status flags");
-        assert_eq!(text(&reply.encode(*cmd).unwrap()), text(data), "{v}: DATA");
+        let encoded = reply.encode(*cmd).unwrap();
+        match written {
+            None => assert_eq!(text(&encoded), text(data), "{v}: DATA"),
+            Some(written) => {
+                // An older form: the crate writes the current form of the same value.
+                assert_ne!(written.as_bytes(), &data[..], "{v}: not a read-only form");
+                assert_eq!(text(&encoded), written, "{v}: DATA the crate writes");
+                assert_eq!(Reply::parse(*cmd, &encoded).as_ref(), Ok(&reply), "{v}");
+                read_only += 1;
+            }
+        }
         let frame =
             ReplyFrame::new(Seq::new(*seq).unwrap(), *cmd, data.clone(), Status(*status)).unwrap();
         assert_eq!(
@@ -469,7 +521,7 @@ fn replies_encode_to_the_golden_bytes() {
         assert_eq!(&via_codec[..], &v.frame[..], "{v}: DeviceCodec encoder");
         checked += 1;
     }
-    assert_eq!(checked, 9);
+    assert_eq!((checked, read_only), (16, 1));
 }
 
 #[test]
@@ -478,9 +530,7 @@ fn reply_frames_decode_to_the_typed_reply() {
         let Body::Reply { seq, cmd, .. } = &v.body else {
             continue;
         };
-        let Typed::Reply(reply, flags) = typed_of(&v) else {
-            unreachable!()
-        };
+        let (reply, flags) = typed_reply(&v);
         let items = decode_all(&mut HostCodec, &v.frame);
         let [FromDevice::Reply(frame)] = &items[..] else {
             panic!("{v}: HostCodec decoded {items:?}");
@@ -560,7 +610,10 @@ fn each_file_decodes_as_one_stream() {
     assert_eq!(items.len(), device_vectors.len());
     for (item, v) in items.iter().zip(device_vectors) {
         match (item, typed_of(v)) {
-            (FromDevice::Reply(frame), Typed::Reply(reply, _)) => {
+            (
+                FromDevice::Reply(frame),
+                Typed::Reply(reply, _) | Typed::ReadOnlyReply(reply, ..),
+            ) => {
                 assert_eq!(Reply::parse(frame.cmd(), frame.data()), Ok(reply), "{v}")
             }
             (FromDevice::Nak, Typed::Nak) | (FromDevice::Syn, Typed::Syn) => {}
@@ -597,31 +650,82 @@ fn the_golden_session_gives_the_expected_security_elements() {
         "RDCDEF01;SIM0000001;ZYXWVUTSRQPONMLKJIHGFEDC;A1234567B;20261121143107"
     );
     assert_eq!(cert.rn.as_deref(), Some("F-2026-001"));
+
+    // The older forms carry the same security elements (FN aside).
+    for name in ["reply-38-certified-no-fn", "reply-38-certified-no-r"] {
+        let v = vectors::get(name);
+        let items = decode_all(&mut HostCodec, &v.frame);
+        let [FromDevice::Reply(frame)] = &items[..] else {
+            panic!("{v}: {items:?}")
+        };
+        let Ok(Reply::Certified(old)) = Reply::parse(frame.cmd(), frame.data()) else {
+            panic!("{v}: not a certification")
+        };
+        assert_eq!(old.code_def, cert.code_def, "{v}");
+        assert_eq!(old.counters(), cert.counters(), "{v}");
+        assert_eq!(old.qr_code(), cert.qr_code(), "{v}");
+    }
 }
 
-/// One changed byte anywhere in a golden frame is never taken for a frame.
+/// A two-byte false start `01 26` before the golden C1h frame: its LEN puts the 05 and 03 it
+/// expects on those of the real frame, so only the BCC tells it is no frame. The decoder drops
+/// only its SOH, and the C1h frame behind it still comes through.
+#[test]
+fn a_false_start_before_the_golden_c1h_frame_does_not_hide_it() {
+    let v = vectors::get("cmd-c1-device-state");
+    let mut bytes = vec![0x01, 0x26];
+    bytes.extend(&v.frame);
+    let items = decode_all(&mut DeviceCodec, &bytes);
+    let [FromHost::Malformed(FrameError::BadChecksum { .. }), FromHost::Request(frame)] =
+        &items[..]
+    else {
+        panic!("{v}: decoded {items:?}");
+    };
+    assert_eq!(frame.to_bytes(), v.frame);
+    assert_eq!(Command::from_frame(frame), Ok(Command::DeviceState));
+}
+
+/// One changed byte anywhere in a golden frame is never taken for a frame. Unless the change
+/// hits the SOH or makes a second one, the broken frame is exactly one Malformed item: its
+/// other bytes hold no SOH, so the rescan after its SOH skips them.
 #[test]
 fn any_single_byte_change_in_a_golden_frame_is_detected() {
     for v in vectors::all() {
         if v.body == Body::Control {
             continue;
         }
+        assert_eq!(v.frame.iter().filter(|&&b| b == 0x01).count(), 1, "{v}");
         for index in 0..v.frame.len() {
             for delta in [0x01u8, 0x10, 0x80, 0xFF] {
                 let mut bytes = v.frame.clone();
                 bytes[index] = bytes[index].wrapping_add(delta);
-                let ok = match v.direction {
-                    Direction::HostToDevice => decode_all(&mut DeviceCodec, &bytes)
-                        .iter()
-                        .any(|i| matches!(i, FromHost::Request(_))),
-                    Direction::DeviceToHost => decode_all(&mut HostCodec, &bytes)
-                        .iter()
-                        .any(|i| matches!(i, FromDevice::Reply(_))),
+                let (good, malformed) = match v.direction {
+                    Direction::HostToDevice => {
+                        let items = decode_all(&mut DeviceCodec, &bytes);
+                        (
+                            items.iter().any(|i| matches!(i, FromHost::Request(_))),
+                            items
+                                .iter()
+                                .filter(|i| matches!(i, FromHost::Malformed(_)))
+                                .count(),
+                        )
+                    }
+                    Direction::DeviceToHost => {
+                        let items = decode_all(&mut HostCodec, &bytes);
+                        (
+                            items.iter().any(|i| matches!(i, FromDevice::Reply(_))),
+                            items
+                                .iter()
+                                .filter(|i| matches!(i, FromDevice::Malformed(_)))
+                                .count(),
+                        )
+                    }
                 };
-                assert!(
-                    !ok,
-                    "{v}: byte {index} + {delta:#04x} still decodes as a frame"
-                );
+                let change = format!("{v}: byte {index} + {delta:#04x}");
+                assert!(!good, "{change} still decodes as a frame");
+                if index != 0 && bytes[index] != 0x01 {
+                    assert_eq!(malformed, 1, "{change}: one broken frame, one report");
+                }
             }
         }
     }

@@ -134,6 +134,35 @@ fn line_bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {
     )
 }
 
+/// Noise full of false starts: single SOH bytes, and SOH followed by a LEN byte (any, or one
+/// that claims the largest frame), between ordinary noise bytes.
+fn false_starts(max: usize) -> impl Strategy<Value = Vec<u8>> {
+    vec(
+        prop_oneof![
+            3 => line_bytes(4),
+            2 => Just(vec![SOH]),
+            2 => any::<u8>().prop_map(|len| vec![SOH, len]),
+            1 => (0x24u8..=0x30).prop_map(|len| vec![SOH, len]),
+            1 => Just(vec![SOH, 0xFF]),
+        ],
+        0..max,
+    )
+    .prop_map(|pieces| pieces.concat())
+}
+
+fn soh_count(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b == SOH).count()
+}
+
+/// The NAK and SYN items that `noise` yields towards the host (its other bytes are dropped).
+fn control_items(noise: &[u8]) -> impl Iterator<Item = FromDevice> + '_ {
+    noise.iter().filter_map(|&b| match b {
+        NAK => Some(FromDevice::Nak),
+        SYN => Some(FromDevice::Syn),
+        _ => None,
+    })
+}
+
 fn cuts() -> impl Strategy<Value = Vec<Index>> {
     vec(any::<Index>(), 0..8)
 }
@@ -185,7 +214,9 @@ proptest! {
         prop_assert_eq!(feed(&mut DeviceCodec, &bytes, &cuts), expected);
     }
 
-    /// With noise on the line too, where the stream is cut does not change what it decodes to.
+    /// With noise on the line too, where the stream is cut does not change what it decodes to,
+    /// and every frame comes through, in order: each SOH in the noise is one false start that
+    /// gives one Malformed item and drops only itself, so it never swallows a frame behind it.
     #[test]
     fn a_noisy_stream_cut_anywhere_decodes_as_the_whole(
         pieces in vec((line_bytes(40), request_frame(), reply_frame()), 0..4),
@@ -193,20 +224,63 @@ proptest! {
     ) {
         let mut to_device = Vec::new();
         let mut to_host = Vec::new();
+        let mut requests = Vec::new();
+        let mut host_items = Vec::new();
+        let mut false_starts = 0;
         for (noise, request, reply) in &pieces {
             to_device.extend(noise);
             to_device.extend(request.to_bytes());
             to_host.extend(noise);
             to_host.extend(reply.to_bytes());
+            requests.push(FromHost::Request(request.clone()));
+            host_items.extend(control_items(noise));
+            host_items.push(FromDevice::Reply(reply.clone()));
+            false_starts += soh_count(noise);
         }
-        prop_assert_eq!(
-            feed(&mut DeviceCodec, &to_device, &cuts),
-            decode_whole(&mut DeviceCodec, &to_device)
-        );
-        prop_assert_eq!(
-            feed(&mut HostCodec, &to_host, &cuts),
-            decode_whole(&mut HostCodec, &to_host)
-        );
+
+        let whole = decode_whole(&mut DeviceCodec, &to_device);
+        prop_assert_eq!(&feed(&mut DeviceCodec, &to_device, &cuts), &whole);
+        let (malformed, good): (Vec<FromHost>, Vec<FromHost>) = whole
+            .into_iter()
+            .partition(|item| matches!(item, FromHost::Malformed(_)));
+        prop_assert_eq!(good, requests);
+        prop_assert_eq!(malformed.len(), false_starts, "{:?}", malformed);
+
+        let whole = decode_whole(&mut HostCodec, &to_host);
+        prop_assert_eq!(&feed(&mut HostCodec, &to_host, &cuts), &whole);
+        let (malformed, good): (Vec<FromDevice>, Vec<FromDevice>) = whole
+            .into_iter()
+            .partition(|item| matches!(item, FromDevice::Malformed(_)));
+        prop_assert_eq!(good, host_items);
+        prop_assert_eq!(malformed.len(), false_starts, "{:?}", malformed);
+    }
+
+    /// Garbage that may hold SOH bytes (false starts, some claiming more bytes than the stream
+    /// still has) before a frame: once the stream has ended and the decoder is drained with
+    /// `decode_eof`, the frame is the last good item, and each SOH of the garbage gave exactly
+    /// one Malformed item.
+    #[test]
+    fn garbage_with_false_starts_before_a_frame_does_not_hide_it(
+        garbage in false_starts(24),
+        request in request_frame(),
+        reply in reply_frame(),
+        cuts in cuts(),
+    ) {
+        let mut bytes = garbage.clone();
+        bytes.extend(request.to_bytes());
+        let items = feed(&mut DeviceCodec, &bytes, &cuts);
+        let last_good = items.iter().rev().find(|item| !matches!(item, FromHost::Malformed(_)));
+        prop_assert_eq!(last_good, Some(&FromHost::Request(request)), "{:?}", items);
+        let malformed = items.iter().filter(|item| matches!(item, FromHost::Malformed(_)));
+        prop_assert_eq!(malformed.count(), soh_count(&garbage), "{:?}", items);
+
+        let mut bytes = garbage.clone();
+        bytes.extend(reply.to_bytes());
+        let items = feed(&mut HostCodec, &bytes, &cuts);
+        let last_good = items.iter().rev().find(|item| matches!(item, FromDevice::Reply(_)));
+        prop_assert_eq!(last_good, Some(&FromDevice::Reply(reply)), "{:?}", items);
+        let malformed = items.iter().filter(|item| matches!(item, FromDevice::Malformed(_)));
+        prop_assert_eq!(malformed.count(), soh_count(&garbage), "{:?}", items);
     }
 
     /// Noise without SOH before a frame is dropped; towards the host, NAK and SYN bytes in it
@@ -224,14 +298,7 @@ proptest! {
 
         let mut bytes = garbage.clone();
         bytes.extend(reply.to_bytes());
-        let mut expected: Vec<FromDevice> = garbage
-            .iter()
-            .filter_map(|&b| match b {
-                NAK => Some(FromDevice::Nak),
-                SYN => Some(FromDevice::Syn),
-                _ => None,
-            })
-            .collect();
+        let mut expected: Vec<FromDevice> = control_items(&garbage).collect();
         expected.push(FromDevice::Reply(reply));
         prop_assert_eq!(feed(&mut HostCodec, &bytes, &cuts), expected);
     }
@@ -245,14 +312,7 @@ proptest! {
         cuts in cuts(),
     ) {
         prop_assert_eq!(feed(&mut DeviceCodec, &noise, &cuts), vec![]);
-        let controls: Vec<FromDevice> = noise
-            .iter()
-            .filter_map(|&b| match b {
-                NAK => Some(FromDevice::Nak),
-                SYN => Some(FromDevice::Syn),
-                _ => None,
-            })
-            .collect();
+        let controls: Vec<FromDevice> = control_items(&noise).collect();
         prop_assert_eq!(feed(&mut HostCodec, &noise, &cuts), controls);
     }
 
@@ -264,7 +324,9 @@ proptest! {
     }
 
     /// One changed byte in a frame is never taken for a frame (the BCC catches any single
-    /// change in LEN..05; SOH, separator, 05 and ETX are checked by position).
+    /// change in LEN..05; SOH, separator, 05 and ETX are checked by position). When the
+    /// changed frame still has exactly one SOH, its first byte, it gives exactly one Malformed
+    /// item: the rescan after its SOH finds no other start.
     #[test]
     fn a_single_changed_byte_is_detected(
         request in request_frame(),
@@ -272,17 +334,26 @@ proptest! {
         at in any::<Index>(),
         delta in 1u8..=0xFF,
     ) {
+        let one_start = |bytes: &[u8]| bytes[0] == SOH && soh_count(bytes) == 1;
+
         let mut bytes = request.to_bytes();
         let i = at.index(bytes.len());
         bytes[i] = bytes[i].wrapping_add(delta);
         let items = decode_whole(&mut DeviceCodec, &bytes);
         prop_assert!(!items.iter().any(|item| matches!(item, FromHost::Request(_))), "{:?}", items);
+        if one_start(&bytes) {
+            prop_assert!(matches!(&items[..], [FromHost::Malformed(_)]), "{:?}", items);
+        }
 
         let mut bytes = reply.to_bytes();
         let i = at.index(bytes.len());
         bytes[i] = bytes[i].wrapping_add(delta);
         let items = decode_whole(&mut HostCodec, &bytes);
         prop_assert!(!items.iter().any(|item| matches!(item, FromDevice::Reply(_))), "{:?}", items);
+        if one_start(&bytes) {
+            let malformed = items.iter().filter(|item| matches!(item, FromDevice::Malformed(_)));
+            prop_assert_eq!(malformed.count(), 1, "{:?}", items);
+        }
     }
 }
 
