@@ -219,8 +219,9 @@ fn config_error(reason: String) -> SimError {
     SimError::Config { reason }
 }
 
-/// Checks a NIM or NIF: 1 to [`MAX_IDENTITY_LEN`] printable characters, none of which needs
-/// an escape on the wire.
+/// Checks a NIM or NIF: 1 to [`MAX_IDENTITY_LEN`] printable ASCII characters, none of which
+/// needs an escape on the wire, and no `:` (a C1h reply starting with a NIM `E:...` would read
+/// as a refusal).
 pub(crate) fn check_identity(field: &str, value: &str) -> Result<(), String> {
     // Bytes, not characters: the replies that carry them are counted in bytes.
     if value.is_empty() || value.len() > MAX_IDENTITY_LEN {
@@ -230,7 +231,7 @@ pub(crate) fn check_identity(field: &str, value: &str) -> Result<(), String> {
     }
     if let Some(c) = value
         .chars()
-        .find(|c| !c.is_ascii_graphic() || matches!(c, ',' | '&' | '<' | '>' | '^'))
+        .find(|c| !c.is_ascii_graphic() || matches!(c, ',' | '&' | '<' | '>' | '^' | ':'))
     {
         return Err(format!("{field} {value:?}: character {c:?} is not allowed"));
     }
@@ -282,11 +283,18 @@ mod tests {
         config.rates[1] = Some(dec!(16.125));
         assert!(matches!(config.validate(), Err(SimError::Config { .. })));
 
+        for nim in ["SIM,1", "E:SIM", "SIM 1", "\u{1F600}", "S\u{e9}M", &"S".repeat(21)] {
+            let config = DeviceConfig {
+                nim: nim.to_owned(),
+                ..DeviceConfig::default()
+            };
+            assert!(config.validate().is_err(), "{nim:?} accepted");
+        }
         let config = DeviceConfig {
-            nim: "SIM,1".to_owned(),
+            nim: "S".repeat(20),
             ..DeviceConfig::default()
         };
-        assert!(config.validate().is_err());
+        assert!(config.validate().is_ok());
 
         let mut config = DeviceConfig::default();
         config.taxpayer[0] = "X".repeat(300);
