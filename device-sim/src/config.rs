@@ -283,7 +283,14 @@ mod tests {
         config.rates[1] = Some(dec!(16.125));
         assert!(matches!(config.validate(), Err(SimError::Config { .. })));
 
-        for nim in ["SIM,1", "E:SIM", "SIM 1", "\u{1F600}", "S\u{e9}M", &"S".repeat(21)] {
+        for nim in [
+            "SIM,1",
+            "E:SIM",
+            "SIM 1",
+            "\u{1F600}",
+            "S\u{e9}M",
+            &"S".repeat(21),
+        ] {
             let config = DeviceConfig {
                 nim: nim.to_owned(),
                 ..DeviceConfig::default()
