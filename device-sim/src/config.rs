@@ -231,7 +231,7 @@ pub(crate) fn check_identity(field: &str, value: &str) -> Result<(), String> {
     }
     if let Some(c) = value
         .chars()
-        .find(|c| !c.is_ascii_graphic() || matches!(c, ',' | '&' | '<' | '>' | '^' | ':'))
+        .find(|&c| !c.is_ascii_graphic() || mcf_sfe::fields::is_escaped(c) || c == ':')
     {
         return Err(format!("{field} {value:?}: character {c:?} is not allowed"));
     }

@@ -215,7 +215,7 @@ pub fn check_rn(rn: &str) -> Result<(), FieldError> {
     }
     if let Some(c) = rn
         .chars()
-        .find(|c| !c.is_ascii_graphic() && *c != ' ' || matches!(c, ',' | '&' | '<' | '>' | '^'))
+        .find(|&c| !(c.is_ascii_graphic() || c == ' ') || fields::is_escaped(c))
     {
         return Err(FieldError::Invalid {
             field: "rn",

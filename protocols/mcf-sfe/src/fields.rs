@@ -88,6 +88,12 @@ pub enum DataError {
     UnknownCommand(u8),
 }
 
+/// Whether `c` is written as an escape sequence by [`escape`] (besides CR and LF): text
+/// that must appear on the wire exactly as written (FN, NIM, NIF) excludes these.
+pub fn is_escaped(c: char) -> bool {
+    matches!(c, ',' | '&' | '<' | '>' | '^')
+}
+
 /// Escapes one text field. Fails on control characters other than CR and LF.
 pub fn escape(field: &'static str, value: &str) -> Result<String, FieldError> {
     let mut out = String::with_capacity(value.len());
@@ -349,6 +355,14 @@ mod tests {
         assert_eq!(escaped, "A^amp;B^x2c; ^lt;C^gt; ^x5e;amp; line^xd;^xa;end");
         assert!(!escaped.contains([',', '\n', '\r']));
         assert_eq!(unescape(&escaped), raw);
+    }
+
+    #[test]
+    fn is_escaped_names_exactly_the_printable_characters_escape_rewrites() {
+        for c in (' '..='~').chain(['\u{e9}', '\u{20ac}']) {
+            let rewritten = escape("x", &c.to_string()).unwrap() != c.to_string();
+            assert_eq!(rewritten, is_escaped(c), "{c:?}");
+        }
     }
 
     #[test]
