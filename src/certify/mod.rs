@@ -1,0 +1,1 @@
+//! Certification: the use case.

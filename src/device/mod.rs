@@ -1,0 +1,1 @@
+//! The device link: one actor task per device owns its port.

@@ -1,0 +1,12 @@
+//! emcf-gateway: certifies invoices with the DRC e-MCF fiscal device for ERPs on the shop LAN.
+//!
+//! Layers, one direction of dependency (see ARCHITECTURE.md): `mcf_sfe` (bytes and frames)
+//! <- [`device`] (one task owns each port) <- [`certify`] (the use case) <- [`api`] (HTTP) and
+//! the CLI. [`store`] (journal + sled) is used by `certify` and [`admin`] only.
+
+pub mod certify;
+pub mod config;
+pub mod device;
+pub mod keys;
+pub mod model;
+pub mod store;

@@ -1,0 +1,10 @@
+//! The gateway's records: organizations, API keys and LogInvoices entries. Plain data shared
+//! by the store (which persists them) and the layers above (which build and read them).
+
+mod key;
+mod org;
+mod register;
+
+pub use key::{KeyId, KeyRecord};
+pub use org::{Environment, OrgId, Organization, Plan};
+pub use register::{DeviceTotals, Intent, IntentId, RegisterEntry, SecurityElements};

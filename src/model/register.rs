@@ -1,0 +1,92 @@
+//! LogInvoices entries and the intents that precede them.
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use super::key::KeyId;
+use super::org::{Environment, OrgId};
+
+/// An intent's id: the journal sequence number of its `intent` record.
+pub type IntentId = u64;
+
+/// Written (fsync'd) just before 38h is sent: "this invoice may be finalized on the device".
+/// Resolved by exactly one later `certified` or `abandoned` event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Intent {
+    /// Organization.
+    pub org: OrgId,
+    /// Environment of the key used.
+    pub environment: Environment,
+    /// The client's invoice number.
+    pub rn: String,
+    /// Invoice type (`FV`...).
+    pub invoice_type: String,
+    /// Key used.
+    pub key_id: KeyId,
+    /// Device it runs on.
+    pub device: String,
+    /// SHA-256 (hex) of the canonical request: tells a replay from a different invoice.
+    pub request_digest: String,
+    /// When the request was received.
+    pub received_at: DateTime<Utc>,
+    /// The device's totals from 33h, sent again with 38h.
+    pub totals: DeviceTotals,
+    /// Seller NIF and ISF at the time.
+    pub nif: String,
+    /// Seller ISF.
+    pub isf: String,
+}
+
+/// The device's totals of one invoice (from its 33h subtotal).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceTotals {
+    /// Total TTC (MV).
+    pub total: Decimal,
+    /// Total VAT.
+    pub vat: Decimal,
+    /// TTC per tax group that has any, keyed by letter.
+    pub group_ttc: Vec<(char, Decimal)>,
+    /// VAT per tax group that has any.
+    pub group_vat: Vec<(char, Decimal)>,
+    /// Specific taxes.
+    pub specific_tax: Decimal,
+    /// USD equivalent, if the invoice had a USD rate.
+    pub usd_equivalent: Option<Decimal>,
+}
+
+/// The security elements a certification returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SecurityElements {
+    /// The signature (SIG).
+    #[serde(rename = "codeDEFDGI")]
+    pub code_def: String,
+    /// `RDCDEF01;{MID};{SIG};{NIF};{DT}`.
+    #[serde(rename = "qrCode")]
+    pub qr_code: String,
+    /// `"{FC}/{TC} {FT}"`.
+    pub counters: String,
+    /// Machine id.
+    pub nim: String,
+    /// Device date-time of certification.
+    #[serde(rename = "dateTime")]
+    pub date_time: NaiveDateTime,
+}
+
+/// One LogInvoices entry: an invoice the device certified. Immutable once journaled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegisterEntry {
+    /// Position in the register of its environment: 1, 2, 3... with no gap.
+    pub sequence: u64,
+    /// The intent it resolves.
+    pub intent: IntentId,
+    /// Organization, environment, rn, type, key, device, digest, received time, totals, NIF, ISF.
+    #[serde(flatten)]
+    pub request: Intent,
+    /// When the gateway recorded it (UTC).
+    pub certified_at: DateTime<Utc>,
+    /// What the device returned.
+    pub security: SecurityElements,
+    /// How it was learnt: `finalize` (38h reply) or `reconciled` (C1h after an unknown outcome).
+    pub source: String,
+}

@@ -1,0 +1,1 @@
+//! The store: journal (truth) + sled index (projection).
