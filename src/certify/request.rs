@@ -1,0 +1,1 @@
+//! The invoice request body.
