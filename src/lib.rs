@@ -2,9 +2,12 @@
 //!
 //! Layers, one direction of dependency (see ARCHITECTURE.md): `mcf_sfe` (bytes and frames)
 //! <- [`device`] (one task owns each port) <- [`certify`] (the use case) <- [`api`] (HTTP) and
-//! the CLI. [`store`] (journal + sled) is used by `certify` and [`admin`] only.
+//! [`cli`]. [`store`] (journal + sled) is used by `certify` and [`admin`] only.
 
+pub mod admin;
+pub mod api;
 pub mod certify;
+pub mod cli;
 pub mod config;
 pub mod device;
 pub mod keys;

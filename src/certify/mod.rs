@@ -1,5 +1,26 @@
-//! Certification: the use case. Validates a request, reserves quota, runs the invoice on the
-//! device as one session, journals intent and certification, answers.
+//! Certification: the use case. Validates a request, checks duplicates, reserves quota, runs
+//! the invoice on the device as one session, journals the intent and the certification, and
+//! answers (DESIGN.md section 4).
+//!
+//! | module | one concept |
+//! |---|---|
+//! | `request` | the JSON body of `POST /Invoice`, parsed without f64 |
+//! | `validate` | one rule per error code; the typed, device-ready invoice and its digest |
+//! | `claims` | rn in flight and quota units reserved, released on drop |
+//! | `run` | the device sequence of one invoice (C1..38) and its failure rules |
+//! | `reconcile` | settling an unknown 38h outcome from C1h |
+//! | `record` | journaling certifications and abandonments off the async threads |
+//! | `service` | `Certifier`: authentication, certify, lookup, status, background reconciliation |
+//! | `error` | `CertifyError` and its stable codes |
 
+mod claims;
+mod error;
+mod reconcile;
+mod record;
 pub mod request;
+mod run;
+mod service;
 pub mod validate;
+
+pub use error::{AuthFailure, CertifyError};
+pub use service::{Certified, Certifier, CertifierSettings, Principal, ServiceStatus};

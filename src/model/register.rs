@@ -89,4 +89,7 @@ pub struct RegisterEntry {
     pub security: SecurityElements,
     /// How it was learnt: `finalize` (38h reply) or `reconciled` (C1h after an unknown outcome).
     pub source: String,
+    /// The quota year it counts in (calendar year of the certification in the configured time
+    /// zone); counted against the organization's quota for Production entries only.
+    pub quota_year: i32,
 }

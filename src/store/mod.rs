@@ -1,1 +1,332 @@
 //! The store: journal (truth) + sled index (projection).
+//!
+//! # Files
+//!
+//! ```text
+//! <state_dir>/gateway.lock          exclusive lock (File::try_lock) while a Store is open
+//! <state_dir>/journal/journal.log   the journal: the only source of truth
+//! <state_dir>/journal/torn-*.bin    copies of torn tails cut off at open (kept for forensics)
+//! <state_dir>/index.sled/           the sled index: a projection, rebuilt from the journal
+//! ```
+//!
+//! # Record format
+//!
+//! The journal is a sequence of records, each `[len u32 LE][crc32 u32 LE][payload]`: `len` is
+//! the payload's length (1 ..= 1 MiB; a header announcing more is damage), the CRC
+//! (`crc32fast`, IEEE) is over the payload. The payload is one JSON object, fields in this order:
+//!
+//! ```json
+//! {"seq":7,"prev":"<64 hex>","at":"2026-01-02T10:00:00.123Z","event":{"type":"certified",...}}
+//! ```
+//!
+//! * `seq`: 1, 2, 3... with no gap. An intent's id ([`IntentId`]) is the seq of its record.
+//! * `prev`: lowercase hex SHA-256 of the previous record's payload bytes exactly as stored
+//!   (64 zeros for seq 1). This is the hash chain: changing any record, even with its CRC
+//!   recomputed, breaks the link of the record after it; the hash of the last payload is the
+//!   journal's head ([`VerifyReport::head_sha256`]).
+//! * `at`: UTC time of the append (RFC 3339).
+//! * `event`: an [`Event`], tagged by `"type"`: `organization_saved`, `key_issued`,
+//!   `key_enabled`, `key_disabled`, `intent`, `certified` (one LogInvoices entry),
+//!   `abandoned`.
+//!
+//! Every append is written at the end of the last valid record and `fsync`ed (`sync_data`)
+//! before the call returns; the directory is fsynced when the file is created. Only then is
+//! the record applied to sled. A write or fsync failure halts the journal: it is cut back to
+//! the last good record and further appends fail with [`StoreError::Halted`] until the store
+//! is reopened (after a failed fsync the page cache cannot be trusted).
+//!
+//! # Recovery rules (at [`Store::open`])
+//!
+//! The journal is scanned from the start: every CRC, every seq and every `prev` link.
+//!
+//! * **Torn tail**: the last record is incomplete, or has a bad CRC (or a zero length), and no
+//!   valid record follows it (at most one record's worth of bytes remains). This is an append
+//!   interrupted by a crash; that record was never acknowledged. The bytes are copied to
+//!   `journal/torn-<offset>-<time>.bin`, the file is truncated to the last valid record, and a
+//!   `warn!` is logged. Appends continue after it. (If the index had already applied that
+//!   record, it was acknowledged: that is the "index ahead" case below, not a torn tail.)
+//! * **Damage**: a bad record with valid data after it, a record with a valid CRC that does
+//!   not parse, a seq gap or a broken chain anywhere, a length above 1 MiB: `open` fails with
+//!   [`StoreError::Damaged`] (fail closed). Nothing is repaired or re-initialised; an operator
+//!   restores the journal from a backup.
+//! * **Missing journal** (or an empty one) while `index.sled` holds records: `Damaged`. The
+//!   store never starts a new journal over an existing index.
+//! * **Index behind the journal** (sled lost its last writes, or was deleted): the records
+//!   after the index's last applied seq are replayed. Deleting `index.sled` loses nothing.
+//! * **Index of another layout, or without its last-applied marker**: cleared and rebuilt
+//!   from the journal, with a `warn!`.
+//! * **Index ahead of the journal, or disagreeing with it** (the index has applied a seq the
+//!   journal does not have, or the hash of the journal record at the index's position differs):
+//!   the journal lost or changed acknowledged records, and the index may hold the only copy of
+//!   register entries; rebuilding would hand out their sequence numbers again. So by default
+//!   `open` fails with `Damaged`. With [`StoreOptions::rebuild_stale_index`] the old index is
+//!   moved aside to `index.sled.stale-<time>` (never deleted) and a new one is built from the
+//!   journal, with a `warn!`: a deliberate operator decision.
+//!
+//! Applying a record to sled is one atomic batch (its effects plus the last-applied seq and
+//! hash) and is idempotent. sled is flushed with the blocking `flush()` after each write.
+//!
+//! # Concurrency
+//!
+//! Every method blocks (file I/O, fsync, sled flush): call them from `spawn_blocking` in async
+//! code. [`Store`] is `Send + Sync`; share it as `Arc<Store>`. Writes are serialised by a mutex
+//! and validated against the index under it, so checks like "no open intent for this rn" and
+//! "next sequence" cannot race. Queries read sled directly and do not wait for writers.
+//! If applying to sled fails after a record was fsynced, the write still succeeds (the record
+//! is durable) and the record is re-applied before the next read or write.
+//!
+//! # For callers
+//!
+//! * Writes validate before journaling and journal nothing when they refuse: `issue_key`
+//!   needs a new id and a known organization; `record_intent` needs a known organization, a
+//!   key of that organization and environment, a non-empty rn, and no open intent nor entry
+//!   for (organization, environment, rn) ([`StoreError::Conflict`]); `record_certified` and
+//!   `record_abandoned` need an open intent ([`StoreError::UnknownIntent`],
+//!   [`StoreError::IntentNotOpen`]). `set_key_enabled` to the state a key already has
+//!   journals nothing.
+//! * The register sequence is per environment (Production and Sandbox each 1, 2, 3...);
+//!   quota counts Production entries under the `quota_year` the caller passes.
+//! * An `Err` from `record_certified` means the certification is *not* journaled (the intent
+//!   stays open): reconcile it with the device, never certify twice.
+//! * [`StoreError::Damaged`] and [`StoreError::Halted`] mean: stop certifying, tell an operator.
+
+mod apply;
+mod error;
+mod event;
+mod index;
+mod journal;
+mod open;
+#[cfg(test)]
+pub(crate) mod tests;
+mod write;
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use tracing::warn;
+
+pub use error::{DamageAt, StoreError};
+pub use event::{Event, Record};
+pub use journal::MAX_RECORD;
+
+use crate::model::{Environment, Intent, IntentId, KeyRecord, Organization, RegisterEntry};
+use event::Hash;
+use index::{Applied, Index};
+use journal::Journal;
+
+/// How to open a store.
+#[derive(Debug, Clone, Default)]
+pub struct StoreOptions {
+    /// When the index is ahead of the journal or disagrees with it, move `index.sled` aside
+    /// and rebuild it from the journal instead of failing with [`StoreError::Damaged`]. For an
+    /// operator's explicit repair command only, never for a normal start.
+    pub rebuild_stale_index: bool,
+}
+
+/// Which register entries [`Store::entries`] returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryFilter {
+    /// Only this organization's entries, or all.
+    pub org: Option<String>,
+    /// The register (Production or Sandbox).
+    pub environment: Environment,
+    /// Entries with a sequence above this one (0 for the start).
+    pub after_sequence: u64,
+    /// At most this many (0 returns none).
+    pub limit: usize,
+}
+
+/// What [`Store::verify`] found: the journal is intact.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct VerifyReport {
+    /// Number of records (= the last seq).
+    pub records: u64,
+    /// Number of `certified` records (LogInvoices entries, both environments).
+    pub certified: u64,
+    /// Lowercase hex SHA-256 of the last record's payload (64 zeros when empty).
+    pub head_sha256: String,
+}
+
+/// The gateway's persistent state. See the [module documentation](self).
+pub struct Store {
+    journal_path: PathBuf,
+    index: Index,
+    inner: Mutex<Inner>,
+    /// Records are waiting in `Inner::pending` (applying them to sled failed).
+    stale: AtomicBool,
+    _lock: File,
+}
+
+/// What the write mutex guards.
+struct Inner {
+    journal: Journal,
+    /// Journaled (fsynced) records not yet applied to sled, in order.
+    pending: VecDeque<(Record, Hash)>,
+}
+
+impl Store {
+    /// The organization `id`.
+    pub fn organization(&self, id: &str) -> Result<Option<Organization>, StoreError> {
+        self.read(|index| index.organization(id))
+    }
+
+    /// All organizations, by id.
+    pub fn organizations(&self) -> Result<Vec<Organization>, StoreError> {
+        self.read(|index| index.organizations())
+    }
+
+    /// The API key `id`.
+    pub fn key(&self, id: &str) -> Result<Option<KeyRecord>, StoreError> {
+        self.read(|index| index.key(id))
+    }
+
+    /// The keys of organization `org`, by id.
+    pub fn keys_of(&self, org: &str) -> Result<Vec<KeyRecord>, StoreError> {
+        self.read(|index| index.keys_of(org))
+    }
+
+    /// Production entries of `org` counted in quota year `year` (Sandbox never counts).
+    pub fn quota_used(&self, org: &str, year: i32) -> Result<u64, StoreError> {
+        self.read(|index| index.quota_used(org, year))
+    }
+
+    /// The entry certifying invoice `rn` of `org` in `env`.
+    pub fn entry_by_rn(
+        &self,
+        org: &str,
+        env: Environment,
+        rn: &str,
+    ) -> Result<Option<RegisterEntry>, StoreError> {
+        self.read(|index| index.entry_by_rn(org, env, rn))
+    }
+
+    /// The entry at `sequence` of the `env` register.
+    pub fn entry(
+        &self,
+        env: Environment,
+        sequence: u64,
+    ) -> Result<Option<RegisterEntry>, StoreError> {
+        self.read(|index| index.entry(env, sequence))
+    }
+
+    /// Entries of one register after a sequence, in sequence order, at most `limit`.
+    pub fn entries(&self, filter: &EntryFilter) -> Result<Vec<RegisterEntry>, StoreError> {
+        self.read(|index| index.entries(filter))
+    }
+
+    /// Intents neither certified nor abandoned, by id (to reconcile at start-up).
+    pub fn open_intents(&self) -> Result<Vec<(IntentId, Intent)>, StoreError> {
+        self.read(|index| index.open_intents())
+    }
+
+    /// The open intent for invoice `rn` of `org` in `env`, if any.
+    pub fn open_intent_for(
+        &self,
+        org: &str,
+        env: Environment,
+        rn: &str,
+    ) -> Result<Option<IntentId>, StoreError> {
+        self.read(|index| index.open_intent_for(org, env, rn))
+    }
+
+    /// Re-reads the whole journal from disk: every CRC, seq and chain link, and that the last
+    /// record and the file's length are those this store wrote; then that the index has
+    /// applied exactly the journal. Does not block writers while reading.
+    pub fn verify(&self) -> Result<VerifyReport, StoreError> {
+        let (end, records, head) = {
+            let inner = self.lock()?;
+            (
+                inner.journal.end(),
+                inner.journal.last_seq(),
+                inner.journal.head(),
+            )
+        };
+        let (scanned, certified) = journal::verify(&self.journal_path, end)?;
+        if scanned.records != records || scanned.head != head {
+            return Err(StoreError::damaged(
+                DamageAt::Seq(records),
+                format!(
+                    "the last record on disk (seq {}, sha256 {}) is not the one written (seq {records}, sha256 {})",
+                    scanned.records,
+                    hex::encode(scanned.head),
+                    hex::encode(head)
+                ),
+            ));
+        }
+        let inner = self.lock()?;
+        let len = std::fs::metadata(&self.journal_path)
+            .map_err(|e| error::io_at(&self.journal_path, "reading", e))?
+            .len();
+        if len != inner.journal.end() {
+            return Err(StoreError::damaged(
+                DamageAt::Offset(inner.journal.end()),
+                format!(
+                    "the journal is {len} bytes long but the records written end at byte {}",
+                    inner.journal.end()
+                ),
+            ));
+        }
+        if inner.pending.is_empty() {
+            let (last, head) = (inner.journal.last_seq(), inner.journal.head());
+            let agrees = match self.index.applied()? {
+                Applied::Empty => last == 0,
+                Applied::At { seq, hash } => seq == last && hash == head,
+                Applied::Unknown(_) => false,
+            };
+            if !agrees {
+                return Err(StoreError::damaged(
+                    DamageAt::Seq(last),
+                    "the index does not end at the journal's last record: reopen the store to \
+                     replay or rebuild it",
+                ));
+            }
+        }
+        Ok(VerifyReport {
+            records,
+            certified,
+            head_sha256: hex::encode(head),
+        })
+    }
+
+    fn lock(&self) -> Result<MutexGuard<'_, Inner>, StoreError> {
+        self.inner.lock().map_err(|_| {
+            StoreError::Halted("a thread panicked while writing to the store".to_string())
+        })
+    }
+
+    /// Runs a query, after re-applying records that failed to reach sled, if any.
+    fn read<T>(
+        &self,
+        query: impl FnOnce(&Index) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        if self.stale.load(Ordering::Acquire) {
+            let mut inner = self.lock()?;
+            self.apply_pending(&mut inner)?;
+        }
+        query(&self.index)
+    }
+
+    /// Applies the journaled records that are not in sled yet, then flushes sled.
+    fn apply_pending(&self, inner: &mut Inner) -> Result<(), StoreError> {
+        let applied = (|| {
+            while let Some((record, hash)) = inner.pending.front() {
+                self.index.apply(record, hash)?;
+                inner.pending.pop_front();
+            }
+            self.index.flush()
+        })();
+        self.stale.store(applied.is_err(), Ordering::Release);
+        applied
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        if let Err(e) = self.index.flush() {
+            warn!(error = %e, "flushing the index on close failed (it will be replayed from the journal)");
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! The admin socket: `<state_dir>/admin.sock`, a Unix socket (mode 0600: root or the service
+//! user only) on which the running service takes one JSON `AdminRequest` per line and answers
+//! one JSON line, `{"ok": ...}` or `{"error": "..."}`. The CLI uses it while the service
+//! runs, and opens the store itself when it does not.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream as StdUnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader as AsyncBufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+use super::{Admin, AdminError, AdminRequest};
+
+/// The socket's path in a state directory.
+pub fn path_in(state_dir: &Path) -> PathBuf {
+    state_dir.join("admin.sock")
+}
+
+/// Longest request line accepted.
+const MAX_LINE: usize = 64 * 1024;
+
+/// Serves the admin socket until `stop` is cancelled.
+pub async fn serve(
+    path: PathBuf,
+    admin: Arc<Admin>,
+    stop: CancellationToken,
+) -> std::io::Result<()> {
+    // A socket left by a killed process would make bind fail.
+    if path.exists() {
+        std::fs::remove_file(&path)?;
+    }
+    let listener = UnixListener::bind(&path)?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+    info!(path = %path.display(), "admin socket listening");
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    warn!(%error, "admin socket accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = stop.cancelled() => break,
+        };
+        let admin = Arc::clone(&admin);
+        tokio::spawn(async move {
+            if let Err(error) = serve_client(stream, admin).await {
+                warn!(%error, "admin client failed");
+            }
+        });
+    }
+    let _ = std::fs::remove_file(&path);
+    Ok(())
+}
+
+async fn serve_client(stream: UnixStream, admin: Arc<Admin>) -> std::io::Result<()> {
+    let (read, mut write) = stream.into_split();
+    let mut lines = AsyncBufReader::new(read.take(MAX_LINE as u64 * 64)).lines();
+    while let Some(line) = lines.next_line().await? {
+        let answer = match serde_json::from_str::<AdminRequest>(&line) {
+            Ok(request) => {
+                let admin = Arc::clone(&admin);
+                match tokio::task::spawn_blocking(move || admin.handle(request)).await {
+                    Ok(Ok(value)) => json!({ "ok": value }),
+                    Ok(Err(error)) => json!({ "error": error.to_string() }),
+                    Err(error) => json!({ "error": format!("internal: {error}") }),
+                }
+            }
+            Err(error) => json!({ "error": format!("bad request: {error}") }),
+        };
+        let mut bytes = serde_json::to_vec(&answer).unwrap_or_else(|_| b"{}".to_vec());
+        bytes.push(b'\n');
+        write.write_all(&bytes).await?;
+    }
+    Ok(())
+}
+
+use tokio::io::AsyncReadExt as _;
+
+/// Sends one request to the service at `path`. `Ok(None)` when no service listens there.
+pub fn call(path: &Path, request: &AdminRequest) -> Result<Option<Value>, AdminError> {
+    let mut stream = match StdUnixStream::connect(path) {
+        Ok(stream) => stream,
+        Err(error)
+            if matches!(
+                error.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+            ) =>
+        {
+            return Ok(None)
+        }
+        Err(error) => return Err(AdminError::Socket(error.to_string())),
+    };
+    let mut line = serde_json::to_vec(request).map_err(|e| AdminError::Socket(e.to_string()))?;
+    line.push(b'\n');
+    stream
+        .write_all(&line)
+        .map_err(|e| AdminError::Socket(e.to_string()))?;
+    let mut answer = String::new();
+    BufReader::new(stream)
+        .read_line(&mut answer)
+        .map_err(|e| AdminError::Socket(e.to_string()))?;
+    let value: Value =
+        serde_json::from_str(&answer).map_err(|e| AdminError::Socket(e.to_string()))?;
+    if let Some(error) = value.get("error").and_then(Value::as_str) {
+        return Err(AdminError::Invalid(error.to_string()));
+    }
+    Ok(Some(value.get("ok").cloned().unwrap_or(Value::Null)))
+}

@@ -1,0 +1,140 @@
+//! The HTTP API v1 on hyper 1.x (HTTP/1.1): accept loop with a connection cap, header read
+//! timeout, graceful shutdown (DESIGN.md section 6). The routes are in `routes`, the JSON
+//! bodies and the error mapping in `reply`. This layer knows the certification service only,
+//! never the store.
+
+mod reply;
+mod routes;
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+use crate::certify::Certifier;
+
+pub use routes::API_VERSION;
+
+/// Limits and timeouts of the HTTP server.
+#[derive(Debug, Clone)]
+pub struct ServerSettings {
+    /// Connections served at once; more wait in the listen backlog.
+    pub max_connections: usize,
+    /// Time a client has to send the request headers.
+    pub header_read_timeout: Duration,
+    /// Longest a request may take; above the longest device budget (a credit note: 90 s).
+    pub request_timeout: Duration,
+    /// Largest request body accepted.
+    pub body_limit: usize,
+    /// How long shutdown waits for requests in progress.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings {
+            max_connections: 256,
+            header_read_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(120),
+            body_limit: 256 * 1024,
+            shutdown_grace: Duration::from_secs(100),
+        }
+    }
+}
+
+/// What every request handler shares.
+pub(crate) struct App {
+    pub certifier: Arc<Certifier>,
+    pub settings: ServerSettings,
+}
+
+/// Serves the API on `listener` until `shutdown` is cancelled, then lets the requests in
+/// progress finish (within `shutdown_grace`) and returns.
+pub async fn serve(
+    listener: TcpListener,
+    certifier: Arc<Certifier>,
+    settings: ServerSettings,
+    shutdown: CancellationToken,
+) -> io::Result<()> {
+    let max = settings.max_connections.max(1);
+    let grace = settings.shutdown_grace;
+    let permits = Arc::new(Semaphore::new(max));
+    let app = Arc::new(App {
+        certifier,
+        settings,
+    });
+    info!(addr = ?listener.local_addr().ok(), "HTTP API listening");
+    loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&permits).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+            () = shutdown.cancelled() => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(error) => {
+                    // EMFILE and the like: back off instead of spinning.
+                    warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = shutdown.cancelled() => break,
+        };
+        let app = Arc::clone(&app);
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            serve_connection(stream, peer, app, shutdown).await;
+            drop(permit);
+        });
+    }
+    info!("HTTP API stops accepting; finishing requests in progress");
+    let all = u32::try_from(max).unwrap_or(u32::MAX);
+    if tokio::time::timeout(grace, permits.acquire_many(all))
+        .await
+        .is_err()
+    {
+        warn!("requests still in progress after the shutdown grace period");
+    }
+    Ok(())
+}
+
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    app: Arc<App>,
+    shutdown: CancellationToken,
+) {
+    let _ = stream.set_nodelay(true);
+    let service_app = Arc::clone(&app);
+    let service = service_fn(move |request| {
+        let app = Arc::clone(&service_app);
+        async move { Ok::<_, std::convert::Infallible>(routes::handle(request, app, peer).await) }
+    });
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(app.settings.header_read_timeout)
+        .serve_connection(TokioIo::new(stream), service);
+    let mut connection = std::pin::pin!(connection);
+    let result = tokio::select! {
+        result = connection.as_mut() => result,
+        () = shutdown.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            connection.as_mut().await
+        }
+    };
+    if let Err(error) = result {
+        debug!(%peer, %error, "connection ended with an error");
+    }
+}

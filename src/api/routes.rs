@@ -1,0 +1,227 @@
+//! The routes of the v1 API and their handlers:
+//! `GET /api/v1/status` (public), `POST /api/v1/Invoice` and `GET /api/v1/Invoice/{rn}`
+//! (Bearer). Unknown paths and methods get JSON 404/405.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use chrono::{SecondsFormat, Utc};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::json;
+use tracing::{info, Instrument};
+
+use super::reply::{certification_body, certify_error, http_error, json_response, Body, HttpError};
+use super::App;
+use crate::certify::CertifyError;
+
+/// The version the status report shows ("major.minor").
+pub const API_VERSION: &str = "1.0";
+
+const PREFIX: &str = "/api/v1";
+
+/// Handles one request; never fails (errors are JSON responses).
+pub(crate) async fn handle(
+    request: Request<Incoming>,
+    app: Arc<App>,
+    peer: SocketAddr,
+) -> Response<Body> {
+    let request_id = request_id();
+    let span = tracing::info_span!(
+        "request",
+        id = %request_id,
+        method = %request.method(),
+        path = %request.uri().path(),
+        %peer
+    );
+    async move {
+        let mut response = route(request, &app).await;
+        if let Ok(value) = HeaderValue::from_str(&request_id) {
+            response.headers_mut().insert("x-request-id", value);
+        }
+        info!(status = response.status().as_u16(), "answered");
+        response
+    }
+    .instrument(span)
+    .await
+}
+
+async fn route(request: Request<Incoming>, app: &App) -> Response<Body> {
+    let path = request.uri().path().to_string();
+    let Some(rest) = path.strip_prefix(PREFIX) else {
+        return http_error(&HttpError::NotFound);
+    };
+    match rest {
+        "/status" => match *request.method() {
+            Method::GET | Method::HEAD => status(app),
+            _ => http_error(&HttpError::MethodNotAllowed("GET")),
+        },
+        "/Invoice" => match *request.method() {
+            Method::POST => with_timeout(app, post_invoice(request, app)).await,
+            _ => http_error(&HttpError::MethodNotAllowed("POST")),
+        },
+        _ => match rest.strip_prefix("/Invoice/") {
+            Some(encoded) if !encoded.is_empty() && !encoded.contains('/') => {
+                match *request.method() {
+                    Method::GET => get_invoice(&request, app, encoded),
+                    _ => http_error(&HttpError::MethodNotAllowed("GET")),
+                }
+            }
+            _ => http_error(&HttpError::NotFound),
+        },
+    }
+}
+
+fn status(app: &App) -> Response<Body> {
+    let status = app.certifier.status();
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "status": status.ready,
+            "version": API_VERSION,
+            "serverDateTime": Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
+        }),
+    )
+}
+
+async fn with_timeout(
+    app: &App,
+    work: impl std::future::Future<Output = Response<Body>>,
+) -> Response<Body> {
+    match tokio::time::timeout(app.settings.request_timeout, work).await {
+        Ok(response) => response,
+        Err(_) => http_error(&HttpError::Timeout),
+    }
+}
+
+async fn post_invoice(request: Request<Incoming>, app: &App) -> Response<Body> {
+    let certifier = &app.certifier;
+    let principal = match certifier.authenticate(header(&request, AUTHORIZATION.as_str())) {
+        Ok(principal) => principal,
+        Err(error) => return certify_error(&error),
+    };
+    if !is_json(header(&request, CONTENT_TYPE.as_str())) {
+        return http_error(&HttpError::UnsupportedMediaType);
+    }
+    let body = match read_body(request, app.settings.body_limit).await {
+        Ok(body) => body,
+        Err(error) => return http_error(&error),
+    };
+    match certifier.certify(&principal, &body).await {
+        Ok(done) => {
+            let mut response = json_response(StatusCode::OK, &certification_body(&done.entry));
+            if done.replayed {
+                response
+                    .headers_mut()
+                    .insert("idempotent-replayed", HeaderValue::from_static("true"));
+            }
+            response
+        }
+        Err(error) => {
+            if !matches!(error, CertifyError::Validation(_)) {
+                info!(code = error.code(), %error, "certification not done");
+            }
+            certify_error(&error)
+        }
+    }
+}
+
+fn get_invoice(request: &Request<Incoming>, app: &App, encoded: &str) -> Response<Body> {
+    let certifier = &app.certifier;
+    let principal = match certifier.authenticate(header(request, AUTHORIZATION.as_str())) {
+        Ok(principal) => principal,
+        Err(error) => return certify_error(&error),
+    };
+    let Some(rn) = percent_decode(encoded) else {
+        return http_error(&HttpError::NotFound);
+    };
+    match certifier.lookup(&principal, &rn) {
+        Ok(entry) => json_response(StatusCode::OK, &certification_body(&entry)),
+        Err(error) => certify_error(&error),
+    }
+}
+
+fn header<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
+    request.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// `application/json`, with or without parameters (`; charset=utf-8`), any case.
+fn is_json(content_type: Option<&str>) -> bool {
+    content_type
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Reads the whole body, refusing more than `limit` bytes (also when chunked).
+async fn read_body(request: Request<Incoming>, limit: usize) -> Result<Bytes, HttpError> {
+    let declared = request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return Err(HttpError::TooLarge(limit));
+    }
+    match Limited::new(request.into_body(), limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) => {
+            if error.is::<http_body_util::LengthLimitError>() {
+                Err(HttpError::TooLarge(limit))
+            } else {
+                Err(HttpError::BadBody(error.to_string()))
+            }
+        }
+    }
+}
+
+/// Decodes `%XX` escapes of a path segment; `None` if malformed or not UTF-8.
+fn percent_decode(segment: &str) -> Option<String> {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = segment.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// A request id: 16 hex digits, random.
+fn request_id() -> String {
+    format!("{:016x}", rand::random::<u64>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_content_types() {
+        assert!(is_json(Some("application/json")));
+        assert!(is_json(Some("Application/JSON; charset=utf-8")));
+        assert!(!is_json(Some("text/plain")));
+        assert!(!is_json(Some("application/jsonx")));
+        assert!(!is_json(None));
+    }
+
+    #[test]
+    fn path_segments_are_percent_decoded() {
+        assert_eq!(
+            percent_decode("F-2026%2F001").as_deref(),
+            Some("F-2026/001")
+        );
+        assert_eq!(percent_decode("A%20B").as_deref(), Some("A B"));
+        assert_eq!(percent_decode("bad%2"), None);
+        assert_eq!(percent_decode("bad%zz"), None);
+        assert_eq!(percent_decode("%ff"), None);
+    }
+}

@@ -1,0 +1,157 @@
+//! In-memory claims held while an invoice is being certified: the rn in flight (so that a
+//! concurrent retry of the same rn answers 409 instead of certifying twice) and the reserved
+//! quota unit (so that concurrent requests cannot overrun the annual quota). Both are released
+//! when the guard is dropped, whatever the outcome; a success has by then been journaled, and
+//! the journal's entry is what counts from there on.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::model::Environment;
+
+type RnKey = (String, Environment, String);
+
+/// The rns being certified and the quota units reserved, per organization and year.
+#[derive(Debug, Default)]
+pub struct Claims {
+    state: Mutex<ClaimState>,
+}
+
+#[derive(Debug, Default)]
+struct ClaimState {
+    in_flight: HashSet<RnKey>,
+    reserved: HashMap<(String, i32), u64>,
+}
+
+/// Holds an rn in flight until dropped.
+#[derive(Debug)]
+pub struct RnClaim {
+    claims: Arc<Claims>,
+    key: RnKey,
+}
+
+/// Holds one reserved quota unit until dropped.
+#[derive(Debug)]
+pub struct QuotaClaim {
+    claims: Arc<Claims>,
+    key: (String, i32),
+}
+
+impl Claims {
+    fn lock(&self) -> MutexGuard<'_, ClaimState> {
+        // A panic while holding this lock cannot leave the sets inconsistent (each operation
+        // is a single insert or remove), so a poisoned lock is still usable.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Claims `rn` for `org` in `env`; `None` when it is already in flight.
+    pub fn claim_rn(self: &Arc<Self>, org: &str, env: Environment, rn: &str) -> Option<RnClaim> {
+        let key = (org.to_string(), env, rn.to_string());
+        let fresh = self.lock().in_flight.insert(key.clone());
+        fresh.then(|| RnClaim {
+            claims: Arc::clone(self),
+            key,
+        })
+    }
+
+    /// Whether `rn` is in flight.
+    pub fn rn_in_flight(&self, org: &str, env: Environment, rn: &str) -> bool {
+        self.lock()
+            .in_flight
+            .contains(&(org.to_string(), env, rn.to_string()))
+    }
+
+    /// Reserves one unit of `org`'s quota of `year` when `used + reserved < quota`;
+    /// `None` when the quota would be exceeded.
+    pub fn reserve_quota(
+        self: &Arc<Self>,
+        org: &str,
+        year: i32,
+        used: u64,
+        quota: u64,
+    ) -> Option<QuotaClaim> {
+        let key = (org.to_string(), year);
+        let mut state = self.lock();
+        let reserved = state.reserved.entry(key.clone()).or_insert(0);
+        if used.saturating_add(*reserved) >= quota {
+            return None;
+        }
+        *reserved += 1;
+        Some(QuotaClaim {
+            claims: Arc::clone(self),
+            key,
+        })
+    }
+
+    /// Units reserved now for `org` in `year`.
+    #[cfg(test)]
+    pub fn reserved(&self, org: &str, year: i32) -> u64 {
+        self.lock()
+            .reserved
+            .get(&(org.to_string(), year))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for RnClaim {
+    fn drop(&mut self) {
+        self.claims.lock().in_flight.remove(&self.key);
+    }
+}
+
+impl Drop for QuotaClaim {
+    fn drop(&mut self) {
+        let mut state = self.claims.lock();
+        if let Some(count) = state.reserved.get_mut(&self.key) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                state.reserved.remove(&self.key);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_rn_is_claimed_once_until_released() {
+        let claims = Arc::new(Claims::default());
+        let first = claims.claim_rn("demo", Environment::Production, "F1");
+        assert!(first.is_some());
+        assert!(claims
+            .claim_rn("demo", Environment::Production, "F1")
+            .is_none());
+        // Another environment or organization is another rn.
+        assert!(claims
+            .claim_rn("demo", Environment::Sandbox, "F1")
+            .is_some());
+        assert!(claims
+            .claim_rn("other", Environment::Production, "F1")
+            .is_some());
+        drop(first);
+        assert!(!claims.rn_in_flight("demo", Environment::Production, "F1"));
+        assert!(claims
+            .claim_rn("demo", Environment::Production, "F1")
+            .is_some());
+    }
+
+    #[test]
+    fn reservations_count_against_the_quota_and_are_released() {
+        let claims = Arc::new(Claims::default());
+        let a = claims.reserve_quota("demo", 2026, 8, 10);
+        let b = claims.reserve_quota("demo", 2026, 8, 10);
+        assert!(a.is_some() && b.is_some());
+        assert!(claims.reserve_quota("demo", 2026, 8, 10).is_none());
+        assert_eq!(claims.reserved("demo", 2026), 2);
+        drop(a);
+        assert_eq!(claims.reserved("demo", 2026), 1);
+        assert!(claims.reserve_quota("demo", 2026, 8, 10).is_some());
+        // Another year has its own quota.
+        assert!(claims.reserve_quota("demo", 2027, 0, 1).is_some());
+    }
+}

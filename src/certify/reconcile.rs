@@ -1,0 +1,208 @@
+//! Settling an intent whose 38h outcome is unknown (DESIGN.md section 4, step 7): read C1h;
+//! if the device's last invoice is this rn with a codeDEFDGI, it was certified (journal it
+//! from C1h); otherwise cancel whatever is open and journal the intent as abandoned. Never
+//! resend 38h, never cancel before C1h has answered.
+//!
+//! This runs right after the unknown outcome on the same session, and again in the background
+//! (at start-up for every open intent, and after an in-doubt run) until the device answers.
+//! Until then the device takes no new invoice and the rn answers 409.
+
+use std::sync::Arc;
+
+use chrono::FixedOffset;
+use mcf_sfe::reply::{Certification, DeviceState};
+use mcf_sfe::{Command, Reply};
+use tracing::{info, warn};
+
+use crate::certify::record::{record_abandonment, record_certification};
+use crate::certify::run::cancel;
+use crate::certify::CertifyError;
+use crate::device::Session;
+use crate::model::{Intent, IntentId, RegisterEntry};
+use crate::store::Store;
+
+/// What C1h says about an intent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Resolution {
+    /// The device's last invoice is this one: it was certified.
+    Certified(Certification),
+    /// The device's last invoice is another one: this one was not finalized.
+    NotFinalized,
+}
+
+/// How an intent was settled.
+#[derive(Debug)]
+pub(crate) enum Settled {
+    /// Journaled as certified.
+    Certified(Box<RegisterEntry>),
+    /// Journaled as abandoned.
+    Abandoned,
+}
+
+/// Why an intent could not be settled now.
+#[derive(Debug)]
+pub(crate) enum SettleError {
+    /// The device did not answer C1h: try again later.
+    Unreachable(String),
+    /// The journal failed.
+    Store(CertifyError),
+}
+
+/// Decides from a C1h reply whether `intent` was finalized. The device takes no other invoice
+/// while an intent is open, so its last invoice is this one exactly when the FN matches.
+pub(crate) fn resolve_from_device_state(intent: &Intent, state: &DeviceState) -> Resolution {
+    let Some(last) = &state.last else {
+        return Resolution::NotFinalized;
+    };
+    if last.rn != intent.rn || last.code_def.is_empty() {
+        return Resolution::NotFinalized;
+    }
+    if last.invoice_type.to_string() != intent.invoice_type || last.amount != intent.totals.total {
+        // Same FN: the device certified it. Never lose it, but say that it looks odd.
+        warn!(
+            rn = %intent.rn,
+            device_type = %last.invoice_type,
+            device_amount = %last.amount,
+            "the device's last invoice has this rn but another type or amount"
+        );
+    }
+    let fc = if last.invoice_type.is_credit_note() {
+        state.frc
+    } else {
+        state.fvc
+    };
+    Resolution::Certified(Certification {
+        fc,
+        tc: state.tc,
+        invoice_type: last.invoice_type,
+        at: last.at,
+        mid: state.mid.clone(),
+        nif: state.nif.clone(),
+        rn: Some(last.rn.clone()),
+        code_def: last.code_def.clone(),
+    })
+}
+
+/// Settles one open intent on `session`.
+pub(crate) async fn settle(
+    session: &mut Session,
+    store: &Arc<Store>,
+    offset: FixedOffset,
+    intent_id: IntentId,
+    intent: &Intent,
+) -> Result<Settled, SettleError> {
+    let state = match session.execute(Command::DeviceState).await {
+        Ok(Reply::DeviceState(state)) => state,
+        Ok(other) => {
+            return Err(SettleError::Unreachable(format!(
+                "unexpected answer to C1h: {other:?}"
+            )))
+        }
+        Err(error) => return Err(SettleError::Unreachable(error.to_string())),
+    };
+    match resolve_from_device_state(intent, &state) {
+        Resolution::Certified(certification) => {
+            let entry =
+                record_certification(store, offset, intent_id, &certification, "reconciled")
+                    .await
+                    .map_err(SettleError::Store)?;
+            info!(rn = %intent.rn, sequence = entry.sequence, "reconciled: certified on the device");
+            Ok(Settled::Certified(Box::new(entry)))
+        }
+        Resolution::NotFinalized => {
+            cancel(session, &intent.device).await;
+            record_abandonment(
+                store,
+                intent_id,
+                "not finalized on the device (C1h after an unknown outcome)".to_string(),
+            )
+            .await
+            .map_err(SettleError::Store)?;
+            info!(rn = %intent.rn, "reconciled: not finalized, abandoned");
+            Ok(Settled::Abandoned)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{NaiveDate, Utc};
+    use mcf_sfe::reply::LastInvoice;
+    use mcf_sfe::types::InvoiceType;
+    use rust_decimal_macros::dec;
+
+    use crate::model::{DeviceTotals, Environment};
+
+    fn intent(rn: &str) -> Intent {
+        Intent {
+            org: "demo".into(),
+            environment: Environment::Production,
+            rn: rn.into(),
+            invoice_type: "FV".into(),
+            key_id: "k".into(),
+            device: "shop".into(),
+            request_digest: "d".into(),
+            received_at: Utc::now(),
+            totals: DeviceTotals {
+                total: dec!(116.00),
+                vat: dec!(16.00),
+                group_ttc: vec![],
+                group_vat: vec![],
+                specific_tax: dec!(0),
+                usd_equivalent: None,
+            },
+            nif: "A1234567B".into(),
+            isf: "ISF1".into(),
+        }
+    }
+
+    fn state(last_rn: Option<&str>) -> DeviceState {
+        let at = NaiveDate::from_ymd_opt(2026, 11, 22)
+            .and_then(|d| d.and_hms_opt(10, 0, 0))
+            .unwrap_or_default();
+        DeviceState {
+            mid: "NIM001".into(),
+            nif: "A1234567B".into(),
+            clock: at,
+            tc: 7,
+            fvc: 5,
+            frc: 2,
+            last: last_rn.map(|rn| LastInvoice {
+                at,
+                invoice_type: InvoiceType::Fv,
+                code_def: "ABCDEFGHIJKLMNOPQRSTUVWX".into(),
+                rn: rn.into(),
+                amount: dec!(116.00),
+            }),
+            rates: [None; 16],
+            currency: None,
+        }
+    }
+
+    #[test]
+    fn the_last_invoice_with_this_rn_is_certified_with_its_counters() {
+        match resolve_from_device_state(&intent("F-1"), &state(Some("F-1"))) {
+            Resolution::Certified(c) => {
+                assert_eq!(c.counters(), "5/7 FV");
+                assert_eq!(c.code_def, "ABCDEFGHIJKLMNOPQRSTUVWX");
+                assert!(c
+                    .qr_code()
+                    .starts_with("RDCDEF01;NIM001;ABCDEFGHIJKLMNOPQRSTUVWX;A1234567B;"));
+            }
+            Resolution::NotFinalized => panic!("expected certified"),
+        }
+    }
+
+    #[test]
+    fn another_last_invoice_or_none_means_not_finalized() {
+        assert_eq!(
+            resolve_from_device_state(&intent("F-1"), &state(Some("F-0"))),
+            Resolution::NotFinalized
+        );
+        assert_eq!(
+            resolve_from_device_state(&intent("F-1"), &state(None)),
+            Resolution::NotFinalized
+        );
+    }
+}

@@ -1,0 +1,299 @@
+//! One invoice on the device, as one session (DESIGN.md section 4, steps 5 to 7):
+//! C1 (ready, NIF, no stale invoice), C3, C0, 31..., 36..., 33 (compared with the gateway's own
+//! computation), payments checked then 35..., intent journaled, 38, certification journaled.
+//! Any failure before 38 cancels (38 `C`) so the box is never left blocked; an unknown 38
+//! outcome is reconciled from C1h, never resent or cancelled blindly.
+
+use std::sync::Arc;
+
+use std::time::Duration;
+
+use chrono::{DateTime, FixedOffset, Utc};
+use mcf_sfe::command::code;
+use mcf_sfe::reply::{DeviceState, Subtotal};
+use mcf_sfe::types::TaxGroup;
+use mcf_sfe::{Command, Reply, StatusFlag};
+use rust_decimal::Decimal;
+use tracing::{error, info, warn};
+
+use crate::certify::reconcile::{settle, SettleError, Settled};
+use crate::certify::record::{self, record_abandonment, record_certification};
+use crate::certify::validate::{Seller, ValidInvoice};
+use crate::certify::CertifyError;
+use crate::device::{DeviceError, FinalizeOutcome, Session};
+use crate::model::{DeviceTotals, Environment, Intent, IntentId, Organization, RegisterEntry};
+use crate::store::Store;
+
+/// Everything one run needs besides the session.
+pub(crate) struct RunContext<'a> {
+    pub store: &'a Arc<Store>,
+    pub org: &'a Organization,
+    pub environment: Environment,
+    pub key_id: &'a str,
+    pub device: &'a str,
+    pub invoice: &'a ValidInvoice,
+    pub received_at: DateTime<Utc>,
+    pub offset: FixedOffset,
+}
+
+/// How a run ended when it did not certify.
+pub(crate) enum RunFailure {
+    /// Nothing is open on the device and nothing is pending: a plain error.
+    Failed(CertifyError),
+    /// 38h was sent and its outcome is still unknown: the intent stays open and must be
+    /// reconciled before the device takes another invoice.
+    InDoubt(IntentId),
+}
+
+impl From<CertifyError> for RunFailure {
+    fn from(error: CertifyError) -> Self {
+        RunFailure::Failed(error)
+    }
+}
+
+/// Runs the whole invoice on `session`.
+pub(crate) async fn run_invoice(
+    session: &mut Session,
+    ctx: &RunContext<'_>,
+) -> Result<RegisterEntry, RunFailure> {
+    let state = device_state(session).await?;
+    if ctx.environment == Environment::Production && state.nif != ctx.org.nif {
+        return Err(CertifyError::WrongDevice {
+            device_nif: state.nif,
+            org_nif: ctx.org.nif.clone(),
+        }
+        .into());
+    }
+    if session
+        .last_status()
+        .is_some_and(|status| status.has(StatusFlag::InvoiceOpen))
+    {
+        warn!(
+            device = ctx.device,
+            "an invoice was left open on the device: cancelling it"
+        );
+        cancel(session, ctx.device).await;
+    }
+    let subtotal = match prepare(session, ctx, &state).await {
+        Ok(subtotal) => subtotal,
+        Err(error) => {
+            cancel(session, ctx.device).await;
+            return Err(error.into());
+        }
+    };
+    let intent = intent_of(ctx, &subtotal);
+    let journaled = intent.clone();
+    let intent_id =
+        match record::blocking(ctx.store, move |store| store.record_intent(journaled)).await {
+            Ok(id) => id,
+            Err(error) => {
+                cancel(session, ctx.device).await;
+                return Err(error.into());
+            }
+        };
+    let credit_note = ctx.invoice.invoice_type.is_credit_note();
+    match session
+        .finalize(subtotal.finalize_totals(), credit_note)
+        .await
+    {
+        Ok(FinalizeOutcome::Certified(certification)) => {
+            if certification
+                .rn
+                .as_deref()
+                .is_some_and(|rn| rn != ctx.invoice.rn)
+            {
+                // The box answered for another invoice: do not trust it, ask C1h.
+                error!(
+                    device = ctx.device,
+                    "38h answered with another FN; reconciling"
+                );
+                return reconcile_now(session, ctx, intent_id, &intent).await;
+            }
+            let entry =
+                record_certification(ctx.store, ctx.offset, intent_id, &certification, "finalize")
+                    .await?;
+            Ok(entry)
+        }
+        Ok(FinalizeOutcome::Refused(text)) => {
+            cancel(session, ctx.device).await;
+            let reason = format!("refused by the device: {text}");
+            record_abandonment(ctx.store, intent_id, reason).await?;
+            Err(CertifyError::DeviceRefused { text }.into())
+        }
+        Err(DeviceError::Encode(field)) => {
+            // Nothing was sent: the totals did not encode.
+            cancel(session, ctx.device).await;
+            record_abandonment(ctx.store, intent_id, format!("38h not sent: {field}")).await?;
+            Err(CertifyError::Internal(format!("38h could not be encoded: {field}")).into())
+        }
+        Err(other) => {
+            warn!(device = ctx.device, error = %other, "outcome of 38h unknown; reconciling");
+            reconcile_now(session, ctx, intent_id, &intent).await
+        }
+    }
+}
+
+/// C1h: the device state, needed for its NIF and tax rates.
+async fn device_state(session: &mut Session) -> Result<DeviceState, CertifyError> {
+    match session
+        .execute(Command::DeviceState)
+        .await
+        .map_err(CertifyError::from_device)?
+    {
+        Reply::DeviceState(state) => Ok(state),
+        Reply::Refused(text) => Err(CertifyError::DeviceRefused { text }),
+        other => Err(CertifyError::Internal(format!(
+            "unexpected answer to C1h: {other:?}"
+        ))),
+    }
+}
+
+/// C3, C0, items, comments, 33 (checked), payments (checked): everything before the intent.
+async fn prepare(
+    session: &mut Session,
+    ctx: &RunContext<'_>,
+    state: &DeviceState,
+) -> Result<Subtotal, CertifyError> {
+    let invoice = ctx.invoice;
+    let seller = Seller {
+        nif: ctx.org.nif.clone(),
+        isf: ctx.org.isf.clone(),
+    };
+    let expected = invoice.expected_subtotal(&state.rates);
+    if let Some(expected) = &expected {
+        if Reply::Subtotal(expected.clone())
+            .encode(code::SUBTOTAL)
+            .is_err()
+        {
+            return Err(CertifyError::TotalsTooLarge);
+        }
+    }
+    // Always sent, empty when there is no client: it also clears a client left by an
+    // invoice that was cancelled.
+    expect_done(session, Command::SetClient(invoice.client.clone())).await?;
+    expect_done(session, Command::OpenInvoice(invoice.open_command(&seller))).await?;
+    for item in &invoice.items {
+        let rate = state.rate(item.group);
+        expect_done(session, Command::Item(item.to_command(rate))).await?;
+    }
+    for comment in &invoice.comments {
+        expect_done(session, Command::Comment(comment.clone())).await?;
+    }
+    let subtotal = match session
+        .execute(Command::Subtotal)
+        .await
+        .map_err(CertifyError::from_device)?
+    {
+        Reply::Subtotal(subtotal) => subtotal,
+        Reply::Refused(text) => return Err(CertifyError::DeviceRefused { text }),
+        other => {
+            return Err(CertifyError::Internal(format!(
+                "unexpected answer to 33h: {other:?}"
+            )))
+        }
+    };
+    if let Some(expected) = expected {
+        if expected != subtotal {
+            return Err(CertifyError::TotalsMismatch {
+                device: subtotal.total,
+                expected: expected.total,
+            });
+        }
+    }
+    let paid = invoice.payments_total();
+    if !invoice.payments.is_empty() && paid < subtotal.total {
+        return Err(CertifyError::PaymentsShort {
+            paid,
+            total: subtotal.total,
+        });
+    }
+    for payment in invoice.payment_commands(subtotal.total) {
+        expect_done(session, Command::Payment(payment)).await?;
+    }
+    Ok(subtotal)
+}
+
+/// Sends a command whose only good answer is an empty reply.
+async fn expect_done(session: &mut Session, command: Command) -> Result<(), CertifyError> {
+    let code = command.code();
+    match session
+        .execute(command)
+        .await
+        .map_err(CertifyError::from_device)?
+    {
+        Reply::Done => Ok(()),
+        Reply::Refused(text) => Err(CertifyError::DeviceRefused { text }),
+        other => Err(CertifyError::Internal(format!(
+            "unexpected answer to {code:02X}h: {other:?}"
+        ))),
+    }
+}
+
+/// 38h `C`, best effort: the box must not stay blocked, and a refusal means nothing was open.
+pub(crate) async fn cancel(session: &mut Session, device: &str) {
+    match session.execute(Command::Cancel).await {
+        Ok(Reply::Refused(text)) => info!(device, %text, "cancel: nothing to cancel"),
+        Ok(_) => info!(device, "open invoice cancelled"),
+        Err(error) => warn!(device, %error, "cancel could not be sent"),
+    }
+}
+
+/// Reconciles the intent on the same session right away; if the device cannot tell now,
+/// the intent stays open (in doubt).
+async fn reconcile_now(
+    session: &mut Session,
+    ctx: &RunContext<'_>,
+    intent_id: IntentId,
+    intent: &Intent,
+) -> Result<RegisterEntry, RunFailure> {
+    match settle(session, ctx.store, ctx.offset, intent_id, intent).await {
+        Ok(Settled::Certified(entry)) => Ok(*entry),
+        Ok(Settled::Abandoned) => Err(CertifyError::DeviceUnavailable {
+            reason:
+                "the device did not confirm the invoice; it was cancelled and nothing was certified"
+                    .to_string(),
+            retry_after: Duration::from_secs(2),
+        }
+        .into()),
+        Err(SettleError::Unreachable(reason)) => {
+            warn!(device = ctx.device, %reason, "reconciliation must wait for the device");
+            Err(RunFailure::InDoubt(intent_id))
+        }
+        Err(SettleError::Store(error)) => Err(error.into()),
+    }
+}
+
+fn intent_of(ctx: &RunContext<'_>, subtotal: &Subtotal) -> Intent {
+    Intent {
+        org: ctx.org.id.clone(),
+        environment: ctx.environment,
+        rn: ctx.invoice.rn.clone(),
+        invoice_type: ctx.invoice.invoice_type.to_string(),
+        key_id: ctx.key_id.to_string(),
+        device: ctx.device.to_string(),
+        request_digest: ctx.invoice.digest.clone(),
+        received_at: ctx.received_at,
+        totals: device_totals(subtotal),
+        nif: ctx.org.nif.clone(),
+        isf: ctx.org.isf.clone(),
+    }
+}
+
+/// The device's totals, keeping only the groups that have an amount.
+pub(crate) fn device_totals(subtotal: &Subtotal) -> DeviceTotals {
+    let pick = |amounts: &[Decimal; TaxGroup::COUNT]| {
+        TaxGroup::all()
+            .zip(amounts.iter())
+            .filter(|(_, amount)| !amount.is_zero())
+            .map(|(group, amount)| (group.letter(), *amount))
+            .collect::<Vec<_>>()
+    };
+    DeviceTotals {
+        total: subtotal.total,
+        vat: subtotal.vat(),
+        group_ttc: pick(&subtotal.group_ttc),
+        group_vat: pick(&subtotal.group_vat),
+        specific_tax: subtotal.specific_tax,
+        usd_equivalent: subtotal.usd_equivalent,
+    }
+}

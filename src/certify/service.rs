@@ -1,0 +1,411 @@
+//! The certification service: authenticate a key, then certify one invoice (DESIGN.md
+//! section 4): validate, duplicate check on (organization, environment, rn), quota
+//! reservation, one device session, journal, answer. Also the lookup of a stored result and
+//! the background reconciliation of intents whose outcome is unknown.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use chrono::{Datelike, FixedOffset, Utc};
+use tracing::{error, info, warn, Instrument};
+
+use crate::certify::claims::Claims;
+use crate::certify::reconcile::{settle, SettleError};
+use crate::certify::request::parse_body;
+use crate::certify::run::{run_invoice, RunContext, RunFailure};
+use crate::certify::validate::{validate, Seller};
+use crate::certify::{AuthFailure, CertifyError};
+use crate::device::{DeviceHandle, LinkStatus};
+use crate::keys;
+use crate::model::{Environment, KeyId, Organization, Plan, RegisterEntry};
+use crate::store::Store;
+
+/// Settings of the certification service.
+#[derive(Debug, Clone)]
+pub struct CertifierSettings {
+    /// Offset of the quota year's time zone (Africa/Kinshasa: +01:00).
+    pub offset: FixedOffset,
+    /// Annual quota of the Start plan.
+    pub quota_start: u64,
+    /// Annual quota of the Grow plan.
+    pub quota_grow: u64,
+    /// The device `mcf_test_` keys certify on, if any.
+    pub sandbox_device: Option<String>,
+}
+
+/// Who is calling: the organization and key behind a valid, enabled API key.
+#[derive(Debug, Clone)]
+pub struct Principal {
+    /// The key's organization.
+    pub org: Organization,
+    /// The key's public id.
+    pub key_id: KeyId,
+    /// Production or Sandbox.
+    pub environment: Environment,
+}
+
+/// A successful certification.
+#[derive(Debug, Clone)]
+pub struct Certified {
+    /// The LogInvoices entry.
+    pub entry: RegisterEntry,
+    /// True when this rn was certified before with the same content (nothing was sent to
+    /// the device and no quota was used).
+    pub replayed: bool,
+}
+
+/// Whether the certification path works, for `GET /status`.
+#[derive(Debug, Clone)]
+pub struct ServiceStatus {
+    /// Store writable and every device connected.
+    pub ready: bool,
+    /// Each device and its link state.
+    pub devices: Vec<(String, LinkStatus)>,
+    /// Devices waiting for a reconciliation.
+    pub reconciling: Vec<String>,
+}
+
+/// The certification service.
+pub struct Certifier {
+    store: Arc<Store>,
+    devices: HashMap<String, DeviceHandle>,
+    settings: CertifierSettings,
+    claims: Arc<Claims>,
+    in_doubt: Mutex<HashSet<String>>,
+    store_failed: AtomicBool,
+}
+
+impl Certifier {
+    /// A service over `store` and `devices`.
+    pub fn new(
+        store: Arc<Store>,
+        devices: Vec<DeviceHandle>,
+        settings: CertifierSettings,
+    ) -> Arc<Certifier> {
+        let devices = devices
+            .into_iter()
+            .map(|device| (device.name().to_string(), device))
+            .collect();
+        Arc::new(Certifier {
+            store,
+            devices,
+            settings,
+            claims: Arc::new(Claims::default()),
+            in_doubt: Mutex::new(HashSet::new()),
+            store_failed: AtomicBool::new(false),
+        })
+    }
+
+    /// The annual quota of `org`.
+    pub fn quota_of(&self, org: &Organization) -> u64 {
+        org.quota_override.unwrap_or(match org.plan {
+            Plan::Start => self.settings.quota_start,
+            Plan::Grow => self.settings.quota_grow,
+        })
+    }
+
+    /// Resolves the `Authorization` header to a principal. The key is checked in constant
+    /// time and never logged.
+    pub fn authenticate(&self, authorization: Option<&str>) -> Result<Principal, CertifyError> {
+        let header = authorization.ok_or(CertifyError::Unauthorized(AuthFailure::Missing))?;
+        let text = keys::bearer(header).ok_or(CertifyError::Unauthorized(AuthFailure::Missing))?;
+        let presented =
+            keys::parse(text).map_err(|_| CertifyError::Unauthorized(AuthFailure::Invalid))?;
+        let record = self
+            .store
+            .key(&presented.id)?
+            .ok_or(CertifyError::Unauthorized(AuthFailure::Invalid))?;
+        if !presented.matches(&record) {
+            return Err(CertifyError::Unauthorized(AuthFailure::Invalid));
+        }
+        if !record.enabled {
+            return Err(CertifyError::Unauthorized(AuthFailure::Disabled));
+        }
+        let org = self
+            .store
+            .organization(&record.org)?
+            .ok_or(CertifyError::Unauthorized(AuthFailure::Invalid))?;
+        Ok(Principal {
+            org,
+            key_id: record.id,
+            environment: record.environment,
+        })
+    }
+
+    /// Certifies the invoice in `body` for `principal`.
+    pub async fn certify(
+        self: &Arc<Self>,
+        principal: &Principal,
+        body: &[u8],
+    ) -> Result<Certified, CertifyError> {
+        let received_at = Utc::now();
+        let org = &principal.org;
+        let env = principal.environment;
+        let seller = Seller {
+            nif: org.nif.clone(),
+            isf: org.isf.clone(),
+        };
+        let invoice = validate(parse_body(body)?, &seller)?;
+        let rn = invoice.rn.clone();
+        if let Some(done) = self.replay(org, env, &rn, &invoice.digest)? {
+            return Ok(done);
+        }
+        if self.store.open_intent_for(&org.id, env, &rn)?.is_some() {
+            return Err(CertifyError::InFlight { rn });
+        }
+        let rn_claim = self
+            .claims
+            .claim_rn(&org.id, env, &rn)
+            .ok_or_else(|| CertifyError::InFlight { rn: rn.clone() })?;
+        // Another request may have finished this rn between the check and the claim.
+        if let Some(done) = self.replay(org, env, &rn, &invoice.digest)? {
+            return Ok(done);
+        }
+        let quota_claim = match env {
+            Environment::Sandbox => None,
+            Environment::Production => {
+                let year = received_at.with_timezone(&self.settings.offset).year();
+                let used = self.store.quota_used(&org.id, year)?;
+                let quota = self.quota_of(org);
+                let claim = self
+                    .claims
+                    .reserve_quota(&org.id, year, used, quota)
+                    .ok_or(CertifyError::QuotaExhausted { used, quota, year })?;
+                Some(claim)
+            }
+        };
+        let device_name = self.device_for(org, env)?;
+        let device =
+            self.devices
+                .get(&device_name)
+                .ok_or_else(|| CertifyError::DeviceUnavailable {
+                    reason: format!("device {device_name} is not configured"),
+                    retry_after: Duration::from_secs(30),
+                })?;
+        self.refuse_if_in_doubt(&device_name)?;
+        // A client that leaves while queued here costs nothing.
+        let mut session = device.acquire().await.map_err(CertifyError::from_device)?;
+        // Checked again with the port held: an invoice in doubt must be settled before the
+        // device finalizes anything else, or C1h could no longer tell.
+        self.refuse_if_in_doubt(&device_name)?;
+        // From here the job runs to the end even if the client leaves (hyper drops the
+        // handler future): it is a task of its own.
+        let this = Arc::clone(self);
+        let principal = principal.clone();
+        let span = tracing::info_span!("invoice", org = %principal.org.id, rn = %rn, device = %device_name);
+        let job = tokio::spawn(
+            async move {
+                let _held = (rn_claim, quota_claim);
+                let ctx = RunContext {
+                    store: &this.store,
+                    org: &principal.org,
+                    environment: principal.environment,
+                    key_id: &principal.key_id,
+                    device: &device_name,
+                    invoice: &invoice,
+                    received_at,
+                    offset: this.settings.offset,
+                };
+                let outcome = run_invoice(&mut session, &ctx).await;
+                match outcome {
+                    Ok(entry) => {
+                        info!(sequence = entry.sequence, "certified");
+                        Ok(entry)
+                    }
+                    Err(RunFailure::Failed(error)) => {
+                        if matches!(error, CertifyError::Store(_)) {
+                            this.store_failed.store(true, Ordering::SeqCst);
+                        }
+                        Err(error)
+                    }
+                    Err(RunFailure::InDoubt(intent)) => {
+                        // Mark before the port is released so nothing else runs first.
+                        this.lock_in_doubt().insert(device_name.clone());
+                        drop(session);
+                        warn!(
+                            intent,
+                            "outcome unknown: the device takes no invoice until settled"
+                        );
+                        this.spawn_reconciler(device_name.clone());
+                        Err(CertifyError::OutcomeUnknown {
+                            rn: invoice.rn.clone(),
+                            retry_after: Duration::from_secs(5),
+                        })
+                    }
+                }
+            }
+            .instrument(span),
+        );
+        let entry = job
+            .await
+            .map_err(|e| CertifyError::Internal(format!("certification task failed: {e}")))??;
+        Ok(Certified {
+            entry,
+            replayed: false,
+        })
+    }
+
+    /// The stored result of `rn` for `principal`.
+    pub fn lookup(&self, principal: &Principal, rn: &str) -> Result<RegisterEntry, CertifyError> {
+        let org = &principal.org.id;
+        let env = principal.environment;
+        if let Some(entry) = self.store.entry_by_rn(org, env, rn)? {
+            return Ok(entry);
+        }
+        if self.claims.rn_in_flight(org, env, rn)
+            || self.store.open_intent_for(org, env, rn)?.is_some()
+        {
+            return Err(CertifyError::InFlight { rn: rn.to_string() });
+        }
+        Err(CertifyError::NotFound { rn: rn.to_string() })
+    }
+
+    /// Whether the certification path works.
+    pub fn status(&self) -> ServiceStatus {
+        let mut devices: Vec<(String, LinkStatus)> = self
+            .devices
+            .iter()
+            .map(|(name, handle)| (name.clone(), handle.status()))
+            .collect();
+        devices.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut reconciling: Vec<String> = self.lock_in_doubt().iter().cloned().collect();
+        reconciling.sort();
+        let ready = !self.store_failed.load(Ordering::SeqCst)
+            && !devices.is_empty()
+            && devices.iter().all(|(_, status)| status.connected);
+        ServiceStatus {
+            ready,
+            devices,
+            reconciling,
+        }
+    }
+
+    /// Settles, in the background, every intent the journal left open (start-up). Devices
+    /// with open intents take no invoice until theirs are settled.
+    pub fn start_reconciliation(self: &Arc<Self>) -> Result<(), CertifyError> {
+        let open = self.store.open_intents()?;
+        let mut devices: Vec<String> = open.into_iter().map(|(_, i)| i.device).collect();
+        devices.sort();
+        devices.dedup();
+        for device in devices {
+            warn!(%device, "open intents in the journal: reconciling before new invoices");
+            self.lock_in_doubt().insert(device.clone());
+            self.spawn_reconciler(device);
+        }
+        Ok(())
+    }
+
+    /// Stops the devices after their current session.
+    pub async fn shutdown(&self) {
+        for device in self.devices.values() {
+            device.shutdown().await;
+        }
+    }
+
+    fn replay(
+        &self,
+        org: &Organization,
+        env: Environment,
+        rn: &str,
+        digest: &str,
+    ) -> Result<Option<Certified>, CertifyError> {
+        match self.store.entry_by_rn(&org.id, env, rn)? {
+            Some(entry) if entry.request.request_digest == digest => Ok(Some(Certified {
+                entry,
+                replayed: true,
+            })),
+            Some(_) => Err(CertifyError::DuplicateRn { rn: rn.to_string() }),
+            None => Ok(None),
+        }
+    }
+
+    fn device_for(&self, org: &Organization, env: Environment) -> Result<String, CertifyError> {
+        match env {
+            Environment::Production => Ok(org.device.clone()),
+            Environment::Sandbox => self.settings.sandbox_device.clone().ok_or_else(|| {
+                CertifyError::DeviceUnavailable {
+                    reason: "no sandbox device is configured on this gateway".to_string(),
+                    retry_after: Duration::from_secs(60),
+                }
+            }),
+        }
+    }
+
+    fn refuse_if_in_doubt(&self, device: &str) -> Result<(), CertifyError> {
+        if self.lock_in_doubt().contains(device) {
+            return Err(CertifyError::DeviceUnavailable {
+                reason: "the gateway is settling an earlier invoice with the device".to_string(),
+                retry_after: Duration::from_secs(5),
+            });
+        }
+        Ok(())
+    }
+
+    fn lock_in_doubt(&self) -> MutexGuard<'_, HashSet<String>> {
+        self.in_doubt.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Keeps trying to settle the open intents of `device` until none is left.
+    fn spawn_reconciler(self: &Arc<Self>, device: String) {
+        let this = Arc::clone(self);
+        let span = tracing::info_span!("reconcile", %device);
+        tokio::spawn(
+            async move {
+                let mut backoff = Duration::from_millis(200);
+                loop {
+                    match this.reconcile_device(&device).await {
+                        Ok(true) => {
+                            this.lock_in_doubt().remove(&device);
+                            info!("all intents settled; the device takes invoices again");
+                            return;
+                        }
+                        Ok(false) => {}
+                        Err(error) => error!(%error, "reconciliation failed; will retry"),
+                    }
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                }
+            }
+            .instrument(span),
+        );
+    }
+
+    /// One pass: true when no open intent is left for `device`.
+    async fn reconcile_device(&self, device: &str) -> Result<bool, CertifyError> {
+        let open: Vec<_> = self
+            .store
+            .open_intents()?
+            .into_iter()
+            .filter(|(_, intent)| intent.device == device)
+            .collect();
+        if open.is_empty() {
+            return Ok(true);
+        }
+        let Some(handle) = self.devices.get(device) else {
+            error!(
+                "open intents name a device that is not configured; configure it to settle them"
+            );
+            return Ok(false);
+        };
+        let mut session = match handle.acquire().await {
+            Ok(session) => session,
+            Err(error) => {
+                info!(%error, "device not available for reconciliation yet");
+                return Ok(false);
+            }
+        };
+        for (id, intent) in open {
+            match settle(&mut session, &self.store, self.settings.offset, id, &intent).await {
+                Ok(_) => {}
+                Err(SettleError::Unreachable(reason)) => {
+                    info!(%reason, "device did not answer C1h yet");
+                    return Ok(false);
+                }
+                Err(SettleError::Store(error)) => return Err(error),
+            }
+        }
+        Ok(false)
+    }
+}

@@ -1,0 +1,275 @@
+//! Reading JSON with paths: the request body one object level at a time through
+//! `serde_json::value::RawValue`, so that every refusal names the JSON path of the field at
+//! fault (`items[2].pricee`), which `#[serde(deny_unknown_fields)]` cannot do, and decimals
+//! are read from their text, never through `f64`.
+
+use rust_decimal::Decimal;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::{code, ValidationError};
+
+/// Checks `body` (UTF-8, nesting at most `max_depth`, one JSON value) and returns its value,
+/// unparsed.
+pub(crate) fn root(body: &[u8], max_depth: usize) -> Result<&RawValue, ValidationError> {
+    let text = std::str::from_utf8(body).map_err(|e| {
+        ValidationError::body(
+            code::MALFORMED_JSON,
+            format!("the body is not UTF-8 (byte {})", e.valid_up_to()),
+        )
+    })?;
+    check_depth(body, max_depth)?;
+    serde_json::from_str(text).map_err(|e| {
+        ValidationError::body(
+            code::MALFORMED_JSON,
+            format!("the body is not valid JSON: {e}"),
+        )
+    })
+}
+
+/// Refuses nesting deeper than `max` by counting brackets outside strings. It runs before
+/// any recursive parser, so a `[[[[...` bomb costs one pass and no stack.
+pub(crate) fn check_depth(bytes: &[u8], max: usize) -> Result<(), ValidationError> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (at, &byte) in bytes.iter().enumerate() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return Err(ValidationError::body(
+                        code::TOO_DEEP,
+                        format!("the body nests arrays and objects deeper than {max} levels (byte {at})"),
+                    ));
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The JSON kind of a raw value, from its first byte (serde_json strips leading blanks).
+fn kind(raw: &RawValue) -> &'static str {
+    match raw.get().as_bytes().first() {
+        Some(b'{') => "an object",
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
+    }
+}
+
+fn wrong_type(path: &str, expected: &str, raw: &RawValue) -> ValidationError {
+    ValidationError::at(
+        code::WRONG_TYPE,
+        path,
+        format!("{path} must be {expected}, not {}", kind(raw)),
+    )
+}
+
+/// An object's entries in order, keys unescaped, values unparsed.
+struct Entries<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Entries<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EntriesVisitor;
+        impl<'de> Visitor<'de> for EntriesVisitor {
+            type Value = Entries<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries<'de>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    out.push((key, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(Entries(out))
+            }
+        }
+        deserializer.deserialize_map(EntriesVisitor)
+    }
+}
+
+/// One JSON object checked against its schema: `values[i]` is the value of `fields[i]`,
+/// `None` when absent or `null`.
+pub(crate) struct Obj<'a> {
+    path: String,
+    fields: &'static [&'static str],
+    values: Vec<Option<&'a RawValue>>,
+}
+
+impl<'a> Obj<'a> {
+    /// Reads `raw` as an object whose keys must be in `fields`, each at most once.
+    pub(crate) fn read(
+        raw: &'a RawValue,
+        path: &str,
+        fields: &'static [&'static str],
+    ) -> Result<Obj<'a>, ValidationError> {
+        let shown = if path.is_empty() { "the body" } else { path };
+        if !raw.get().starts_with('{') {
+            let mut error = wrong_type(shown, "an object", raw);
+            error.field = (!path.is_empty()).then(|| path.to_owned());
+            return Err(error);
+        }
+        let Entries(entries) = serde_json::from_str(raw.get())
+            .map_err(|e| ValidationError::body(code::MALFORMED_JSON, format!("{shown}: {e}")))?;
+        let mut values = vec![None; fields.len()];
+        let mut seen = vec![false; fields.len()];
+        for (key, value) in entries {
+            let child = join(path, &key);
+            let Some(index) = fields.iter().position(|f| *f == key) else {
+                return Err(ValidationError::at(
+                    code::UNKNOWN_FIELD,
+                    &child,
+                    format!(
+                        "unknown field {child} (the fields here are: {})",
+                        fields.join(", ")
+                    ),
+                ));
+            };
+            if std::mem::replace(&mut seen[index], true) {
+                return Err(ValidationError::at(
+                    code::DUPLICATE_FIELD,
+                    &child,
+                    format!("field {child} is given more than once"),
+                ));
+            }
+            values[index] = (value.get() != "null").then_some(value);
+        }
+        Ok(Obj {
+            path: path.to_owned(),
+            fields,
+            values,
+        })
+    }
+
+    fn child(&self, key: &str) -> String {
+        join(&self.path, key)
+    }
+
+    fn get(&self, key: &str) -> Option<&'a RawValue> {
+        let index = self.fields.iter().position(|f| *f == key)?;
+        self.values.get(index).copied().flatten()
+    }
+
+    /// A text field: a JSON string.
+    pub(crate) fn text(&self, key: &str) -> Result<Option<String>, ValidationError> {
+        let Some(raw) = self.get(key) else {
+            return Ok(None);
+        };
+        string_of(raw)
+            .map(Some)
+            .ok_or_else(|| wrong_type(&self.child(key), "a string", raw))
+    }
+
+    /// A decimal field: a JSON string or number holding a plain decimal; `""` is absent.
+    pub(crate) fn decimal(&self, key: &str) -> Result<Option<Decimal>, ValidationError> {
+        let Some(raw) = self.get(key) else {
+            return Ok(None);
+        };
+        let path = self.child(key);
+        let text = match kind(raw) {
+            "a number" => raw.get().to_owned(),
+            "a string" => string_of(raw).unwrap_or_default(),
+            _ => return Err(wrong_type(&path, "a decimal (string or number)", raw)),
+        };
+        if text.is_empty() {
+            return Ok(None);
+        }
+        parse_decimal(&text).map(Some).map_err(|reason| {
+            ValidationError::at(
+                code::BAD_DECIMAL,
+                &path,
+                format!("{path} must be a plain decimal such as \"1200.50\": {text:?} {reason}"),
+            )
+        })
+    }
+
+    /// An array of objects with the keys `fields`, each read by `build`.
+    pub(crate) fn array<T>(
+        &self,
+        key: &str,
+        fields: &'static [&'static str],
+        build: fn(&Obj<'_>) -> Result<T, ValidationError>,
+    ) -> Result<Option<Vec<T>>, ValidationError> {
+        let Some(raw) = self.get(key) else {
+            return Ok(None);
+        };
+        let path = self.child(key);
+        if !raw.get().starts_with('[') {
+            return Err(wrong_type(&path, "an array", raw));
+        }
+        let elements: Vec<&RawValue> = serde_json::from_str(raw.get())
+            .map_err(|e| ValidationError::body(code::MALFORMED_JSON, format!("{path}: {e}")))?;
+        elements
+            .iter()
+            .enumerate()
+            .map(|(i, e)| build(&Obj::read(e, &format!("{path}[{i}]"), fields)?))
+            .collect::<Result<Vec<T>, _>>()
+            .map(Some)
+    }
+
+    /// A nested object with the keys `fields`, read by `build`.
+    pub(crate) fn object<T>(
+        &self,
+        key: &str,
+        fields: &'static [&'static str],
+        build: fn(&Obj<'_>) -> Result<T, ValidationError>,
+    ) -> Result<Option<T>, ValidationError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(raw) => build(&Obj::read(raw, &self.child(key), fields)?).map(Some),
+        }
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn string_of(raw: &RawValue) -> Option<String> {
+    if !raw.get().starts_with('"') {
+        return None;
+    }
+    serde_json::from_str(raw.get()).ok()
+}
+
+/// Reads `-?digits[.digits]` exactly (at most 28 significant digits, scale kept, `-0` read
+/// as `0`); why not, otherwise.
+pub(crate) fn parse_decimal(text: &str) -> Result<Decimal, &'static str> {
+    let unsigned = text.strip_prefix('-').unwrap_or(text);
+    let (whole, fraction) = match unsigned.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (unsigned, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if unsigned.contains(['e', 'E']) {
+        return Err("has an exponent");
+    }
+    if !digits(whole) || !fraction.is_none_or(digits) {
+        return Err("is not a decimal number");
+    }
+    let mut value = Decimal::from_str_exact(text).map_err(|_| "has too many digits")?;
+    if value.is_zero() {
+        // "-0.00" is 0.00: a negative sign on zero would read as negative downstream.
+        value.set_sign_positive(true);
+    }
+    Ok(value)
+}

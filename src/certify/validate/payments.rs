@@ -1,0 +1,111 @@
+//! Payment rules: method, amount, and the optional currency of each payment.
+
+use mcf_sfe::command::Payment;
+use mcf_sfe::types::PaymentMethod;
+use rust_decimal::Decimal;
+
+use super::header::given;
+use super::items::check_amount;
+use super::{code, ValidationError, MAX_AMOUNT};
+use crate::certify::request::{InvoiceRequest, PaymentRequest};
+
+/// A validated payment: the 35h command and the currency fields the client sent (they go to
+/// the digest only; the device carries method and amount).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ValidPayment {
+    /// 35h.
+    pub command: Payment,
+    /// `curCode`, if sent (CDF or USD).
+    pub cur_code: Option<String>,
+    /// `curRate`, if sent and > 0 (a CDF payment's -1 means "none").
+    pub cur_rate: Option<Decimal>,
+}
+
+/// `payments`: absent or empty means none (the run then pays the device total in ESPECES).
+pub(super) fn payments(request: &InvoiceRequest) -> Result<Vec<ValidPayment>, ValidationError> {
+    let mut total = Decimal::ZERO;
+    let mut out = Vec::new();
+    for (i, p) in request.payments.iter().flatten().enumerate() {
+        let path = format!("payments[{i}]");
+        let valid = payment(p, &path)?;
+        total = total
+            .checked_add(valid.command.amount)
+            .filter(|t| *t <= MAX_AMOUNT)
+            .ok_or_else(|| {
+                ValidationError::at(
+                    code::AMOUNT_OUT_OF_RANGE,
+                    &format!("{path}.amount"),
+                    format!("the payments add up to more than {MAX_AMOUNT}"),
+                )
+            })?;
+        out.push(valid);
+    }
+    Ok(out)
+}
+
+fn payment(p: &PaymentRequest, path: &str) -> Result<ValidPayment, ValidationError> {
+    let at = |field: &str| format!("{path}.{field}");
+    let name = given(&p.name).ok_or_else(|| ValidationError::missing(&at("name")))?;
+    let method = PaymentMethod::from_name(name).ok_or_else(|| {
+        ValidationError::at(
+            code::PAYMENT_METHOD_INVALID,
+            &at("name"),
+            format!(
+                "{} {name:?} is not one of ESPECES, VIREMENT, CARTEBANCAIRE, MOBILEMONEY, CHEQUES, CREDIT, AUTRE",
+                at("name")
+            ),
+        )
+    })?;
+    let amount = p
+        .amount
+        .ok_or_else(|| ValidationError::missing(&at("amount")))?;
+    if amount <= Decimal::ZERO {
+        return Err(ValidationError::at(
+            code::PAYMENT_NOT_POSITIVE,
+            &at("amount"),
+            format!("{} must be more than 0, got {amount}", at("amount")),
+        ));
+    }
+    check_amount(
+        amount,
+        &at("amount"),
+        2,
+        code::PAYMENT_NOT_POSITIVE,
+        code::PAYMENT_TOO_PRECISE,
+    )?;
+    let cur_code = given(&p.cur_code).map(str::to_owned);
+    if let Some(other) = cur_code.as_deref().filter(|c| !matches!(*c, "CDF" | "USD")) {
+        return Err(ValidationError::at(
+            code::PAYMENT_CURRENCY_INVALID,
+            &at("curCode"),
+            format!("{} {other:?} is not CDF or USD", at("curCode")),
+        ));
+    }
+    let cur_rate = match p.cur_rate {
+        None => None,
+        Some(rate) if rate == -Decimal::ONE && cur_code.as_deref() != Some("USD") => None,
+        Some(rate)
+            if rate > Decimal::ZERO
+                && rate.round_dp(4) == rate
+                && rate <= MAX_AMOUNT
+                && cur_code.as_deref() != Some("CDF") =>
+        {
+            Some(rate)
+        }
+        Some(rate) => {
+            return Err(ValidationError::at(
+                code::PAYMENT_RATE_INVALID,
+                &at("curRate"),
+                format!(
+                    "{} {rate} does not fit the payment's currency: -1 for CDF, the CDF per USD rate (> 0, at most 4 decimals) for USD",
+                    at("curRate")
+                ),
+            ))
+        }
+    };
+    Ok(ValidPayment {
+        command: Payment { method, amount },
+        cur_code,
+        cur_rate,
+    })
+}

@@ -1,0 +1,208 @@
+//! Reading the body: JSON, types, unknown and duplicate fields, depth, decimals.
+
+use rust_decimal_macros::dec;
+
+use super::*;
+use crate::certify::request::{parse_body, MAX_DEPTH};
+use crate::certify::validate::code;
+
+fn parse_error(body: &str) -> ValidationError {
+    match parse_body(body.as_bytes()) {
+        Ok(request) => panic!("parsed: {body}\n{request:?}"),
+        Err(error) => error,
+    }
+}
+
+#[test]
+fn the_reference_example_is_read_field_by_field() {
+    let request = parse_body(REFERENCE.as_bytes()).unwrap();
+    assert_eq!(request.rn.as_deref(), Some("FC0002"));
+    assert_eq!(request.isf.as_deref(), Some("ISF01"));
+    assert_eq!(request.cur_rate, Some(dec!(-1)));
+    let items = request.items.unwrap();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0].price, Some(dec!(600.00)));
+    assert_eq!(items[0].quantity, Some(dec!(2.0)));
+    assert_eq!(items[1].code.as_deref(), Some(" ---DEEE"));
+    assert_eq!(items[1].tax_specific_value.as_deref(), Some("0.00%"));
+    let client = request.client.unwrap();
+    assert_eq!(client.type_desc.as_deref(), Some("Personne morale"));
+    assert_eq!(client.email, None);
+    let payments = request.payments.unwrap();
+    assert_eq!(payments[0].amount, Some(dec!(1230.00)));
+    assert_eq!(request.operator.unwrap().id.as_deref(), Some("01"));
+}
+
+#[test]
+fn decimals_may_be_strings_or_numbers_and_keep_every_digit() {
+    let body = r#"{"rn":"1","curRate":2850.1234,"items":[
+        {"price":12.50,"quantity":"0.125"},
+        {"price":"79228162514264337593543950.335","quantity":3}]}"#;
+    let request = parse_body(body.as_bytes()).unwrap();
+    let items = request.items.unwrap();
+    assert_eq!(request.cur_rate, Some(dec!(2850.1234)));
+    assert_eq!(items[0].price.unwrap().to_string(), "12.50");
+    assert_eq!(items[0].quantity, Some(dec!(0.125)));
+    // 29 digits: an f64 would have lost the last ones.
+    assert_eq!(
+        items[1].price.unwrap().to_string(),
+        "79228162514264337593543950.335"
+    );
+    assert_eq!(items[1].quantity, Some(dec!(3)));
+}
+
+#[test]
+fn null_and_empty_decimals_are_absent_and_minus_zero_is_zero() {
+    let body = r#"{"rn":null,"curRate":"","items":[{"price":"-0.00","quantity":null}]}"#;
+    let request = parse_body(body.as_bytes()).unwrap();
+    assert_eq!(request.rn, None);
+    assert_eq!(request.cur_rate, None);
+    let item = &request.items.unwrap()[0];
+    assert!(!item.price.unwrap().is_sign_negative());
+    assert_eq!(item.quantity, None);
+}
+
+#[test]
+fn decimals_with_exponents_or_junk_are_refused_with_their_path() {
+    for (body, field) in [
+        (r#"{"curRate":1e3}"#, "curRate"),
+        (r#"{"curRate":"1E3"}"#, "curRate"),
+        (r#"{"items":[{"price":"12,50"}]}"#, "items[0].price"),
+        (r#"{"items":[{},{"quantity":" 1"}]}"#, "items[1].quantity"),
+        (r#"{"payments":[{"amount":"1_000"}]}"#, "payments[0].amount"),
+        (r#"{"payments":[{"amount":"+5"}]}"#, "payments[0].amount"),
+        (r#"{"payments":[{"amount":"5."}]}"#, "payments[0].amount"),
+        (
+            r#"{"payments":[{"amount":"123456789012345678901234567890"}]}"#,
+            "payments[0].amount",
+        ),
+    ] {
+        let error = parse_error(body);
+        assert_eq!(
+            (error.code, error.field.as_deref()),
+            (code::BAD_DECIMAL, Some(field)),
+            "{body}: {error}"
+        );
+    }
+}
+
+#[test]
+fn unknown_fields_are_refused_with_their_path() {
+    // The seed's own example misspells originalPrice in its first item.
+    let misspelt = REFERENCE.replacen("\"originalPrice\"", "\"origìnaÎPříče\"", 1);
+    let error = parse_error(&misspelt);
+    assert_eq!(error.code, code::UNKNOWN_FIELD);
+    assert_eq!(error.field.as_deref(), Some("items[0].origìnaÎPříče"));
+    assert!(error.message.contains("origìnaÎPříče"), "{error}");
+    for (body, field) in [
+        (r#"{"rn":"1","isf":"X"}"#, "isf"),
+        (r#"{"client":{"emial":"a@b.c"}}"#, "client.emial"),
+        (
+            r#"{"payments":[{"name":"ESPECES","currency":"CDF"}]}"#,
+            "payments[0].currency",
+        ),
+        (r#"{"operator":{"id":"1","role":"x"}}"#, "operator.role"),
+    ] {
+        let error = parse_error(body);
+        assert_eq!(
+            (error.code, error.field.as_deref()),
+            (code::UNKNOWN_FIELD, Some(field)),
+            "{body}"
+        );
+    }
+}
+
+#[test]
+fn a_field_given_twice_is_refused_even_when_escaped() {
+    let error = parse_error(r#"{"rn":"A","r\u006e":"B"}"#);
+    assert_eq!(
+        (error.code, error.field.as_deref()),
+        (code::DUPLICATE_FIELD, Some("rn"))
+    );
+    let error = parse_error(r#"{"items":[{"name":"a","name":"a"}]}"#);
+    assert_eq!(error.field.as_deref(), Some("items[0].name"));
+}
+
+#[test]
+fn wrong_json_types_are_refused_with_their_path() {
+    for (body, field) in [
+        (r#"{"rn":12}"#, Some("rn")),
+        (r#"{"items":"none"}"#, Some("items")),
+        (r#"{"items":{}}"#, Some("items")),
+        (r#"{"items":[[]]}"#, Some("items[0]")),
+        (r#"{"client":["PM"]}"#, Some("client")),
+        (r#"{"operator":{"id":1}}"#, Some("operator.id")),
+        (r#"{"items":[{"price":true}]}"#, Some("items[0].price")),
+        (
+            r#"{"payments":[{"amount":{}}]}"#,
+            Some("payments[0].amount"),
+        ),
+        (r#"[]"#, None),
+        (r#""text""#, None),
+    ] {
+        let error = parse_error(body);
+        assert_eq!(
+            (error.code, error.field.as_deref()),
+            (code::WRONG_TYPE, field),
+            "{body}: {error}"
+        );
+    }
+}
+
+#[test]
+fn bad_json_and_bad_utf8_are_malformed() {
+    for body in [
+        "",
+        "{",
+        r#"{"rn":"1",}"#,
+        r#"{"rn":"1"} x"#,
+        "{'rn':'1'}",
+        "\u{feff}{}",
+    ] {
+        assert_eq!(parse_error(body).code, code::MALFORMED_JSON, "{body:?}");
+    }
+    let error = parse_body(b"{\"rn\":\"\xff\"}").unwrap_err();
+    assert_eq!(error.code, code::MALFORMED_JSON);
+    assert!(error.message.contains("UTF-8"), "{error}");
+}
+
+#[test]
+fn a_depth_bomb_is_refused_before_any_recursion() {
+    // Deep enough to overflow a recursive parser's stack if it were reached.
+    let bomb = format!("{}{}", "[".repeat(1_000_000), "]".repeat(1_000_000));
+    assert_eq!(parse_error(&bomb).code, code::TOO_DEEP);
+    let objects = format!(
+        r#"{{"rn":"1","x":{}1{}}}"#,
+        r#"{"a":"#.repeat(100_000),
+        "}".repeat(100_000)
+    );
+    assert_eq!(parse_error(&objects).code, code::TOO_DEEP);
+    // Brackets inside strings do not count, escaped quotes included.
+    let inside = format!(r#"{{"rn":"\"{}"}}"#, "[".repeat(100));
+    assert_eq!(
+        parse_body(inside.as_bytes()).unwrap().rn.unwrap(),
+        format!("\"{}", "[".repeat(100))
+    );
+    // Exactly MAX_DEPTH levels is fine for the scan (the schema refuses it later).
+    let deep = format!(
+        r#"{{"x":{}{}}}"#,
+        "[".repeat(MAX_DEPTH - 1),
+        "]".repeat(MAX_DEPTH - 1)
+    );
+    assert_eq!(parse_error(&deep).code, code::UNKNOWN_FIELD);
+    let deeper = format!(
+        r#"{{"x":{}{}}}"#,
+        "[".repeat(MAX_DEPTH),
+        "]".repeat(MAX_DEPTH)
+    );
+    assert_eq!(parse_error(&deeper).code, code::TOO_DEEP);
+}
+
+#[test]
+fn comment_fields_map_to_lines_a_to_h() {
+    let body = r#"{"cmta":"first","cmth":"last","cmtc":null}"#;
+    let request = parse_body(body.as_bytes()).unwrap();
+    assert_eq!(request.comments[0].as_deref(), Some("first"));
+    assert_eq!(request.comments[2], None);
+    assert_eq!(request.comments[7].as_deref(), Some("last"));
+}

@@ -1,0 +1,85 @@
+//! The host-side expectation of the device's 33h subtotal (PROTOCOL.md §8), computed with the
+//! simulator's rules (`device-sim/src/totals.rs`) so that the run can compare it with the
+//! device's reply before paying (PROTOCOL.md §3.2: a resent 31h may have added a line twice).
+//!
+//! Decimal arithmetic, checked; "round" is half away from zero to 2 places:
+//! - line amount = round(price x quantity) (already in [`ValidItem::line_amount`]);
+//! - per group, lines summed in body order; `ht`: VAT = round(HT x rate / 100), TTC = HT + VAT;
+//!   `ttc`: TTC = sum, VAT = round(TTC x rate / (100 + rate)); no rate or 0 %: VAT = 0;
+//! - MTS = sum of the specific tax amounts, outside every group; MV = sum of TTC + MTS;
+//! - MCUR = round(MV / USD rate) when the invoice has a USD rate, else none.
+
+use mcf_sfe::reply::Subtotal;
+use mcf_sfe::types::{PriceMode, TaxGroup};
+use rust_decimal::{Decimal, RoundingStrategy};
+
+use super::ValidInvoice;
+#[cfg(doc)]
+use super::ValidItem;
+
+impl ValidInvoice {
+    /// The 33h reply the device should give for these items, with its C1h `rates` (A..P,
+    /// `None` = not charged); `None` if the arithmetic overflows.
+    pub fn expected_subtotal(
+        &self,
+        rates: &[Option<Decimal>; TaxGroup::COUNT],
+    ) -> Option<Subtotal> {
+        let mut lines = [Decimal::ZERO; TaxGroup::COUNT];
+        let mut specific_tax = Decimal::ZERO;
+        for item in &self.items {
+            let slot = &mut lines[item.group.index()];
+            *slot = slot.checked_add(item.line_amount)?;
+            if let Some(tax) = &item.specific_tax {
+                specific_tax = specific_tax.checked_add(tax.amount)?;
+            }
+        }
+        let mut group_ttc = [Decimal::ZERO; TaxGroup::COUNT];
+        let mut group_vat = [Decimal::ZERO; TaxGroup::COUNT];
+        let mut total = specific_tax;
+        let mut vat_total = Decimal::ZERO;
+        for i in 0..TaxGroup::COUNT {
+            let (ttc, vat) = group_amounts(self.price_mode, lines[i], rates[i])?;
+            group_ttc[i] = ttc;
+            group_vat[i] = vat;
+            total = total.checked_add(ttc)?;
+            vat_total = vat_total.checked_add(vat)?;
+        }
+        let usd_equivalent = match &self.usd_rate {
+            Some(usd) => Some(round(total.checked_div(usd.rate)?)),
+            None => None,
+        };
+        Some(Subtotal {
+            total,
+            group_ttc,
+            group_vat,
+            specific_tax,
+            usd_equivalent,
+        })
+    }
+}
+
+fn round(value: Decimal) -> Decimal {
+    value.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero)
+}
+
+/// (TTC, VAT) of one group whose line amounts sum to `lines`.
+fn group_amounts(
+    mode: PriceMode,
+    lines: Decimal,
+    rate: Option<Decimal>,
+) -> Option<(Decimal, Decimal)> {
+    let Some(rate) = rate.filter(|r| !r.is_zero()) else {
+        return Some((lines, Decimal::ZERO));
+    };
+    let taxed = lines.checked_mul(rate)?;
+    match mode {
+        PriceMode::Ht => {
+            let vat = round(taxed.checked_div(Decimal::ONE_HUNDRED)?);
+            Some((lines.checked_add(vat)?, vat))
+        }
+        PriceMode::Ttc => {
+            let vat = round(taxed.checked_div(Decimal::ONE_HUNDRED.checked_add(rate)?)?);
+            Some((lines, vat))
+        }
+    }
+}

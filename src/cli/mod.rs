@@ -1,0 +1,192 @@
+//! The command line (clap): `serve`, and the administration commands `org`, `key` and `log`,
+//! which work whether the service runs (through its admin socket) or not (on the store).
+//! This is the binary's edge: errors are `anyhow` here and nowhere below.
+
+mod admin_commands;
+mod embedded;
+mod serve;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::config::{env_vars, Config, Overrides};
+
+/// emcf-gateway: certify invoices with the DRC e-MCF fiscal device.
+#[derive(Debug, Parser)]
+#[command(name = "emcf-gateway", version, about)]
+pub struct Cli {
+    /// Configuration file (default: $EMCF_CONFIG, else /etc/emcf-gateway/config.toml if it
+    /// exists, else built-in defaults with the embedded simulator).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// State directory: journal, index, admin socket (overrides the file and $EMCF_STATE_DIR).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the gateway: HTTP API, device links, admin socket.
+    Serve(ServeArgs),
+    /// Organizations.
+    #[command(subcommand)]
+    Org(OrgCommand),
+    /// API keys.
+    #[command(subcommand)]
+    Key(KeyCommand),
+    /// The LogInvoices register.
+    #[command(subcommand)]
+    Log(LogCommand),
+}
+
+/// `serve` options.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (overrides the file and $EMCF_LISTEN).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+}
+
+/// `org` commands.
+#[derive(Debug, Subcommand)]
+pub enum OrgCommand {
+    /// Create or update an organization.
+    Add {
+        /// Short id: a-z, 0-9, '-'.
+        #[arg(long)]
+        id: String,
+        /// Display name.
+        #[arg(long)]
+        name: String,
+        /// Seller NIF (must equal the NIF of its device).
+        #[arg(long)]
+        nif: String,
+        /// Seller ISF.
+        #[arg(long)]
+        isf: String,
+        /// Plan: start or grow.
+        #[arg(long, default_value = "start")]
+        plan: String,
+        /// Annual quota overriding the plan's.
+        #[arg(long)]
+        quota: Option<u64>,
+        /// Name of the configured device it certifies on.
+        #[arg(long)]
+        device: String,
+    },
+    /// List organizations.
+    List,
+    /// Show an organization and its quota use this year.
+    Show {
+        /// Organization id.
+        id: String,
+    },
+}
+
+/// `key` commands.
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Issue a key; it is printed once and never stored in clear.
+    Issue {
+        /// Organization id.
+        #[arg(long)]
+        org: String,
+        /// A sandbox key (`mcf_test_`) instead of a production key (`mcf_live_`).
+        #[arg(long)]
+        sandbox: bool,
+        /// Free text to tell keys apart.
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+    /// List the keys of an organization.
+    List {
+        /// Organization id.
+        #[arg(long)]
+        org: String,
+    },
+    /// Disable a key: the next request with it gets 401.
+    Disable {
+        /// Key id (as listed).
+        id: String,
+    },
+    /// Enable a key again.
+    Enable {
+        /// Key id (as listed).
+        id: String,
+    },
+}
+
+/// Output format of `log export`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ExportFormat {
+    /// Comma-separated values with a header line.
+    Csv,
+    /// One JSON object per line.
+    Json,
+}
+
+/// `log` commands.
+#[derive(Debug, Subcommand)]
+pub enum LogCommand {
+    /// List register entries.
+    List {
+        /// Only this organization's.
+        #[arg(long)]
+        org: Option<String>,
+        /// The sandbox register.
+        #[arg(long)]
+        sandbox: bool,
+        /// Entries after this sequence number.
+        #[arg(long, default_value_t = 0)]
+        after: u64,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Show one entry in full.
+    Show {
+        /// Sequence number.
+        sequence: u64,
+        /// The sandbox register.
+        #[arg(long)]
+        sandbox: bool,
+    },
+    /// Export the register to stdout.
+    Export {
+        /// csv or json.
+        #[arg(long, value_enum, default_value = "csv")]
+        format: ExportFormat,
+        /// Only this organization's.
+        #[arg(long)]
+        org: Option<String>,
+        /// The sandbox register.
+        #[arg(long)]
+        sandbox: bool,
+    },
+    /// Verify every record's CRC and the hash chain of the journal.
+    Verify,
+}
+
+/// Parses the command line and runs it.
+pub fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let overrides = Overrides {
+        state_dir: cli.state_dir.clone(),
+        listen: match &cli.command {
+            Command::Serve(args) => args.listen,
+            _ => None,
+        },
+    };
+    let config = Config::resolve(cli.config.as_deref(), env_vars(), &overrides)?;
+    match cli.command {
+        Command::Serve(_) => serve::run(config),
+        Command::Org(command) => admin_commands::org(&config, command),
+        Command::Key(command) => admin_commands::key(&config, command),
+        Command::Log(command) => admin_commands::log(&config, command),
+    }
+}

@@ -1,0 +1,225 @@
+//! `serve`: opens the store, starts the device links (the configured boxes, or the bundled
+//! simulator when none is configured) and the sandbox simulator, settles open intents,
+//! serves the admin socket and the HTTP API until SIGTERM or Ctrl-C, then stops gracefully:
+//! no new requests, the invoices in progress finish and are journaled, then exit.
+
+use anyhow::Context;
+use emcf_sim::RunningSim;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+use super::admin_commands::quota_settings;
+use super::embedded;
+use crate::admin::{socket, Admin};
+use crate::api::{self, ServerSettings};
+use crate::certify::{Certifier, CertifierSettings};
+use crate::config::{Config, DeviceEntry};
+use crate::device::{self, DeviceConfig, DeviceHandle, LinkTiming};
+use crate::keys;
+use crate::model::{Environment, Organization, Plan};
+use crate::store::Store;
+
+/// Name of the bundled simulator used when no device is configured.
+pub const EMBEDDED_DEVICE: &str = "embedded";
+/// Name of the sandbox device (always the bundled simulator).
+pub const SANDBOX_DEVICE: &str = "sandbox";
+/// Id of the demo organization created on the embedded simulator.
+pub const DEMO_ORG: &str = "demo";
+
+pub(super) fn run(config: Config) -> anyhow::Result<()> {
+    init_logging();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(serve(config))
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}
+
+async fn serve(config: Config) -> anyhow::Result<()> {
+    let state_dir = config.resolved_state_dir().to_path_buf();
+    std::fs::create_dir_all(&state_dir)
+        .with_context(|| format!("creating the state directory {}", state_dir.display()))?;
+    if config.device(SANDBOX_DEVICE).is_some() || config.device(EMBEDDED_DEVICE).is_some() {
+        anyhow::bail!("device names {EMBEDDED_DEVICE:?} and {SANDBOX_DEVICE:?} are reserved for the bundled simulator");
+    }
+    let store = Arc::new(
+        Store::open(&state_dir)
+            .with_context(|| format!("opening the register in {}", state_dir.display()))?,
+    );
+    info!(state_dir = %state_dir.display(), "register open");
+
+    let mut simulators: Vec<RunningSim> = Vec::new();
+    let mut handles: Vec<DeviceHandle> = Vec::new();
+    let sandbox = embedded::start(&state_dir, SANDBOX_DEVICE).await?;
+    handles.push(simulator_device(SANDBOX_DEVICE, &sandbox));
+    simulators.push(sandbox);
+    let demo = !config.has_devices();
+    if demo {
+        warn!("NO DEVICE CONFIGURED: certifying on the bundled SIMULATOR. Nothing is fiscal. Configure [[devices]] for production.");
+        let sim = embedded::start(&state_dir, EMBEDDED_DEVICE).await?;
+        handles.push(simulator_device(EMBEDDED_DEVICE, &sim));
+        simulators.push(sim);
+    } else {
+        for entry in &config.devices {
+            handles.push(device::spawn(configured_device(entry)));
+        }
+    }
+    let demo_keys = if demo {
+        ensure_demo_organization(&store)?
+    } else {
+        None
+    };
+
+    let certifier = Certifier::new(
+        Arc::clone(&store),
+        handles,
+        CertifierSettings {
+            offset: config.offset(),
+            quota_start: config.plans.start,
+            quota_grow: config.plans.grow,
+            sandbox_device: Some(SANDBOX_DEVICE.to_string()),
+        },
+    );
+    certifier.start_reconciliation()?;
+
+    let stop = CancellationToken::new();
+    let admin = Arc::new(Admin::new(Arc::clone(&store), quota_settings(&config)));
+    let admin_task = tokio::spawn(socket::serve(
+        socket::path_in(&state_dir),
+        admin,
+        stop.clone(),
+    ));
+
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("listening on {}", config.listen))?;
+    let addr = listener.local_addr()?;
+    println!("emcf-gateway listening on http://{addr}");
+    if let Some((live, sandbox)) = &demo_keys {
+        print_demo(addr, live, sandbox);
+    }
+
+    let signal_stop = stop.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        info!("stop requested: refusing new requests, finishing those in progress");
+        signal_stop.cancel();
+    });
+    let settings = ServerSettings {
+        max_connections: config.max_connections,
+        header_read_timeout: config.header_read_timeout(),
+        request_timeout: config.request_timeout(),
+        body_limit: config.body_limit_bytes,
+        shutdown_grace: config.request_timeout(),
+    };
+    api::serve(listener, Arc::clone(&certifier), settings, stop.clone()).await?;
+    certifier.shutdown().await;
+    stop.cancel();
+    let _ = admin_task.await;
+    for sim in simulators {
+        let _ = sim.stop().await;
+    }
+    info!("stopped");
+    Ok(())
+}
+
+fn simulator_device(name: &str, sim: &RunningSim) -> DeviceHandle {
+    device::spawn(DeviceConfig {
+        name: name.to_string(),
+        path: sim.path().to_path_buf(),
+        baud: 115_200,
+        timing: LinkTiming::default(),
+        queue_capacity: 32,
+    })
+}
+
+fn configured_device(entry: &DeviceEntry) -> DeviceConfig {
+    let timing = entry.timing();
+    DeviceConfig {
+        name: entry.name.clone(),
+        path: entry.path.clone(),
+        baud: entry.baud,
+        timing: LinkTiming {
+            window: timing.window,
+            tries: timing.tries,
+            command_budget: timing.command_budget,
+            finalize_budget: timing.finalize_budget,
+            credit_note_budget: timing.credit_note_budget,
+            poll_interval: timing.poll_interval,
+            ..LinkTiming::default()
+        },
+        queue_capacity: entry.queue_capacity,
+    }
+}
+
+/// Creates the demo organization on the embedded simulator at first start, with one live
+/// and one sandbox key (returned to be printed once).
+fn ensure_demo_organization(store: &Store) -> anyhow::Result<Option<(String, String)>> {
+    if store.organization(DEMO_ORG)?.is_some() {
+        return Ok(None);
+    }
+    store.save_organization(Organization {
+        id: DEMO_ORG.to_string(),
+        name: "Demo shop (simulated device, not fiscal)".to_string(),
+        nif: embedded::simulator_nif(),
+        isf: "ISF-DEMO-001".to_string(),
+        plan: Plan::Start,
+        quota_override: None,
+        device: EMBEDDED_DEVICE.to_string(),
+    })?;
+    let now = chrono::Utc::now();
+    let live = keys::issue(DEMO_ORG, Environment::Production, "demo live key", now);
+    let sandbox = keys::issue(DEMO_ORG, Environment::Sandbox, "demo sandbox key", now);
+    store.issue_key(live.record)?;
+    store.issue_key(sandbox.record)?;
+    Ok(Some((live.plaintext, sandbox.plaintext)))
+}
+
+fn print_demo(addr: std::net::SocketAddr, live: &str, sandbox: &str) {
+    let host = if addr.ip().is_unspecified() {
+        format!("127.0.0.1:{}", addr.port())
+    } else {
+        addr.to_string()
+    };
+    println!("demo organization created (shown once, store these keys now):");
+    println!("live key: {live}");
+    println!("sandbox key: {sandbox}");
+    println!("try:");
+    println!(
+        "curl -s http://{host}/api/v1/Invoice -H 'Authorization: Bearer {live}' -H 'Content-Type: application/json' -d '{{\"rn\":\"DEMO-1\",\"mode\":\"ttc\",\"type\":\"FV\",\"curCode\":\"CDF\",\"curRate\":\"-1\",\"items\":[{{\"name\":\"STYLO BIC\",\"type\":\"BIE\",\"price\":\"1160.00\",\"quantity\":\"1\",\"taxGroup\":\"B\"}}],\"operator\":{{\"id\":\"1\",\"name\":\"Caisse 1\"}}}}'"
+    );
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

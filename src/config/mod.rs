@@ -1,0 +1,807 @@
+//! Configuration: a TOML file, then environment variables, then command-line flags.
+//!
+//! Every key, default and variable is described for operators in `docs/configuration.md`.
+//!
+//! Typical use by the CLI:
+//!
+//! ```no_run
+//! # use emcf_gateway::config::{Config, Overrides};
+//! # fn main() -> Result<(), emcf_gateway::config::ConfigError> {
+//! let flags = Overrides::default(); // from clap: --state-dir, --listen
+//! let config = Config::resolve(None, emcf_gateway::config::env_vars(), &flags)?;
+//! # let _ = config; Ok(()) }
+//! ```
+//!
+//! which is [`Config::load`] (file), [`Config::apply_env`], [`Config::apply_overrides`] and
+//! [`Config::validate`] in that order. Nothing here opens a device or a directory.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chrono::{DateTime, Datelike, FixedOffset, Offset, Utc};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::model::Plan;
+
+/// The file read when neither a path nor `EMCF_CONFIG` is given, if it exists.
+pub const DEFAULT_CONFIG_FILE: &str = "/etc/emcf-gateway/config.toml";
+/// Environment variable naming the configuration file (used by [`Config::load`]).
+pub const ENV_CONFIG: &str = "EMCF_CONFIG";
+/// Environment variable overriding `state_dir`.
+pub const ENV_STATE_DIR: &str = "EMCF_STATE_DIR";
+/// Environment variable overriding `listen`.
+pub const ENV_LISTEN: &str = "EMCF_LISTEN";
+/// Set by systemd for units with `StateDirectory=`: the default `state_dir` when the file does
+/// not set one.
+pub const ENV_SYSTEMD_STATE_DIRECTORY: &str = "STATE_DIRECTORY";
+
+/// `state_dir` when nothing sets it: relative to the working directory.
+pub const DEFAULT_STATE_DIR: &str = "./emcf-state";
+/// `listen` default: loopback only, so that a test install is not exposed on the LAN.
+pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
+/// `timezone_offset` default in seconds east of UTC: +01:00, Kinshasa (West DRC, no DST).
+pub const DEFAULT_TIMEZONE_OFFSET_SECS: i32 = 3600;
+/// `max_connections` default.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+/// `request_timeout_secs` default: above the 90 s credit-note budget.
+pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 120;
+/// `header_read_timeout_secs` default.
+pub const DEFAULT_HEADER_READ_TIMEOUT_SECS: u64 = 10;
+/// `body_limit_bytes` default: 256 KiB.
+pub const DEFAULT_BODY_LIMIT_BYTES: usize = 256 * 1024;
+/// `plans.start` default: invoices per quota year.
+pub const DEFAULT_PLAN_START: u64 = 5_000;
+/// `plans.grow` default: invoices per quota year.
+pub const DEFAULT_PLAN_GROW: u64 = 50_000;
+/// `baud` default of a device (DESIGN §3: 115200 8N1).
+pub const DEFAULT_BAUD: u32 = 115_200;
+/// `queue_capacity` default of a device: invoices waiting for the port.
+pub const DEFAULT_QUEUE_CAPACITY: usize = 32;
+
+/// Device timing defaults (DESIGN §3), used when a `[[devices]]` entry does not override them.
+pub mod timing_defaults {
+    /// Time to wait for a reply or a SYN before resending the same SEQ.
+    pub const WINDOW_MS: u64 = 500;
+    /// Sends of one frame (the first one included) before the link is declared down.
+    pub const TRIES: u32 = 3;
+    /// Whole budget of one ordinary command.
+    pub const COMMAND_BUDGET_MS: u64 = 5_000;
+    /// Budget of 38h for FV/FT/EV/ET.
+    pub const FINALIZE_BUDGET_MS: u64 = 15_000;
+    /// Budget of 38h for FA/EA (credit notes; the box asks the DGI server).
+    pub const CREDIT_NOTE_BUDGET_MS: u64 = 90_000;
+    /// Interval between 38h repeats after a `P:` ("still working") reply.
+    pub const POLL_INTERVAL_MS: u64 = 500;
+}
+
+const MAX_TIMEOUT_SECS: u64 = 3_600;
+const MAX_BUDGET_MS: u64 = 3_600_000;
+const MAX_TRIES: u32 = 10;
+const MAX_CONNECTIONS: usize = 65_536;
+const MAX_QUEUE_CAPACITY: usize = 10_000;
+const MIN_BODY_LIMIT: usize = 1024;
+const MAX_BODY_LIMIT: usize = 64 * 1024 * 1024;
+const MAX_DEVICE_NAME: usize = 32;
+const MAX_OFFSET_SECS: i32 = 14 * 3600;
+
+/// What is wrong with the configuration, phrased for the person editing it.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    /// The file could not be read (missing, permissions...).
+    #[error("cannot read the configuration file {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// The file is not valid TOML or has a wrong, missing or unknown key; the message names the
+    /// key, line and column.
+    #[error("configuration file {} is not valid: {message}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The TOML parser's message (line, column, key).
+        message: String,
+    },
+    /// An environment variable has a value that cannot be used.
+    #[error("environment variable {var}={value:?} is not valid: {message}")]
+    Env {
+        /// Its name.
+        var: String,
+        /// Its value (no variable read here holds a secret).
+        value: String,
+        /// What is expected.
+        message: String,
+    },
+    /// A value parsed but is not acceptable (out of range, duplicate, inconsistent).
+    #[error("invalid configuration{}: {key} {message}", in_file(.file))]
+    Invalid {
+        /// The key at fault, e.g. `request_timeout_secs` or `baud in [[devices]] entry 1 ("shop")`
+        /// (entries counted from 1, in file order).
+        key: String,
+        /// What is wrong and what to do.
+        message: String,
+        /// The file the configuration came from, if any.
+        file: Option<PathBuf>,
+    },
+}
+
+fn in_file(file: &Option<PathBuf>) -> String {
+    match file {
+        Some(path) => format!(" (file {})", path.display()),
+        None => String::new(),
+    }
+}
+
+/// The whole configuration. `Default` is the built-in configuration (no devices: the embedded
+/// simulator, see DESIGN §8).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Journal and index directory, if set by the file, an environment variable or a flag.
+    /// Use [`Config::resolved_state_dir`] for the directory to use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_dir: Option<PathBuf>,
+    /// Address and port of the HTTP server.
+    #[serde(with = "listen_text")]
+    pub listen: SocketAddr,
+    /// Offset from UTC of the quota year's time zone (no DST rules: a fixed offset).
+    #[serde(with = "offset_text")]
+    pub timezone_offset: FixedOffset,
+    /// HTTP connections served at once (the HTTP layer decides what happens to more).
+    pub max_connections: usize,
+    /// Longest time one HTTP request may take, queue wait included; must exceed every device's
+    /// finalize and credit-note budgets.
+    pub request_timeout_secs: u64,
+    /// Longest time to receive a request's headers.
+    pub header_read_timeout_secs: u64,
+    /// Largest accepted request body.
+    pub body_limit_bytes: usize,
+    /// Annual quotas of the plans.
+    pub plans: Plans,
+    /// Fiscal devices. Empty: the embedded simulator (demo mode, not fiscal).
+    pub devices: Vec<DeviceEntry>,
+    /// The file this was loaded from (not a key; set by [`Config::load`]).
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            state_dir: None,
+            listen: DEFAULT_LISTEN,
+            timezone_offset: default_offset(),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            request_timeout_secs: DEFAULT_REQUEST_TIMEOUT_SECS,
+            header_read_timeout_secs: DEFAULT_HEADER_READ_TIMEOUT_SECS,
+            body_limit_bytes: DEFAULT_BODY_LIMIT_BYTES,
+            plans: Plans::default(),
+            devices: Vec::new(),
+            source: None,
+        }
+    }
+}
+
+/// Annual invoice quotas per plan (`[plans]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Plans {
+    /// Start plan: invoices per quota year.
+    pub start: u64,
+    /// Grow plan: invoices per quota year.
+    pub grow: u64,
+}
+
+impl Default for Plans {
+    fn default() -> Self {
+        Plans {
+            start: DEFAULT_PLAN_START,
+            grow: DEFAULT_PLAN_GROW,
+        }
+    }
+}
+
+/// One `[[devices]]` entry: a fiscal box on a serial port. The caller converts it to the device
+/// layer's configuration (see [`DeviceEntry::timing`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceEntry {
+    /// Name organizations refer to (ASCII letters, digits, `-`, `_`; unique, ignoring case).
+    pub name: String,
+    /// Serial port, preferably `/dev/serial/by-id/...` (stable across replugs).
+    pub path: PathBuf,
+    /// Line speed (8N1).
+    #[serde(default = "default_baud")]
+    pub baud: u32,
+    /// Invoices that may wait for this device; more are refused with 503.
+    #[serde(default = "default_queue_capacity")]
+    pub queue_capacity: usize,
+    /// Reply-or-SYN window before resending, ms (default [`timing_defaults::WINDOW_MS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_ms: Option<u64>,
+    /// Sends of one frame before giving up (default [`timing_defaults::TRIES`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tries: Option<u32>,
+    /// Budget of one ordinary command, ms (default [`timing_defaults::COMMAND_BUDGET_MS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_budget_ms: Option<u64>,
+    /// Budget of 38h for FV/FT/EV/ET, ms (default [`timing_defaults::FINALIZE_BUDGET_MS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finalize_budget_ms: Option<u64>,
+    /// Budget of 38h for FA/EA, ms (default [`timing_defaults::CREDIT_NOTE_BUDGET_MS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credit_note_budget_ms: Option<u64>,
+    /// Interval between 38h repeats after `P:`, ms (default [`timing_defaults::POLL_INTERVAL_MS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll_interval_ms: Option<u64>,
+}
+
+impl DeviceEntry {
+    /// An entry with the given name and port and every other key at its default.
+    pub fn new(name: impl Into<String>, path: impl Into<PathBuf>) -> Self {
+        DeviceEntry {
+            name: name.into(),
+            path: path.into(),
+            baud: DEFAULT_BAUD,
+            queue_capacity: DEFAULT_QUEUE_CAPACITY,
+            window_ms: None,
+            tries: None,
+            command_budget_ms: None,
+            finalize_budget_ms: None,
+            credit_note_budget_ms: None,
+            poll_interval_ms: None,
+        }
+    }
+
+    /// The timing to use: each override, or the DESIGN §3 default.
+    pub fn timing(&self) -> DeviceTiming {
+        let d = DeviceTiming::default();
+        let ms =
+            |value: Option<u64>, default: Duration| value.map_or(default, Duration::from_millis);
+        DeviceTiming {
+            window: ms(self.window_ms, d.window),
+            tries: self.tries.unwrap_or(d.tries),
+            command_budget: ms(self.command_budget_ms, d.command_budget),
+            finalize_budget: ms(self.finalize_budget_ms, d.finalize_budget),
+            credit_note_budget: ms(self.credit_note_budget_ms, d.credit_note_budget),
+            poll_interval: ms(self.poll_interval_ms, d.poll_interval),
+        }
+    }
+}
+
+/// A device's timing with every default filled in (DESIGN §3). `Default` is the DESIGN values,
+/// also what the embedded simulator should use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceTiming {
+    /// Reply-or-SYN window before resending the same SEQ.
+    pub window: Duration,
+    /// Sends of one frame, the first included.
+    pub tries: u32,
+    /// Whole budget of one ordinary command.
+    pub command_budget: Duration,
+    /// Budget of 38h for FV/FT/EV/ET.
+    pub finalize_budget: Duration,
+    /// Budget of 38h for FA/EA.
+    pub credit_note_budget: Duration,
+    /// Interval between 38h repeats after `P:`.
+    pub poll_interval: Duration,
+}
+
+impl Default for DeviceTiming {
+    fn default() -> Self {
+        use timing_defaults as t;
+        DeviceTiming {
+            window: Duration::from_millis(t::WINDOW_MS),
+            tries: t::TRIES,
+            command_budget: Duration::from_millis(t::COMMAND_BUDGET_MS),
+            finalize_budget: Duration::from_millis(t::FINALIZE_BUDGET_MS),
+            credit_note_budget: Duration::from_millis(t::CREDIT_NOTE_BUDGET_MS),
+            poll_interval: Duration::from_millis(t::POLL_INTERVAL_MS),
+        }
+    }
+}
+
+impl DeviceTiming {
+    /// The longest single budget (finalize, credit note or command): the request timeout must
+    /// exceed it.
+    pub fn longest_budget(&self) -> Duration {
+        self.credit_note_budget
+            .max(self.finalize_budget)
+            .max(self.command_budget)
+    }
+}
+
+/// Values given on the command line; they win over the file and the environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// `--state-dir`.
+    pub state_dir: Option<PathBuf>,
+    /// `--listen`.
+    pub listen: Option<SocketAddr>,
+}
+
+/// The process environment variables this module reads (`EMCF_*`, `STATE_DIRECTORY`), for
+/// [`Config::apply_env`] and [`Config::resolve`].
+///
+/// Unlike `std::env::vars()` it does not panic on a variable that is not UTF-8: other variables
+/// are skipped, and ours are converted lossily.
+pub fn env_vars() -> impl Iterator<Item = (String, String)> {
+    std::env::vars_os().filter_map(|(name, value)| {
+        let name = name.into_string().ok()?;
+        if name.starts_with("EMCF_") || name == ENV_SYSTEMD_STATE_DIRECTORY {
+            Some((name, value.to_string_lossy().into_owned()))
+        } else {
+            None
+        }
+    })
+}
+
+impl Config {
+    /// Reads the configuration file, without validating it (see [`Config::validate`]).
+    ///
+    /// Which file: `path` if given (the `--config` flag), else the file named by `EMCF_CONFIG`
+    /// (if set and not empty), else [`DEFAULT_CONFIG_FILE`] if it exists, else no file: the
+    /// defaults. A file that is named (by the flag or the variable) must exist.
+    pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+        let from_env = std::env::var_os(ENV_CONFIG)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from);
+        Self::load_from(path, from_env.as_deref(), Path::new(DEFAULT_CONFIG_FILE))
+    }
+
+    /// Everything in order: [`Config::load`] (with `EMCF_CONFIG` taken from `vars`),
+    /// [`Config::apply_env`], [`Config::apply_overrides`], [`Config::validate`].
+    pub fn resolve(
+        config_flag: Option<&Path>,
+        vars: impl IntoIterator<Item = (String, String)>,
+        overrides: &Overrides,
+    ) -> Result<Config, ConfigError> {
+        let vars: Vec<(String, String)> = vars.into_iter().collect();
+        let from_env = vars
+            .iter()
+            .rev()
+            .find(|(name, value)| name == ENV_CONFIG && !value.is_empty())
+            .map(|(_, value)| PathBuf::from(value));
+        let mut config = Self::load_from(
+            config_flag,
+            from_env.as_deref(),
+            Path::new(DEFAULT_CONFIG_FILE),
+        )?;
+        config.apply_env(vars.into_iter())?;
+        config.apply_overrides(overrides);
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn load_from(
+        path: Option<&Path>,
+        from_env: Option<&Path>,
+        default_file: &Path,
+    ) -> Result<Config, ConfigError> {
+        if let Some(path) = path.or(from_env) {
+            return Self::from_file(path);
+        }
+        match default_file.try_exists() {
+            Ok(true) => Self::from_file(default_file),
+            Ok(false) => Ok(Config::default()),
+            Err(source) => Err(ConfigError::Read {
+                path: default_file.to_path_buf(),
+                source,
+            }),
+        }
+    }
+
+    /// Reads and parses one file (not validated). [`Config::source`] is set to `path`.
+    pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut config = Self::from_toml_str(&text, path)?;
+        config.source = Some(path.to_path_buf());
+        Ok(config)
+    }
+
+    /// Parses TOML text (not validated); `origin` only names it in errors.
+    pub fn from_toml_str(text: &str, origin: &Path) -> Result<Config, ConfigError> {
+        toml::from_str(text).map_err(|error: toml::de::Error| ConfigError::Parse {
+            path: origin.to_path_buf(),
+            message: error.to_string().trim_end().to_string(),
+        })
+    }
+
+    /// The configuration as TOML (for `config show`-like commands).
+    pub fn to_toml_string(&self) -> Result<String, toml::ser::Error> {
+        toml::to_string(self)
+    }
+
+    /// Applies environment variables: `EMCF_STATE_DIR` and `EMCF_LISTEN` replace the file's
+    /// values; systemd's `STATE_DIRECTORY` (its first `:`-separated entry) is used as
+    /// `state_dir` only when neither the file nor `EMCF_STATE_DIR` sets one. Empty values count
+    /// as unset. `EMCF_CONFIG` is [`Config::load`]'s business and other variables are ignored.
+    pub fn apply_env(
+        &mut self,
+        vars: impl Iterator<Item = (String, String)>,
+    ) -> Result<(), ConfigError> {
+        let vars: HashMap<String, String> = vars
+            .filter(|(name, value)| {
+                !value.is_empty()
+                    && [ENV_STATE_DIR, ENV_LISTEN, ENV_SYSTEMD_STATE_DIRECTORY]
+                        .contains(&name.as_str())
+            })
+            .collect();
+        if let Some(value) = vars.get(ENV_LISTEN) {
+            self.listen = parse_listen(value).map_err(|message| ConfigError::Env {
+                var: ENV_LISTEN.to_string(),
+                value: value.clone(),
+                message,
+            })?;
+        }
+        if let Some(value) = vars.get(ENV_STATE_DIR) {
+            self.state_dir = Some(PathBuf::from(value));
+        } else if self.state_dir.is_none() {
+            if let Some(first) = vars
+                .get(ENV_SYSTEMD_STATE_DIRECTORY)
+                .and_then(|value| value.split(':').find(|entry| !entry.is_empty()))
+            {
+                self.state_dir = Some(PathBuf::from(first));
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies command-line values (they win over everything else).
+    pub fn apply_overrides(&mut self, overrides: &Overrides) {
+        if let Some(state_dir) = &overrides.state_dir {
+            self.state_dir = Some(state_dir.clone());
+        }
+        if let Some(listen) = overrides.listen {
+            self.listen = listen;
+        }
+    }
+
+    /// Checks ranges and consistency; the first problem found is returned, naming its key.
+    ///
+    /// Rules: `max_connections` 1..=65536; `request_timeout_secs` and `header_read_timeout_secs`
+    /// 1..=3600; `body_limit_bytes` 1 KiB..=64 MiB; plan quotas >= 1; device names non-empty,
+    /// at most 32 ASCII letters, digits, `-` or `_`, unique ignoring case; device path not empty;
+    /// baud > 0; `queue_capacity` 1..=10000; `tries` 1..=10; every ms value 1..=3600000;
+    /// `window_ms` <= `command_budget_ms`; `poll_interval_ms` <= `finalize_budget_ms`; and
+    /// `request_timeout_secs` greater than every device's longest budget (with no device: the
+    /// default timing, 90 s).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| ConfigError::Invalid {
+            key: key.to_string(),
+            message,
+            file: self.source.clone(),
+        };
+        if let Some(state_dir) = &self.state_dir {
+            if state_dir.as_os_str().is_empty() {
+                return Err(invalid(
+                    "state_dir",
+                    "is empty: give a directory, or remove the key for the default".into(),
+                ));
+            }
+        }
+        in_range(self.max_connections, 1, MAX_CONNECTIONS, "")
+            .map_err(|m| invalid("max_connections", m))?;
+        in_range(self.request_timeout_secs, 1, MAX_TIMEOUT_SECS, " seconds")
+            .map_err(|m| invalid("request_timeout_secs", m))?;
+        in_range(
+            self.header_read_timeout_secs,
+            1,
+            MAX_TIMEOUT_SECS,
+            " seconds",
+        )
+        .map_err(|m| invalid("header_read_timeout_secs", m))?;
+        in_range(
+            self.body_limit_bytes,
+            MIN_BODY_LIMIT,
+            MAX_BODY_LIMIT,
+            " bytes",
+        )
+        .map_err(|m| invalid("body_limit_bytes", m))?;
+        for (key, value) in [
+            ("plans.start", self.plans.start),
+            ("plans.grow", self.plans.grow),
+        ] {
+            if value == 0 {
+                return Err(invalid(
+                    key,
+                    "is 0: give the number of invoices per year (at least 1)".into(),
+                ));
+            }
+        }
+
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for (index, device) in self.devices.iter().enumerate() {
+            let key = |field: &str| {
+                format!(
+                    "{field} in [[devices]] entry {} ({:?})",
+                    index + 1,
+                    device.name
+                )
+            };
+            check_device_name(&device.name).map_err(|m| invalid(&key("name"), m))?;
+            if let Some(first) = seen.insert(device.name.to_ascii_lowercase(), index) {
+                return Err(invalid(
+                    &key("name"),
+                    format!(
+                        "repeats the name of entry {} (names are compared ignoring case): \
+                         give each [[devices]] entry its own name",
+                        first + 1
+                    ),
+                ));
+            }
+            if device.path.as_os_str().is_empty() {
+                return Err(invalid(
+                    &key("path"),
+                    "is empty: give the serial port, e.g. /dev/serial/by-id/usb-...".into(),
+                ));
+            }
+            if device.baud == 0 {
+                return Err(invalid(
+                    &key("baud"),
+                    "is 0: give the line speed of the box, usually 115200".into(),
+                ));
+            }
+            in_range(device.queue_capacity, 1, MAX_QUEUE_CAPACITY, "")
+                .map_err(|m| invalid(&key("queue_capacity"), m))?;
+            if let Some(tries) = device.tries {
+                in_range(tries, 1, MAX_TRIES, "").map_err(|m| invalid(&key("tries"), m))?;
+            }
+            for (field, value) in [
+                ("window_ms", device.window_ms),
+                ("command_budget_ms", device.command_budget_ms),
+                ("finalize_budget_ms", device.finalize_budget_ms),
+                ("credit_note_budget_ms", device.credit_note_budget_ms),
+                ("poll_interval_ms", device.poll_interval_ms),
+            ] {
+                if let Some(value) = value {
+                    in_range(value, 1, MAX_BUDGET_MS, " ms")
+                        .map_err(|m| invalid(&key(field), m))?;
+                }
+            }
+            let timing = device.timing();
+            if timing.window > timing.command_budget {
+                return Err(invalid(
+                    &key("window_ms"),
+                    format!(
+                        "({} ms) exceeds command_budget_ms ({} ms): the window must fit in a \
+                         command's budget",
+                        timing.window.as_millis(),
+                        timing.command_budget.as_millis()
+                    ),
+                ));
+            }
+            if timing.poll_interval > timing.finalize_budget {
+                return Err(invalid(
+                    &key("poll_interval_ms"),
+                    format!(
+                        "({} ms) exceeds finalize_budget_ms ({} ms)",
+                        timing.poll_interval.as_millis(),
+                        timing.finalize_budget.as_millis()
+                    ),
+                ));
+            }
+        }
+
+        let request_timeout = self.request_timeout();
+        let longest = if self.devices.is_empty() {
+            vec![(
+                "the embedded simulator".to_string(),
+                DeviceTiming::default(),
+            )]
+        } else {
+            self.devices
+                .iter()
+                .map(|d| (format!("device {:?}", d.name), d.timing()))
+                .collect()
+        };
+        for (what, timing) in longest {
+            let budget = timing.longest_budget();
+            if request_timeout <= budget {
+                return Err(invalid(
+                    "request_timeout_secs",
+                    format!(
+                        "({} s) must be greater than the longest budget of {what} ({} ms, the \
+                         credit-note/finalize budget), or a slow certification would be cut off \
+                         mid-way: raise request_timeout_secs",
+                        request_timeout.as_secs(),
+                        budget.as_millis()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The annual quota of an organization: its override if any, else its plan's.
+    pub fn quota_for(&self, plan: Plan, override_: Option<u64>) -> u64 {
+        override_.unwrap_or(match plan {
+            Plan::Start => self.plans.start,
+            Plan::Grow => self.plans.grow,
+        })
+    }
+
+    /// The quota year's time zone (fixed offset).
+    pub fn offset(&self) -> FixedOffset {
+        self.timezone_offset
+    }
+
+    /// The quota year of instant `at`: its calendar year at [`Config::offset`].
+    pub fn quota_year(&self, at: DateTime<Utc>) -> i32 {
+        at.with_timezone(&self.timezone_offset).year()
+    }
+
+    /// Whether fiscal devices are configured (if not: demo mode on the embedded simulator).
+    pub fn has_devices(&self) -> bool {
+        !self.devices.is_empty()
+    }
+
+    /// The device named `name` (exact match).
+    pub fn device(&self, name: &str) -> Option<&DeviceEntry> {
+        self.devices.iter().find(|d| d.name == name)
+    }
+
+    /// The state directory to use: `state_dir` if set, else [`DEFAULT_STATE_DIR`].
+    pub fn resolved_state_dir(&self) -> &Path {
+        self.state_dir
+            .as_deref()
+            .unwrap_or(Path::new(DEFAULT_STATE_DIR))
+    }
+
+    /// `request_timeout_secs` as a duration.
+    pub fn request_timeout(&self) -> Duration {
+        Duration::from_secs(self.request_timeout_secs)
+    }
+
+    /// `header_read_timeout_secs` as a duration.
+    pub fn header_read_timeout(&self) -> Duration {
+        Duration::from_secs(self.header_read_timeout_secs)
+    }
+}
+
+fn in_range<T: PartialOrd + fmt::Display>(
+    value: T,
+    min: T,
+    max: T,
+    unit: &str,
+) -> Result<(), String> {
+    if value < min || value > max {
+        Err(format!(
+            "is {value}{unit}: it must be between {min} and {max}{unit}"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn check_device_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("is empty: give the device a short name, e.g. \"shop\"".into());
+    }
+    if name.len() > MAX_DEVICE_NAME {
+        return Err(format!(
+            "is longer than {MAX_DEVICE_NAME} characters: use a short name"
+        ));
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err("may contain only ASCII letters, digits, - and _".into());
+    }
+    Ok(())
+}
+
+fn default_baud() -> u32 {
+    DEFAULT_BAUD
+}
+
+fn default_queue_capacity() -> usize {
+    DEFAULT_QUEUE_CAPACITY
+}
+
+fn default_offset() -> FixedOffset {
+    // +01:00 is always in range; UTC is only a fallback the compiler cannot rule out.
+    FixedOffset::east_opt(DEFAULT_TIMEZONE_OFFSET_SECS).unwrap_or(Utc.fix())
+}
+
+/// Parses a UTC offset: `+HH:MM`, `-HH:MM`, `+HHMM`, `+HH`, `Z` or `UTC` (any case), at most
+/// 14 hours either way.
+pub fn parse_offset(text: &str) -> Option<FixedOffset> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("z") || text.eq_ignore_ascii_case("utc") {
+        return FixedOffset::east_opt(0);
+    }
+    let sign = match text.as_bytes().first()? {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return None,
+    };
+    let rest = text.get(1..)?;
+    let (hours, minutes) = match (rest.len(), rest.split_once(':')) {
+        (_, Some((h, m))) if h.len() == 2 && m.len() == 2 => (h, m),
+        (4, None) => (rest.get(..2)?, rest.get(2..)?),
+        (2, None) => (rest, "00"),
+        _ => return None,
+    };
+    if !hours
+        .bytes()
+        .chain(minutes.bytes())
+        .all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let hours: i32 = hours.parse().ok()?;
+    let minutes: i32 = minutes.parse().ok()?;
+    if minutes >= 60 {
+        return None;
+    }
+    let seconds = hours * 3600 + minutes * 60;
+    if seconds > MAX_OFFSET_SECS {
+        return None;
+    }
+    FixedOffset::east_opt(sign * seconds)
+}
+
+fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    text.trim().parse().map_err(|_| {
+        "expected an IP address and a port, e.g. 0.0.0.0:8080 (all interfaces), \
+         127.0.0.1:8080 (this machine only) or [::]:8080"
+            .to_string()
+    })
+}
+
+mod offset_text {
+    use chrono::FixedOffset;
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(
+        offset: &FixedOffset,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(offset)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<FixedOffset, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        super::parse_offset(&text).ok_or_else(|| {
+            D::Error::custom(format!(
+                "{text:?} is not a UTC offset: write it as \"+01:00\" (Kinshasa, West DRC) or \
+                 \"+02:00\" (Lubumbashi, East DRC), at most 14 hours"
+            ))
+        })
+    }
+}
+
+mod listen_text {
+    use std::net::SocketAddr;
+
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(addr: &SocketAddr, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(addr)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<SocketAddr, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        super::parse_listen(&text)
+            .map_err(|message| D::Error::custom(format!("{text:?}: {message}")))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,654 @@
+//! Tests of the configuration: parsing, sources, validation, and the documentation.
+
+use super::*;
+use chrono::TimeZone;
+
+const DOC: &str = include_str!("../../docs/configuration.md");
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::from_toml_str(text, Path::new("test.toml"))
+}
+
+fn parse_error(text: &str) -> String {
+    match parse(text) {
+        Err(error @ ConfigError::Parse { .. }) => error.to_string(),
+        other => panic!("expected a parse error, got {other:?}"),
+    }
+}
+
+fn invalid(config: &Config) -> (String, String) {
+    match config.validate() {
+        Err(ConfigError::Invalid { key, message, .. }) => (key, message),
+        other => panic!("expected an invalid configuration, got {other:?}"),
+    }
+}
+
+fn vars(list: &[(&str, &str)]) -> impl Iterator<Item = (String, String)> {
+    list.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect::<Vec<_>>()
+        .into_iter()
+}
+
+fn toml_blocks(markdown: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in markdown.lines() {
+        match &mut current {
+            None if line.trim() == "```toml" => current = Some(String::new()),
+            Some(block) if line.trim() == "```" => {
+                blocks.push(std::mem::take(block));
+                current = None;
+            }
+            Some(block) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            None => {}
+        }
+    }
+    blocks
+}
+
+#[test]
+fn defaults() {
+    let config = Config::default();
+    assert_eq!(config.state_dir, None);
+    assert_eq!(config.resolved_state_dir(), Path::new("./emcf-state"));
+    assert_eq!(config.listen, "127.0.0.1:8080".parse().unwrap());
+    assert_eq!(config.offset(), FixedOffset::east_opt(3600).unwrap());
+    assert_eq!(config.max_connections, 256);
+    assert_eq!(config.request_timeout(), Duration::from_secs(120));
+    assert_eq!(config.header_read_timeout(), Duration::from_secs(10));
+    assert_eq!(config.body_limit_bytes, 262_144);
+    assert_eq!(
+        config.plans,
+        Plans {
+            start: 5000,
+            grow: 50_000
+        }
+    );
+    assert!(!config.has_devices());
+    assert_eq!(config.source, None);
+    config.validate().unwrap();
+    // An empty file is the defaults.
+    assert_eq!(parse("").unwrap(), config);
+    assert_eq!(parse("[plans]\n").unwrap(), config);
+}
+
+#[test]
+fn quotas() {
+    let config = Config {
+        plans: Plans { start: 7, grow: 70 },
+        ..Config::default()
+    };
+    assert_eq!(config.quota_for(Plan::Start, None), 7);
+    assert_eq!(config.quota_for(Plan::Grow, None), 70);
+    assert_eq!(config.quota_for(Plan::Start, Some(1_000)), 1_000);
+    assert_eq!(config.quota_for(Plan::Grow, Some(0)), 0);
+}
+
+#[test]
+fn quota_year_follows_the_offset() {
+    let config = Config::default();
+    // 31 Dec 23:30 UTC is already 1 Jan in Kinshasa.
+    let at = Utc.with_ymd_and_hms(2024, 12, 31, 23, 30, 0).unwrap();
+    assert_eq!(config.quota_year(at), 2025);
+    let at = Utc.with_ymd_and_hms(2024, 12, 31, 22, 59, 59).unwrap();
+    assert_eq!(config.quota_year(at), 2024);
+    let utc = parse("timezone_offset = \"Z\"").unwrap();
+    assert_eq!(
+        utc.quota_year(Utc.with_ymd_and_hms(2024, 12, 31, 23, 30, 0).unwrap()),
+        2024
+    );
+}
+
+#[test]
+fn full_file() {
+    let config = parse(
+        r#"
+        state_dir = "/var/lib/emcf-gateway"
+        listen = "0.0.0.0:9090"
+        timezone_offset = "+02:00"
+        max_connections = 64
+        request_timeout_secs = 200
+        header_read_timeout_secs = 5
+        body_limit_bytes = 100000
+
+        [plans]
+        start = 1000
+        grow = 20000
+
+        [[devices]]
+        name = "shop"
+        path = "/dev/serial/by-id/usb-shop"
+        baud = 9600
+        queue_capacity = 4
+        window_ms = 800
+        tries = 4
+        command_budget_ms = 6000
+        finalize_budget_ms = 20000
+        credit_note_budget_ms = 150000
+        poll_interval_ms = 700
+
+        [[devices]]
+        name = "back-office"
+        path = "/dev/ttyUSB1"
+        "#,
+    )
+    .unwrap();
+    config.validate().unwrap();
+    assert_eq!(
+        config.resolved_state_dir(),
+        Path::new("/var/lib/emcf-gateway")
+    );
+    assert_eq!(config.listen, "0.0.0.0:9090".parse().unwrap());
+    assert_eq!(config.offset().local_minus_utc(), 7200);
+    assert_eq!(config.max_connections, 64);
+    assert_eq!(config.request_timeout_secs, 200);
+    assert_eq!(config.header_read_timeout_secs, 5);
+    assert_eq!(config.body_limit_bytes, 100_000);
+    assert_eq!(
+        config.plans,
+        Plans {
+            start: 1000,
+            grow: 20_000
+        }
+    );
+    assert!(config.has_devices());
+    assert_eq!(config.devices.len(), 2);
+
+    let shop = config.device("shop").unwrap();
+    assert_eq!(shop.path, Path::new("/dev/serial/by-id/usb-shop"));
+    assert_eq!(shop.baud, 9600);
+    assert_eq!(shop.queue_capacity, 4);
+    assert_eq!(
+        shop.timing(),
+        DeviceTiming {
+            window: Duration::from_millis(800),
+            tries: 4,
+            command_budget: Duration::from_millis(6000),
+            finalize_budget: Duration::from_millis(20_000),
+            credit_note_budget: Duration::from_millis(150_000),
+            poll_interval: Duration::from_millis(700),
+        }
+    );
+
+    let back = config.device("back-office").unwrap();
+    assert_eq!(back, &DeviceEntry::new("back-office", "/dev/ttyUSB1"));
+    assert_eq!(back.baud, 115_200);
+    assert_eq!(back.queue_capacity, 32);
+    assert_eq!(back.timing(), DeviceTiming::default());
+    assert_eq!(back.timing().longest_budget(), Duration::from_secs(90));
+    assert!(config.device("nope").is_none());
+}
+
+#[test]
+fn documented_examples_are_valid() {
+    let blocks = toml_blocks(DOC);
+    assert!(blocks.len() >= 2, "docs/configuration.md lost its examples");
+    for block in blocks {
+        let config = parse(&block).unwrap_or_else(|e| panic!("{e}\n{block}"));
+        config.validate().unwrap_or_else(|e| panic!("{e}\n{block}"));
+        assert!(config.has_devices());
+    }
+}
+
+#[test]
+fn documented_defaults_match_the_code() {
+    let d = Config::default();
+    for line in [
+        format!("| `max_connections` | integer | `{}` |", d.max_connections),
+        format!(
+            "| `request_timeout_secs` | integer | `{}` |",
+            d.request_timeout_secs
+        ),
+        format!(
+            "| `header_read_timeout_secs` | integer | `{}` |",
+            d.header_read_timeout_secs
+        ),
+        format!(
+            "| `body_limit_bytes` | integer | `{}` (256 KiB) |",
+            d.body_limit_bytes
+        ),
+        format!("| `start` | integer | `{}` |", d.plans.start),
+        format!("| `grow` | integer | `{}` |", d.plans.grow),
+        format!("| `baud` | integer | `{DEFAULT_BAUD}` |"),
+        format!("| `queue_capacity` | integer | `{DEFAULT_QUEUE_CAPACITY}` |"),
+        format!(
+            "| `window_ms` | integer | `{}` |",
+            timing_defaults::WINDOW_MS
+        ),
+        format!("| `tries` | integer | `{}` |", timing_defaults::TRIES),
+        format!(
+            "| `command_budget_ms` | integer | `{}` |",
+            timing_defaults::COMMAND_BUDGET_MS
+        ),
+        format!(
+            "| `finalize_budget_ms` | integer | `{}` |",
+            timing_defaults::FINALIZE_BUDGET_MS
+        ),
+        format!(
+            "| `credit_note_budget_ms` | integer | `{}` |",
+            timing_defaults::CREDIT_NOTE_BUDGET_MS
+        ),
+        format!(
+            "| `poll_interval_ms` | integer | `{}` |",
+            timing_defaults::POLL_INTERVAL_MS
+        ),
+        format!("| `listen` | `\"IP:port\"` | `\"{}\"` |", d.listen),
+        format!(
+            "| `timezone_offset` | `\"+HH:MM\"` | `\"{}\"` |",
+            d.timezone_offset
+        ),
+    ] {
+        assert!(DOC.contains(&line), "docs/configuration.md lacks: {line}");
+    }
+}
+
+#[test]
+fn unknown_keys_are_rejected_with_their_name() {
+    let message = parse_error("max_conections = 256\n");
+    assert!(message.contains("max_conections"), "{message}");
+    assert!(message.contains("test.toml"), "{message}");
+    assert!(message.contains("line 1"), "{message}");
+
+    let message = parse_error("[plans]\nstarter = 5\n");
+    assert!(message.contains("starter"), "{message}");
+
+    let message = parse_error("[[devices]]\nname = \"a\"\npath = \"/dev/x\"\nbaudrate = 9600\n");
+    assert!(message.contains("baudrate"), "{message}");
+
+    let message = parse_error("[logging]\nlevel = \"info\"\n");
+    assert!(message.contains("logging"), "{message}");
+}
+
+#[test]
+fn wrong_types_and_missing_keys_are_named() {
+    let message = parse_error("listen = \"localhost:8080\"\n");
+    assert!(message.contains("listen"), "{message}");
+    assert!(message.contains("0.0.0.0:8080"), "{message}");
+
+    let message = parse_error("timezone_offset = \"Africa/Kinshasa\"\n");
+    assert!(message.contains("timezone_offset"), "{message}");
+    assert!(message.contains("+01:00"), "{message}");
+
+    let message = parse_error("max_connections = -1\n");
+    assert!(message.contains("max_connections"), "{message}");
+
+    let message = parse_error("request_timeout_secs = \"120\"\n");
+    assert!(message.contains("request_timeout_secs"), "{message}");
+
+    let message = parse_error("[[devices]]\nname = \"a\"\n");
+    assert!(message.contains("path"), "{message}");
+
+    let message = parse_error("not toml at all");
+    assert!(message.contains("test.toml"), "{message}");
+}
+
+#[test]
+fn offsets() {
+    let secs = |text: &str| parse_offset(text).map(|o| o.local_minus_utc());
+    assert_eq!(secs("+01:00"), Some(3600));
+    assert_eq!(secs("+02:00"), Some(7200));
+    assert_eq!(secs("-05:30"), Some(-19_800));
+    assert_eq!(secs("+0100"), Some(3600));
+    assert_eq!(secs("+01"), Some(3600));
+    assert_eq!(secs("Z"), Some(0));
+    assert_eq!(secs("utc"), Some(0));
+    assert_eq!(secs("+14:00"), Some(50_400));
+    for bad in [
+        "",
+        "+",
+        "01:00",
+        "+1:00",
+        "+01:60",
+        "+15:00",
+        "+01:0",
+        "+0١:00",
+        "+aa:bb",
+        "Africa/Kinshasa",
+    ] {
+        assert_eq!(secs(bad), None, "{bad:?}");
+    }
+}
+
+#[test]
+fn serialization_round_trips() {
+    let mut config = parse(&toml_blocks(DOC)[1]).unwrap();
+    config.state_dir = Some(PathBuf::from("/srv/emcf"));
+    let text = config.to_toml_string().unwrap();
+    assert!(text.contains("timezone_offset = \"+02:00\""), "{text}");
+    assert_eq!(parse(&text).unwrap(), config);
+    let defaults = Config::default();
+    assert_eq!(
+        parse(&defaults.to_toml_string().unwrap()).unwrap(),
+        defaults
+    );
+}
+
+#[test]
+fn environment_overrides_the_file() {
+    let mut config = parse("state_dir = \"/from/file\"\nlisten = \"0.0.0.0:1\"\n").unwrap();
+    config
+        .apply_env(vars(&[
+            ("EMCF_STATE_DIR", "/from/env"),
+            ("EMCF_LISTEN", "[::]:8443"),
+            ("STATE_DIRECTORY", "/var/lib/systemd-said"),
+            ("PATH", "/usr/bin"),
+            ("EMCF_CONFIG", "/ignored/here.toml"),
+        ]))
+        .unwrap();
+    assert_eq!(config.resolved_state_dir(), Path::new("/from/env"));
+    assert_eq!(config.listen, "[::]:8443".parse().unwrap());
+}
+
+#[test]
+fn systemd_state_directory_is_only_a_default() {
+    // Not set anywhere else: systemd's directory (first entry).
+    let mut config = Config::default();
+    config
+        .apply_env(vars(&[(
+            "STATE_DIRECTORY",
+            "/var/lib/emcf-gateway:/var/lib/other",
+        )]))
+        .unwrap();
+    assert_eq!(
+        config.resolved_state_dir(),
+        Path::new("/var/lib/emcf-gateway")
+    );
+
+    // The file wins over systemd's.
+    let mut config = parse("state_dir = \"/data/emcf\"").unwrap();
+    config
+        .apply_env(vars(&[("STATE_DIRECTORY", "/var/lib/emcf-gateway")]))
+        .unwrap();
+    assert_eq!(config.resolved_state_dir(), Path::new("/data/emcf"));
+
+    // EMCF_STATE_DIR wins over both, whatever the order of the variables.
+    let mut config = Config::default();
+    config
+        .apply_env(vars(&[
+            ("EMCF_STATE_DIR", "/mine"),
+            ("STATE_DIRECTORY", "/var/lib/emcf-gateway"),
+        ]))
+        .unwrap();
+    assert_eq!(config.resolved_state_dir(), Path::new("/mine"));
+}
+
+#[test]
+fn empty_variables_are_unset() {
+    let mut config = Config::default();
+    config
+        .apply_env(vars(&[
+            ("EMCF_STATE_DIR", ""),
+            ("EMCF_LISTEN", ""),
+            ("STATE_DIRECTORY", ""),
+        ]))
+        .unwrap();
+    assert_eq!(config, Config::default());
+}
+
+#[test]
+fn bad_environment_values_are_named() {
+    let mut config = Config::default();
+    let error = config
+        .apply_env(vars(&[("EMCF_LISTEN", "localhost")]))
+        .unwrap_err();
+    assert!(matches!(&error, ConfigError::Env { var, .. } if var == "EMCF_LISTEN"));
+    let message = error.to_string();
+    assert!(
+        message.contains("EMCF_LISTEN") && message.contains("localhost"),
+        "{message}"
+    );
+}
+
+#[test]
+fn flags_override_everything() {
+    let mut config = parse("state_dir = \"/from/file\"").unwrap();
+    config
+        .apply_env(vars(&[
+            ("EMCF_STATE_DIR", "/from/env"),
+            ("EMCF_LISTEN", "0.0.0.0:1"),
+        ]))
+        .unwrap();
+    config.apply_overrides(&Overrides {
+        state_dir: Some(PathBuf::from("/from/flag")),
+        listen: Some("10.0.0.1:80".parse().unwrap()),
+    });
+    assert_eq!(config.resolved_state_dir(), Path::new("/from/flag"));
+    assert_eq!(config.listen, "10.0.0.1:80".parse().unwrap());
+    // No flags: nothing changes.
+    let before = config.clone();
+    config.apply_overrides(&Overrides::default());
+    assert_eq!(config, before);
+}
+
+#[test]
+fn which_file_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let default_file = dir.path().join("default.toml");
+    let env_file = dir.path().join("env.toml");
+    let flag_file = dir.path().join("flag.toml");
+    let missing = dir.path().join("missing.toml");
+    std::fs::write(&env_file, "max_connections = 2\n").unwrap();
+    std::fs::write(&flag_file, "max_connections = 3\n").unwrap();
+
+    // No default file: the defaults.
+    let config = Config::load_from(None, None, &default_file).unwrap();
+    assert_eq!(config, Config::default());
+
+    std::fs::write(&default_file, "max_connections = 1\n").unwrap();
+    let config = Config::load_from(None, None, &default_file).unwrap();
+    assert_eq!(config.max_connections, 1);
+    assert_eq!(config.source.as_deref(), Some(default_file.as_path()));
+
+    let config = Config::load_from(None, Some(&env_file), &default_file).unwrap();
+    assert_eq!(config.max_connections, 2);
+
+    let config = Config::load_from(Some(&flag_file), Some(&env_file), &default_file).unwrap();
+    assert_eq!(config.max_connections, 3);
+    assert_eq!(config.source.as_deref(), Some(flag_file.as_path()));
+
+    // A named file must exist.
+    for (path, env) in [
+        (Some(missing.as_path()), None),
+        (None, Some(missing.as_path())),
+    ] {
+        let error = Config::load_from(path, env, &default_file).unwrap_err();
+        assert!(matches!(&error, ConfigError::Read { path, .. } if path == &missing));
+        assert!(error.to_string().contains("missing.toml"), "{error}");
+    }
+}
+
+#[test]
+fn resolve_runs_every_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("config.toml");
+    std::fs::write(&file, "listen = \"0.0.0.0:1\"\nstate_dir = \"/file\"\n").unwrap();
+    let config = Config::resolve(
+        None,
+        vars(&[
+            ("EMCF_CONFIG", file.to_str().unwrap()),
+            ("EMCF_LISTEN", "0.0.0.0:2"),
+        ]),
+        &Overrides {
+            state_dir: Some(PathBuf::from("/flag")),
+            listen: None,
+        },
+    )
+    .unwrap();
+    assert_eq!(config.source.as_deref(), Some(file.as_path()));
+    assert_eq!(config.listen, "0.0.0.0:2".parse().unwrap());
+    assert_eq!(config.resolved_state_dir(), Path::new("/flag"));
+
+    // Validation runs last and names the file.
+    std::fs::write(&file, "request_timeout_secs = 30\n").unwrap();
+    let error = Config::resolve(Some(&file), vars(&[]), &Overrides::default()).unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("request_timeout_secs"), "{message}");
+    assert!(message.contains("config.toml"), "{message}");
+}
+
+fn with_device(edit: impl FnOnce(&mut DeviceEntry)) -> Config {
+    let mut device = DeviceEntry::new("shop", "/dev/ttyUSB0");
+    edit(&mut device);
+    Config {
+        devices: vec![device],
+        ..Config::default()
+    }
+}
+
+#[test]
+fn validation_errors_name_the_key() {
+    let device_key = |field: &str| format!("{field} in [[devices]] entry 1 (\"shop\")");
+    let cases: Vec<(Config, String, &str)> = vec![
+        (
+            Config {
+                max_connections: 0,
+                ..Config::default()
+            },
+            "max_connections".into(),
+            "between 1 and 65536",
+        ),
+        (
+            Config {
+                header_read_timeout_secs: 0,
+                ..Config::default()
+            },
+            "header_read_timeout_secs".into(),
+            "between 1 and 3600 seconds",
+        ),
+        (
+            Config {
+                request_timeout_secs: 90_000,
+                ..Config::default()
+            },
+            "request_timeout_secs".into(),
+            "between 1 and 3600 seconds",
+        ),
+        (
+            Config {
+                body_limit_bytes: 10,
+                ..Config::default()
+            },
+            "body_limit_bytes".into(),
+            "between 1024",
+        ),
+        (
+            Config {
+                plans: Plans { start: 0, grow: 1 },
+                ..Config::default()
+            },
+            "plans.start".into(),
+            "is 0",
+        ),
+        (
+            Config {
+                state_dir: Some(PathBuf::new()),
+                ..Config::default()
+            },
+            "state_dir".into(),
+            "is empty",
+        ),
+        (with_device(|d| d.baud = 0), device_key("baud"), "115200"),
+        (
+            with_device(|d| d.path = PathBuf::new()),
+            device_key("path"),
+            "/dev/serial/by-id",
+        ),
+        (
+            with_device(|d| d.queue_capacity = 0),
+            device_key("queue_capacity"),
+            "is 0",
+        ),
+        (
+            with_device(|d| d.tries = Some(0)),
+            device_key("tries"),
+            "between 1 and 10",
+        ),
+        (
+            with_device(|d| d.finalize_budget_ms = Some(0)),
+            device_key("finalize_budget_ms"),
+            "between 1 and 3600000 ms",
+        ),
+        (
+            with_device(|d| d.window_ms = Some(6000)),
+            device_key("window_ms"),
+            "command_budget_ms",
+        ),
+        (
+            with_device(|d| d.poll_interval_ms = Some(20_000)),
+            device_key("poll_interval_ms"),
+            "finalize_budget_ms",
+        ),
+        (
+            with_device(|d| d.credit_note_budget_ms = Some(120_000)),
+            "request_timeout_secs".into(),
+            "device \"shop\" (120000 ms",
+        ),
+        (
+            Config {
+                request_timeout_secs: 90,
+                ..Config::default()
+            },
+            "request_timeout_secs".into(),
+            "embedded simulator",
+        ),
+        (
+            with_device(|d| d.name = String::new()),
+            "name in [[devices]] entry 1 (\"\")".into(),
+            "is empty",
+        ),
+        (
+            with_device(|d| d.name = "shop 1".into()),
+            "name in [[devices]] entry 1 (\"shop 1\")".into(),
+            "ASCII letters",
+        ),
+        (
+            with_device(|d| d.name = "x".repeat(33)),
+            format!("name in [[devices]] entry 1 (\"{}\")", "x".repeat(33)),
+            "32",
+        ),
+    ];
+    for (config, key, fragment) in cases {
+        let (got_key, message) = invalid(&config);
+        assert_eq!(got_key, key, "{message}");
+        assert!(message.contains(fragment), "{key}: {message}");
+    }
+}
+
+#[test]
+fn duplicate_device_names() {
+    let mut config = with_device(|_| {});
+    config
+        .devices
+        .push(DeviceEntry::new("Shop", "/dev/ttyUSB1"));
+    let (key, message) = invalid(&config);
+    assert_eq!(key, "name in [[devices]] entry 2 (\"Shop\")");
+    assert!(message.contains("entry 1"), "{message}");
+}
+
+#[test]
+fn request_timeout_just_above_the_budget_is_enough() {
+    let mut config = with_device(|d| d.credit_note_budget_ms = Some(119_999));
+    config.validate().unwrap();
+    config.devices[0].credit_note_budget_ms = Some(120_000);
+    assert!(config.validate().is_err());
+}
+
+#[test]
+fn invalid_error_mentions_the_file() {
+    let mut config = Config {
+        max_connections: 0,
+        ..Config::default()
+    };
+    assert!(!config.validate().unwrap_err().to_string().contains("file"));
+    config.source = Some(PathBuf::from("/etc/emcf-gateway/config.toml"));
+    let message = config.validate().unwrap_err().to_string();
+    assert!(
+        message.contains("/etc/emcf-gateway/config.toml"),
+        "{message}"
+    );
+    assert!(message.contains("max_connections"), "{message}");
+}

@@ -1,0 +1,90 @@
+//! The store's errors.
+
+use std::fmt;
+
+/// Where a damage was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DamageAt {
+    /// At the journal record with this sequence number (or where it was expected).
+    Seq(u64),
+    /// At this byte offset of `journal.log` (the record there cannot be read).
+    Offset(u64),
+    /// The journal file as a whole (missing, shorter than what was written...).
+    JournalFile,
+}
+
+impl fmt::Display for DamageAt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DamageAt::Seq(seq) => write!(f, "journal record seq {seq}"),
+            DamageAt::Offset(offset) => write!(f, "journal byte offset {offset}"),
+            DamageAt::JournalFile => f.write_str("the journal file"),
+        }
+    }
+}
+
+/// Everything the store can refuse or fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A file-system operation failed (the message names the path).
+    #[error("store I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// `gateway.lock` is held by someone else.
+    #[error("another gateway process uses this state directory")]
+    Locked,
+    /// The journal (or its agreement with the index) is damaged: the store refuses to open or
+    /// to verify. Never repaired automatically; see the module documentation.
+    #[error("store damaged at {seq_or_offset}: {reason}")]
+    Damaged {
+        /// Where.
+        seq_or_offset: DamageAt,
+        /// What is wrong, and what an operator can do.
+        reason: String,
+    },
+    /// The sled index failed.
+    #[error("index (sled) error: {0}")]
+    Index(#[from] sled::Error),
+    /// The operation contradicts the current state (duplicate key id, invoice in flight...).
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// No intent has this id.
+    #[error("unknown intent {0}")]
+    UnknownIntent(u64),
+    /// The intent exists but was already certified or abandoned.
+    #[error("intent {0} is not open (already certified or abandoned)")]
+    IntentNotOpen(u64),
+    /// No API key has this id.
+    #[error("unknown API key {0:?}")]
+    UnknownKey(String),
+    /// No organization has this id.
+    #[error("unknown organization {0:?}")]
+    UnknownOrganization(String),
+    /// The record given is not acceptable (empty id, too large...).
+    #[error("invalid record: {0}")]
+    Invalid(String),
+    /// A record could not be encoded or decoded.
+    #[error("JSON error: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A journal write failed earlier: appends are refused until the store is reopened (the
+    /// journal is then rescanned and its tail checked).
+    #[error("journal halted after a write failure ({0}); restart the gateway")]
+    Halted(String),
+}
+
+impl StoreError {
+    /// Shorthand for [`StoreError::Damaged`].
+    pub(crate) fn damaged(at: DamageAt, reason: impl Into<String>) -> StoreError {
+        StoreError::Damaged {
+            seq_or_offset: at,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// An I/O error that names the path it happened on.
+pub(crate) fn io_at(path: &std::path::Path, what: &str, err: std::io::Error) -> StoreError {
+    StoreError::Io(std::io::Error::new(
+        err.kind(),
+        format!("{what} {}: {err}", path.display()),
+    ))
+}

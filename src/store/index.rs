@@ -1,0 +1,329 @@
+//! The sled index: a projection of the journal, in one sled tree with prefixed keys (so that
+//! a record's effects and the "last applied" marker go in one atomic `apply_batch`).
+//!
+//! | key | value |
+//! |---|---|
+//! | `m:applied` | last applied seq (u64 BE) ++ its payload's SHA-256 (32 bytes) |
+//! | `m:format` | index layout version (u32 BE) |
+//! | `o` org | `Organization` (JSON) |
+//! | `k` key id | `KeyRecord` (JSON) |
+//! | `K` org `\0` key id | empty: the keys of an organization |
+//! | `q` org `\0` year | Production entries counted in that quota year (u64 BE) |
+//! | `r` env seq | `RegisterEntry` (JSON), seq u64 BE: the register in sequence order |
+//! | `R` org `\0` env seq | empty: the register entries of an organization |
+//! | `n` org `\0` env rn | seq of its entry (u64 BE) |
+//! | `i` intent id | open `Intent` (JSON) |
+//! | `I` org `\0` env rn | id of its open intent (u64 BE) |
+//! | `j` intent id | how a resolved intent ended: `c` certified, `a` abandoned |
+//!
+//! env is one byte, `P` or `S`. Organization ids never contain `\0` (checked when saved).
+
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use sled::{IVec, Tree};
+
+use super::event::Hash;
+use super::{EntryFilter, StoreError};
+use crate::model::{Environment, Intent, IntentId, KeyRecord, Organization, RegisterEntry};
+
+/// Layout version; an index of another version is rebuilt from the journal.
+pub(super) const FORMAT: u32 = 1;
+pub(super) const META_APPLIED: &[u8] = b"m:applied";
+pub(super) const META_FORMAT: &[u8] = b"m:format";
+
+/// Where the index stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Applied {
+    /// Nothing in it.
+    Empty,
+    /// Journal records 1..=seq are applied; record seq's payload hashes to `hash`.
+    At {
+        /// Last applied seq.
+        seq: u64,
+        /// Its payload's hash.
+        hash: Hash,
+    },
+    /// Not empty but without a readable marker of this layout: to be rebuilt.
+    Unknown(String),
+}
+
+/// The projection.
+pub struct Index {
+    db: sled::Db,
+    pub(super) tree: Tree,
+}
+
+pub(super) fn env_byte(env: Environment) -> u8 {
+    match env {
+        Environment::Production => b'P',
+        Environment::Sandbox => b'S',
+    }
+}
+
+fn key(prefix: u8, parts: &[&[u8]]) -> Vec<u8> {
+    let mut k = vec![prefix];
+    for p in parts {
+        k.extend_from_slice(p);
+    }
+    k
+}
+
+pub(super) fn k_org(id: &str) -> Vec<u8> {
+    key(b'o', &[id.as_bytes()])
+}
+pub(super) fn k_key(id: &str) -> Vec<u8> {
+    key(b'k', &[id.as_bytes()])
+}
+pub(super) fn k_key_by_org(org: &str, id: &str) -> Vec<u8> {
+    key(b'K', &[org.as_bytes(), b"\0", id.as_bytes()])
+}
+pub(super) fn k_quota(org: &str, year: i32) -> Vec<u8> {
+    let ordered = (year as u32) ^ 0x8000_0000;
+    key(b'q', &[org.as_bytes(), b"\0", &ordered.to_be_bytes()])
+}
+pub(super) fn k_entry(env: Environment, seq: u64) -> Vec<u8> {
+    key(b'r', &[&[env_byte(env)], &seq.to_be_bytes()])
+}
+pub(super) fn k_org_entry(org: &str, env: Environment, seq: u64) -> Vec<u8> {
+    key(
+        b'R',
+        &[org.as_bytes(), b"\0", &[env_byte(env)], &seq.to_be_bytes()],
+    )
+}
+pub(super) fn k_rn(org: &str, env: Environment, rn: &str) -> Vec<u8> {
+    key(
+        b'n',
+        &[org.as_bytes(), b"\0", &[env_byte(env)], rn.as_bytes()],
+    )
+}
+pub(super) fn k_intent(id: IntentId) -> Vec<u8> {
+    key(b'i', &[&id.to_be_bytes()])
+}
+pub(super) fn k_intent_rn(org: &str, env: Environment, rn: &str) -> Vec<u8> {
+    key(
+        b'I',
+        &[org.as_bytes(), b"\0", &[env_byte(env)], rn.as_bytes()],
+    )
+}
+pub(super) fn k_resolved(id: IntentId) -> Vec<u8> {
+    key(b'j', &[&id.to_be_bytes()])
+}
+
+/// A big-endian u64 value (or the last 8 bytes of a key).
+pub(super) fn be_u64(bytes: &[u8]) -> Result<u64, StoreError> {
+    let tail = bytes
+        .len()
+        .checked_sub(8)
+        .and_then(|start| <[u8; 8]>::try_from(&bytes[start..]).ok())
+        .ok_or_else(|| StoreError::Invalid(format!("index holds a malformed number {bytes:?}")))?;
+    Ok(u64::from_be_bytes(tail))
+}
+
+pub(super) fn json<T: DeserializeOwned>(bytes: &IVec) -> Result<T, StoreError> {
+    Ok(serde_json::from_slice(bytes)?)
+}
+
+impl Index {
+    /// Opens (or creates) the sled database at `dir`.
+    ///
+    /// sled's own file lock can outlive a dropped `Db` for a moment (its background threads
+    /// hold the file), so a store closed and reopened in one process may find it still held.
+    /// The caller holds `gateway.lock`, so no other gateway can hold it: retry for a while.
+    pub fn open(dir: &Path) -> Result<Index, StoreError> {
+        let mut tries = 0;
+        let db = loop {
+            match sled::Config::new().path(dir).open() {
+                Err(sled::Error::Io(e))
+                    if tries < 100 && e.to_string().contains("could not acquire lock") =>
+                {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                other => break other?,
+            }
+        };
+        let tree = db.open_tree("projection")?;
+        Ok(Index { db, tree })
+    }
+
+    /// Whether it holds nothing at all.
+    pub fn is_empty(&self) -> bool {
+        self.tree.is_empty()
+    }
+
+    /// Where it stands.
+    pub fn applied(&self) -> Result<Applied, StoreError> {
+        if self.tree.is_empty() {
+            return Ok(Applied::Empty);
+        }
+        let format = self.tree.get(META_FORMAT)?;
+        if format.as_deref() != Some(&FORMAT.to_be_bytes()[..]) {
+            return Ok(Applied::Unknown(format!(
+                "index layout {format:?}, this gateway uses {FORMAT}"
+            )));
+        }
+        match self.tree.get(META_APPLIED)? {
+            Some(v) if v.len() == 40 => {
+                let seq = be_u64(&v[..8])?;
+                let mut hash = [0u8; 32];
+                hash.copy_from_slice(&v[8..]);
+                Ok(Applied::At { seq, hash })
+            }
+            other => Ok(Applied::Unknown(format!(
+                "no valid last-applied marker ({:?} bytes)",
+                other.map(|v| v.len())
+            ))),
+        }
+    }
+
+    /// The last applied seq (0 if none).
+    pub fn applied_seq(&self) -> Result<u64, StoreError> {
+        match self.applied()? {
+            Applied::At { seq, .. } => Ok(seq),
+            _ => Ok(0),
+        }
+    }
+
+    /// Empties it (before a rebuild).
+    pub fn clear(&self) -> Result<(), StoreError> {
+        self.tree.clear()?;
+        self.flush()
+    }
+
+    /// Blocking flush (never `flush_async`: sled #1308).
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.db.flush()?;
+        Ok(())
+    }
+
+    fn get_json<T: DeserializeOwned>(&self, k: &[u8]) -> Result<Option<T>, StoreError> {
+        self.tree.get(k)?.map(|v| json(&v)).transpose()
+    }
+
+    pub fn organization(&self, id: &str) -> Result<Option<Organization>, StoreError> {
+        self.get_json(&k_org(id))
+    }
+
+    pub fn organizations(&self) -> Result<Vec<Organization>, StoreError> {
+        self.tree.scan_prefix(b"o").map(|kv| json(&kv?.1)).collect()
+    }
+
+    pub fn key(&self, id: &str) -> Result<Option<KeyRecord>, StoreError> {
+        self.get_json(&k_key(id))
+    }
+
+    pub fn keys_of(&self, org: &str) -> Result<Vec<KeyRecord>, StoreError> {
+        let prefix = k_key_by_org(org, "");
+        let mut keys = Vec::new();
+        for kv in self.tree.scan_prefix(&prefix) {
+            let (k, _) = kv?;
+            let id = String::from_utf8_lossy(&k[prefix.len()..]).into_owned();
+            match self.key(&id)? {
+                Some(record) => keys.push(record),
+                None => {
+                    return Err(StoreError::Invalid(format!(
+                        "index lists key {id:?} for {org:?} but has no record of it"
+                    )))
+                }
+            }
+        }
+        Ok(keys)
+    }
+
+    pub fn quota_used(&self, org: &str, year: i32) -> Result<u64, StoreError> {
+        match self.tree.get(k_quota(org, year))? {
+            Some(v) => be_u64(&v),
+            None => Ok(0),
+        }
+    }
+
+    pub fn entry(&self, env: Environment, seq: u64) -> Result<Option<RegisterEntry>, StoreError> {
+        self.get_json(&k_entry(env, seq))
+    }
+
+    pub fn entry_by_rn(
+        &self,
+        org: &str,
+        env: Environment,
+        rn: &str,
+    ) -> Result<Option<RegisterEntry>, StoreError> {
+        match self.tree.get(k_rn(org, env, rn))? {
+            Some(seq) => self.entry(env, be_u64(&seq)?),
+            None => Ok(None),
+        }
+    }
+
+    pub fn entries(&self, filter: &EntryFilter) -> Result<Vec<RegisterEntry>, StoreError> {
+        if filter.limit == 0 || filter.after_sequence == u64::MAX {
+            return Ok(Vec::new());
+        }
+        let (env, first) = (filter.environment, filter.after_sequence + 1);
+        let Some(org) = filter.org.as_deref() else {
+            let range = k_entry(env, first)..=k_entry(env, u64::MAX);
+            return self
+                .tree
+                .range(range)
+                .take(filter.limit)
+                .map(|kv| json(&kv?.1))
+                .collect();
+        };
+        let range = k_org_entry(org, env, first)..=k_org_entry(org, env, u64::MAX);
+        let mut out = Vec::new();
+        for kv in self.tree.range(range).take(filter.limit) {
+            let seq = be_u64(&kv?.0)?;
+            match self.entry(env, seq)? {
+                Some(entry) => out.push(entry),
+                None => {
+                    return Err(StoreError::Invalid(format!(
+                        "index lists {} entry {seq} for {org:?} but does not hold it",
+                        env.as_str()
+                    )))
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The sequence the next entry of `env` takes: 1 + the last one, 1 when empty.
+    pub fn next_sequence(&self, env: Environment) -> Result<u64, StoreError> {
+        match self.tree.scan_prefix([b'r', env_byte(env)]).next_back() {
+            Some(kv) => Ok(be_u64(&kv?.0)? + 1),
+            None => Ok(1),
+        }
+    }
+
+    pub fn open_intent(&self, id: IntentId) -> Result<Option<Intent>, StoreError> {
+        self.get_json(&k_intent(id))
+    }
+
+    pub fn open_intents(&self) -> Result<Vec<(IntentId, Intent)>, StoreError> {
+        self.tree
+            .scan_prefix(b"i")
+            .map(|kv| {
+                let (k, v) = kv?;
+                Ok((be_u64(&k)?, json(&v)?))
+            })
+            .collect()
+    }
+
+    pub fn open_intent_for(
+        &self,
+        org: &str,
+        env: Environment,
+        rn: &str,
+    ) -> Result<Option<IntentId>, StoreError> {
+        self.tree
+            .get(k_intent_rn(org, env, rn))?
+            .map(|v| be_u64(&v))
+            .transpose()
+    }
+
+    /// How a resolved intent ended: `Some(b'c')` certified, `Some(b'a')` abandoned.
+    pub fn resolution(&self, id: IntentId) -> Result<Option<u8>, StoreError> {
+        Ok(self
+            .tree
+            .get(k_resolved(id))?
+            .and_then(|v| v.first().copied()))
+    }
+}

@@ -1,0 +1,406 @@
+//! The journal file: framing, the hash chain, the open-time scan and the append.
+//!
+//! See the [module documentation](super) for the format and the recovery rules.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use chrono::Utc;
+use tracing::{error, warn};
+
+use super::error::{io_at, DamageAt, StoreError};
+use super::event::{hash, Event, Hash, Record, GENESIS};
+
+/// The largest payload a record may have (1 MiB). A header announcing more is damage.
+pub const MAX_RECORD: u32 = 1 << 20;
+
+/// Length of the `[len u32 LE][crc32 u32 LE]` header.
+const HEADER: u64 = 8;
+
+/// How the scan treats a record it cannot read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// At open: a bad last record with nothing valid after it is a torn tail.
+    Open,
+    /// For `verify`: every byte up to the limit must be valid records.
+    Strict,
+}
+
+/// A torn tail found by the scan (not yet truncated).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Torn {
+    /// Where the unreadable bytes start (the end of the last valid record).
+    pub offset: u64,
+    /// How many bytes follow it.
+    pub len: u64,
+    /// Why the record there is unreadable.
+    pub reason: String,
+}
+
+/// What a scan found.
+#[derive(Debug, Clone)]
+pub struct Scanned {
+    /// Number of valid records (= the last seq).
+    pub records: u64,
+    /// Byte offset just after the last valid record.
+    pub end: u64,
+    /// Hash of the last valid record's payload ([`GENESIS`] when there is none).
+    pub head: Hash,
+    /// A torn tail after `end`, in [`Mode::Open`].
+    pub torn: Option<Torn>,
+}
+
+/// Reads the records of `src` from offset 0 up to `limit`, checking each CRC, the sequence
+/// numbers and the hash chain, and hands each valid record to `visit` in order.
+pub fn scan<R: Read + Seek>(
+    src: &mut R,
+    limit: u64,
+    mode: Mode,
+    path: &Path,
+    mut visit: impl FnMut(&Record, &Hash) -> Result<(), StoreError>,
+) -> Result<Scanned, StoreError> {
+    let read_err = |e| io_at(path, "reading", e);
+    src.seek(SeekFrom::Start(0)).map_err(read_err)?;
+    let mut offset = 0u64;
+    let mut head = GENESIS;
+    let mut seq = 0u64;
+    let mut payload = Vec::new();
+    let bad = {
+        let mut reader = BufReader::with_capacity(1 << 16, &mut *src);
+        loop {
+            let remaining = limit - offset;
+            if remaining == 0 {
+                break None;
+            }
+            if remaining < HEADER {
+                break Some((
+                    offset,
+                    format!("incomplete record header ({remaining} bytes)"),
+                ));
+            }
+            let mut header = [0u8; HEADER as usize];
+            reader.read_exact(&mut header).map_err(read_err)?;
+            let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+            let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+            if len > MAX_RECORD {
+                return Err(StoreError::damaged(
+                    DamageAt::Offset(offset),
+                    format!("record length {len} exceeds the limit of {MAX_RECORD} bytes"),
+                ));
+            }
+            if len == 0 {
+                break Some((offset, "zero-length record".to_string()));
+            }
+            if HEADER + u64::from(len) > remaining {
+                let present = remaining - HEADER;
+                break Some((
+                    offset,
+                    format!("incomplete record ({len} bytes announced, {present} present)"),
+                ));
+            }
+            payload.resize(len as usize, 0);
+            reader.read_exact(&mut payload).map_err(read_err)?;
+            if crc32fast::hash(&payload) != crc {
+                break Some((offset, "CRC mismatch".to_string()));
+            }
+            let record: Record = serde_json::from_slice(&payload).map_err(|e| {
+                StoreError::damaged(
+                    DamageAt::Offset(offset),
+                    format!("record with a valid CRC does not parse: {e}"),
+                )
+            })?;
+            check_link(&record, seq, &head, offset)?;
+            let digest = hash(&payload);
+            visit(&record, &digest)?;
+            seq = record.seq;
+            head = digest;
+            offset += HEADER + u64::from(len);
+        }
+    };
+    let torn = match bad {
+        None => None,
+        Some((at, reason)) => Some(classify_bad(src, at, limit, reason, mode, path)?),
+    };
+    Ok(Scanned {
+        records: seq,
+        end: offset,
+        head,
+        torn,
+    })
+}
+
+/// Checks that `record` follows the record `seq` whose payload hashes to `head`.
+fn check_link(record: &Record, seq: u64, head: &Hash, offset: u64) -> Result<(), StoreError> {
+    if record.seq != seq + 1 {
+        return Err(StoreError::damaged(
+            DamageAt::Seq(seq + 1),
+            format!(
+                "the record at byte offset {offset} has seq {}, expected {}",
+                record.seq,
+                seq + 1
+            ),
+        ));
+    }
+    let expected = hex::encode(head);
+    if record.prev != expected {
+        return Err(StoreError::damaged(
+            DamageAt::Seq(record.seq),
+            format!(
+                "hash chain broken: prev is {}, but the previous record hashes to {expected}",
+                record.prev
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A bad record at `at`: a torn tail if nothing valid follows it (and in [`Mode::Open`]),
+/// damage otherwise.
+fn classify_bad<R: Read + Seek>(
+    src: &mut R,
+    at: u64,
+    limit: u64,
+    reason: String,
+    mode: Mode,
+    path: &Path,
+) -> Result<Torn, StoreError> {
+    let rest = limit - at;
+    if mode == Mode::Strict {
+        return Err(StoreError::damaged(DamageAt::Offset(at), reason));
+    }
+    if rest > HEADER + u64::from(MAX_RECORD) {
+        return Err(StoreError::damaged(
+            DamageAt::Offset(at),
+            format!("{reason}, and {rest} bytes follow (more than one record: not a torn tail)"),
+        ));
+    }
+    let mut tail = vec![0u8; rest as usize];
+    src.seek(SeekFrom::Start(at))
+        .and_then(|_| src.read_exact(&mut tail))
+        .map_err(|e| io_at(path, "reading", e))?;
+    if let Some(found) = (1..tail.len()).find(|&i| is_valid_frame(&tail[i..])) {
+        return Err(StoreError::damaged(
+            DamageAt::Offset(at),
+            format!(
+                "{reason}, but a valid record follows at byte offset {}",
+                at + found as u64
+            ),
+        ));
+    }
+    Ok(Torn {
+        offset: at,
+        len: rest,
+        reason,
+    })
+}
+
+/// Whether `bytes` start with a whole record whose CRC matches and whose payload parses.
+fn is_valid_frame(bytes: &[u8]) -> bool {
+    if bytes.len() < HEADER as usize {
+        return false;
+    }
+    let len = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    let crc = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
+    let Some(payload) = bytes.get(HEADER as usize..HEADER as usize + len as usize) else {
+        return false;
+    };
+    len > 0
+        && len <= MAX_RECORD
+        && crc32fast::hash(payload) == crc
+        && serde_json::from_slice::<Record>(payload).is_ok()
+}
+
+/// Encodes one record: header and payload.
+pub fn frame(payload: &[u8]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(HEADER as usize + payload.len());
+    bytes.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    bytes.extend_from_slice(payload);
+    bytes
+}
+
+/// fsyncs a directory, so that a file created (or renamed) in it survives a crash.
+pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
+    #[cfg(unix)]
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io_at(dir, "syncing directory", e))?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// Creates an empty journal file at `path` (its directory too), durably.
+pub fn create(path: &Path) -> Result<(), StoreError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    if !dir.exists() {
+        std::fs::create_dir_all(dir).map_err(|e| io_at(dir, "creating", e))?;
+        if let Some(parent) = dir.parent() {
+            sync_dir(parent)?;
+        }
+    }
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| io_at(path, "creating", e))?;
+    file.sync_all().map_err(|e| io_at(path, "syncing", e))?;
+    sync_dir(dir)
+}
+
+/// Opens an existing journal for reading and appending, with its current length.
+pub fn open_file(path: &Path) -> Result<(File, u64), StoreError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| io_at(path, "opening", e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| io_at(path, "reading", e))?
+        .len();
+    Ok((file, len))
+}
+
+/// The open journal: appends records after the last valid one.
+#[derive(Debug)]
+pub struct Journal {
+    path: PathBuf,
+    file: File,
+    end: u64,
+    last_seq: u64,
+    head: Hash,
+    halted: Option<String>,
+}
+
+impl Journal {
+    /// Takes over a scanned file: a torn tail is copied aside (`torn-<offset>-<time>.bin`
+    /// beside the journal), then truncated, with a warning.
+    pub fn resume(path: &Path, file: File, scanned: &Scanned) -> Result<Journal, StoreError> {
+        if let Some(torn) = &scanned.torn {
+            truncate_torn(path, &file, torn)?;
+        }
+        Ok(Journal {
+            path: path.to_path_buf(),
+            file,
+            end: scanned.end,
+            last_seq: scanned.records,
+            head: scanned.head,
+            halted: None,
+        })
+    }
+
+    /// The last record's seq (0 when empty).
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// Byte length of the valid records.
+    pub fn end(&self) -> u64 {
+        self.end
+    }
+
+    /// Hash of the last record's payload.
+    pub fn head(&self) -> Hash {
+        self.head
+    }
+
+    /// Appends `event` as the next record and fsyncs it before returning. After a write or
+    /// fsync failure the journal refuses further appends ([`StoreError::Halted`]).
+    pub fn append(&mut self, event: Event) -> Result<(Record, Hash), StoreError> {
+        if let Some(why) = &self.halted {
+            return Err(StoreError::Halted(why.clone()));
+        }
+        let record = Record {
+            seq: self.last_seq + 1,
+            prev: hex::encode(self.head),
+            at: Utc::now(),
+            event,
+        };
+        let payload = serde_json::to_vec(&record)?;
+        if payload.len() > MAX_RECORD as usize {
+            return Err(StoreError::Invalid(format!(
+                "a {} record of {} bytes exceeds the limit of {MAX_RECORD} bytes",
+                record.event.kind(),
+                payload.len()
+            )));
+        }
+        let bytes = frame(&payload);
+        let written = self
+            .file
+            .seek(SeekFrom::Start(self.end))
+            .and_then(|_| self.file.write_all(&bytes))
+            .and_then(|_| self.file.sync_data());
+        if let Err(e) = written {
+            // The record may or may not be on disk: cut it off, and stop appending (after a
+            // failed fsync the page cache cannot be trusted). The next open rescans.
+            let undo = self
+                .file
+                .set_len(self.end)
+                .and_then(|_| self.file.sync_all());
+            let why = format!("appending seq {} failed: {e}; undo: {undo:?}", record.seq);
+            error!(journal = %self.path.display(), "{why}");
+            self.halted = Some(why);
+            return Err(io_at(&self.path, "appending to", e));
+        }
+        let digest = hash(&payload);
+        self.end += bytes.len() as u64;
+        self.last_seq = record.seq;
+        self.head = digest;
+        Ok((record, digest))
+    }
+}
+
+/// Copies the torn bytes aside, then truncates the journal to the last valid record.
+fn truncate_torn(path: &Path, file: &File, torn: &Torn) -> Result<(), StoreError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut bytes = vec![0u8; torn.len as usize];
+    let mut reader = file;
+    reader
+        .seek(SeekFrom::Start(torn.offset))
+        .and_then(|_| reader.read_exact(&mut bytes))
+        .map_err(|e| io_at(path, "reading", e))?;
+    let stamp = Utc::now().format("%Y%m%dT%H%M%S%.fZ");
+    let aside = dir.join(format!("torn-{}-{stamp}.bin", torn.offset));
+    std::fs::write(&aside, &bytes)
+        .and_then(|_| File::open(&aside)?.sync_all())
+        .map_err(|e| io_at(&aside, "writing", e))?;
+    sync_dir(dir)?;
+    file.set_len(torn.offset)
+        .and_then(|_| file.sync_all())
+        .map_err(|e| io_at(path, "truncating", e))?;
+    warn!(
+        journal = %path.display(),
+        offset = torn.offset,
+        bytes = torn.len,
+        reason = %torn.reason,
+        copy = %aside.display(),
+        "journal had a torn tail (an append interrupted by a crash): truncated to the last valid record"
+    );
+    Ok(())
+}
+
+/// Re-reads the journal at `path` from disk up to `end` in [`Mode::Strict`]; returns the
+/// scan and the number of `certified` records.
+pub fn verify(path: &Path, end: u64) -> Result<(Scanned, u64), StoreError> {
+    let mut file = File::open(path).map_err(|e| io_at(path, "opening", e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| io_at(path, "reading", e))?
+        .len();
+    if len < end {
+        return Err(StoreError::damaged(
+            DamageAt::JournalFile,
+            format!("the journal is {len} bytes long but {end} bytes were written"),
+        ));
+    }
+    let mut certified = 0u64;
+    let scanned = scan(&mut file, end, Mode::Strict, path, |record, _| {
+        if matches!(record.event, Event::Certified(_)) {
+            certified += 1;
+        }
+        Ok(())
+    })?;
+    Ok((scanned, certified))
+}

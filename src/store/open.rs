@@ -1,0 +1,155 @@
+//! Opening a store: the lock, the journal scan, bringing the index up to date.
+
+use std::collections::VecDeque;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
+
+use tracing::warn;
+
+use super::error::{self, DamageAt, StoreError};
+use super::event::GENESIS;
+use super::index::{Applied, Index};
+use super::journal::{self, Journal, Mode, Scanned};
+use super::{Inner, Store, StoreOptions};
+
+/// The index is ahead of the journal or disagrees with it.
+struct StaleIndex(StoreError);
+
+impl Store {
+    /// Opens (or creates) the store in `state_dir`, with default options.
+    pub fn open(state_dir: &Path) -> Result<Store, StoreError> {
+        Store::open_with(state_dir, &StoreOptions::default())
+    }
+
+    /// Opens (or creates) the store in `state_dir`: takes the lock, scans the journal (see the
+    /// recovery rules), brings the index up to date.
+    pub fn open_with(state_dir: &Path, options: &StoreOptions) -> Result<Store, StoreError> {
+        std::fs::create_dir_all(state_dir).map_err(|e| error::io_at(state_dir, "creating", e))?;
+        let lock = take_lock(&state_dir.join("gateway.lock"))?;
+        let journal_path = state_dir.join("journal").join("journal.log");
+        let index_dir = state_dir.join("index.sled");
+        let mut index = Index::open(&index_dir)?;
+
+        let exists = journal_path
+            .try_exists()
+            .map_err(|e| error::io_at(&journal_path, "checking", e))?;
+        if !exists {
+            if !index.is_empty() {
+                return Err(StoreError::damaged(
+                    DamageAt::JournalFile,
+                    format!(
+                        "{} is missing but {} holds records: restore the journal from a backup \
+                         (the store never starts a new journal over an existing index)",
+                        journal_path.display(),
+                        index_dir.display()
+                    ),
+                ));
+            }
+            journal::create(&journal_path)?;
+        }
+        let (mut file, len) = journal::open_file(&journal_path)?;
+        let scanned = match replay(&index, &mut file, len, &journal_path)? {
+            Ok(scanned) => scanned,
+            Err(StaleIndex(err)) if options.rebuild_stale_index => {
+                let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+                let aside = state_dir.join(format!("index.sled.stale-{stamp}"));
+                warn!(error = %err, aside = %aside.display(), "moving the stale index aside and rebuilding it from the journal");
+                drop(index);
+                std::fs::rename(&index_dir, &aside)
+                    .map_err(|e| error::io_at(&index_dir, "moving", e))?;
+                journal::sync_dir(state_dir)?;
+                index = Index::open(&index_dir)?;
+                replay(&index, &mut file, len, &journal_path)?.map_err(|StaleIndex(e)| e)?
+            }
+            Err(StaleIndex(err)) => return Err(err),
+        };
+        let journal = Journal::resume(&journal_path, file, &scanned)?;
+        Ok(Store {
+            journal_path,
+            index,
+            inner: Mutex::new(Inner {
+                journal,
+                pending: VecDeque::new(),
+            }),
+            stale: AtomicBool::new(false),
+            _lock: lock,
+        })
+    }
+}
+
+/// Takes the exclusive lock on `path`.
+fn take_lock(path: &Path) -> Result<File, StoreError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| error::io_at(path, "opening", e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(TryLockError::WouldBlock) => Err(StoreError::Locked),
+        Err(TryLockError::Error(e)) => Err(error::io_at(path, "locking", e)),
+    }
+}
+
+/// Scans the journal and applies to `index` the records it lacks. The outer error is fatal; the
+/// inner one says the index is ahead of the journal or disagrees with it.
+fn replay(
+    index: &Index,
+    file: &mut File,
+    len: u64,
+    path: &Path,
+) -> Result<Result<Scanned, StaleIndex>, StoreError> {
+    let (probe_seq, probe_hash) = match index.applied()? {
+        Applied::Empty => (0, GENESIS),
+        Applied::At { seq, hash } => (seq, hash),
+        Applied::Unknown(why) => {
+            if len == 0 {
+                return Err(StoreError::damaged(
+                    DamageAt::JournalFile,
+                    format!("the journal is empty but the index holds records ({why})"),
+                ));
+            }
+            warn!(reason = %why, "the index is not usable: rebuilding it from the journal");
+            index.clear()?;
+            (0, GENESIS)
+        }
+    };
+    let advice = "the journal lost or changed acknowledged records: restore journal/journal.log \
+                  from a backup, or rebuild the index from the journal as it is \
+                  (StoreOptions::rebuild_stale_index; entries missing from the journal are lost)";
+    let mut stale = None;
+    let scanned = journal::scan(file, len, Mode::Open, path, |record, hash| {
+        if record.seq == probe_seq && *hash != probe_hash {
+            let err = StoreError::damaged(
+                DamageAt::Seq(probe_seq),
+                format!(
+                    "the index applied seq {probe_seq} with sha256 {} but the journal's record hashes to {}: {advice}",
+                    hex::encode(probe_hash),
+                    hex::encode(hash)
+                ),
+            );
+            stale = Some(err);
+            return Err(StoreError::Conflict("stale index".to_string()));
+        }
+        index.apply(record, hash)
+    });
+    if let Some(err) = stale {
+        return Ok(Err(StaleIndex(err)));
+    }
+    let scanned = scanned?;
+    if scanned.records < probe_seq {
+        return Ok(Err(StaleIndex(StoreError::damaged(
+            DamageAt::Seq(probe_seq),
+            format!(
+                "the index has applied journal records up to seq {probe_seq} but the journal ends at seq {}: {advice}",
+                scanned.records
+            ),
+        ))));
+    }
+    index.flush()?;
+    Ok(Ok(scanned))
+}
