@@ -1,0 +1,448 @@
+//! Harness for the end-to-end tests: the real `emcf-gateway` binary as a child process, the
+//! simulator serving a real pty in this test process (bytes through tokio-serial, with a
+//! stable symlink path so it can vanish and come back), and a small HTTP/1.1 client on a
+//! real socket.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use emcf_sim::faults::FaultConfig;
+use emcf_sim::{start_on_pty, RunningSim, SimOptions};
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// The NIF the simulator is personalized for by default.
+pub const SIM_NIF: &str = "A1234567B";
+
+/// A simulated e-MCF box on a pty reachable at `link` (a symlink), restartable.
+pub struct Sim {
+    pub link: PathBuf,
+    pub state: PathBuf,
+    running: Option<RunningSim>,
+}
+
+impl Sim {
+    /// Options with short processing times and the fiscal memory in `state`.
+    pub fn options(state: &Path) -> SimOptions {
+        let mut options = SimOptions::default();
+        options.device.state_file = Some(state.to_path_buf());
+        options.device.timing.command = Duration::from_millis(1);
+        options.device.timing.finalize = Duration::from_millis(20);
+        options.device.timing.credit_note = Duration::from_millis(40);
+        options
+    }
+
+    /// Starts a simulator in `dir` (fiscal memory `dir/sim.json`, port `dir/ttyEMCF`).
+    pub async fn start(dir: &Path) -> Sim {
+        Sim::start_with(dir, FaultConfig::default()).await
+    }
+
+    /// Same, with injected faults.
+    pub async fn start_with(dir: &Path, faults: FaultConfig) -> Sim {
+        let mut sim = Sim {
+            link: dir.join("ttyEMCF"),
+            state: dir.join("sim.json"),
+            running: None,
+        };
+        sim.restart_with(faults).await;
+        sim
+    }
+
+    /// Starts it again (same fiscal memory, same path) after a stop.
+    pub async fn restart_with(&mut self, faults: FaultConfig) {
+        let mut options = Sim::options(&self.state);
+        options.faults = faults;
+        let _ = std::fs::remove_file(&self.link);
+        let running = start_on_pty(options, Some(&self.link))
+            .await
+            .expect("simulator starts");
+        self.running = Some(running);
+    }
+
+    /// Unplugs it: the pty and its symlink go away.
+    pub async fn stop(&mut self) {
+        if let Some(running) = self.running.take() {
+            let _ = running.stop().await;
+        }
+    }
+
+    /// Waits until the simulator's link ended by itself (a power-cut or vanish fault).
+    pub async fn wait_finished(&mut self, within: Duration) {
+        let deadline = Instant::now() + within;
+        while let Some(running) = &self.running {
+            if running.is_finished() {
+                self.stop().await;
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "simulator did not stop by itself"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// The gateway binary running `serve`.
+pub struct Gateway {
+    pub dir: PathBuf,
+    pub config: PathBuf,
+    pub addr: SocketAddr,
+    /// What it printed on stdout before it was ready (keys in demo mode).
+    pub banner: Vec<String>,
+    child: Child,
+}
+
+/// The path of the binary under test.
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_emcf-gateway")
+}
+
+/// A configuration with one device named `shop` at `device` (state in `dir/state`).
+pub fn config_with_device(dir: &Path, device: &Path) -> String {
+    format!(
+        "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n\n[[devices]]\nname = \"shop\"\npath = {device:?}\n",
+        state = dir.join("state"),
+        device = device,
+    )
+}
+
+impl Gateway {
+    /// Writes `config` to `dir/config.toml` and starts `serve`; returns once it listens.
+    pub fn start(dir: &Path, config: &str) -> Gateway {
+        let config_path = dir.join("config.toml");
+        std::fs::write(&config_path, config).expect("config written");
+        let text = path_str(&config_path).to_string();
+        Gateway::start_with_args(dir, &["--config", &text, "serve"], config_path)
+    }
+
+    /// Starts `serve` with no configuration file (demo mode) in `dir`.
+    pub fn start_demo(dir: &Path) -> Gateway {
+        let state = dir.join("state");
+        Gateway::start_with_args(
+            dir,
+            &[
+                "--state-dir",
+                path_str(&state),
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+            ],
+            PathBuf::new(),
+        )
+    }
+
+    fn start_with_args(dir: &Path, args: &[&str], config: PathBuf) -> Gateway {
+        let mut child = Command::new(binary())
+            .args(args)
+            .env("EMCF_CONFIG", "")
+            .env("RUST_LOG", "info")
+            .current_dir(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(dir.join("gateway.log"))
+                    .expect("log file"),
+            ))
+            .spawn()
+            .expect("gateway starts");
+        let stdout = child.stdout.take().expect("stdout piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut banner = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let addr = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = match rx.recv_timeout(left) {
+                Ok(line) => line,
+                Err(_) => {
+                    let _ = child.kill();
+                    let log = std::fs::read_to_string(dir.join("gateway.log")).unwrap_or_default();
+                    panic!("gateway did not start; log:\n{log}");
+                }
+            };
+            if let Some(rest) = line.strip_prefix("emcf-gateway listening on http://") {
+                break rest.parse().expect("address");
+            }
+            banner.push(line);
+        };
+        // The demo banner follows the listening line.
+        while let Ok(line) = rx.recv_timeout(Duration::from_millis(300)) {
+            banner.push(line);
+        }
+        Gateway {
+            dir: dir.to_path_buf(),
+            config,
+            addr,
+            banner,
+            child,
+        }
+    }
+
+    /// A line of the banner starting with `prefix`, without the prefix.
+    pub fn banner_value(&self, prefix: &str) -> Option<String> {
+        self.banner
+            .iter()
+            .find_map(|line| line.strip_prefix(prefix).map(|v| v.trim().to_string()))
+    }
+
+    /// Runs the CLI against this gateway's configuration (through its admin socket).
+    pub fn cli(&self, args: &[&str]) -> Output {
+        cli(&self.dir, &self.config, args)
+    }
+
+    /// `kill -9`.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGTERM, then waits for the exit; returns whether it exited successfully.
+    pub fn terminate(&mut self) -> bool {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.success();
+            }
+            if Instant::now() > deadline {
+                self.kill9();
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The gateway's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("gateway.log")).unwrap_or_default()
+    }
+
+    /// Waits until `GET /status` says `status: true`.
+    pub async fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let response = get(self.addr, "/api/v1/status", None).await;
+            if response.json["status"] == Value::Bool(true) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "gateway not ready: {}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().expect("utf-8 path")
+}
+
+/// Runs the CLI with `config` (or none) in `dir`.
+pub fn cli(dir: &Path, config: &Path, args: &[&str]) -> Output {
+    let mut command = Command::new(binary());
+    if !config.as_os_str().is_empty() {
+        command.args(["--config", path_str(config)]);
+    } else {
+        command.args(["--state-dir", path_str(&dir.join("state"))]);
+    }
+    command
+        .args(args)
+        .env("EMCF_CONFIG", "")
+        .current_dir(dir)
+        .output()
+        .expect("cli runs")
+}
+
+/// `org add` then `key issue`; returns the key. Works with or without a running gateway.
+pub fn add_org_with_key(
+    dir: &Path,
+    config: &Path,
+    id: &str,
+    device: &str,
+    quota: Option<u64>,
+) -> String {
+    let mut args = vec![
+        "org",
+        "add",
+        "--id",
+        id,
+        "--name",
+        "Test shop",
+        "--nif",
+        SIM_NIF,
+        "--isf",
+        "ISF-1",
+        "--device",
+        device,
+    ];
+    let quota_text = quota.map(|q| q.to_string());
+    if let Some(q) = &quota_text {
+        args.extend(["--quota", q.as_str()]);
+    }
+    let out = cli(dir, config, &args);
+    assert!(
+        out.status.success(),
+        "org add: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    issue_key(dir, config, id, false)
+}
+
+/// `key issue`; returns the key.
+pub fn issue_key(dir: &Path, config: &Path, org: &str, sandbox: bool) -> String {
+    let mut args = vec!["key", "issue", "--org", org];
+    if sandbox {
+        args.push("--sandbox");
+    }
+    let out = cli(dir, config, &args);
+    assert!(
+        out.status.success(),
+        "key issue: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// An HTTP response.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+    pub json: Value,
+}
+
+impl Response {
+    /// A header's value (name case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Sends one request (Connection: close) and reads the whole response.
+pub async fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&[u8]>,
+) -> Response {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if let Some(body) = body {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await.expect("write head");
+    if let Some(body) = body {
+        stream.write_all(body).await.expect("write body");
+    }
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(150), stream.read_to_end(&mut raw))
+        .await
+        .expect("response in time")
+        .expect("read response");
+    parse_response(&raw)
+}
+
+fn parse_response(raw: &[u8]) -> Response {
+    let text = String::from_utf8_lossy(raw).to_string();
+    let (head, body) = text.split_once("\r\n\r\n").expect("a response head");
+    let mut lines = head.lines();
+    let status_line = lines.next().expect("status line");
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("status code");
+    let headers = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let json = serde_json::from_str(body).unwrap_or(Value::Null);
+    Response {
+        status,
+        headers,
+        body: body.to_string(),
+        json,
+    }
+}
+
+/// `GET path`, with a Bearer key if given.
+pub async fn get(addr: SocketAddr, path: &str, key: Option<&str>) -> Response {
+    let auth = key.map(|k| format!("Bearer {k}"));
+    let mut headers = vec![("Accept", "application/json")];
+    if let Some(auth) = &auth {
+        headers.push(("Authorization", auth.as_str()));
+    }
+    request(addr, "GET", path, &headers, None).await
+}
+
+/// `POST /api/v1/Invoice` with `body` as JSON and the Bearer `key`.
+pub async fn post_invoice(addr: SocketAddr, key: &str, body: &Value) -> Response {
+    let auth = format!("Bearer {key}");
+    let bytes = serde_json::to_vec(body).expect("json");
+    request(
+        addr,
+        "POST",
+        "/api/v1/Invoice",
+        &[
+            ("Authorization", &auth),
+            ("Content-Type", "application/json"),
+        ],
+        Some(&bytes),
+    )
+    .await
+}
+
+/// A small valid invoice: one item of group B in `ttc` mode, CDF, every scalar a string.
+pub fn invoice(rn: &str) -> Value {
+    serde_json::json!({
+        "rn": rn,
+        "mode": "ttc",
+        "type": "FV",
+        "curCode": "CDF",
+        "curRate": "-1",
+        "items": [
+            {"code": "LR 1515", "name": "STYLO BIC", "type": "BIE", "price": "600.00",
+             "quantity": "2", "taxGroup": "B"}
+        ],
+        "client": {"nif": "A7654321C", "type": "PM", "name": "CLIENT SARL",
+                   "contact": "+243 810 000 001", "address": "Gombe, Kinshasa"},
+        "payments": [{"name": "ESPECES", "amount": "1200.00", "curCode": "CDF", "curRate": "-1"}],
+        "operator": {"id": "1", "name": "Caisse 1"}
+    })
+}
