@@ -109,10 +109,17 @@ pub(crate) async fn run_invoice(
                 );
                 return reconcile_now(session, ctx, intent_id, &intent).await;
             }
-            let entry =
-                record_certification(ctx.store, ctx.offset, intent_id, &certification, "finalize")
-                    .await?;
-            Ok(entry)
+            match record_certification(ctx.store, ctx.offset, intent_id, &certification, "finalize")
+                .await
+            {
+                Ok(entry) => Ok(entry),
+                Err(error) => {
+                    // The device certified it: the intent stays open and is settled from C1h
+                    // once the register can be written again. Never lost, never answered 200.
+                    error!(device = ctx.device, %error, "certified on the device but not journaled");
+                    Err(RunFailure::InDoubt(intent_id))
+                }
+            }
         }
         Ok(FinalizeOutcome::Refused(text)) => {
             cancel(session, ctx.device).await;
@@ -259,7 +266,10 @@ async fn reconcile_now(
             warn!(device = ctx.device, %reason, "reconciliation must wait for the device");
             Err(RunFailure::InDoubt(intent_id))
         }
-        Err(SettleError::Store(error)) => Err(error.into()),
+        Err(SettleError::Store(error)) => {
+            error!(device = ctx.device, %error, "reconciliation could not be journaled");
+            Err(RunFailure::InDoubt(intent_id))
+        }
     }
 }
 
