@@ -7,6 +7,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::{Response, StatusCode};
+use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
 use crate::certify::CertifyError;
@@ -67,7 +68,9 @@ fn with_retry_after(mut response: Response<Body>, retry_after: Option<Duration>)
 /// The HTTP status of a certification error.
 pub(crate) fn status_of(error: &CertifyError) -> StatusCode {
     match error {
-        CertifyError::Validation(_) | CertifyError::PaymentsShort { .. } => StatusCode::BAD_REQUEST,
+        CertifyError::Validation(_)
+        | CertifyError::PaymentsShort { .. }
+        | CertifyError::ZeroTotal => StatusCode::BAD_REQUEST,
         CertifyError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
         CertifyError::DuplicateRn { .. } | CertifyError::InFlight { .. } => StatusCode::CONFLICT,
         CertifyError::QuotaExhausted { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -142,6 +145,13 @@ pub(crate) fn http_error(error: &HttpError) -> Response<Body> {
     response
 }
 
+/// An amount as the API writes it: a string with exactly 2 decimals.
+fn amount(value: Decimal) -> String {
+    let mut value = value;
+    value.rescale(2);
+    value.to_string()
+}
+
 /// The certification result: the seed's four security elements, then what an ERP and an
 /// auditor need beside them. Amounts are JSON strings with 2 decimals (exact).
 pub(crate) fn certification_body(entry: &RegisterEntry) -> Value {
@@ -156,7 +166,7 @@ pub(crate) fn certification_body(entry: &RegisterEntry) -> Value {
             .unwrap_or_default();
         groups.insert(
             letter.to_string(),
-            json!({"total": ttc.to_string(), "vat": vat.to_string()}),
+            json!({"total": amount(*ttc), "vat": amount(vat)}),
         );
     }
     json!({
@@ -167,10 +177,10 @@ pub(crate) fn certification_body(entry: &RegisterEntry) -> Value {
         "dateTime": entry.security.date_time.format("%Y-%m-%dT%H:%M:%S").to_string(),
         "rn": entry.request.rn,
         "type": entry.request.invoice_type,
-        "total": totals.total.to_string(),
-        "vtotal": totals.vat.to_string(),
-        "specificTax": totals.specific_tax.to_string(),
-        "usdTotal": totals.usd_equivalent.map(|v| v.to_string()),
+        "total": amount(totals.total),
+        "vtotal": amount(totals.vat),
+        "specificTax": amount(totals.specific_tax),
+        "usdTotal": totals.usd_equivalent.map(amount),
         "groups": Value::Object(groups),
         "environment": entry.request.environment.as_str(),
         "sequence": entry.sequence,

@@ -57,7 +57,7 @@ async fn route(request: Request<Incoming>, app: &App) -> Response<Body> {
     match rest {
         "/status" => match *request.method() {
             Method::GET | Method::HEAD => status(app),
-            _ => http_error(&HttpError::MethodNotAllowed("GET")),
+            _ => http_error(&HttpError::MethodNotAllowed("GET, HEAD")),
         },
         "/Invoice" => match *request.method() {
             Method::POST => with_timeout(app, post_invoice(request, app)).await,

@@ -73,6 +73,9 @@ pub enum CertifyError {
         /// The device's total.
         total: Decimal,
     },
+    /// Every line is free: the device cannot finalize an invoice without a positive payment (400).
+    #[error("the invoice total is 0: the device needs a positive payment to finalize, so an invoice of free lines only cannot be certified")]
+    ZeroTotal,
     /// The device's 33h subtotal differs from the gateway's own computation (422).
     #[error("the device's totals ({device}) differ from the gateway's computation ({expected}); the invoice was cancelled")]
     TotalsMismatch {
@@ -141,6 +144,7 @@ impl CertifyError {
             CertifyError::QuotaExhausted { .. } => 130,
             CertifyError::DeviceRefused { .. } => 140,
             CertifyError::PaymentsShort { .. } => 141,
+            CertifyError::ZeroTotal => 142,
             CertifyError::TotalsMismatch { .. } => 143,
             CertifyError::TotalsTooLarge => 144,
             CertifyError::DeviceUnavailable { .. } => 150,
@@ -172,6 +176,7 @@ impl CertifyError {
         match self {
             CertifyError::Validation(e) => e.field.as_deref(),
             CertifyError::PaymentsShort { .. } => Some("payments"),
+            CertifyError::ZeroTotal => Some("items"),
             _ => None,
         }
     }

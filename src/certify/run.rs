@@ -168,6 +168,10 @@ async fn prepare(
     };
     let expected = invoice.expected_subtotal(&state.rates);
     if let Some(expected) = &expected {
+        if expected.total.is_zero() {
+            // The box takes only positive payments and needs one to finalize.
+            return Err(CertifyError::ZeroTotal);
+        }
         if Reply::Subtotal(expected.clone())
             .encode(code::SUBTOTAL)
             .is_err()

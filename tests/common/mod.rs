@@ -446,3 +446,380 @@ pub fn invoice(rn: &str) -> Value {
         "operator": {"id": "1", "name": "Caisse 1"}
     })
 }
+
+// ---- api tests helpers ----
+// Used by tests/api_invoices.rs, tests/api_errors.rs and tests/api_quota_keys.rs.
+
+/// A simulator on a pty, the gateway on it, and the organization `acme` (NIF [`SIM_NIF`],
+/// ISF `ISF-1`, device `shop`) with one live key. Fields drop in order: gateway first.
+pub struct ApiSetup {
+    pub gateway: Gateway,
+    pub sim: Sim,
+    pub key: String,
+    pub dir: tempfile::TempDir,
+}
+
+impl ApiSetup {
+    /// Starts everything; `quota` overrides the plan's annual quota.
+    pub async fn start(quota: Option<u64>) -> ApiSetup {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sim = Sim::start(dir.path()).await;
+        let gateway = Gateway::start(dir.path(), &config_with_device(dir.path(), &sim.link));
+        let key = tokio::task::block_in_place(|| {
+            add_org_with_key(dir.path(), &gateway.config, "acme", "shop", quota)
+        });
+        gateway.wait_ready().await;
+        ApiSetup {
+            gateway,
+            sim,
+            key,
+            dir,
+        }
+    }
+
+    /// The gateway's address.
+    pub fn addr(&self) -> SocketAddr {
+        self.gateway.addr
+    }
+
+    /// Runs the CLI, asserts success, returns stdout.
+    pub fn cli_ok(&self, args: &[&str]) -> String {
+        cli_ok(&self.gateway, args)
+    }
+
+    /// `org show acme`: the quota used this year.
+    pub fn quota_used(&self) -> u64 {
+        quota_of(&self.gateway, "acme")["used"]
+            .as_u64()
+            .expect("quota.used")
+    }
+
+    /// Issues another key of `acme` (`sandbox`: a `mcf_test_` key).
+    pub fn issue_key(&self, sandbox: bool) -> String {
+        tokio::task::block_in_place(|| {
+            issue_key(self.dir.path(), &self.gateway.config, "acme", sandbox)
+        })
+    }
+
+    /// Stops the gateway (SIGTERM, clean exit asserted) and starts it again on the same
+    /// directory and configuration; waits until it is ready.
+    pub async fn restart_gateway(&mut self) {
+        assert!(self.gateway.terminate(), "gateway exits cleanly on SIGTERM");
+        let config = std::fs::read_to_string(&self.gateway.config).expect("config");
+        self.gateway = Gateway::start(self.dir.path(), &config);
+        self.gateway.wait_ready().await;
+    }
+}
+
+/// Runs the CLI against `gateway` (off the async worker), asserts success, returns stdout.
+pub fn cli_ok(gateway: &Gateway, args: &[&str]) -> String {
+    let out = tokio::task::block_in_place(|| gateway.cli(args));
+    assert!(
+        out.status.success(),
+        "emcf-gateway {}: {}\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+/// `org show <org>`: its `quota` object (`year`, `used`, `quota`, `remaining`).
+pub fn quota_of(gateway: &Gateway, org: &str) -> Value {
+    let text = cli_ok(gateway, &["org", "show", org]);
+    let value: Value = serde_json::from_str(&text).expect("org show prints JSON");
+    value["quota"].clone()
+}
+
+/// `POST /api/v1/Invoice` with raw body bytes, a Bearer `key` and an optional content type.
+pub async fn post_raw(
+    addr: SocketAddr,
+    key: &str,
+    content_type: Option<&str>,
+    body: &[u8],
+) -> Response {
+    let auth = format!("Bearer {key}");
+    let mut headers = vec![("Authorization", auth.as_str())];
+    if let Some(content_type) = content_type {
+        headers.push(("Content-Type", content_type));
+    }
+    request(addr, "POST", "/api/v1/Invoice", &headers, Some(body)).await
+}
+
+/// Writes `head` then `body` while reading the answer at the same time; tolerates the server
+/// answering (and closing) before the body is fully sent, as it does for a body too large.
+/// `head` must end with the blank line.
+pub async fn exchange_streaming(addr: SocketAddr, head: String, body: Vec<u8>) -> Response {
+    let stream = TcpStream::connect(addr).await.expect("connect");
+    let (mut reader, mut writer) = stream.into_split();
+    let sender = tokio::spawn(async move {
+        if writer.write_all(head.as_bytes()).await.is_err() {
+            return;
+        }
+        for piece in body.chunks(8 * 1024) {
+            if writer.write_all(piece).await.is_err() {
+                return;
+            }
+        }
+        let _ = writer.flush().await;
+        // Keep the write half open until the answer is read.
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    });
+    let mut raw = Vec::new();
+    let mut buffer = vec![0u8; 16 * 1024];
+    loop {
+        match tokio::time::timeout(Duration::from_secs(30), reader.read(&mut buffer)).await {
+            Ok(Ok(0)) => break,
+            Ok(Ok(n)) => raw.extend_from_slice(&buffer[..n]),
+            // A reset after the answer (unread body on the server side) ends the exchange.
+            Ok(Err(_)) => break,
+            Err(_) => panic!(
+                "no answer within 30 s; got so far: {:?}",
+                String::from_utf8_lossy(&raw)
+            ),
+        }
+    }
+    sender.abort();
+    assert!(!raw.is_empty(), "the server closed without answering");
+    parse_response(&raw)
+}
+
+/// `body` as an HTTP/1.1 chunked body of `chunk`-byte chunks, with the final empty chunk.
+pub fn chunked(body: &[u8], chunk: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + body.len() / chunk * 12 + 8);
+    for piece in body.chunks(chunk) {
+        out.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+        out.extend_from_slice(piece);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"0\r\n\r\n");
+    out
+}
+
+/// `counters` of a certification (`"12/14 FV"`) as (kind counter, total counter, type).
+pub fn counters_of(response: &Response) -> (u64, u64, String) {
+    let text = response.json["counters"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no counters in {}", response.body));
+    let (numbers, kind) = text
+        .split_once(' ')
+        .unwrap_or_else(|| panic!("counters {text:?} are not \"n/m TYPE\""));
+    let (fc, tc) = numbers
+        .split_once('/')
+        .unwrap_or_else(|| panic!("counters {text:?} are not \"n/m TYPE\""));
+    (
+        fc.parse().unwrap_or_else(|_| panic!("counters {text:?}")),
+        tc.parse().unwrap_or_else(|_| panic!("counters {text:?}")),
+        kind.to_string(),
+    )
+}
+
+/// Asserts an error response: `status`, a JSON body with numeric `errorCode` == `code` and a
+/// non-empty string `errorDesc`; returns the body.
+#[track_caller]
+pub fn assert_error(response: &Response, status: u16, code: u64) -> &Value {
+    assert_eq!(
+        response.status, status,
+        "expected HTTP {status} (code {code}), got: {} {}",
+        response.status, response.body
+    );
+    assert!(
+        response
+            .header("content-type")
+            .is_some_and(|v| v.starts_with("application/json")),
+        "error without a JSON content type: {:?}",
+        response.headers
+    );
+    assert!(
+        response.json["errorCode"].is_u64(),
+        "errorCode is not a number: {}",
+        response.body
+    );
+    assert_eq!(
+        response.json["errorCode"].as_u64(),
+        Some(code),
+        "wrong errorCode: {}",
+        response.body
+    );
+    let desc = response.json["errorDesc"].as_str();
+    assert!(
+        desc.is_some_and(|d| !d.trim().is_empty()),
+        "errorDesc is not a non-empty string: {}",
+        response.body
+    );
+    &response.json
+}
+
+// ---- durability tests helpers ----
+
+/// `config_with_device` plus device timing keys (`window_ms`, `tries`...) under its
+/// `[[devices]]` block.
+pub fn config_with_device_timing(dir: &Path, device: &Path, timing: &[(&str, u64)]) -> String {
+    let mut text = config_with_device(dir, device);
+    for (key, value) in timing {
+        text.push_str(&format!("{key} = {value}\n"));
+    }
+    text
+}
+
+/// Runs the CLI, asserts that it succeeded and returns its stdout.
+pub fn cli_success(dir: &Path, config: &Path, args: &[&str]) -> String {
+    let out = cli(dir, config, args);
+    assert!(
+        out.status.success(),
+        "`{}` failed: {}\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+/// The quota used this year by `org`, as `org show` prints it.
+pub fn quota_used(dir: &Path, config: &Path, org: &str) -> u64 {
+    let text = cli_success(dir, config, &["org", "show", org]);
+    let value: Value = serde_json::from_str(&text).expect("org show prints JSON");
+    value["quota"]["used"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no quota.used in {text}"))
+}
+
+/// The production register as `log export --format json` prints it (one entry a line).
+pub fn exported_entries(dir: &Path, config: &Path) -> Vec<Value> {
+    cli_success(dir, config, &["log", "export", "--format", "json"])
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| serde_json::from_str(line).expect("one JSON entry per line"))
+        .collect()
+}
+
+/// The invoices committed to the simulator's fiscal memory file (the device's truth), in
+/// order: objects with `tc`, `fc`, `type`, `rn`, `code_def`...
+pub fn fiscal_invoices(sim: &Sim) -> Vec<Value> {
+    let bytes = std::fs::read(&sim.state).expect("fiscal memory file");
+    let value: Value = serde_json::from_slice(&bytes).expect("fiscal memory is JSON");
+    value["invoices"].as_array().cloned().unwrap_or_default()
+}
+
+/// Starts a simulator in `dir` like [`Sim::start_with`], but whose every command takes
+/// `command` and whose 38h of a sale takes `finalize` (sending SYN meanwhile). A later
+/// `restart_with` uses the usual short timing.
+pub async fn start_sim_with_timing(
+    dir: &Path,
+    command: Duration,
+    finalize: Duration,
+    faults: FaultConfig,
+) -> Sim {
+    let mut sim = Sim {
+        link: dir.join("ttyEMCF"),
+        state: dir.join("sim.json"),
+        running: None,
+    };
+    let mut options = Sim::options(&sim.state);
+    options.device.timing.command = command;
+    options.device.timing.finalize = finalize;
+    options.faults = faults;
+    let _ = std::fs::remove_file(&sim.link);
+    let running = start_on_pty(options, Some(&sim.link))
+        .await
+        .expect("simulator starts");
+    sim.running = Some(running);
+    sim
+}
+
+/// Runs `serve` with `config` and expects it to exit by itself within `within` (a refusal to
+/// start); returns its exit status and what it printed (stdout then stderr). Panics if it is
+/// still running by then (it started: killed first).
+pub fn serve_expecting_exit(
+    dir: &Path,
+    config: &Path,
+    within: Duration,
+) -> (std::process::ExitStatus, String) {
+    let out_path = dir.join("refused-serve.out");
+    let err_path = dir.join("refused-serve.err");
+    let mut child = Command::new(binary())
+        .args(["--config", path_str(config), "serve"])
+        .env("EMCF_CONFIG", "")
+        .env("RUST_LOG", "info")
+        .current_dir(dir)
+        .stdout(Stdio::from(
+            std::fs::File::create(&out_path).expect("stdout file"),
+        ))
+        .stderr(Stdio::from(
+            std::fs::File::create(&err_path).expect("stderr file"),
+        ))
+        .spawn()
+        .expect("gateway starts");
+    let deadline = Instant::now() + within;
+    let status = loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "serve did not refuse to start; stdout:\n{}\nstderr:\n{}",
+                std::fs::read_to_string(&out_path).unwrap_or_default(),
+                std::fs::read_to_string(&err_path).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let text = format!(
+        "{}{}",
+        std::fs::read_to_string(&out_path).unwrap_or_default(),
+        std::fs::read_to_string(&err_path).unwrap_or_default()
+    );
+    (status, text)
+}
+
+/// Waits until `GET /status` says `status: wanted`; returns how long it took.
+pub async fn wait_status(addr: SocketAddr, wanted: bool, within: Duration) -> Duration {
+    let started = Instant::now();
+    loop {
+        let response = get(addr, "/api/v1/status", None).await;
+        if response.json["status"] == Value::Bool(wanted) {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < within,
+            "status did not become {wanted} within {within:?}: {}",
+            response.body
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// `POST /api/v1/Invoice` that tolerates the server dying mid-request: `None` when no
+/// complete response came back.
+pub async fn try_post_invoice(addr: SocketAddr, key: &str, body: &Value) -> Option<Response> {
+    let auth = format!("Bearer {key}");
+    let bytes = serde_json::to_vec(body).expect("json");
+    let mut stream = TcpStream::connect(addr).await.ok()?;
+    let head = format!(
+        "POST /api/v1/Invoice HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+         Authorization: {auth}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        bytes.len()
+    );
+    stream.write_all(head.as_bytes()).await.ok()?;
+    stream.write_all(&bytes).await.ok()?;
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(150), stream.read_to_end(&mut raw))
+        .await
+        .ok()?
+        .ok()?;
+    let text = String::from_utf8_lossy(&raw);
+    if !text.contains("\r\n\r\n") {
+        return None;
+    }
+    Some(parse_response(&raw))
+}
+
+/// Counts the journal records of each event type (`"type":"intent"`...) in the raw journal.
+pub fn journal_event_count(dir: &Path, event_type: &str) -> usize {
+    let bytes =
+        std::fs::read(dir.join("state").join("journal").join("journal.log")).expect("journal file");
+    let needle = format!("\"type\":\"{event_type}\"");
+    String::from_utf8_lossy(&bytes).matches(&needle).count()
+}
