@@ -146,20 +146,11 @@ fn simulator_device(name: &str, sim: &RunningSim) -> DeviceHandle {
 }
 
 fn configured_device(entry: &DeviceEntry) -> DeviceConfig {
-    let timing = entry.timing();
     DeviceConfig {
         name: entry.name.clone(),
         path: entry.path.clone(),
         baud: entry.baud,
-        timing: LinkTiming {
-            window: timing.window,
-            tries: timing.tries,
-            command_budget: timing.command_budget,
-            finalize_budget: timing.finalize_budget,
-            credit_note_budget: timing.credit_note_budget,
-            poll_interval: timing.poll_interval,
-            ..LinkTiming::default()
-        },
+        timing: entry.timing(),
         queue_capacity: entry.queue_capacity,
     }
 }

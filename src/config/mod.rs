@@ -26,6 +26,7 @@ use chrono::{DateTime, Datelike, FixedOffset, Offset, Utc};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::device::LinkTiming;
 use crate::model::Plan;
 
 /// The file read when neither a path nor `EMCF_CONFIG` is given, if it exists.
@@ -62,22 +63,6 @@ pub const DEFAULT_PLAN_GROW: u64 = 50_000;
 pub const DEFAULT_BAUD: u32 = 115_200;
 /// `queue_capacity` default of a device: invoices waiting for the port.
 pub const DEFAULT_QUEUE_CAPACITY: usize = 32;
-
-/// Device timing defaults (DESIGN §3), used when a `[[devices]]` entry does not override them.
-pub mod timing_defaults {
-    /// Time to wait for a reply or a SYN before resending the same SEQ.
-    pub const WINDOW_MS: u64 = 500;
-    /// Sends of one frame (the first one included) before the link is declared down.
-    pub const TRIES: u32 = 3;
-    /// Whole budget of one ordinary command.
-    pub const COMMAND_BUDGET_MS: u64 = 5_000;
-    /// Budget of 38h for FV/FT/EV/ET.
-    pub const FINALIZE_BUDGET_MS: u64 = 15_000;
-    /// Budget of 38h for FA/EA (credit notes; the box asks the DGI server).
-    pub const CREDIT_NOTE_BUDGET_MS: u64 = 90_000;
-    /// Interval between 38h repeats after a `P:` ("still working") reply.
-    pub const POLL_INTERVAL_MS: u64 = 500;
-}
 
 const MAX_TIMEOUT_SECS: u64 = 3_600;
 const MAX_BUDGET_MS: u64 = 3_600_000;
@@ -223,22 +208,22 @@ pub struct DeviceEntry {
     /// Invoices that may wait for this device; more are refused with 503.
     #[serde(default = "default_queue_capacity")]
     pub queue_capacity: usize,
-    /// Reply-or-SYN window before resending, ms (default [`timing_defaults::WINDOW_MS`]).
+    /// Reply-or-SYN window before resending, ms (default: [`LinkTiming::default`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_ms: Option<u64>,
-    /// Sends of one frame before giving up (default [`timing_defaults::TRIES`]).
+    /// Sends of one frame before giving up (default: [`LinkTiming::default`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tries: Option<u32>,
-    /// Budget of one ordinary command, ms (default [`timing_defaults::COMMAND_BUDGET_MS`]).
+    /// Budget of one ordinary command, ms (default: [`LinkTiming::default`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command_budget_ms: Option<u64>,
-    /// Budget of 38h for FV/FT/EV/ET, ms (default [`timing_defaults::FINALIZE_BUDGET_MS`]).
+    /// Budget of 38h for FV/FT/EV/ET, ms (default: [`LinkTiming::default`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finalize_budget_ms: Option<u64>,
-    /// Budget of 38h for FA/EA, ms (default [`timing_defaults::CREDIT_NOTE_BUDGET_MS`]).
+    /// Budget of 38h for FA/EA, ms (default: [`LinkTiming::default`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credit_note_budget_ms: Option<u64>,
-    /// Interval between 38h repeats after `P:`, ms (default [`timing_defaults::POLL_INTERVAL_MS`]).
+    /// Interval between 38h repeats after `P:`, ms (default: [`LinkTiming::default`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poll_interval_ms: Option<u64>,
 }
@@ -261,60 +246,19 @@ impl DeviceEntry {
     }
 
     /// The timing to use: each override, or the DESIGN §3 default.
-    pub fn timing(&self) -> DeviceTiming {
-        let d = DeviceTiming::default();
+    pub fn timing(&self) -> LinkTiming {
+        let d = LinkTiming::default();
         let ms =
             |value: Option<u64>, default: Duration| value.map_or(default, Duration::from_millis);
-        DeviceTiming {
+        LinkTiming {
             window: ms(self.window_ms, d.window),
             tries: self.tries.unwrap_or(d.tries),
             command_budget: ms(self.command_budget_ms, d.command_budget),
             finalize_budget: ms(self.finalize_budget_ms, d.finalize_budget),
             credit_note_budget: ms(self.credit_note_budget_ms, d.credit_note_budget),
             poll_interval: ms(self.poll_interval_ms, d.poll_interval),
+            ..d
         }
-    }
-}
-
-/// A device's timing with every default filled in (DESIGN §3). `Default` is the DESIGN values,
-/// also what the embedded simulator should use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DeviceTiming {
-    /// Reply-or-SYN window before resending the same SEQ.
-    pub window: Duration,
-    /// Sends of one frame, the first included.
-    pub tries: u32,
-    /// Whole budget of one ordinary command.
-    pub command_budget: Duration,
-    /// Budget of 38h for FV/FT/EV/ET.
-    pub finalize_budget: Duration,
-    /// Budget of 38h for FA/EA.
-    pub credit_note_budget: Duration,
-    /// Interval between 38h repeats after `P:`.
-    pub poll_interval: Duration,
-}
-
-impl Default for DeviceTiming {
-    fn default() -> Self {
-        use timing_defaults as t;
-        DeviceTiming {
-            window: Duration::from_millis(t::WINDOW_MS),
-            tries: t::TRIES,
-            command_budget: Duration::from_millis(t::COMMAND_BUDGET_MS),
-            finalize_budget: Duration::from_millis(t::FINALIZE_BUDGET_MS),
-            credit_note_budget: Duration::from_millis(t::CREDIT_NOTE_BUDGET_MS),
-            poll_interval: Duration::from_millis(t::POLL_INTERVAL_MS),
-        }
-    }
-}
-
-impl DeviceTiming {
-    /// The longest single budget (finalize, credit note or command): the request timeout must
-    /// exceed it.
-    pub fn longest_budget(&self) -> Duration {
-        self.credit_note_budget
-            .max(self.finalize_budget)
-            .max(self.command_budget)
     }
 }
 
@@ -595,10 +539,7 @@ impl Config {
 
         let request_timeout = self.request_timeout();
         let longest = if self.devices.is_empty() {
-            vec![(
-                "the embedded simulator".to_string(),
-                DeviceTiming::default(),
-            )]
+            vec![("the embedded simulator".to_string(), LinkTiming::default())]
         } else {
             self.devices
                 .iter()

@@ -164,13 +164,14 @@ fn full_file() {
     assert_eq!(shop.queue_capacity, 4);
     assert_eq!(
         shop.timing(),
-        DeviceTiming {
+        LinkTiming {
             window: Duration::from_millis(800),
             tries: 4,
             command_budget: Duration::from_millis(6000),
             finalize_budget: Duration::from_millis(20_000),
             credit_note_budget: Duration::from_millis(150_000),
             poll_interval: Duration::from_millis(700),
+            ..LinkTiming::default()
         }
     );
 
@@ -178,7 +179,7 @@ fn full_file() {
     assert_eq!(back, &DeviceEntry::new("back-office", "/dev/ttyUSB1"));
     assert_eq!(back.baud, 115_200);
     assert_eq!(back.queue_capacity, 32);
-    assert_eq!(back.timing(), DeviceTiming::default());
+    assert_eq!(back.timing(), LinkTiming::default());
     assert_eq!(back.timing().longest_budget(), Duration::from_secs(90));
     assert!(config.device("nope").is_none());
 }
@@ -217,24 +218,24 @@ fn documented_defaults_match_the_code() {
         format!("| `queue_capacity` | integer | `{DEFAULT_QUEUE_CAPACITY}` |"),
         format!(
             "| `window_ms` | integer | `{}` |",
-            timing_defaults::WINDOW_MS
+            LinkTiming::default().window.as_millis()
         ),
-        format!("| `tries` | integer | `{}` |", timing_defaults::TRIES),
+        format!("| `tries` | integer | `{}` |", LinkTiming::default().tries),
         format!(
             "| `command_budget_ms` | integer | `{}` |",
-            timing_defaults::COMMAND_BUDGET_MS
+            LinkTiming::default().command_budget.as_millis()
         ),
         format!(
             "| `finalize_budget_ms` | integer | `{}` |",
-            timing_defaults::FINALIZE_BUDGET_MS
+            LinkTiming::default().finalize_budget.as_millis()
         ),
         format!(
             "| `credit_note_budget_ms` | integer | `{}` |",
-            timing_defaults::CREDIT_NOTE_BUDGET_MS
+            LinkTiming::default().credit_note_budget.as_millis()
         ),
         format!(
             "| `poll_interval_ms` | integer | `{}` |",
-            timing_defaults::POLL_INTERVAL_MS
+            LinkTiming::default().poll_interval.as_millis()
         ),
         format!("| `listen` | `\"IP:port\"` | `\"{}\"` |", d.listen),
         format!(

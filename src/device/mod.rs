@@ -132,6 +132,16 @@ impl Default for LinkTiming {
     }
 }
 
+impl LinkTiming {
+    /// The longest single budget (finalize, credit note or command): an HTTP request timeout
+    /// must exceed it.
+    pub fn longest_budget(&self) -> Duration {
+        self.credit_note_budget
+            .max(self.finalize_budget)
+            .max(self.command_budget)
+    }
+}
+
 /// The link as the dashboard and `/status` see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinkStatus {
