@@ -273,6 +273,7 @@ impl Certifier {
         let mut reconciling: Vec<String> = self.lock_in_doubt().iter().cloned().collect();
         reconciling.sort();
         let ready = !self.store_failed.load(Ordering::SeqCst)
+            && reconciling.is_empty()
             && !devices.is_empty()
             && devices.iter().all(|(_, status)| status.connected);
         ServiceStatus {
@@ -406,6 +407,6 @@ impl Certifier {
                 Err(SettleError::Store(error)) => return Err(error),
             }
         }
-        Ok(false)
+        Ok(true)
     }
 }

@@ -11,7 +11,7 @@ use super::{ExportFormat, KeyCommand, LogCommand, OrgCommand};
 use crate::admin::{socket, Admin, AdminRequest, QuotaSettings};
 use crate::config::Config;
 use crate::model::{Environment, Organization, Plan, RegisterEntry};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 /// Runs `request` on the service if it runs, else on the store.
 fn run(config: &Config, request: AdminRequest) -> anyhow::Result<Value> {
@@ -19,12 +19,17 @@ fn run(config: &Config, request: AdminRequest) -> anyhow::Result<Value> {
     if let Some(answer) = socket::call(&socket::path_in(state_dir), &request)? {
         return Ok(answer);
     }
-    let store = Store::open(state_dir).with_context(|| {
-        format!(
-            "opening the state directory {} (is the service running without its admin socket?)",
+    let store = match Store::open(state_dir) {
+        Ok(store) => store,
+        Err(StoreError::Locked) => bail!(
+            "{} is held by a running gateway whose admin socket does not answer; check the service",
             state_dir.display()
-        )
-    })?;
+        ),
+        Err(error) => {
+            return Err(error)
+                .with_context(|| format!("opening the register in {}", state_dir.display()))
+        }
+    };
     let admin = Admin::new(Arc::new(store), quota_settings(config));
     Ok(admin.handle(request)?)
 }
