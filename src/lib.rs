@@ -10,6 +10,7 @@ pub mod certify;
 pub mod cli;
 pub mod config;
 pub mod device;
+pub mod failpoint;
 pub mod keys;
 pub mod model;
 pub mod store;

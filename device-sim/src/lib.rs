@@ -13,6 +13,7 @@ pub mod invoice;
 pub mod link;
 pub mod port;
 pub mod reader;
+pub mod relay;
 pub mod runner;
 pub mod totals;
 

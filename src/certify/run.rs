@@ -21,6 +21,7 @@ use crate::certify::record::{self, record_abandonment, record_certification};
 use crate::certify::validate::{Seller, ValidInvoice};
 use crate::certify::CertifyError;
 use crate::device::{DeviceError, FinalizeOutcome, Session};
+use crate::failpoint;
 use crate::model::{DeviceTotals, Environment, Intent, IntentId, Organization, RegisterEntry};
 use crate::store::Store;
 
@@ -81,6 +82,7 @@ pub(crate) async fn run_invoice(
             return Err(error.into());
         }
     };
+    failpoint::hit("before_intent");
     let intent = intent_of(ctx, &subtotal);
     let journaled = intent.clone();
     let intent_id =
@@ -91,12 +93,14 @@ pub(crate) async fn run_invoice(
                 return Err(error.into());
             }
         };
+    failpoint::hit("after_intent");
     let credit_note = ctx.invoice.invoice_type.is_credit_note();
     match session
         .finalize(subtotal.finalize_totals(), credit_note)
         .await
     {
         Ok(FinalizeOutcome::Certified(certification)) => {
+            failpoint::hit("after_finalize");
             if certification
                 .rn
                 .as_deref()

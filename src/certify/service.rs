@@ -18,6 +18,7 @@ use crate::certify::run::{run_invoice, RunContext, RunFailure};
 use crate::certify::validate::{validate, Seller};
 use crate::certify::{AuthFailure, CertifyError};
 use crate::device::{DeviceHandle, LinkStatus};
+use crate::failpoint;
 use crate::keys;
 use crate::model::{Environment, KeyId, Organization, Plan, RegisterEntry};
 use crate::store::Store;
@@ -211,6 +212,7 @@ impl Certifier {
                 let outcome = run_invoice(&mut session, &ctx).await;
                 match outcome {
                     Ok(entry) => {
+                        failpoint::hit("after_certified");
                         info!(sequence = entry.sequence, "certified");
                         Ok(entry)
                     }

@@ -1,0 +1,1 @@
+//! A fault relay between two serial lines (stub: being written).

@@ -1,0 +1,71 @@
+//! Crash points for the crash harness (issue: never lose or duplicate a certification).
+//!
+//! `EMCF_FAILPOINTS=name[,name...]` makes the process abort (as `kill -9` would: no unwinding,
+//! no flush, no destructor) the first time it reaches a named point. Unset, a point costs one
+//! atomic load. The points, in the order one certification reaches them:
+//!
+//! | name | where |
+//! |---|---|
+//! | `before_intent` | 35h payments done, intent not journaled |
+//! | `after_intent` | intent fsync'd, 38h not sent |
+//! | `after_finalize` | 38h answered `R:`, certification not journaled |
+//! | `after_certified` | certification fsync'd, client not answered |
+//!
+//! Used by `tests/crash.rs` and `examples/crash.rs`; harmless in production (the variable is
+//! not set by the systemd unit and is logged loudly when it is).
+
+use std::sync::OnceLock;
+
+/// Every point the certification path declares.
+pub const POINTS: [&str; 4] = [
+    "before_intent",
+    "after_intent",
+    "after_finalize",
+    "after_certified",
+];
+
+fn armed() -> &'static [String] {
+    static ARMED: OnceLock<Vec<String>> = OnceLock::new();
+    ARMED.get_or_init(|| {
+        let names: Vec<String> = std::env::var("EMCF_FAILPOINTS")
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .map(str::to_string)
+            .collect();
+        if !names.is_empty() {
+            tracing::warn!(
+                ?names,
+                "EMCF_FAILPOINTS is set: this process will abort on purpose"
+            );
+        }
+        names
+    })
+}
+
+/// Aborts the process if the point `name` is armed.
+pub fn hit(name: &'static str) {
+    if armed().iter().any(|armed| armed == name) {
+        eprintln!("failpoint {name}: aborting");
+        std::process::abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_point_is_reached_by_the_certification_path() {
+        let sources = [
+            include_str!("certify/run.rs"),
+            include_str!("certify/service.rs"),
+        ]
+        .concat();
+        for point in super::POINTS {
+            assert!(
+                sources.contains(&format!("failpoint::hit(\"{point}\")")),
+                "{point} is declared but not placed"
+            );
+        }
+    }
+}
