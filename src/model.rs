@@ -7,4 +7,6 @@ mod register;
 
 pub use key::{KeyId, KeyRecord};
 pub use org::{Environment, OrgId, Organization, Plan};
-pub use register::{DeviceTotals, Intent, IntentId, RegisterEntry, SecurityElements};
+pub use register::{
+    DeviceTotals, IdempotencyBinding, Intent, IntentId, RegisterEntry, SecurityElements,
+};

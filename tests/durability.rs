@@ -6,11 +6,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use common::{
     add_org_with_key, cli, cli_success, config_with_device, exported_entries, get, invoice,
-    post_invoice, quota_used, serve_expecting_exit, Gateway, Response, Sim,
+    post_invoice, quota_used, Gateway, Response, Sim,
 };
 use serde_json::Value;
 
@@ -206,7 +205,9 @@ fn flip(path: &Path, at: usize) -> Vec<u8> {
 
 /// `log verify` fails and `serve` refuses to start, both saying the journal is damaged, and
 /// neither touches the journal.
-fn assert_refused_as_damaged(setup: &Setup, what: &str) {
+/// A damaged journal: `log verify` fails and says so; `serve` starts fail-closed (status
+/// false, every invoice call 503 code 160, a loud log line) and modifies nothing.
+async fn assert_refused_as_damaged(setup: &Setup, what: &str) {
     let config = setup.config_path();
     let before = std::fs::read(setup.journal()).expect("journal read");
     let verify = cli(setup.path(), &config, &["log", "verify"]);
@@ -220,12 +221,23 @@ fn assert_refused_as_damaged(setup: &Setup, what: &str) {
         "log verify should say the journal is damaged ({what}): {}",
         stderr_of(&verify)
     );
-    let (status, text) = serve_expecting_exit(setup.path(), &config, Duration::from_secs(20));
-    assert!(!status.success(), "serve exited 0 on a journal with {what}");
+    let halted_dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(&config).expect("config");
+    let mut gateway = Gateway::start(halted_dir.path(), &text);
+    let status = get(gateway.addr, "/api/v1/status", None).await;
+    assert_eq!(status.json["status"], false, "{what}: {}", status.body);
+    let response = post_invoice(gateway.addr, &setup.key, &invoice("AFTER-DAMAGE")).await;
+    assert_eq!(response.status, 503, "{what}: {}", response.body);
+    assert_eq!(response.json["errorCode"], 160, "{what}: {}", response.body);
+    assert!(response.header("retry-after").is_some());
+    let found = get(gateway.addr, "/api/v1/Invoice/TAMPER-1", Some(&setup.key)).await;
+    assert_eq!(found.status, 503, "{what}: {}", found.body);
     assert!(
-        text.to_lowercase().contains("damage"),
-        "serve should say the journal is damaged ({what}): {text}"
+        gateway.log().contains("REGISTER IS DAMAGED"),
+        "serve should log the damage loudly ({what}): {}",
+        gateway.log()
     );
+    assert!(gateway.terminate(), "a halted gateway stops cleanly");
     assert!(
         std::fs::read(setup.journal()).expect("journal read") == before,
         "the damaged journal was modified ({what})"
@@ -258,7 +270,7 @@ async fn a_tampered_journal_is_detected_and_never_reinitialised() {
 
     // Stopped: one byte in the middle of the journal.
     flip(&journal, middle);
-    assert_refused_as_damaged(&setup, "a byte changed in its middle");
+    assert_refused_as_damaged(&setup, "a byte changed in its middle").await;
 
     // Put the byte back: everything is there, nothing was re-initialised.
     std::fs::write(&journal, &original).expect("journal restored");
@@ -274,7 +286,7 @@ async fn a_tampered_journal_is_detected_and_never_reinitialised() {
     // not a torn tail to cut off: it is damage too.
     let len = std::fs::read(&journal).expect("journal read").len();
     flip(&journal, len - 3);
-    assert_refused_as_damaged(&setup, "a byte changed in its last record");
+    assert_refused_as_damaged(&setup, "a byte changed in its last record").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -50,9 +50,22 @@ impl Default for ServerSettings {
     }
 }
 
+/// What the API serves.
+#[derive(Clone)]
+pub enum Backend {
+    /// The certification service.
+    Ready(Arc<Certifier>),
+    /// The register could not be opened (damaged journal): `status` is false and every
+    /// authenticated endpoint answers 503 (code 160) with `reason`, until an operator acts.
+    Halted {
+        /// What is wrong, as the log says it.
+        reason: String,
+    },
+}
+
 /// What every request handler shares.
 pub(crate) struct App {
-    pub certifier: Arc<Certifier>,
+    pub backend: Backend,
     pub settings: ServerSettings,
 }
 
@@ -60,17 +73,14 @@ pub(crate) struct App {
 /// progress finish (within `shutdown_grace`) and returns.
 pub async fn serve(
     listener: TcpListener,
-    certifier: Arc<Certifier>,
+    backend: Backend,
     settings: ServerSettings,
     shutdown: CancellationToken,
 ) -> io::Result<()> {
     let max = settings.max_connections.max(1);
     let grace = settings.shutdown_grace;
     let permits = Arc::new(Semaphore::new(max));
-    let app = Arc::new(App {
-        certifier,
-        settings,
-    });
+    let app = Arc::new(App { backend, settings });
     info!(addr = ?listener.local_addr().ok(), "HTTP API listening");
     loop {
         let permit = tokio::select! {

@@ -31,6 +31,8 @@ pub(crate) enum HttpError {
     BadBody(String),
     /// The request took longer than the request timeout.
     Timeout,
+    /// The register is damaged: certification is stopped.
+    Halted(String),
 }
 
 /// A JSON response with `status`.
@@ -70,13 +72,15 @@ pub(crate) fn status_of(error: &CertifyError) -> StatusCode {
     match error {
         CertifyError::Validation(_)
         | CertifyError::PaymentsShort { .. }
-        | CertifyError::ZeroTotal => StatusCode::BAD_REQUEST,
+        | CertifyError::ZeroTotal
+        | CertifyError::BadIdempotencyKey => StatusCode::BAD_REQUEST,
         CertifyError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
         CertifyError::DuplicateRn { .. } | CertifyError::InFlight { .. } => StatusCode::CONFLICT,
         CertifyError::QuotaExhausted { .. } => StatusCode::TOO_MANY_REQUESTS,
         CertifyError::DeviceRefused { .. }
         | CertifyError::TotalsMismatch { .. }
-        | CertifyError::TotalsTooLarge => StatusCode::UNPROCESSABLE_ENTITY,
+        | CertifyError::TotalsTooLarge
+        | CertifyError::IdempotencyKeyReused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         CertifyError::WrongDevice { .. }
         | CertifyError::DeviceUnavailable { .. }
         | CertifyError::QueueFull { .. }
@@ -132,6 +136,11 @@ pub(crate) fn http_error(error: &HttpError) -> Response<Body> {
             125,
             "the request took too long; if it was an invoice, GET /api/v1/Invoice/{rn} or retry the same request later to get its result".to_string(),
         ),
+        HttpError::Halted(reason) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            160,
+            format!("the invoice register is damaged and certification is stopped until an operator restores it: {reason}"),
+        ),
     };
     let mut response = json_response(status, &error_body(code, &desc, None));
     if let HttpError::MethodNotAllowed(allow) = error {
@@ -139,8 +148,12 @@ pub(crate) fn http_error(error: &HttpError) -> Response<Body> {
             .headers_mut()
             .insert(hyper::header::ALLOW, HeaderValue::from_static(allow));
     }
-    if let HttpError::Timeout = error {
-        response = with_retry_after(response, Some(Duration::from_secs(5)));
+    match error {
+        HttpError::Timeout => response = with_retry_after(response, Some(Duration::from_secs(5))),
+        HttpError::Halted(_) => {
+            response = with_retry_after(response, Some(Duration::from_secs(60)))
+        }
+        _ => {}
     }
     response
 }

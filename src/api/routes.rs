@@ -15,7 +15,7 @@ use serde_json::json;
 use tracing::{info, Instrument};
 
 use super::reply::{certification_body, certify_error, http_error, json_response, Body, HttpError};
-use super::App;
+use super::{App, Backend};
 use crate::certify::CertifyError;
 
 /// The version the status report shows ("major.minor").
@@ -76,11 +76,14 @@ async fn route(request: Request<Incoming>, app: &App) -> Response<Body> {
 }
 
 fn status(app: &App) -> Response<Body> {
-    let status = app.certifier.status();
+    let ready = match &app.backend {
+        Backend::Ready(certifier) => certifier.status().ready,
+        Backend::Halted { .. } => false,
+    };
     json_response(
         StatusCode::OK,
         &json!({
-            "status": status.ready,
+            "status": ready,
             "version": API_VERSION,
             "serverDateTime": Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
         }),
@@ -98,7 +101,10 @@ async fn with_timeout(
 }
 
 async fn post_invoice(request: Request<Incoming>, app: &App) -> Response<Body> {
-    let certifier = &app.certifier;
+    let certifier = match &app.backend {
+        Backend::Ready(certifier) => certifier,
+        Backend::Halted { reason } => return http_error(&HttpError::Halted(reason.clone())),
+    };
     let principal = match certifier.authenticate(header(&request, AUTHORIZATION.as_str())) {
         Ok(principal) => principal,
         Err(error) => return certify_error(&error),
@@ -106,11 +112,15 @@ async fn post_invoice(request: Request<Incoming>, app: &App) -> Response<Body> {
     if !is_json(header(&request, CONTENT_TYPE.as_str())) {
         return http_error(&HttpError::UnsupportedMediaType);
     }
+    let idempotency_key = header(&request, "idempotency-key").map(str::to_string);
     let body = match read_body(request, app.settings.body_limit).await {
         Ok(body) => body,
         Err(error) => return http_error(&error),
     };
-    match certifier.certify(&principal, &body).await {
+    match certifier
+        .certify(&principal, &body, idempotency_key.as_deref())
+        .await
+    {
         Ok(done) => {
             let mut response = json_response(StatusCode::OK, &certification_body(&done.entry));
             if done.replayed {
@@ -130,7 +140,10 @@ async fn post_invoice(request: Request<Incoming>, app: &App) -> Response<Body> {
 }
 
 fn get_invoice(request: &Request<Incoming>, app: &App, encoded: &str) -> Response<Body> {
-    let certifier = &app.certifier;
+    let certifier = match &app.backend {
+        Backend::Ready(certifier) => certifier,
+        Backend::Halted { reason } => return http_error(&HttpError::Halted(reason.clone())),
+    };
     let principal = match certifier.authenticate(header(request, AUTHORIZATION.as_str())) {
         Ok(principal) => principal,
         Err(error) => return certify_error(&error),

@@ -20,14 +20,16 @@ pub struct Claims {
 #[derive(Debug, Default)]
 struct ClaimState {
     in_flight: HashSet<RnKey>,
+    idempotency_keys: HashSet<RnKey>,
     reserved: HashMap<(String, i32), u64>,
 }
 
-/// Holds an rn in flight until dropped.
+/// Holds an rn (or an `Idempotency-Key`) in flight until dropped.
 #[derive(Debug)]
 pub struct RnClaim {
     claims: Arc<Claims>,
     key: RnKey,
+    idempotency: bool,
 }
 
 /// Holds one reserved quota unit until dropped.
@@ -53,6 +55,24 @@ impl Claims {
         fresh.then(|| RnClaim {
             claims: Arc::clone(self),
             key,
+            idempotency: false,
+        })
+    }
+
+    /// Claims an `Idempotency-Key` of `org` in `env`; `None` when a request with it is in
+    /// flight.
+    pub fn claim_idempotency_key(
+        self: &Arc<Self>,
+        org: &str,
+        env: Environment,
+        idempotency_key: &str,
+    ) -> Option<RnClaim> {
+        let key = (org.to_string(), env, idempotency_key.to_string());
+        let fresh = self.lock().idempotency_keys.insert(key.clone());
+        fresh.then(|| RnClaim {
+            claims: Arc::clone(self),
+            key,
+            idempotency: true,
         })
     }
 
@@ -98,7 +118,12 @@ impl Claims {
 
 impl Drop for RnClaim {
     fn drop(&mut self) {
-        self.claims.lock().in_flight.remove(&self.key);
+        let mut state = self.claims.lock();
+        if self.idempotency {
+            state.idempotency_keys.remove(&self.key);
+        } else {
+            state.in_flight.remove(&self.key);
+        }
     }
 }
 
@@ -138,6 +163,22 @@ mod tests {
         assert!(claims
             .claim_rn("demo", Environment::Production, "F1")
             .is_some());
+    }
+
+    #[test]
+    fn idempotency_keys_are_claimed_apart_from_rns() {
+        let claims = Arc::new(Claims::default());
+        let rn = claims.claim_rn("demo", Environment::Production, "K1");
+        let key = claims.claim_idempotency_key("demo", Environment::Production, "K1");
+        assert!(rn.is_some() && key.is_some());
+        assert!(claims
+            .claim_idempotency_key("demo", Environment::Production, "K1")
+            .is_none());
+        drop(key);
+        assert!(claims
+            .claim_idempotency_key("demo", Environment::Production, "K1")
+            .is_some());
+        assert!(claims.rn_in_flight("demo", Environment::Production, "K1"));
     }
 
     #[test]

@@ -41,6 +41,15 @@ pub enum CertifyError {
         /// The client's invoice number.
         rn: String,
     },
+    /// The `Idempotency-Key` was used before with another request (422).
+    #[error("this Idempotency-Key was already used with a different request (invoice {rn}); a new request needs a new key")]
+    IdempotencyKeyReused {
+        /// The rn the key is bound to.
+        rn: String,
+    },
+    /// The `Idempotency-Key` header is malformed (400).
+    #[error("the Idempotency-Key header must be 1 to 255 printable ASCII characters, optionally in double quotes")]
+    BadIdempotencyKey,
     /// The rn is being certified right now, or its outcome is being reconciled (409).
     #[error("invoice {rn} is being certified; retry later to get its result")]
     InFlight {
@@ -141,6 +150,8 @@ impl CertifyError {
             CertifyError::Unauthorized(AuthFailure::Disabled) => 102,
             CertifyError::DuplicateRn { .. } => 110,
             CertifyError::InFlight { .. } => 111,
+            CertifyError::IdempotencyKeyReused { .. } => 112,
+            CertifyError::BadIdempotencyKey => 113,
             CertifyError::QuotaExhausted { .. } => 130,
             CertifyError::DeviceRefused { .. } => 140,
             CertifyError::PaymentsShort { .. } => 141,
@@ -177,6 +188,7 @@ impl CertifyError {
             CertifyError::Validation(e) => e.field.as_deref(),
             CertifyError::PaymentsShort { .. } => Some("payments"),
             CertifyError::ZeroTotal => Some("items"),
+            CertifyError::BadIdempotencyKey => Some("Idempotency-Key"),
             _ => None,
         }
     }

@@ -154,6 +154,7 @@ mod tests {
             },
             nif: "A1234567B".into(),
             isf: "ISF1".into(),
+            idempotency_key: None,
         }
     }
 

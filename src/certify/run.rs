@@ -35,6 +35,7 @@ pub(crate) struct RunContext<'a> {
     pub invoice: &'a ValidInvoice,
     pub received_at: DateTime<Utc>,
     pub offset: FixedOffset,
+    pub idempotency_key: Option<String>,
 }
 
 /// How a run ended when it did not certify.
@@ -294,6 +295,7 @@ fn intent_of(ctx: &RunContext<'_>, subtotal: &Subtotal) -> Intent {
         totals: device_totals(subtotal),
         nif: ctx.org.nif.clone(),
         isf: ctx.org.isf.clone(),
+        idempotency_key: ctx.idempotency_key.clone(),
     }
 }
 

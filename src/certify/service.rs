@@ -135,11 +135,15 @@ impl Certifier {
         })
     }
 
-    /// Certifies the invoice in `body` for `principal`.
+    /// Certifies the invoice in `body` for `principal`. `idempotency_key` is the client's
+    /// `Idempotency-Key` header (draft-ietf-httpapi-idempotency-key-header): the same key with
+    /// the same request answers like the rn would (replay, or 409 while in flight); the same key
+    /// with another request is refused (422), even under another rn.
     pub async fn certify(
         self: &Arc<Self>,
         principal: &Principal,
         body: &[u8],
+        idempotency_key: Option<&str>,
     ) -> Result<Certified, CertifyError> {
         let received_at = Utc::now();
         let org = &principal.org;
@@ -148,8 +152,24 @@ impl Certifier {
             nif: org.nif.clone(),
             isf: org.isf.clone(),
         };
+        let idempotency_key = idempotency_key.map(check_idempotency_key).transpose()?;
         let invoice = validate(parse_body(body)?, &seller)?;
         let rn = invoice.rn.clone();
+        let key_claim = match &idempotency_key {
+            None => None,
+            Some(key) => {
+                if let Some(bound) = self.store.idempotency_binding(&org.id, env, key)? {
+                    if bound.request_digest != invoice.digest {
+                        return Err(CertifyError::IdempotencyKeyReused { rn: bound.rn });
+                    }
+                }
+                let claim = self
+                    .claims
+                    .claim_idempotency_key(&org.id, env, key)
+                    .ok_or_else(|| CertifyError::InFlight { rn: rn.clone() })?;
+                Some(claim)
+            }
+        };
         if let Some(done) = self.replay(org, env, &rn, &invoice.digest)? {
             return Ok(done);
         }
@@ -198,7 +218,7 @@ impl Certifier {
         let span = tracing::info_span!("invoice", org = %principal.org.id, rn = %rn, device = %device_name);
         let job = tokio::spawn(
             async move {
-                let _held = (rn_claim, quota_claim);
+                let _held = (rn_claim, quota_claim, key_claim);
                 let ctx = RunContext {
                     store: &this.store,
                     org: &principal.org,
@@ -208,6 +228,7 @@ impl Certifier {
                     invoice: &invoice,
                     received_at,
                     offset: this.settings.offset,
+                    idempotency_key,
                 };
                 let outcome = run_invoice(&mut session, &ctx).await;
                 match outcome {
@@ -410,5 +431,47 @@ impl Certifier {
             }
         }
         Ok(true)
+    }
+}
+
+/// Longest `Idempotency-Key` accepted.
+const MAX_IDEMPOTENCY_KEY: usize = 255;
+
+/// The key of an `Idempotency-Key` header: a structured-field string (`"..."`, as the draft
+/// writes it) or a bare token; 1 to 255 printable ASCII characters.
+fn check_idempotency_key(header: &str) -> Result<String, CertifyError> {
+    let text = header.trim();
+    let text = text
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .unwrap_or(text);
+    let ok = !text.is_empty()
+        && text.len() <= MAX_IDEMPOTENCY_KEY
+        && text.bytes().all(|b| b.is_ascii_graphic() || b == b' ');
+    if ok {
+        Ok(text.to_string())
+    } else {
+        Err(CertifyError::BadIdempotencyKey)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_idempotency_key;
+
+    #[test]
+    fn idempotency_keys_are_quoted_or_bare_printable_ascii() {
+        assert_eq!(
+            check_idempotency_key("\"8e03978e-40d5-43e8-bc93-6894a57f9324\"").ok(),
+            Some("8e03978e-40d5-43e8-bc93-6894a57f9324".to_string())
+        );
+        assert_eq!(
+            check_idempotency_key("abc-1").ok(),
+            Some("abc-1".to_string())
+        );
+        assert!(check_idempotency_key("").is_err());
+        assert!(check_idempotency_key("\"\"").is_err());
+        assert!(check_idempotency_key(&"x".repeat(256)).is_err());
+        assert!(check_idempotency_key("caf\u{e9}").is_err());
     }
 }

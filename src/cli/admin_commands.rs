@@ -11,7 +11,7 @@ use super::{ExportFormat, KeyCommand, LogCommand, OrgCommand};
 use crate::admin::{socket, Admin, AdminRequest, QuotaSettings};
 use crate::config::Config;
 use crate::model::{Environment, Organization, Plan, RegisterEntry};
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, StoreOptions};
 
 /// Runs `request` on the service if it runs, else on the store.
 fn run(config: &Config, request: AdminRequest) -> anyhow::Result<Value> {
@@ -170,6 +170,25 @@ fn set_enabled(config: &Config, id: String, enabled: bool) -> anyhow::Result<()>
         },
     )?;
     println!("key {id} {}", if enabled { "enabled" } else { "disabled" });
+    Ok(())
+}
+
+/// `index rebuild`: opens the store (the service must be stopped) accepting the journal as
+/// the truth.
+pub(super) fn rebuild_index(config: &Config) -> anyhow::Result<()> {
+    let state_dir = config.resolved_state_dir();
+    let options = StoreOptions {
+        rebuild_stale_index: true,
+    };
+    let store = match Store::open_with(state_dir, &options) {
+        Ok(store) => store,
+        Err(StoreError::Locked) => {
+            bail!("stop the service first: it holds {}", state_dir.display())
+        }
+        Err(error) => return Err(error).context("rebuilding the index"),
+    };
+    print_json(&serde_json::to_value(store.verify()?)?)?;
+    eprintln!("index rebuilt from the journal; the journal verifies");
     Ok(())
 }
 

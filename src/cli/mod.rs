@@ -42,6 +42,18 @@ pub enum Command {
     /// The LogInvoices register.
     #[command(subcommand)]
     Log(LogCommand),
+    /// The sled index (a projection of the journal).
+    #[command(subcommand)]
+    Index(IndexCommand),
+}
+
+/// `index` commands (the service must be stopped).
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Accept the journal as it is and rebuild the index from it, when the index is ahead of
+    /// the journal or disagrees with it. The old index is kept aside (index.sled.stale-<time>).
+    /// Only after checking the journal against a backup: entries missing from it stay lost.
+    Rebuild,
 }
 
 /// `serve` options.
@@ -188,5 +200,6 @@ pub fn main() -> anyhow::Result<()> {
         Command::Org(command) => admin_commands::org(&config, command),
         Command::Key(command) => admin_commands::key(&config, command),
         Command::Log(command) => admin_commands::log(&config, command),
+        Command::Index(IndexCommand::Rebuild) => admin_commands::rebuild_index(&config),
     }
 }

@@ -8,18 +8,18 @@ use emcf_sim::RunningSim;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
 use super::admin_commands::quota_settings;
 use super::embedded;
 use crate::admin::{socket, Admin};
-use crate::api::{self, ServerSettings};
+use crate::api::{self, Backend, ServerSettings};
 use crate::certify::{Certifier, CertifierSettings};
 use crate::config::{Config, DeviceEntry};
 use crate::device::{self, DeviceConfig, DeviceHandle, LinkTiming};
 use crate::keys;
 use crate::model::{Environment, Organization, Plan};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 /// Name of the bundled simulator used when no device is configured.
 pub const EMBEDDED_DEVICE: &str = "embedded";
@@ -54,10 +54,22 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     if config.device(SANDBOX_DEVICE).is_some() || config.device(EMBEDDED_DEVICE).is_some() {
         anyhow::bail!("device names {EMBEDDED_DEVICE:?} and {SANDBOX_DEVICE:?} are reserved for the bundled simulator");
     }
-    let store = Arc::new(
-        Store::open(&state_dir)
-            .with_context(|| format!("opening the register in {}", state_dir.display()))?,
-    );
+    let store = match Store::open(&state_dir) {
+        Ok(store) => Arc::new(store),
+        Err(error @ StoreError::Damaged { .. }) => {
+            let reason = error.to_string();
+            error!(
+                state_dir = %state_dir.display(),
+                %reason,
+                "THE INVOICE REGISTER IS DAMAGED: certification is stopped (503) until an operator restores journal/journal.log from a backup, or runs `emcf-gateway index rebuild` if only the index disagrees"
+            );
+            return serve_halted(&config, reason).await;
+        }
+        Err(error) => {
+            return Err(error)
+                .with_context(|| format!("opening the register in {}", state_dir.display()))
+        }
+    };
     info!(state_dir = %state_dir.display(), "register open");
 
     let mut simulators: Vec<RunningSim> = Vec::new();
@@ -117,14 +129,14 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         info!("stop requested: refusing new requests, finishing those in progress");
         signal_stop.cancel();
     });
-    let settings = ServerSettings {
-        max_connections: config.max_connections,
-        header_read_timeout: config.header_read_timeout(),
-        request_timeout: config.request_timeout(),
-        body_limit: config.body_limit_bytes,
-        shutdown_grace: config.request_timeout(),
-    };
-    api::serve(listener, Arc::clone(&certifier), settings, stop.clone()).await?;
+    let settings = server_settings(&config);
+    api::serve(
+        listener,
+        Backend::Ready(Arc::clone(&certifier)),
+        settings,
+        stop.clone(),
+    )
+    .await?;
     certifier.shutdown().await;
     stop.cancel();
     let _ = admin_task.await;
@@ -132,6 +144,42 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         let _ = sim.stop().await;
     }
     info!("stopped");
+    Ok(())
+}
+
+fn server_settings(config: &Config) -> ServerSettings {
+    ServerSettings {
+        max_connections: config.max_connections,
+        header_read_timeout: config.header_read_timeout(),
+        request_timeout: config.request_timeout(),
+        body_limit: config.body_limit_bytes,
+        shutdown_grace: config.request_timeout(),
+    }
+}
+
+/// Serves the API with certification stopped: `status` false, 503 (code 160) elsewhere. No
+/// device is opened and nothing is written.
+async fn serve_halted(config: &Config, reason: String) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("listening on {}", config.listen))?;
+    println!(
+        "emcf-gateway listening on http://{}",
+        listener.local_addr()?
+    );
+    let stop = CancellationToken::new();
+    let signal_stop = stop.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        signal_stop.cancel();
+    });
+    api::serve(
+        listener,
+        Backend::Halted { reason },
+        server_settings(config),
+        stop,
+    )
+    .await?;
     Ok(())
 }
 

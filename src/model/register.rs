@@ -36,6 +36,20 @@ pub struct Intent {
     pub nif: String,
     /// Seller ISF.
     pub isf: String,
+    /// The client's `Idempotency-Key` header, if it sent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+}
+
+/// What an `Idempotency-Key` is bound to: the request it first came with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdempotencyBinding {
+    /// The intent that carried it.
+    pub intent: IntentId,
+    /// That request's invoice number.
+    pub rn: String,
+    /// That request's digest.
+    pub request_digest: String,
 }
 
 /// The device's totals of one invoice (from its 33h subtotal).

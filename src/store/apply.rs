@@ -12,10 +12,10 @@ use sled::Batch;
 use super::error::{DamageAt, StoreError};
 use super::event::{Event, Hash, Record};
 use super::index::{
-    be_u64, json, k_entry, k_intent, k_intent_rn, k_key, k_key_by_org, k_org, k_org_entry, k_quota,
-    k_resolved, k_rn, Index, FORMAT, META_APPLIED, META_FORMAT,
+    be_u64, json, k_entry, k_idempotency, k_intent, k_intent_rn, k_key, k_key_by_org, k_org,
+    k_org_entry, k_quota, k_resolved, k_rn, Index, FORMAT, META_APPLIED, META_FORMAT,
 };
-use crate::model::{Environment, Intent, IntentId, KeyRecord, RegisterEntry};
+use crate::model::{Environment, IdempotencyBinding, Intent, IntentId, KeyRecord, RegisterEntry};
 
 const CERTIFIED: &[u8] = b"c";
 const ABANDONED: &[u8] = b"a";
@@ -103,6 +103,17 @@ impl Index {
         }
         batch.insert(k_intent(id), serde_json::to_vec(intent)?);
         batch.insert(k_intent_rn(org, env, rn), &id.to_be_bytes()[..]);
+        if let Some(idempotency_key) = &intent.idempotency_key {
+            let binding = IdempotencyBinding {
+                intent: id,
+                rn: rn.clone(),
+                request_digest: intent.request_digest.clone(),
+            };
+            batch.insert(
+                k_idempotency(org, env, idempotency_key),
+                serde_json::to_vec(&binding)?,
+            );
+        }
         Ok(())
     }
 
@@ -180,6 +191,18 @@ impl Index {
         let by_rn = k_intent_rn(&open.org, open.environment, &open.rn);
         if self.open_intent_for(&open.org, open.environment, &open.rn)? == Some(id) {
             batch.remove(by_rn);
+        }
+        if how == ABANDONED {
+            // A request that certified nothing does not keep its Idempotency-Key.
+            if let Some(idempotency_key) = &open.idempotency_key {
+                let by_key = k_idempotency(&open.org, open.environment, idempotency_key);
+                if self
+                    .idempotency_binding(&open.org, open.environment, idempotency_key)?
+                    .is_some_and(|binding| binding.intent == id)
+                {
+                    batch.remove(by_key);
+                }
+            }
         }
         batch.insert(k_resolved(id), how);
         Ok(())

@@ -15,6 +15,7 @@
 //! | `i` intent id | open `Intent` (JSON) |
 //! | `I` org `\0` env rn | id of its open intent (u64 BE) |
 //! | `j` intent id | how a resolved intent ended: `c` certified, `a` abandoned |
+//! | `d` org `\0` env key | `IdempotencyBinding` (JSON) of an `Idempotency-Key`: kept while its intent is open or certified, removed when abandoned |
 //!
 //! env is one byte, `P` or `S`. Organization ids never contain `\0` (checked when saved).
 
@@ -25,10 +26,12 @@ use sled::{IVec, Tree};
 
 use super::event::Hash;
 use super::{EntryFilter, StoreError};
-use crate::model::{Environment, Intent, IntentId, KeyRecord, Organization, RegisterEntry};
+use crate::model::{
+    Environment, IdempotencyBinding, Intent, IntentId, KeyRecord, Organization, RegisterEntry,
+};
 
 /// Layout version; an index of another version is rebuilt from the journal.
-pub(super) const FORMAT: u32 = 1;
+pub(super) const FORMAT: u32 = 2;
 pub(super) const META_APPLIED: &[u8] = b"m:applied";
 pub(super) const META_FORMAT: &[u8] = b"m:format";
 
@@ -95,6 +98,17 @@ pub(super) fn k_rn(org: &str, env: Environment, rn: &str) -> Vec<u8> {
     key(
         b'n',
         &[org.as_bytes(), b"\0", &[env_byte(env)], rn.as_bytes()],
+    )
+}
+pub(super) fn k_idempotency(org: &str, env: Environment, idempotency_key: &str) -> Vec<u8> {
+    key(
+        b'd',
+        &[
+            org.as_bytes(),
+            b"\0",
+            &[env_byte(env)],
+            idempotency_key.as_bytes(),
+        ],
     )
 }
 pub(super) fn k_intent(id: IntentId) -> Vec<u8> {
@@ -317,6 +331,15 @@ impl Index {
             .get(k_intent_rn(org, env, rn))?
             .map(|v| be_u64(&v))
             .transpose()
+    }
+
+    pub fn idempotency_binding(
+        &self,
+        org: &str,
+        env: Environment,
+        idempotency_key: &str,
+    ) -> Result<Option<IdempotencyBinding>, StoreError> {
+        self.get_json(&k_idempotency(org, env, idempotency_key))
     }
 
     /// How a resolved intent ended: `Some(b'c')` certified, `Some(b'a')` abandoned.

@@ -112,7 +112,9 @@ pub use error::{DamageAt, StoreError};
 pub use event::{Event, Record};
 pub use journal::MAX_RECORD;
 
-use crate::model::{Environment, Intent, IntentId, KeyRecord, Organization, RegisterEntry};
+use crate::model::{
+    Environment, IdempotencyBinding, Intent, IntentId, KeyRecord, Organization, RegisterEntry,
+};
 use event::Hash;
 use index::{Applied, Index};
 use journal::Journal;
@@ -220,6 +222,16 @@ impl Store {
     /// Intents neither certified nor abandoned, by id (to reconcile at start-up).
     pub fn open_intents(&self) -> Result<Vec<(IntentId, Intent)>, StoreError> {
         self.read(|index| index.open_intents())
+    }
+
+    /// The request an `Idempotency-Key` of `org` in `env` is bound to, if any.
+    pub fn idempotency_binding(
+        &self,
+        org: &str,
+        env: Environment,
+        idempotency_key: &str,
+    ) -> Result<Option<IdempotencyBinding>, StoreError> {
+        self.read(|index| index.idempotency_binding(org, env, idempotency_key))
     }
 
     /// The open intent for invoice `rn` of `org` in `env`, if any.

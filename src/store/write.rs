@@ -122,6 +122,14 @@ impl Store {
                     entry.sequence
                 )));
             }
+            if let Some(idempotency_key) = &intent.idempotency_key {
+                if let Some(bound) = index.idempotency_binding(org, env, idempotency_key)? {
+                    return Err(StoreError::Conflict(format!(
+                        "the Idempotency-Key is already bound to invoice {:?}",
+                        bound.rn
+                    )));
+                }
+            }
             Ok((Event::Intent(intent), ()))
         })?;
         Ok(record.seq)

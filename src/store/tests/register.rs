@@ -290,3 +290,38 @@ fn concurrent_certifications_get_distinct_consecutive_sequences() {
     assert_eq!(store.quota_used("demo", 2026).unwrap(), 40);
     assert_eq!(store.verify().unwrap().certified, 40);
 }
+
+#[test]
+fn an_idempotency_key_stays_bound_unless_its_intent_is_abandoned() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = seeded(dir.path());
+    let keyed = |rn: &str, idem: &str| Intent {
+        idempotency_key: Some(idem.to_string()),
+        ..intent("demo", rn)
+    };
+    // Abandoned: the key is free again.
+    let first = store.record_intent(keyed("FN-1", "k1")).unwrap();
+    let bound = store.idempotency_binding("demo", P, "k1").unwrap().unwrap();
+    assert_eq!((bound.intent, bound.rn.as_str()), (first, "FN-1"));
+    assert!(matches!(
+        store.record_intent(keyed("FN-2", "k1")),
+        Err(StoreError::Conflict(_))
+    ));
+    store.record_abandoned(first, "not finalized").unwrap();
+    assert_eq!(store.idempotency_binding("demo", P, "k1").unwrap(), None);
+
+    // Certified: bound for good, also across a reopen (and a rebuilt index).
+    let second = store.record_intent(keyed("FN-2", "k1")).unwrap();
+    store
+        .record_certified(second, 2026, time(3), security(2), "finalize")
+        .unwrap();
+    drop(store);
+    std::fs::remove_dir_all(dir.path().join("index.sled")).unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let bound = store.idempotency_binding("demo", P, "k1").unwrap().unwrap();
+    assert_eq!(bound.rn, "FN-2");
+    assert_eq!(bound.request_digest, intent("demo", "FN-2").request_digest);
+    // Another environment or organization has its own keys.
+    assert_eq!(store.idempotency_binding("demo", S, "k1").unwrap(), None);
+    assert_eq!(store.idempotency_binding("acme", P, "k1").unwrap(), None);
+}
