@@ -23,6 +23,11 @@ impl Pty {
     /// Must be called within a tokio runtime.
     pub fn open(link: Option<&Path>) -> io::Result<Pty> {
         let (master, slave) = SerialStream::pair().map_err(io::Error::from)?;
+        // `pair` opens both ends without O_CLOEXEC: a process spawned later (a gateway under
+        // test, a CLI run) would inherit them, and dropping the pty would no longer hang up
+        // the host (a vanished port would look like a silent one).
+        set_cloexec(&master)?;
+        set_cloexec(&slave)?;
         let path = slave
             .name()
             .map(PathBuf::from)
@@ -94,4 +99,21 @@ pub fn open_serial(path: &Path, baud: u32) -> io::Result<SerialStream> {
         .flow_control(tokio_serial::FlowControl::None)
         .open_native_async()
         .map_err(io::Error::from)
+}
+
+/// Sets FD_CLOEXEC on `stream`'s descriptor.
+fn set_cloexec(stream: &SerialStream) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = stream.as_raw_fd();
+    // SAFETY: `fd` is an open descriptor owned by `stream`, alive for these calls; F_GETFD and
+    // F_SETFD only read and set its descriptor flags.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+    if flags < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }

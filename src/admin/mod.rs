@@ -1,14 +1,21 @@
-//! Administration: organizations, keys and the LogInvoices register, for the CLI (and later
-//! the dashboard). The operations run on the store; while the service runs they go through
-//! its admin socket (`socket`), because sled (and the journal's lock) allow one process.
+//! Administration: organizations, keys, dashboard tokens and the LogInvoices register, for
+//! the CLI and the dashboard. The operations run on the store; while the service runs the CLI
+//! goes through its admin socket (`socket`), because sled (and the journal's lock) allow one
+//! process. The `Org*` requests are scoped to one organization (the dashboard's session's):
+//! anything of another organization answers [`AdminError::NotFound`], as if it did not exist.
 //!
 //! Nothing here modifies or deletes a register entry: the register has no such operation.
 
+pub mod csv;
+mod scoped;
 pub mod socket;
+pub mod token;
+
+pub use scoped::{SignedIn, MAX_PAGE};
 
 use std::sync::Arc;
 
-use chrono::{Datelike, FixedOffset, Utc};
+use chrono::{Datelike, FixedOffset, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -73,6 +80,67 @@ pub enum AdminRequest {
     },
     /// Check every CRC and the hash chain of the journal.
     LogVerify,
+    /// Issue a dashboard sign-in token; the answer carries the plaintext, shown once.
+    DashboardTokenIssue {
+        /// Organization it signs in to.
+        org: String,
+        /// Free text (whose token it is).
+        label: String,
+    },
+    /// The dashboard tokens of an organization (never their hashes).
+    DashboardTokenList {
+        /// Organization.
+        org: String,
+    },
+    /// Revoke a dashboard token: it signs in no more and its sessions end.
+    DashboardTokenRevoke {
+        /// Token id.
+        id: String,
+    },
+    /// An organization's overview: quota of the year, entries per register, keys.
+    OrgSummary {
+        /// Organization.
+        org: String,
+    },
+    /// Enable or disable a key of `org` (another organization's key is not found).
+    OrgKeySetEnabled {
+        /// Organization.
+        org: String,
+        /// Key id.
+        id: String,
+        /// New state.
+        enabled: bool,
+    },
+    /// A page of one organization's register, newest first, with optional filters.
+    OrgLogSearch {
+        /// Organization.
+        org: String,
+        /// Which register.
+        environment: Environment,
+        /// Only entries whose rn contains this (ASCII case-insensitive).
+        #[serde(default)]
+        rn: Option<String>,
+        /// Only entries certified on or after this day (configured time zone).
+        #[serde(default)]
+        from: Option<NaiveDate>,
+        /// Only entries certified on or before this day (configured time zone).
+        #[serde(default)]
+        to: Option<NaiveDate>,
+        /// Only entries with a sequence below this one (the next page's cursor).
+        #[serde(default)]
+        before: Option<u64>,
+        /// At most this many (1..=500).
+        limit: usize,
+    },
+    /// One entry of one organization's register.
+    OrgLogShow {
+        /// Organization.
+        org: String,
+        /// Which register.
+        environment: Environment,
+        /// Its sequence number.
+        sequence: u64,
+    },
 }
 
 /// Why an administration request failed.
@@ -87,6 +155,9 @@ pub enum AdminError {
     /// The admin socket failed.
     #[error("admin socket: {0}")]
     Socket(String),
+    /// Nothing with this id in the organization asked about.
+    #[error("{0}")]
+    NotFound(String),
 }
 
 /// Quota settings needed to show quota use.
@@ -112,6 +183,11 @@ impl Admin {
         Admin { store, quotas }
     }
 
+    /// The time zone of quota years and register days.
+    pub fn time_zone(&self) -> FixedOffset {
+        self.quotas.offset
+    }
+
     /// Runs one request (blocking: it may fsync the journal).
     pub fn handle(&self, request: AdminRequest) -> Result<Value, AdminError> {
         match request {
@@ -123,16 +199,9 @@ impl Admin {
             AdminRequest::OrgList => Ok(json!(self.store.organizations()?)),
             AdminRequest::OrgShow { id } => {
                 let org = self.organization(&id)?;
-                let year = Utc::now().with_timezone(&self.quotas.offset).year();
-                let used = self.store.quota_used(&id, year)?;
-                let quota = org.quota_override.unwrap_or(match org.plan {
-                    Plan::Start => self.quotas.start,
-                    Plan::Grow => self.quotas.grow,
-                });
                 Ok(json!({
                     "organization": org,
-                    "quota": {"year": year, "used": used, "quota": quota,
-                              "remaining": quota.saturating_sub(used)},
+                    "quota": self.quota_json(&org)?,
                 }))
             }
             AdminRequest::KeyIssue {
@@ -177,7 +246,51 @@ impl Admin {
                 ))),
             },
             AdminRequest::LogVerify => Ok(json!(self.store.verify()?)),
+            AdminRequest::DashboardTokenIssue { org, label } => {
+                self.dashboard_token_issue(&org, &label)
+            }
+            AdminRequest::DashboardTokenList { org } => self.dashboard_token_list(&org),
+            AdminRequest::DashboardTokenRevoke { id } => self.dashboard_token_revoke(&id),
+            AdminRequest::OrgSummary { org } => self.org_summary(&org),
+            AdminRequest::OrgKeySetEnabled { org, id, enabled } => {
+                self.org_key_set_enabled(&org, &id, enabled)
+            }
+            AdminRequest::OrgLogSearch {
+                org,
+                environment,
+                rn,
+                from,
+                to,
+                before,
+                limit,
+            } => {
+                let search = scoped::Search {
+                    rn,
+                    from,
+                    to,
+                    before,
+                    limit,
+                };
+                self.org_log_search(&org, environment, &search)
+            }
+            AdminRequest::OrgLogShow {
+                org,
+                environment,
+                sequence,
+            } => self.org_log_show(&org, environment, sequence),
         }
+    }
+
+    /// `{"year", "used", "quota", "remaining"}` of `org` for the current quota year.
+    fn quota_json(&self, org: &Organization) -> Result<Value, AdminError> {
+        let year = Utc::now().with_timezone(&self.quotas.offset).year();
+        let used = self.store.quota_used(&org.id, year)?;
+        let quota = org.quota_override.unwrap_or(match org.plan {
+            Plan::Start => self.quotas.start,
+            Plan::Grow => self.quotas.grow,
+        });
+        Ok(json!({"year": year, "used": used, "quota": quota,
+                  "remaining": quota.saturating_sub(used)}))
     }
 
     fn organization(&self, id: &str) -> Result<Organization, AdminError> {

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::certify::Certifier;
+use crate::dashboard::Dashboard;
 
 pub use routes::API_VERSION;
 
@@ -53,8 +54,13 @@ impl Default for ServerSettings {
 /// What the API serves.
 #[derive(Clone)]
 pub enum Backend {
-    /// The certification service.
-    Ready(Arc<Certifier>),
+    /// The certification service, and the dashboard if it is served.
+    Ready {
+        /// The certification service.
+        certifier: Arc<Certifier>,
+        /// The organization dashboard under `/dashboard`.
+        dashboard: Option<Arc<Dashboard>>,
+    },
     /// The register could not be opened (damaged journal): `status` is false and every
     /// authenticated endpoint answers 503 (code 160) with `reason`, until an operator acts.
     Halted {

@@ -1,6 +1,7 @@
 //! The routes of the v1 API and their handlers:
-//! `GET /api/v1/status` (public), `POST /api/v1/Invoice` and `GET /api/v1/Invoice/{rn}`
-//! (Bearer). Unknown paths and methods get JSON 404/405.
+//! `GET /api/v1/status` and `GET /api/v1/openapi.yaml` (public), `POST /api/v1/Invoice`,
+//! `GET /api/v1/Invoice/{rn}` and `GET /api/v1/Invoice/{rn}/qr.svg` (Bearer); `/dashboard...`
+//! goes to the dashboard. Unknown paths and methods get JSON 404/405.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -51,10 +52,30 @@ pub(crate) async fn handle(
 
 async fn route(request: Request<Incoming>, app: &App) -> Response<Body> {
     let path = request.uri().path().to_string();
+    if path == "/dashboard" || path.starts_with("/dashboard/") {
+        return match &app.backend {
+            Backend::Ready {
+                dashboard: Some(dashboard),
+                ..
+            } => dashboard.handle(request).await,
+            Backend::Ready { .. } => http_error(&HttpError::NotFound),
+            Backend::Halted { reason } => http_error(&HttpError::Halted(reason.clone())),
+        };
+    }
+    if path == "/metrics" {
+        return match *request.method() {
+            Method::GET => metrics(app),
+            _ => http_error(&HttpError::MethodNotAllowed("GET")),
+        };
+    }
     let Some(rest) = path.strip_prefix(PREFIX) else {
         return http_error(&HttpError::NotFound);
     };
     match rest {
+        "/openapi.yaml" => match *request.method() {
+            Method::GET | Method::HEAD => openapi(),
+            _ => http_error(&HttpError::MethodNotAllowed("GET, HEAD")),
+        },
         "/status" => match *request.method() {
             Method::GET | Method::HEAD => status(app),
             _ => http_error(&HttpError::MethodNotAllowed("GET, HEAD")),
@@ -66,10 +87,19 @@ async fn route(request: Request<Incoming>, app: &App) -> Response<Body> {
         _ => match rest.strip_prefix("/Invoice/") {
             Some(encoded) if !encoded.is_empty() && !encoded.contains('/') => {
                 match *request.method() {
-                    Method::GET => get_invoice(&request, app, encoded),
+                    Method::GET => get_invoice(&request, app, encoded, Format::Json),
                     _ => http_error(&HttpError::MethodNotAllowed("GET")),
                 }
             }
+            Some(tail) => match tail.strip_suffix("/qr.svg") {
+                Some(encoded) if !encoded.is_empty() && !encoded.contains('/') => {
+                    match *request.method() {
+                        Method::GET => get_invoice(&request, app, encoded, Format::QrSvg),
+                        _ => http_error(&HttpError::MethodNotAllowed("GET")),
+                    }
+                }
+                _ => http_error(&HttpError::NotFound),
+            },
             _ => http_error(&HttpError::NotFound),
         },
     }
@@ -77,7 +107,7 @@ async fn route(request: Request<Incoming>, app: &App) -> Response<Body> {
 
 fn status(app: &App) -> Response<Body> {
     let ready = match &app.backend {
-        Backend::Ready(certifier) => certifier.status().ready,
+        Backend::Ready { certifier, .. } => certifier.status().ready,
         Backend::Halted { .. } => false,
     };
     json_response(
@@ -102,7 +132,7 @@ async fn with_timeout(
 
 async fn post_invoice(request: Request<Incoming>, app: &App) -> Response<Body> {
     let certifier = match &app.backend {
-        Backend::Ready(certifier) => certifier,
+        Backend::Ready { certifier, .. } => certifier,
         Backend::Halted { reason } => return http_error(&HttpError::Halted(reason.clone())),
     };
     let principal = match certifier.authenticate(header(&request, AUTHORIZATION.as_str())) {
@@ -139,9 +169,48 @@ async fn post_invoice(request: Request<Incoming>, app: &App) -> Response<Body> {
     }
 }
 
-fn get_invoice(request: &Request<Incoming>, app: &App, encoded: &str) -> Response<Body> {
+/// How `GET /Invoice/{rn}` answers.
+enum Format {
+    /// The certification result.
+    Json,
+    /// Its QR code as SVG.
+    QrSvg,
+}
+
+/// Prometheus text (public, like `/status`: no secret in it).
+fn metrics(app: &App) -> Response<Body> {
+    let gauges = match &app.backend {
+        Backend::Ready { certifier, .. } => certifier.gauges().unwrap_or_default(),
+        Backend::Halted { .. } => crate::metrics::Gauges::default(),
+    };
+    let mut response = Response::new(Body::new(Bytes::from(crate::metrics::render(&gauges))));
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    response
+}
+
+/// The OpenAPI description of this API, as served.
+fn openapi() -> Response<Body> {
+    let mut response = Response::new(Body::new(Bytes::from_static(OPENAPI.as_bytes())));
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("application/yaml; charset=utf-8"),
+    );
+    response
+}
+
+const OPENAPI: &str = include_str!("../../protocols/http-v1/openapi.yaml");
+
+fn get_invoice(
+    request: &Request<Incoming>,
+    app: &App,
+    encoded: &str,
+    format: Format,
+) -> Response<Body> {
     let certifier = match &app.backend {
-        Backend::Ready(certifier) => certifier,
+        Backend::Ready { certifier, .. } => certifier,
         Backend::Halted { reason } => return http_error(&HttpError::Halted(reason.clone())),
     };
     let principal = match certifier.authenticate(header(request, AUTHORIZATION.as_str())) {
@@ -151,9 +220,19 @@ fn get_invoice(request: &Request<Incoming>, app: &App, encoded: &str) -> Respons
     let Some(rn) = percent_decode(encoded) else {
         return http_error(&HttpError::NotFound);
     };
-    match certifier.lookup(&principal, &rn) {
-        Ok(entry) => json_response(StatusCode::OK, &certification_body(&entry)),
-        Err(error) => certify_error(&error),
+    match (certifier.lookup(&principal, &rn), format) {
+        (Ok(entry), Format::Json) => json_response(StatusCode::OK, &certification_body(&entry)),
+        (Ok(entry), Format::QrSvg) => match crate::qr::svg_of(&entry.security.qr_code) {
+            Ok(svg) => {
+                let mut response = Response::new(Body::new(Bytes::from(svg)));
+                response
+                    .headers_mut()
+                    .insert(CONTENT_TYPE, HeaderValue::from_static("image/svg+xml"));
+                response
+            }
+            Err(error) => certify_error(&CertifyError::Internal(error.to_string())),
+        },
+        (Err(error), _) => certify_error(&error),
     }
 }
 

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use chrono::{Datelike, FixedOffset, Utc};
+use mcf_sfe::types::InvoiceType;
 use tracing::{error, info, warn, Instrument};
 
 use crate::certify::claims::Claims;
@@ -20,6 +21,7 @@ use crate::certify::{AuthFailure, CertifyError};
 use crate::device::{DeviceHandle, LinkStatus};
 use crate::failpoint;
 use crate::keys;
+use crate::metrics;
 use crate::model::{Environment, KeyId, Organization, Plan, RegisterEntry};
 use crate::store::Store;
 
@@ -145,6 +147,22 @@ impl Certifier {
         body: &[u8],
         idempotency_key: Option<&str>,
     ) -> Result<Certified, CertifyError> {
+        let mut kind = None;
+        let result = self
+            .certify_counted(principal, body, idempotency_key, &mut kind)
+            .await;
+        let kind = kind.map_or_else(|| "unknown".to_string(), |k| k.to_string());
+        metrics::certification(outcome_of(&result), &kind);
+        result
+    }
+
+    async fn certify_counted(
+        self: &Arc<Self>,
+        principal: &Principal,
+        body: &[u8],
+        idempotency_key: Option<&str>,
+        kind: &mut Option<InvoiceType>,
+    ) -> Result<Certified, CertifyError> {
         let received_at = Utc::now();
         let org = &principal.org;
         let env = principal.environment;
@@ -154,6 +172,7 @@ impl Certifier {
         };
         let idempotency_key = idempotency_key.map(check_idempotency_key).transpose()?;
         let invoice = validate(parse_body(body)?, &seller)?;
+        *kind = Some(invoice.invoice_type);
         let rn = invoice.rn.clone();
         let key_claim = match &idempotency_key {
             None => None,
@@ -306,6 +325,26 @@ impl Certifier {
         }
     }
 
+    /// The state gauges of `/metrics`: devices, and each organization's quota use this year.
+    pub fn gauges(&self) -> Result<metrics::Gauges, CertifyError> {
+        let status = self.status();
+        let year = Utc::now().with_timezone(&self.settings.offset).year();
+        let mut quotas = Vec::new();
+        for org in self.store.organizations()? {
+            let used = self.store.quota_used(&org.id, year)?;
+            quotas.push((org.id.clone(), used, self.quota_of(&org)));
+        }
+        Ok(metrics::Gauges {
+            devices: status
+                .devices
+                .iter()
+                .map(|(name, link)| (name.clone(), link.connected, link.queued))
+                .collect(),
+            quotas,
+            ready: status.ready,
+        })
+    }
+
     /// Settles, in the background, every intent the journal left open (start-up). Devices
     /// with open intents take no invoice until theirs are settled.
     pub fn start_reconciliation(self: &Arc<Self>) -> Result<(), CertifyError> {
@@ -431,6 +470,32 @@ impl Certifier {
             }
         }
         Ok(true)
+    }
+}
+
+/// The `outcome` label of a certification's result.
+fn outcome_of(result: &Result<Certified, CertifyError>) -> &'static str {
+    match result {
+        Ok(done) if done.replayed => "replayed",
+        Ok(_) => "certified",
+        Err(CertifyError::Validation(_))
+        | Err(CertifyError::PaymentsShort { .. })
+        | Err(CertifyError::ZeroTotal)
+        | Err(CertifyError::BadIdempotencyKey) => "invalid",
+        Err(CertifyError::Unauthorized(_)) => "unauthorized",
+        Err(CertifyError::DuplicateRn { .. })
+        | Err(CertifyError::InFlight { .. })
+        | Err(CertifyError::IdempotencyKeyReused { .. }) => "conflict",
+        Err(CertifyError::QuotaExhausted { .. }) => "quota",
+        Err(CertifyError::DeviceRefused { .. })
+        | Err(CertifyError::TotalsMismatch { .. })
+        | Err(CertifyError::TotalsTooLarge) => "refused",
+        Err(CertifyError::DeviceUnavailable { .. })
+        | Err(CertifyError::QueueFull { .. })
+        | Err(CertifyError::OutcomeUnknown { .. })
+        | Err(CertifyError::WrongDevice { .. })
+        | Err(CertifyError::Store(_)) => "unavailable",
+        Err(CertifyError::NotFound { .. }) | Err(CertifyError::Internal(_)) => "error",
     }
 }
 

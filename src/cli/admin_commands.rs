@@ -7,8 +7,8 @@ use std::sync::Arc;
 use anyhow::{bail, Context};
 use serde_json::Value;
 
-use super::{ExportFormat, KeyCommand, LogCommand, OrgCommand};
-use crate::admin::{socket, Admin, AdminRequest, QuotaSettings};
+use super::{DashboardTokenCommand, ExportFormat, KeyCommand, LogCommand, OrgCommand};
+use crate::admin::{csv, socket, Admin, AdminRequest, QuotaSettings};
 use crate::config::Config;
 use crate::model::{Environment, Organization, Plan, RegisterEntry};
 use crate::store::{Store, StoreError, StoreOptions};
@@ -261,8 +261,6 @@ fn page(
     Ok(serde_json::from_value(value)?)
 }
 
-const CSV_HEADER: &str = "sequence,environment,org,nif,isf,rn,type,total,vat,codeDEFDGI,counters,nim,qrCode,deviceDateTime,receivedAt,certifiedAt,keyId,requestDigest,source";
-
 fn export(
     config: &Config,
     format: ExportFormat,
@@ -272,7 +270,7 @@ fn export(
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if let ExportFormat::Csv = format {
-        writeln!(out, "{CSV_HEADER}")?;
+        writeln!(out, "{}", csv::HEADER)?;
     }
     let mut after = 0;
     loop {
@@ -281,7 +279,7 @@ fn export(
         after = last.sequence;
         for entry in &entries {
             match format {
-                ExportFormat::Csv => writeln!(out, "{}", csv_row(entry))?,
+                ExportFormat::Csv => writeln!(out, "{}", csv::row(entry))?,
                 ExportFormat::Json => writeln!(out, "{}", serde_json::to_string(entry)?)?,
             }
         }
@@ -290,55 +288,54 @@ fn export(
     Ok(())
 }
 
-/// One CSV row (RFC 4180 quoting where needed).
-fn csv_row(e: &RegisterEntry) -> String {
-    let fields = [
-        e.sequence.to_string(),
-        e.request.environment.as_str().to_string(),
-        e.request.org.clone(),
-        e.request.nif.clone(),
-        e.request.isf.clone(),
-        e.request.rn.clone(),
-        e.request.invoice_type.clone(),
-        e.request.totals.total.to_string(),
-        e.request.totals.vat.to_string(),
-        e.security.code_def.clone(),
-        e.security.counters.clone(),
-        e.security.nim.clone(),
-        e.security.qr_code.clone(),
-        e.security.date_time.format("%Y-%m-%dT%H:%M:%S").to_string(),
-        e.request
-            .received_at
-            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        e.certified_at
-            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        e.request.key_id.clone(),
-        e.request.request_digest.clone(),
-        e.source.clone(),
-    ];
-    fields
-        .iter()
-        .map(|f| csv_field(f))
-        .collect::<Vec<_>>()
-        .join(",")
-}
+// ---- dashboard-token ----
 
-fn csv_field(value: &str) -> String {
-    if value.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", value.replace('"', "\"\""))
-    } else {
-        value.to_string()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::csv_field;
-
-    #[test]
-    fn csv_fields_are_quoted_only_when_needed() {
-        assert_eq!(csv_field("F-1"), "F-1");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+/// `dashboard-token ...`
+pub(super) fn dashboard_token(
+    config: &Config,
+    command: DashboardTokenCommand,
+) -> anyhow::Result<()> {
+    match command {
+        DashboardTokenCommand::Issue { org, label } => {
+            let answer = run(config, AdminRequest::DashboardTokenIssue { org, label })?;
+            let token = answer
+                .get("token")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let id = answer
+                .pointer("/record/id")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            println!("{token}");
+            eprintln!("dashboard token {id}: give it to the organization's admin now, it is not shown again");
+            Ok(())
+        }
+        DashboardTokenCommand::List { org } => {
+            let tokens = run(config, AdminRequest::DashboardTokenList { org })?;
+            println!("{:<14} {:<8} {:<25} LABEL", "ID", "REVOKED", "CREATED");
+            for token in tokens.as_array().into_iter().flatten() {
+                let text = |name: &str| token.get(name).and_then(Value::as_str).unwrap_or("");
+                let revoked = token
+                    .get("revoked")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                println!(
+                    "{:<14} {:<8} {:<25} {}",
+                    text("id"),
+                    if revoked { "yes" } else { "no" },
+                    text("created_at"),
+                    text("label")
+                );
+            }
+            Ok(())
+        }
+        DashboardTokenCommand::Revoke { id } => {
+            run(
+                config,
+                AdminRequest::DashboardTokenRevoke { id: id.clone() },
+            )?;
+            println!("dashboard token {id} revoked; its sessions have ended");
+            Ok(())
+        }
     }
 }

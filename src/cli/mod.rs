@@ -1,4 +1,5 @@
-//! The command line (clap): `serve`, and the administration commands `org`, `key` and `log`,
+//! The command line (clap): `serve`, and the administration commands `org`, `key`, `log` and
+//! `dashboard-token`,
 //! which work whether the service runs (through its admin socket) or not (on the store).
 //! This is the binary's edge: errors are `anyhow` here and nowhere below.
 
@@ -45,6 +46,34 @@ pub enum Command {
     /// The sled index (a projection of the journal).
     #[command(subcommand)]
     Index(IndexCommand),
+    /// Dashboard sign-in tokens of organization admins.
+    #[command(subcommand)]
+    DashboardToken(DashboardTokenCommand),
+}
+
+/// `dashboard-token` commands.
+#[derive(Debug, Subcommand)]
+pub enum DashboardTokenCommand {
+    /// Issue a token for an organization's admin; it is printed once and never stored in clear.
+    Issue {
+        /// Organization id.
+        #[arg(long)]
+        org: String,
+        /// Free text: whose token it is.
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+    /// List the dashboard tokens of an organization.
+    List {
+        /// Organization id.
+        #[arg(long)]
+        org: String,
+    },
+    /// Revoke a token: it signs in no more and its open sessions end.
+    Revoke {
+        /// Token id (as listed).
+        id: String,
+    },
 }
 
 /// `index` commands (the service must be stopped).
@@ -201,5 +230,6 @@ pub fn main() -> anyhow::Result<()> {
         Command::Key(command) => admin_commands::key(&config, command),
         Command::Log(command) => admin_commands::log(&config, command),
         Command::Index(IndexCommand::Rebuild) => admin_commands::rebuild_index(&config),
+        Command::DashboardToken(command) => admin_commands::dashboard_token(&config, command),
     }
 }

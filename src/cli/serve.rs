@@ -16,9 +16,11 @@ use crate::admin::{socket, Admin};
 use crate::api::{self, Backend, ServerSettings};
 use crate::certify::{Certifier, CertifierSettings};
 use crate::config::{Config, DeviceEntry};
+use crate::dashboard::Dashboard;
 use crate::device::{self, DeviceConfig, DeviceHandle, LinkTiming};
 use crate::keys;
 use crate::model::{Environment, Organization, Plan};
+use crate::notify;
 use crate::store::{Store, StoreError};
 
 /// Name of the bundled simulator used when no device is configured.
@@ -110,7 +112,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let admin = Arc::new(Admin::new(Arc::clone(&store), quota_settings(&config)));
     let admin_task = tokio::spawn(socket::serve(
         socket::path_in(&state_dir),
-        admin,
+        Arc::clone(&admin),
         stop.clone(),
     ));
 
@@ -127,12 +129,23 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     tokio::spawn(async move {
         wait_for_signal().await;
         info!("stop requested: refusing new requests, finishing those in progress");
+        let _ = notify::notify("STOPPING=1");
         signal_stop.cancel();
     });
+    if let Err(error) = notify::notify(&format!("READY=1\nSTATUS=listening on {addr}")) {
+        warn!(%error, "could not notify systemd");
+    }
+    spawn_watchdog(stop.clone());
     let settings = server_settings(&config);
     api::serve(
         listener,
-        Backend::Ready(Arc::clone(&certifier)),
+        Backend::Ready {
+            certifier: Arc::clone(&certifier),
+            dashboard: Some(Arc::new(Dashboard::new(
+                Arc::clone(&admin),
+                Arc::clone(&certifier),
+            ))),
+        },
         settings,
         stop.clone(),
     )
@@ -145,6 +158,24 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     }
     info!("stopped");
     Ok(())
+}
+
+/// Pings systemd's watchdog while the runtime runs tasks (a stuck runtime stops the pings and
+/// systemd restarts the service).
+fn spawn_watchdog(stop: CancellationToken) {
+    let Some(interval) = notify::watchdog_interval() else {
+        return;
+    };
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(interval) => {
+                    let _ = notify::notify("WATCHDOG=1");
+                }
+                () = stop.cancelled() => return,
+            }
+        }
+    });
 }
 
 fn server_settings(config: &Config) -> ServerSettings {
@@ -167,6 +198,7 @@ async fn serve_halted(config: &Config, reason: String) -> anyhow::Result<()> {
         "emcf-gateway listening on http://{}",
         listener.local_addr()?
     );
+    let _ = notify::notify("READY=1\nSTATUS=register damaged: certification stopped");
     let stop = CancellationToken::new();
     let signal_stop = stop.clone();
     tokio::spawn(async move {

@@ -6,7 +6,7 @@ use std::io;
 use std::sync::Arc;
 
 use chrono::Utc;
-use mcf_sfe::{Command, FromDevice, Seq};
+use mcf_sfe::{Command, FromDevice, Reply, Seq};
 use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
@@ -27,6 +27,7 @@ pub(super) fn spawn<C: Connector>(config: DeviceConfig, connector: C) -> DeviceH
         since: Utc::now(),
         last_error: None,
         last_reply_at: None,
+        dgi: None,
         queued: 0,
     });
     let stop = CancellationToken::new();
@@ -156,13 +157,21 @@ impl<C: Connector> Actor<C> {
             .instrument(span)
             .await;
         match exchange.outcome {
-            Outcome::Reply(_) => {
+            Outcome::Reply(reply) => {
                 info!("device link up");
                 self.link = Some(link);
+                // Only informative (it may be a replay of an older C2h: PROTOCOL.md §3.2).
+                let dgi = match Reply::parse(reply.cmd(), reply.data()) {
+                    Ok(Reply::LinkState(state)) => Some(state),
+                    _ => None,
+                };
                 self.status.send_modify(|status| {
                     status.connected = true;
                     status.since = Utc::now();
                     status.last_reply_at = Some(Utc::now());
+                    if dgi.is_some() {
+                        status.dgi = dgi;
+                    }
                 });
                 Ok(())
             }

@@ -153,6 +153,9 @@ pub struct LinkStatus {
     pub last_error: Option<String>,
     /// When the device last sent a valid reply.
     pub last_reply_at: Option<DateTime<Utc>>,
+    /// The device's link with the DGI server (C2h: invoices sent and stored, last contact,
+    /// state), as last read: at each connection and whenever a session sends C2h.
+    pub dgi: Option<mcf_sfe::reply::LinkState>,
     /// Sessions waiting in the queue (not counting the one being served).
     pub queued: usize,
 }
@@ -233,13 +236,16 @@ impl DeviceHandle {
             }
         }
         let (reply, granted) = oneshot::channel();
+        let asked = std::time::Instant::now();
         self.grants
             .try_send(Grant { reply })
             .map_err(|error| match error {
                 mpsc::error::TrySendError::Full(_) => DeviceError::QueueFull,
                 mpsc::error::TrySendError::Closed(_) => DeviceError::ShuttingDown,
             })?;
-        granted.await.unwrap_or(Err(DeviceError::ShuttingDown))
+        let session = granted.await.unwrap_or(Err(DeviceError::ShuttingDown));
+        crate::metrics::queue_wait(&self.name, asked.elapsed());
+        session
     }
 
     /// Stops the actor after the current session (if any) and closes the port; returns when

@@ -10,10 +10,11 @@
 use sled::Batch;
 
 use super::error::{DamageAt, StoreError};
-use super::event::{Event, Hash, Record};
+use super::event::{DashboardToken, Event, Hash, Record};
 use super::index::{
     be_u64, json, k_entry, k_idempotency, k_intent, k_intent_rn, k_key, k_key_by_org, k_org,
-    k_org_entry, k_quota, k_resolved, k_rn, Index, FORMAT, META_APPLIED, META_FORMAT,
+    k_org_entry, k_quota, k_resolved, k_rn, k_token, k_token_by_org, Index, FORMAT, META_APPLIED,
+    META_FORMAT,
 };
 use crate::model::{Environment, IdempotencyBinding, Intent, IntentId, KeyRecord, RegisterEntry};
 
@@ -51,6 +52,33 @@ impl Index {
                 })?;
                 key.enabled = enabled;
                 batch.insert(k_key(id), serde_json::to_vec(&key)?);
+            }
+            Event::DashboardTokenIssued {
+                token_id,
+                org,
+                token_sha256,
+                created_at,
+                label,
+            } => {
+                let token = DashboardToken {
+                    id: token_id.clone(),
+                    org: org.clone(),
+                    token_sha256: token_sha256.clone(),
+                    label: label.clone(),
+                    created_at: *created_at,
+                    revoked: false,
+                };
+                batch.insert(k_token(token_id), serde_json::to_vec(&token)?);
+                batch.insert(k_token_by_org(org, token_id), &[][..]);
+            }
+            Event::DashboardTokenRevoked { token_id } => {
+                let mut token = self.dashboard_token(token_id)?.ok_or_else(|| {
+                    damaged(format!(
+                        "revocation of unknown dashboard token {token_id:?}"
+                    ))
+                })?;
+                token.revoked = true;
+                batch.insert(k_token(token_id), serde_json::to_vec(&token)?);
             }
             Event::Intent(intent) => self.apply_intent(&mut batch, record.seq, intent, damaged)?,
             Event::Certified(entry) => self.apply_certified(&mut batch, entry, damaged)?,

@@ -4,10 +4,11 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::model::{Intent, IntentId, KeyId, KeyRecord, Organization, RegisterEntry};
+use crate::model::{Intent, IntentId, KeyId, KeyRecord, OrgId, Organization, RegisterEntry};
 
 /// One fact, as journaled. The JSON form is tagged by `"type"` (`organization_saved`,
-/// `key_issued`, `key_enabled`, `key_disabled`, `intent`, `certified`, `abandoned`).
+/// `key_issued`, `key_enabled`, `key_disabled`, `intent`, `certified`, `abandoned`,
+/// `dashboard_token_issued`, `dashboard_token_revoked`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
@@ -37,6 +38,24 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+    /// A dashboard sign-in token was issued to an organization's admin (only its hash).
+    DashboardTokenIssued {
+        /// The token's public id.
+        token_id: String,
+        /// The organization it signs in to.
+        org: OrgId,
+        /// Lowercase hex SHA-256 of the token's secret part.
+        token_sha256: String,
+        /// When it was issued.
+        created_at: DateTime<Utc>,
+        /// Free text (whose token it is).
+        label: String,
+    },
+    /// A dashboard token was revoked: it signs in no more, and its sessions end.
+    DashboardTokenRevoked {
+        /// The token's public id.
+        token_id: String,
+    },
 }
 
 impl Event {
@@ -50,8 +69,27 @@ impl Event {
             Event::Intent(_) => "intent",
             Event::Certified(_) => "certified",
             Event::Abandoned { .. } => "abandoned",
+            Event::DashboardTokenIssued { .. } => "dashboard_token_issued",
+            Event::DashboardTokenRevoked { .. } => "dashboard_token_revoked",
         }
     }
+}
+
+/// A dashboard token as the index holds it (the state after its events). Never the secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DashboardToken {
+    /// Public id.
+    pub id: String,
+    /// The organization it signs in to.
+    pub org: OrgId,
+    /// Lowercase hex SHA-256 of the secret part.
+    pub token_sha256: String,
+    /// Free text.
+    pub label: String,
+    /// When it was issued.
+    pub created_at: DateTime<Utc>,
+    /// Revoked: signs in no more.
+    pub revoked: bool,
 }
 
 /// A journal record's payload: `{"seq", "prev", "at", "event"}`, in this order.
@@ -92,6 +130,16 @@ mod tests {
             Event::Abandoned {
                 intent: 4,
                 reason: "device refused".into(),
+            },
+            Event::DashboardTokenIssued {
+                token_id: "t1".into(),
+                org: "demo".into(),
+                token_sha256: "ab".repeat(32),
+                created_at: Utc::now(),
+                label: "owner".into(),
+            },
+            Event::DashboardTokenRevoked {
+                token_id: "t1".into(),
             },
         ];
         for event in events {

@@ -16,6 +16,8 @@
 //! | `I` org `\0` env rn | id of its open intent (u64 BE) |
 //! | `j` intent id | how a resolved intent ended: `c` certified, `a` abandoned |
 //! | `d` org `\0` env key | `IdempotencyBinding` (JSON) of an `Idempotency-Key`: kept while its intent is open or certified, removed when abandoned |
+//! | `t` token id | `DashboardToken` (JSON): a dashboard sign-in token (hash only), revoked or not |
+//! | `T` org `\0` token id | empty: the dashboard tokens of an organization |
 //!
 //! env is one byte, `P` or `S`. Organization ids never contain `\0` (checked when saved).
 
@@ -31,7 +33,8 @@ use crate::model::{
 };
 
 /// Layout version; an index of another version is rebuilt from the journal.
-pub(super) const FORMAT: u32 = 2;
+/// 3: dashboard tokens (`t`, `T`).
+pub(super) const FORMAT: u32 = 3;
 pub(super) const META_APPLIED: &[u8] = b"m:applied";
 pub(super) const META_FORMAT: &[u8] = b"m:format";
 
@@ -123,6 +126,12 @@ pub(super) fn k_intent_rn(org: &str, env: Environment, rn: &str) -> Vec<u8> {
 pub(super) fn k_resolved(id: IntentId) -> Vec<u8> {
     key(b'j', &[&id.to_be_bytes()])
 }
+pub(super) fn k_token(id: &str) -> Vec<u8> {
+    key(b't', &[id.as_bytes()])
+}
+pub(super) fn k_token_by_org(org: &str, id: &str) -> Vec<u8> {
+    key(b'T', &[org.as_bytes(), b"\0", id.as_bytes()])
+}
 
 /// A big-endian u64 value (or the last 8 bytes of a key).
 pub(super) fn be_u64(bytes: &[u8]) -> Result<u64, StoreError> {
@@ -211,7 +220,7 @@ impl Index {
         Ok(())
     }
 
-    fn get_json<T: DeserializeOwned>(&self, k: &[u8]) -> Result<Option<T>, StoreError> {
+    pub(super) fn get_json<T: DeserializeOwned>(&self, k: &[u8]) -> Result<Option<T>, StoreError> {
         self.tree.get(k)?.map(|v| json(&v)).transpose()
     }
 

@@ -27,7 +27,8 @@
 //! * `at`: UTC time of the append (RFC 3339).
 //! * `event`: an [`Event`], tagged by `"type"`: `organization_saved`, `key_issued`,
 //!   `key_enabled`, `key_disabled`, `intent`, `certified` (one LogInvoices entry),
-//!   `abandoned`.
+//!   `abandoned`, `dashboard_token_issued` (id, organization, SHA-256 of the secret, label),
+//!   `dashboard_token_revoked`.
 //!
 //! Every append is written at the end of the last valid record and `fsync`ed (`sync_data`)
 //! before the call returns; the directory is fsynced when the file is created. Only then is
@@ -83,7 +84,8 @@
 //!   for (organization, environment, rn) ([`StoreError::Conflict`]); `record_certified` and
 //!   `record_abandoned` need an open intent ([`StoreError::UnknownIntent`],
 //!   [`StoreError::IntentNotOpen`]). `set_key_enabled` to the state a key already has
-//!   journals nothing.
+//!   journals nothing. `issue_dashboard_token` needs a new id and a known organization;
+//!   `revoke_dashboard_token` of a revoked token journals nothing.
 //! * The register sequence is per environment (Production and Sandbox each 1, 2, 3...);
 //!   quota counts Production entries under the `quota_year` the caller passes.
 //! * An `Err` from `record_certified` means the certification is *not* journaled (the intent
@@ -94,6 +96,7 @@ mod apply;
 mod error;
 mod event;
 mod index;
+mod index_org;
 mod journal;
 mod open;
 #[cfg(test)]
@@ -109,7 +112,7 @@ use std::sync::{Mutex, MutexGuard};
 use tracing::warn;
 
 pub use error::{DamageAt, StoreError};
-pub use event::{Event, Record};
+pub use event::{DashboardToken, Event, Record};
 pub use journal::MAX_RECORD;
 
 use crate::model::{
@@ -217,6 +220,34 @@ impl Store {
     /// Entries of one register after a sequence, in sequence order, at most `limit`.
     pub fn entries(&self, filter: &EntryFilter) -> Result<Vec<RegisterEntry>, StoreError> {
         self.read(|index| index.entries(filter))
+    }
+
+    /// Entries of `org` in `env` with a sequence below `before`, newest first, that `keep`
+    /// accepts; at most `limit`.
+    pub fn org_entries_back(
+        &self,
+        org: &str,
+        env: Environment,
+        before: u64,
+        limit: usize,
+        mut keep: impl FnMut(&RegisterEntry) -> bool,
+    ) -> Result<Vec<RegisterEntry>, StoreError> {
+        self.read(|index| index.org_entries_back(org, env, before, limit, &mut keep))
+    }
+
+    /// How many entries `org` has in the `env` register (all years).
+    pub fn org_entry_count(&self, org: &str, env: Environment) -> Result<u64, StoreError> {
+        self.read(|index| index.org_entry_count(org, env))
+    }
+
+    /// The dashboard token `id` (revoked or not).
+    pub fn dashboard_token(&self, id: &str) -> Result<Option<DashboardToken>, StoreError> {
+        self.read(|index| index.dashboard_token(id))
+    }
+
+    /// The dashboard tokens of `org`, by id.
+    pub fn dashboard_tokens_of(&self, org: &str) -> Result<Vec<DashboardToken>, StoreError> {
+        self.read(|index| index.dashboard_tokens_of(org))
     }
 
     /// Intents neither certified nor abandoned, by id (to reconcile at start-up).

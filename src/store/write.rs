@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use tracing::error;
 
-use super::event::{Event, Record};
+use super::event::{DashboardToken, Event, Record};
 use super::index::Index;
 use super::{Store, StoreError};
 use crate::model::{Intent, IntentId, KeyRecord, Organization, RegisterEntry, SecurityElements};
@@ -83,6 +83,60 @@ impl Store {
             Ok((event, key))
         })?;
         Ok(key)
+    }
+
+    /// Records a new dashboard token (its hash). Refused if its id exists or its organization
+    /// does not; `revoked` must be false.
+    pub fn issue_dashboard_token(&self, token: DashboardToken) -> Result<(), StoreError> {
+        if token.id.is_empty() || token.revoked {
+            return Err(StoreError::Invalid(
+                "a new dashboard token needs an id and must not be revoked".to_string(),
+            ));
+        }
+        self.append(|index| {
+            if index.dashboard_token(&token.id)?.is_some() {
+                return Err(StoreError::Conflict(format!(
+                    "dashboard token id {:?} already exists",
+                    token.id
+                )));
+            }
+            if index.organization(&token.org)?.is_none() {
+                return Err(StoreError::UnknownOrganization(token.org.clone()));
+            }
+            let event = Event::DashboardTokenIssued {
+                token_id: token.id,
+                org: token.org,
+                token_sha256: token.token_sha256,
+                created_at: token.created_at,
+                label: token.label,
+            };
+            Ok((event, ()))
+        })?;
+        Ok(())
+    }
+
+    /// Revokes a dashboard token; returns it as it now is. Revoking a revoked token journals
+    /// nothing.
+    pub fn revoke_dashboard_token(&self, id: &str) -> Result<DashboardToken, StoreError> {
+        let lookup = |index: &Index| {
+            index
+                .dashboard_token(id)?
+                .ok_or_else(|| StoreError::Invalid(format!("unknown dashboard token {id:?}")))
+        };
+        if let Ok(token) = self.read(lookup) {
+            if token.revoked {
+                return Ok(token);
+            }
+        }
+        let (_, token) = self.append(|index| {
+            let mut token = lookup(index)?;
+            token.revoked = true;
+            let event = Event::DashboardTokenRevoked {
+                token_id: token.id.clone(),
+            };
+            Ok((event, token))
+        })?;
+        Ok(token)
     }
 
     /// Journals an intent (just before 38h is sent); its id is its journal seq. Refused with

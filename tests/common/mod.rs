@@ -823,3 +823,235 @@ pub fn journal_event_count(dir: &Path, event_type: &str) -> usize {
     let needle = format!("\"type\":\"{event_type}\"");
     String::from_utf8_lossy(&bytes).matches(&needle).count()
 }
+
+// ---- link fault helpers ----
+// Used by tests/link_faults.rs: the fault relay of `emcf_sim::relay` between the gateway and
+// the simulator, and what /proc says about the gateway process.
+
+impl Gateway {
+    /// The gateway's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+/// The relay's host side (the path the gateway is configured with) in `dir`.
+pub fn relay_link(dir: &Path) -> PathBuf {
+    dir.join("ttyRELAY")
+}
+
+/// Starts a fault relay in front of `sim`, serving [`relay_link`]`(dir)`; returns once it
+/// has the simulator's port open.
+pub async fn start_relay(
+    dir: &Path,
+    sim: &Sim,
+    faults: emcf_sim::relay::RelayFaults,
+    seed: u64,
+) -> emcf_sim::relay::RelayHandle {
+    let mut config = emcf_sim::relay::RelayConfig::new(relay_link(dir), &sim.link);
+    config.faults = faults;
+    config.seed = seed;
+    let relay = emcf_sim::relay::Relay::start(config).expect("relay starts");
+    let started = Instant::now();
+    while !relay.stats().device_connected {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the relay did not open the simulator's port"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    relay
+}
+
+/// Clock ticks per second of /proc times (`getconf CLK_TCK`, 100 if unknown).
+pub fn clock_ticks() -> u64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|out| String::from_utf8(out.stdout).ok())
+        .and_then(|text| text.trim().parse().ok())
+        .filter(|ticks| *ticks > 0)
+        .unwrap_or(100)
+}
+
+/// CPU time (user + system) a process has used so far, from `/proc/<pid>/stat`.
+pub fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/<pid>/stat");
+    // The command name is in parentheses and may hold spaces: count fields after it.
+    let after = &stat[stat.rfind(')').expect("comm field") + 1..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // After the name: state is field 3 of the line, utime 14 and stime 15.
+    let utime: u64 = fields[11].parse().expect("utime");
+    let stime: u64 = fields[12].parse().expect("stime");
+    Duration::from_secs_f64((utime + stime) as f64 / clock_ticks() as f64)
+}
+
+/// Share of one core a process used during `window` (sampled from /proc).
+pub async fn cpu_share(pid: u32, window: Duration) -> f64 {
+    let before = cpu_time(pid);
+    let started = Instant::now();
+    tokio::time::sleep(window).await;
+    let used = cpu_time(pid).saturating_sub(before);
+    used.as_secs_f64() / started.elapsed().as_secs_f64()
+}
+
+/// Open file descriptors of a process (`/proc/<pid>/fd`).
+pub fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .expect("/proc/<pid>/fd")
+        .count()
+}
+
+// ---- dashboard helpers ----
+// Used by tests/dashboard.rs and tests/browser.rs.
+
+/// `dashboard-token issue --org <org>`: the token printed once on stdout.
+pub fn issue_dashboard_token(gateway: &Gateway, org: &str) -> String {
+    let token = cli_ok(
+        gateway,
+        &[
+            "dashboard-token",
+            "issue",
+            "--org",
+            org,
+            "--label",
+            "test admin",
+        ],
+    )
+    .trim()
+    .to_string();
+    assert!(
+        token.starts_with("mcf_dash_"),
+        "not a dashboard token: {token:?}"
+    );
+    token
+}
+
+/// The value of cookie `name` set by `response` (its first `Set-Cookie` of that name), and
+/// the whole header.
+pub fn set_cookie<'a>(response: &'a Response, name: &str) -> Option<(&'a str, &'a str)> {
+    response
+        .headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("set-cookie"))
+        .map(|(_, v)| v.as_str())
+        .find_map(|v| {
+            let (pair, _) = v.split_once(';').unwrap_or((v, ""));
+            let (n, value) = pair.split_once('=')?;
+            (n.trim() == name).then_some((value.trim(), v))
+        })
+}
+
+/// The value of the first hidden `csrf` field of a page.
+pub fn csrf_field(body: &str) -> Option<String> {
+    let at = body.find("name=\"csrf\" value=\"")? + "name=\"csrf\" value=\"".len();
+    let end = body[at..].find('"')?;
+    Some(body[at..at + end].to_string())
+}
+
+/// `application/x-www-form-urlencoded` of `pairs`.
+pub fn form_body(pairs: &[(&str, &str)]) -> String {
+    let encode = |text: &str| {
+        text.bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                    char::from(b).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect::<String>()
+    };
+    pairs
+        .iter()
+        .map(|(n, v)| format!("{}={}", encode(n), encode(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// `GET path` with the dashboard session cookie `session` (if any).
+pub async fn dashboard_get(addr: SocketAddr, session: Option<&str>, path: &str) -> Response {
+    let cookie = session.map(|s| format!("emcf_session={s}"));
+    let mut headers = vec![];
+    if let Some(cookie) = &cookie {
+        headers.push(("Cookie", cookie.as_str()));
+    }
+    request(addr, "GET", path, &headers, None).await
+}
+
+/// `POST path` with a form, the `Cookie` header `cookie` (if any) and `extra` headers. The
+/// `Origin` is this server's unless `extra` names one; a header of `extra` with an empty
+/// value is not sent (`("Origin", "")`: no `Origin` at all).
+pub async fn dashboard_post(
+    addr: SocketAddr,
+    cookie: Option<&str>,
+    path: &str,
+    form: &[(&str, &str)],
+    extra: &[(&str, &str)],
+) -> Response {
+    let origin = format!("http://{addr}");
+    let body = form_body(form);
+    let mut headers = vec![("Content-Type", "application/x-www-form-urlencoded")];
+    if !extra.iter().any(|(n, _)| n.eq_ignore_ascii_case("origin")) {
+        headers.push(("Origin", origin.as_str()));
+    }
+    if let Some(cookie) = cookie {
+        headers.push(("Cookie", cookie));
+    }
+    headers.extend(extra.iter().filter(|(_, v)| !v.is_empty()));
+    request(addr, "POST", path, &headers, Some(body.as_bytes())).await
+}
+
+/// Signs in with `token` like a browser (sign-in page, then its form); returns the answer to
+/// the form (303 on success) without following it.
+pub async fn dashboard_sign_in_response(
+    addr: SocketAddr,
+    token: &str,
+    extra: &[(&str, &str)],
+) -> Response {
+    let page = request(addr, "GET", "/dashboard/login", &[], None).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let (nonce, _) = set_cookie(&page, "emcf_signin").expect("sign-in cookie");
+    let csrf = csrf_field(&page.body).expect("sign-in form's csrf field");
+    let cookie = format!("emcf_signin={nonce}");
+    dashboard_post(
+        addr,
+        Some(&cookie),
+        "/dashboard/login",
+        &[("csrf", &csrf), ("token", token)],
+        extra,
+    )
+    .await
+}
+
+/// Signs in with `token`; returns the session cookie's value and the CSRF token of its pages.
+pub async fn dashboard_sign_in(addr: SocketAddr, token: &str) -> (String, String) {
+    let response = dashboard_sign_in_response(addr, token, &[]).await;
+    assert_eq!(response.status, 303, "sign-in refused: {}", response.body);
+    let (session, _) = set_cookie(&response, "emcf_session").expect("session cookie");
+    let session = session.to_string();
+    let page = dashboard_get(addr, Some(&session), "/dashboard/").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let csrf = csrf_field(&page.body).expect("csrf field on the overview");
+    (session, csrf)
+}
+
+/// Context switches of all the threads of a process so far (`/proc/<pid>/task/*/status`):
+/// how often it woke up. A thread that ended no longer counts.
+pub fn context_switches(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(|task| task.ok())
+        .filter_map(|task| std::fs::read_to_string(task.path().join("status")).ok())
+        .flat_map(|status| {
+            status
+                .lines()
+                .filter(|line| line.contains("ctxt_switches:"))
+                .filter_map(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .collect::<Vec<_>>()
+        })
+        .sum()
+}

@@ -95,15 +95,23 @@ impl<C: Connector> Actor<C> {
             return Err(DeviceError::Disconnected);
         };
         let span = info_span!("command", cmd = %format_args!("{cmd:#04x}"), seq = seq.get());
+        let started = Instant::now();
         let exchange = link
             .exchange(&frame, &self.timing, deadline, AfterTries::GiveUp)
             .instrument(span)
             .await;
+        crate::metrics::device_round_trip(&self.name, cmd, started.elapsed());
         match exchange.outcome {
             Outcome::Reply(reply) => {
                 self.replied();
                 let status = reply.status();
                 Reply::parse(reply.cmd(), reply.data())
+                    .inspect(|parsed| {
+                        if let Reply::LinkState(state) = parsed {
+                            let state = state.clone();
+                            self.status.send_modify(|s| s.dgi = Some(state));
+                        }
+                    })
                     .map(|parsed| (parsed, status))
                     .map_err(|e| {
                         warn!(cmd, seq = seq.get(), error = %e, "unreadable reply");
@@ -149,6 +157,7 @@ impl<C: Connector> Actor<C> {
                 return Err(DeviceError::OutcomeUnknown);
             };
             let span = info_span!("command", cmd = "0x38", seq = seq.get(), polls);
+            let started = Instant::now();
             let exchange = link
                 .exchange(
                     &frame,
@@ -158,6 +167,7 @@ impl<C: Connector> Actor<C> {
                 )
                 .instrument(span)
                 .await;
+            crate::metrics::device_round_trip(&self.name, code::FINALIZE, started.elapsed());
             let nothing_written = polls == 0 && exchange.transmissions == 0;
             let reply = match exchange.outcome {
                 Outcome::Reply(reply) => reply,

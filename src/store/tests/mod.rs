@@ -1,6 +1,8 @@
 //! Store tests: fixtures and journal-file helpers shared by `recovery` (journal format, torn
-//! tails, damage, index rebuilds, lock) and `register` (the certification flow and queries).
+//! tails, damage, index rebuilds, lock), `register` (the certification flow and queries) and
+//! `dashboard` (dashboard tokens, org-scoped register pages).
 
+mod dashboard;
 mod recovery;
 mod register;
 

@@ -1,0 +1,340 @@
+//! The organization dashboard (DESIGN.md §8), served by the gateway under `/dashboard`: plain
+//! HTML forms, no script, no build step.
+//!
+//! # Routes
+//!
+//! | method | path | what |
+//! |---|---|---|
+//! | GET | `/dashboard` | redirect to `/dashboard/` |
+//! | GET | `/dashboard/style.css` | the stylesheet (public) |
+//! | GET, POST | `/dashboard/login` | sign-in form; sign in with a dashboard token |
+//! | POST | `/dashboard/logout` | sign out |
+//! | GET | `/dashboard/` | overview: organization, device link, quota gauge, counters |
+//! | GET, POST | `/dashboard/keys` | API keys; POST issues one (secret shown once) |
+//! | POST | `/dashboard/keys/toggle` | enable or disable a key (`id`, `enabled`) |
+//! | GET | `/dashboard/invoices` | LogInvoices: `env`, `rn`, `from`, `to`, `before` (paging) |
+//! | GET | `/dashboard/invoices/{env}/{seq}` | one entry, security elements, QR code |
+//! | GET | `/dashboard/invoices.csv?env=` | the organization's register of `env` as CSV |
+//!
+//! # Security
+//!
+//! * Sign-in: a token from `emcf-gateway dashboard-token issue --org ID` (only its SHA-256 is
+//!   stored; compared in constant time; see `admin::token`). The sign-in form itself carries a
+//!   random value also set as a cookie (double submit), against login CSRF.
+//! * Session: cookie `emcf_session` = 256 random bits, `Path=/dashboard; HttpOnly;
+//!   SameSite=Strict`, plus `Secure` when the request came through a TLS proxy
+//!   (`X-Forwarded-Proto: https`) or [`SecureCookies::Always`] is set. Server-side map
+//!   (`session`): 8 h idle, 24 h at most, ended on sign-out or when the token is revoked.
+//! * CSRF: every POST must carry the session's CSRF token, and its `Origin` (else `Referer`),
+//!   when sent, must name the requested host; otherwise 403 and nothing is done.
+//! * Isolation: the organization comes from the session only; every admin request is an
+//!   `Org*` one scoped to it, so another organization's key or entry is "not found".
+//! * Output: every dynamic value is HTML-escaped (`html::esc`); the CSP forbids scripts.
+//!   Tokens, keys and session ids are never logged.
+
+mod html;
+mod invoices;
+mod pages;
+mod route;
+mod session;
+mod signin;
+mod web;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::Value;
+use tracing::{info, warn};
+
+use crate::admin::{Admin, AdminError, AdminRequest};
+use crate::certify::Certifier;
+use crate::model::Organization;
+use html::{Shell, Tab};
+use route::{route, Route};
+use session::{Lookup, Session, Sessions};
+use web::Body;
+
+/// The session cookie's name.
+pub const SESSION_COOKIE: &str = "emcf_session";
+/// The sign-in form's double-submit cookie.
+pub const SIGNIN_COOKIE: &str = "emcf_signin";
+
+/// When session cookies get the `Secure` attribute.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SecureCookies {
+    /// Only for requests that came through a TLS-terminating proxy (`X-Forwarded-Proto: https`).
+    #[default]
+    Auto,
+    /// Always (the dashboard is reached over HTTPS only).
+    Always,
+}
+
+/// Dashboard settings.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DashboardOptions {
+    /// `Secure` cookies.
+    pub secure_cookies: SecureCookies,
+}
+
+/// The dashboard's state: what it reads and changes goes through `Admin`.
+pub struct Dashboard {
+    admin: Arc<Admin>,
+    certifier: Arc<Certifier>,
+    sessions: Sessions,
+    options: DashboardOptions,
+}
+
+/// A signed-in request: its session and organization.
+struct Ctx {
+    session: Session,
+    org: Organization,
+}
+
+impl Ctx {
+    fn shell(&self, tab: Tab) -> Shell<'_> {
+        Shell {
+            org_name: &self.org.name,
+            org_id: &self.org.id,
+            csrf: &self.session.csrf,
+            tab,
+        }
+    }
+}
+
+impl Dashboard {
+    /// A dashboard over `admin` (organizations, keys, register) and `certifier` (device state).
+    pub fn new(admin: Arc<Admin>, certifier: Arc<Certifier>) -> Dashboard {
+        Dashboard::with_options(admin, certifier, DashboardOptions::default())
+    }
+
+    /// The same, with settings.
+    pub fn with_options(
+        admin: Arc<Admin>,
+        certifier: Arc<Certifier>,
+        options: DashboardOptions,
+    ) -> Dashboard {
+        Dashboard {
+            admin,
+            certifier,
+            sessions: Sessions::new(),
+            options,
+        }
+    }
+
+    /// Handles a request whose path starts with `/dashboard`.
+    pub async fn handle(&self, request: Request<Incoming>) -> Response<Full<Bytes>> {
+        let method = request.method().clone();
+        let route = route(request.uri().path());
+        let get = method == Method::GET || method == Method::HEAD;
+        let post = method == Method::POST;
+        match route {
+            Route::Root if get => web::redirect("/dashboard/"),
+            Route::Style if get => web::response(StatusCode::OK, "text/css", html::STYLE),
+            Route::Login if get => self.login_form(&request, self.secure(&request)),
+            Route::Login if post => self.sign_in(request).await,
+            Route::Logout if post => self.sign_out(request).await,
+            Route::NotFound => self.error_page(
+                None,
+                StatusCode::NOT_FOUND,
+                "Not found",
+                "There is no such page in the dashboard.",
+            ),
+            Route::Overview | Route::Invoices | Route::InvoicesCsv | Route::Invoice(..) if get => {
+                match self.signed_in(&request).await {
+                    Ok(ctx) => self.get_page(route, &request, &ctx).await,
+                    Err(response) => response,
+                }
+            }
+            Route::Keys if get => match self.signed_in(&request).await {
+                Ok(ctx) => self.keys_page(&ctx, &request, None).await,
+                Err(response) => response,
+            },
+            Route::Keys | Route::KeysToggle if post => {
+                let ctx = match self.signed_in(&request).await {
+                    Ok(ctx) => ctx,
+                    Err(response) => return response,
+                };
+                match self.checked_form(request, &ctx.session).await {
+                    Ok(form) if route == Route::Keys => self.issue_key(&ctx, &form).await,
+                    Ok(form) => self.toggle_key(&ctx, &form).await,
+                    Err(response) => response,
+                }
+            }
+            _ => self.error_page(
+                None,
+                StatusCode::METHOD_NOT_ALLOWED,
+                "Method not allowed",
+                "This page does not accept that kind of request.",
+            ),
+        }
+    }
+
+    async fn get_page(
+        &self,
+        route: Route,
+        request: &Request<Incoming>,
+        ctx: &Ctx,
+    ) -> Response<Body> {
+        match route {
+            Route::Overview => self.overview(ctx).await,
+            Route::Invoices => self.invoices_page(ctx, request).await,
+            Route::InvoicesCsv => self.invoices_csv(ctx, request).await,
+            Route::Invoice(env, seq) => self.invoice_page(ctx, env, seq).await,
+            _ => self.error_page(
+                Some(ctx),
+                StatusCode::NOT_FOUND,
+                "Not found",
+                "No such page.",
+            ),
+        }
+    }
+
+    /// The signed-in context of a request, or the answer to give instead: to the sign-in page
+    /// (saying the session ended when the cookie named one that is gone).
+    async fn signed_in(&self, request: &Request<Incoming>) -> Result<Ctx, Response<Body>> {
+        let Some(cookie) = web::cookie(request, SESSION_COOKIE).filter(|c| !c.is_empty()) else {
+            return Err(web::redirect("/dashboard/login"));
+        };
+        let ended = || {
+            let mut response = web::redirect("/dashboard/login?expired=1");
+            let clear = web::cookie_text(SESSION_COOKIE, "", Some(0), self.secure(request));
+            web::set_cookie(&mut response, &clear);
+            response
+        };
+        let Lookup::Live(session) = self.sessions.get(&cookie) else {
+            return Err(ended());
+        };
+        let (token_id, org_id) = (session.token_id.clone(), session.org.clone());
+        let checked = self
+            .blocking(move |admin| {
+                if !admin.dashboard_token_valid(&token_id, &org_id)? {
+                    return Ok(None);
+                }
+                admin.handle(AdminRequest::OrgShow { id: org_id }).map(Some)
+            })
+            .await;
+        match checked {
+            Ok(Some(value)) => match serde_json::from_value(value["organization"].clone()) {
+                Ok(org) => Ok(Ctx { session, org }),
+                Err(error) => Err(self.failure(None, &AdminError::Invalid(error.to_string()))),
+            },
+            Ok(None) | Err(AdminError::Invalid(_)) => {
+                info!(org = %session.org, token = %session.token_id, "dashboard session ended: token revoked or organization gone");
+                self.sessions.close(&cookie);
+                Err(ended())
+            }
+            Err(error) => Err(self.failure(None, &error)),
+        }
+    }
+
+    /// The form of a POST after the same-origin and CSRF checks, or the 403 to answer.
+    async fn checked_form(
+        &self,
+        request: Request<Incoming>,
+        session: &Session,
+    ) -> Result<Vec<(String, String)>, Response<Body>> {
+        let forbidden = |why: &str| {
+            warn!(org = %session.org, why, "dashboard form refused (CSRF check)");
+            self.error_page(
+                None,
+                StatusCode::FORBIDDEN,
+                "Request refused",
+                "This form was not sent from this dashboard's own page, or the page was too old \
+                 (security check failed). Go back, reload the page and try again.",
+            )
+        };
+        if !web::same_origin(&request) {
+            return Err(forbidden("foreign origin"));
+        }
+        let form = self.read_form(request).await?;
+        if !session.csrf_ok(web::field(&form, "csrf")) {
+            return Err(forbidden("missing or wrong CSRF token"));
+        }
+        Ok(form)
+    }
+
+    async fn read_form(
+        &self,
+        request: Request<Incoming>,
+    ) -> Result<Vec<(String, String)>, Response<Body>> {
+        web::read_form(request).await.map_err(|error| match error {
+            web::FormError::ContentType => self.error_page(
+                None,
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Unsupported form",
+                "Forms must be sent as application/x-www-form-urlencoded.",
+            ),
+            web::FormError::Body => self.error_page(
+                None,
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "Form too large",
+                "The form could not be read (too large or cut off).",
+            ),
+        })
+    }
+
+    /// Whether cookies set in answer to `request` get `Secure` (per the options and the
+    /// request).
+    fn secure(&self, request: &Request<Incoming>) -> bool {
+        self.options.secure_cookies == SecureCookies::Always || web::behind_tls(request)
+    }
+
+    /// Runs admin work off the async threads (it may touch the disk).
+    async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Admin) -> Result<T, AdminError> + Send + 'static,
+    ) -> Result<T, AdminError> {
+        let admin = Arc::clone(&self.admin);
+        tokio::task::spawn_blocking(move || work(&admin))
+            .await
+            .map_err(|e| AdminError::Socket(format!("dashboard task failed: {e}")))?
+    }
+
+    /// One admin request, off the async threads.
+    async fn call(&self, request: AdminRequest) -> Result<Value, AdminError> {
+        self.blocking(move |admin| admin.handle(request)).await
+    }
+
+    /// The answer to a failed admin request: 404 for "not found", 400 for a refusal, 503 when
+    /// the register cannot be read (details in the log, not on the page).
+    fn failure(&self, ctx: Option<&Ctx>, error: &AdminError) -> Response<Body> {
+        match error {
+            AdminError::NotFound(text) => {
+                self.error_page(ctx, StatusCode::NOT_FOUND, "Not found", text)
+            }
+            AdminError::Invalid(text) => {
+                self.error_page(ctx, StatusCode::BAD_REQUEST, "Not possible", text)
+            }
+            other => {
+                warn!(error = %other, "dashboard: admin request failed");
+                self.error_page(
+                    ctx,
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Temporarily unavailable",
+                    "The gateway could not read or write its register just now. Try again in a \
+                     moment; if it persists, tell the gateway's operator.",
+                )
+            }
+        }
+    }
+
+    fn error_page(
+        &self,
+        ctx: Option<&Ctx>,
+        status: StatusCode,
+        title: &str,
+        message: &str,
+    ) -> Response<Body> {
+        let shell = ctx.map(|ctx| ctx.shell(Tab::None));
+        let back = if ctx.is_some() {
+            "<p><a href=\"/dashboard/\">Back to the overview</a></p>"
+        } else {
+            "<p><a href=\"/dashboard/login\">Sign in</a></p>"
+        };
+        let body = format!("{}{back}", html::notice("error", message));
+        web::html(status, html::page(title, shell.as_ref(), &body))
+    }
+}

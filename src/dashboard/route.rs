@@ -1,0 +1,77 @@
+//! Which page a dashboard path names.
+
+use super::invoices;
+use crate::model::Environment;
+
+/// Where a path leads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Route {
+    Root,
+    Style,
+    Login,
+    Logout,
+    Overview,
+    Keys,
+    KeysToggle,
+    Invoices,
+    InvoicesCsv,
+    Invoice(Environment, u64),
+    NotFound,
+}
+
+pub(super) fn route(path: &str) -> Route {
+    match path {
+        "/dashboard" => Route::Root,
+        "/dashboard/" => Route::Overview,
+        "/dashboard/style.css" => Route::Style,
+        "/dashboard/login" => Route::Login,
+        "/dashboard/logout" => Route::Logout,
+        "/dashboard/keys" => Route::Keys,
+        "/dashboard/keys/toggle" => Route::KeysToggle,
+        "/dashboard/invoices" => Route::Invoices,
+        "/dashboard/invoices.csv" => Route::InvoicesCsv,
+        _ => {
+            let Some(rest) = path.strip_prefix("/dashboard/invoices/") else {
+                return Route::NotFound;
+            };
+            let mut parts = rest.split('/');
+            let (Some(env), Some(seq), None) = (parts.next(), parts.next(), parts.next()) else {
+                return Route::NotFound;
+            };
+            match (invoices::parse_env(env), seq.parse::<u64>()) {
+                (Some(env), Ok(seq)) => Route::Invoice(env, seq),
+                _ => Route::NotFound,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_route_to_pages() {
+        assert_eq!(route("/dashboard"), Route::Root);
+        assert_eq!(route("/dashboard/"), Route::Overview);
+        assert_eq!(route("/dashboard/keys/toggle"), Route::KeysToggle);
+        assert_eq!(
+            route("/dashboard/invoices/production/12"),
+            Route::Invoice(Environment::Production, 12)
+        );
+        assert_eq!(
+            route("/dashboard/invoices/sandbox/1"),
+            Route::Invoice(Environment::Sandbox, 1)
+        );
+        for path in [
+            "/dashboard/invoices/prod/1",
+            "/dashboard/invoices/production/x",
+            "/dashboard/invoices/production/1/2",
+            "/dashboard/invoices/production/",
+            "/dashboard/nope",
+            "/dashboardx",
+        ] {
+            assert_eq!(route(path), Route::NotFound, "{path}");
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! HTTP plumbing of the dashboard: form and query decoding, cookies, the same-origin check,
+//! and responses with the security headers every dashboard answer carries.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE, COOKIE, HOST, LOCATION, SET_COOKIE};
+use hyper::{Request, Response, StatusCode};
+
+/// The body of every dashboard response.
+pub type Body = Full<Bytes>;
+
+/// Largest form body accepted.
+pub const FORM_LIMIT: usize = 16 * 1024;
+
+/// `Content-Security-Policy` of every page: no script at all, styles from the dashboard's own
+/// stylesheet, forms posting only to this origin, never framed.
+const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; \
+                   form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// Decodes `application/x-www-form-urlencoded` text (also a query string): `+` is a space,
+/// `%XX` a byte; invalid escapes are kept as they are; invalid UTF-8 is replaced.
+pub fn parse_urlencoded(text: &str) -> Vec<(String, String)> {
+    text.split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (decode_component(name), decode_component(value))
+        })
+        .collect()
+}
+
+fn decode_component(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => match text
+                .get(i + 1..i + 3)
+                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+            {
+                Some(byte) => {
+                    out.push(byte);
+                    i += 2;
+                }
+                None => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Percent-encodes `text` for a query-string value (everything but unreserved characters).
+pub fn url_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The first value of `name` in decoded pairs.
+pub fn field<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// The query string's pairs.
+pub fn query(request: &Request<Incoming>) -> Vec<(String, String)> {
+    parse_urlencoded(request.uri().query().unwrap_or(""))
+}
+
+/// The value of cookie `name`, from every `Cookie` header.
+pub fn cookie(request: &Request<Incoming>, name: &str) -> Option<String> {
+    request
+        .headers()
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| v.trim().to_string())
+}
+
+fn header<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
+    request.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Whether the request came through a TLS-terminating proxy (`X-Forwarded-Proto: https`).
+pub fn behind_tls(request: &Request<Incoming>) -> bool {
+    header(request, "x-forwarded-proto").is_some_and(|p| p.trim().eq_ignore_ascii_case("https"))
+}
+
+/// The same-origin check of a POST: `Origin` (or, without it, `Referer`) must name the host
+/// the request was sent to (`Host`, or `X-Forwarded-Host` behind a proxy). A request with
+/// neither header passes here (some clients send none) and still needs its CSRF token.
+pub fn same_origin(request: &Request<Incoming>) -> bool {
+    let hosts: Vec<&str> = [
+        header(request, HOST.as_str()),
+        header(request, "x-forwarded-host"),
+    ]
+    .into_iter()
+    .flatten()
+    .map(str::trim)
+    .collect();
+    let claimed = match (header(request, "origin"), header(request, "referer")) {
+        (Some(origin), _) => origin.trim(),
+        (None, Some(referer)) => referer.trim(),
+        (None, None) => return true,
+    };
+    origin_matches(claimed, &hosts)
+}
+
+/// Whether `url` (`scheme://authority[/...]`) has the authority of one of `hosts`.
+fn origin_matches(url: &str, hosts: &[&str]) -> bool {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return false; // "null" and other opaque origins
+    };
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return false;
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    !authority.is_empty() && hosts.iter().any(|h| h.eq_ignore_ascii_case(authority))
+}
+
+/// Why a form body was not read.
+#[derive(Debug)]
+pub enum FormError {
+    /// Not `application/x-www-form-urlencoded`.
+    ContentType,
+    /// Above [`FORM_LIMIT`], or unreadable.
+    Body,
+}
+
+/// Reads and decodes an urlencoded form body (at most [`FORM_LIMIT`] bytes).
+pub async fn read_form(request: Request<Incoming>) -> Result<Vec<(String, String)>, FormError> {
+    let urlencoded = header(&request, CONTENT_TYPE.as_str())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| {
+            m.trim()
+                .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+        });
+    if !urlencoded {
+        return Err(FormError::ContentType);
+    }
+    let bytes = Limited::new(request.into_body(), FORM_LIMIT)
+        .collect()
+        .await
+        .map_err(|_| FormError::Body)?
+        .to_bytes();
+    Ok(parse_urlencoded(&String::from_utf8_lossy(&bytes)))
+}
+
+/// A response with the dashboard's security headers (no caching, no sniffing, no framing,
+/// the CSP, no referrer to other sites).
+pub fn response(
+    status: StatusCode,
+    content_type: &'static str,
+    body: impl Into<Bytes>,
+) -> Response<Body> {
+    let mut response = Response::new(Full::new(body.into()));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    headers.insert("referrer-policy", HeaderValue::from_static("same-origin"));
+    headers.insert("content-security-policy", HeaderValue::from_static(CSP));
+    response
+}
+
+/// An HTML page.
+pub fn html(status: StatusCode, page: String) -> Response<Body> {
+    response(status, "text/html; charset=utf-8", page)
+}
+
+/// `303 See Other` to `location` (a path of this dashboard).
+pub fn redirect(location: &str) -> Response<Body> {
+    let mut response = response(StatusCode::SEE_OTHER, "text/plain; charset=utf-8", "");
+    if let Ok(value) = HeaderValue::from_str(location) {
+        response.headers_mut().insert(LOCATION, value);
+    }
+    response
+}
+
+/// Adds a `Set-Cookie` header (ignored if the text is not a valid header value).
+pub fn set_cookie(response: &mut Response<Body>, text: &str) {
+    if let Ok(value) = HeaderValue::from_str(text) {
+        response.headers_mut().append(SET_COOKIE, value);
+    }
+}
+
+/// `name=value` for the dashboard's paths: HttpOnly, SameSite=Strict, `Secure` when asked,
+/// `Max-Age` when given (0 deletes it).
+pub fn cookie_text(name: &str, value: &str, max_age: Option<u64>, secure: bool) -> String {
+    let mut text = format!("{name}={value}; Path=/dashboard; HttpOnly; SameSite=Strict");
+    if let Some(age) = max_age {
+        text.push_str(&format!("; Max-Age={age}"));
+    }
+    if secure {
+        text.push_str("; Secure");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urlencoded_text_is_decoded() {
+        let pairs = parse_urlencoded("rn=F%2F1+a&x=%zz&empty=&flag&u=%C3%A9");
+        assert_eq!(field(&pairs, "rn"), Some("F/1 a"));
+        assert_eq!(field(&pairs, "x"), Some("%zz"));
+        assert_eq!(field(&pairs, "empty"), Some(""));
+        assert_eq!(field(&pairs, "flag"), Some(""));
+        assert_eq!(field(&pairs, "u"), Some("é"));
+        assert_eq!(field(&pairs, "missing"), None);
+        let text = "a b&c=d/\"'<é";
+        assert_eq!(
+            field(&parse_urlencoded(&format!("q={}", url_encode(text))), "q"),
+            Some(text)
+        );
+    }
+
+    #[test]
+    fn origins_must_name_the_requested_host() {
+        let hosts = ["127.0.0.1:8080"];
+        assert!(origin_matches("http://127.0.0.1:8080", &hosts));
+        assert!(origin_matches(
+            "https://127.0.0.1:8080/dashboard/keys?x",
+            &hosts
+        ));
+        assert!(!origin_matches("http://127.0.0.1:8081", &hosts));
+        assert!(!origin_matches(
+            "http://127.0.0.1:8080.evil.example",
+            &hosts
+        ));
+        assert!(!origin_matches(
+            "http://evil.example/127.0.0.1:8080",
+            &hosts
+        ));
+        assert!(!origin_matches("null", &hosts));
+        assert!(!origin_matches("file:///127.0.0.1:8080", &hosts));
+        assert!(!origin_matches("http://", &[""]));
+    }
+
+    #[test]
+    fn cookies_are_http_only_and_strict() {
+        let text = cookie_text("s", "v", None, false);
+        assert_eq!(text, "s=v; Path=/dashboard; HttpOnly; SameSite=Strict");
+        assert!(cookie_text("s", "", Some(0), true).ends_with("; Max-Age=0; Secure"));
+    }
+}

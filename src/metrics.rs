@@ -1,0 +1,228 @@
+//! Process-wide counters and histograms, rendered as Prometheus text at `GET /metrics`:
+//! certifications by outcome and type, device round-trip time per command, time waited in a
+//! device's queue. Gauges that are states (link up, queue depth, quota used) are read when
+//! rendering, from the certification service.
+//!
+//! Recording is a few atomic operations (and a short lock for a new label pair), so the device
+//! and certification layers record directly.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+/// Upper bounds of the histogram buckets, in seconds.
+const BUCKETS: [f64; 14] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 15.0, 90.0,
+];
+
+/// A histogram with fixed buckets.
+#[derive(Debug, Default)]
+struct Histogram {
+    counts: [AtomicU64; BUCKETS.len()],
+    count: AtomicU64,
+    sum_micros: AtomicU64,
+}
+
+impl Histogram {
+    fn observe(&self, value: Duration) {
+        let seconds = value.as_secs_f64();
+        if let Some(i) = BUCKETS.iter().position(|bound| seconds <= *bound) {
+            self.counts[i].fetch_add(1, Ordering::Relaxed);
+        }
+        self.count.fetch_add(1, Ordering::Relaxed);
+        let micros = u64::try_from(value.as_micros()).unwrap_or(u64::MAX);
+        self.sum_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    fn render(&self, out: &mut String, name: &str, labels: &str) {
+        let sep = if labels.is_empty() { "" } else { "," };
+        let mut cumulative = 0;
+        for (bound, count) in BUCKETS.iter().zip(&self.counts) {
+            cumulative += count.load(Ordering::Relaxed);
+            let _ = writeln!(
+                out,
+                "{name}_bucket{{{labels}{sep}le=\"{bound}\"}} {cumulative}"
+            );
+        }
+        let count = self.count.load(Ordering::Relaxed);
+        let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {count}");
+        let sum = self.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
+        let braces = if labels.is_empty() {
+            String::new()
+        } else {
+            format!("{{{labels}}}")
+        };
+        let _ = writeln!(out, "{name}_sum{braces} {sum}");
+        let _ = writeln!(out, "{name}_count{braces} {count}");
+    }
+}
+
+#[derive(Debug, Default)]
+struct Registry {
+    certifications: Mutex<BTreeMap<(String, String), u64>>,
+    round_trips: Mutex<BTreeMap<(String, String), &'static Histogram>>,
+    queue_waits: Mutex<BTreeMap<String, &'static Histogram>>,
+}
+
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(Registry::default)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One histogram per label set, created on first use and kept for the process's life (the
+/// label sets are few: devices x commands).
+fn histogram<K: Ord + Clone>(
+    map: &Mutex<BTreeMap<K, &'static Histogram>>,
+    key: &K,
+) -> &'static Histogram {
+    let mut map = lock(map);
+    if let Some(h) = map.get(key) {
+        return h;
+    }
+    let h: &'static Histogram = Box::leak(Box::default());
+    map.insert(key.clone(), h);
+    h
+}
+
+/// Counts one answered `POST /Invoice`: `outcome` (`certified`, `replayed`, `invalid`,
+/// `unauthorized`, `conflict`, `quota`, `refused`, `unavailable`, `error`) and invoice type
+/// (`FV`..., or `unknown` when the body was not valid).
+pub fn certification(outcome: &str, invoice_type: &str) {
+    let mut map = lock(&registry().certifications);
+    *map.entry((outcome.to_string(), invoice_type.to_string()))
+        .or_insert(0) += 1;
+}
+
+/// One command exchange with `device` (command byte `cmd`) took `elapsed`.
+pub fn device_round_trip(device: &str, cmd: u8, elapsed: Duration) {
+    histogram(
+        &registry().round_trips,
+        &(device.to_string(), format!("{cmd:02X}h")),
+    )
+    .observe(elapsed);
+}
+
+/// A session waited `elapsed` in `device`'s queue before it got the port.
+pub fn queue_wait(device: &str, elapsed: Duration) {
+    histogram(&registry().queue_waits, &device.to_string()).observe(elapsed);
+}
+
+/// State gauges read at render time.
+#[derive(Debug, Clone, Default)]
+pub struct Gauges {
+    /// Per device: name, link up, sessions waiting.
+    pub devices: Vec<(String, bool, usize)>,
+    /// Per organization: id, certified this quota year, annual quota.
+    pub quotas: Vec<(String, u64, u64)>,
+    /// Whether the certification path works (`GET /status`).
+    pub ready: bool,
+}
+
+/// Escapes a label value.
+fn label(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The Prometheus text exposition of everything.
+pub fn render(gauges: &Gauges) -> String {
+    let mut out = String::new();
+    out.push_str("# HELP emcf_ready Whether the certification path works (store writable, devices up, nothing to settle).\n# TYPE emcf_ready gauge\n");
+    let _ = writeln!(out, "emcf_ready {}", u8::from(gauges.ready));
+
+    out.push_str("# HELP emcf_certifications_total Answered POST /Invoice by outcome and invoice type.\n# TYPE emcf_certifications_total counter\n");
+    for ((outcome, kind), count) in lock(&registry().certifications).iter() {
+        let _ = writeln!(
+            out,
+            "emcf_certifications_total{{outcome=\"{}\",type=\"{}\"}} {count}",
+            label(outcome),
+            label(kind)
+        );
+    }
+
+    out.push_str("# HELP emcf_device_link_up Whether the device answers (1) or not (0).\n# TYPE emcf_device_link_up gauge\n");
+    for (device, up, _) in &gauges.devices {
+        let _ = writeln!(
+            out,
+            "emcf_device_link_up{{device=\"{}\"}} {}",
+            label(device),
+            u8::from(*up)
+        );
+    }
+    out.push_str("# HELP emcf_device_queue_depth Sessions waiting for the device.\n# TYPE emcf_device_queue_depth gauge\n");
+    for (device, _, queued) in &gauges.devices {
+        let _ = writeln!(
+            out,
+            "emcf_device_queue_depth{{device=\"{}\"}} {queued}",
+            label(device)
+        );
+    }
+
+    out.push_str("# HELP emcf_device_round_trip_seconds One command exchange with the device, retries included.\n# TYPE emcf_device_round_trip_seconds histogram\n");
+    for ((device, cmd), h) in lock(&registry().round_trips).iter() {
+        h.render(
+            &mut out,
+            "emcf_device_round_trip_seconds",
+            &format!("device=\"{}\",command=\"{}\"", label(device), label(cmd)),
+        );
+    }
+    out.push_str("# HELP emcf_device_queue_wait_seconds Time an invoice waited for the device.\n# TYPE emcf_device_queue_wait_seconds histogram\n");
+    for (device, h) in lock(&registry().queue_waits).iter() {
+        h.render(
+            &mut out,
+            "emcf_device_queue_wait_seconds",
+            &format!("device=\"{}\"", label(device)),
+        );
+    }
+
+    out.push_str("# HELP emcf_quota_used Production invoices certified this quota year.\n# TYPE emcf_quota_used gauge\n");
+    for (org, used, _) in &gauges.quotas {
+        let _ = writeln!(out, "emcf_quota_used{{org=\"{}\"}} {used}", label(org));
+    }
+    out.push_str("# HELP emcf_quota_limit Annual quota of the organization's plan.\n# TYPE emcf_quota_limit gauge\n");
+    for (org, _, quota) in &gauges.quotas {
+        let _ = writeln!(out, "emcf_quota_limit{{org=\"{}\"}} {quota}", label(org));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorded_values_appear_in_the_text() {
+        certification("certified", "FV");
+        certification("certified", "FV");
+        device_round_trip("test-dev", 0x38, Duration::from_millis(300));
+        queue_wait("test-dev", Duration::from_millis(2));
+        let text = render(&Gauges {
+            devices: vec![("test-dev".into(), true, 3)],
+            quotas: vec![("demo".into(), 7, 5000)],
+            ready: true,
+        });
+        assert!(text.contains("emcf_certifications_total{outcome=\"certified\",type=\"FV\"} "));
+        assert!(text.contains("emcf_device_link_up{device=\"test-dev\"} 1"));
+        assert!(text.contains("emcf_device_queue_depth{device=\"test-dev\"} 3"));
+        assert!(text.contains(
+            "emcf_device_round_trip_seconds_bucket{device=\"test-dev\",command=\"38h\",le=\"0.5\"} "
+        ));
+        assert!(text.contains("emcf_device_round_trip_seconds_bucket{device=\"test-dev\",command=\"38h\",le=\"0.25\"} 0"));
+        assert!(text.contains("emcf_quota_used{org=\"demo\"} 7"));
+        assert!(text.contains("emcf_quota_limit{org=\"demo\"} 5000"));
+        assert!(text.contains("emcf_ready 1"));
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+}

@@ -1,0 +1,116 @@
+//! The dashboard in a real headless Chromium: starts the gateway on a simulator (harness),
+//! issues a dashboard token and an API key through the CLI, then runs
+//! `tests/browser/dashboard_test.py` (selenium) against it and expects exit status 0.
+//!
+//! Needs `scripts/setup-browser` (Debian chromium + chromium-driver, selenium in `.venv`).
+//! The Python is `$EMCF_TEST_PYTHON`, else `.venv/bin/python` if it exists, else `python3`.
+//! `EMCF_SKIP_BROWSER_TESTS=1` skips it explicitly (it never skips silently).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+fn python() -> PathBuf {
+    if let Some(python) = std::env::var_os("EMCF_TEST_PYTHON").filter(|p| !p.is_empty()) {
+        return PathBuf::from(python);
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    if venv.exists() {
+        venv
+    } else {
+        PathBuf::from("python3")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dashboard_in_headless_chromium() {
+    if std::env::var("EMCF_SKIP_BROWSER_TESTS").is_ok_and(|v| v == "1") {
+        eprintln!("SKIPPED: EMCF_SKIP_BROWSER_TESTS=1");
+        return;
+    }
+    for tool in [CHROMIUM, CHROMEDRIVER] {
+        assert!(
+            Path::new(tool).exists(),
+            "{tool} is missing: run scripts/setup-browser (or set EMCF_SKIP_BROWSER_TESTS=1)"
+        );
+    }
+    let python = python();
+    let has_selenium = std::process::Command::new(&python)
+        .args(["-c", "import selenium"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    assert!(
+        has_selenium,
+        "{} cannot import selenium: run scripts/setup-browser (or set EMCF_TEST_PYTHON)",
+        python.display()
+    );
+
+    let setup = ApiSetup::start(None).await;
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let api_key = setup.issue_key(false);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/dashboard_test.py");
+    let screenshots = setup.dir.path().join("screenshots");
+    let base = format!("http://{}", setup.addr());
+    let started = Instant::now();
+    let mut child = tokio::process::Command::new(&python)
+        .arg(&script)
+        .args(["--base", &base, "--token", &token, "--api-key", &api_key])
+        .args(["--rn", "WEB-1", "--org-name", "Test shop"])
+        .args(["--chromium", CHROMIUM, "--chromedriver", CHROMEDRIVER])
+        .arg("--screenshots")
+        .arg(&screenshots)
+        .env("SE_OFFLINE", "true")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let stderr = child.stderr.take().expect("stderr");
+    let read = |mut pipe: Box<dyn tokio::io::AsyncRead + Unpin + Send>| {
+        tokio::spawn(async move {
+            let mut text = String::new();
+            let _ = tokio::io::AsyncReadExt::read_to_string(&mut pipe, &mut text).await;
+            text
+        })
+    };
+    let (out, err) = (read(Box::new(stdout)), read(Box::new(stderr)));
+    let status = match tokio::time::timeout(Duration::from_secs(180), child.wait()).await {
+        Ok(status) => status.expect("python runs"),
+        Err(_) => {
+            let _ = child.kill().await;
+            panic!("the browser test did not finish within 180 s");
+        }
+    };
+    let (out, err) = (out.await.unwrap_or_default(), err.await.unwrap_or_default());
+    println!("{out}");
+    eprintln!("{err}");
+    assert!(
+        status.success(),
+        "browser test failed ({status}) after {:?}; screenshots kept in {}\n{out}\n{err}\ngateway log:\n{}",
+        started.elapsed(),
+        {
+            let kept = std::env::temp_dir().join("emcf-browser-screenshots");
+            let _ = std::fs::create_dir_all(&kept);
+            for entry in std::fs::read_dir(&screenshots).into_iter().flatten().flatten() {
+                let _ = std::fs::copy(entry.path(), kept.join(entry.file_name()));
+            }
+            kept.display().to_string()
+        },
+        setup.gateway.log()
+    );
+    assert!(out.contains("all checks passed"), "{out}");
+    let log = setup.gateway.log();
+    assert!(
+        !log.contains(&token[21..]),
+        "the dashboard token is in the log"
+    );
+    assert!(!log.contains(&api_key[22..]), "the API key is in the log");
+}
