@@ -35,6 +35,20 @@ async fn dashboard_in_headless_chromium() {
         eprintln!("SKIPPED: EMCF_SKIP_BROWSER_TESTS=1");
         return;
     }
+    // The project's own set-up (idempotent; installs Debian's chromium as root if missing).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let setup = tokio::task::block_in_place(|| {
+        std::process::Command::new(root.join("scripts/setup-browser"))
+            .current_dir(root)
+            .output()
+            .expect("scripts/setup-browser runs")
+    });
+    assert!(
+        setup.status.success(),
+        "scripts/setup-browser failed:\n{}{}",
+        String::from_utf8_lossy(&setup.stdout),
+        String::from_utf8_lossy(&setup.stderr)
+    );
     for tool in [CHROMIUM, CHROMEDRIVER] {
         assert!(
             Path::new(tool).exists(),

@@ -236,8 +236,13 @@ fn get_invoice(
     }
 }
 
+/// A header's value; a value that is not visible ASCII reads as `"\u{fffd}"` (present but
+/// unreadable: a malformed key, never an absent one).
 fn header<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
-    request.headers().get(name).and_then(|v| v.to_str().ok())
+    request
+        .headers()
+        .get(name)
+        .map(|v| v.to_str().unwrap_or("\u{fffd}"))
 }
 
 /// `application/json`, with or without parameters (`; charset=utf-8`), any case.

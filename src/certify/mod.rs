@@ -7,6 +7,7 @@
 //! | `request` | the JSON body of `POST /Invoice`, parsed without f64 |
 //! | `validate` | one rule per error code; the typed, device-ready invoice and its digest |
 //! | `claims` | rn in flight and quota units reserved, released on drop |
+//! | `devices` | which device an invoice runs on; each organization's sandbox simulator, started on demand |
 //! | `run` | the device sequence of one invoice (C1..38) and its failure rules |
 //! | `reconcile` | settling an unknown 38h outcome from C1h |
 //! | `record` | journaling certifications and abandonments off the async threads |
@@ -14,6 +15,7 @@
 //! | `error` | `CertifyError` and its stable codes |
 
 mod claims;
+mod devices;
 mod error;
 mod reconcile;
 mod record;
@@ -22,5 +24,6 @@ mod run;
 mod service;
 pub mod validate;
 
+pub use devices::{sandbox_device_name, SandboxFactory};
 pub use error::{AuthFailure, CertifyError};
 pub use service::{Certified, Certifier, CertifierSettings, Principal, ServiceStatus};

@@ -3,7 +3,7 @@
 //! reservation, one device session, journal, answer. Also the lookup of a stored result and
 //! the background reconciliation of intents whose outcome is unknown.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -13,6 +13,7 @@ use mcf_sfe::types::InvoiceType;
 use tracing::{error, info, warn, Instrument};
 
 use crate::certify::claims::Claims;
+use crate::certify::devices::{Devices, SandboxFactory};
 use crate::certify::reconcile::{settle, SettleError};
 use crate::certify::request::parse_body;
 use crate::certify::run::{run_invoice, RunContext, RunFailure};
@@ -22,7 +23,7 @@ use crate::device::{DeviceHandle, LinkStatus};
 use crate::failpoint;
 use crate::keys;
 use crate::metrics;
-use crate::model::{Environment, KeyId, Organization, Plan, RegisterEntry};
+use crate::model::{Environment, Intent, KeyId, Organization, Plan, RegisterEntry};
 use crate::store::Store;
 
 /// Settings of the certification service.
@@ -34,8 +35,6 @@ pub struct CertifierSettings {
     pub quota_start: u64,
     /// Annual quota of the Grow plan.
     pub quota_grow: u64,
-    /// The device `mcf_test_` keys certify on, if any.
-    pub sandbox_device: Option<String>,
 }
 
 /// Who is calling: the organization and key behind a valid, enabled API key.
@@ -73,7 +72,7 @@ pub struct ServiceStatus {
 /// The certification service.
 pub struct Certifier {
     store: Arc<Store>,
-    devices: HashMap<String, DeviceHandle>,
+    devices: Devices,
     settings: CertifierSettings,
     claims: Arc<Claims>,
     in_doubt: Mutex<HashSet<String>>,
@@ -81,19 +80,17 @@ pub struct Certifier {
 }
 
 impl Certifier {
-    /// A service over `store` and `devices`.
+    /// A service over `store` and the configured `devices`; `sandbox` starts an
+    /// organization's sandbox device (none: `mcf_test_` keys get 503).
     pub fn new(
         store: Arc<Store>,
         devices: Vec<DeviceHandle>,
         settings: CertifierSettings,
+        sandbox: Option<SandboxFactory>,
     ) -> Arc<Certifier> {
-        let devices = devices
-            .into_iter()
-            .map(|device| (device.name().to_string(), device))
-            .collect();
         Arc::new(Certifier {
             store,
-            devices,
+            devices: Devices::new(devices, sandbox),
             settings,
             claims: Arc::new(Claims::default()),
             in_doubt: Mutex::new(HashSet::new()),
@@ -216,14 +213,7 @@ impl Certifier {
                 Some(claim)
             }
         };
-        let device_name = self.device_for(org, env)?;
-        let device =
-            self.devices
-                .get(&device_name)
-                .ok_or_else(|| CertifyError::DeviceUnavailable {
-                    reason: format!("device {device_name} is not configured"),
-                    retry_after: Duration::from_secs(30),
-                })?;
+        let (device_name, device) = self.devices.for_invoice(org, env).await?;
         self.refuse_if_in_doubt(&device_name)?;
         // A client that leaves while queued here costs nothing.
         let mut session = device.acquire().await.map_err(CertifyError::from_device)?;
@@ -306,18 +296,21 @@ impl Certifier {
 
     /// Whether the certification path works.
     pub fn status(&self) -> ServiceStatus {
-        let mut devices: Vec<(String, LinkStatus)> = self
-            .devices
-            .iter()
-            .map(|(name, handle)| (name.clone(), handle.status()))
-            .collect();
-        devices.sort_by(|a, b| a.0.cmp(&b.0));
+        let all = self.devices.statuses();
         let mut reconciling: Vec<String> = self.lock_in_doubt().iter().cloned().collect();
         reconciling.sort();
+        // Ready means the fiscal path: the configured devices (sandboxes start on demand).
         let ready = !self.store_failed.load(Ordering::SeqCst)
             && reconciling.is_empty()
-            && !devices.is_empty()
-            && devices.iter().all(|(_, status)| status.connected);
+            && all.iter().any(|(_, _, configured)| *configured)
+            && all
+                .iter()
+                .filter(|(_, _, configured)| *configured)
+                .all(|(_, status, _)| status.connected);
+        let devices = all
+            .into_iter()
+            .map(|(name, status, _)| (name, status))
+            .collect();
         ServiceStatus {
             ready,
             devices,
@@ -362,9 +355,7 @@ impl Certifier {
 
     /// Stops the devices after their current session.
     pub async fn shutdown(&self) {
-        for device in self.devices.values() {
-            device.shutdown().await;
-        }
+        self.devices.shutdown().await;
     }
 
     fn replay(
@@ -381,18 +372,6 @@ impl Certifier {
             })),
             Some(_) => Err(CertifyError::DuplicateRn { rn: rn.to_string() }),
             None => Ok(None),
-        }
-    }
-
-    fn device_for(&self, org: &Organization, env: Environment) -> Result<String, CertifyError> {
-        match env {
-            Environment::Production => Ok(org.device.clone()),
-            Environment::Sandbox => self.settings.sandbox_device.clone().ok_or_else(|| {
-                CertifyError::DeviceUnavailable {
-                    reason: "no sandbox device is configured on this gateway".to_string(),
-                    retry_after: Duration::from_secs(60),
-                }
-            }),
         }
     }
 
@@ -416,7 +395,8 @@ impl Certifier {
         let span = tracing::info_span!("reconcile", %device);
         tokio::spawn(
             async move {
-                let mut backoff = Duration::from_millis(200);
+                // Short first retries: right after start-up the link comes up within ~100 ms.
+                let mut backoff = Duration::from_millis(25);
                 loop {
                     match this.reconcile_device(&device).await {
                         Ok(true) => {
@@ -435,6 +415,17 @@ impl Certifier {
         );
     }
 
+    /// The sandbox device an intent ran on, started again if needed (after a restart).
+    async fn sandbox_owner(&self, intent: &Intent) -> Result<Option<DeviceHandle>, CertifyError> {
+        if intent.environment != Environment::Sandbox {
+            return Ok(None);
+        }
+        let Some(org) = self.store.organization(&intent.org)? else {
+            return Ok(None);
+        };
+        Ok(Some(self.devices.sandbox_of(&org).await?))
+    }
+
     /// One pass: true when no open intent is left for `device`.
     async fn reconcile_device(&self, device: &str) -> Result<bool, CertifyError> {
         let open: Vec<_> = self
@@ -446,11 +437,15 @@ impl Certifier {
         if open.is_empty() {
             return Ok(true);
         }
-        let Some(handle) = self.devices.get(device) else {
-            error!(
-                "open intents name a device that is not configured; configure it to settle them"
-            );
-            return Ok(false);
+        let handle = match self.devices.by_name(device) {
+            Some(handle) => handle,
+            None => match self.sandbox_owner(&open[0].1).await? {
+                Some(handle) => handle,
+                None => {
+                    error!("open intents name a device that is not configured; configure it to settle them");
+                    return Ok(false);
+                }
+            },
         };
         let mut session = match handle.acquire().await {
             Ok(session) => session,

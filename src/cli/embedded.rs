@@ -13,13 +13,21 @@ pub(super) fn simulator_nif() -> String {
     SimDevice::default().nif
 }
 
-/// Starts a simulator whose fiscal memory is `<state_dir>/simulator/<name>.fiscal.json`.
-pub(super) async fn start(state_dir: &Path, name: &str) -> anyhow::Result<RunningSim> {
+/// Starts a simulator whose fiscal memory is `<state_dir>/simulator/<name>.fiscal.json`,
+/// personalized with `nif` when its fiscal memory is new (else the simulator's default NIF).
+pub(super) async fn start(
+    state_dir: &Path,
+    name: &str,
+    nif: Option<&str>,
+) -> anyhow::Result<RunningSim> {
     let dir = state_dir.join("simulator");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let state_file: PathBuf = dir.join(format!("{name}.fiscal.json"));
     let mut options = SimOptions::default();
     options.device.state_file = Some(state_file.clone());
+    if let Some(nif) = nif {
+        options.device.nif = nif.to_string();
+    }
     start_on_pty(options, None).await.with_context(|| {
         format!(
             "starting the simulator with fiscal memory {}",

@@ -5,7 +5,8 @@
 
 use anyhow::Context;
 use emcf_sim::RunningSim;
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
@@ -14,7 +15,7 @@ use super::admin_commands::quota_settings;
 use super::embedded;
 use crate::admin::{socket, Admin};
 use crate::api::{self, Backend, ServerSettings};
-use crate::certify::{Certifier, CertifierSettings};
+use crate::certify::{sandbox_device_name, Certifier, CertifierSettings, SandboxFactory};
 use crate::config::{Config, DeviceEntry};
 use crate::dashboard::Dashboard;
 use crate::device::{self, DeviceConfig, DeviceHandle, LinkTiming};
@@ -25,8 +26,6 @@ use crate::store::{Store, StoreError};
 
 /// Name of the bundled simulator used when no device is configured.
 pub const EMBEDDED_DEVICE: &str = "embedded";
-/// Name of the sandbox device (always the bundled simulator).
-pub const SANDBOX_DEVICE: &str = "sandbox";
 /// Id of the demo organization created on the embedded simulator.
 pub const DEMO_ORG: &str = "demo";
 
@@ -53,8 +52,13 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let state_dir = config.resolved_state_dir().to_path_buf();
     std::fs::create_dir_all(&state_dir)
         .with_context(|| format!("creating the state directory {}", state_dir.display()))?;
-    if config.device(SANDBOX_DEVICE).is_some() || config.device(EMBEDDED_DEVICE).is_some() {
-        anyhow::bail!("device names {EMBEDDED_DEVICE:?} and {SANDBOX_DEVICE:?} are reserved for the bundled simulator");
+    if config.device(EMBEDDED_DEVICE).is_some()
+        || config
+            .devices
+            .iter()
+            .any(|d| d.name.starts_with("sandbox-"))
+    {
+        anyhow::bail!("the device name {EMBEDDED_DEVICE:?} and names starting with \"sandbox-\" are reserved for the bundled simulator");
     }
     let store = match Store::open(&state_dir) {
         Ok(store) => Arc::new(store),
@@ -74,17 +78,14 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     };
     info!(state_dir = %state_dir.display(), "register open");
 
-    let mut simulators: Vec<RunningSim> = Vec::new();
+    let simulators: Arc<Mutex<Vec<RunningSim>>> = Arc::default();
     let mut handles: Vec<DeviceHandle> = Vec::new();
-    let sandbox = embedded::start(&state_dir, SANDBOX_DEVICE).await?;
-    handles.push(simulator_device(SANDBOX_DEVICE, &sandbox));
-    simulators.push(sandbox);
     let demo = !config.has_devices();
     if demo {
         warn!("NO DEVICE CONFIGURED: certifying on the bundled SIMULATOR. Nothing is fiscal. Configure [[devices]] for production.");
-        let sim = embedded::start(&state_dir, EMBEDDED_DEVICE).await?;
+        let sim = embedded::start(&state_dir, EMBEDDED_DEVICE, None).await?;
         handles.push(simulator_device(EMBEDDED_DEVICE, &sim));
-        simulators.push(sim);
+        lock(&simulators).push(sim);
     } else {
         for entry in &config.devices {
             handles.push(device::spawn(configured_device(entry)));
@@ -103,8 +104,8 @@ async fn serve(config: Config) -> anyhow::Result<()> {
             offset: config.offset(),
             quota_start: config.plans.start,
             quota_grow: config.plans.grow,
-            sandbox_device: Some(SANDBOX_DEVICE.to_string()),
         },
+        Some(sandbox_factory(state_dir.clone(), Arc::clone(&simulators))),
     );
     certifier.start_reconciliation()?;
 
@@ -153,6 +154,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     certifier.shutdown().await;
     stop.cancel();
     let _ = admin_task.await;
+    let simulators: Vec<RunningSim> = lock(&simulators).drain(..).collect();
     for sim in simulators {
         let _ = sim.stop().await;
     }
@@ -222,6 +224,36 @@ fn simulator_device(name: &str, sim: &RunningSim) -> DeviceHandle {
         baud: 115_200,
         timing: LinkTiming::default(),
         queue_capacity: 32,
+    })
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Starts an organization's sandbox device: the bundled simulator, personalized with the
+/// organization's NIF, its fiscal memory in `<state>/simulator/sandbox-<org>.fiscal.json`.
+fn sandbox_factory(state_dir: PathBuf, simulators: Arc<Mutex<Vec<RunningSim>>>) -> SandboxFactory {
+    Arc::new(move |org: Organization| {
+        let state_dir = state_dir.clone();
+        let simulators = Arc::clone(&simulators);
+        Box::pin(async move {
+            let name = sandbox_device_name(&org.id);
+            let sim = embedded::start(&state_dir, &name, Some(&org.nif))
+                .await
+                .map_err(|e| format!("{e:#}"))?;
+            info!(device = %name, "sandbox simulator started");
+            let handle = simulator_device(&name, &sim);
+            lock(&simulators).push(sim);
+            // Wait for its link: the first sandbox invoice should not get 503.
+            for _ in 0..50 {
+                if handle.status().connected {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            Ok(handle)
+        })
     })
 }
 

@@ -13,8 +13,6 @@ use crate::admin::AdminRequest;
 use crate::device::LinkStatus;
 use crate::model::{Environment, KeyRecord};
 
-/// The name `serve` gives the bundled sandbox simulator (`cli::serve::SANDBOX_DEVICE`).
-const SANDBOX_DEVICE: &str = "sandbox";
 /// Longest key label accepted from the dashboard.
 const MAX_LABEL: usize = 100;
 
@@ -71,9 +69,10 @@ impl Dashboard {
                        <th>Link</th><th>Since</th><th>Last reply from the device</th>\
                        <th>Queued</th><th>Last link error</th></tr>",
         );
+        let sandbox = crate::certify::sandbox_device_name(&org.id);
         for (label, name) in [
             ("Production", org.device.as_str()),
-            ("Sandbox", SANDBOX_DEVICE),
+            ("Sandbox", sandbox.as_str()),
         ] {
             body.push_str(&device_row(label, name, device(name), offset));
         }

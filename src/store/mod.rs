@@ -50,8 +50,12 @@
 //!   not parse, a seq gap or a broken chain anywhere, a length above 1 MiB: `open` fails with
 //!   [`StoreError::Damaged`] (fail closed). Nothing is repaired or re-initialised; an operator
 //!   restores the journal from a backup.
-//! * **Missing journal** (or an empty one) while `index.sled` holds records: `Damaged`. The
-//!   store never starts a new journal over an existing index.
+//! * **Missing journal** (or an empty one) while `index.sled` holds records, or a missing
+//!   `journal.log` in an existing `journal/` folder: `Damaged`. The store never starts a new
+//!   journal where one was.
+//! * **Unreadable index** (sled refuses its own files, e.g. after a crash during its snapshot:
+//!   sled #1527): moved aside to `index.sled.corrupt-<time>` and rebuilt from the journal, with
+//!   a `warn!`; `Damaged` if there is no journal to rebuild from.
 //! * **Index behind the journal** (sled lost its last writes, or was deleted): the records
 //!   after the index's last applied seq are replayed. Deleting `index.sled` loses nothing.
 //! * **Index of another layout, or without its last-applied marker**: cleared and rebuilt

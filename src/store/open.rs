@@ -30,18 +30,22 @@ impl Store {
         let lock = take_lock(&state_dir.join("gateway.lock"))?;
         let journal_path = state_dir.join("journal").join("journal.log");
         let index_dir = state_dir.join("index.sled");
-        let mut index = Index::open(&index_dir)?;
+        // The journal's folder exists once a store was opened here: a missing journal file in
+        // it is a lost journal, not a fresh state directory.
+        let used_before = journal_path.parent().is_some_and(Path::exists);
+        let mut index = open_index(state_dir, &index_dir, &journal_path)?;
 
         let exists = journal_path
             .try_exists()
             .map_err(|e| error::io_at(&journal_path, "checking", e))?;
         if !exists {
-            if !index.is_empty() {
+            if !index.is_empty() || used_before {
                 return Err(StoreError::damaged(
                     DamageAt::JournalFile,
                     format!(
-                        "{} is missing but {} holds records: restore the journal from a backup \
-                         (the store never starts a new journal over an existing index)",
+                        "{} is missing in a state directory that was used before (index: {}): \
+                         restore the journal from a backup (the store never starts a new \
+                         journal where one was)",
                         journal_path.display(),
                         index_dir.display()
                     ),
@@ -77,6 +81,48 @@ impl Store {
             _lock: lock,
         })
     }
+}
+
+/// Opens the index. If sled cannot read its own files (a crash while sled wrote a snapshot
+/// can leave one it refuses at every later open: sled #1527, #1533), the index is moved aside
+/// (`index.sled.corrupt-<time>`, never deleted) and rebuilt from the journal, which is the
+/// truth, with a loud warning; but only when the journal has records: an unreadable index
+/// beside a missing or empty journal is damage (nothing to rebuild from).
+fn open_index(
+    state_dir: &Path,
+    index_dir: &Path,
+    journal_path: &Path,
+) -> Result<Index, StoreError> {
+    let error = match Index::open(index_dir) {
+        Ok(index) => return Ok(index),
+        Err(StoreError::Index(error)) => error,
+        Err(other) => return Err(other),
+    };
+    let journal_len = match std::fs::metadata(journal_path) {
+        Ok(meta) => meta.len(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+        Err(e) => return Err(error::io_at(journal_path, "checking", e)),
+    };
+    if journal_len == 0 {
+        return Err(StoreError::damaged(
+            DamageAt::JournalFile,
+            format!(
+                "{} cannot be read ({error}) and there is no journal to rebuild it from: restore \
+                 journal/journal.log from a backup",
+                index_dir.display()
+            ),
+        ));
+    }
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    let aside = state_dir.join(format!("index.sled.corrupt-{stamp}"));
+    warn!(
+        %error,
+        aside = %aside.display(),
+        "the index cannot be read: moving it aside and rebuilding it from the journal"
+    );
+    std::fs::rename(index_dir, &aside).map_err(|e| error::io_at(index_dir, "moving", e))?;
+    journal::sync_dir(state_dir)?;
+    Index::open(index_dir)
 }
 
 /// Takes the exclusive lock on `path`.

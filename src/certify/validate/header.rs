@@ -43,6 +43,15 @@ pub(super) fn rn(request: &InvoiceRequest) -> Result<String, ValidationError> {
             format!("rn {rn:?} is not a valid invoice number: {e}"),
         )
     })?;
+    if rn.trim_matches('.').is_empty() {
+        // `.` and `..` are path segments that HTTP clients remove: GET /Invoice/{rn} could
+        // never reach such an invoice.
+        return Err(ValidationError::at(
+            code::RN_INVALID,
+            "rn",
+            format!("rn {rn:?} is not a valid invoice number: it must not be only dots"),
+        ));
+    }
     Ok(rn.to_owned())
 }
 

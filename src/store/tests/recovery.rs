@@ -349,3 +349,51 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+#[test]
+fn an_unreadable_index_is_moved_aside_and_rebuilt_from_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = seeded(dir.path());
+    let entry = certify(&store, "demo", Environment::Production, "FN-1", 2026);
+    drop(store);
+    // What sled leaves after a crash during its snapshot, or any corruption it refuses.
+    let index = dir.path().join("index.sled");
+    for file in std::fs::read_dir(&index).unwrap() {
+        let path = file.unwrap().path();
+        if path.is_file() {
+            std::fs::write(&path, b"\xff\xfe not sled \x00\x01").unwrap();
+        }
+    }
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(
+        store
+            .entry_by_rn("demo", Environment::Production, "FN-1")
+            .unwrap(),
+        Some(entry)
+    );
+    let aside: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("index.sled.corrupt-"))
+        .collect();
+    assert_eq!(aside.len(), 1, "the unreadable index is kept aside");
+    drop(store);
+
+    // With no journal to rebuild from, it is damage, never a fresh start.
+    let lonely = tempfile::tempdir().unwrap();
+    let store = seeded(lonely.path());
+    drop(store);
+    std::fs::remove_file(journal_path(lonely.path())).unwrap();
+    for file in std::fs::read_dir(lonely.path().join("index.sled")).unwrap() {
+        let path = file.unwrap().path();
+        if path.is_file() {
+            std::fs::write(&path, b"garbage").unwrap();
+        }
+    }
+    let opened = Store::open(lonely.path());
+    assert!(
+        matches!(opened, Err(StoreError::Damaged { .. })),
+        "{:?}",
+        opened.err()
+    );
+}

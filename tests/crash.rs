@@ -1,0 +1,56 @@
+//! The crash harness, CI size (issue: never lose or duplicate a certification): the real
+//! binary under load from 4 clients, killed 30 times (`kill -9` at random moments under load
+//! and during its start-up, and aborting itself at each certification step through
+//! `EMCF_FAILPOINTS`, every point several times), with the oracle of `crash_oracle` checked
+//! after every restart. Long runs: `scripts/crash-test [N]` (`examples/crash.rs`).
+//!
+//! `CRASH_SEED=<n>` replays another seed.
+
+mod crash_oracle;
+
+use std::path::PathBuf;
+
+use crash_oracle::{run, Settings};
+use emcf_gateway::failpoint::POINTS;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thirty_kills_lose_nothing_and_certify_nothing_twice() {
+    let seed = std::env::var("CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_261_122);
+    let mut settings = Settings::new(PathBuf::from(env!("CARGO_BIN_EXE_emcf-gateway")));
+    settings.kills = 30;
+    settings.seed = seed;
+    settings.clients = 4;
+    settings.progress_every = 10;
+    let report = run(settings)
+        .await
+        .unwrap_or_else(|error| panic!("crash harness (seed {seed}) stopped: {error}"));
+    let summary = report.summary_line();
+    println!("{summary}\n{}", report.details());
+    let context = format!("seed {seed}\n{summary}\n{}", report.details());
+
+    assert_eq!(report.kills, 30, "{context}");
+    assert_eq!(report.lost.len(), 0, "acknowledged but lost: {context}");
+    assert_eq!(report.duplicated.len(), 0, "certified twice: {context}");
+    assert_eq!(report.unexpected.len(), 0, "not on the device: {context}");
+    assert_eq!(report.unrecorded.len(), 0, "not in the register: {context}");
+    assert!(
+        report.quota_mismatches.is_empty(),
+        "quota used != entries: {context}"
+    );
+    assert!(report.violations.is_empty(), "{context}");
+    for point in POINTS {
+        let hits = report.failpoint_hits.get(point).copied().unwrap_or(0);
+        assert!(
+            hits >= 2,
+            "failpoint {point} reached {hits} times: {context}"
+        );
+    }
+    assert!(report.load_kills >= 2, "{context}");
+    assert!(report.startup_kills >= 2, "{context}");
+    // The load got through between the kills.
+    assert!(report.certified >= 10, "{context}");
+    assert!(report.checks >= 20, "{context}");
+}

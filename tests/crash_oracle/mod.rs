@@ -1,0 +1,1234 @@
+//! The crash harness (issue: never lose or duplicate a certification), shared by
+//! `tests/crash.rs` (the short CI run) and `examples/crash.rs` (long runs, `scripts/crash-test`).
+//!
+//! The real `emcf-gateway` binary runs `serve` against the simulator, which lives in this
+//! process and keeps running across gateway kills: it is the box, and its fiscal memory file is
+//! the device's truth. `C` clients post invoices with distinct rns; each retries its current rn
+//! with the same body after an error or a connection reset until it gets a 200 or a definitive
+//! 4xx, and now and then replays an rn it already has a 200 for. The gateway dies again and
+//! again, each "life" in one of three ways ([`Death`], rotating, see [`plan`]):
+//! - `kill -9` at a random moment (seeded) while the clients load it;
+//! - `kill -9` at a random moment of its start-up (the reconciliation of open intents);
+//! - by itself at a certification step: started with `EMCF_FAILPOINTS=<point>`, it aborts the
+//!   first time it reaches the point (the four points of `emcf_gateway::failpoint`, rotating).
+//!
+//! After every restart, once `GET /api/v1/status` says true (it is false while open intents
+//! are settled) and with the clients held back, the ORACLE is checked:
+//! - lost: an rn a client got a 200 for that is not in LogInvoices (`log export --format json`
+//!   through the admin socket) with the codeDEFDGI of that first 200, or whose later replay
+//!   answered another codeDEFDGI. Must be 0.
+//! - duplicated: an rn or a codeDEFDGI twice in the register, or an rn twice in the simulator's
+//!   fiscal memory. Must be 0.
+//! - unexpected: a register entry without a device invoice of the same rn and codeDEFDGI (and
+//!   the same counters). Must be 0.
+//! - unrecorded: a device invoice missing from the register once the gateway is ready (every
+//!   intent settled: the device's fiscal memory and the register must be equal). Must be 0.
+//! - quota: `org show` used == the register's Production entries of its year.
+//! - recovered (information): entries whose `source` is `reconciled`.
+//!
+//! After the last death, one more restart: the oracle, `log verify`, `GET /api/v1/Invoice/{rn}`
+//! of every acknowledged rn (same codeDEFDGI), and a clean exit on SIGTERM. The run also
+//! measures restart-to-ready: ms from spawning the process to `status: true`.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use emcf_gateway::failpoint::POINTS;
+use emcf_sim::{start_on_pty, RunningSim, SimOptions};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::process::{Child, Command};
+use tokio::sync::{oneshot, OwnedRwLockWriteGuard, RwLock};
+
+/// The organization the clients certify for.
+pub const ORG: &str = "crash-org";
+/// The NIF the simulator is personalized for by default.
+pub const SIM_NIF: &str = "A1234567B";
+
+/// How long a gateway may take to listen, and then to become ready.
+const START_LIMIT: Duration = Duration::from_secs(30);
+/// How long a gateway armed with a failpoint may take to reach it under load.
+const FAILPOINT_LIMIT: Duration = Duration::from_secs(20);
+/// Longest wait for one HTTP answer.
+const REQUEST_LIMIT: Duration = Duration::from_secs(30);
+
+/// What a run does.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The `emcf-gateway` binary.
+    pub binary: PathBuf,
+    /// Number of gateway deaths (kills and failpoint aborts).
+    pub kills: usize,
+    /// Seed of the kill moments and of the clients' choices.
+    pub seed: u64,
+    /// Concurrent clients.
+    pub clients: usize,
+    /// A load kill comes after a random 0..this once the clients are let in.
+    pub load_kill_max: Duration,
+    /// The simulator's 38h processing time for a sale (long enough for kills to land in it).
+    pub finalize: Duration,
+    /// Print a progress line every this many kills (0: never).
+    pub progress_every: usize,
+    /// `RUST_LOG` of the gateway (its stderr goes to `<dir>/gateway.log`).
+    pub gateway_log: String,
+    /// Keep the run's directory (state, journal, fiscal memory, gateway log) when it fails
+    /// (always with `CRASH_KEEP=1` in the environment).
+    pub keep_on_failure: bool,
+}
+
+impl Settings {
+    /// Defaults for `binary`: 100 kills, 4 clients, seed 1.
+    pub fn new(binary: PathBuf) -> Settings {
+        Settings {
+            binary,
+            kills: 100,
+            seed: 1,
+            clients: 4,
+            load_kill_max: Duration::from_millis(400),
+            finalize: Duration::from_millis(30),
+            progress_every: 50,
+            gateway_log: "info".to_string(),
+            keep_on_failure: true,
+        }
+    }
+}
+
+/// How one life of the gateway ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Death {
+    /// The clients come in as soon as it listens (and meet the reconciliation of what the
+    /// last death left open: 409 and 503, retried), are held back once it is ready for the
+    /// oracle, let in again; `kill -9` a random 0..`load_kill_max` later.
+    Load,
+    /// `kill -9` a random moment after spawning (before it listens, while it reconciles, or
+    /// just after), the clients coming in as soon as it listens. No oracle for this life.
+    Startup,
+    /// Started with `EMCF_FAILPOINTS=<point>`: ready and checked before the clients come in,
+    /// then it aborts by itself the first time an invoice reaches the point.
+    Failpoint(&'static str),
+}
+
+/// The death of life `kill`: a cycle of 8 with every failpoint once, two load kills and two
+/// start-up kills, each start-up kill right after a failpoint that leaves an intent open
+/// (`after_intent`, `after_finalize`) so that it lands in the reconciliation.
+pub fn plan(kill: usize) -> Death {
+    match kill % 8 {
+        1 => Death::Failpoint(POINTS[0]),
+        3 => Death::Failpoint(POINTS[1]),
+        4 | 6 => Death::Startup,
+        5 => Death::Failpoint(POINTS[2]),
+        7 => Death::Failpoint(POINTS[3]),
+        _ => Death::Load,
+    }
+}
+
+/// What a run found.
+#[derive(Debug, Default, Clone)]
+pub struct Report {
+    /// Gateway deaths.
+    pub kills: usize,
+    /// Acknowledged rns not in the register as acknowledged.
+    pub lost: BTreeSet<String>,
+    /// rns or codes found twice.
+    pub duplicated: BTreeSet<String>,
+    /// Register entries the device does not have.
+    pub unexpected: BTreeSet<String>,
+    /// Device invoices the register does not have (after every intent was settled).
+    pub unrecorded: BTreeSet<String>,
+    /// Checks where the quota used differed from the register.
+    pub quota_mismatches: Vec<String>,
+    /// Other oracle failures: sequence gaps, `log verify` failing, lookups disagreeing.
+    pub violations: Vec<String>,
+    /// Things that are not oracle failures but are worth a look (definitive 4xx, timeouts,
+    /// a failpoint not reached, a gateway that died by itself).
+    pub anomalies: Vec<String>,
+    /// Register entries learnt by reconciliation (final register).
+    pub recovered: usize,
+    /// Register entries (final register).
+    pub certified: usize,
+    /// Oracle checks done.
+    pub checks: usize,
+    /// Restart-to-ready times (every restart that reached ready, not the first start).
+    pub ready_ms: Vec<u64>,
+    /// The slowest restarts: (ms, life, how the life before it ended), slowest first.
+    pub slowest: Vec<(u64, usize, String)>,
+    /// Load kills done.
+    pub load_kills: usize,
+    /// Start-up kills done.
+    pub startup_kills: usize,
+    /// Start-up kills that landed before the gateway printed its listening line.
+    pub startup_kills_before_listening: usize,
+    /// Aborts seen per failpoint.
+    pub failpoint_hits: BTreeMap<&'static str, usize>,
+    /// Client counters.
+    pub clients: ClientStats,
+    /// Wall time of the run.
+    pub elapsed: Duration,
+    /// The run's directory, when kept.
+    pub kept_dir: Option<PathBuf>,
+}
+
+impl Report {
+    /// True when no oracle failed.
+    pub fn ok(&self) -> bool {
+        self.lost.is_empty()
+            && self.duplicated.is_empty()
+            && self.unexpected.is_empty()
+            && self.unrecorded.is_empty()
+            && self.quota_mismatches.is_empty()
+            && self.violations.is_empty()
+    }
+
+    /// (median, p99, max) of the restart-to-ready times in ms.
+    pub fn ready_stats(&self) -> (u64, u64, u64) {
+        let mut times = self.ready_ms.clone();
+        times.sort_unstable();
+        if times.is_empty() {
+            return (0, 0, 0);
+        }
+        let rank = |p: f64| {
+            let index = ((p * times.len() as f64).ceil() as usize).clamp(1, times.len()) - 1;
+            times[index]
+        };
+        (rank(0.5), rank(0.99), times[times.len() - 1])
+    }
+
+    /// The one-line summary.
+    pub fn summary_line(&self) -> String {
+        let (median, p99, max) = self.ready_stats();
+        format!(
+            "kills={} lost={} duplicated={} unexpected={} recovered={} certified={} \
+             restart_to_ready_ms median={median} p99={p99} max={max}",
+            self.kills,
+            self.lost.len(),
+            self.duplicated.len(),
+            self.unexpected.len(),
+            self.recovered,
+            self.certified,
+        )
+    }
+
+    /// Everything else, a few lines.
+    pub fn details(&self) -> String {
+        let mut text = format!(
+            "deaths: load={} startup={} (before listening {}) failpoints={:?}\n\
+             oracle: checks={} unrecorded={} quota_mismatches={} violations={}\n\
+             clients: {}\n\
+             wall time {:.1}s",
+            self.load_kills,
+            self.startup_kills,
+            self.startup_kills_before_listening,
+            self.failpoint_hits,
+            self.checks,
+            self.unrecorded.len(),
+            self.quota_mismatches.len(),
+            self.violations.len(),
+            self.clients,
+            self.elapsed.as_secs_f64(),
+        );
+        for (ms, life, before) in &self.slowest {
+            text.push_str(&format!(
+                "\n  slow restart: life {life} ready after {ms} ms (the life before: {before})"
+            ));
+        }
+        let lists: [(&str, Vec<String>); 7] = [
+            ("lost", self.lost.iter().cloned().collect()),
+            ("duplicated", self.duplicated.iter().cloned().collect()),
+            ("unexpected", self.unexpected.iter().cloned().collect()),
+            ("unrecorded", self.unrecorded.iter().cloned().collect()),
+            ("quota", self.quota_mismatches.clone()),
+            ("violation", self.violations.clone()),
+            ("anomaly", self.anomalies.clone()),
+        ];
+        for (name, items) in lists {
+            for item in items.iter().take(20) {
+                text.push_str(&format!("\n  {name}: {item}"));
+            }
+            if items.len() > 20 {
+                text.push_str(&format!("\n  {name}: ... {} more", items.len() - 20));
+            }
+        }
+        if let Some(dir) = &self.kept_dir {
+            text.push_str(&format!("\nrun directory kept: {}", dir.display()));
+        }
+        text
+    }
+}
+
+/// What the clients saw.
+#[derive(Debug, Default, Clone)]
+pub struct ClientStats {
+    /// Requests sent.
+    pub posts: u64,
+    /// 200 without `Idempotent-Replayed`.
+    pub ok_new: u64,
+    /// 200 with `Idempotent-Replayed: true`.
+    pub ok_replayed: u64,
+    /// Deliberate replays of an rn already answered 200.
+    pub replays: u64,
+    /// No complete answer (refused, reset, cut).
+    pub no_answer: u64,
+    /// Answers by HTTP status (other than 200).
+    pub statuses: BTreeMap<u16, u64>,
+}
+
+impl std::fmt::Display for ClientStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "posts={} ok_new={} ok_replayed={} deliberate_replays={} no_answer={} other={:?}",
+            self.posts, self.ok_new, self.ok_replayed, self.replays, self.no_answer, self.statuses
+        )
+    }
+}
+
+/// State shared by the controller and the clients.
+struct Shared {
+    /// Clients hold it (read) for one request; the controller (write) while the gateway
+    /// restarts and the oracle runs.
+    gate: Arc<RwLock<()>>,
+    addr: Mutex<Option<SocketAddr>>,
+    /// rn -> codeDEFDGI of its first 200.
+    acks: Mutex<BTreeMap<String, String>>,
+    /// rns whose later 200 carried another codeDEFDGI.
+    changed: Mutex<BTreeSet<String>>,
+    stats: Mutex<ClientStats>,
+    anomalies: Mutex<Vec<String>>,
+    stop: AtomicBool,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Shared {
+    fn anomaly(&self, text: String) {
+        lock(&self.anomalies).push(text);
+    }
+}
+
+/// Runs the whole harness; `Err` when it could not go on (a gateway that never became ready,
+/// a CLI that failed...), with what is known.
+pub async fn run(settings: Settings) -> Result<Report, String> {
+    let started = Instant::now();
+    let dir = tempfile::Builder::new()
+        .prefix("emcf-crash-")
+        .tempdir()
+        .map_err(|e| format!("tempdir: {e}"))?;
+    let mut harness = Harness::new(settings.clone(), dir.path()).await?;
+    let outcome = harness.run_all().await;
+    harness.finish().await;
+    let mut report = std::mem::take(&mut harness.report);
+    report.elapsed = started.elapsed();
+    report
+        .anomalies
+        .extend(lock(&harness.shared.anomalies).drain(..));
+    report.clients = lock(&harness.shared.stats).clone();
+    let failed = outcome.is_err() || !report.ok();
+    if (failed && settings.keep_on_failure) || std::env::var_os("CRASH_KEEP").is_some() {
+        report.kept_dir = Some(dir.keep());
+    }
+    match outcome {
+        Ok(()) => Ok(report),
+        Err(error) => Err(format!(
+            "{error}\n{}\n{}",
+            report.summary_line(),
+            report.details()
+        )),
+    }
+}
+
+struct Harness {
+    settings: Settings,
+    dir: PathBuf,
+    config: PathBuf,
+    sim_state: PathBuf,
+    sim: Option<RunningSim>,
+    shared: Arc<Shared>,
+    clients: Vec<tokio::task::JoinHandle<()>>,
+    rng: StdRng,
+    report: Report,
+    key: String,
+    /// Held while the clients must wait (restart, oracle).
+    held: Option<OwnedRwLockWriteGuard<()>>,
+}
+
+/// One process of the gateway.
+struct Life {
+    child: Child,
+    spawned: Instant,
+    listening: Option<oneshot::Receiver<SocketAddr>>,
+    addr: Option<SocketAddr>,
+}
+
+impl Harness {
+    async fn new(settings: Settings, dir: &Path) -> Result<Harness, String> {
+        if !settings.binary.is_file() {
+            return Err(format!(
+                "no gateway binary at {} (build it first)",
+                settings.binary.display()
+            ));
+        }
+        let sim_state = dir.join("sim.json");
+        let link = dir.join("ttyEMCF");
+        let mut options = SimOptions::default();
+        options.device.state_file = Some(sim_state.clone());
+        options.device.timing.command = Duration::from_millis(1);
+        options.device.timing.finalize = settings.finalize;
+        options.device.timing.credit_note = settings.finalize;
+        let sim = start_on_pty(options, Some(&link))
+            .await
+            .map_err(|e| format!("simulator: {e}"))?;
+        let config = dir.join("config.toml");
+        let text = format!(
+            "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n\n[[devices]]\nname = \"shop\"\npath = {link:?}\n",
+            state = dir.join("state"),
+        );
+        std::fs::write(&config, text).map_err(|e| format!("config: {e}"))?;
+        let gate = Arc::new(RwLock::new(()));
+        Ok(Harness {
+            rng: StdRng::seed_from_u64(settings.seed),
+            settings,
+            dir: dir.to_path_buf(),
+            config,
+            sim_state,
+            sim: Some(sim),
+            shared: Arc::new(Shared {
+                gate,
+                addr: Mutex::new(None),
+                acks: Mutex::new(BTreeMap::new()),
+                changed: Mutex::new(BTreeSet::new()),
+                stats: Mutex::new(ClientStats::default()),
+                anomalies: Mutex::new(Vec::new()),
+                stop: AtomicBool::new(false),
+            }),
+            clients: Vec::new(),
+            report: Report::default(),
+            key: String::new(),
+            held: None,
+        })
+    }
+
+    async fn run_all(&mut self) -> Result<(), String> {
+        let started = Instant::now();
+        self.close().await;
+        for kill in 0..self.settings.kills {
+            let death = plan(kill);
+            let failpoint = match death {
+                Death::Failpoint(point) => Some(point),
+                _ => None,
+            };
+            let mut life = self.spawn(failpoint)?;
+            match death {
+                Death::Startup => {
+                    let outcome = self.startup_kill(&mut life).await;
+                    self.close().await;
+                    outcome?;
+                }
+                Death::Load => {
+                    // The clients come in as soon as it listens (they meet the reconciliation:
+                    // 409 and 503 to retry), and are held back for the oracle.
+                    let addr = self.listening(&mut life, START_LIMIT).await?;
+                    self.open(addr);
+                    let ready = self.until_ready(&mut life).await;
+                    self.close().await;
+                    let ready = ready?;
+                    self.until_ready(&mut life).await?;
+                    if kill == 0 {
+                        self.setup().await?;
+                    } else {
+                        self.record_ready(ready, kill);
+                    }
+                    self.check(&life, false).await?;
+                    self.open(addr);
+                    let outcome = self.load_kill(&mut life).await;
+                    self.close().await;
+                    outcome?;
+                }
+                Death::Failpoint(point) => {
+                    // Checked before the clients come in: the first invoice may abort it.
+                    let ready = self.until_ready(&mut life).await?;
+                    self.record_ready(ready, kill);
+                    self.check(&life, false).await?;
+                    let addr = life.addr.ok_or("no address")?;
+                    self.open(addr);
+                    let outcome = self.failpoint_death(&mut life, point).await;
+                    self.close().await;
+                    outcome?;
+                }
+            }
+            self.report.kills += 1;
+            let every = self.settings.progress_every;
+            if every > 0 && (kill + 1) % every == 0 {
+                self.progress(started);
+            }
+        }
+        // The last restart: settle, check everything, stop cleanly.
+        let mut life = self.spawn(None)?;
+        let addr = self.listening(&mut life, START_LIMIT).await?;
+        self.open(addr);
+        let ready = self.until_ready(&mut life).await;
+        self.close().await;
+        let ready = ready?;
+        self.until_ready(&mut life).await?;
+        if self.settings.kills > 0 {
+            self.record_ready(ready, self.settings.kills);
+        } else {
+            self.setup().await?;
+        }
+        self.check(&life, true).await?;
+        self.stop_clients().await;
+        if !terminate(&mut life).await {
+            self.shared
+                .anomaly("the last gateway did not exit cleanly on SIGTERM".to_string());
+        }
+        Ok(())
+    }
+
+    fn record_ready(&mut self, ms: u64, life: usize) {
+        self.report.ready_ms.push(ms);
+        let before = life
+            .checked_sub(1)
+            .map_or("none".to_string(), |before| format!("{:?}", plan(before)));
+        let slowest = &mut self.report.slowest;
+        slowest.push((ms, life, before));
+        slowest.sort_by_key(|slow| std::cmp::Reverse(slow.0));
+        slowest.truncate(5);
+    }
+
+    /// Lets the clients in, on `addr`.
+    fn open(&mut self, addr: SocketAddr) {
+        *lock(&self.shared.addr) = Some(addr);
+        self.held = None;
+    }
+
+    /// Holds the clients back; returns once no request is in flight.
+    async fn close(&mut self) {
+        if self.held.is_none() {
+            self.held = Some(Arc::clone(&self.shared.gate).write_owned().await);
+        }
+    }
+
+    fn progress(&self, started: Instant) {
+        let (median, _, max) = self.report.ready_stats();
+        println!(
+            "[{:>6}/{}] {:>7.1}s certified={} recovered={} lost={} duplicated={} unexpected={} \
+             unrecorded={} ready_ms median={median} max={max}",
+            self.report.kills,
+            self.settings.kills,
+            started.elapsed().as_secs_f64(),
+            self.report.certified,
+            self.report.recovered,
+            self.report.lost.len(),
+            self.report.duplicated.len(),
+            self.report.unexpected.len(),
+            self.report.unrecorded.len(),
+        );
+    }
+
+    /// Starts `serve`, with `failpoint` armed if given; marks the start in the gateway's log.
+    fn spawn(&self, failpoint: Option<&'static str>) -> Result<Life, String> {
+        let mut log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("gateway.log"))
+            .map_err(|e| format!("gateway log: {e}"))?;
+        let life = self.report.kills;
+        let death = if life < self.settings.kills {
+            format!("{:?}", plan(life))
+        } else {
+            "the last one".to_string()
+        };
+        writeln!(log, "=== crash harness: life {life} ({death}) ===")
+            .map_err(|e| format!("gateway log: {e}"))?;
+        let mut child = Command::new(&self.settings.binary)
+            .arg("--config")
+            .arg(&self.config)
+            .arg("serve")
+            .env("EMCF_CONFIG", "")
+            .env("EMCF_FAILPOINTS", failpoint.unwrap_or(""))
+            .env("RUST_LOG", &self.settings.gateway_log)
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(log))
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("spawn {}: {e}", self.settings.binary.display()))?;
+        let spawned = Instant::now();
+        let stdout = child.stdout.take().ok_or("stdout not piped")?;
+        let (tx, rx) = oneshot::channel();
+        tokio::spawn(async move {
+            let mut tx = Some(tx);
+            let mut lines = BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(rest) = line.strip_prefix("emcf-gateway listening on http://") {
+                    if let (Some(tx), Ok(addr)) = (tx.take(), rest.trim().parse()) {
+                        let _ = tx.send(addr);
+                    }
+                }
+            }
+        });
+        Ok(Life {
+            child,
+            spawned,
+            listening: Some(rx),
+            addr: None,
+        })
+    }
+
+    /// Waits for the listening line, then for `status: true`; returns ms since the spawn.
+    async fn until_ready(&self, life: &mut Life) -> Result<u64, String> {
+        let addr = self.listening(life, START_LIMIT).await?;
+        loop {
+            if let Ok(response) = request(addr, "GET", "/api/v1/status", &[], None).await {
+                if response.json["status"] == Value::Bool(true) {
+                    return Ok(life.spawned.elapsed().as_millis() as u64);
+                }
+            }
+            if life.spawned.elapsed() > START_LIMIT {
+                return Err(format!(
+                    "gateway not ready {START_LIMIT:?} after its start\n{}",
+                    self.log_tail()
+                ));
+            }
+            if let Ok(Some(status)) = life.child.try_wait() {
+                return Err(format!(
+                    "gateway exited before it was ready: {status}\n{}",
+                    self.log_tail()
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    async fn listening(&self, life: &mut Life, within: Duration) -> Result<SocketAddr, String> {
+        if let Some(addr) = life.addr {
+            return Ok(addr);
+        }
+        let receiver = life.listening.take().ok_or("no listening line expected")?;
+        match tokio::time::timeout(within, receiver).await {
+            Ok(Ok(addr)) => {
+                life.addr = Some(addr);
+                Ok(addr)
+            }
+            Ok(Err(_)) => {
+                let status = life.child.wait().await.ok();
+                Err(format!(
+                    "gateway exited without listening ({status:?})\n{}",
+                    self.log_tail()
+                ))
+            }
+            Err(_) => Err(format!(
+                "gateway did not listen within {within:?}\n{}",
+                self.log_tail()
+            )),
+        }
+    }
+
+    /// The first life: the organization and its key, then the clients (held at the gate).
+    async fn setup(&mut self) -> Result<(), String> {
+        self.cli(&[
+            "org",
+            "add",
+            "--id",
+            ORG,
+            "--name",
+            "Crash shop",
+            "--nif",
+            SIM_NIF,
+            "--isf",
+            "ISF-1",
+            "--device",
+            "shop",
+            "--quota",
+            "100000000",
+        ])
+        .await?;
+        self.key = self
+            .cli(&["key", "issue", "--org", ORG])
+            .await?
+            .trim()
+            .to_string();
+        for id in 0..self.settings.clients {
+            let shared = Arc::clone(&self.shared);
+            let key = self.key.clone();
+            let seed = self
+                .settings
+                .seed
+                .wrapping_add((id as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            self.clients
+                .push(tokio::spawn(client(shared, id, key, seed)));
+        }
+        Ok(())
+    }
+
+    /// `kill -9` a random moment into the start-up (0 .. a bit more than the median
+    /// restart-to-ready); the clients come in as soon as it listens.
+    async fn startup_kill(&mut self, life: &mut Life) -> Result<(), String> {
+        let (median, _, _) = self.report.ready_stats();
+        let window = if median == 0 {
+            300
+        } else {
+            median + median / 2
+        };
+        let delay = Duration::from_millis(self.rng.gen_range(0..=window));
+        let moment = tokio::time::Instant::now() + delay;
+        let mut before_listening = true;
+        if let Some(receiver) = life.listening.as_mut() {
+            if let Ok(Ok(addr)) = tokio::time::timeout_at(moment, receiver).await {
+                life.listening = None;
+                life.addr = Some(addr);
+                before_listening = false;
+                self.open(addr);
+            }
+        }
+        tokio::time::sleep_until(moment).await;
+        if let Some(status) = kill9(life).await? {
+            return Err(format!(
+                "gateway died by itself during its start-up: {status}\n{}",
+                self.log_tail()
+            ));
+        }
+        self.report.startup_kills += 1;
+        if before_listening {
+            self.report.startup_kills_before_listening += 1;
+        }
+        Ok(())
+    }
+
+    /// `kill -9` a random moment after the clients were let in.
+    async fn load_kill(&mut self, life: &mut Life) -> Result<(), String> {
+        let max = self.settings.load_kill_max.as_millis() as u64;
+        let delay = self.rng.gen_range(0..=max);
+        tokio::time::sleep(Duration::from_millis(delay)).await;
+        if let Some(status) = kill9(life).await? {
+            return Err(format!(
+                "gateway died by itself under load: {status}\n{}",
+                self.log_tail()
+            ));
+        }
+        self.report.load_kills += 1;
+        Ok(())
+    }
+
+    /// Waits for the gateway to abort at `point`.
+    async fn failpoint_death(
+        &mut self,
+        life: &mut Life,
+        point: &'static str,
+    ) -> Result<(), String> {
+        match tokio::time::timeout(FAILPOINT_LIMIT, life.child.wait()).await {
+            Ok(Ok(status)) if status.signal() == Some(6) => {
+                *self.report.failpoint_hits.entry(point).or_default() += 1;
+                Ok(())
+            }
+            Ok(Ok(status)) => Err(format!(
+                "gateway armed with {point} ended otherwise: {status}\n{}",
+                self.log_tail()
+            )),
+            Ok(Err(error)) => Err(format!("wait: {error}")),
+            Err(_) => {
+                self.shared.anomaly(format!(
+                    "failpoint {point} not reached within {FAILPOINT_LIMIT:?} (killed)"
+                ));
+                kill9(life).await?;
+                Ok(())
+            }
+        }
+    }
+
+    /// The oracle. The clients are held back and the gateway is ready.
+    async fn check(&mut self, life: &Life, last: bool) -> Result<(), String> {
+        self.report.checks += 1;
+        if self.sim.as_ref().is_none_or(RunningSim::is_finished) {
+            return Err("the simulator stopped".to_string());
+        }
+        // In this order: a 200 is durable before it is sent, and the device commits before
+        // the gateway journals.
+        let acks = lock(&self.shared.acks).clone();
+        let entries: Vec<Value> = self
+            .cli(&["log", "export", "--format", "json"])
+            .await?
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| serde_json::from_str(line).map_err(|e| format!("export line: {e}")))
+            .collect::<Result<_, _>>()?;
+        let bytes = std::fs::read(&self.sim_state).map_err(|e| format!("fiscal memory: {e}"))?;
+        let memory: Value =
+            serde_json::from_slice(&bytes).map_err(|e| format!("fiscal memory: {e}"))?;
+        let device = memory["invoices"].as_array().cloned().unwrap_or_default();
+        let shown: Value = serde_json::from_str(&self.cli(&["org", "show", ORG]).await?)
+            .map_err(|e| format!("org show: {e}"))?;
+
+        let text = |value: &Value| value.as_str().unwrap_or_default().to_string();
+        let mut register: HashMap<(String, String), String> = HashMap::new();
+        let mut rn_count: HashMap<String, usize> = HashMap::new();
+        let mut code_count: HashMap<String, usize> = HashMap::new();
+        for entry in &entries {
+            let rn = text(&entry["rn"]);
+            let code = text(&entry["security"]["codeDEFDGI"]);
+            *rn_count.entry(rn.clone()).or_default() += 1;
+            *code_count.entry(code.clone()).or_default() += 1;
+            register.insert((rn, code), text(&entry["security"]["counters"]));
+        }
+        let mut on_device: HashMap<(String, String), String> = HashMap::new();
+        let mut device_rn_count: HashMap<String, usize> = HashMap::new();
+        for invoice in &device {
+            let rn = text(&invoice["rn"]);
+            *device_rn_count.entry(rn.clone()).or_default() += 1;
+            let counters = format!(
+                "{}/{} {}",
+                invoice["fc"],
+                invoice["tc"],
+                text(&invoice["type"])
+            );
+            on_device.insert((rn, text(&invoice["code_def"])), counters);
+        }
+        let report = &mut self.report;
+        for (rn, n) in rn_count.iter().filter(|(_, n)| **n > 1) {
+            report.duplicated.insert(format!("register rn {rn} x{n}"));
+        }
+        for (code, n) in code_count.iter().filter(|(_, n)| **n > 1) {
+            report
+                .duplicated
+                .insert(format!("register codeDEFDGI {code} x{n}"));
+        }
+        for (rn, n) in device_rn_count.iter().filter(|(_, n)| **n > 1) {
+            report.duplicated.insert(format!("device rn {rn} x{n}"));
+        }
+        for ((rn, code), counters) in &register {
+            match on_device.get(&(rn.clone(), code.clone())) {
+                None => {
+                    report
+                        .unexpected
+                        .insert(format!("{rn} {code}: no such invoice on the device"));
+                }
+                Some(device_counters) if device_counters != counters => {
+                    report.unexpected.insert(format!(
+                        "{rn} {code}: counters {counters} in the register, {device_counters} on the device"
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        for (rn, code) in on_device.keys() {
+            if !register.contains_key(&(rn.clone(), code.clone())) {
+                report.unrecorded.insert(format!("{rn} {code}"));
+            }
+        }
+        for (rn, code) in &acks {
+            if !register.contains_key(&(rn.clone(), code.clone())) {
+                report.lost.insert(rn.clone());
+            }
+        }
+        for rn in lock(&self.shared.changed).iter() {
+            report.lost.insert(rn.clone());
+        }
+        let year = shown["quota"]["year"].as_i64();
+        let used = shown["quota"]["used"].as_u64();
+        let of_year = entries
+            .iter()
+            .filter(|e| e["quota_year"].as_i64() == year && e["environment"] != "sandbox")
+            .count() as u64;
+        if used != Some(of_year) {
+            report.quota_mismatches.push(format!(
+                "check {}: org show used {used:?}, {of_year} entries of {year:?}",
+                report.checks
+            ));
+        }
+        let sequences: Vec<u64> = entries
+            .iter()
+            .filter_map(|e| e["sequence"].as_u64())
+            .collect();
+        let expected: Vec<u64> = (1..=entries.len() as u64).collect();
+        if sequences != expected {
+            report.violations.push(format!(
+                "check {}: register sequences are not 1..={}",
+                report.checks,
+                entries.len()
+            ));
+        }
+        report.recovered = entries
+            .iter()
+            .filter(|e| e["source"] == "reconciled")
+            .count();
+        report.certified = entries.len();
+        if last {
+            self.final_checks(life, &acks).await?;
+        }
+        Ok(())
+    }
+
+    /// At the end: `log verify`, and every acknowledged rn looked up over HTTP.
+    async fn final_checks(
+        &mut self,
+        life: &Life,
+        acks: &BTreeMap<String, String>,
+    ) -> Result<(), String> {
+        match self.cli(&["log", "verify"]).await {
+            Ok(_) => {}
+            Err(error) => self.report.violations.push(error),
+        }
+        let addr = life.addr.ok_or("no address")?;
+        let auth = format!("Bearer {}", self.key);
+        for (rn, code) in acks {
+            let path = format!("/api/v1/Invoice/{rn}");
+            let response = request(addr, "GET", &path, &[("Authorization", &auth)], None).await?;
+            if response.status != 200 || response.json["codeDEFDGI"].as_str() != Some(code) {
+                self.report.lost.insert(rn.clone());
+                self.report.violations.push(format!(
+                    "GET {path}: {} {} (acknowledged {code})",
+                    response.status, response.body
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    async fn stop_clients(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        self.held = None;
+        for client in self.clients.drain(..) {
+            if tokio::time::timeout(REQUEST_LIMIT + Duration::from_secs(5), client)
+                .await
+                .is_err()
+            {
+                self.shared.anomaly("a client did not stop".to_string());
+            }
+        }
+    }
+
+    async fn finish(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        for client in self.clients.drain(..) {
+            client.abort();
+        }
+        if let Some(sim) = self.sim.take() {
+            let _ = sim.stop().await;
+        }
+    }
+
+    /// Runs the CLI (through the admin socket of the running gateway); its stdout.
+    async fn cli(&self, args: &[&str]) -> Result<String, String> {
+        let mut last_error = String::new();
+        // The admin socket is bound by a task of its own: give it a moment after a start.
+        for _ in 0..3 {
+            let out = Command::new(&self.settings.binary)
+                .arg("--config")
+                .arg(&self.config)
+                .args(args)
+                .env("EMCF_CONFIG", "")
+                .current_dir(&self.dir)
+                .stdin(Stdio::null())
+                .output()
+                .await
+                .map_err(|e| format!("cli: {e}"))?;
+            if out.status.success() {
+                return Ok(String::from_utf8_lossy(&out.stdout).to_string());
+            }
+            last_error = format!(
+                "`emcf-gateway {}` failed ({}): {}",
+                args.join(" "),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        Err(last_error)
+    }
+
+    /// The end of the gateway's log.
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(self.dir.join("gateway.log")).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let from = lines.len().saturating_sub(40);
+        format!("--- gateway.log (tail) ---\n{}", lines[from..].join("\n"))
+    }
+}
+
+/// `kill -9`; `Some(status)` if it had already exited by itself.
+async fn kill9(life: &mut Life) -> Result<Option<ExitStatus>, String> {
+    if let Ok(Some(status)) = life.child.try_wait() {
+        return Ok(Some(status));
+    }
+    life.child
+        .kill()
+        .await
+        .map_err(|e| format!("kill -9: {e}"))?;
+    Ok(None)
+}
+
+/// SIGTERM and wait (kill -9 after 30 s); whether it exited successfully.
+async fn terminate(life: &mut Life) -> bool {
+    let Some(pid) = life.child.id() else {
+        return false;
+    };
+    let _ = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .await;
+    match tokio::time::timeout(Duration::from_secs(30), life.child.wait()).await {
+        Ok(Ok(status)) => status.success(),
+        _ => {
+            let _ = life.child.kill().await;
+            false
+        }
+    }
+}
+
+/// The rn of a client's `number`th invoice.
+pub fn rn_of(client: usize, number: u64) -> String {
+    format!("K{client}-{number:07}")
+}
+
+/// The body of `rn` (the same every time: retries and replays must be identical).
+pub fn invoice_body(rn: &str, number: u64) -> Value {
+    let quantity = 1 + number % 3;
+    let total = 600 * quantity;
+    json!({
+        "rn": rn,
+        "mode": "ttc",
+        "type": "FV",
+        "curCode": "CDF",
+        "curRate": "-1",
+        "items": [
+            {"code": "LR 1515", "name": "STYLO BIC", "type": "BIE", "price": "600.00",
+             "quantity": quantity.to_string(), "taxGroup": "B"}
+        ],
+        "client": {"nif": "A7654321C", "type": "PM", "name": "CLIENT SARL",
+                   "contact": "+243 810 000 001", "address": "Gombe, Kinshasa"},
+        "payments": [{"name": "ESPECES", "amount": format!("{total}.00"), "curCode": "CDF",
+                      "curRate": "-1"}],
+        "operator": {"id": "1", "name": "Caisse 1"}
+    })
+}
+
+/// What a client does after one answer.
+enum Next {
+    /// Answered 200: go on with the next rn.
+    Answered,
+    /// Done with this rn without a 200 (a replay that did not answer, a definitive refusal).
+    Skip,
+    /// Retry the same rn after a short pause.
+    Retry,
+}
+
+/// One client: its rns in order, each until a 200 or a definitive 4xx, and now and then a
+/// replay of one already answered 200 (which must answer the same codeDEFDGI).
+async fn client(shared: Arc<Shared>, id: usize, key: String, seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let auth = format!("Bearer {key}");
+    let mut next: u64 = 0;
+    let mut answered: Vec<u64> = Vec::new();
+    while !shared.stop.load(Ordering::SeqCst) {
+        let replay = !answered.is_empty() && rng.gen_ratio(1, 8);
+        let number = if replay {
+            answered[rng.gen_range(0..answered.len())]
+        } else {
+            next
+        };
+        let rn = rn_of(id, number);
+        let body = serde_json::to_vec(&invoice_body(&rn, number)).unwrap_or_default();
+        let outcome = {
+            let _permit = shared.gate.read().await;
+            if shared.stop.load(Ordering::SeqCst) {
+                return;
+            }
+            let addr = *lock(&shared.addr);
+            let Some(addr) = addr else {
+                continue;
+            };
+            lock(&shared.stats).posts += 1;
+            let outcome = request(
+                addr,
+                "POST",
+                "/api/v1/Invoice",
+                &[
+                    ("Authorization", &auth),
+                    ("Content-Type", "application/json"),
+                ],
+                Some(&body),
+            )
+            .await;
+            // Recorded before the permit goes: the oracle runs under the write lock and must
+            // see every 200 already received.
+            answer(&shared, &rn, replay, outcome)
+        };
+        match outcome {
+            Next::Answered if !replay => {
+                answered.push(number);
+                next += 1;
+            }
+            Next::Skip if !replay => next += 1,
+            Next::Answered | Next::Skip => {}
+            Next::Retry => {
+                tokio::time::sleep(Duration::from_millis(rng.gen_range(5..40))).await;
+            }
+        }
+    }
+}
+
+/// Records one answer to `rn`; what to do next. A definitive refusal is an anomaly and moves
+/// on (it is not in `answered`: it is never replayed).
+fn answer(shared: &Shared, rn: &str, replay: bool, outcome: Result<Response, String>) -> Next {
+    if replay {
+        lock(&shared.stats).replays += 1;
+    }
+    let response = match outcome {
+        Ok(response) => response,
+        Err(error) => {
+            lock(&shared.stats).no_answer += 1;
+            if error.contains("timed out") {
+                shared.anomaly(format!("{rn}: {error}"));
+            }
+            return if replay { Next::Skip } else { Next::Retry };
+        }
+    };
+    if response.status == 200 {
+        let code = response.json["codeDEFDGI"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        {
+            let mut stats = lock(&shared.stats);
+            if response.header("Idempotent-Replayed") == Some("true") {
+                stats.ok_replayed += 1;
+            } else {
+                stats.ok_new += 1;
+            }
+        }
+        let mut acks = lock(&shared.acks);
+        match acks.get(rn) {
+            Some(first) if *first != code => {
+                shared.anomaly(format!(
+                    "{rn}: answered {first} first, then {code} ({})",
+                    response.body
+                ));
+                lock(&shared.changed).insert(rn.to_string());
+            }
+            Some(_) => {}
+            None => {
+                acks.insert(rn.to_string(), code);
+            }
+        }
+        return Next::Answered;
+    }
+    *lock(&shared.stats)
+        .statuses
+        .entry(response.status)
+        .or_default() += 1;
+    let code = response.json["errorCode"].as_u64();
+    let retryable = response.status >= 500 || (response.status == 409 && code == Some(111));
+    if retryable {
+        return if replay { Next::Skip } else { Next::Retry };
+    }
+    let what = if replay { "replay of " } else { "" };
+    shared.anomaly(format!(
+        "{what}{rn}: definitive {} {}",
+        response.status, response.body
+    ));
+    Next::Skip
+}
+
+/// An HTTP response.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+    pub json: Value,
+}
+
+impl Response {
+    /// A header's value (name case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// One request (`Connection: close`); `Err` when no complete response came back.
+pub async fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&[u8]>,
+) -> Result<Response, String> {
+    let exchange = async {
+        let mut stream = TcpStream::connect(addr)
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
+        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        if let Some(body) = body {
+            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
+        head.push_str("\r\n");
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(body.unwrap_or_default());
+        stream
+            .write_all(&bytes)
+            .await
+            .map_err(|e| format!("write: {e}"))?;
+        let mut raw = Vec::new();
+        stream
+            .read_to_end(&mut raw)
+            .await
+            .map_err(|e| format!("read: {e}"))?;
+        parse_response(&raw)
+    };
+    tokio::time::timeout(REQUEST_LIMIT, exchange)
+        .await
+        .map_err(|_| format!("{method} {path}: timed out after {REQUEST_LIMIT:?}"))?
+}
+
+fn parse_response(raw: &[u8]) -> Result<Response, String> {
+    let text = String::from_utf8_lossy(raw).to_string();
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| format!("incomplete response ({} bytes)", raw.len()))?;
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|code| code.parse().ok())
+        .ok_or("no status line")?;
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect();
+    // Connection: close and Content-Length: a body shorter than announced was cut.
+    let announced = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse::<usize>().ok());
+    if announced.is_some_and(|length| body.len() < length) {
+        return Err("response body cut".to_string());
+    }
+    let json = serde_json::from_str(body).unwrap_or(Value::Null);
+    Ok(Response {
+        status,
+        headers,
+        body: body.to_string(),
+        json,
+    })
+}

@@ -1,0 +1,378 @@
+//! The OpenAPI description of the v1 API (`protocols/http-v1/openapi.yaml`): served verbatim at
+//! `GET /api/v1/openapi.yaml`, and complete against the rest of the source of truth: every
+//! route, every status an operation can answer (each with `X-Request-Id`), every error code of
+//! `docs/error-codes.md` under its HTTP status, every field of the request body.
+//!
+//! No YAML crate is a dependency: the document keeps a plain block style (2-space indents, one
+//! key per line, flow lists only for enums) and these checks read it by indentation. Whether it
+//! is a valid OpenAPI document that the server honours is what `tests/schemathesis.rs` checks.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::{get, Gateway};
+use emcf_gateway::certify::validate::code;
+
+const SPEC: &str = include_str!("../protocols/http-v1/openapi.yaml");
+const ERROR_CODES: &str = include_str!("../docs/error-codes.md");
+
+/// Every route of `src/api/routes.rs`, with its method and the statuses it can answer
+/// (`src/api/reply.rs`: `status_of` and `http_error`).
+const OPERATIONS: &[(&str, &str, &[&str])] = &[
+    ("/status", "get", &["200"]),
+    ("/openapi.yaml", "get", &["200"]),
+    (
+        "/Invoice",
+        "post",
+        &[
+            "200", "400", "401", "409", "413", "415", "422", "429", "500", "503",
+        ],
+    ),
+    (
+        "/Invoice/{rn}",
+        "get",
+        &["200", "401", "404", "409", "500", "503"],
+    ),
+    (
+        "/Invoice/{rn}/qr.svg",
+        "get",
+        &["200", "401", "404", "409", "500", "503"],
+    ),
+];
+
+// ---- reading the document by indentation ----
+
+fn indent_of(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+/// A content line: not blank, not a comment.
+fn is_content(line: &str) -> bool {
+    let trimmed = line.trim();
+    !trimmed.is_empty() && !trimmed.starts_with('#')
+}
+
+/// The key of a `key:` or `key: value` line (quotes removed), and its value.
+fn key_of(line: &str) -> Option<(String, &str)> {
+    let trimmed = line.trim_start();
+    if trimmed.starts_with("- ") {
+        return None;
+    }
+    let (key, value) = if let Some(rest) = trimmed.strip_prefix('"') {
+        let end = rest.find('"')?;
+        let after = rest[end + 1..].strip_prefix(':')?;
+        (rest[..end].to_string(), after)
+    } else {
+        let at = trimmed.find(':')?;
+        let after = &trimmed[at + 1..];
+        if !(after.is_empty() || after.starts_with(' ')) {
+            return None;
+        }
+        (trimmed[..at].to_string(), after)
+    };
+    Some((key, value.trim()))
+}
+
+/// The lines of the block under the key at `path` (each step one level, 2 spaces, deeper),
+/// and the indentation of its children.
+fn block<'a>(text: &'a str, path: &[&str]) -> (Vec<&'a str>, usize) {
+    let mut lines: Vec<&str> = text.lines().collect();
+    let mut indent = 0;
+    for (depth, step) in path.iter().enumerate() {
+        let start = lines
+            .iter()
+            .position(|line| {
+                is_content(line)
+                    && indent_of(line) == indent
+                    && key_of(line).is_some_and(|(k, _)| k == *step)
+            })
+            .unwrap_or_else(|| panic!("openapi.yaml has no {}", path[..=depth].join(" / ")));
+        let end = lines[start + 1..]
+            .iter()
+            .position(|line| is_content(line) && indent_of(line) <= indent)
+            .map_or(lines.len(), |i| start + 1 + i);
+        lines = lines[start + 1..end].to_vec();
+        indent += 2;
+    }
+    (lines, indent)
+}
+
+/// The `key: value` lines directly under `path`.
+fn entries<'a>(text: &'a str, path: &[&str]) -> Vec<(String, &'a str)> {
+    let (lines, indent) = block(text, path);
+    lines
+        .into_iter()
+        .filter(|line| is_content(line) && indent_of(line) == indent)
+        .filter_map(key_of)
+        .collect()
+}
+
+/// The keys directly under `path`.
+fn children(text: &str, path: &[&str]) -> Vec<String> {
+    entries(text, path).into_iter().map(|(k, _)| k).collect()
+}
+
+/// The value of the `key: value` line directly under `path`, if any.
+fn value(text: &str, path: &[&str], key: &str) -> Option<String> {
+    entries(text, path)
+        .into_iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.trim_matches('"').to_string())
+}
+
+/// Whether a line directly under `path` reads `line`.
+fn has_line(text: &str, path: &[&str], line: &str) -> bool {
+    let (lines, indent) = block(text, path);
+    lines
+        .iter()
+        .any(|l| indent_of(l) == indent && l.trim() == line)
+}
+
+/// The integers of the first `enum: [...]` under `path`.
+fn enum_under(text: &str, path: &[&str]) -> BTreeSet<u16> {
+    let (lines, _) = block(text, path);
+    let line = lines
+        .into_iter()
+        .find(|line| line.trim_start().starts_with("enum: ["))
+        .unwrap_or_else(|| panic!("no enum under {}", path.join(" / ")));
+    let list = line
+        .trim()
+        .trim_start_matches("enum: [")
+        .trim_end_matches(']');
+    list.split(',')
+        .map(|n| n.trim().parse().expect("an integer errorCode"))
+        .collect()
+}
+
+// ---- reading docs/error-codes.md ----
+
+/// `(HTTP status, errorCode)` of every code in docs/error-codes.md: the validation tables
+/// (`| code | field | rule | example |`, all HTTP 400) and the tables `| HTTP | Code | ... |`.
+fn documented_codes() -> BTreeMap<u16, u16> {
+    let mut codes = BTreeMap::new();
+    let mut http_first = false;
+    let mut validation = true;
+    for line in ERROR_CODES.lines() {
+        if line.starts_with("## Other errors") {
+            validation = false;
+        }
+        if line.starts_with("| HTTP | Code |") {
+            http_first = true;
+            continue;
+        }
+        if !line.starts_with('|') {
+            http_first = false;
+            continue;
+        }
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if http_first {
+            if let (Ok(status), Ok(code)) = (cells[1].parse::<u16>(), cells[2].parse::<u16>()) {
+                assert!(
+                    codes.insert(code, status).is_none(),
+                    "code {code} twice in the docs"
+                );
+            }
+        } else if validation {
+            if let Ok(code) = cells[1].parse::<u16>() {
+                assert!(
+                    codes.insert(code, 400).is_none(),
+                    "code {code} twice in the docs"
+                );
+            }
+        }
+    }
+    codes
+}
+
+/// Field names of the `### Fields of the body` section, by object.
+fn documented_fields() -> BTreeMap<&'static str, BTreeSet<String>> {
+    let section = ERROR_CODES
+        .split("### Fields of the body")
+        .nth(1)
+        .expect("a 'Fields of the body' section")
+        .split("\n#")
+        .next()
+        .unwrap_or_default();
+    let mut fields: BTreeMap<&'static str, BTreeSet<String>> = BTreeMap::new();
+    let mut current: Option<&'static str> = None;
+    // Sentences start with the object they list: "Top level:", "`items[i]`:", "`client`:"...
+    for token in section.split_whitespace() {
+        let object = match token {
+            "level:" => Some("InvoiceRequest"),
+            "`items[i]`:" => Some("Item"),
+            "`client`:" => Some("Client"),
+            "`payments[i]`:" => Some("Payment"),
+            "`operator`:" => Some("Operator"),
+            _ => None,
+        };
+        if object.is_some() {
+            current = object;
+            continue;
+        }
+        if token.starts_with("Every") || token.starts_with("Decimal") {
+            current = None;
+        }
+        let Some(object) = current else { continue };
+        let name = token.trim_end_matches(['.', ',', ';']);
+        if let Some(name) = name.strip_prefix('`').and_then(|n| n.strip_suffix('`')) {
+            if name.chars().all(|c| c.is_ascii_alphanumeric()) {
+                fields.entry(object).or_default().insert(name.to_string());
+            }
+        }
+    }
+    // "`cmta` .. `cmth`"
+    let top = fields.entry("InvoiceRequest").or_default();
+    if top.contains("cmta") && top.contains("cmth") {
+        for letter in 'a'..='h' {
+            top.insert(format!("cmt{letter}"));
+        }
+    }
+    fields
+}
+
+// ---- the checks ----
+
+#[test]
+fn the_document_is_plain_block_yaml() {
+    assert!(SPEC.starts_with("openapi: 3.1.0\n"), "OpenAPI 3.1.0 first");
+    for (n, line) in SPEC.lines().enumerate() {
+        assert!(!line.contains('\t'), "line {}: a tab", n + 1);
+        assert_eq!(line.trim_end(), line, "line {}: trailing blanks", n + 1);
+        assert_eq!(indent_of(line) % 2, 0, "line {}: odd indentation", n + 1);
+    }
+    assert_eq!(value(SPEC, &["info"], "version").as_deref(), Some("1.0"));
+    assert!(
+        has_line(SPEC, &["servers"], "- url: /api/v1"),
+        "the server is /api/v1, relative"
+    );
+    assert_eq!(
+        value(
+            SPEC,
+            &["components", "securitySchemes", "bearerAuth"],
+            "scheme"
+        )
+        .as_deref(),
+        Some("bearer")
+    );
+}
+
+#[test]
+fn every_route_and_status_is_described() {
+    let paths = children(SPEC, &["paths"]);
+    let expected: Vec<String> = OPERATIONS.iter().map(|(p, _, _)| p.to_string()).collect();
+    assert_eq!(paths, expected, "the paths of openapi.yaml");
+    for (path, method, statuses) in OPERATIONS {
+        assert_eq!(
+            children(SPEC, &["paths", path]),
+            vec![method.to_string()],
+            "{path}: one method"
+        );
+        let responses = children(SPEC, &["paths", path, method, "responses"]);
+        assert_eq!(&responses, statuses, "{method} {path}: responses");
+        let public = matches!(*path, "/status" | "/openapi.yaml");
+        let security = has_line(SPEC, &["paths", path, method], "security: []");
+        assert_eq!(security, public, "{method} {path}: public or Bearer");
+        for status in *statuses {
+            let response = ["paths", path, method, "responses", status];
+            let headers = match value(SPEC, &response, "$ref") {
+                Some(reference) => {
+                    let name = reference
+                        .strip_prefix("#/components/responses/")
+                        .expect("a response $ref");
+                    children(SPEC, &["components", "responses", name, "headers"])
+                }
+                None => children(SPEC, &[&response[..], &["headers"]].concat()),
+            };
+            assert!(
+                headers.iter().any(|h| h == "X-Request-Id"),
+                "{method} {path} {status}: X-Request-Id"
+            );
+            if *status == "401" {
+                assert!(headers.iter().any(|h| h == "WWW-Authenticate"));
+            }
+            if *status == "503" || *status == "409" {
+                assert!(
+                    headers.iter().any(|h| h == "Retry-After"),
+                    "{method} {path} {status}: Retry-After"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_error_code_is_listed_under_its_status() {
+    let documented = documented_codes();
+    assert!(documented.len() > 60, "docs parsed: {documented:?}");
+    for rule in code::ALL {
+        assert_eq!(
+            documented.get(rule),
+            Some(&400),
+            "validation code {rule} in docs/error-codes.md"
+        );
+    }
+    let mut described = BTreeMap::new();
+    for name in children(SPEC, &["components", "schemas"]) {
+        let Some(status) = name
+            .strip_prefix("Error")
+            .and_then(|s| s.parse::<u16>().ok())
+        else {
+            continue;
+        };
+        for code in enum_under(SPEC, &["components", "schemas", &name]) {
+            assert!(
+                described.insert(code, status).is_none(),
+                "code {code} under two statuses"
+            );
+        }
+    }
+    assert_eq!(
+        described, documented,
+        "errorCode -> HTTP status: openapi.yaml (left) vs docs/error-codes.md (right)"
+    );
+    // The table of the description names every code too.
+    for code in documented.keys() {
+        assert!(
+            SPEC.contains(&format!(" {code} ")) || SPEC.contains(&format!(" {code},")),
+            "code {code} in the description"
+        );
+    }
+}
+
+#[test]
+fn every_request_field_is_described() {
+    let documented = documented_fields();
+    assert_eq!(documented.len(), 5, "docs parsed: {documented:?}");
+    for (schema, fields) in documented {
+        let described: BTreeSet<String> =
+            children(SPEC, &["components", "schemas", schema, "properties"])
+                .into_iter()
+                .collect();
+        assert_eq!(described, fields, "{schema}: openapi.yaml vs docs");
+        assert_eq!(
+            value(
+                SPEC,
+                &["components", "schemas", schema],
+                "additionalProperties"
+            )
+            .as_deref(),
+            Some("false"),
+            "{schema}: unknown fields are refused"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_served_document_is_the_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gateway = Gateway::start_demo(dir.path());
+    let response = get(gateway.addr, "/api/v1/openapi.yaml", None).await;
+    assert_eq!(response.status, 200);
+    assert_eq!(
+        response.header("content-type"),
+        Some("application/yaml; charset=utf-8")
+    );
+    assert!(response.header("x-request-id").is_some());
+    assert_eq!(response.body, SPEC, "served verbatim");
+}
