@@ -57,7 +57,7 @@ async fn route(request: Request<Incoming>, app: &App) -> Response<Body> {
             Backend::Ready {
                 dashboard: Some(dashboard),
                 ..
-            } => dashboard.handle(request).await,
+            } => with_timeout(app, dashboard.handle(request)).await,
             Backend::Ready { .. } => http_error(&HttpError::NotFound),
             Backend::Halted { reason } => http_error(&HttpError::Halted(reason.clone())),
         };

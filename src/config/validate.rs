@@ -1,0 +1,192 @@
+//! `Config::validate`: every rule a configuration must satisfy, with messages that name the
+//! file and the key.
+
+use super::*;
+
+impl Config {
+    /// Checks ranges and consistency; the first problem found is returned, naming its key.
+    ///
+    /// Rules: `max_connections` 1..=65536; `request_timeout_secs` and `header_read_timeout_secs`
+    /// 1..=3600; `body_limit_bytes` 1 KiB..=64 MiB; plan quotas >= 1; device names non-empty,
+    /// at most 32 ASCII letters, digits, `-` or `_`, unique ignoring case; device path not empty;
+    /// baud > 0; `queue_capacity` 1..=10000; `tries` 1..=10; every ms value 1..=3600000;
+    /// `window_ms` <= `command_budget_ms`; `poll_interval_ms` <= `finalize_budget_ms`; and
+    /// `request_timeout_secs` greater than every device's longest budget (with no device: the
+    /// default timing, 90 s).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| ConfigError::Invalid {
+            key: key.to_string(),
+            message,
+            file: self.source.clone(),
+        };
+        if let Some(state_dir) = &self.state_dir {
+            if state_dir.as_os_str().is_empty() {
+                return Err(invalid(
+                    "state_dir",
+                    "is empty: give a directory, or remove the key for the default".into(),
+                ));
+            }
+        }
+        in_range(self.max_connections, 1, MAX_CONNECTIONS, "")
+            .map_err(|m| invalid("max_connections", m))?;
+        in_range(self.request_timeout_secs, 1, MAX_TIMEOUT_SECS, " seconds")
+            .map_err(|m| invalid("request_timeout_secs", m))?;
+        in_range(
+            self.header_read_timeout_secs,
+            1,
+            MAX_TIMEOUT_SECS,
+            " seconds",
+        )
+        .map_err(|m| invalid("header_read_timeout_secs", m))?;
+        in_range(
+            self.body_limit_bytes,
+            MIN_BODY_LIMIT,
+            MAX_BODY_LIMIT,
+            " bytes",
+        )
+        .map_err(|m| invalid("body_limit_bytes", m))?;
+        for (key, value) in [
+            ("plans.start", self.plans.start),
+            ("plans.grow", self.plans.grow),
+        ] {
+            if value == 0 {
+                return Err(invalid(
+                    key,
+                    "is 0: give the number of invoices per year (at least 1)".into(),
+                ));
+            }
+        }
+
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for (index, device) in self.devices.iter().enumerate() {
+            let key = |field: &str| {
+                format!(
+                    "{field} in [[devices]] entry {} ({:?})",
+                    index + 1,
+                    device.name
+                )
+            };
+            check_device_name(&device.name).map_err(|m| invalid(&key("name"), m))?;
+            if let Some(first) = seen.insert(device.name.to_ascii_lowercase(), index) {
+                return Err(invalid(
+                    &key("name"),
+                    format!(
+                        "repeats the name of entry {} (names are compared ignoring case): \
+                         give each [[devices]] entry its own name",
+                        first + 1
+                    ),
+                ));
+            }
+            if device.path.as_os_str().is_empty() {
+                return Err(invalid(
+                    &key("path"),
+                    "is empty: give the serial port, e.g. /dev/serial/by-id/usb-...".into(),
+                ));
+            }
+            if device.baud == 0 {
+                return Err(invalid(
+                    &key("baud"),
+                    "is 0: give the line speed of the box, usually 115200".into(),
+                ));
+            }
+            in_range(device.queue_capacity, 1, MAX_QUEUE_CAPACITY, "")
+                .map_err(|m| invalid(&key("queue_capacity"), m))?;
+            if let Some(tries) = device.tries {
+                in_range(tries, 1, MAX_TRIES, "").map_err(|m| invalid(&key("tries"), m))?;
+            }
+            for (field, value) in [
+                ("window_ms", device.window_ms),
+                ("command_budget_ms", device.command_budget_ms),
+                ("finalize_budget_ms", device.finalize_budget_ms),
+                ("credit_note_budget_ms", device.credit_note_budget_ms),
+                ("poll_interval_ms", device.poll_interval_ms),
+            ] {
+                if let Some(value) = value {
+                    in_range(value, 1, MAX_BUDGET_MS, " ms")
+                        .map_err(|m| invalid(&key(field), m))?;
+                }
+            }
+            let timing = device.timing();
+            if timing.window > timing.command_budget {
+                return Err(invalid(
+                    &key("window_ms"),
+                    format!(
+                        "({} ms) exceeds command_budget_ms ({} ms): the window must fit in a \
+                         command's budget",
+                        timing.window.as_millis(),
+                        timing.command_budget.as_millis()
+                    ),
+                ));
+            }
+            if timing.poll_interval > timing.finalize_budget {
+                return Err(invalid(
+                    &key("poll_interval_ms"),
+                    format!(
+                        "({} ms) exceeds finalize_budget_ms ({} ms)",
+                        timing.poll_interval.as_millis(),
+                        timing.finalize_budget.as_millis()
+                    ),
+                ));
+            }
+        }
+
+        let request_timeout = self.request_timeout();
+        let longest = if self.devices.is_empty() {
+            vec![("the embedded simulator".to_string(), LinkTiming::default())]
+        } else {
+            self.devices
+                .iter()
+                .map(|d| (format!("device {:?}", d.name), d.timing()))
+                .collect()
+        };
+        for (what, timing) in longest {
+            let budget = timing.longest_budget();
+            if request_timeout <= budget {
+                return Err(invalid(
+                    "request_timeout_secs",
+                    format!(
+                        "({} s) must be greater than the longest budget of {what} ({} ms, the \
+                         credit-note/finalize budget), or a slow certification would be cut off \
+                         mid-way: raise request_timeout_secs",
+                        request_timeout.as_secs(),
+                        budget.as_millis()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn in_range<T: PartialOrd + fmt::Display>(
+    value: T,
+    min: T,
+    max: T,
+    unit: &str,
+) -> Result<(), String> {
+    if value < min || value > max {
+        Err(format!(
+            "is {value}{unit}: it must be between {min} and {max}{unit}"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn check_device_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("is empty: give the device a short name, e.g. \"shop\"".into());
+    }
+    if name.len() > MAX_DEVICE_NAME {
+        return Err(format!(
+            "is longer than {MAX_DEVICE_NAME} characters: use a short name"
+        ));
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err("may contain only ASCII letters, digits, - and _".into());
+    }
+    Ok(())
+}
