@@ -261,7 +261,8 @@ pub fn bearer(header_value: &str) -> Option<&str> {
     Some(token)
 }
 
-fn random_base62(len: usize) -> String {
+/// `len` random base62 characters from the OS's generator (also the dashboard tokens').
+pub(crate) fn random_base62(len: usize) -> String {
     // `Alphanumeric` samples uniformly from [A-Za-z0-9] (62 symbols, rejection sampling).
     OsRng
         .sample_iter(&Alphanumeric)
@@ -270,7 +271,8 @@ fn random_base62(len: usize) -> String {
         .collect()
 }
 
-fn secret_sha256_hex(secret: &str) -> String {
+/// Lowercase hex SHA-256 of a secret, as stored (also the dashboard tokens').
+pub(crate) fn secret_sha256_hex(secret: &str) -> String {
     hex::encode(Sha256::digest(secret.as_bytes()))
 }
 

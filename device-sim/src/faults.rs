@@ -138,12 +138,13 @@ impl Faults {
     }
 }
 
-/// SplitMix64: tiny, good enough for fault dice, and stable across crate versions.
+/// SplitMix64: tiny, good enough for fault dice, and stable across crate versions. Shared by
+/// the link's faults and the relay's.
 #[derive(Debug, Clone)]
-struct SplitMix64(u64);
+pub(crate) struct SplitMix64(pub(crate) u64);
 
 impl SplitMix64 {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -153,14 +154,14 @@ impl SplitMix64 {
 
     /// True with probability `p`; never draws when `p` is 0, so unused faults do not shift
     /// the sequence of the others.
-    fn chance(&mut self, p: f64) -> bool {
+    pub(crate) fn chance(&mut self, p: f64) -> bool {
         if p <= 0.0 {
             return false;
         }
         (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
 }

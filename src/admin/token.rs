@@ -12,12 +12,10 @@
 use std::fmt;
 
 use chrono::{DateTime, Utc};
-use rand::distributions::Alphanumeric;
-use rand::rngs::OsRng;
-use rand::Rng;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::keys::{random_base62, secret_sha256_hex};
 use crate::store::DashboardToken;
 
 /// Prefix of every dashboard token.
@@ -59,7 +57,7 @@ pub fn issue(org: &str, label: &str, now: DateTime<Utc>) -> IssuedToken {
         record: DashboardToken {
             id,
             org: org.to_string(),
-            token_sha256: sha256_hex(&secret),
+            token_sha256: secret_sha256_hex(&secret),
             label: label.to_string(),
             created_at: now,
             revoked: false,
@@ -112,18 +110,6 @@ pub fn parse(text: &str) -> Option<PresentedToken> {
         id: id.to_string(),
         secret: secret.to_string(),
     })
-}
-
-fn random_base62(len: usize) -> String {
-    OsRng
-        .sample_iter(&Alphanumeric)
-        .take(len)
-        .map(char::from)
-        .collect()
-}
-
-fn sha256_hex(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 #[cfg(test)]

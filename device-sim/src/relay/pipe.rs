@@ -9,6 +9,7 @@
 //! per byte and per frame: the same seed and the same input bytes give the same output, and
 //! the other direction's traffic does not shift this one's faults.
 
+pub(crate) use crate::faults::SplitMix64;
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -271,34 +272,6 @@ enum Partial {
     Incomplete,
     Frame,
     NotAFrame,
-}
-
-/// SplitMix64, as in [`crate::faults`]: tiny, good enough for fault dice, and stable across
-/// crate versions.
-#[derive(Debug, Clone)]
-pub(crate) struct SplitMix64(pub(crate) u64);
-
-impl SplitMix64 {
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// True with probability `p`; never draws when `p` is 0, so unused faults do not shift
-    /// the sequence of the others.
-    fn chance(&mut self, p: f64) -> bool {
-        if p <= 0.0 {
-            return false;
-        }
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 #[cfg(test)]
