@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{
-    add_org_with_key, cli_success, config_with_device, exported_entries, fiscal_invoices, get,
-    invoice, journal_event_count, post_invoice, quota_used, start_sim_with_timing,
-    try_post_invoice, wait_status, Gateway, Response, Sim,
+    add_org_with_key, assert_register_matches_device, cli_success, config_with_device,
+    fiscal_invoices, get, invoice, journal_event_count, post_invoice, quota_used,
+    start_sim_with_timing, try_post_invoice, wait_status, Gateway, Response, Sim,
 };
 use emcf_sim::faults::FaultConfig;
 use serde_json::Value;
@@ -116,51 +116,6 @@ fn assert_not_refused_after_settling(refused: Option<Response>) {
             refused.body
         );
     }
-}
-
-/// The register equals the device's fiscal memory: same invoices (rn, codeDEFDGI, counters)
-/// in the same order, no duplicate.
-fn assert_register_matches_device(dir: &Path, sim: &Sim) -> Vec<Value> {
-    let entries = exported_entries(dir, &config_path(dir));
-    let device = fiscal_invoices(sim);
-    let register: Vec<(String, String, String)> = entries
-        .iter()
-        .map(|e| {
-            (
-                e["rn"].as_str().unwrap_or_default().to_string(),
-                e["security"]["codeDEFDGI"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                e["security"]["counters"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            )
-        })
-        .collect();
-    let committed: Vec<(String, String, String)> = device
-        .iter()
-        .map(|d| {
-            (
-                d["rn"].as_str().unwrap_or_default().to_string(),
-                d["code_def"].as_str().unwrap_or_default().to_string(),
-                format!(
-                    "{}/{} {}",
-                    d["fc"],
-                    d["tc"],
-                    d["type"].as_str().unwrap_or_default()
-                ),
-            )
-        })
-        .collect();
-    assert_eq!(
-        register, committed,
-        "the register must hold exactly what the device committed"
-    );
-    let codes: HashSet<&str> = register.iter().map(|(_, c, _)| c.as_str()).collect();
-    assert_eq!(codes.len(), register.len(), "duplicate codeDEFDGI");
-    entries
 }
 
 #[tokio::test(flavor = "multi_thread")]

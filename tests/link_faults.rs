@@ -16,10 +16,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{
-    add_org_with_key, config_with_device_timing, context_switches, cpu_share, exported_entries,
-    fiscal_invoices, get, invoice, journal_event_count, open_fds, post_invoice, quota_used,
-    relay_link, start_relay, start_sim_with_timing, try_post_invoice, wait_status, Gateway,
-    Response, Sim,
+    add_org_with_key, assert_register_matches_device, config_with_device_timing, context_switches,
+    cpu_share, fiscal_invoices, get, invoice, journal_event_count, open_fds, post_invoice,
+    quota_used, relay_link, start_relay, start_sim_with_timing, try_post_invoice, wait_status,
+    Gateway, Response, Sim,
 };
 use emcf_sim::faults::FaultConfig;
 use emcf_sim::relay::{DirectionFaults, RelayFaults, RelayHandle};
@@ -139,47 +139,6 @@ fn device_by_rn(sim: &Sim) -> HashMap<String, Value> {
         }
     }
     by_rn
-}
-
-/// The register equals the device's fiscal memory, entry for entry and in order.
-fn assert_register_matches_device(dir: &Path, sim: &Sim) -> Vec<Value> {
-    let entries = tokio::task::block_in_place(|| exported_entries(dir, &config_path(dir)));
-    let register: Vec<(String, String, String)> = entries
-        .iter()
-        .map(|e| {
-            (
-                e["rn"].as_str().unwrap_or_default().to_string(),
-                e["security"]["codeDEFDGI"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                e["security"]["counters"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            )
-        })
-        .collect();
-    let committed: Vec<(String, String, String)> = fiscal_invoices(sim)
-        .iter()
-        .map(|d| {
-            (
-                d["rn"].as_str().unwrap_or_default().to_string(),
-                d["code_def"].as_str().unwrap_or_default().to_string(),
-                format!(
-                    "{}/{} {}",
-                    d["fc"],
-                    d["tc"],
-                    d["type"].as_str().unwrap_or_default()
-                ),
-            )
-        })
-        .collect();
-    assert_eq!(
-        register, committed,
-        "the register must hold exactly what the device committed, in its order"
-    );
-    entries
 }
 
 /// Frames of the noisy-line run: `EMCF_NOISY_FRAMES`, default 10 000 (both directions,

@@ -24,9 +24,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{
-    add_org_with_key, cli, config_with_device_timing, exported_entries, fiscal_invoices, get,
-    issue_key, post_invoice, post_raw, relay_link, start_relay, wait_status, Gateway, Response,
-    Sim,
+    add_org_with_key, cli, config_with_device_timing, device_triples, exported_entries, get,
+    issue_key, post_invoice, post_raw, register_triples, relay_link, start_relay, wait_status,
+    Gateway, Response, Sim,
 };
 use emcf_sim::faults::FaultConfig;
 use emcf_sim::relay::{RelayFaults, RelayHandle};
@@ -866,37 +866,8 @@ async fn check_state(world: &World, model: &Model) {
 /// order (rn, codeDEFDGI, counters), each rn once, and that is the model's live set.
 fn check_register_and_device(world: &World, model: &Model) {
     let entries = exported_entries(world.path(), &config_path(world.path()));
-    let register: Vec<(String, String, String)> = entries
-        .iter()
-        .map(|e| {
-            (
-                e["rn"].as_str().unwrap_or_default().to_string(),
-                e["security"]["codeDEFDGI"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                e["security"]["counters"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            )
-        })
-        .collect();
-    let committed: Vec<(String, String, String)> = fiscal_invoices(&world.sim)
-        .iter()
-        .map(|d| {
-            (
-                d["rn"].as_str().unwrap_or_default().to_string(),
-                d["code_def"].as_str().unwrap_or_default().to_string(),
-                format!(
-                    "{}/{} {}",
-                    d["fc"],
-                    d["tc"],
-                    d["type"].as_str().unwrap_or_default()
-                ),
-            )
-        })
-        .collect();
+    let register = register_triples(&entries);
+    let committed = device_triples(&world.sim);
     assert_eq!(register, committed, "register vs device fiscal memory");
     let mut expected: Vec<(String, String, String)> = model
         .live

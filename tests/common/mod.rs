@@ -693,6 +693,58 @@ pub fn exported_entries(dir: &Path, config: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// (rn, codeDEFDGI, counters) of register entries as `log export --format json` gives them.
+pub fn register_triples(entries: &[Value]) -> Vec<(String, String, String)> {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    entries
+        .iter()
+        .map(|e| {
+            (
+                text(&e["rn"]),
+                text(&e["security"]["codeDEFDGI"]),
+                text(&e["security"]["counters"]),
+            )
+        })
+        .collect()
+}
+
+/// (rn, codeDEFDGI, counters) of every invoice in the simulator's fiscal memory, in order.
+pub fn device_triples(sim: &Sim) -> Vec<(String, String, String)> {
+    fiscal_invoices(sim)
+        .iter()
+        .map(|d| {
+            (
+                d["rn"].as_str().unwrap_or_default().to_string(),
+                d["code_def"].as_str().unwrap_or_default().to_string(),
+                format!(
+                    "{}/{} {}",
+                    d["fc"],
+                    d["tc"],
+                    d["type"].as_str().unwrap_or_default()
+                ),
+            )
+        })
+        .collect()
+}
+
+/// The register of the gateway configured by `dir/config.toml` equals the device's fiscal
+/// memory (same invoices, same order, no duplicate codeDEFDGI); returns the entries. Call it
+/// from a multi-thread runtime (the CLI runs in `block_in_place`).
+pub fn assert_register_matches_device(dir: &Path, sim: &Sim) -> Vec<Value> {
+    let config = dir.join("config.toml");
+    let entries = tokio::task::block_in_place(|| exported_entries(dir, &config));
+    let register = register_triples(&entries);
+    assert_eq!(
+        register,
+        device_triples(sim),
+        "the register must hold exactly what the device committed"
+    );
+    let codes: std::collections::HashSet<&str> =
+        register.iter().map(|(_, c, _)| c.as_str()).collect();
+    assert_eq!(codes.len(), register.len(), "duplicate codeDEFDGI");
+    entries
+}
+
 /// The invoices committed to the simulator's fiscal memory file (the device's truth), in
 /// order: objects with `tc`, `fc`, `type`, `rn`, `code_def`...
 pub fn fiscal_invoices(sim: &Sim) -> Vec<Value> {
