@@ -4,6 +4,15 @@
 //! The link owns bytes and time; the [`Engine`] owns meaning. Bytes that arrive while a
 //! command is processing stay in the port's buffer and are read after the reply, as on a
 //! real single-threaded box.
+//!
+//! Time is never rounded up where the line would not wait: a command with no processing
+//! time (or one whose time has passed) is answered without touching the timer, and paced
+//! writes follow an absolute schedule (`link/line.rs`), since every tokio sleep costs up to a
+//! 1 ms tick.
+
+mod line;
+#[cfg(test)]
+mod tests;
 
 use std::io;
 use std::time::Duration;
@@ -11,12 +20,13 @@ use std::time::Duration;
 use bytes::BytesMut;
 use chrono::{FixedOffset, NaiveDateTime, Utc};
 use mcf_sfe::{DeviceCodec, FromHost, Reply, ReplyFrame, RequestFrame, Seq, Status, ToHost};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::time::{sleep, sleep_until, Instant};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::{sleep, Instant};
 use tokio_util::codec::Encoder;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
+use self::line::{sleep_until_due, Line};
 use crate::engine::Engine;
 use crate::faults::{Faults, ReplyFaults};
 use crate::reader::FrameReader;
@@ -26,9 +36,10 @@ use crate::reader::FrameReader;
 pub struct LinkConfig {
     /// Baud rate, used for pacing.
     pub baud: u32,
-    /// Write bytes no faster than the baud rate would (10 bits per byte).
+    /// Write bytes no faster than the baud rate would (10 bits per byte), on an absolute
+    /// schedule: on average exactly as fast as the line, never faster.
     pub pace: bool,
-    /// Interval between SYN bytes while a command is processing.
+    /// Interval between SYN bytes while a command is processing (at least 1 ms is used).
     pub syn_interval: Duration,
     /// Offset of the device clock from UTC in seconds (Kinshasa, UTC+1, by default).
     pub clock_offset_secs: i32,
@@ -86,7 +97,8 @@ pub async fn serve<IO>(
 where
     IO: AsyncRead + AsyncWrite,
 {
-    let (reader, mut writer) = tokio::io::split(io);
+    let (reader, writer) = tokio::io::split(io);
+    let mut line = Line::new(writer, config);
     let mut frames = FrameReader::new(reader);
     let mut last: Option<LastReply> = None;
     loop {
@@ -99,7 +111,7 @@ where
         // ticks and paced writes included).
         let end = tokio::select! {
             () = stop.cancelled() => return Ok(LinkEnd::Stopped),
-            end = answer(item, &mut writer, engine, faults, config, &mut last) => end?,
+            end = answer(item, &mut line, engine, faults, config, &mut last) => end?,
         };
         if let Some(end) = end {
             return Ok(end);
@@ -110,7 +122,7 @@ where
 /// Answers one item from the host; `Some` when the link ends with it.
 async fn answer<W: AsyncWrite + Unpin>(
     item: Option<FromHost>,
-    writer: &mut W,
+    line: &mut Line<W>,
     engine: &mut Engine,
     faults: &mut Faults,
     config: &LinkConfig,
@@ -120,7 +132,7 @@ async fn answer<W: AsyncWrite + Unpin>(
         None => return Ok(Some(LinkEnd::HostClosed)),
         Some(FromHost::Malformed(error)) => {
             debug!(%error, "bad frame, NAK");
-            send(writer, &encode(ToHost::Nak)?, config).await?;
+            line.send(&encode(ToHost::Nak)?).await?;
             return Ok(None);
         }
         Some(FromHost::Request(request)) => request,
@@ -130,10 +142,10 @@ async fn answer<W: AsyncWrite + Unpin>(
             seq = request.seq().get(),
             "repeated SEQ: replaying the last reply"
         );
-        send(writer, &last.bytes, config).await?;
+        line.send(&last.bytes).await?;
         return Ok(None);
     }
-    let (reply, finalized) = execute(&request, engine, faults, writer, config).await?;
+    let (reply, finalized) = execute(&request, engine, faults, line, config).await?;
     if finalized && faults.power_cut_on_finalize() {
         warn!(
             seq = request.seq().get(),
@@ -142,7 +154,7 @@ async fn answer<W: AsyncWrite + Unpin>(
         return Ok(Some(LinkEnd::PowerCut));
     }
     let bytes = encode(ToHost::Reply(reply))?;
-    deliver(writer, &bytes, faults.for_reply(), config).await?;
+    deliver(line, &bytes, faults.for_reply()).await?;
     *last = Some(LastReply {
         seq: request.seq(),
         cmd: request.cmd(),
@@ -168,7 +180,7 @@ async fn execute<W: AsyncWrite + Unpin>(
     request: &RequestFrame,
     engine: &mut Engine,
     faults: &mut Faults,
-    writer: &mut W,
+    line: &mut Line<W>,
     config: &LinkConfig,
 ) -> io::Result<(ReplyFrame, bool)> {
     let (data, status, finalized) = if faults.refuse_command() {
@@ -187,7 +199,9 @@ async fn execute<W: AsyncWrite + Unpin>(
             config.clock(),
             started.into_std(),
         );
-        work(writer, started + handled.processing, handled.silent, config).await?;
+        let until = started + handled.processing;
+        let syn_interval = (!handled.silent).then_some(config.syn_interval);
+        work(line, until, syn_interval).await?;
         (handled.reply, handled.status, handled.finalized.is_some())
     };
     let frame = ReplyFrame::new(request.seq(), request.cmd(), data, status).or_else(|e| {
@@ -201,35 +215,61 @@ async fn execute<W: AsyncWrite + Unpin>(
     Ok((frame, finalized))
 }
 
-/// Waits until `until`, sending SYN every `syn_interval` unless silent.
-async fn work<W: AsyncWrite + Unpin>(
-    writer: &mut W,
-    until: Instant,
-    silent: bool,
-    config: &LinkConfig,
-) -> io::Result<()> {
-    if silent {
-        sleep_until(until).await;
-        return Ok(());
+/// What [`work`] does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WorkStep {
+    /// The processing time is over: reply now, without a timer.
+    Done,
+    /// Sleep until the processing time is over.
+    Finish(Instant),
+    /// Sleep until this instant, then send a SYN.
+    Syn(Instant),
+}
+
+/// The next step of a command processing until `until`, at `now`, with the next SYN due at
+/// `next_syn` (`None` when silent). A deadline that has passed (a zero processing time
+/// included) is [`WorkStep::Done`]: no sleep is scheduled, not even one until now.
+fn work_step(until: Instant, next_syn: Option<Instant>, now: Instant) -> WorkStep {
+    if until <= now {
+        return WorkStep::Done;
     }
+    match next_syn {
+        Some(at) if at < until => WorkStep::Syn(at),
+        _ => WorkStep::Finish(until),
+    }
+}
+
+/// The shortest SYN interval used: the timer's resolution. Keeps a zero interval from
+/// becoming a SYN flood that never yields.
+const MIN_SYN_INTERVAL: Duration = Duration::from_millis(1);
+
+/// Waits until `until`, sending SYN every `syn_interval` (`None`: silently).
+async fn work<W: AsyncWrite + Unpin>(
+    line: &mut Line<W>,
+    until: Instant,
+    syn_interval: Option<Duration>,
+) -> io::Result<()> {
+    let interval = syn_interval.map(|i| i.max(MIN_SYN_INTERVAL));
     let syn = encode(ToHost::Syn)?;
+    let mut next_syn = interval.map(|i| Instant::now() + i);
     loop {
-        let next = Instant::now() + config.syn_interval;
-        if next >= until {
-            sleep_until(until).await;
-            return Ok(());
+        match work_step(until, next_syn, Instant::now()) {
+            WorkStep::Done => return Ok(()),
+            WorkStep::Finish(at) => sleep_until_due(at).await,
+            WorkStep::Syn(at) => {
+                sleep_until_due(at).await;
+                line.send(&syn).await?;
+                next_syn = interval.map(|i| Instant::now() + i);
+            }
         }
-        sleep_until(next).await;
-        send(writer, &syn, config).await?;
     }
 }
 
 /// Sends a reply with its injected faults.
 async fn deliver<W: AsyncWrite + Unpin>(
-    writer: &mut W,
+    line: &mut Line<W>,
     bytes: &[u8],
     faults: ReplyFaults,
-    config: &LinkConfig,
 ) -> io::Result<()> {
     if let Some(delay) = faults.delay {
         debug!(?delay, "fault: late reply");
@@ -237,7 +277,7 @@ async fn deliver<W: AsyncWrite + Unpin>(
     }
     if !faults.garbage.is_empty() {
         debug!(len = faults.garbage.len(), "fault: garbage burst");
-        send(writer, &faults.garbage, config).await?;
+        line.send(&faults.garbage).await?;
     }
     if faults.drop {
         debug!("fault: reply dropped");
@@ -252,9 +292,9 @@ async fn deliver<W: AsyncWrite + Unpin>(
                 *byte ^= mask;
             }
             debug!(index, "fault: corrupted reply");
-            send(writer, &corrupted, config).await
+            line.send(&corrupted).await
         }
-        _ => send(writer, bytes, config).await,
+        _ => line.send(bytes).await,
     }
 }
 
@@ -262,26 +302,4 @@ fn encode(item: ToHost) -> io::Result<Vec<u8>> {
     let mut buf = BytesMut::new();
     DeviceCodec.encode(item, &mut buf)?;
     Ok(buf.to_vec())
-}
-
-/// Writes `bytes`, no faster than the baud rate when pacing.
-async fn send<W: AsyncWrite + Unpin>(
-    writer: &mut W,
-    bytes: &[u8],
-    config: &LinkConfig,
-) -> io::Result<()> {
-    if !config.pace || config.baud == 0 {
-        writer.write_all(bytes).await?;
-        return writer.flush().await;
-    }
-    // 10 bits a byte (8N1); write about a millisecond's worth at a time.
-    let per_byte = Duration::from_secs_f64(10.0 / f64::from(config.baud));
-    let chunk = (config.baud as usize / 10_000).max(1);
-    for part in bytes.chunks(chunk) {
-        let due = Instant::now() + per_byte * part.len() as u32;
-        writer.write_all(part).await?;
-        writer.flush().await?;
-        sleep_until(due).await;
-    }
-    Ok(())
 }

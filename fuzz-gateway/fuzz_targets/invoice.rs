@@ -19,7 +19,9 @@
 //!   JSON, and the host-side 33h expectation never panics (checked arithmetic).
 #![no_main]
 
-use emcf_gateway::certify::request::parse_body;
+use emcf_gateway::certify::request::{
+    parse_body, CLIENT_FIELDS, ITEM_FIELDS, OPERATOR_FIELDS, PAYMENT_FIELDS, TOP_FIELDS,
+};
 use emcf_gateway::certify::validate::{code, validate, Seller, ValidInvoice, ValidationError};
 use libfuzzer_sys::arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
@@ -147,48 +149,6 @@ fn template() -> Value {
         "cmta": "Merci", "cmth": "A bientot"
     })
 }
-
-const TOP: &[&str] = &[
-    "nif",
-    "rn",
-    "mode",
-    "isF",
-    "type",
-    "curCode",
-    "curDate",
-    "curRate",
-    "items",
-    "client",
-    "payments",
-    "operator",
-    "reference",
-    "referenceType",
-    "cmta",
-    "cmtb",
-    "cmtc",
-    "cmtd",
-    "cmte",
-    "cmtf",
-    "cmtg",
-    "cmth",
-];
-const ITEM: &[&str] = &[
-    "code",
-    "name",
-    "type",
-    "price",
-    "quantity",
-    "taxGroup",
-    "taxSpecificValue",
-    "taxSpecificAmount",
-    "originalPrice",
-    "priceModification",
-];
-const CLIENT: &[&str] = &[
-    "nif", "type", "typeDesc", "name", "contact", "address", "email", "rccm",
-];
-const PAYMENT: &[&str] = &["name", "amount", "curCode", "curRate"];
-const OPERATOR: &[&str] = &["id", "name"];
 
 /// Hostile and boundary texts; the fuzzer's own text is added to these.
 const TEXTS: &[&str] = &[
@@ -323,19 +283,19 @@ fn target<'a>(
 ) -> Option<(&'a mut Map<String, Value>, &'static [&'static str])> {
     let which = u.int_in_range(0..=4u8).ok()?;
     let (slot, fields): (&mut Value, &'static [&'static str]) = match which {
-        0 => (body, TOP),
+        0 => (body, TOP_FIELDS),
         1 => {
             let len = body["items"].as_array().map_or(0, Vec::len);
             let at = u.int_in_range(0..=len.max(1) - 1).ok()?;
-            (body.get_mut("items")?.get_mut(at)?, ITEM)
+            (body.get_mut("items")?.get_mut(at)?, ITEM_FIELDS)
         }
-        2 => (body.get_mut("client")?, CLIENT),
+        2 => (body.get_mut("client")?, CLIENT_FIELDS),
         3 => {
             let len = body["payments"].as_array().map_or(0, Vec::len);
             let at = u.int_in_range(0..=len.max(1) - 1).ok()?;
-            (body.get_mut("payments")?.get_mut(at)?, PAYMENT)
+            (body.get_mut("payments")?.get_mut(at)?, PAYMENT_FIELDS)
         }
-        _ => (body.get_mut("operator")?, OPERATOR),
+        _ => (body.get_mut("operator")?, OPERATOR_FIELDS),
     };
     Some((slot.as_object_mut()?, fields))
 }

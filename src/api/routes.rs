@@ -13,7 +13,7 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::json;
-use tracing::{info, Instrument};
+use tracing::{debug, info, Instrument};
 
 use super::reply::{certification_body, certify_error, http_error, json_response, Body, HttpError};
 use super::{App, Backend};
@@ -31,23 +31,51 @@ pub(crate) async fn handle(
     peer: SocketAddr,
 ) -> Response<Body> {
     let request_id = request_id();
-    let span = tracing::info_span!(
-        "request",
-        id = %request_id,
-        method = %request.method(),
-        path = %request.uri().path(),
-        %peer
-    );
+    // Probes (`GET` of the status, the metrics, the OpenAPI document) are polled by monitoring
+    // every few seconds: they are logged at `debug`, so that the log at `info` (the systemd
+    // unit's level) shows the requests that matter, and a probe costs no log write.
+    let probe = is_probe(request.method(), request.uri().path());
+    let span = if probe {
+        tracing::debug_span!(
+            "request",
+            id = %request_id,
+            method = %request.method(),
+            path = %request.uri().path(),
+            %peer
+        )
+    } else {
+        tracing::info_span!(
+            "request",
+            id = %request_id,
+            method = %request.method(),
+            path = %request.uri().path(),
+            %peer
+        )
+    };
     async move {
         let mut response = route(request, &app).await;
         if let Ok(value) = HeaderValue::from_str(&request_id) {
             response.headers_mut().insert("x-request-id", value);
         }
-        info!(status = response.status().as_u16(), "answered");
+        let status = response.status().as_u16();
+        if probe && response.status().is_success() {
+            debug!(status, "answered");
+        } else {
+            info!(status, "answered");
+        }
         response
     }
     .instrument(span)
     .await
+}
+
+/// Whether a request is a monitoring probe (see [`handle`]).
+fn is_probe(method: &Method, path: &str) -> bool {
+    *method == Method::GET
+        && (path == "/metrics"
+            || path
+                .strip_prefix(PREFIX)
+                .is_some_and(|rest| rest == "/status" || rest == "/openapi.yaml"))
 }
 
 async fn route(request: Request<Incoming>, app: &App) -> Response<Body> {

@@ -131,7 +131,8 @@ pub const COMMENT_FIELDS: [&str; 8] = [
     "cmta", "cmtb", "cmtc", "cmtd", "cmte", "cmtf", "cmtg", "cmth",
 ];
 
-const TOP_FIELDS: &[&str] = &[
+/// The JSON names of the body's top-level fields (the schema; any other name is refused).
+pub const TOP_FIELDS: &[&str] = &[
     "nif",
     "rn",
     "mode",
@@ -155,7 +156,8 @@ const TOP_FIELDS: &[&str] = &[
     "cmtg",
     "cmth",
 ];
-const ITEM_FIELDS: &[&str] = &[
+/// The JSON names of the fields of one element of `items`.
+pub const ITEM_FIELDS: &[&str] = &[
     "code",
     "name",
     "type",
@@ -167,11 +169,14 @@ const ITEM_FIELDS: &[&str] = &[
     "originalPrice",
     "priceModification",
 ];
-const CLIENT_FIELDS: &[&str] = &[
+/// The JSON names of the fields of `client`.
+pub const CLIENT_FIELDS: &[&str] = &[
     "nif", "type", "typeDesc", "name", "contact", "address", "email", "rccm",
 ];
-const PAYMENT_FIELDS: &[&str] = &["name", "amount", "curCode", "curRate"];
-const OPERATOR_FIELDS: &[&str] = &["id", "name"];
+/// The JSON names of the fields of one element of `payments`.
+pub const PAYMENT_FIELDS: &[&str] = &["name", "amount", "curCode", "curRate"];
+/// The JSON names of the fields of `operator`.
+pub const OPERATOR_FIELDS: &[&str] = &["id", "name"];
 
 /// Reads a request body: UTF-8 JSON, one object, the fields above and no others.
 pub fn parse_body(body: &[u8]) -> Result<InvoiceRequest, ValidationError> {

@@ -163,6 +163,11 @@ impl Certifier {
         let received_at = Utc::now();
         let org = &principal.org;
         let env = principal.environment;
+        // The place in the device's arrival order is taken now, before the work below, so
+        // that a request preempted while being validated is not overtaken (device/arrivals.rs).
+        // A device that cannot be had is reported only after validation, as before.
+        let device = self.devices.for_invoice(org, env).await;
+        let turn = device.as_ref().ok().map(|(_, device)| device.take_turn());
         let seller = Seller {
             nif: org.nif.clone(),
             isf: org.isf.clone(),
@@ -213,10 +218,14 @@ impl Certifier {
                 Some(claim)
             }
         };
-        let (device_name, device) = self.devices.for_invoice(org, env).await?;
+        let (device_name, device) = device?;
         self.refuse_if_in_doubt(&device_name)?;
         // A client that leaves while queued here costs nothing.
-        let mut session = device.acquire().await.map_err(CertifyError::from_device)?;
+        let turn = turn.unwrap_or_else(|| device.take_turn());
+        let mut session = device
+            .acquire_in_turn(turn)
+            .await
+            .map_err(CertifyError::from_device)?;
         // Checked again with the port held: an invoice in doubt must be settled before the
         // device finalizes anything else, or C1h could no longer tell.
         self.refuse_if_in_doubt(&device_name)?;

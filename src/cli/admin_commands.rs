@@ -15,23 +15,49 @@ use crate::store::{Store, StoreError, StoreOptions};
 
 /// Runs `request` on the service if it runs, else on the store.
 fn run(config: &Config, request: AdminRequest) -> anyhow::Result<Value> {
-    let state_dir = config.resolved_state_dir();
-    if let Some(answer) = socket::call(&socket::path_in(state_dir), &request)? {
-        return Ok(answer);
-    }
-    let store = match Store::open(state_dir) {
-        Ok(store) => store,
-        Err(StoreError::Locked) => bail!(
-            "{} is held by a running gateway whose admin socket does not answer; check the service",
-            state_dir.display()
-        ),
-        Err(error) => {
-            return Err(error)
-                .with_context(|| format!("opening the register in {}", state_dir.display()))
+    Runner::new(config).run(request)
+}
+
+/// Runs requests on the service if it runs, else on the store, which is opened on the first
+/// such request and kept for the next ones (a long export opens it once, not once a page).
+struct Runner<'a> {
+    config: &'a Config,
+    local: Option<Admin>,
+}
+
+impl<'a> Runner<'a> {
+    fn new(config: &'a Config) -> Runner<'a> {
+        Runner {
+            config,
+            local: None,
         }
-    };
-    let admin = Admin::new(Arc::new(store), quota_settings(config));
-    Ok(admin.handle(request)?)
+    }
+
+    fn run(&mut self, request: AdminRequest) -> anyhow::Result<Value> {
+        // While this process holds the store, no service can have started on it.
+        if let Some(admin) = &self.local {
+            return Ok(admin.handle(request)?);
+        }
+        let state_dir = self.config.resolved_state_dir();
+        if let Some(answer) = socket::call(&socket::path_in(state_dir), &request)? {
+            return Ok(answer);
+        }
+        let store = match Store::open(state_dir) {
+            Ok(store) => store,
+            Err(StoreError::Locked) => bail!(
+                "{} is held by a running gateway whose admin socket does not answer; check the service",
+                state_dir.display()
+            ),
+            Err(error) => {
+                return Err(error)
+                    .with_context(|| format!("opening the register in {}", state_dir.display()))
+            }
+        };
+        let admin = self
+            .local
+            .insert(Admin::new(Arc::new(store), quota_settings(self.config)));
+        Ok(admin.handle(request)?)
+    }
 }
 
 pub(super) fn quota_settings(config: &Config) -> QuotaSettings {
@@ -53,6 +79,39 @@ fn environment(sandbox: bool) -> Environment {
 fn print_json(value: &Value) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
+}
+
+/// Prints a header line and rows: every column but the last left-aligned and padded to its
+/// width in `widths` (a longer value is not cut), one space apart; the last one as is.
+fn print_table<const N: usize>(widths: &[usize], header: [&str; N], rows: Vec<[String; N]>) {
+    debug_assert_eq!(widths.len() + 1, N);
+    let line = |cells: &[&str]| {
+        let mut line = String::new();
+        for (cell, width) in cells.iter().zip(widths) {
+            line.push_str(&format!("{cell:<width$} "));
+        }
+        line.push_str(cells[N - 1]);
+        println!("{line}");
+    };
+    line(&header);
+    for row in &rows {
+        line(&row.each_ref().map(String::as_str));
+    }
+}
+
+/// The text field `name` of a JSON answer, `""` if absent.
+fn text(value: &Value, name: &str) -> String {
+    value
+        .get(name)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The boolean field `name` of a JSON answer (absent: false) as `yes` or `no`.
+fn yes_no(value: &Value, name: &str) -> String {
+    let set = value.get(name).and_then(Value::as_bool).unwrap_or(false);
+    if set { "yes" } else { "no" }.to_string()
 }
 
 /// `org ...`
@@ -138,22 +197,25 @@ pub(super) fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
         }
         KeyCommand::List { org } => {
             let keys = run(config, AdminRequest::KeyList { org })?;
-            println!(
-                "{:<16} {:<11} {:<8} {:<25} LABEL",
-                "ID", "ENV", "ENABLED", "CREATED"
+            let rows = keys
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|key| {
+                    [
+                        text(key, "id"),
+                        text(key, "environment"),
+                        yes_no(key, "enabled"),
+                        text(key, "created_at"),
+                        text(key, "label"),
+                    ]
+                })
+                .collect();
+            print_table(
+                &[16, 11, 8, 25],
+                ["ID", "ENV", "ENABLED", "CREATED", "LABEL"],
+                rows,
             );
-            for key in keys.as_array().into_iter().flatten() {
-                let text = |name: &str| key.get(name).and_then(Value::as_str).unwrap_or("");
-                let enabled = key.get("enabled").and_then(Value::as_bool).unwrap_or(false);
-                println!(
-                    "{:<16} {:<11} {:<8} {:<25} {}",
-                    text("id"),
-                    text("environment"),
-                    if enabled { "yes" } else { "no" },
-                    text("created_at"),
-                    text("label")
-                );
-            }
             Ok(())
         }
         KeyCommand::Disable { id } => set_enabled(config, id, false),
@@ -201,7 +263,13 @@ pub(super) fn log(config: &Config, command: LogCommand) -> anyhow::Result<()> {
             after,
             limit,
         } => {
-            let entries = page(config, org, environment(sandbox), after, limit)?;
+            let entries = page(
+                &mut Runner::new(config),
+                org,
+                environment(sandbox),
+                after,
+                limit,
+            )?;
             println!(
                 "{:>8} {:<12} {:<24} {:<4} {:>14} {:<24} CERTIFIED",
                 "SEQ", "ORG", "RN", "TYPE", "TOTAL", "CODEDEFDGI"
@@ -243,21 +311,18 @@ pub(super) fn log(config: &Config, command: LogCommand) -> anyhow::Result<()> {
 }
 
 fn page(
-    config: &Config,
+    runner: &mut Runner<'_>,
     org: Option<String>,
     environment: Environment,
     after: u64,
     limit: usize,
 ) -> anyhow::Result<Vec<RegisterEntry>> {
-    let value = run(
-        config,
-        AdminRequest::LogList {
-            org,
-            environment,
-            after,
-            limit,
-        },
-    )?;
+    let value = runner.run(AdminRequest::LogList {
+        org,
+        environment,
+        after,
+        limit,
+    })?;
     Ok(serde_json::from_value(value)?)
 }
 
@@ -272,9 +337,11 @@ fn export(
     if let ExportFormat::Csv = format {
         writeln!(out, "{}", csv::HEADER)?;
     }
+    // Through the service, one request a page; without it, the store opened once.
+    let mut runner = Runner::new(config);
     let mut after = 0;
     loop {
-        let entries = page(config, org.clone(), environment, after, 1000)?;
+        let entries = page(&mut runner, org.clone(), environment, after, 1000)?;
         let Some(last) = entries.last() else { break };
         after = last.sequence;
         for entry in &entries {
@@ -312,21 +379,20 @@ pub(super) fn dashboard_token(
         }
         DashboardTokenCommand::List { org } => {
             let tokens = run(config, AdminRequest::DashboardTokenList { org })?;
-            println!("{:<14} {:<8} {:<25} LABEL", "ID", "REVOKED", "CREATED");
-            for token in tokens.as_array().into_iter().flatten() {
-                let text = |name: &str| token.get(name).and_then(Value::as_str).unwrap_or("");
-                let revoked = token
-                    .get("revoked")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false);
-                println!(
-                    "{:<14} {:<8} {:<25} {}",
-                    text("id"),
-                    if revoked { "yes" } else { "no" },
-                    text("created_at"),
-                    text("label")
-                );
-            }
+            let rows = tokens
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|token| {
+                    [
+                        text(token, "id"),
+                        yes_no(token, "revoked"),
+                        text(token, "created_at"),
+                        text(token, "label"),
+                    ]
+                })
+                .collect();
+            print_table(&[14, 8, 25], ["ID", "REVOKED", "CREATED", "LABEL"], rows);
             Ok(())
         }
         DashboardTokenCommand::Revoke { id } => {

@@ -5,9 +5,10 @@
 
 use anyhow::Context;
 use emcf_sim::RunningSim;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
@@ -117,9 +118,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         stop.clone(),
     ));
 
-    let listener = TcpListener::bind(config.listen)
-        .await
-        .with_context(|| format!("listening on {}", config.listen))?;
+    let listener = listen(config.listen)?;
     let addr = listener.local_addr()?;
     println!("emcf-gateway listening on http://{addr}");
     if let Some((live, sandbox)) = &demo_keys {
@@ -190,12 +189,31 @@ fn server_settings(config: &Config) -> ServerSettings {
     }
 }
 
+/// Connections the kernel may hold for `accept` (std's and mio's default is 128: with a burst
+/// of clients, e.g. a whole shop's tills after a network cut, the rest would be dropped at SYN
+/// and retried by their kernel only a second later).
+const LISTEN_BACKLOG: u32 = 1024;
+
+/// Binds the API's socket (address reuse on, as `TcpListener::bind` does) with
+/// [`LISTEN_BACKLOG`].
+fn listen(addr: SocketAddr) -> anyhow::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()
+    } else {
+        TcpSocket::new_v6()
+    }
+    .context("creating the listening socket")?;
+    socket.set_reuseaddr(true)?;
+    socket
+        .bind(addr)
+        .and_then(|()| socket.listen(LISTEN_BACKLOG))
+        .with_context(|| format!("listening on {addr}"))
+}
+
 /// Serves the API with certification stopped: `status` false, 503 (code 160) elsewhere. No
 /// device is opened and nothing is written.
 async fn serve_halted(config: &Config, reason: String) -> anyhow::Result<()> {
-    let listener = TcpListener::bind(config.listen)
-        .await
-        .with_context(|| format!("listening on {}", config.listen))?;
+    let listener = listen(config.listen)?;
     println!(
         "emcf-gateway listening on http://{}",
         listener.local_addr()?

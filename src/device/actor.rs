@@ -49,6 +49,7 @@ pub(super) fn spawn<C: Connector>(config: DeviceConfig, connector: C) -> DeviceH
         grants: grants_tx,
         status: status_rx,
         stop,
+        arrivals: Arc::new(super::arrivals::Arrivals::new()),
     }
 }
 

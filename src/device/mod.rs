@@ -15,7 +15,9 @@
 //! # Sessions
 //! [`DeviceHandle::acquire`] queues a request on a bounded queue and resolves to a
 //! [`Session`]: exclusive use of the device until the `Session` is dropped, so the commands
-//! of one invoice are never interleaved with another's. Requests are served in order. The
+//! of one invoice are never interleaved with another's. Requests are served in order of
+//! arrival: [`DeviceHandle::take_turn`] when a request arrives, and
+//! [`DeviceHandle::acquire_in_turn`] enters the queue after every earlier turn (`arrivals.rs`). The
 //! queue is not a waiting room for a dead link: `acquire` fails at once with
 //! [`DeviceError::Unavailable`] while disconnected and with [`DeviceError::QueueFull`] when
 //! full. A caller that gives up while queued costs nothing (its grant is skipped).
@@ -45,6 +47,7 @@
 //! Logs carry the device name, the command byte and SEQ, never DATA (invoice contents).
 
 mod actor;
+mod arrivals;
 mod error;
 mod port;
 mod transport;
@@ -63,6 +66,7 @@ use mcf_sfe::{Command, Reply, Status};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
+pub use arrivals::Turn;
 pub use error::DeviceError;
 
 /// Default length of a device's queue of sessions.
@@ -203,6 +207,7 @@ pub struct DeviceHandle {
     grants: mpsc::Sender<Grant>,
     status: watch::Receiver<LinkStatus>,
     stop: CancellationToken,
+    arrivals: Arc<arrivals::Arrivals>,
 }
 
 impl DeviceHandle {
@@ -222,6 +227,18 @@ impl DeviceHandle {
     /// (`Unavailable`), the queue is full (`QueueFull`) or the actor stops (`ShuttingDown`).
     /// Dropping the returned future while queued gives the place up at no cost.
     pub async fn acquire(&self) -> Result<Session, DeviceError> {
+        self.acquire_in_turn(self.take_turn()).await
+    }
+
+    /// A place in this device's arrival order, taken when a request arrives; pass it to
+    /// [`DeviceHandle::acquire_in_turn`] once the request is ready for the device.
+    pub fn take_turn(&self) -> Turn {
+        self.arrivals.take()
+    }
+
+    /// [`DeviceHandle::acquire`], entering the queue only after every turn taken before
+    /// `turn` has entered it or been given up (see [`Turn`]).
+    pub async fn acquire_in_turn(&self, turn: Turn) -> Result<Session, DeviceError> {
         if self.stop.is_cancelled() {
             return Err(DeviceError::ShuttingDown);
         }
@@ -235,14 +252,16 @@ impl DeviceHandle {
                 )));
             }
         }
-        let (reply, granted) = oneshot::channel();
         let asked = std::time::Instant::now();
+        turn.wait().await;
+        let (reply, granted) = oneshot::channel();
         self.grants
             .try_send(Grant { reply })
             .map_err(|error| match error {
                 mpsc::error::TrySendError::Full(_) => DeviceError::QueueFull,
                 mpsc::error::TrySendError::Closed(_) => DeviceError::ShuttingDown,
             })?;
+        turn.finish();
         let session = granted.await.unwrap_or(Err(DeviceError::ShuttingDown));
         crate::metrics::queue_wait(&self.name, asked.elapsed());
         session

@@ -12,6 +12,10 @@ use tracing::{error, warn};
 use super::error::{io_at, DamageAt, StoreError};
 use super::event::{hash, Event, Hash, Record, GENESIS};
 
+mod prefix;
+
+pub use prefix::{check_prefix, ChainCheck};
+
 /// The largest payload a record may have (1 MiB). A header announcing more is damage.
 pub const MAX_RECORD: u32 = 1 << 20;
 
@@ -51,6 +55,27 @@ pub struct Scanned {
     pub torn: Option<Torn>,
 }
 
+/// Where a scan starts: just after record `seq`, whose payload hashes to `head` and which
+/// ends at byte `offset` ([`Start::GENESIS`]: the beginning of the journal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Start {
+    /// Byte offset just after record `seq`.
+    pub offset: u64,
+    /// The last record before the scan (0 for none).
+    pub seq: u64,
+    /// Hash of that record's payload ([`GENESIS`] for none).
+    pub head: Hash,
+}
+
+impl Start {
+    /// The beginning of the journal.
+    pub const GENESIS: Start = Start {
+        offset: 0,
+        seq: 0,
+        head: GENESIS,
+    };
+}
+
 /// Reads the records of `src` from offset 0 up to `limit`, checking each CRC, the sequence
 /// numbers and the hash chain, and hands each valid record to `visit` in order.
 pub fn scan<R: Read + Seek>(
@@ -58,13 +83,26 @@ pub fn scan<R: Read + Seek>(
     limit: u64,
     mode: Mode,
     path: &Path,
+    visit: impl FnMut(&Record, &Hash) -> Result<(), StoreError>,
+) -> Result<Scanned, StoreError> {
+    scan_from(src, Start::GENESIS, limit, mode, path, visit)
+}
+
+/// [`scan`] of the records after `start` (which the caller has checked, e.g. with
+/// [`check_prefix`]): the first one must be seq `start.seq + 1` with `prev` = `start.head`.
+pub fn scan_from<R: Read + Seek>(
+    src: &mut R,
+    start: Start,
+    limit: u64,
+    mode: Mode,
+    path: &Path,
     mut visit: impl FnMut(&Record, &Hash) -> Result<(), StoreError>,
 ) -> Result<Scanned, StoreError> {
     let read_err = |e| io_at(path, "reading", e);
-    src.seek(SeekFrom::Start(0)).map_err(read_err)?;
-    let mut offset = 0u64;
-    let mut head = GENESIS;
-    let mut seq = 0u64;
+    src.seek(SeekFrom::Start(start.offset)).map_err(read_err)?;
+    let mut offset = start.offset;
+    let mut head = start.head;
+    let mut seq = start.seq;
     let mut payload = Vec::new();
     let bad = {
         let mut reader = BufReader::with_capacity(1 << 16, &mut *src);

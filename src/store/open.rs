@@ -33,6 +33,8 @@ impl Store {
         // The journal's folder exists once a store was opened here: a missing journal file in
         // it is a lost journal, not a fresh state directory.
         let used_before = journal_path.parent().is_some_and(Path::exists);
+        // The journal's chain is checked on other threads while sled opens (see `replay`).
+        let chain = journal::ChainCheck::spawn(&journal_path);
         let mut index = open_index(state_dir, &index_dir, &journal_path)?;
 
         let exists = journal_path
@@ -54,7 +56,7 @@ impl Store {
             journal::create(&journal_path)?;
         }
         let (mut file, len) = journal::open_file(&journal_path)?;
-        let scanned = match replay(&index, &mut file, len, &journal_path)? {
+        let scanned = match replay(&index, &mut file, len, &journal_path, chain)? {
             Ok(scanned) => scanned,
             Err(StaleIndex(err)) if options.rebuild_stale_index => {
                 let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
@@ -65,7 +67,7 @@ impl Store {
                     .map_err(|e| error::io_at(&index_dir, "moving", e))?;
                 journal::sync_dir(state_dir)?;
                 index = Index::open(&index_dir)?;
-                replay(&index, &mut file, len, &journal_path)?.map_err(|StaleIndex(e)| e)?
+                replay(&index, &mut file, len, &journal_path, None)?.map_err(|StaleIndex(e)| e)?
             }
             Err(StaleIndex(err)) => return Err(err),
         };
@@ -143,11 +145,21 @@ fn take_lock(path: &Path) -> Result<File, StoreError> {
 
 /// Scans the journal and applies to `index` the records it lacks. The outer error is fatal; the
 /// inner one says the index is ahead of the journal or disagrees with it.
+///
+/// When the index has applied records, they are checked first with
+/// [`journal::check_prefix`] (every CRC, seq and chain link up to the index's last record,
+/// whose hash must be the one the index recorded, without parsing the events again; `chain`
+/// is the same check started before sled was opened, used when the index's last record is
+/// among the journal's last ones): if that holds, only the records after it are scanned in
+/// full and applied. If anything differs, the
+/// whole journal is scanned from the start as before, so every recovery rule (torn tail,
+/// damage, index behind, ahead or disagreeing) is decided by the same full scan.
 fn replay(
     index: &Index,
     file: &mut File,
     len: u64,
     path: &Path,
+    chain: Option<journal::ChainCheck>,
 ) -> Result<Result<Scanned, StaleIndex>, StoreError> {
     let (probe_seq, probe_hash) = match index.applied()? {
         Applied::Empty => (0, GENESIS),
@@ -167,6 +179,19 @@ fn replay(
     let advice = "the journal lost or changed acknowledged records: restore journal/journal.log \
                   from a backup, or rebuild the index from the journal as it is \
                   (StoreOptions::rebuild_stale_index; entries missing from the journal are lost)";
+    // Fast path: records 1..=probe_seq intact (CRC, seq, chain) and the last one hashing to
+    // what the index recorded: only the records after it are parsed and applied. Anything
+    // else falls through to the full scan, which finds and classifies it.
+    let checked = chain
+        .and_then(|chain| chain.start_after(len, probe_seq, &probe_hash))
+        .or_else(|| journal::check_prefix(file, len, probe_seq, &probe_hash));
+    if let Some(start) = checked {
+        let scanned = journal::scan_from(file, start, len, Mode::Open, path, |record, hash| {
+            index.apply(record, hash)
+        })?;
+        index.flush()?;
+        return Ok(Ok(scanned));
+    }
     let mut stale = None;
     let scanned = journal::scan(file, len, Mode::Open, path, |record, hash| {
         if record.seq == probe_seq && *hash != probe_hash {
@@ -198,4 +223,78 @@ fn replay(
     }
     index.flush()?;
     Ok(Ok(scanned))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Environment;
+    use crate::store::tests::{certify, frames, seeded, write_frames};
+    use crate::store::EntryFilter;
+
+    fn register(store: &Store) -> Vec<crate::model::RegisterEntry> {
+        store
+            .entries(&EntryFilter {
+                org: None,
+                environment: Environment::Production,
+                after_sequence: 0,
+                limit: 1000,
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn reopening_through_the_prefix_check_gives_the_same_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = seeded(dir.path());
+        for i in 0..20 {
+            certify(
+                &store,
+                "demo",
+                Environment::Production,
+                &format!("FN-{i}"),
+                2026,
+            );
+        }
+        let before = (register(&store), store.verify().unwrap());
+        drop(store);
+        for _ in 0..2 {
+            let store = Store::open(dir.path()).unwrap();
+            assert_eq!((register(&store), store.verify().unwrap()), before);
+            // Appends continue the chain where the prefix check ended.
+            drop(store);
+        }
+        let store = Store::open(dir.path()).unwrap();
+        let entry = certify(&store, "acme", Environment::Production, "A-1", 2026);
+        assert_eq!(entry.sequence, 21);
+        assert_eq!(store.verify().unwrap().records, before.1.records + 2);
+    }
+
+    #[test]
+    fn a_journal_the_prefix_check_leaves_is_opened_by_the_full_scan() {
+        // Records in another JSON spacing (CRC and chain recomputed): not the writer's exact
+        // form, so the fast path declines and the full scan reads them as before.
+        let dir = tempfile::tempdir().unwrap();
+        let store = seeded(dir.path());
+        certify(&store, "demo", Environment::Production, "FN-1", 2026);
+        let before = register(&store);
+        drop(store);
+        let mut prev = "0".repeat(64);
+        let payloads: Vec<Vec<u8>> = frames(dir.path())
+            .into_iter()
+            .map(|(_, p)| {
+                let mut record: super::super::Record = serde_json::from_slice(&p).unwrap();
+                record.prev = prev.clone();
+                let bytes = serde_json::to_vec_pretty(&record).unwrap();
+                prev = hex::encode(super::super::event::hash(&bytes));
+                bytes
+            })
+            .collect();
+        write_frames(dir.path(), &payloads);
+        std::fs::remove_dir_all(dir.path().join("index.sled")).unwrap();
+        drop(Store::open(dir.path()).unwrap()); // index built from the respaced journal
+        let store = Store::open(dir.path()).unwrap(); // index applied: full scan again
+        assert_eq!(register(&store), before);
+        assert_eq!(store.verify().unwrap().records, payloads.len() as u64);
+    }
 }
