@@ -289,6 +289,65 @@ async fn a_tampered_journal_is_detected_and_never_reinitialised() {
     assert_refused_as_damaged(&setup, "a byte changed in its last record").await;
 }
 
+/// A large register (`EMCF_BACKGROUND_CHECK_ABOVE_BYTES=0` makes every register large) opens
+/// from the index's checkpoint and has its history checked in the background: intact, it
+/// certifies at once; damaged before the checkpoint, certification stops once the check finds
+/// it (status false, 503 code 160, the loud log line), lookups still answer, and the journal
+/// is left as it is.
+#[tokio::test(flavor = "multi_thread")]
+async fn damage_found_by_the_background_check_stops_certification() {
+    const LARGE: (&str, &str) = ("EMCF_BACKGROUND_CHECK_ABOVE_BYTES", "0");
+    let mut setup = Setup::new().await;
+    for rn in ["BG-1", "BG-2", "BG-3"] {
+        setup.certify(rn).await;
+    }
+    assert!(setup.gateway.terminate(), "{}", setup.gateway.log());
+
+    setup.gateway = Gateway::start_with_env(setup.path(), &setup.config, &[LARGE]);
+    setup.gateway.wait_ready().await;
+    setup.certify("BG-4").await;
+    let checked = "journal history checked in the background: intact";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !setup.gateway.log().contains(checked) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{}",
+            setup.gateway.log()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(setup.gateway.terminate(), "{}", setup.gateway.log());
+
+    let journal = setup.journal();
+    let len = std::fs::read(&journal).expect("journal read").len();
+    let damaged = flip(&journal, len / 3);
+    setup.gateway = Gateway::start_with_env(setup.path(), &setup.config, &[LARGE]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let status = get(setup.gateway.addr, "/api/v1/status", None).await;
+        if status.json["status"] == false && setup.gateway.log().contains("REGISTER IS DAMAGED") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{}",
+            setup.gateway.log()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let refused = post_invoice(setup.gateway.addr, &setup.key, &invoice("BG-5")).await;
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert_eq!(refused.json["errorCode"], 160, "{}", refused.body);
+    assert!(refused.header("retry-after").is_some());
+    let found = setup.lookup("BG-4").await;
+    assert_eq!(found.status, 200, "{}", found.body);
+    assert!(setup.gateway.terminate(), "{}", setup.gateway.log());
+    assert!(
+        std::fs::read(&journal).expect("journal read") == damaged,
+        "the damaged journal was modified"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_register_exports_every_entry_in_order_as_csv_and_json() {
     let mut setup = Setup::new().await;

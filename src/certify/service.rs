@@ -161,6 +161,9 @@ impl Certifier {
         kind: &mut Option<InvoiceType>,
     ) -> Result<Certified, CertifyError> {
         let received_at = Utc::now();
+        // Damage found by the background check of the journal stops certification as damage
+        // found at the open does (503, 160), before anything reaches the device.
+        self.store.refuse_if_damaged()?;
         let org = &principal.org;
         let env = principal.environment;
         // The place in the device's arrival order is taken now, before the work below, so
@@ -310,6 +313,7 @@ impl Certifier {
         reconciling.sort();
         // Ready means the fiscal path: the configured devices (sandboxes start on demand).
         let ready = !self.store_failed.load(Ordering::SeqCst)
+            && self.store.refuse_if_damaged().is_ok()
             && reconciling.is_empty()
             && all.iter().any(|(_, _, configured)| *configured)
             && all

@@ -241,6 +241,7 @@ pub(super) fn rebuild_index(config: &Config) -> anyhow::Result<()> {
     let state_dir = config.resolved_state_dir();
     let options = StoreOptions {
         rebuild_stale_index: true,
+        ..StoreOptions::default()
     };
     let store = match Store::open_with(state_dir, &options) {
         Ok(store) => store,

@@ -23,7 +23,7 @@ use crate::device::{self, DeviceConfig, DeviceHandle, LinkTiming};
 use crate::keys;
 use crate::model::{Environment, Organization, Plan};
 use crate::notify;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, StoreOptions};
 
 /// Name of the bundled simulator used when no device is configured.
 pub const EMBEDDED_DEVICE: &str = "embedded";
@@ -61,7 +61,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     {
         anyhow::bail!("the device name {EMBEDDED_DEVICE:?} and names starting with \"sandbox-\" are reserved for the bundled simulator");
     }
-    let store = match Store::open(&state_dir) {
+    let store = match Store::open_with(&state_dir, &store_options()) {
         Ok(store) => Arc::new(store),
         Err(error @ StoreError::Damaged { .. }) => {
             let reason = error.to_string();
@@ -186,6 +186,23 @@ fn server_settings(config: &Config) -> ServerSettings {
         request_timeout: config.request_timeout(),
         body_limit: config.body_limit_bytes,
         shutdown_grace: config.request_timeout(),
+    }
+}
+
+/// A journal from this size on (about 45,000 invoices) is opened from the index's checkpoint
+/// and its history checked in the background (`store/history.rs`): checking it before serving
+/// would take about 1 s per 1,000,000 invoices. A smaller one is checked whole first (under
+/// 50 ms). `EMCF_BACKGROUND_CHECK_ABOVE_BYTES` sets another size (tests use 0).
+const BACKGROUND_CHECK_ABOVE_BYTES: u64 = 64 << 20;
+
+fn store_options() -> StoreOptions {
+    let above = std::env::var("EMCF_BACKGROUND_CHECK_ABOVE_BYTES")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(BACKGROUND_CHECK_ABOVE_BYTES);
+    StoreOptions {
+        background_check_above: Some(above),
+        ..StoreOptions::default()
     }
 }
 

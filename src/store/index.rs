@@ -27,6 +27,7 @@ use serde::de::DeserializeOwned;
 use sled::{IVec, Tree};
 
 use super::event::Hash;
+use super::journal::Checkpoint;
 use super::{EntryFilter, StoreError};
 use crate::model::{
     Environment, IdempotencyBinding, Intent, IntentId, KeyRecord, Organization, RegisterEntry,
@@ -37,6 +38,9 @@ use crate::model::{
 pub(super) const FORMAT: u32 = 3;
 pub(super) const META_APPLIED: &[u8] = b"m:applied";
 pub(super) const META_FORMAT: &[u8] = b"m:format";
+/// A [`Checkpoint`]: seq (8, BE), hash (32), start (8, BE), end (8, BE). Only a hint for the
+/// open (checked against the journal before use), so an index without one is still valid.
+pub(super) const META_CHECKPOINT: &[u8] = b"m:checkpoint";
 
 /// Where the index stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -206,6 +210,36 @@ impl Index {
                 other.map(|v| v.len())
             ))),
         }
+    }
+
+    /// The journal position kept by [`Index::set_checkpoint`], if any and well-formed.
+    pub fn checkpoint(&self) -> Result<Option<Checkpoint>, StoreError> {
+        let Some(v) = self.tree.get(META_CHECKPOINT)? else {
+            return Ok(None);
+        };
+        if v.len() != 56 {
+            return Ok(None);
+        }
+        let mut hash = [0u8; 32];
+        hash.copy_from_slice(&v[8..40]);
+        Ok(Some(Checkpoint {
+            seq: be_u64(&v[..8])?,
+            hash,
+            start: be_u64(&v[40..48])?,
+            end: be_u64(&v[48..])?,
+        }))
+    }
+
+    /// Keeps `checkpoint` (a record the journal holds and this index has applied) for the
+    /// next open to start from.
+    pub fn set_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), StoreError> {
+        let mut v = Vec::with_capacity(56);
+        v.extend_from_slice(&checkpoint.seq.to_be_bytes());
+        v.extend_from_slice(&checkpoint.hash);
+        v.extend_from_slice(&checkpoint.start.to_be_bytes());
+        v.extend_from_slice(&checkpoint.end.to_be_bytes());
+        self.tree.insert(META_CHECKPOINT, v)?;
+        Ok(())
     }
 
     /// The last applied seq (0 if none).

@@ -53,6 +53,60 @@ pub struct Scanned {
     pub head: Hash,
     /// A torn tail after `end`, in [`Mode::Open`].
     pub torn: Option<Torn>,
+    /// Where the last valid record starts, if this scan read it.
+    pub last_start: Option<u64>,
+}
+
+/// One record's place in the journal: its seq, the SHA-256 of its payload, and the byte range
+/// of the whole record (header included). The index keeps one (see `Index::checkpoint`) so
+/// that an open can start from it; an open checks the record there before trusting it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// The record's seq.
+    pub seq: u64,
+    /// The SHA-256 of its payload.
+    pub hash: Hash,
+    /// Where its header starts.
+    pub start: u64,
+    /// Where it ends (the next record starts).
+    pub end: u64,
+}
+
+impl Checkpoint {
+    /// Where a scan of the records after it starts.
+    pub fn next(&self) -> Start {
+        Start {
+            offset: self.end,
+            seq: self.seq,
+            head: self.hash,
+            record_start: self.start,
+        }
+    }
+
+    /// Whether the record at this place of `file` is intact (header, CRC), is seq `seq` as
+    /// the writer writes it and hashes to `hash`.
+    pub fn holds_in(&self, file: &mut File) -> bool {
+        let Some(len) = self.end.checked_sub(self.start + HEADER) else {
+            return false;
+        };
+        if len == 0 || len > u64::from(MAX_RECORD) {
+            return false;
+        }
+        let mut bytes = vec![0u8; (HEADER + len) as usize];
+        let read = file
+            .seek(SeekFrom::Start(self.start))
+            .and_then(|_| file.read_exact(&mut bytes));
+        if read.is_err() {
+            return false;
+        }
+        let (header, payload) = bytes.split_at(HEADER as usize);
+        let announced = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+        let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+        u64::from(announced) == len
+            && crc32fast::hash(payload) == crc
+            && prefix::writer_seq(payload) == Some(self.seq)
+            && hash(payload) == self.hash
+    }
 }
 
 /// Where a scan starts: just after record `seq`, whose payload hashes to `head` and which
@@ -65,6 +119,8 @@ pub struct Start {
     pub seq: u64,
     /// Hash of that record's payload ([`GENESIS`] for none).
     pub head: Hash,
+    /// Where record `seq` starts (0 for none).
+    pub record_start: u64,
 }
 
 impl Start {
@@ -73,6 +129,7 @@ impl Start {
         offset: 0,
         seq: 0,
         head: GENESIS,
+        record_start: 0,
     };
 }
 
@@ -103,6 +160,7 @@ pub fn scan_from<R: Read + Seek>(
     let mut offset = start.offset;
     let mut head = start.head;
     let mut seq = start.seq;
+    let mut last_start = (start.seq > 0).then_some(start.record_start);
     let mut payload = Vec::new();
     let bad = {
         let mut reader = BufReader::with_capacity(1 << 16, &mut *src);
@@ -153,6 +211,7 @@ pub fn scan_from<R: Read + Seek>(
             visit(&record, &digest)?;
             seq = record.seq;
             head = digest;
+            last_start = Some(offset);
             offset += HEADER + u64::from(len);
         }
     };
@@ -165,6 +224,7 @@ pub fn scan_from<R: Read + Seek>(
         end: offset,
         head,
         torn,
+        last_start,
     })
 }
 
@@ -309,6 +369,8 @@ pub struct Journal {
     end: u64,
     last_seq: u64,
     head: Hash,
+    /// Where the last record starts, when known (see [`Journal::checkpoint`]).
+    last_start: Option<u64>,
     halted: Option<String>,
 }
 
@@ -325,6 +387,7 @@ impl Journal {
             end: scanned.end,
             last_seq: scanned.records,
             head: scanned.head,
+            last_start: scanned.last_start,
             halted: None,
         })
     }
@@ -342,6 +405,17 @@ impl Journal {
     /// Hash of the last record's payload.
     pub fn head(&self) -> Hash {
         self.head
+    }
+
+    /// The last record's place, when known (after an append, or an open that read it).
+    pub fn checkpoint(&self) -> Option<Checkpoint> {
+        let start = self.last_start?;
+        (self.last_seq > 0 && self.halted.is_none()).then_some(Checkpoint {
+            seq: self.last_seq,
+            hash: self.head,
+            start,
+            end: self.end,
+        })
     }
 
     /// Appends `event` as the next record and fsyncs it before returning. After a write or
@@ -383,6 +457,7 @@ impl Journal {
             return Err(io_at(&self.path, "appending to", e));
         }
         let digest = hash(&payload);
+        self.last_start = Some(self.end);
         self.end += bytes.len() as u64;
         self.last_seq = record.seq;
         self.head = digest;

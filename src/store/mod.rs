@@ -101,6 +101,7 @@
 mod apply;
 mod error;
 mod event;
+mod history;
 mod index;
 mod index_org;
 mod journal;
@@ -113,12 +114,14 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use tracing::warn;
 
 pub use error::{DamageAt, StoreError};
 pub use event::{DashboardToken, Event, Record};
+pub use history::HistoryCheck;
 pub use journal::MAX_RECORD;
 
 use crate::model::{
@@ -135,6 +138,10 @@ pub struct StoreOptions {
     /// and rebuild it from the journal instead of failing with [`StoreError::Damaged`]. For an
     /// operator's explicit repair command only, never for a normal start.
     pub rebuild_stale_index: bool,
+    /// For a journal of at least this many bytes, open from the index's checkpoint and check
+    /// the records before it in the background ([`HistoryCheck`], `history.rs`) instead of
+    /// before returning. `None` (the default): every open checks the whole journal first.
+    pub background_check_above: Option<u64>,
 }
 
 /// Which register entries [`Store::entries`] returns.
@@ -168,6 +175,8 @@ pub struct Store {
     inner: Mutex<Inner>,
     /// Records are waiting in `Inner::pending` (applying them to sled failed).
     stale: AtomicBool,
+    /// The check of the journal's history (done at the open, or running in the background).
+    history: Arc<history::History>,
     _lock: File,
 }
 
@@ -281,6 +290,23 @@ impl Store {
         self.read(|index| index.open_intent_for(org, env, rn))
     }
 
+    /// Where the check of the journal's history stands (see `history.rs`): `Intact` unless
+    /// the store was opened with [`StoreOptions::background_check_above`] from a checkpoint.
+    /// `Damaged`: writes are refused, as if the open had failed.
+    pub fn history_check(&self) -> HistoryCheck {
+        self.history.now()
+    }
+
+    /// `Err(Damaged)` once the background check of the history found damage.
+    pub fn refuse_if_damaged(&self) -> Result<(), StoreError> {
+        self.history.refuse_if_damaged()
+    }
+
+    /// Waits up to `timeout` for the background check of the history to end.
+    pub fn wait_for_history_check(&self, timeout: Duration) -> HistoryCheck {
+        self.history.wait(timeout)
+    }
+
     /// Re-reads the whole journal from disk: every CRC, seq and chain link, and that the last
     /// record and the file's length are those this store wrote; then that the index has
     /// applied exactly the journal. Does not block writers while reading.
@@ -377,6 +403,18 @@ impl Store {
 
 impl Drop for Store {
     fn drop(&mut self) {
+        // The next open starts from here (see `history.rs`), if every record is applied.
+        if let Ok(inner) = self.inner.lock() {
+            if let Some(checkpoint) = inner
+                .journal
+                .checkpoint()
+                .filter(|_| inner.pending.is_empty())
+            {
+                if let Err(e) = self.index.set_checkpoint(&checkpoint) {
+                    warn!(error = %e, "keeping the journal's checkpoint in the index failed");
+                }
+            }
+        }
         if let Err(e) = self.index.flush() {
             warn!(error = %e, "flushing the index on close failed (it will be replayed from the journal)");
         }

@@ -4,14 +4,15 @@ use std::collections::VecDeque;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use tracing::warn;
 
 use super::error::{self, DamageAt, StoreError};
-use super::event::GENESIS;
+use super::event::{Hash, GENESIS};
+use super::history::History;
 use super::index::{Applied, Index};
-use super::journal::{self, Journal, Mode, Scanned};
+use super::journal::{self, Journal, Mode, Scanned, Start};
 use super::{Inner, Store, StoreOptions};
 
 /// The index is ahead of the journal or disagrees with it.
@@ -33,8 +34,17 @@ impl Store {
         // The journal's folder exists once a store was opened here: a missing journal file in
         // it is a lost journal, not a fresh state directory.
         let used_before = journal_path.parent().is_some_and(Path::exists);
-        // The journal's chain is checked on other threads while sled opens (see `replay`).
-        let chain = journal::ChainCheck::spawn(&journal_path);
+        // A journal this large is opened from the index's checkpoint, its history checked
+        // in the background (`history.rs`); any other has its chain checked on other threads
+        // while sled opens (see `replay`).
+        let background = options.background_check_above.is_some_and(|min| {
+            std::fs::metadata(&journal_path).is_ok_and(|meta| meta.len() >= min)
+        });
+        let chain = if background {
+            None
+        } else {
+            journal::ChainCheck::spawn(&journal_path)
+        };
         let mut index = open_index(state_dir, &index_dir, &journal_path)?;
 
         let exists = journal_path
@@ -56,8 +66,15 @@ impl Store {
             journal::create(&journal_path)?;
         }
         let (mut file, len) = journal::open_file(&journal_path)?;
-        let scanned = match replay(&index, &mut file, len, &journal_path, chain)? {
-            Ok(scanned) => scanned,
+        let (scanned, history) = match replay(
+            &index,
+            &mut file,
+            len,
+            &journal_path,
+            chain,
+            background,
+        )? {
+            Ok(opened) => opened,
             Err(StaleIndex(err)) if options.rebuild_stale_index => {
                 let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
                 let aside = state_dir.join(format!("index.sled.stale-{stamp}"));
@@ -67,11 +84,15 @@ impl Store {
                     .map_err(|e| error::io_at(&index_dir, "moving", e))?;
                 journal::sync_dir(state_dir)?;
                 index = Index::open(&index_dir)?;
-                replay(&index, &mut file, len, &journal_path, None)?.map_err(|StaleIndex(e)| e)?
+                replay(&index, &mut file, len, &journal_path, None, false)?
+                    .map_err(|StaleIndex(e)| e)?
             }
             Err(StaleIndex(err)) => return Err(err),
         };
         let journal = Journal::resume(&journal_path, file, &scanned)?;
+        if let Some(checkpoint) = journal.checkpoint() {
+            index.set_checkpoint(&checkpoint)?;
+        }
         Ok(Store {
             journal_path,
             index,
@@ -80,6 +101,7 @@ impl Store {
                 pending: VecDeque::new(),
             }),
             stale: AtomicBool::new(false),
+            history,
             _lock: lock,
         })
     }
@@ -146,21 +168,25 @@ fn take_lock(path: &Path) -> Result<File, StoreError> {
 /// Scans the journal and applies to `index` the records it lacks. The outer error is fatal; the
 /// inner one says the index is ahead of the journal or disagrees with it.
 ///
-/// When the index has applied records, they are checked first with
-/// [`journal::check_prefix`] (every CRC, seq and chain link up to the index's last record,
-/// whose hash must be the one the index recorded, without parsing the events again; `chain`
-/// is the same check started before sled was opened, used when the index's last record is
-/// among the journal's last ones): if that holds, only the records after it are scanned in
-/// full and applied. If anything differs, the
-/// whole journal is scanned from the start as before, so every recovery rule (torn tail,
-/// damage, index behind, ahead or disagreeing) is decided by the same full scan.
+/// Three ways, each falling back to the next when it does not hold:
+/// * `background` (a large journal, see `history.rs`): from the index's checkpoint, if that
+///   record is intact and where the index says; the records up to it are checked on a thread.
+/// * When the index has applied records, they are checked first with
+///   [`journal::check_prefix`] (every CRC, seq and chain link up to the index's last record,
+///   whose hash must be the one the index recorded, without parsing the events again; `chain`
+///   is the same check started before sled was opened, used when the index's last record is
+///   among the journal's last ones): if that holds, only the records after it are scanned in
+///   full and applied.
+/// * Otherwise the whole journal is scanned from the start, so every recovery rule (torn
+///   tail, damage, index behind, ahead or disagreeing) is decided by the same full scan.
 fn replay(
     index: &Index,
     file: &mut File,
     len: u64,
     path: &Path,
     chain: Option<journal::ChainCheck>,
-) -> Result<Result<Scanned, StaleIndex>, StoreError> {
+    background: bool,
+) -> Result<Result<(Scanned, Arc<History>), StaleIndex>, StoreError> {
     let (probe_seq, probe_hash) = match index.applied()? {
         Applied::Empty => (0, GENESIS),
         Applied::At { seq, hash } => (seq, hash),
@@ -176,30 +202,66 @@ fn replay(
             (0, GENESIS)
         }
     };
-    let advice = "the journal lost or changed acknowledged records: restore journal/journal.log \
-                  from a backup, or rebuild the index from the journal as it is \
-                  (StoreOptions::rebuild_stale_index; entries missing from the journal are lost)";
-    // Fast path: records 1..=probe_seq intact (CRC, seq, chain) and the last one hashing to
-    // what the index recorded: only the records after it are parsed and applied. Anything
-    // else falls through to the full scan, which finds and classifies it.
+    let probe = Probe {
+        seq: probe_seq,
+        hash: probe_hash,
+    };
+    if background && probe_seq > 0 {
+        let usable = index
+            .checkpoint()?
+            .filter(|c| c.seq >= 1 && c.seq <= probe_seq && c.end <= len && c.holds_in(file));
+        if let Some(checkpoint) = usable {
+            let scanned = match scan_and_apply(index, file, checkpoint.next(), len, path, &probe)? {
+                Ok(scanned) => scanned,
+                Err(stale) => return Ok(Err(stale)),
+            };
+            index.flush()?;
+            return Ok(Ok((scanned, History::spawn(path, checkpoint))));
+        }
+    }
+    // Records 1..=probe_seq intact (CRC, seq, chain) and the last one hashing to what the
+    // index recorded: only the records after it are parsed and applied. Anything else falls
+    // through to the full scan, which finds and classifies it.
     let checked = chain
         .and_then(|chain| chain.start_after(len, probe_seq, &probe_hash))
         .or_else(|| journal::check_prefix(file, len, probe_seq, &probe_hash));
-    if let Some(start) = checked {
-        let scanned = journal::scan_from(file, start, len, Mode::Open, path, |record, hash| {
-            index.apply(record, hash)
-        })?;
-        index.flush()?;
-        return Ok(Ok(scanned));
-    }
+    let start = checked.unwrap_or(Start::GENESIS);
+    let scanned = match scan_and_apply(index, file, start, len, path, &probe)? {
+        Ok(scanned) => scanned,
+        Err(stale) => return Ok(Err(stale)),
+    };
+    index.flush()?;
+    Ok(Ok((scanned, History::intact())))
+}
+
+/// Where the index stands: its last applied seq and that record's hash.
+struct Probe {
+    seq: u64,
+    hash: Hash,
+}
+
+/// Scans the records after `start` and applies them (records the index has are skipped by
+/// `apply`); the inner error: the index is ahead of the journal or disagrees with it.
+fn scan_and_apply(
+    index: &Index,
+    file: &mut File,
+    start: Start,
+    len: u64,
+    path: &Path,
+    probe: &Probe,
+) -> Result<Result<Scanned, StaleIndex>, StoreError> {
+    let advice = "the journal lost or changed acknowledged records: restore journal/journal.log \
+                  from a backup, or rebuild the index from the journal as it is \
+                  (StoreOptions::rebuild_stale_index; entries missing from the journal are lost)";
     let mut stale = None;
-    let scanned = journal::scan(file, len, Mode::Open, path, |record, hash| {
-        if record.seq == probe_seq && *hash != probe_hash {
+    let scanned = journal::scan_from(file, start, len, Mode::Open, path, |record, hash| {
+        if record.seq == probe.seq && *hash != probe.hash {
             let err = StoreError::damaged(
-                DamageAt::Seq(probe_seq),
+                DamageAt::Seq(probe.seq),
                 format!(
-                    "the index applied seq {probe_seq} with sha256 {} but the journal's record hashes to {}: {advice}",
-                    hex::encode(probe_hash),
+                    "the index applied seq {} with sha256 {} but the journal's record hashes to {}: {advice}",
+                    probe.seq,
+                    hex::encode(probe.hash),
                     hex::encode(hash)
                 ),
             );
@@ -212,16 +274,15 @@ fn replay(
         return Ok(Err(StaleIndex(err)));
     }
     let scanned = scanned?;
-    if scanned.records < probe_seq {
+    if scanned.records < probe.seq {
         return Ok(Err(StaleIndex(StoreError::damaged(
-            DamageAt::Seq(probe_seq),
+            DamageAt::Seq(probe.seq),
             format!(
-                "the index has applied journal records up to seq {probe_seq} but the journal ends at seq {}: {advice}",
-                scanned.records
+                "the index has applied journal records up to seq {} but the journal ends at seq {}: {advice}",
+                probe.seq, scanned.records
             ),
         ))));
     }
-    index.flush()?;
     Ok(Ok(scanned))
 }
 

@@ -17,6 +17,7 @@ impl Store {
         build: impl FnOnce(&Index) -> Result<(Event, T), StoreError>,
     ) -> Result<(Record, T), StoreError> {
         let mut inner = self.lock()?;
+        self.history.refuse_if_damaged()?;
         self.apply_pending(&mut inner)?;
         let (event, out) = build(&self.index)?;
         let (record, hash) = inner.journal.append(event)?;

@@ -116,10 +116,15 @@ pub fn config_with_device(dir: &Path, device: &Path) -> String {
 impl Gateway {
     /// Writes `config` to `dir/config.toml` and starts `serve`; returns once it listens.
     pub fn start(dir: &Path, config: &str) -> Gateway {
+        Gateway::start_with_env(dir, config, &[])
+    }
+
+    /// [`Gateway::start`] with more environment variables.
+    pub fn start_with_env(dir: &Path, config: &str, env: &[(&str, &str)]) -> Gateway {
         let config_path = dir.join("config.toml");
         std::fs::write(&config_path, config).expect("config written");
         let text = path_str(&config_path).to_string();
-        Gateway::start_with_args(dir, &["--config", &text, "serve"], config_path)
+        Gateway::start_with_args(dir, &["--config", &text, "serve"], config_path, env)
     }
 
     /// Starts `serve` with no configuration file (demo mode) in `dir`.
@@ -135,14 +140,21 @@ impl Gateway {
                 "127.0.0.1:0",
             ],
             PathBuf::new(),
+            &[],
         )
     }
 
-    fn start_with_args(dir: &Path, args: &[&str], config: PathBuf) -> Gateway {
+    fn start_with_args(
+        dir: &Path,
+        args: &[&str],
+        config: PathBuf,
+        env: &[(&str, &str)],
+    ) -> Gateway {
         let mut child = Command::new(binary())
             .args(args)
             .env("EMCF_CONFIG", "")
             .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
             .current_dir(dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::from(

@@ -170,9 +170,9 @@ struct Job {
     reply: mpsc::Sender<Checked>,
 }
 
-/// A block sent to the workers: where its records end in the file, and their results.
+/// A block sent to the workers: where its records start and end in the file, and their results.
 struct InFlight {
-    ends: Vec<u64>,
+    places: Vec<(u64, u64)>,
     result: mpsc::Receiver<Checked>,
 }
 
@@ -219,10 +219,10 @@ fn read_and_link(
             stop = framed.bad || seq == limits.target;
             carry = buf[framed.end..].to_vec();
             if !framed.records.is_empty() {
-                let ends = framed
+                let places = framed
                     .records
                     .iter()
-                    .map(|r| offset + r.end as u64)
+                    .map(|r| (offset + (r.start as u64 - HEADER), offset + r.end as u64))
                     .collect();
                 let (reply, result) = mpsc::channel();
                 jobs.send(Job {
@@ -231,14 +231,14 @@ fn read_and_link(
                     reply,
                 })
                 .ok()?;
-                in_flight.push_back(InFlight { ends, result });
+                in_flight.push_back(InFlight { places, result });
             }
             offset += framed.end as u64;
         }
         while in_flight.len() > limits.workers || (stop && !in_flight.is_empty()) {
             let block = in_flight.pop_front()?;
             let results = block.result.recv().ok()??;
-            for ((digest, to), end) in results.into_iter().zip(block.ends) {
+            for ((digest, to), (start, end)) in results.into_iter().zip(block.places) {
                 if to != prev {
                     return None;
                 }
@@ -248,6 +248,7 @@ fn read_and_link(
                     offset: end,
                     seq: linked_seq,
                     head: prev,
+                    record_start: start,
                 });
             }
         }
@@ -354,6 +355,11 @@ fn frame_records(buf: &[u8], seq: u64, target: u64) -> FramedBlock {
         end: at,
         bad,
     }
+}
+
+/// The `seq` of a payload as [`super::Journal::append`] writes it; `None` for anything else.
+pub(super) fn writer_seq(payload: &[u8]) -> Option<u64> {
+    writer_prefix(payload).map(|(seq, _)| seq)
 }
 
 /// `seq` and the offset of the 64 hex bytes of `prev` in a payload as [`Journal::append`]

@@ -3,6 +3,7 @@
 //! `dashboard` (dashboard tokens, org-scoped register pages).
 
 mod dashboard;
+mod history;
 mod recovery;
 mod register;
 

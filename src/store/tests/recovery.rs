@@ -305,6 +305,7 @@ fn index_ahead_of_the_journal_is_damage_unless_a_rebuild_is_asked() {
 
     let options = StoreOptions {
         rebuild_stale_index: true,
+        ..StoreOptions::default()
     };
     let store = Store::open_with(dir.path(), &options).unwrap();
     assert_eq!(store.verify().unwrap().records, n - 1);

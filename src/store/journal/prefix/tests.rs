@@ -44,7 +44,8 @@ fn the_prefix_check_ends_after_the_record_the_index_applied() {
                 Some(Start {
                     offset: end,
                     seq,
-                    head: hash(payload)
+                    head: hash(payload),
+                    record_start: offsets[i],
                 }),
                 "block {block}, seq {seq}"
             );
