@@ -28,6 +28,18 @@ impl Response {
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
     }
+
+    /// `Err` naming `what` unless the status is 200.
+    pub fn ensure_ok(&self, what: &str) -> anyhow::Result<()> {
+        if self.status != 200 {
+            anyhow::bail!(
+                "{what}: {} {}",
+                self.status,
+                String::from_utf8_lossy(&self.body)
+            );
+        }
+        Ok(())
+    }
 }
 
 /// One client connection.
@@ -47,6 +59,20 @@ impl Conn {
             buf: Vec::with_capacity(8192),
             closed: false,
         })
+    }
+
+    /// [`Conn::exchange`] that must answer 200 (else `Err` naming `what`); returns the
+    /// response and the seconds it took.
+    pub async fn exchange_ok(
+        &mut self,
+        request: &[u8],
+        what: &str,
+    ) -> anyhow::Result<(Response, f64)> {
+        let started = Instant::now();
+        let response = self.exchange(request).await?;
+        let seconds = started.elapsed().as_secs_f64();
+        response.ensure_ok(what)?;
+        Ok((response, seconds))
     }
 
     /// Writes `request` (complete bytes), then reads one response.

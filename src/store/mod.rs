@@ -38,7 +38,14 @@
 //!
 //! # Recovery rules (at [`Store::open`])
 //!
-//! The journal is scanned from the start: every CRC, every seq and every `prev` link.
+//! The journal is scanned from the start: every CRC, every seq and every `prev` link (the
+//! records the index already applied are checked without parsing their events:
+//! `journal/prefix.rs`). With [`StoreOptions::background_check_above`] (what `serve` uses for
+//! a journal of 64 MiB or more), an open starts instead from the checkpoint the index keeps
+//! (a record's seq, hash and byte range, written at every open and close), once that record is
+//! found intact and in its place, and the records before it are checked on a thread
+//! (`history.rs`): damage found there refuses every write from then on, as the rules below
+//! refuse the open. A checkpoint that does not hold is ignored (the whole journal is checked).
 //!
 //! * **Torn tail**: the last record is incomplete, or has a bad CRC (or a zero length), and no
 //!   valid record follows it (at most one record's worth of bytes remains). This is an append

@@ -290,38 +290,23 @@ fn scan_and_apply(
 mod tests {
     use super::*;
     use crate::model::Environment;
-    use crate::store::tests::{certify, frames, seeded, write_frames};
-    use crate::store::EntryFilter;
-
-    fn register(store: &Store) -> Vec<crate::model::RegisterEntry> {
-        store
-            .entries(&EntryFilter {
-                org: None,
-                environment: Environment::Production,
-                after_sequence: 0,
-                limit: 1000,
-            })
-            .unwrap()
-    }
+    use crate::store::tests::{
+        certify, certify_range, frames, production_register, seeded, write_frames,
+    };
 
     #[test]
     fn reopening_through_the_prefix_check_gives_the_same_store() {
         let dir = tempfile::tempdir().unwrap();
         let store = seeded(dir.path());
-        for i in 0..20 {
-            certify(
-                &store,
-                "demo",
-                Environment::Production,
-                &format!("FN-{i}"),
-                2026,
-            );
-        }
-        let before = (register(&store), store.verify().unwrap());
+        certify_range(&store, 0..20);
+        let before = (production_register(&store), store.verify().unwrap());
         drop(store);
         for _ in 0..2 {
             let store = Store::open(dir.path()).unwrap();
-            assert_eq!((register(&store), store.verify().unwrap()), before);
+            assert_eq!(
+                (production_register(&store), store.verify().unwrap()),
+                before
+            );
             // Appends continue the chain where the prefix check ended.
             drop(store);
         }
@@ -338,7 +323,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = seeded(dir.path());
         certify(&store, "demo", Environment::Production, "FN-1", 2026);
-        let before = register(&store);
+        let before = production_register(&store);
         drop(store);
         let mut prev = "0".repeat(64);
         let payloads: Vec<Vec<u8>> = frames(dir.path())
@@ -355,7 +340,7 @@ mod tests {
         std::fs::remove_dir_all(dir.path().join("index.sled")).unwrap();
         drop(Store::open(dir.path()).unwrap()); // index built from the respaced journal
         let store = Store::open(dir.path()).unwrap(); // index applied: full scan again
-        assert_eq!(register(&store), before);
+        assert_eq!(production_register(&store), before);
         assert_eq!(store.verify().unwrap().records, payloads.len() as u64);
     }
 }

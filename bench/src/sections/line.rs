@@ -52,16 +52,8 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
                 http::post_invoice_request(addr, &stack.key, &body, true)
             };
             for w in 0..2 {
-                let response = conn
-                    .exchange(&post(format!("W{model}-{items}-{w}")))
+                conn.exchange_ok(&post(format!("W{model}-{items}-{w}")), "warm-up invoice")
                     .await?;
-                if response.status != 200 {
-                    bail!(
-                        "warm-up invoice: {} {}",
-                        response.status,
-                        String::from_utf8_lossy(&response.body)
-                    );
-                }
             }
             line.take();
             line.take_lateness();
@@ -76,16 +68,7 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
             let mut host_gaps = Vec::new();
             for run in 0..runs {
                 let request = post(format!("S{model}-{items}-{run}"));
-                let started = Instant::now();
-                let response = conn.exchange(&request).await?;
-                let elapsed = started.elapsed().as_secs_f64();
-                if response.status != 200 {
-                    bail!(
-                        "invoice: {} {}",
-                        response.status,
-                        String::from_utf8_lossy(&response.body)
-                    );
-                }
+                let (_, elapsed) = conn.exchange_ok(&request, "invoice").await?;
                 let captured = line.take();
                 let wire_time = captured.bytes() as f64 / BYTES_PER_SECOND;
                 efficiency.push(wire_time / elapsed);
@@ -116,12 +99,11 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
                     for n in (client..batch).step_by(3) {
                         let body =
                             serde_json::to_vec(&invoice(&format!("P{model}-{items}-{n}"), items))?;
-                        let response = conn
-                            .exchange(&http::post_invoice_request(addr, &key, &body, true))
-                            .await?;
-                        if response.status != 200 {
-                            bail!("pipelined invoice: {}", response.status);
-                        }
+                        conn.exchange_ok(
+                            &http::post_invoice_request(addr, &key, &body, true),
+                            "pipelined invoice",
+                        )
+                        .await?;
                     }
                     Ok::<_, anyhow::Error>(())
                 }));

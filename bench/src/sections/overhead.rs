@@ -9,7 +9,6 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use anyhow::bail;
 use chrono::Utc;
 use serde_json::json;
 
@@ -37,16 +36,7 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
         let body = serde_json::to_vec(&invoice(&format!("O-{run}"), 3))?;
         let request = http::post_invoice_request(addr, &stack.key, &body, true);
         let before = rig::device_seconds(&mut metrics, addr, "shop").await?;
-        let started = Instant::now();
-        let response = conn.exchange(&request).await?;
-        let elapsed = started.elapsed().as_secs_f64();
-        if response.status != 200 {
-            bail!(
-                "invoice: {} {}",
-                response.status,
-                String::from_utf8_lossy(&response.body)
-            );
-        }
+        let (_, elapsed) = conn.exchange_ok(&request, "invoice").await?;
         let after = rig::device_seconds(&mut metrics, addr, "shop").await?;
         let pair = tokio::task::block_in_place(|| journal.pair())?;
         if run < 5 {

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::store::{DamageAt, EntryFilter, HistoryCheck, Store, StoreOptions};
+use crate::store::{DamageAt, HistoryCheck, Store, StoreOptions};
 
 const P: Environment = Environment::Production;
 
@@ -26,23 +26,10 @@ fn settled(store: &Store) -> HistoryCheck {
 /// A store with 20 entries, closed (its index keeps a checkpoint at the last record).
 fn twenty(dir: &Path) -> String {
     let store = seeded(dir);
-    for i in 0..20 {
-        certify(&store, "demo", P, &format!("FN-{i}"), 2026);
-    }
+    certify_range(&store, 0..20);
     let report = store.verify().unwrap().head_sha256;
     drop(store);
     report
-}
-
-fn register(store: &Store) -> Vec<crate::model::RegisterEntry> {
-    store
-        .entries(&EntryFilter {
-            org: None,
-            environment: P,
-            after_sequence: 0,
-            limit: 1000,
-        })
-        .unwrap()
 }
 
 #[test]
@@ -51,14 +38,14 @@ fn an_intact_journal_opens_from_the_checkpoint_and_is_found_intact() {
     let head = twenty(dir.path());
     let store = open(dir.path()).unwrap();
     assert_eq!(settled(&store), HistoryCheck::Intact);
-    assert_eq!(register(&store).len(), 20);
+    assert_eq!(production_register(&store).len(), 20);
     // Appends continue the chain; the next open starts from the new checkpoint.
     let entry = certify(&store, "demo", P, "FN-20", 2026);
     assert_eq!(entry.sequence, 21);
     drop(store);
     let store = open(dir.path()).unwrap();
     assert_eq!(settled(&store), HistoryCheck::Intact);
-    assert_eq!(register(&store).len(), 21);
+    assert_eq!(production_register(&store).len(), 21);
     let report = store.verify().unwrap();
     assert_ne!(report.head_sha256, head);
     assert_eq!(report.records, 6 + 2 * 21);
@@ -72,9 +59,7 @@ fn records_after_the_checkpoint_are_replayed_into_the_index() {
     twenty(dir.path());
     let store = open(dir.path()).unwrap();
     let checkpoint = store.index.checkpoint().unwrap().expect("a checkpoint");
-    for i in 20..25 {
-        certify(&store, "demo", P, &format!("FN-{i}"), 2026);
-    }
+    certify_range(&store, 20..25);
     // As if the service were killed: the checkpoint written at close is put back.
     drop(store);
     {
@@ -84,7 +69,7 @@ fn records_after_the_checkpoint_are_replayed_into_the_index() {
     }
     let store = open(dir.path()).unwrap();
     assert_eq!(settled(&store), HistoryCheck::Intact);
-    assert_eq!(register(&store).len(), 25);
+    assert_eq!(production_register(&store).len(), 25);
     assert_eq!(certify(&store, "demo", P, "FN-25", 2026).sequence, 26);
 }
 
@@ -118,7 +103,7 @@ fn damage_before_the_checkpoint_stops_writes_once_found() {
         DamageAt::Offset(offset),
     );
     // Reads still answer from the index; nothing was written.
-    assert_eq!(register(&store).len(), 20);
+    assert_eq!(production_register(&store).len(), 20);
     drop(store);
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
 }
@@ -160,7 +145,7 @@ fn a_checkpoint_that_does_not_hold_falls_back_to_the_full_check() {
     }
     let store = open(dir.path()).unwrap();
     assert_eq!(store.history_check(), HistoryCheck::Intact);
-    assert_eq!(register(&store).len(), 20);
+    assert_eq!(production_register(&store).len(), 20);
     // ... and the open wrote a good one again.
     drop(store);
     let store = open(dir.path()).unwrap();

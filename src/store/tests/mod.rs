@@ -136,6 +136,31 @@ pub(crate) fn certify(
         .unwrap()
 }
 
+/// Certifies `FN-{from}`..`FN-{to - 1}` for `demo` in Production (2026).
+pub(crate) fn certify_range(store: &Store, range: std::ops::Range<usize>) {
+    for i in range {
+        certify(
+            store,
+            "demo",
+            Environment::Production,
+            &format!("FN-{i}"),
+            2026,
+        );
+    }
+}
+
+/// The Production register, up to 1000 entries.
+pub(crate) fn production_register(store: &Store) -> Vec<RegisterEntry> {
+    store
+        .entries(&super::EntryFilter {
+            org: None,
+            environment: Environment::Production,
+            after_sequence: 0,
+            limit: 1000,
+        })
+        .unwrap()
+}
+
 pub(crate) fn journal_path(dir: &Path) -> PathBuf {
     dir.join("journal").join("journal.log")
 }

@@ -3,22 +3,13 @@
 use std::path::Path;
 
 use super::*;
-use crate::model::Environment;
 use crate::store::journal::{frame, open_file, scan, scan_from, Mode};
-use crate::store::tests::{certify, frames, journal_path, seeded, write_frames};
+use crate::store::tests::{certify_range, frames, journal_path, seeded, write_frames};
 
 /// A journal of `n` certified entries after the 6 seed records; returns its payloads.
 fn journal(dir: &Path, n: usize) -> Vec<Vec<u8>> {
     let store = seeded(dir);
-    for i in 0..n {
-        certify(
-            &store,
-            "demo",
-            Environment::Production,
-            &format!("FN-{i}"),
-            2026,
-        );
-    }
+    certify_range(&store, 0..n);
     drop(store);
     frames(dir).into_iter().map(|(_, p)| p).collect()
 }
