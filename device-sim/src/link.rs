@@ -13,6 +13,7 @@
 mod line;
 #[cfg(test)]
 mod tests;
+mod timer;
 
 use std::io;
 use std::time::Duration;
@@ -37,7 +38,10 @@ pub struct LinkConfig {
     /// Baud rate, used for pacing.
     pub baud: u32,
     /// Write bytes no faster than the baud rate would (10 bits per byte), on an absolute
-    /// schedule: on average exactly as fast as the line, never faster.
+    /// schedule: on average exactly as fast as the line, never faster. Each chunk is written
+    /// when due, to within a fraction of a millisecond on Linux (a `timerfd`, awaited
+    /// without blocking; `link/timer.rs`). Paced, the link must run in a tokio runtime with
+    /// I/O and time enabled.
     pub pace: bool,
     /// Interval between SYN bytes while a command is processing (at least 1 ms is used).
     pub syn_interval: Duration,

@@ -5,19 +5,25 @@
 //! `max(free_at, now)` on, one [`byte_time`] each ([`next_due`]); a chunk is written when
 //! it is due, that is once its last byte would have reached the host on the real line.
 //!
-//! Each deadline is computed from the previous deadline, never from the instant a sleep
-//! actually woke up. Tokio rounds every sleep up to its next 1 ms tick, so a chunk may
-//! leave a little late, but that lateness does not push the chunks after it: the average
-//! rate over a frame is the line's (11,520 B/s at 115200 baud, 8N1) and never above it.
+//! Each deadline is computed from the previous deadline, never from the instant a wait
+//! actually ended. A chunk may leave a little late (no wake-up is exact), but that
+//! lateness does not push the chunks after it: the average rate over a frame is the line's
+//! (11,520 B/s at 115200 baud, 8N1) and never above it.
 //! A deadline that has already passed is not slept on at all ([`sleep_until_due`]), since
 //! even a sleep until "now" costs a timer tick.
+//!
+//! Paced writes wait for their deadlines on a [`PreciseTimer`] (`link/timer.rs`), not on
+//! tokio's timer: its 1 ms ticks would write every chunk, the last one of each reply frame
+//! included, about a millisecond late, and the host would see the line slower than it is.
 
 use std::io;
 use std::time::Duration;
 
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::time::{sleep_until, Instant};
+use tracing::warn;
 
+use super::timer::{self, PreciseTimer};
 use super::LinkConfig;
 
 /// Bits on the wire per byte: start bit, 8 data bits, stop bit (8N1).
@@ -65,10 +71,12 @@ pub(crate) async fn sleep_until_due(due: Instant) {
 #[derive(Debug)]
 struct Pacing {
     byte_time: Duration,
-    /// Bytes written at a time: about a millisecond's worth, the timer's resolution.
+    /// Bytes written at a time: about a millisecond's worth (a wake-up per millisecond).
     chunk: usize,
     /// When the bytes written so far have fully crossed the line.
     free_at: Instant,
+    /// `None` if it could not be created: tokio's timer then (late by up to a tick).
+    timer: Option<PreciseTimer>,
 }
 
 /// The write half of the device's line.
@@ -80,6 +88,7 @@ pub(crate) struct Line<W> {
 
 impl<W: AsyncWrite + Unpin> Line<W> {
     /// A line over `writer`, paced when `config.pace` is set (and the baud rate is not 0).
+    /// Paced, it must be created within a tokio runtime with I/O enabled (its timer).
     pub(crate) fn new(writer: W, config: &LinkConfig) -> Self {
         let pacing = config
             .pace
@@ -89,6 +98,9 @@ impl<W: AsyncWrite + Unpin> Line<W> {
                 byte_time,
                 chunk: (config.baud as usize / 10_000).max(1),
                 free_at: Instant::now(),
+                timer: PreciseTimer::new()
+                    .inspect_err(|error| warn!(%error, "no precise timer, pacing on tokio's"))
+                    .ok(),
             });
         Line { writer, pacing }
     }
@@ -106,7 +118,7 @@ impl<W: AsyncWrite + Unpin> Line<W> {
         for part in bytes.chunks(pacing.chunk) {
             let due = next_due(pacing.free_at, now, part.len(), pacing.byte_time);
             pacing.free_at = due;
-            sleep_until_due(due).await;
+            timer::wait_until(pacing.timer.as_ref(), due).await;
             writer.write_all(part).await?;
             writer.flush().await?;
         }

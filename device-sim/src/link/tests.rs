@@ -2,6 +2,7 @@
 //! than the line) on real writes. No test asserts that something is fast on the wall clock.
 
 use super::line::{byte_time, needs_sleep, next_due, Line};
+use super::timer::{deadline_after, PreciseTimer};
 use super::*;
 use tokio::io::AsyncReadExt;
 
@@ -133,4 +134,75 @@ async fn back_to_back_paced_sends_share_the_line() {
     let (received, elapsed) = paced_send(&[&a, &b, &c]).await;
     assert_eq!(received, [&a[..], &b[..], &c[..]].concat());
     assert!(elapsed >= bt() * 302, "{elapsed:?}");
+}
+
+#[test]
+fn a_timer_deadline_carries_nanoseconds_and_saturates() {
+    let ms = Duration::from_millis(1);
+    assert_eq!(deadline_after((5, 0), ms), (5, 1_000_000));
+    assert_eq!(deadline_after((5, 999_500_000), ms), (6, 500_000));
+    assert_eq!(
+        deadline_after((5, 999_999_999), Duration::new(2, 999_999_999)),
+        (8, 999_999_998)
+    );
+    assert_eq!(
+        deadline_after((u64::MAX, 0), Duration::from_secs(1)).0,
+        u64::MAX
+    );
+}
+
+/// Waits on `timer` for each offset from now (negative: already passed) and checks that no
+/// wait returned before its deadline. A lower bound only: nothing here is timed from above.
+async fn assert_never_early(timer: &PreciseTimer) {
+    let offsets_us: [i64; 9] = [-1_000, 0, 1, 50, 400, 900, 1_100, 2_500, 7_000];
+    for round in 0..20 {
+        for offset in offsets_us {
+            let now = Instant::now();
+            let due = if offset < 0 {
+                now - Duration::from_micros(offset.unsigned_abs())
+            } else {
+                now + Duration::from_micros(offset.unsigned_abs() + round)
+            };
+            assert!(timer.wait_until(due).await.is_ok());
+            let woke = Instant::now();
+            assert!(woke >= due, "woke {:?} early", due - woke);
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_precise_timer_never_returns_before_its_deadline() {
+    let timer = PreciseTimer::new();
+    assert!(timer.is_ok(), "{timer:?}");
+    if let Ok(timer) = timer {
+        assert_never_early(&timer).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_precise_timer_never_returns_early_on_a_multi_thread_runtime() {
+    let timer = PreciseTimer::new();
+    assert!(timer.is_ok(), "{timer:?}");
+    if let Ok(timer) = timer {
+        assert_never_early(&timer).await;
+    }
+}
+
+#[tokio::test]
+async fn a_dropped_wait_leaves_the_next_one_exact_or_late() {
+    let timer = PreciseTimer::new();
+    assert!(timer.is_ok(), "{timer:?}");
+    let Ok(timer) = timer else { return };
+    // Abandoned while armed far away, and one whose expiration nobody reads.
+    let far = Instant::now() + Duration::from_secs(60);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(2), timer.wait_until(far))
+            .await
+            .is_err()
+    );
+    let near = Instant::now() + Duration::from_micros(200);
+    // Polled once (armed), then dropped.
+    assert!(futures::FutureExt::now_or_never(timer.wait_until(near)).is_none());
+    tokio::time::sleep(Duration::from_millis(2)).await;
+    assert_never_early(&timer).await;
 }
