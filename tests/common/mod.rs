@@ -342,26 +342,13 @@ pub fn issue_key(dir: &Path, config: &Path, org: &str, sandbox: bool) -> String 
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-/// An HTTP response.
-#[derive(Debug)]
-pub struct Response {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: String,
-    pub json: Value,
-}
+#[path = "../support/http.rs"]
+mod http;
 
-impl Response {
-    /// A header's value (name case-insensitive).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
+pub use http::Response;
 
-/// Sends one request (Connection: close) and reads the whole response.
+/// Sends one request (Connection: close) and reads the whole response (panics if none came
+/// within 150 s).
 pub async fn request(
     addr: SocketAddr,
     method: &str,
@@ -369,48 +356,13 @@ pub async fn request(
     headers: &[(&str, &str)],
     body: Option<&[u8]>,
 ) -> Response {
-    let mut stream = TcpStream::connect(addr).await.expect("connect");
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    if let Some(body) = body {
-        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
-    }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).await.expect("write head");
-    if let Some(body) = body {
-        stream.write_all(body).await.expect("write body");
-    }
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(150), stream.read_to_end(&mut raw))
+    http::try_request(addr, method, path, headers, body, Duration::from_secs(150))
         .await
-        .expect("response in time")
-        .expect("read response");
-    parse_response(&raw)
+        .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
 }
 
 fn parse_response(raw: &[u8]) -> Response {
-    let text = String::from_utf8_lossy(raw).to_string();
-    let (head, body) = text.split_once("\r\n\r\n").expect("a response head");
-    let mut lines = head.lines();
-    let status_line = lines.next().expect("status line");
-    let status = status_line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status code");
-    let headers = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
-        .collect();
-    let json = serde_json::from_str(body).unwrap_or(Value::Null);
-    Response {
-        status,
-        headers,
-        body: body.to_string(),
-        json,
-    }
+    http::parse_response(raw).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(raw)))
 }
 
 /// `GET path`, with a Bearer key if given.

@@ -46,10 +46,14 @@ use emcf_sim::{start_on_pty, RunningSim, SimOptions};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{oneshot, OwnedRwLockWriteGuard, RwLock};
+
+#[path = "../support/http.rs"]
+mod http;
+
+pub use http::Response;
 
 /// The organization the clients certify for.
 pub const ORG: &str = "crash-org";
@@ -1144,25 +1148,6 @@ fn answer(shared: &Shared, rn: &str, replay: bool, outcome: Result<Response, Str
     Next::Skip
 }
 
-/// An HTTP response.
-#[derive(Debug)]
-pub struct Response {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: String,
-    pub json: Value,
-}
-
-impl Response {
-    /// A header's value (name case-insensitive).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
 /// One request (`Connection: close`); `Err` when no complete response came back.
 pub async fn request(
     addr: SocketAddr,
@@ -1171,64 +1156,5 @@ pub async fn request(
     headers: &[(&str, &str)],
     body: Option<&[u8]>,
 ) -> Result<Response, String> {
-    let exchange = async {
-        let mut stream = TcpStream::connect(addr)
-            .await
-            .map_err(|e| format!("connect: {e}"))?;
-        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
-        for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        if let Some(body) = body {
-            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
-        }
-        head.push_str("\r\n");
-        let mut bytes = head.into_bytes();
-        bytes.extend_from_slice(body.unwrap_or_default());
-        stream
-            .write_all(&bytes)
-            .await
-            .map_err(|e| format!("write: {e}"))?;
-        let mut raw = Vec::new();
-        stream
-            .read_to_end(&mut raw)
-            .await
-            .map_err(|e| format!("read: {e}"))?;
-        parse_response(&raw)
-    };
-    tokio::time::timeout(REQUEST_LIMIT, exchange)
-        .await
-        .map_err(|_| format!("{method} {path}: timed out after {REQUEST_LIMIT:?}"))?
-}
-
-fn parse_response(raw: &[u8]) -> Result<Response, String> {
-    let text = String::from_utf8_lossy(raw).to_string();
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .ok_or_else(|| format!("incomplete response ({} bytes)", raw.len()))?;
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|line| line.split_whitespace().nth(1))
-        .and_then(|code| code.parse().ok())
-        .ok_or("no status line")?;
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
-        .collect();
-    // Connection: close and Content-Length: a body shorter than announced was cut.
-    let announced = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse::<usize>().ok());
-    if announced.is_some_and(|length| body.len() < length) {
-        return Err("response body cut".to_string());
-    }
-    let json = serde_json::from_str(body).unwrap_or(Value::Null);
-    Ok(Response {
-        status,
-        headers,
-        body: body.to_string(),
-        json,
-    })
+    http::try_request(addr, method, path, headers, body, REQUEST_LIMIT).await
 }
