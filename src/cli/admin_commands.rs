@@ -183,16 +183,12 @@ pub(super) fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
                     label,
                 },
             )?;
-            let key = answer
-                .get("key")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let id = answer
-                .pointer("/record/id")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            println!("{key}");
-            eprintln!("key id {id}: store this key now, it is not shown again");
+            print_issued(
+                &answer,
+                "key",
+                "key id",
+                "store this key now, it is not shown again",
+            );
             Ok(())
         }
         KeyCommand::List { org } => {
@@ -359,6 +355,21 @@ fn export(
 // ---- dashboard-token ----
 
 /// `dashboard-token ...`
+/// Prints a secret just issued (`answer[secret]`) alone on stdout, for scripts, and its record's
+/// id with `advice` on stderr: the secret is shown this once.
+fn print_issued(answer: &Value, secret: &str, what: &str, advice: &str) {
+    let secret = answer
+        .get(secret)
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let id = answer
+        .pointer("/record/id")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    println!("{secret}");
+    eprintln!("{what} {id}: {advice}");
+}
+
 pub(super) fn dashboard_token(
     config: &Config,
     command: DashboardTokenCommand,
@@ -366,16 +377,12 @@ pub(super) fn dashboard_token(
     match command {
         DashboardTokenCommand::Issue { org, label } => {
             let answer = run(config, AdminRequest::DashboardTokenIssue { org, label })?;
-            let token = answer
-                .get("token")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let id = answer
-                .pointer("/record/id")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            println!("{token}");
-            eprintln!("dashboard token {id}: give it to the organization's admin now, it is not shown again");
+            print_issued(
+                &answer,
+                "token",
+                "dashboard token",
+                "give it to the organization's admin now, it is not shown again",
+            );
             Ok(())
         }
         DashboardTokenCommand::List { org } => {
