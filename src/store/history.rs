@@ -13,7 +13,7 @@
 //! journaled on a damaged register) and [`super::Store::history_check`] says why, for the
 //! service's status. Reads still work: the index holds what was applied.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -66,21 +66,25 @@ impl History {
             .name("history-check".to_string())
             .spawn(move || {
                 let started = Instant::now();
-                let outcome = check(&path, &upto);
-                match &outcome {
-                    HistoryCheck::Intact => info!(
-                        records = upto.seq,
-                        seconds = started.elapsed().as_secs_f64(),
-                        "journal history checked in the background: intact"
-                    ),
-                    HistoryCheck::Damaged { at, reason } => error!(
-                        journal = %path.display(),
-                        %at,
-                        %reason,
-                        "THE INVOICE REGISTER IS DAMAGED (found by the background check of the journal): certification is stopped (503) until an operator restores journal/journal.log from a backup"
-                    ),
-                    HistoryCheck::Running => {}
-                }
+                let outcome = match check(&path, &upto) {
+                    Ok(()) => {
+                        info!(
+                            records = upto.seq,
+                            seconds = started.elapsed().as_secs_f64(),
+                            "journal history checked in the background: intact"
+                        );
+                        HistoryCheck::Intact
+                    }
+                    Err((at, reason)) => {
+                        error!(
+                            journal = %path.display(),
+                            %at,
+                            %reason,
+                            "THE INVOICE REGISTER IS DAMAGED (found by the background check of the journal): certification is stopped (503) until an operator restores journal/journal.log from a backup"
+                        );
+                        HistoryCheck::Damaged { at, reason }
+                    }
+                };
                 shared.set(outcome);
             });
         if let Err(e) = spawned {
@@ -127,20 +131,18 @@ impl History {
 
 /// The records 1..=`upto.seq` of `path`: the fast check first, and if it declines, the full
 /// strict scan that `log verify` runs, which names the damage.
-fn check(path: &PathBuf, upto: &Checkpoint) -> HistoryCheck {
+fn check(path: &Path, upto: &Checkpoint) -> Result<(), (DamageAt, String)> {
     let fast = std::fs::File::open(path)
         .ok()
         .and_then(|mut file| journal::check_prefix(&mut file, upto.end, upto.seq, &upto.hash));
     if fast.is_some_and(|start| start.offset == upto.end) {
-        return HistoryCheck::Intact;
+        return Ok(());
     }
     match journal::verify(path, upto.end) {
-        Ok((scanned, _)) if scanned.records == upto.seq && scanned.head == upto.hash => {
-            HistoryCheck::Intact
-        }
-        Ok((scanned, _)) => HistoryCheck::Damaged {
-            at: DamageAt::Seq(upto.seq),
-            reason: format!(
+        Ok((scanned, _)) if scanned.records == upto.seq && scanned.head == upto.hash => Ok(()),
+        Ok((scanned, _)) => Err((
+            DamageAt::Seq(upto.seq),
+            format!(
                 "the journal's first {} bytes hold {} records ending in sha256 {}, but record \
                  {} there hashed to {} when the store opened",
                 upto.end,
@@ -149,17 +151,14 @@ fn check(path: &PathBuf, upto: &Checkpoint) -> HistoryCheck {
                 upto.seq,
                 hex::encode(upto.hash)
             ),
-        },
+        )),
         Err(StoreError::Damaged {
             seq_or_offset,
             reason,
-        }) => HistoryCheck::Damaged {
-            at: seq_or_offset,
-            reason,
-        },
-        Err(other) => HistoryCheck::Damaged {
-            at: DamageAt::JournalFile,
-            reason: format!("the journal's history could not be read: {other}"),
-        },
+        }) => Err((seq_or_offset, reason)),
+        Err(other) => Err((
+            DamageAt::JournalFile,
+            format!("the journal's history could not be read: {other}"),
+        )),
     }
 }
