@@ -929,17 +929,22 @@ async fn stall(addr: SocketAddr, bytes: Vec<u8>, within: Duration) -> Stalled {
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(3);
 const HEADER_TIMEOUT: Duration = Duration::from_secs(2);
 
-#[tokio::test(flavor = "multi_thread")]
-async fn bodies_that_never_end_are_cut_by_the_request_timeout() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (_sim, gateway, key) = start_with(
-        dir.path(),
+/// [`start_with`] with [`REQUEST_TIMEOUT`] and [`HEADER_TIMEOUT`].
+async fn start_with_short_timeouts(dir: &Path) -> (Sim, Gateway, String) {
+    start_with(
+        dir,
         &[
             ("request_timeout_secs", REQUEST_TIMEOUT.as_secs()),
             ("header_read_timeout_secs", HEADER_TIMEOUT.as_secs()),
         ],
     )
-    .await;
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bodies_that_never_end_are_cut_by_the_request_timeout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_sim, gateway, key) = start_with_short_timeouts(dir.path()).await;
     let addr = gateway.addr;
     let start = br#"{"rn":"STALL","mode":"ttc","#;
     let mut chunked_start = post_head(addr, &key, None).into_bytes();
@@ -1089,14 +1094,7 @@ async fn slow_client(
 #[tokio::test(flavor = "multi_thread")]
 async fn slow_headers_are_cut_by_the_header_timeout_while_others_are_served() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (_sim, gateway, key) = start_with(
-        dir.path(),
-        &[
-            ("request_timeout_secs", REQUEST_TIMEOUT.as_secs()),
-            ("header_read_timeout_secs", HEADER_TIMEOUT.as_secs()),
-        ],
-    )
-    .await;
+    let (_sim, gateway, key) = start_with_short_timeouts(dir.path()).await;
     let addr = gateway.addr;
     let body = serde_json::to_vec(&invoice("SLOW-1")).expect("json");
     let head = format!(

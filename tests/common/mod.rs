@@ -344,6 +344,8 @@ pub fn issue_key(dir: &Path, config: &Path, org: &str, sandbox: bool) -> String 
 
 #[path = "../support/http.rs"]
 mod http;
+#[path = "../support/invoice.rs"]
+mod invoice;
 
 pub use http::Response;
 
@@ -392,23 +394,10 @@ pub async fn post_invoice(addr: SocketAddr, key: &str, body: &Value) -> Response
     .await
 }
 
-/// A small valid invoice: one item of group B in `ttc` mode, CDF, every scalar a string.
+/// A small valid invoice: two items of group B in `ttc` mode, CDF, every scalar a string
+/// (1200.00 CDF, paid in cash).
 pub fn invoice(rn: &str) -> Value {
-    serde_json::json!({
-        "rn": rn,
-        "mode": "ttc",
-        "type": "FV",
-        "curCode": "CDF",
-        "curRate": "-1",
-        "items": [
-            {"code": "LR 1515", "name": "STYLO BIC", "type": "BIE", "price": "600.00",
-             "quantity": "2", "taxGroup": "B"}
-        ],
-        "client": {"nif": "A7654321C", "type": "PM", "name": "CLIENT SARL",
-                   "contact": "+243 810 000 001", "address": "Gombe, Kinshasa"},
-        "payments": [{"name": "ESPECES", "amount": "1200.00", "curCode": "CDF", "curRate": "-1"}],
-        "operator": {"id": "1", "name": "Caisse 1"}
-    })
+    invoice::invoice_of(rn, 2)
 }
 
 // ---- api tests helpers ----

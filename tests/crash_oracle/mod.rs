@@ -45,13 +45,15 @@ use emcf_gateway::failpoint::POINTS;
 use emcf_sim::{start_on_pty, RunningSim, SimOptions};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{oneshot, OwnedRwLockWriteGuard, RwLock};
 
 #[path = "../support/http.rs"]
 mod http;
+#[path = "../support/invoice.rs"]
+mod invoice;
 
 pub use http::Response;
 
@@ -1001,24 +1003,7 @@ pub fn rn_of(client: usize, number: u64) -> String {
 
 /// The body of `rn` (the same every time: retries and replays must be identical).
 pub fn invoice_body(rn: &str, number: u64) -> Value {
-    let quantity = 1 + number % 3;
-    let total = 600 * quantity;
-    json!({
-        "rn": rn,
-        "mode": "ttc",
-        "type": "FV",
-        "curCode": "CDF",
-        "curRate": "-1",
-        "items": [
-            {"code": "LR 1515", "name": "STYLO BIC", "type": "BIE", "price": "600.00",
-             "quantity": quantity.to_string(), "taxGroup": "B"}
-        ],
-        "client": {"nif": "A7654321C", "type": "PM", "name": "CLIENT SARL",
-                   "contact": "+243 810 000 001", "address": "Gombe, Kinshasa"},
-        "payments": [{"name": "ESPECES", "amount": format!("{total}.00"), "curCode": "CDF",
-                      "curRate": "-1"}],
-        "operator": {"id": "1", "name": "Caisse 1"}
-    })
+    invoice::invoice_of(rn, 1 + number % 3)
 }
 
 /// What a client does after one answer.
