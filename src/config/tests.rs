@@ -653,3 +653,24 @@ fn invalid_error_mentions_the_file() {
     );
     assert!(message.contains("max_connections"), "{message}");
 }
+
+/// A configuration written for release 1.0.0 (every key it knew) is read by this release
+/// unchanged, with the same meaning.
+#[test]
+fn a_release_1_0_0_configuration_still_loads() {
+    let text = include_str!("../../tests/fixtures/release-1.0.0/config.toml");
+    let config = parse(text).expect("the 1.0.0 file parses");
+    config.validate().expect("and is valid");
+    assert_eq!(config.listen.to_string(), "0.0.0.0:8080");
+    assert_eq!(config.timezone_offset.local_minus_utc(), 7200);
+    assert_eq!(config.plans.start, 3000);
+    assert_eq!(config.devices.len(), 2);
+    let warehouse = &config.devices[1];
+    assert_eq!(warehouse.baud, 9600);
+    let timing = warehouse.timing();
+    assert_eq!(timing.window, Duration::from_millis(800));
+    assert_eq!(timing.tries, 4);
+    assert_eq!(timing.command_budget, Duration::from_millis(8000));
+    assert_eq!(timing.credit_note_budget, Duration::from_millis(180_000));
+    assert_eq!(timing.poll_interval, Duration::from_millis(1000));
+}

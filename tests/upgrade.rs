@@ -1,0 +1,111 @@
+//! An upgrade never strands a register: this release opens, verifies, serves and extends
+//! what release 1.0.0 wrote (`tests/fixtures/release-1.0.0/`: its journal, the bundled
+//! simulator's fiscal memories, and a configuration with every key it knew).
+
+mod common;
+
+use std::path::Path;
+
+use common::{cli, get, invoice, post_invoice, Gateway};
+use serde_json::{json, Value};
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/release-1.0.0");
+/// The demo organization's live key, printed once by 1.0.0 when it wrote the fixture.
+const DEMO_LIVE_KEY: &str = "mcf_live_OUoIFAdY2g6O_37D1dspR5sOYkBhDr8P4ARXr2XY8A0";
+const HEAD_1_0_0: &str = "835633d14c98730c65ebb5e69f37d5ff14fb332648bd6b50e3894ff386cc6f93";
+
+/// A state directory holding a copy of the 1.0.0 files (never the fixture itself: opening
+/// writes the index and the simulators' lock files).
+fn state_from_1_0_0(dir: &Path) {
+    let state = dir.join("state");
+    std::fs::create_dir_all(state.join("journal")).expect("journal dir");
+    std::fs::create_dir_all(state.join("simulator")).expect("simulator dir");
+    let from = Path::new(FIXTURE);
+    std::fs::copy(
+        from.join("journal.log"),
+        state.join("journal/journal.log"),
+    )
+    .expect("journal copied");
+    for name in ["embedded.fiscal.json", "sandbox-demo.fiscal.json"] {
+        std::fs::copy(from.join(name), state.join("simulator").join(name)).expect("fiscal memory");
+    }
+}
+
+fn cli_json(dir: &Path, args: &[&str]) -> Value {
+    let out = cli(dir, Path::new(""), args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let json_part = text.find('{').map_or("", |at| &text[at..]);
+    let end = json_part.rfind('}').map_or(0, |at| at + 1);
+    serde_json::from_str(&json_part[..end]).unwrap_or_else(|e| panic!("{args:?}: {e}: {text}"))
+}
+
+#[test]
+fn the_1_0_0_journal_verifies_and_its_entries_read_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    state_from_1_0_0(dir.path());
+    let report = cli_json(dir.path(), &["log", "verify"]);
+    assert_eq!(report["records"], 22, "{report}");
+    assert_eq!(report["certified"], 6, "{report}");
+    assert_eq!(report["head_sha256"], HEAD_1_0_0, "{report}");
+
+    let out = cli(dir.path(), Path::new(""), &["log", "export", "--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let entries: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one entry per line"))
+        .collect();
+    let rns: Vec<&str> = entries.iter().filter_map(|e| e["rn"].as_str()).collect();
+    assert_eq!(
+        rns,
+        ["FX-FV-1", "FX-HT-1", "FX-USD-1", "FX-FA-1", "FX-SHOP-1"],
+        "{entries:?}"
+    );
+    assert_eq!(entries[3]["security"]["counters"], "1/4 FA");
+    assert_eq!(entries[2]["totals"]["usd_equivalent"], "10.00");
+
+    let shop = cli_json(dir.path(), &["org", "show", "fx-shop"]);
+    assert_eq!(shop["organization"]["plan"], "Grow", "{shop}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_1_0_0_install_serves_replays_and_certifies_after_the_upgrade() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    state_from_1_0_0(dir.path());
+    let gateway = Gateway::start_demo(dir.path());
+    assert!(
+        gateway.banner_value("live key:").is_none(),
+        "the 1.0.0 demo organization is kept, no new keys: {:?}",
+        gateway.banner
+    );
+    gateway.wait_ready().await;
+
+    let old = get(
+        gateway.addr,
+        "/api/v1/Invoice/FX-FV-1",
+        Some(DEMO_LIVE_KEY),
+    )
+    .await;
+    assert_eq!(old.status, 200, "{}", old.body);
+    assert_eq!(old.json["codeDEFDGI"], "XN56YAPV37MZLNZLX6MOC3A5");
+    assert_eq!(old.json["counters"], "1/1 FV");
+
+    // The abandoned intent of 1.0.0 left its rn free.
+    let mut lost = invoice("FX-LOST-1");
+    lost["items"] = json!([{"name": "Perdu", "type": "BIE", "price": "100.00",
+                            "quantity": "1", "taxGroup": "B"}]);
+    lost["payments"] = json!([{"name": "ESPECES", "amount": "100.00", "curCode": "CDF",
+                               "curRate": "-1"}]);
+    let certified = post_invoice(gateway.addr, DEMO_LIVE_KEY, &lost).await;
+    assert_eq!(certified.status, 200, "{}\n{}", certified.body, gateway.log());
+    assert_eq!(certified.json["counters"], "5/6 FV", "the box's counters go on");
+    assert_eq!(certified.json["sequence"], 6, "the register's sequence goes on");
+
+    let next = post_invoice(gateway.addr, DEMO_LIVE_KEY, &invoice("UPGRADE-1")).await;
+    assert_eq!(next.status, 200, "{}", next.body);
+    assert_eq!(next.json["counters"], "6/7 FV");
+}
