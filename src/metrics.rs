@@ -62,6 +62,7 @@ impl Histogram {
 #[derive(Debug, Default)]
 struct Registry {
     certifications: Mutex<BTreeMap<(String, String), u64>>,
+    anomalies: Mutex<BTreeMap<(String, String, String), u64>>,
     round_trips: Mutex<BTreeMap<(String, String), &'static Histogram>>,
     queue_waits: Mutex<BTreeMap<String, &'static Histogram>>,
 }
@@ -106,6 +107,14 @@ pub fn device_round_trip(device: &str, cmd: u8, elapsed: Duration) {
         &(device.to_string(), format!("{cmd:02X}h")),
     )
     .observe(elapsed);
+}
+
+/// A reply of `device` to command `cmd` differed from PROTOCOL.md in `field` (read on:
+/// the gateway does not need that field).
+pub fn device_reply_anomaly(device: &str, cmd: u8, field: &str) {
+    let mut map = lock(&registry().anomalies);
+    *map.entry((device.to_string(), format!("{cmd:02X}h"), field.to_string()))
+        .or_insert(0) += 1;
 }
 
 /// A session waited `elapsed` in `device`'s queue before it got the port.
@@ -163,6 +172,17 @@ pub fn render(gauges: &Gauges) -> String {
             out,
             "emcf_device_queue_depth{{device=\"{}\"}} {queued}",
             label(device)
+        );
+    }
+
+    out.push_str("# HELP emcf_device_reply_anomalies_total Replies that differed from PROTOCOL.md in a field the gateway reads tolerantly, by device, command and field.\n# TYPE emcf_device_reply_anomalies_total counter\n");
+    for ((device, cmd, field), count) in lock(&registry().anomalies).iter() {
+        let _ = writeln!(
+            out,
+            "emcf_device_reply_anomalies_total{{device=\"{}\",command=\"{}\",field=\"{}\"}} {count}",
+            label(device),
+            label(cmd),
+            label(field)
         );
     }
 

@@ -21,11 +21,8 @@ fn state_from_1_0_0(dir: &Path) {
     std::fs::create_dir_all(state.join("journal")).expect("journal dir");
     std::fs::create_dir_all(state.join("simulator")).expect("simulator dir");
     let from = Path::new(FIXTURE);
-    std::fs::copy(
-        from.join("journal.log"),
-        state.join("journal/journal.log"),
-    )
-    .expect("journal copied");
+    std::fs::copy(from.join("journal.log"), state.join("journal/journal.log"))
+        .expect("journal copied");
     for name in ["embedded.fiscal.json", "sandbox-demo.fiscal.json"] {
         std::fs::copy(from.join(name), state.join("simulator").join(name)).expect("fiscal memory");
     }
@@ -53,8 +50,16 @@ fn the_1_0_0_journal_verifies_and_its_entries_read_back() {
     assert_eq!(report["certified"], 6, "{report}");
     assert_eq!(report["head_sha256"], HEAD_1_0_0, "{report}");
 
-    let out = cli(dir.path(), Path::new(""), &["log", "export", "--format", "json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cli(
+        dir.path(),
+        Path::new(""),
+        &["log", "export", "--format", "json"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let entries: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|line| serde_json::from_str(line).expect("one entry per line"))
@@ -84,12 +89,7 @@ async fn a_1_0_0_install_serves_replays_and_certifies_after_the_upgrade() {
     );
     gateway.wait_ready().await;
 
-    let old = get(
-        gateway.addr,
-        "/api/v1/Invoice/FX-FV-1",
-        Some(DEMO_LIVE_KEY),
-    )
-    .await;
+    let old = get(gateway.addr, "/api/v1/Invoice/FX-FV-1", Some(DEMO_LIVE_KEY)).await;
     assert_eq!(old.status, 200, "{}", old.body);
     assert_eq!(old.json["codeDEFDGI"], "XN56YAPV37MZLNZLX6MOC3A5");
     assert_eq!(old.json["counters"], "1/1 FV");
@@ -101,9 +101,21 @@ async fn a_1_0_0_install_serves_replays_and_certifies_after_the_upgrade() {
     lost["payments"] = json!([{"name": "ESPECES", "amount": "100.00", "curCode": "CDF",
                                "curRate": "-1"}]);
     let certified = post_invoice(gateway.addr, DEMO_LIVE_KEY, &lost).await;
-    assert_eq!(certified.status, 200, "{}\n{}", certified.body, gateway.log());
-    assert_eq!(certified.json["counters"], "5/6 FV", "the box's counters go on");
-    assert_eq!(certified.json["sequence"], 6, "the register's sequence goes on");
+    assert_eq!(
+        certified.status,
+        200,
+        "{}\n{}",
+        certified.body,
+        gateway.log()
+    );
+    assert_eq!(
+        certified.json["counters"], "5/6 FV",
+        "the box's counters go on"
+    );
+    assert_eq!(
+        certified.json["sequence"], 6,
+        "the register's sequence goes on"
+    );
 
     let next = post_invoice(gateway.addr, DEMO_LIVE_KEY, &invoice("UPGRADE-1")).await;
     assert_eq!(next.status, 200, "{}", next.body);

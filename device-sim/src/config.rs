@@ -178,7 +178,7 @@ impl DeviceConfig {
         check_identity("nif", &self.nif).map_err(config_error)?;
         for &key in TaxpayerKey::ALL {
             let reply = Reply::TaxpayerField(TaxpayerValue {
-                key,
+                key: Some(key),
                 value: self.taxpayer_value(key).to_owned(),
             });
             reply

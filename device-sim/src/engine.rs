@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use chrono::{NaiveDateTime, Timelike};
 use mcf_sfe::command::FinalizeTotals;
 use mcf_sfe::reply::{
-    Certification, CurrencyInfo, DeviceState, LastInvoice, LinkState, TaxpayerValue,
+    Certification, CurrencyInfo, DeviceState, GroupRate, Last, LastInvoice, LinkState,
+    TaxpayerValue,
 };
 use mcf_sfe::types::{DgiLinkState, TaxpayerKey};
 use mcf_sfe::{Command, DataError, FieldError, Reply, Status, StatusFlag};
@@ -146,10 +147,10 @@ impl Engine {
         let accepted = match command {
             Command::DeviceState => Ok(Reply::DeviceState(self.device_state(clock))),
             Command::LinkState => Ok(Reply::LinkState(LinkState {
-                sent: self.memory.tc(),
-                stored: 0,
+                sent: Some(self.memory.tc()),
+                stored: Some(0),
                 last_contact: Some(clock),
-                state: DgiLinkState::Connected,
+                state: DgiLinkState::Connected.to_string(),
                 error: String::new(),
             })),
             Command::TaxpayerField(key) => Ok(self.taxpayer(key)),
@@ -235,29 +236,30 @@ impl Engine {
         DeviceState {
             mid: self.memory.nim().to_owned(),
             nif: self.memory.nif().to_owned(),
-            clock,
+            clock: Some(clock),
             tc: self.memory.tc(),
             fvc: self.memory.fvc(),
             frc: self.memory.frc(),
-            last: self.memory.last().map(|r| LastInvoice {
-                at: r.at,
-                invoice_type: r.invoice_type,
-                code_def: r.code_def.clone(),
-                rn: r.rn.clone(),
-                amount: r.total,
+            last: self.memory.last().map_or(Last::Nothing, |r| {
+                Last::Invoice(LastInvoice {
+                    at: r.at,
+                    invoice_type: r.invoice_type,
+                    code_def: r.code_def.clone(),
+                    rn: r.rn.clone(),
+                    amount: Some(r.total),
+                })
             }),
-            rates: self.config.rates,
-            currency: self.memory.currency().map(|c| CurrencyInfo {
-                code: "USD".to_owned(),
-                rate: c.rate,
-                date: c.date,
-            }),
+            rates: Some(self.config.rates.map(GroupRate::from)),
+            currency: self
+                .memory
+                .currency()
+                .map(|c| CurrencyInfo::usd(c.rate, c.date)),
         }
     }
 
     fn taxpayer(&self, key: TaxpayerKey) -> Reply {
         Reply::TaxpayerField(TaxpayerValue {
-            key,
+            key: Some(key),
             value: self.config.taxpayer_value(key).to_owned(),
         })
     }

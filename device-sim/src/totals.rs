@@ -70,16 +70,20 @@ impl LineSums {
             total = total.checked_add(ttc).ok_or(OutOfRange)?;
             vat_total = vat_total.checked_add(vat).ok_or(OutOfRange)?;
         }
-        let usd_equivalent = match usd_rate {
-            Some(rate) => Some(round_amount(total.checked_div(rate).ok_or(OutOfRange)?)),
-            None => None,
+        let mcur = match usd_rate {
+            Some(rate) => {
+                let usd = round_amount(total.checked_div(rate).ok_or(OutOfRange)?);
+                mcf_sfe::fields::amount("MCUR", usd).map_err(|_| OutOfRange)?
+            }
+            None => String::new(),
         };
         Ok(Subtotal {
             total,
             group_ttc,
             group_vat,
             specific_tax: self.specific_tax,
-            usd_equivalent,
+            mcur,
+            groups: TaxGroup::COUNT,
         })
     }
 }
@@ -146,7 +150,7 @@ mod tests {
         assert_eq!(s.group_ttc[index('B')], dec!(1200.00));
         assert_eq!(s.group_vat[index('B')], dec!(165.52));
         assert_eq!(s.vat(), dec!(165.52));
-        assert_eq!(s.usd_equivalent, None);
+        assert_eq!(s.mcur, "");
     }
 
     #[test]
@@ -198,7 +202,7 @@ mod tests {
         assert_eq!(s.total, dec!(1100.00));
         assert_eq!(s.vat(), dec!(0));
         // 1100 / 2850 = 0.38596...
-        assert_eq!(s.usd_equivalent, Some(dec!(0.39)));
+        assert_eq!(s.usd_equivalent(), Some(dec!(0.39)));
     }
 
     #[test]

@@ -63,7 +63,10 @@ async fn the_binary_serves_a_pty_and_keeps_its_counters_across_restarts() {
         panic!("C1h")
     };
     assert_eq!(state.tc, 1);
-    assert_eq!(state.last.map(|l| l.code_def), Some(first.code_def));
+    assert_eq!(
+        state.last.invoice().map(|l| l.code_def.clone()),
+        Some(first.code_def)
+    );
     let (_, second) = host.certify(&fv_invoice("F-BIN-2")).await;
     assert_eq!((second.fc, second.tc), (2, 2));
     child.kill().await.unwrap();

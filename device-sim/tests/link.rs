@@ -172,7 +172,7 @@ async fn a_power_cut_after_finalize_keeps_the_invoice_in_fiscal_memory() {
         panic!("C1h")
     };
     assert_eq!(after.tc, 1);
-    let last = after.last.expect("last invoice");
+    let last = after.last.invoice().cloned().expect("last invoice");
     assert_eq!(last.rn, "F-CUT");
     assert_eq!(last.code_def.len(), 24);
     sim.stop().await.unwrap();

@@ -82,6 +82,7 @@ pub(crate) fn status_of(error: &CertifyError) -> StatusCode {
         | CertifyError::TotalsTooLarge
         | CertifyError::IdempotencyKeyReused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         CertifyError::WrongDevice { .. }
+        | CertifyError::DeviceNotReady { .. }
         | CertifyError::DeviceUnavailable { .. }
         | CertifyError::QueueFull { .. }
         | CertifyError::OutcomeUnknown { .. }

@@ -85,13 +85,15 @@ pub enum CertifyError {
     /// Every line is free: the device cannot finalize an invoice without a positive payment (400).
     #[error("the invoice total is 0: the device needs a positive payment to finalize, so an invoice of free lines only cannot be certified")]
     ZeroTotal,
-    /// The device's 33h subtotal differs from the gateway's own computation (422).
-    #[error("the device's totals ({device}) differ from the gateway's computation ({expected}); the invoice was cancelled")]
+    /// A field of the device's 33h subtotal differs from the gateway's own computation (422).
+    #[error("the device's {field} ({device}) differs from the gateway's computation ({expected}); the invoice was cancelled")]
     TotalsMismatch {
-        /// The device's total.
-        device: Decimal,
-        /// The gateway's total.
-        expected: Decimal,
+        /// The 33h field (MV, MVB, MTB, MTS...).
+        field: &'static str,
+        /// The device's value (or why there is none).
+        device: String,
+        /// The gateway's value.
+        expected: String,
     },
     /// The invoice's totals would not fit the device's 33h reply frame (422).
     #[error("the invoice's totals are too large for the device's subtotal reply (too many tax groups with large amounts); split the invoice")]
@@ -103,6 +105,13 @@ pub enum CertifyError {
         device_nif: String,
         /// The organization's NIF.
         org_nif: String,
+    },
+    /// The device answers but cannot certify now: its state cannot be read, or it does not
+    /// give a rate the invoice needs (503: a setting or a person must act).
+    #[error("the e-MCF device cannot certify now: {reason}")]
+    DeviceNotReady {
+        /// Why, in words.
+        reason: String,
     },
     /// The device cannot be reached or is busy (503).
     #[error("the e-MCF device is unavailable: {reason}")]
@@ -162,6 +171,7 @@ impl CertifyError {
             CertifyError::QueueFull { .. } => 151,
             CertifyError::OutcomeUnknown { .. } => 152,
             CertifyError::WrongDevice { .. } => 153,
+            CertifyError::DeviceNotReady { .. } => 154,
             CertifyError::Store(_) => 160,
             CertifyError::NotFound { .. } => 170,
             CertifyError::Internal(_) => 199,
@@ -178,6 +188,7 @@ impl CertifyError {
             CertifyError::Store(_) | CertifyError::WrongDevice { .. } => {
                 Some(Duration::from_secs(30))
             }
+            CertifyError::DeviceNotReady { .. } => Some(Duration::from_secs(60)),
             _ => None,
         }
     }
@@ -197,6 +208,9 @@ impl CertifyError {
         let retry_after = error.retry_after();
         match error {
             DeviceError::QueueFull => CertifyError::QueueFull { retry_after },
+            DeviceError::UnreadableState { .. } => CertifyError::DeviceNotReady {
+                reason: error.to_string(),
+            },
             other => CertifyError::DeviceUnavailable {
                 reason: other.to_string(),
                 retry_after,

@@ -9,12 +9,16 @@
 //! | `claims` | rn in flight and quota units reserved, released on drop |
 //! | `devices` | which device an invoice runs on; each organization's sandbox simulator, started on demand |
 //! | `run` | the device sequence of one invoice (C1..38) and its failure rules |
+//! | `compare` | the 33h check: the box's subtotal against the gateway's, field by field |
+//! | `continuity` | the box's counters against the register: fiscal anomalies |
 //! | `reconcile` | settling an unknown 38h outcome from C1h |
 //! | `record` | journaling certifications and abandonments off the async threads |
 //! | `service` | `Certifier`: authentication, certify, lookup, status, background reconciliation |
 //! | `error` | `CertifyError` and its stable codes |
 
 mod claims;
+mod compare;
+mod continuity;
 mod devices;
 mod error;
 mod reconcile;

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use chrono::FixedOffset;
-use mcf_sfe::reply::{Certification, DeviceState};
+use mcf_sfe::reply::{Certification, DeviceState, Last};
 use mcf_sfe::{Command, Reply};
 use tracing::{info, warn};
 
@@ -28,6 +28,9 @@ pub(crate) enum Resolution {
     Certified(Certification),
     /// The device's last invoice is another one: this one was not finalized.
     NotFinalized,
+    /// C1h does not say which invoice was last (its last-invoice fields are missing or
+    /// unreadable): nothing can be concluded; the intent stays open for an administrator.
+    CannotTell(String),
 }
 
 /// How an intent was settled.
@@ -44,6 +47,9 @@ pub(crate) enum Settled {
 pub(crate) enum SettleError {
     /// The device did not answer C1h: try again later.
     Unreachable(String),
+    /// The device answered C1h but it does not say which invoice was last: try again later,
+    /// and tell an administrator.
+    CannotTell(String),
     /// The journal failed.
     Store(CertifyError),
 }
@@ -51,18 +57,24 @@ pub(crate) enum SettleError {
 /// Decides from a C1h reply whether `intent` was finalized. The device takes no other invoice
 /// while an intent is open, so its last invoice is this one exactly when the FN matches.
 pub(crate) fn resolve_from_device_state(intent: &Intent, state: &DeviceState) -> Resolution {
-    let Some(last) = &state.last else {
-        return Resolution::NotFinalized;
+    let last = match &state.last {
+        Last::Nothing => return Resolution::NotFinalized,
+        Last::Unreadable(why) => return Resolution::CannotTell(why.clone()),
+        Last::Invoice(last) => last,
     };
     if last.rn != intent.rn || last.code_def.is_empty() {
         return Resolution::NotFinalized;
     }
-    if last.invoice_type.to_string() != intent.invoice_type || last.amount != intent.totals.total {
+    if last.invoice_type.to_string() != intent.invoice_type
+        || last
+            .amount
+            .is_some_and(|amount| amount != intent.totals.total)
+    {
         // Same FN: the device certified it. Never lose it, but say that it looks odd.
         warn!(
             rn = %intent.rn,
             device_type = %last.invoice_type,
-            device_amount = %last.amount,
+            device_amount = ?last.amount,
             "the device's last invoice has this rn but another type or amount"
         );
     }
@@ -109,6 +121,11 @@ pub(crate) async fn settle(
             info!(rn = %intent.rn, sequence = entry.sequence, "reconciled: certified on the device");
             Ok(Settled::Certified(Box::new(entry)))
         }
+        Resolution::CannotTell(why) => Err(SettleError::CannotTell(format!(
+            "the box's C1h does not say which invoice it finalized last ({why}): rn {} stays \
+             in doubt and the box takes no invoice until its C1h tells",
+            intent.rn
+        ))),
         Resolution::NotFinalized => {
             cancel(session, &intent.device).await;
             record_abandonment(
@@ -151,6 +168,7 @@ mod tests {
                 group_vat: vec![],
                 specific_tax: dec!(0),
                 usd_equivalent: None,
+                mcur: None,
             },
             nif: "A1234567B".into(),
             isf: "ISF1".into(),
@@ -165,18 +183,20 @@ mod tests {
         DeviceState {
             mid: "NIM001".into(),
             nif: "A1234567B".into(),
-            clock: at,
+            clock: Some(at),
             tc: 7,
             fvc: 5,
             frc: 2,
-            last: last_rn.map(|rn| LastInvoice {
-                at,
-                invoice_type: InvoiceType::Fv,
-                code_def: "ABCDEFGHIJKLMNOPQRSTUVWX".into(),
-                rn: rn.into(),
-                amount: dec!(116.00),
+            last: last_rn.map_or(Last::Nothing, |rn| {
+                Last::Invoice(LastInvoice {
+                    at,
+                    invoice_type: InvoiceType::Fv,
+                    code_def: "ABCDEFGHIJKLMNOPQRSTUVWX".into(),
+                    rn: rn.into(),
+                    amount: Some(dec!(116.00)),
+                })
             }),
-            rates: [None; 16],
+            rates: None,
             currency: None,
         }
     }
@@ -191,7 +211,7 @@ mod tests {
                     .qr_code()
                     .starts_with("RDCDEF01;NIM001;ABCDEFGHIJKLMNOPQRSTUVWX;A1234567B;"));
             }
-            Resolution::NotFinalized => panic!("expected certified"),
+            other => panic!("expected certified, got {other:?}"),
         }
     }
 
@@ -205,5 +225,15 @@ mod tests {
             resolve_from_device_state(&intent("F-1"), &state(None)),
             Resolution::NotFinalized
         );
+    }
+
+    #[test]
+    fn a_last_invoice_c1h_cannot_read_settles_nothing() {
+        let mut unreadable = state(Some("F-1"));
+        unreadable.last = Last::Unreadable("lastFN is empty".into());
+        assert!(matches!(
+            resolve_from_device_state(&intent("F-1"), &unreadable),
+            Resolution::CannotTell(_)
+        ));
     }
 }

@@ -10,12 +10,14 @@ use std::time::Duration;
 
 use chrono::{DateTime, FixedOffset, Utc};
 use mcf_sfe::command::code;
-use mcf_sfe::reply::{DeviceState, Subtotal};
+use mcf_sfe::reply::{Anomaly, Certification, DeviceState, Subtotal};
 use mcf_sfe::types::TaxGroup;
-use mcf_sfe::{Command, Reply, StatusFlag};
+use mcf_sfe::{Command, Reply};
 use rust_decimal::Decimal;
 use tracing::{error, info, warn};
 
+use crate::certify::compare::compare_subtotal;
+use crate::certify::continuity;
 use crate::certify::reconcile::{settle, SettleError, Settled};
 use crate::certify::record::{self, record_abandonment, record_certification};
 use crate::certify::validate::{Seller, ValidInvoice};
@@ -58,25 +60,37 @@ pub(crate) async fn run_invoice(
     session: &mut Session,
     ctx: &RunContext<'_>,
 ) -> Result<RegisterEntry, RunFailure> {
-    let state = device_state(session).await?;
-    if ctx.environment == Environment::Production && state.nif != ctx.org.nif {
+    let state = device_state(session, ctx).await?;
+    let production = ctx.environment == Environment::Production;
+    // First the NIF: a box of another taxpayer is that (153), whatever else is odd.
+    if production && state.nif != ctx.org.nif {
         return Err(CertifyError::WrongDevice {
             device_nif: state.nif,
             org_nif: ctx.org.nif.clone(),
         }
         .into());
     }
-    if session
-        .last_status()
-        .is_some_and(|status| status.has(StatusFlag::InvoiceOpen))
-    {
-        warn!(
-            device = ctx.device,
-            "an invoice was left open on the device: cancelling it"
-        );
-        cancel(session, ctx.device).await;
+    if production {
+        continuity::check(
+            ctx.store,
+            seen(ctx.device, &state.mid, &state.nif, state.tc, "C1h"),
+        )
+        .await;
     }
-    let subtotal = match prepare(session, ctx, &state).await {
+    match session.invoice_open() {
+        Some(false) => {}
+        Some(true) => {
+            warn!(
+                device = ctx.device,
+                "an invoice was left open on the device: cancelling it"
+            );
+            cancel(session, ctx.device).await;
+        }
+        // A box whose status bytes are not read: cancel whatever may be open (PROTOCOL.md §7).
+        None => cancel(session, ctx.device).await,
+    }
+    let rates = rates_for(ctx.invoice, &state, session.fallback_rates())?;
+    let subtotal = match prepare(session, ctx, &rates).await {
         Ok(subtotal) => subtotal,
         Err(error) => {
             cancel(session, ctx.device).await;
@@ -84,7 +98,7 @@ pub(crate) async fn run_invoice(
         }
     };
     failpoint::hit("before_intent");
-    let intent = intent_of(ctx, &subtotal);
+    let intent = intent_of(ctx, &subtotal, &rates);
     let journaled = intent.clone();
     let intent_id =
         match record::blocking(ctx.store, move |store| store.record_intent(journaled)).await {
@@ -114,6 +128,7 @@ pub(crate) async fn run_invoice(
                 );
                 return reconcile_now(session, ctx, intent_id, &intent).await;
             }
+            check_certification(session, ctx, &state, &certification).await;
             match record_certification(ctx.store, ctx.offset, intent_id, &certification, "finalize")
                 .await
             {
@@ -145,18 +160,130 @@ pub(crate) async fn run_invoice(
     }
 }
 
-/// C1h: the device state, needed for its NIF and tax rates.
-async fn device_state(session: &mut Session) -> Result<DeviceState, CertifyError> {
-    match session
-        .execute(Command::DeviceState)
-        .await
-        .map_err(CertifyError::from_device)?
-    {
-        Reply::DeviceState(state) => Ok(state),
-        Reply::Refused(text) => Err(CertifyError::DeviceRefused { text }),
-        other => Err(CertifyError::Internal(format!(
+/// C1h: the device state, needed for its NIF, counters and tax rates. When the state cannot
+/// be read but its NIF can, a NIF of another taxpayer still says so (153).
+async fn device_state(
+    session: &mut Session,
+    ctx: &RunContext<'_>,
+) -> Result<DeviceState, CertifyError> {
+    match session.execute(Command::DeviceState).await {
+        Ok(Reply::DeviceState(state)) => Ok(state),
+        Ok(Reply::Refused(text)) => Err(CertifyError::DeviceRefused { text }),
+        Ok(other) => Err(CertifyError::Internal(format!(
             "unexpected answer to C1h: {other:?}"
         ))),
+        Err(DeviceError::UnreadableState { nif: Some(nif), .. })
+            if ctx.environment == Environment::Production && nif != ctx.org.nif =>
+        {
+            Err(CertifyError::WrongDevice {
+                device_nif: nif,
+                org_nif: ctx.org.nif.clone(),
+            })
+        }
+        Err(error) => Err(CertifyError::from_device(error)),
+    }
+}
+
+/// The VAT rates of this invoice's groups: the box's (C1h), or the device's configured ones
+/// when its C1h carries none. A rate the box gives unreadably stops only an invoice that uses
+/// that group.
+fn rates_for(
+    invoice: &ValidInvoice,
+    state: &DeviceState,
+    fallback: &[Option<Decimal>; TaxGroup::COUNT],
+) -> Result<[Option<Decimal>; TaxGroup::COUNT], CertifyError> {
+    let Some(reported) = &state.rates else {
+        return Ok(*fallback);
+    };
+    let mut rates = [None; TaxGroup::COUNT];
+    for (group, rate) in TaxGroup::all().zip(reported) {
+        match rate.percent() {
+            Ok(rate) => rates[group.index()] = rate,
+            Err(raw) if invoice.items.iter().any(|item| item.group == group) => {
+                return Err(CertifyError::DeviceNotReady {
+                    reason: format!(
+                        "its C1h gives the VAT rate of group {group} as {raw:?}, which is not a rate"
+                    ),
+                })
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(rates)
+}
+
+/// What a box said of itself, for the continuity check.
+fn seen<'a>(
+    device: &'a str,
+    nim: &'a str,
+    nif: &'a str,
+    tc: u64,
+    seen_in: &'static str,
+) -> continuity::Seen<'a> {
+    continuity::Seen {
+        device,
+        nim,
+        nif,
+        tc,
+        seen_in,
+    }
+}
+
+/// The checks PROTOCOL.md §6.2 makes on `R:`: reported, never refused (the box certified),
+/// and the counter continuity against the register.
+async fn check_certification(
+    session: &mut Session,
+    ctx: &RunContext<'_>,
+    state: &DeviceState,
+    cert: &Certification,
+) {
+    let kind_count = if cert.invoice_type.is_credit_note() {
+        state.frc
+    } else {
+        state.fvc
+    };
+    let checks = [
+        (
+            "FT",
+            cert.invoice_type.to_string(),
+            ctx.invoice.invoice_type.to_string(),
+            "the type sent in C0h",
+        ),
+        ("MID", cert.mid.clone(), state.mid.clone(), "C1h's MID"),
+        ("NIF", cert.nif.clone(), state.nif.clone(), "C1h's NIF"),
+        (
+            "TC",
+            cert.tc.to_string(),
+            (state.tc + 1).to_string(),
+            "C1h's TC + 1",
+        ),
+        (
+            "FC",
+            cert.fc.to_string(),
+            (kind_count + 1).to_string(),
+            "C1h's FVC or FRC + 1",
+        ),
+    ];
+    for (field, got, want, expected) in checks {
+        if got != want {
+            session
+                .report_anomaly(
+                    code::FINALIZE,
+                    Anomaly {
+                        field,
+                        raw: got,
+                        expected,
+                    },
+                )
+                .await;
+        }
+    }
+    if ctx.environment == Environment::Production {
+        continuity::check(
+            ctx.store,
+            seen(ctx.device, &cert.mid, &cert.nif, cert.tc, "38h"),
+        )
+        .await;
     }
 }
 
@@ -164,14 +291,14 @@ async fn device_state(session: &mut Session) -> Result<DeviceState, CertifyError
 async fn prepare(
     session: &mut Session,
     ctx: &RunContext<'_>,
-    state: &DeviceState,
+    rates: &[Option<Decimal>; TaxGroup::COUNT],
 ) -> Result<Subtotal, CertifyError> {
     let invoice = ctx.invoice;
     let seller = Seller {
         nif: ctx.org.nif.clone(),
         isf: ctx.org.isf.clone(),
     };
-    let expected = invoice.expected_subtotal(&state.rates);
+    let expected = invoice.expected_subtotal(rates);
     if let Some(expected) = &expected {
         if expected.total.is_zero() {
             // The box takes only positive payments and needs one to finalize.
@@ -189,7 +316,7 @@ async fn prepare(
     expect_done(session, Command::SetClient(invoice.client.clone())).await?;
     expect_done(session, Command::OpenInvoice(invoice.open_command(&seller))).await?;
     for item in &invoice.items {
-        let rate = state.rate(item.group);
+        let rate = rates[item.group.index()];
         expect_done(session, Command::Item(item.to_command(rate))).await?;
     }
     for comment in &invoice.comments {
@@ -208,12 +335,17 @@ async fn prepare(
             )))
         }
     };
-    if let Some(expected) = expected {
-        if expected != subtotal {
-            return Err(CertifyError::TotalsMismatch {
-                device: subtotal.total,
-                expected: expected.total,
-            });
+    if let Some(expected) = &expected {
+        compare_subtotal(expected, &subtotal)?;
+        if expected.mcur != subtotal.mcur {
+            // Information only: some boxes send 0.00, or nothing, for every invoice.
+            let anomaly = Anomaly {
+                field: "MCUR",
+                raw: subtotal.mcur.clone(),
+                expected:
+                    "the invoice's total at its USD rate, or empty without one (PROTOCOL.md §8)",
+            };
+            session.report_anomaly(code::SUBTOTAL, anomaly).await;
         }
     }
     let paid = invoice.payments_total();
@@ -275,6 +407,10 @@ async fn reconcile_now(
             warn!(device = ctx.device, %reason, "reconciliation must wait for the device");
             Err(RunFailure::InDoubt(intent_id))
         }
+        Err(SettleError::CannotTell(reason)) => {
+            error!(device = ctx.device, %reason, "reconciliation cannot conclude");
+            Err(RunFailure::InDoubt(intent_id))
+        }
         Err(SettleError::Store(error)) => {
             error!(device = ctx.device, %error, "reconciliation could not be journaled");
             Err(RunFailure::InDoubt(intent_id))
@@ -282,7 +418,19 @@ async fn reconcile_now(
     }
 }
 
-fn intent_of(ctx: &RunContext<'_>, subtotal: &Subtotal) -> Intent {
+fn intent_of(
+    ctx: &RunContext<'_>,
+    subtotal: &Subtotal,
+    rates: &[Option<Decimal>; TaxGroup::COUNT],
+) -> Intent {
+    // The USD total the API answers: the gateway's own (PROTOCOL.md §8, from the box's MV,
+    // equal to the gateway's), the box's MCUR when it cannot be computed.
+    let usd_equivalent = ctx.invoice.usd_rate.as_ref().and_then(|_| {
+        ctx.invoice
+            .expected_subtotal(rates)
+            .and_then(|expected| expected.usd_equivalent())
+            .or_else(|| subtotal.usd_equivalent())
+    });
     Intent {
         org: ctx.org.id.clone(),
         environment: ctx.environment,
@@ -292,7 +440,7 @@ fn intent_of(ctx: &RunContext<'_>, subtotal: &Subtotal) -> Intent {
         device: ctx.device.to_string(),
         request_digest: ctx.invoice.digest.clone(),
         received_at: ctx.received_at,
-        totals: device_totals(subtotal),
+        totals: device_totals(subtotal, usd_equivalent),
         nif: ctx.org.nif.clone(),
         isf: ctx.org.isf.clone(),
         idempotency_key: ctx.idempotency_key.clone(),
@@ -300,7 +448,7 @@ fn intent_of(ctx: &RunContext<'_>, subtotal: &Subtotal) -> Intent {
 }
 
 /// The device's totals, keeping only the groups that have an amount.
-pub(crate) fn device_totals(subtotal: &Subtotal) -> DeviceTotals {
+pub(crate) fn device_totals(subtotal: &Subtotal, usd_equivalent: Option<Decimal>) -> DeviceTotals {
     let pick = |amounts: &[Decimal; TaxGroup::COUNT]| {
         TaxGroup::all()
             .zip(amounts.iter())
@@ -314,6 +462,7 @@ pub(crate) fn device_totals(subtotal: &Subtotal) -> DeviceTotals {
         group_ttc: pick(&subtotal.group_ttc),
         group_vat: pick(&subtotal.group_vat),
         specific_tax: subtotal.specific_tax,
-        usd_equivalent: subtotal.usd_equivalent,
+        usd_equivalent,
+        mcur: (!subtotal.mcur.is_empty()).then(|| subtotal.mcur.clone()),
     }
 }

@@ -474,6 +474,10 @@ impl Certifier {
                     info!(%reason, "device did not answer C1h yet");
                     return Ok(false);
                 }
+                Err(SettleError::CannotTell(reason)) => {
+                    error!(%reason, "reconciliation cannot conclude; will ask C1h again");
+                    return Ok(false);
+                }
                 Err(SettleError::Store(error)) => return Err(error),
             }
         }
@@ -502,6 +506,7 @@ fn outcome_of(result: &Result<Certified, CertifyError>) -> &'static str {
         | Err(CertifyError::QueueFull { .. })
         | Err(CertifyError::OutcomeUnknown { .. })
         | Err(CertifyError::WrongDevice { .. })
+        | Err(CertifyError::DeviceNotReady { .. })
         | Err(CertifyError::Store(_)) => "unavailable",
         Err(CertifyError::NotFound { .. }) | Err(CertifyError::Internal(_)) => "error",
     }

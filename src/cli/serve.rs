@@ -17,9 +17,9 @@ use super::embedded;
 use crate::admin::{socket, Admin};
 use crate::api::{self, Backend, ServerSettings};
 use crate::certify::{sandbox_device_name, Certifier, CertifierSettings, SandboxFactory};
-use crate::config::{Config, DeviceEntry};
+use crate::config::Config;
 use crate::dashboard::Dashboard;
-use crate::device::{self, DeviceConfig, DeviceHandle, LinkTiming};
+use crate::device::{self, DeviceConfig, DeviceHandle};
 use crate::keys;
 use crate::model::{Environment, Organization, Plan};
 use crate::notify;
@@ -89,7 +89,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         lock(&simulators).push(sim);
     } else {
         for entry in &config.devices {
-            handles.push(device::spawn(configured_device(entry)));
+            handles.push(device::spawn(entry.device_config()));
         }
     }
     let demo_keys = if demo {
@@ -253,13 +253,7 @@ async fn serve_halted(config: &Config, reason: String) -> anyhow::Result<()> {
 }
 
 fn simulator_device(name: &str, sim: &RunningSim) -> DeviceHandle {
-    device::spawn(DeviceConfig {
-        name: name.to_string(),
-        path: sim.path().to_path_buf(),
-        baud: 115_200,
-        timing: LinkTiming::default(),
-        queue_capacity: 32,
-    })
+    device::spawn(DeviceConfig::simulator(name, sim.path()))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -290,16 +284,6 @@ fn sandbox_factory(state_dir: PathBuf, simulators: Arc<Mutex<Vec<RunningSim>>>) 
             Ok(handle)
         })
     })
-}
-
-fn configured_device(entry: &DeviceEntry) -> DeviceConfig {
-    DeviceConfig {
-        name: entry.name.clone(),
-        path: entry.path.clone(),
-        baud: entry.baud,
-        timing: entry.timing(),
-        queue_capacity: entry.queue_capacity,
-    }
 }
 
 /// Creates the demo organization on the embedded simulator at first start, with one live

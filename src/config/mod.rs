@@ -193,75 +193,6 @@ impl Default for Plans {
     }
 }
 
-/// One `[[devices]]` entry: a fiscal box on a serial port. The caller converts it to the device
-/// layer's configuration (see [`DeviceEntry::timing`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DeviceEntry {
-    /// Name organizations refer to (ASCII letters, digits, `-`, `_`; unique, ignoring case).
-    pub name: String,
-    /// Serial port, preferably `/dev/serial/by-id/...` (stable across replugs).
-    pub path: PathBuf,
-    /// Line speed (8N1).
-    #[serde(default = "default_baud")]
-    pub baud: u32,
-    /// Invoices that may wait for this device; more are refused with 503.
-    #[serde(default = "default_queue_capacity")]
-    pub queue_capacity: usize,
-    /// Reply-or-SYN window before resending, ms (default: [`LinkTiming::default`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_ms: Option<u64>,
-    /// Sends of one frame before giving up (default: [`LinkTiming::default`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tries: Option<u32>,
-    /// Budget of one ordinary command, ms (default: [`LinkTiming::default`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command_budget_ms: Option<u64>,
-    /// Budget of 38h for FV/FT/EV/ET, ms (default: [`LinkTiming::default`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finalize_budget_ms: Option<u64>,
-    /// Budget of 38h for FA/EA, ms (default: [`LinkTiming::default`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub credit_note_budget_ms: Option<u64>,
-    /// Interval between 38h repeats after `P:`, ms (default: [`LinkTiming::default`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub poll_interval_ms: Option<u64>,
-}
-
-impl DeviceEntry {
-    /// An entry with the given name and port and every other key at its default.
-    pub fn new(name: impl Into<String>, path: impl Into<PathBuf>) -> Self {
-        DeviceEntry {
-            name: name.into(),
-            path: path.into(),
-            baud: DEFAULT_BAUD,
-            queue_capacity: DEFAULT_QUEUE_CAPACITY,
-            window_ms: None,
-            tries: None,
-            command_budget_ms: None,
-            finalize_budget_ms: None,
-            credit_note_budget_ms: None,
-            poll_interval_ms: None,
-        }
-    }
-
-    /// The timing to use: each override, or the DESIGN §3 default.
-    pub fn timing(&self) -> LinkTiming {
-        let d = LinkTiming::default();
-        let ms =
-            |value: Option<u64>, default: Duration| value.map_or(default, Duration::from_millis);
-        LinkTiming {
-            window: ms(self.window_ms, d.window),
-            tries: self.tries.unwrap_or(d.tries),
-            command_budget: ms(self.command_budget_ms, d.command_budget),
-            finalize_budget: ms(self.finalize_budget_ms, d.finalize_budget),
-            credit_note_budget: ms(self.credit_note_budget_ms, d.credit_note_budget),
-            poll_interval: ms(self.poll_interval_ms, d.poll_interval),
-            ..d
-        }
-    }
-}
-
 /// Values given on the command line; they win over the file and the environment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Overrides {
@@ -457,14 +388,6 @@ impl Config {
     }
 }
 
-fn default_baud() -> u32 {
-    DEFAULT_BAUD
-}
-
-fn default_queue_capacity() -> usize {
-    DEFAULT_QUEUE_CAPACITY
-}
-
 fn default_offset() -> FixedOffset {
     // +01:00 is always in range; UTC is only a fallback the compiler cannot rule out.
     FixedOffset::east_opt(DEFAULT_TIMEZONE_OFFSET_SECS).unwrap_or(Utc.fix())
@@ -558,7 +481,10 @@ mod listen_text {
     }
 }
 
+mod device;
 mod validate;
+
+pub use device::{DeviceEntry, LineBreaksSetting, StatusMapSetting};
 
 #[cfg(test)]
 mod tests;

@@ -574,7 +574,7 @@ fn validation_errors_name_the_key() {
             "between 1 and 3600000 ms",
         ),
         (
-            with_device(|d| d.window_ms = Some(6000)),
+            with_device(|d| d.window_ms = Some(16_000)),
             device_key("window_ms"),
             "command_budget_ms",
         ),
@@ -610,6 +610,16 @@ fn validation_errors_name_the_key() {
             with_device(|d| d.name = "x".repeat(33)),
             format!("name in [[devices]] entry 1 (\"{}\")", "x".repeat(33)),
             "32",
+        ),
+        (
+            with_device(|d| d.seq_range = Some("10-FF".into())),
+            device_key("seq_range"),
+            "at least 20",
+        ),
+        (
+            with_device(|d| d.rates = Some([("B".to_string(), "16%".to_string())].into())),
+            device_key("rates"),
+            "not a rate",
         ),
     ];
     for (config, key, fragment) in cases {

@@ -10,6 +10,8 @@ impl Config {
     /// 1..=3600; `body_limit_bytes` 1 KiB..=64 MiB; plan quotas >= 1; device names non-empty,
     /// at most 32 ASCII letters, digits, `-` or `_`, unique ignoring case; device path not empty;
     /// baud > 0; `queue_capacity` 1..=10000; `tries` 1..=10; every ms value 1..=3600000;
+    /// `seq_range` hex `first-last` from 20; `rates` letters A..P with percentages in
+    /// [0, 100) of at most 2 decimals; `health_interval_secs` at most 86400;
     /// `window_ms` <= `command_budget_ms`; `poll_interval_ms` <= `finalize_budget_ms`; and
     /// `request_timeout_secs` greater than every device's longest budget (with no device: the
     /// default timing, 90 s).
@@ -105,6 +107,16 @@ impl Config {
                     in_range(value, 1, MAX_BUDGET_MS, " ms")
                         .map_err(|m| invalid(&key(field), m))?;
                 }
+            }
+            device
+                .wire()
+                .map_err(|(field, m)| invalid(&key(field), m))?;
+            device
+                .fallback_rates()
+                .map_err(|(field, m)| invalid(&key(field), m))?;
+            if let Some(secs) = device.health_interval_secs {
+                in_range(secs, 0, MAX_TIMEOUT_SECS * 24, " seconds")
+                    .map_err(|m| invalid(&key("health_interval_secs"), m))?;
             }
             let timing = device.timing();
             if timing.window > timing.command_budget {

@@ -308,9 +308,9 @@ fn dgi_paragraph(status: Option<&crate::device::LinkStatus>) -> String {
         "<p>Last contact of the device with the DGI (C2h, device clock): \
          <em id=\"dgi-contact\">{}</em>; link {}; {} invoices sent, {} stored not yet sent.{}</p></section>",
         esc(&contact),
-        esc(&dgi.state.to_string()),
-        dgi.sent,
-        dgi.stored,
+        esc(&dgi.state),
+        dgi.sent.map_or_else(|| "?".to_owned(), |n| n.to_string()),
+        dgi.stored.map_or_else(|| "?".to_owned(), |n| n.to_string()),
         error
     )
 }

@@ -1,44 +1,68 @@
-//! The task that owns one device's port: connects (throwaway C2h), reconnects with backoff,
-//! grants sessions one at a time, runs their commands, and polls 38h (PROTOCOL.md §3.4).
+//! The task that owns one device's port: connects (throwaway C2h, then C1h), reconnects with
+//! backoff, grants sessions one at a time, runs their commands, polls 38h (PROTOCOL.md §3.4),
+//! and reads the box's state while idle.
 
 use std::future::pending;
 use std::io;
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::Utc;
-use mcf_sfe::{Command, FromDevice, Reply, Seq};
+use mcf_sfe::capture::Event;
+use mcf_sfe::{Command, Dialect, FromDevice, Seq};
+use rust_decimal::Decimal;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, info_span, warn, Instrument};
 
+mod reply;
 mod session;
 
+use super::capture::DeviceCapture;
 use super::port::{Backoff, Connector};
-use super::transport::{describe, AfterTries, Outcome, Transport};
-use super::{DeviceConfig, DeviceError, DeviceHandle, Grant, LinkStatus, LinkTiming};
+use super::status::SeenAnomaly;
+use super::transport::{describe, Outcome, Resend, Transport};
+use super::{DeviceConfig, DeviceError, DeviceHandle, Grant, LinkStatus, LinkTiming, WireSettings};
 
 /// Starts the actor for `config`, reaching the device through `connector`.
 pub(super) fn spawn<C: Connector>(config: DeviceConfig, connector: C) -> DeviceHandle {
     let name: Arc<str> = Arc::from(config.name.as_str());
     let (grants_tx, grants) = mpsc::channel(config.queue_capacity.max(1));
-    let (status, status_rx) = watch::channel(LinkStatus {
-        connected: false,
-        since: Utc::now(),
-        last_error: None,
-        last_reply_at: None,
-        dgi: None,
-        queued: 0,
-    });
+    let (status, status_rx) = watch::channel(LinkStatus::new());
     let stop = CancellationToken::new();
     let span = info_span!("device", name = %name, port = %connector.describe());
+    let capture = config.capture.map(|capture| {
+        capture.comment(&format!(
+            "device {} {} {} baud, SEQ {:02X}-{:02X}, line breaks {}, status map {}, SEQ replay {}",
+            name,
+            connector.describe(),
+            config.baud,
+            config.wire.seq.first().get(),
+            config.wire.seq.last().get(),
+            config.wire.line_breaks.as_str(),
+            config.wire.status_map.as_str(),
+            config.wire.seq_replay,
+        ));
+        DeviceCapture {
+            capture,
+            device: name.clone(),
+        }
+    });
     let actor = Actor {
         name: name.clone(),
         timing: config.timing,
+        wire: config.wire,
+        dialect: config.wire.dialect(),
+        fallback_rates: config.fallback_rates,
+        health_interval: config.health_interval,
+        capture,
         backoff: Backoff::new(config.timing.reconnect_min, config.timing.reconnect_max),
         connector,
         link: None,
-        seq: Seq::FIRST,
+        seq: config.wire.seq.last(),
+        state_error: None,
+        anomalies: Vec::new(),
         status,
         grants,
         stop: stop.clone(),
@@ -56,11 +80,20 @@ pub(super) fn spawn<C: Connector>(config: DeviceConfig, connector: C) -> DeviceH
 struct Actor<C: Connector> {
     name: Arc<str>,
     timing: LinkTiming,
+    wire: WireSettings,
+    dialect: Dialect,
+    fallback_rates: [Option<Decimal>; 16],
+    health_interval: Option<Duration>,
+    capture: Option<DeviceCapture>,
     backoff: Backoff,
     connector: C,
     link: Option<Transport<C::Io>>,
     /// SEQ of the last command sent; continues across sessions and reopens.
     seq: Seq,
+    /// Why the last C1h could not be read (`None` once one is read).
+    state_error: Option<String>,
+    /// What in this box's replies differs from PROTOCOL.md (mirrored in the status).
+    anomalies: Vec<SeenAnomaly>,
     status: watch::Sender<LinkStatus>,
     grants: mpsc::Receiver<Grant>,
     stop: CancellationToken,
@@ -75,6 +108,7 @@ enum Flow {
 impl<C: Connector> Actor<C> {
     async fn run(mut self) {
         let mut wait = None;
+        let mut next_health = self.health_interval.map(|every| Instant::now() + every);
         loop {
             if self.link.is_none() {
                 if let Some(delay) = wait.take() {
@@ -109,6 +143,11 @@ impl<C: Connector> Actor<C> {
                     self.idle(item);
                     Flow::Continue
                 }
+                () = health_due(next_health) => {
+                    self.health_check().await;
+                    next_health = self.health_interval.map(|every| Instant::now() + every);
+                    Flow::Continue
+                }
             };
             if let Flow::Stop = flow {
                 break;
@@ -141,20 +180,28 @@ impl<C: Connector> Actor<C> {
         }
     }
 
-    /// Opens the port and sends the throwaway C2h (PROTOCOL.md §3.2).
+    /// Opens the port and sends the throwaway C2h (PROTOCOL.md §3.2); once it is answered
+    /// the link is up, and C1h tells what the box is now.
     async fn connect(&mut self, deadline: Instant) -> Result<(), String> {
         let io = self
             .connector
             .connect()
             .map_err(|e| format!("cannot open {}: {e}", self.connector.describe()))?;
-        let mut link = Transport::new(io);
-        let seq = self.next_seq();
-        let frame = Command::LinkState
-            .to_frame(seq)
+        if let Some(capture) = &self.capture {
+            capture.record(&Event::Open);
+        }
+        let mut link = Transport::new(io, self.capture.clone());
+        let frame = self
+            .frame_of(&Command::LinkState)
             .map_err(|e| format!("C2h: {e}"))?;
-        let span = info_span!("command", cmd = "0xc2", seq = seq.get(), throwaway = true);
+        let span = info_span!(
+            "command",
+            cmd = "0xc2",
+            seq = frame.seq().get(),
+            throwaway = true
+        );
         let exchange = link
-            .exchange(&frame, &self.timing, deadline, AfterTries::GiveUp)
+            .exchange(&frame, &self.timing, deadline, Resend::HARMLESS)
             .instrument(span)
             .await;
         match exchange.outcome {
@@ -162,27 +209,57 @@ impl<C: Connector> Actor<C> {
                 info!("device link up");
                 self.link = Some(link);
                 // Only informative (it may be a replay of an older C2h: PROTOCOL.md §3.2).
-                let dgi = match Reply::parse(reply.cmd(), reply.data()) {
-                    Ok(Reply::LinkState(state)) => Some(state),
-                    _ => None,
-                };
+                let _ = self.read_reply(&reply);
                 self.status.send_modify(|status| {
                     status.connected = true;
                     status.since = Utc::now();
-                    status.last_reply_at = Some(Utc::now());
-                    if dgi.is_some() {
-                        status.dgi = dgi;
-                    }
                 });
+                self.read_state().await;
                 Ok(())
             }
-            Outcome::NoAnswer => Err("the port opened but the device does not answer".to_owned()),
-            Outcome::Disconnected(reason) => Err(reason),
+            Outcome::NoAnswer => {
+                self.record_close("the port opened but the device does not answer");
+                Err("the port opened but the device does not answer".to_owned())
+            }
+            Outcome::Disconnected(reason) => {
+                self.record_close(&reason);
+                Err(reason)
+            }
+        }
+    }
+
+    /// C1h outside any session: what the box says of itself now (kept in the status). A box
+    /// that does not answer is down, as after any unanswered command.
+    async fn read_state(&mut self) {
+        if let Err(error) = self.run_command(&Command::DeviceState).await {
+            debug!(%error, "C1h outside a session failed");
+        }
+    }
+
+    /// While idle: C1h and C2h, so that the status is what the box says now.
+    async fn health_check(&mut self) {
+        if self.link.is_none() {
+            return;
+        }
+        self.read_state().await;
+        if self.link.is_some() {
+            if let Err(error) = self.run_command(&Command::LinkState).await {
+                debug!(%error, "C2h outside a session failed");
+            }
+        }
+    }
+
+    fn record_close(&self, why: &str) {
+        if let Some(capture) = &self.capture {
+            capture.record(&Event::Close(why.to_owned()));
         }
     }
 
     /// Closes the port (if open) and records why.
     fn link_down(&mut self, reason: String) {
+        if self.link.is_some() {
+            self.record_close(&reason);
+        }
         let was_up = self.link.take().is_some();
         if was_up || self.status.borrow().last_error.as_ref() != Some(&reason) {
             warn!(%reason, "device link down");
@@ -206,22 +283,14 @@ impl<C: Connector> Actor<C> {
         }
     }
 
-    fn next_seq(&mut self) -> Seq {
-        self.seq = self.seq.next();
-        self.seq
-    }
-
-    fn replied(&mut self) {
-        self.status.send_modify(|status| {
-            status.last_reply_at = Some(Utc::now());
-        });
-    }
-
     /// Stops: closes the port and turns away whoever still waits.
     fn close(&mut self) {
         self.grants.close();
         while let Ok(grant) = self.grants.try_recv() {
             let _ = grant.reply.send(Err(DeviceError::ShuttingDown));
+        }
+        if self.link.is_some() {
+            self.record_close("the gateway stopped");
         }
         if self.link.take().is_some() {
             info!("device link closed");
@@ -233,6 +302,14 @@ impl<C: Connector> Actor<C> {
             }
             status.last_error = Some("the device link was shut down".to_owned());
         });
+    }
+}
+
+/// Resolves at `at`; never when there is no health poll.
+async fn health_due(at: Option<Instant>) {
+    match at {
+        Some(at) => sleep_until(at).await,
+        None => pending().await,
     }
 }
 

@@ -27,6 +27,15 @@ pub enum DeviceError {
     /// reconcile with C1h (PROTOCOL.md §3.4, §6.3); never resend or cancel blindly.
     #[error("the outcome of the finalization (38h) is unknown")]
     OutcomeUnknown,
+    /// A C1h reply with the right SEQ and CMD whose fields the gateway needs (MID, NIF, TC,
+    /// FVC, FRC) cannot be read: the box answers but cannot be used.
+    #[error("the box's state (C1h) cannot be read: {reason}")]
+    UnreadableState {
+        /// What is wrong with the DATA.
+        reason: String,
+        /// The NIF field, when at least that could be read.
+        nif: Option<String>,
+    },
     /// A reply with the right SEQ and CMD whose DATA does not parse.
     #[error("unreadable reply to command {command:#04x}: {reason}")]
     BadReply {
@@ -51,7 +60,7 @@ impl From<mcf_sfe::FieldError> for DeviceError {
 
 impl DeviceError {
     /// A hint for an HTTP 503 `Retry-After`: how long before trying again makes sense.
-    /// Whole seconds, between 1 and 5.
+    /// Whole seconds, between 1 and 60.
     pub fn retry_after(&self) -> Duration {
         let secs = match self {
             // A session usually lasts about a second; the queue drains quickly.
@@ -62,6 +71,8 @@ impl DeviceError {
             // Reconciliation (C1h) needs the device back first.
             DeviceError::OutcomeUnknown | DeviceError::ShuttingDown => 5,
             DeviceError::BadReply { .. } | DeviceError::Encode(_) => 1,
+            // A box that sends an unreadable state needs a person (or a setting) first.
+            DeviceError::UnreadableState { .. } => 60,
         };
         Duration::from_secs(secs)
     }

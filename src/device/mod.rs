@@ -1,12 +1,14 @@
-//! The device link: one actor task per device owns its port (DESIGN.md §2-4, §9).
+//! The device link: one actor task per device owns its port.
 //!
 //! # Actor and handle
 //! [`spawn`] starts the actor on the current tokio runtime and returns a [`DeviceHandle`]
 //! (cheap to clone). The actor opens the port ([`DeviceConfig::path`], 8N1, exclusive) and,
 //! after every open, sends one throwaway C2h and ignores its reply (PROTOCOL.md §3.2: a
 //! restarted host must not get a replay of the device's last reply). Only when that C2h is
-//! answered is the link *connected* ([`LinkStatus`]). While the port is absent, after an I/O
-//! error, a read of 0 bytes (USB unplugged, pty closed) or a command left unanswered, the
+//! answered is the link *connected* ([`LinkStatus`]); it then reads C1h, and again every
+//! [`DeviceConfig::health_interval`] while idle, so that the status says what the box says
+//! now ([`LinkStatus::state`], [`LinkStatus::blocked`]). While the port is absent, after an
+//! I/O error, a read of 0 bytes (USB unplugged, pty closed) or a command left unanswered, the
 //! actor closes the port and reopens it with an exponential backoff
 //! ([`LinkTiming::reconnect_min`]..[`LinkTiming::reconnect_max`]); it never spins. While idle
 //! it keeps reading the port, so a vanished device shows up in [`DeviceHandle::status`] at
@@ -23,146 +25,69 @@
 //! full. A caller that gives up while queued costs nothing (its grant is skipped).
 //! A `Session` sends each command to the actor, which runs it to the end even if the caller
 //! stops waiting; so a session dropped mid-command leaves the link in a clean state. SEQ
-//! continues across sessions and reopens. If the link drops during a session, the next
-//! command of that session makes one reconnection attempt within its budget, else it fails
-//! with [`DeviceError::Disconnected`].
+//! continues across sessions and reopens, within [`WireSettings::seq`]. If the link drops
+//! during a session, the next command of that session makes one reconnection attempt within
+//! its budget, else it fails with [`DeviceError::Disconnected`].
 //!
 //! # Host rules (PROTOCOL.md §3.3, implemented in `transport.rs`)
-//! New SEQ per command; stale input discarded before sending; 3 tries of one window each
-//! (500 ms, restarted by every SYN); NAK = resend the same bytes at once; a reply counts only
-//! with the request's SEQ and CMD (others are stale and ignored); bad frames are ignored; a
-//! partial frame with no byte for 100 ms, or still partial at the end of a window, loses its
-//! SOH and the bytes behind it are decoded again (§2.3). The whole command is bounded by
-//! [`LinkTiming::command_budget`].
+//! New SEQ per command; stale input discarded before sending; up to [`LinkTiming::tries`]
+//! transmissions, each followed by a window of silence ([`LinkTiming::window`], restarted by
+//! every SYN); NAK = send the same bytes again at once. After a silent window the same frame
+//! goes again only when that is harmless: read-only commands and 38h `C` always, commands
+//! that change the invoice only on a box that replays a repeated SEQ
+//! ([`WireSettings::seq_replay`]; otherwise the gateway keeps listening until the budget). A
+//! reply counts only with the request's SEQ and CMD (others are stale and ignored); bad frames
+//! are ignored; a partial frame with no byte for 100 ms, or still partial at the end of a
+//! window, loses its SOH and the bytes behind it are decoded again (§2.3). The whole command
+//! is bounded by [`LinkTiming::command_budget`].
+//!
+//! # Replies (`actor/reply.rs`)
+//! Every reply is read tolerantly with the box's dialect ([`WireSettings`]): what differs from
+//! PROTOCOL.md in fields the gateway does not need is logged once per device, command and
+//! field at `warn`, counted in `/metrics` and kept in [`LinkStatus::anomalies`].
 //!
 //! # Finalization (38h with totals, §3.3-3.4, `actor/session.rs`)
 //! [`Session::finalize`] has its own budget (sales [`LinkTiming::finalize_budget`], credit
 //! notes [`LinkTiming::credit_note_budget`]) counted from the first 38h and covering every
-//! `P:` poll. After the 3rd window it never resends: it keeps listening until the budget
-//! ends. `P:` = wait [`LinkTiming::poll_interval`] and send 38h again with a **new** SEQ.
-//! `R:` = certified; `E:` = refused only for a 38h sent once and never answered `P:`.
-//! Everything else once a 38h was written (timeout, disconnect, a later `E:`, an empty or
-//! unreadable reply) is [`DeviceError::OutcomeUnknown`]: reconcile with C1h (§6.3).
+//! `P:` poll. It is sent again only after a NAK, never after silence (a box may work silently
+//! for 25 s on a credit note): it keeps listening until the budget ends. `P:` = wait
+//! [`LinkTiming::poll_interval`] and send 38h again with a **new** SEQ. `R:` = certified;
+//! `E:` = refused only for a 38h sent once and never answered `P:`. Everything else once a 38h
+//! was written (timeout, disconnect, a later `E:`, an empty or unreadable reply) is
+//! [`DeviceError::OutcomeUnknown`]: reconcile with C1h (§6.3).
 //!
-//! Logs carry the device name, the command byte and SEQ, never DATA (invoice contents).
+//! Logs carry the device name, the command byte and SEQ, never DATA (invoice contents); the
+//! wire capture ([`capture`]), when asked for, has every byte.
 
 mod actor;
 mod arrivals;
+pub mod capture;
+mod config;
 mod error;
 mod port;
+pub mod probe;
+mod status;
 mod transport;
 
 #[cfg(test)]
 mod tests;
 
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use mcf_sfe::command::FinalizeTotals;
-use mcf_sfe::reply::Certification;
-use mcf_sfe::{Command, Reply, Status};
+use mcf_sfe::reply::{Anomaly, Certification};
+use mcf_sfe::{Command, Reply, Status, StatusFlag};
+use rust_decimal::Decimal;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 pub use arrivals::Turn;
+pub use config::{
+    dgi_rates, DeviceConfig, LinkTiming, StatusMap, WireSettings, DEFAULT_HEALTH_INTERVAL,
+    DEFAULT_QUEUE_CAPACITY,
+};
 pub use error::DeviceError;
-
-/// Default length of a device's queue of sessions.
-pub const DEFAULT_QUEUE_CAPACITY: usize = 32;
-
-/// One device and how to talk to it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeviceConfig {
-    /// Name used in configuration, logs and errors.
-    pub name: String,
-    /// The port, e.g. `/dev/serial/by-id/...` or a simulator's pty.
-    pub path: PathBuf,
-    /// Baud rate (8N1, no flow control).
-    pub baud: u32,
-    /// Timeouts, tries and budgets.
-    pub timing: LinkTiming,
-    /// How many sessions may wait for the device (at least 1).
-    pub queue_capacity: usize,
-}
-
-impl DeviceConfig {
-    /// A device at `path` with the default baud (115200), timing and queue.
-    pub fn new(name: impl Into<String>, path: impl Into<PathBuf>) -> Self {
-        DeviceConfig {
-            name: name.into(),
-            path: path.into(),
-            baud: 115_200,
-            timing: LinkTiming::default(),
-            queue_capacity: DEFAULT_QUEUE_CAPACITY,
-        }
-    }
-}
-
-/// Link timing (PROTOCOL.md §3.3). The defaults are the protocol's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LinkTiming {
-    /// Wait for a reply or SYN after each transmission; every SYN restarts it.
-    pub window: Duration,
-    /// Transmissions per command (same SEQ).
-    pub tries: u32,
-    /// Whole budget of one ordinary command (38h `C` included).
-    pub command_budget: Duration,
-    /// Budget of 38h with totals for FV FT EV ET, `P:` polls included.
-    pub finalize_budget: Duration,
-    /// Budget of 38h with totals for FA EA, `P:` polls included.
-    pub credit_note_budget: Duration,
-    /// Wait after a `P:` before polling with a new SEQ.
-    pub poll_interval: Duration,
-    /// First wait before reopening the port.
-    pub reconnect_min: Duration,
-    /// Longest wait before reopening the port.
-    pub reconnect_max: Duration,
-}
-
-impl Default for LinkTiming {
-    fn default() -> Self {
-        LinkTiming {
-            window: Duration::from_millis(500),
-            tries: 3,
-            command_budget: Duration::from_secs(5),
-            finalize_budget: Duration::from_secs(15),
-            credit_note_budget: Duration::from_secs(90),
-            poll_interval: Duration::from_millis(500),
-            reconnect_min: Duration::from_millis(100),
-            reconnect_max: Duration::from_secs(5),
-        }
-    }
-}
-
-impl LinkTiming {
-    /// The longest single budget (finalize, credit note or command): an HTTP request timeout
-    /// must exceed it.
-    pub fn longest_budget(&self) -> Duration {
-        self.credit_note_budget
-            .max(self.finalize_budget)
-            .max(self.command_budget)
-    }
-}
-
-/// The link as the dashboard and `/status` see it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LinkStatus {
-    /// The port is open and the device answered (the throwaway C2h, then every command).
-    pub connected: bool,
-    /// When `connected` last changed (or the actor started).
-    pub since: DateTime<Utc>,
-    /// The last link error (kept after a reconnect, for diagnosis).
-    pub last_error: Option<String>,
-    /// When the device last sent a valid reply.
-    pub last_reply_at: Option<DateTime<Utc>>,
-    /// The device's link with the DGI server (C2h: invoices sent and stored, last contact,
-    /// state), as last read: at each connection and whenever a session sends C2h.
-    pub dgi: Option<mcf_sfe::reply::LinkState>,
-    /// Sessions waiting in the queue (not counting the one being served).
-    pub queued: usize,
-}
+pub use status::{command_name, LinkStatus, SeenAnomaly};
 
 /// How a finalization (38h with totals) ended, when the device settled it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,6 +114,9 @@ enum Request {
         credit_note: bool,
         reply: oneshot::Sender<Result<FinalizeOutcome, DeviceError>>,
     },
+    /// Something odd in a reply that only the caller could judge (an R: whose counters do not
+    /// follow C1h's, an MCUR other than the invoice's): counted and logged like the reader's.
+    Note { cmd: u8, anomaly: Anomaly },
 }
 
 /// Starts the device's actor on the current tokio runtime (panics outside one, like
@@ -284,6 +212,8 @@ pub struct Session {
     name: Arc<str>,
     requests: mpsc::Sender<Request>,
     last_status: Option<Status>,
+    wire: WireSettings,
+    fallback_rates: [Option<Decimal>; 16],
 }
 
 impl Session {
@@ -310,6 +240,22 @@ impl Session {
         self.last_status
     }
 
+    /// Whether the last reply says an invoice is open on the box: `None` when this box's
+    /// status bytes are not read ([`StatusMap::Ignored`]) or before the first reply.
+    pub fn invoice_open(&self) -> Option<bool> {
+        match self.wire.status_map {
+            StatusMap::Simulator => self
+                .last_status
+                .map(|status| status.has(StatusFlag::InvoiceOpen)),
+            StatusMap::Ignored => None,
+        }
+    }
+
+    /// The VAT rates to use when the box's C1h carries none (configured per device).
+    pub fn fallback_rates(&self) -> &[Option<Decimal>; 16] {
+        &self.fallback_rates
+    }
+
     /// 38h with `totals` (those of the 33h reply), polling on `P:`. `credit_note` (FA, EA)
     /// selects the long budget. See the module documentation for what each outcome means.
     pub async fn finalize(
@@ -324,6 +270,13 @@ impl Session {
             reply,
         };
         self.request(request, answer).await
+    }
+
+    /// Reports something odd in the reply to `cmd` that the reader could not judge alone:
+    /// logged once per device, command and field, counted in `/metrics`, listed in the
+    /// status. Never fails.
+    pub async fn report_anomaly(&mut self, cmd: u8, anomaly: Anomaly) {
+        let _ = self.requests.send(Request::Note { cmd, anomaly }).await;
     }
 
     async fn request<T>(

@@ -1,8 +1,8 @@
-//! One command exchange on an open link, exactly as PROTOCOL.md §3.3 prescribes:
-//! discard stale input, send, wait for a reply or SYN within the window (every SYN restarts
-//! it), resend the same bytes on NAK or an empty window (3 tries), ignore stale replies and
-//! bad frames, drop stalled partial frames, and report a read of 0 bytes or an I/O error as
-//! a disconnect.
+//! One command exchange on an open link, as PROTOCOL.md §3.3 prescribes: discard stale
+//! input, send, wait for a reply or SYN within the window (every SYN restarts it), resend the
+//! same bytes on NAK, or on a silent window when the command allows it ([`Resend`]), up to the
+//! tries; ignore stale replies and bad frames, drop stalled partial frames, and report a read
+//! of 0 bytes or an I/O error as a disconnect. Every byte goes to the wire capture, if any.
 
 use std::collections::VecDeque;
 use std::future::{poll_fn, Future};
@@ -11,6 +11,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures::{FutureExt, SinkExt, StreamExt};
+use mcf_sfe::capture::Event;
 use mcf_sfe::wire::{INTER_BYTE_TIMEOUT, SOH};
 use mcf_sfe::{drop_stalled, FromDevice, HostCodec, ReplyFrame, RequestFrame};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -18,19 +19,45 @@ use tokio::time::{sleep_until, timeout_at, Instant};
 use tokio_util::codec::{Decoder, Framed};
 use tracing::{debug, trace};
 
+use super::capture::DeviceCapture;
 use super::LinkTiming;
 
 /// Most items thrown away in one stale-input sweep: a device that never stops talking must
 /// not keep the host from sending.
 const MAX_STALE_ITEMS: usize = 1024;
 
-/// What happens after the last try of a command went unanswered.
+/// When a frame may be sent again, and what happens when it may not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum AfterTries {
-    /// Ordinary commands: a link failure.
-    GiveUp,
-    /// 38h with totals: never resend again, keep listening until the deadline.
-    ListenUntilDeadline,
+pub(super) struct Resend {
+    /// Send it again after a silent window, not only after a NAK (the box said it did not
+    /// execute it). Off for 38h with totals, always, and for the commands that change the
+    /// invoice on a box that does not replay a repeated SEQ.
+    pub on_silence: bool,
+    /// Once no more sending is allowed, keep listening until the deadline (the box may still
+    /// be working, silently) instead of giving up at the end of the window.
+    pub listen_until_deadline: bool,
+}
+
+impl Resend {
+    /// Read-only commands (C1h, C2h, 2Bh, 33h) and 38h `C`: sending again is harmless.
+    pub(super) const HARMLESS: Resend = Resend {
+        on_silence: true,
+        listen_until_deadline: false,
+    };
+    /// 38h with totals: only after a NAK; then listen until the budget ends.
+    pub(super) const FINALIZE: Resend = Resend {
+        on_silence: false,
+        listen_until_deadline: true,
+    };
+
+    /// A command that changes the invoice (C3h, C0h, 31h, 36h, 35h) on a box that does
+    /// (`seq_replay`) or does not replay a repeated SEQ.
+    pub(super) fn changing(seq_replay: bool) -> Resend {
+        Resend {
+            on_silence: seq_replay,
+            listen_until_deadline: !seq_replay,
+        }
+    }
 }
 
 /// How one exchange ended.
@@ -68,18 +95,21 @@ enum Next {
 /// How waiting for the reply to one transmission ended.
 enum Wait {
     Reply(ReplyFrame),
-    /// NAK, or the window (or the deadline) ran out.
-    Over(&'static str),
+    /// The device said it did not execute the frame.
+    Nak,
+    /// The window (or the deadline) ran out in silence.
+    Silence,
     Closed(String),
 }
 
 impl<IO: AsyncRead + AsyncWrite + Unpin> Transport<IO> {
-    pub(super) fn new(io: IO) -> Self {
+    pub(super) fn new(io: IO, capture: Option<DeviceCapture>) -> Self {
         Transport {
             framed: Framed::new(
                 Activity {
                     io,
                     last_byte: Instant::now(),
+                    capture,
                 },
                 HostCodec,
             ),
@@ -93,7 +123,7 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Transport<IO> {
         frame: &RequestFrame,
         timing: &LinkTiming,
         deadline: Instant,
-        after: AfterTries,
+        resend: Resend,
     ) -> Exchange {
         let mut transmissions = 0;
         let done = |transmissions, outcome| Exchange {
@@ -103,7 +133,8 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Transport<IO> {
         if let Err(reason) = self.discard_stale().await {
             return done(transmissions, Outcome::Disconnected(reason));
         }
-        while transmissions < timing.tries.max(1) && Instant::now() < deadline {
+        let mut listen = false;
+        while Instant::now() < deadline {
             transmissions += 1;
             trace!(try_no = transmissions, "sending");
             match self.send(frame, deadline).await {
@@ -111,17 +142,28 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Transport<IO> {
                 Ok(false) => return done(transmissions, Outcome::NoAnswer),
                 Err(reason) => return done(transmissions, Outcome::Disconnected(reason)),
             }
-            match self.await_reply(frame, deadline, Some(timing.window)).await {
+            let nak = match self.await_reply(frame, deadline, Some(timing.window)).await {
                 Wait::Reply(reply) => return done(transmissions, Outcome::Reply(reply)),
-                Wait::Over(why) => debug!(try_no = transmissions, why, "no reply to this try"),
                 Wait::Closed(reason) => return done(transmissions, Outcome::Disconnected(reason)),
+                Wait::Nak => true,
+                Wait::Silence => false,
+            };
+            let tries_left = transmissions < timing.tries.max(1);
+            if tries_left && (nak || resend.on_silence) {
+                debug!(
+                    try_no = transmissions,
+                    nak, "no reply to this try: sending again"
+                );
+                continue;
             }
+            listen = resend.listen_until_deadline;
+            break;
         }
-        if after == AfterTries::ListenUntilDeadline && transmissions > 0 {
-            debug!("tries used up: listening without resending until the budget ends");
+        if listen && transmissions > 0 {
+            debug!("no more sending: listening until the budget ends");
             match self.await_reply(frame, deadline, None).await {
                 Wait::Reply(reply) => return done(transmissions, Outcome::Reply(reply)),
-                Wait::Over(_) => {}
+                Wait::Nak | Wait::Silence => {}
                 Wait::Closed(reason) => return done(transmissions, Outcome::Disconnected(reason)),
             }
         }
@@ -196,8 +238,8 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Transport<IO> {
                 }
                 Next::Item(FromDevice::Nak) => {
                     if window.is_some() {
-                        debug!("NAK: resending the same frame");
-                        return Wait::Over("NAK");
+                        debug!("NAK: the device did not execute the frame");
+                        return Wait::Nak;
                     }
                     debug!("NAK while only listening: ignored");
                 }
@@ -216,7 +258,7 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Transport<IO> {
                     // End of the window: a partial frame still buffered is dropped (Stalled),
                     // and what was behind it is decoded before giving up on this try.
                     if !self.drop_partial(true) {
-                        return Wait::Over("window ended");
+                        return Wait::Silence;
                     }
                 }
                 Next::Closed(reason) => return Wait::Closed(reason),
@@ -315,10 +357,11 @@ fn end_of_stream() -> String {
 }
 
 /// The port, remembering when the last byte arrived (for the inter-byte timeout, which
-/// `Framed` does not know about).
+/// `Framed` does not know about) and writing every byte to the capture, if any.
 struct Activity<IO> {
     io: IO,
     last_byte: Instant,
+    capture: Option<DeviceCapture>,
 }
 
 impl<IO: AsyncRead + Unpin> AsyncRead for Activity<IO> {
@@ -332,6 +375,9 @@ impl<IO: AsyncRead + Unpin> AsyncRead for Activity<IO> {
         let polled = Pin::new(&mut this.io).poll_read(cx, buf);
         if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
             this.last_byte = Instant::now();
+            if let Some(capture) = &this.capture {
+                capture.record(&Event::FromDevice(buf.filled()[before..].to_vec()));
+            }
         }
         polled
     }
@@ -343,7 +389,12 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for Activity<IO> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.io).poll_write(cx, buf);
+        if let (Poll::Ready(Ok(written)), Some(capture)) = (&polled, &this.capture) {
+            capture.record(&Event::ToDevice(buf[..*written].to_vec()));
+        }
+        polled
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

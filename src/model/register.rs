@@ -65,8 +65,13 @@ pub struct DeviceTotals {
     pub group_vat: Vec<(char, Decimal)>,
     /// Specific taxes.
     pub specific_tax: Decimal,
-    /// USD equivalent, if the invoice had a USD rate.
+    /// USD equivalent, if the invoice had a USD rate: its total at that rate, rounded to the
+    /// cent (PROTOCOL.md §8; the box's MCUR when the gateway could not compute it).
     pub usd_equivalent: Option<Decimal>,
+    /// MCUR exactly as the box sent it in 33h, when it sent one (information: some boxes send
+    /// `0.00` for a CDF invoice, or for every invoice). Absent from entries of 1.0.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcur: Option<String>,
 }
 
 /// The security elements a certification returns.

@@ -82,6 +82,8 @@ impl Index {
             }
             Event::Intent(intent) => self.apply_intent(&mut batch, record.seq, intent, damaged)?,
             Event::Certified(entry) => self.apply_certified(&mut batch, entry, damaged)?,
+            // Their effects are all in `boxes.rs`.
+            Event::FiscalAnomaly(_) | Event::FiscalAnomalyAcknowledged { .. } => {}
             Event::Abandoned { intent, .. } => match self.resolution(*intent)? {
                 Some(b'a') => {}
                 Some(_) => {
@@ -97,6 +99,7 @@ impl Index {
                 }
             },
         }
+        self.apply_boxes(&mut batch, record)?;
         let mut marker = record.seq.to_be_bytes().to_vec();
         marker.extend_from_slice(hash);
         batch.insert(META_APPLIED, marker);

@@ -4,11 +4,14 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::model::{Intent, IntentId, KeyId, KeyRecord, OrgId, Organization, RegisterEntry};
+use crate::model::{
+    FiscalAnomaly, Intent, IntentId, KeyId, KeyRecord, OrgId, Organization, RegisterEntry,
+};
 
 /// One fact, as journaled. The JSON form is tagged by `"type"` (`organization_saved`,
 /// `key_issued`, `key_enabled`, `key_disabled`, `intent`, `certified`, `abandoned`,
-/// `dashboard_token_issued`, `dashboard_token_revoked`).
+/// `dashboard_token_issued`, `dashboard_token_revoked`, and since 1.1.0 `fiscal_anomaly`,
+/// `fiscal_anomaly_acknowledged`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
@@ -56,6 +59,18 @@ pub enum Event {
         /// The token's public id.
         token_id: String,
     },
+    /// A box said something its register history contradicts (counter continuity). Its id is
+    /// the record's `seq`.
+    FiscalAnomaly(FiscalAnomaly),
+    /// An administrator acknowledged a fiscal anomaly.
+    FiscalAnomalyAcknowledged {
+        /// The anomaly's id.
+        anomaly: u64,
+        /// Who.
+        by: String,
+        /// Why it is understood.
+        note: String,
+    },
 }
 
 impl Event {
@@ -71,6 +86,8 @@ impl Event {
             Event::Abandoned { .. } => "abandoned",
             Event::DashboardTokenIssued { .. } => "dashboard_token_issued",
             Event::DashboardTokenRevoked { .. } => "dashboard_token_revoked",
+            Event::FiscalAnomaly(_) => "fiscal_anomaly",
+            Event::FiscalAnomalyAcknowledged { .. } => "fiscal_anomaly_acknowledged",
         }
     }
 }

@@ -28,7 +28,10 @@
 //! * `event`: an [`Event`], tagged by `"type"`: `organization_saved`, `key_issued`,
 //!   `key_enabled`, `key_disabled`, `intent`, `certified` (one LogInvoices entry),
 //!   `abandoned`, `dashboard_token_issued` (id, organization, SHA-256 of the secret, label),
-//!   `dashboard_token_revoked`.
+//!   `dashboard_token_revoked`; since 1.1.0 `fiscal_anomaly` (a box contradicting its
+//!   register history, `boxes.rs`) and `fiscal_anomaly_acknowledged`. A release reads every
+//!   event an older one wrote; an older release refuses a journal with an event it does not
+//!   know (it fails closed: `Damaged`).
 //!
 //! Every append is written at the end of the last valid record and `fsync`ed (`sync_data`)
 //! before the call returns; the directory is fsynced when the file is created. Only then is
@@ -106,6 +109,7 @@
 //! * [`StoreError::Damaged`] and [`StoreError::Halted`] mean: stop certifying, tell an operator.
 
 mod apply;
+mod boxes;
 mod error;
 mod event;
 mod history;

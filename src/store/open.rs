@@ -202,6 +202,8 @@ fn replay(
             (0, GENESIS)
         }
     };
+    // An index written by 1.0.0 lacks the box counters: filled from its entries, once.
+    index.complete_boxes()?;
     let probe = Probe {
         seq: probe_seq,
         hash: probe_hash,

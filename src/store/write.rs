@@ -12,7 +12,7 @@ use crate::model::{Intent, IntentId, KeyRecord, Organization, RegisterEntry, Sec
 impl Store {
     /// Journals `build`'s event if it returns one, then applies it to sled. `build` runs under
     /// the write mutex, on an index that holds every journaled record.
-    fn append<T>(
+    pub(super) fn append<T>(
         &self,
         build: impl FnOnce(&Index) -> Result<(Event, T), StoreError>,
     ) -> Result<(Record, T), StoreError> {

@@ -10,6 +10,8 @@ use std::str::FromStr;
 use chrono::{NaiveDate, NaiveDateTime};
 use rust_decimal::{Decimal, RoundingStrategy};
 
+use crate::dialect::LineBreaks;
+
 /// A value that cannot be put into a frame. Nothing is truncated or rounded silently.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FieldError {
@@ -120,6 +122,11 @@ pub fn escape(field: &'static str, value: &str) -> Result<String, FieldError> {
 
 /// Reverses [`escape`]. Never fails: an unknown escape is kept as it stands.
 pub fn unescape(value: &str) -> String {
+    unescape_with(value, LineBreaks::Protocol)
+}
+
+/// [`unescape`] for a box that writes CR and LF with `line_breaks`.
+pub fn unescape_with(value: &str, line_breaks: LineBreaks) -> String {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
     while let Some(at) = rest.find('^') {
@@ -127,7 +134,7 @@ pub fn unescape(value: &str) -> String {
         let tail = &rest[at..];
         match decode_escape(tail) {
             Some((ch, used)) => {
-                out.push(ch);
+                out.push(line_breaks.map(ch));
                 rest = &tail[used..];
             }
             None => {
@@ -162,7 +169,14 @@ fn decode_escape(tail: &str) -> Option<(char, usize)> {
 /// Splits DATA into unescaped fields (an empty DATA is one empty field).
 pub fn split(data: &[u8]) -> Result<Vec<String>, DataError> {
     let text = std::str::from_utf8(data).map_err(|_| DataError::NotUtf8)?;
-    Ok(text.split(',').map(unescape).collect())
+    Ok(split_text(text, LineBreaks::Protocol))
+}
+
+/// Splits text into unescaped fields, CR and LF escaped as `line_breaks` says.
+pub fn split_text(text: &str, line_breaks: LineBreaks) -> Vec<String> {
+    text.split(',')
+        .map(|field| unescape_with(field, line_breaks))
+        .collect()
 }
 
 /// Joins already escaped fields.
@@ -374,6 +388,13 @@ mod tests {
                 code: 9
             })
         );
+    }
+
+    #[test]
+    fn swapped_line_breaks_read_the_other_way_round() {
+        assert_eq!(unescape_with("a^xa;b^xd;", LineBreaks::Swapped), "a\rb\n");
+        assert_eq!(unescape_with("a\nb", LineBreaks::Swapped), "a\nb");
+        assert_eq!(unescape("a^xa;b^xd;"), "a\nb\r");
     }
 
     #[test]

@@ -6,8 +6,10 @@
 //! No runtime and no I/O: the gateway's device link and the simulator own the port.
 #![deny(missing_docs)]
 
+pub mod capture;
 pub mod codec;
 pub mod command;
+pub mod dialect;
 pub mod fields;
 pub mod frame;
 pub mod reply;
@@ -16,7 +18,8 @@ pub mod wire;
 
 pub use codec::{drop_stalled, DeviceCodec, FrameError, FromDevice, FromHost, HostCodec, ToHost};
 pub use command::Command;
+pub use dialect::{Dialect, LineBreaks};
 pub use fields::{DataError, FieldError};
 pub use frame::{ReplyFrame, RequestFrame};
 pub use reply::Reply;
-pub use wire::{Seq, Status, StatusFlag};
+pub use wire::{Seq, SeqRange, Status, StatusFlag};

@@ -3,14 +3,24 @@
 //! A reply DATA starting `E:` is a refusal with the device's text, whatever the command.
 //! 38h also answers `P:` (still working: ask again) or `R:` with the security elements;
 //! older firmware omits `R:` and/or the FN field, and both forms are accepted.
+//!
+//! Real boxes differ from PROTOCOL.md in the fields a host does not need (field counts, the
+//! currency block, MCUR, C2h and 2Bh layouts, text encodings): [`Reply::read`] reads those
+//! tolerantly and reports what it found odd (`reply/read.rs`); the types keep such fields as
+//! the box sent them.
+
+mod read;
 
 use chrono::{NaiveDate, NaiveDateTime};
 use rust_decimal::Decimal;
 
-use crate::command::{code, FinalizeTotals};
+use crate::command::FinalizeTotals;
+use crate::dialect::Dialect;
 use crate::fields::{self, DataError, FieldError};
-use crate::types::{parse_enum, DgiLinkState, InvoiceType, TaxGroup, TaxpayerKey};
-use crate::wire::MAX_REPLY_DATA;
+use crate::types::{DgiLinkState, InvoiceType, TaxGroup, TaxpayerKey};
+use crate::wire::{Status, MAX_REPLY_DATA};
+
+pub use read::{Anomaly, Reading};
 
 /// The last finalized invoice, as C1h reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,19 +33,94 @@ pub struct LastInvoice {
     pub code_def: String,
     /// Its FN (the client's `rn`).
     pub rn: String,
-    /// Its total.
-    pub amount: Decimal,
+    /// Its total; `None` when the box does not report it (a 10-field C1h) or it is unreadable.
+    pub amount: Option<Decimal>,
 }
 
-/// The currency rate the device last used.
+/// What C1h says of the last finalized invoice (used only to settle an unknown outcome).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Last {
+    /// None finalized yet: lastDEF is empty.
+    Nothing,
+    /// The last finalized invoice.
+    Invoice(LastInvoice),
+    /// The box reports one, but a field that settling needs (lastDT, lastType, lastFN) is
+    /// missing or cannot be read: nothing can be concluded from it.
+    Unreadable(String),
+}
+
+impl Last {
+    /// The invoice, when it is known.
+    pub fn invoice(&self) -> Option<&LastInvoice> {
+        match self {
+            Last::Invoice(last) => Some(last),
+            Last::Nothing | Last::Unreadable(_) => None,
+        }
+    }
+}
+
+/// One group's VAT rate as C1h reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupRate {
+    /// An empty field: the group charges no VAT.
+    NotCharged,
+    /// The rate in percent.
+    Percent(Decimal),
+    /// A field that is not a rate, kept as the box sent it: an invoice using this group
+    /// cannot be certified.
+    Unreadable(String),
+}
+
+impl GroupRate {
+    /// `Some(rate)`, `None` for a group without VAT, or the raw text of an unreadable field.
+    pub fn percent(&self) -> Result<Option<Decimal>, &str> {
+        match self {
+            GroupRate::NotCharged => Ok(None),
+            GroupRate::Percent(rate) => Ok(Some(*rate)),
+            GroupRate::Unreadable(raw) => Err(raw),
+        }
+    }
+}
+
+impl From<Option<Decimal>> for GroupRate {
+    fn from(rate: Option<Decimal>) -> Self {
+        rate.map_or(GroupRate::NotCharged, GroupRate::Percent)
+    }
+}
+
+/// The currency block of C1h (curCode, curRate, curDate), kept as the box sent it: the
+/// gateway does not use it, and real boxes fill it in several ways (`CDF,-1,`, a USD rate
+/// with 2 decimals, nothing).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CurrencyInfo {
-    /// Currency code.
+    /// Currency code as sent.
     pub code: String,
-    /// Rate to CDF.
-    pub rate: Decimal,
-    /// Date of the rate.
-    pub date: NaiveDate,
+    /// Rate as sent.
+    pub rate: String,
+    /// Date as sent.
+    pub date: String,
+}
+
+impl CurrencyInfo {
+    /// The block PROTOCOL.md describes for a USD rate: `USD`, the rate with at most 4
+    /// decimals (trailing zeros dropped), `yyyyMMdd`.
+    pub fn usd(rate: Decimal, date: NaiveDate) -> CurrencyInfo {
+        CurrencyInfo {
+            code: "USD".to_owned(),
+            rate: rate.normalize().to_string(),
+            date: fields::date(date),
+        }
+    }
+
+    /// The rate, when it reads as a decimal.
+    pub fn rate(&self) -> Option<Decimal> {
+        fields::parse_decimal("curRate", &self.rate).ok()
+    }
+
+    /// The date, when it reads as `yyyyMMdd`.
+    pub fn date(&self) -> Option<NaiveDate> {
+        fields::parse_date("curDate", &self.date).ok()
+    }
 }
 
 /// C1h reply.
@@ -45,49 +130,61 @@ pub struct DeviceState {
     pub mid: String,
     /// Taxpayer NIF the device is personalized for.
     pub nif: String,
-    /// Device clock.
-    pub clock: NaiveDateTime,
+    /// Device clock; `None` when unreadable (the gateway does not need it).
+    pub clock: Option<NaiveDateTime>,
     /// Total invoices finalized.
     pub tc: u64,
     /// Sales invoices (FV, FT, EV, ET) finalized.
     pub fvc: u64,
     /// Credit notes (FA, EA) finalized.
     pub frc: u64,
-    /// The last finalized invoice, if any.
-    pub last: Option<LastInvoice>,
-    /// VAT rate in percent per group A..P; `None` for a group that charges no VAT.
-    pub rates: [Option<Decimal>; TaxGroup::COUNT],
-    /// Currency rate, if one was set.
+    /// The last finalized invoice.
+    pub last: Last,
+    /// VAT rates of groups A..P; `None` when the box's C1h does not carry them (fewer than
+    /// 27 fields: the host takes them from elsewhere).
+    pub rates: Option<[GroupRate; TaxGroup::COUNT]>,
+    /// The currency block, `None` when absent or all empty.
     pub currency: Option<CurrencyInfo>,
 }
 
 impl DeviceState {
-    /// The rate of `group`, `None` when the group charges no VAT.
-    pub fn rate(&self, group: TaxGroup) -> Option<Decimal> {
-        self.rates[group.index()]
+    /// The names of C1h's rate fields, by group index.
+    pub const RATE_FIELDS: [&'static str; TaxGroup::COUNT] = read::RATE_FIELDS;
+
+    /// The rate of `group` as reported, `None` when the box reports no rates.
+    pub fn rate(&self, group: TaxGroup) -> Option<&GroupRate> {
+        self.rates.as_ref().map(|rates| &rates[group.index()])
     }
 }
 
-/// C2h reply.
+/// C2h reply. Nothing in it is needed to certify; every field is kept as read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinkState {
-    /// Invoices sent to the DGI server.
-    pub sent: u64,
-    /// Invoices stored, not yet sent.
-    pub stored: u64,
+    /// EC: invoices sent to the DGI server (`None` when unreadable).
+    pub sent: Option<u64>,
+    /// DC: a count whose meaning differs between firmware (invoices not yet sent, or the
+    /// same as C1h's TC); `None` when unreadable.
+    pub stored: Option<u64>,
     /// Last contact with the server.
     pub last_contact: Option<NaiveDateTime>,
-    /// Link state.
-    pub state: DgiLinkState,
+    /// STA as sent: `CON`, `TRA`, `DIS` (the normal idle state on some firmware), `RES`...
+    pub state: String,
     /// Last error text, empty if none.
     pub error: String,
+}
+
+impl LinkState {
+    /// STA, when it is one of the known codes.
+    pub fn known_state(&self) -> Option<DgiLinkState> {
+        self.state.parse().ok()
+    }
 }
 
 /// 2Bh reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaxpayerValue {
-    /// The field asked for.
-    pub key: TaxpayerKey,
+    /// The key, when the box repeats it (`key,value`); some firmware sends the value alone.
+    pub key: Option<TaxpayerKey>,
     /// Its value.
     pub value: String,
 }
@@ -97,17 +194,25 @@ pub struct TaxpayerValue {
 pub struct Subtotal {
     /// Total TTC (MV), specific taxes included.
     pub total: Decimal,
-    /// TTC per group A..P (MVA..MVP).
+    /// TTC per group A..P (MVA..MVP); 0 for a group the reply does not carry.
     pub group_ttc: [Decimal; TaxGroup::COUNT],
-    /// VAT per group A..P (MTA..MTP).
+    /// VAT per group A..P (MTA..MTP); 0 for a group the reply does not carry.
     pub group_vat: [Decimal; TaxGroup::COUNT],
     /// Specific taxes (MTS).
     pub specific_tax: Decimal,
-    /// Total in USD, when the invoice has a USD rate (MCUR).
-    pub usd_equivalent: Option<Decimal>,
+    /// MCUR (the USD total) exactly as the box sent it; empty when it sent none.
+    pub mcur: String,
+    /// How many groups (A, B, ...) the reply carries: 16 by PROTOCOL.md; a box with fewer
+    /// groups sends MV, its groups' TTC, their VAT, MTS, MCUR.
+    pub groups: usize,
 }
 
 impl Subtotal {
+    /// The names of MVA..MVP, by group index.
+    pub const TTC_FIELDS: [&'static str; TaxGroup::COUNT] = read::TTC_FIELDS;
+    /// The names of MTA..MTP, by group index.
+    pub const VAT_FIELDS: [&'static str; TaxGroup::COUNT] = read::VAT_FIELDS;
+
     /// Sum of the group VAT amounts (saturating: a hostile reply cannot make it panic, and a
     /// saturated sum never equals what the device computed).
     pub fn vat(&self) -> Decimal {
@@ -122,6 +227,13 @@ impl Subtotal {
             total: self.total,
             vat: self.vat(),
         }
+    }
+
+    /// MCUR as a decimal, when it is one.
+    pub fn usd_equivalent(&self) -> Option<Decimal> {
+        fields::parse_optional_decimal("MCUR", &self.mcur)
+            .ok()
+            .flatten()
     }
 }
 
@@ -186,23 +298,22 @@ pub enum Reply {
 }
 
 impl Reply {
-    /// Reads the DATA of a reply to command `cmd`.
+    /// Reads the DATA of a reply to command `cmd` with this crate's reference dialect and a
+    /// status without flags, and drops what [`Reply::read`] reports as odd.
     pub fn parse(cmd: u8, data: &[u8]) -> Result<Reply, DataError> {
-        let text = std::str::from_utf8(data).map_err(|_| DataError::NotUtf8)?;
-        if let Some(message) = text.strip_prefix("E:") {
-            return Ok(Reply::Refused(fields::unescape(message)));
-        }
-        match cmd {
-            code::DEVICE_STATE => parse_device_state(data).map(Reply::DeviceState),
-            code::LINK_STATE => parse_link_state(data).map(Reply::LinkState),
-            code::TAXPAYER_FIELD => parse_taxpayer(data).map(Reply::TaxpayerField),
-            code::SUBTOTAL => parse_subtotal(data).map(Reply::Subtotal),
-            code::FINALIZE => parse_finalize(text),
-            code::OPEN_INVOICE | code::SET_CLIENT | code::ITEM | code::PAYMENT | code::COMMENT => {
-                Ok(Reply::Done)
-            }
-            other => Err(DataError::UnknownCommand(other)),
-        }
+        read::read(cmd, data, Status::default(), &Dialect::default()).map(|r| r.reply)
+    }
+
+    /// Reads a reply tolerantly (see [`read`]): the fields a host needs are read strictly,
+    /// every other field is kept as sent and, when it differs from PROTOCOL.md, reported as
+    /// an [`Anomaly`].
+    pub fn read(
+        cmd: u8,
+        data: &[u8],
+        status: Status,
+        dialect: &Dialect,
+    ) -> Result<Reading, DataError> {
+        read::read(cmd, data, status, dialect)
     }
 
     /// The DATA of this reply, checked to fit a reply frame.
@@ -210,11 +321,13 @@ impl Reply {
         let text = match self {
             Reply::DeviceState(state) => encode_device_state(state)?,
             Reply::LinkState(link) => encode_link_state(link)?,
-            Reply::TaxpayerField(value) => format!(
-                "{},{}",
-                value.key,
-                fields::escape("taxpayer value", &value.value)?
-            ),
+            Reply::TaxpayerField(value) => {
+                let text = fields::escape("taxpayer value", &value.value)?;
+                match value.key {
+                    Some(key) => format!("{key},{text}"),
+                    None => text,
+                }
+            }
             Reply::Subtotal(subtotal) => encode_subtotal(subtotal)?,
             Reply::Certified(cert) => format!("R:{}", encode_certification(cert)?),
             Reply::Pending(text) => format!("P:{}", fields::escape("pending", text)?),
@@ -225,180 +338,79 @@ impl Reply {
     }
 }
 
-fn parse_device_state(data: &[u8]) -> Result<DeviceState, DataError> {
-    let f = fields::split(data)?;
-    fields::expect_count("C1h device state", &f, &[30], "30")?;
-    let last = if f[8].is_empty() {
-        None
-    } else {
-        Some(LastInvoice {
-            at: fields::parse_datetime("lastDT", &f[6])?,
-            invoice_type: parse_enum("lastType", &f[7])?,
-            code_def: f[8].clone(),
-            rn: f[9].clone(),
-            amount: fields::parse_decimal("lastAmount", &f[10])?,
-        })
-    };
-    let mut rates = [None; TaxGroup::COUNT];
-    for (rate, text) in rates.iter_mut().zip(&f[11..27]) {
-        *rate = fields::parse_optional_decimal("rate", text)?;
-    }
-    let currency = if f[27].is_empty() {
-        None
-    } else {
-        Some(CurrencyInfo {
-            code: f[27].clone(),
-            rate: fields::parse_decimal("curRate", &f[28])?,
-            date: fields::parse_date("curDate", &f[29])?,
-        })
-    };
-    Ok(DeviceState {
-        mid: f[0].clone(),
-        nif: f[1].clone(),
-        clock: fields::parse_datetime("DT", &f[2])?,
-        tc: fields::parse_count("TC", &f[3])?,
-        fvc: fields::parse_count("FVC", &f[4])?,
-        frc: fields::parse_count("FRC", &f[5])?,
-        last,
-        rates,
-        currency,
-    })
-}
-
 fn encode_device_state(state: &DeviceState) -> Result<String, FieldError> {
     let mut parts = vec![
         fields::escape("MID", &state.mid)?,
         fields::escape("NIF", &state.nif)?,
-        fields::datetime(state.clock),
+        state.clock.map(fields::datetime).unwrap_or_default(),
         state.tc.to_string(),
         state.fvc.to_string(),
         state.frc.to_string(),
     ];
     match &state.last {
-        Some(last) => parts.extend([
+        Last::Invoice(last) => parts.extend([
             fields::datetime(last.at),
             last.invoice_type.to_string(),
             fields::escape("lastDEF", &last.code_def)?,
             fields::escape("lastFN", &last.rn)?,
-            fields::amount("lastAmount", last.amount)?,
+            match last.amount {
+                Some(amount) => fields::amount("lastAmount", amount)?,
+                None => String::new(),
+            },
         ]),
-        None => parts.extend(std::iter::repeat_n(String::new(), 5)),
+        Last::Nothing => parts.extend(std::iter::repeat_n(String::new(), 5)),
+        Last::Unreadable(why) => {
+            return Err(FieldError::Invalid {
+                field: "last invoice",
+                reason: format!("an unreadable last invoice cannot be sent: {why}"),
+            })
+        }
     }
-    for rate in &state.rates {
+    let Some(rates) = &state.rates else {
+        return Ok(parts.join(","));
+    };
+    for rate in rates {
         parts.push(match rate {
-            Some(rate) => fields::amount("rate", *rate)?,
-            None => String::new(),
+            GroupRate::Percent(rate) => fields::amount("rate", *rate)?,
+            GroupRate::NotCharged => String::new(),
+            GroupRate::Unreadable(raw) => fields::escape("rate", raw)?,
         });
     }
     match &state.currency {
         Some(cur) => parts.extend([
             fields::escape("curCode", &cur.code)?,
-            cur.rate.normalize().to_string(),
-            fields::date(cur.date),
+            fields::escape("curRate", &cur.rate)?,
+            fields::escape("curDate", &cur.date)?,
         ]),
         None => parts.extend(std::iter::repeat_n(String::new(), 3)),
     }
     Ok(parts.join(","))
 }
 
-fn parse_link_state(data: &[u8]) -> Result<LinkState, DataError> {
-    let f = fields::split(data)?;
-    fields::expect_count("C2h link state", &f, &[5], "5")?;
-    Ok(LinkState {
-        sent: fields::parse_count("EC", &f[0])?,
-        stored: fields::parse_count("DC", &f[1])?,
-        last_contact: fields::parse_optional_datetime("DT", &f[2])?,
-        state: parse_enum("STA", &f[3])?,
-        error: f[4].clone(),
-    })
-}
-
 fn encode_link_state(link: &LinkState) -> Result<String, FieldError> {
+    let count = |n: Option<u64>| n.map(|n| n.to_string()).unwrap_or_default();
     Ok([
-        link.sent.to_string(),
-        link.stored.to_string(),
+        count(link.sent),
+        count(link.stored),
         link.last_contact.map(fields::datetime).unwrap_or_default(),
-        link.state.to_string(),
+        fields::escape("STA", &link.state)?,
         fields::escape("ER", &link.error)?,
     ]
     .join(","))
 }
 
-fn parse_taxpayer(data: &[u8]) -> Result<TaxpayerValue, DataError> {
-    let f = fields::split(data)?;
-    fields::expect_count("2Bh taxpayer field", &f, &[2], "2")?;
-    Ok(TaxpayerValue {
-        key: parse_enum("taxpayer key", &f[0])?,
-        value: f[1].clone(),
-    })
-}
-
-fn parse_subtotal(data: &[u8]) -> Result<Subtotal, DataError> {
-    let f = fields::split(data)?;
-    fields::expect_count("33h subtotal", &f, &[35], "35")?;
-    let mut group_ttc = [Decimal::ZERO; TaxGroup::COUNT];
-    let mut group_vat = [Decimal::ZERO; TaxGroup::COUNT];
-    for (value, text) in group_ttc.iter_mut().zip(&f[1..17]) {
-        *value = fields::parse_decimal("MVx", text)?;
-    }
-    for (value, text) in group_vat.iter_mut().zip(&f[17..33]) {
-        *value = fields::parse_decimal("MTx", text)?;
-    }
-    Ok(Subtotal {
-        total: fields::parse_decimal("MV", &f[0])?,
-        group_ttc,
-        group_vat,
-        specific_tax: fields::parse_decimal("MTS", &f[33])?,
-        usd_equivalent: fields::parse_optional_decimal("MCUR", &f[34])?,
-    })
-}
-
 fn encode_subtotal(subtotal: &Subtotal) -> Result<String, FieldError> {
+    let groups = subtotal.groups.min(TaxGroup::COUNT);
     let mut parts = vec![fields::amount("MV", subtotal.total)?];
-    for value in subtotal.group_ttc.iter().chain(&subtotal.group_vat) {
+    for value in subtotal.group_ttc[..groups]
+        .iter()
+        .chain(&subtotal.group_vat[..groups])
+    {
         parts.push(fields::amount("group amount", *value)?);
     }
     parts.push(fields::amount("MTS", subtotal.specific_tax)?);
-    parts.push(match subtotal.usd_equivalent {
-        Some(usd) => fields::amount("MCUR", usd)?,
-        None => String::new(),
-    });
+    parts.push(fields::escape("MCUR", &subtotal.mcur)?);
     Ok(parts.join(","))
-}
-
-fn parse_finalize(text: &str) -> Result<Reply, DataError> {
-    if let Some(pending) = text.strip_prefix("P:") {
-        return Ok(Reply::Pending(fields::unescape(pending)));
-    }
-    if text.is_empty() {
-        // 38h C (cancel) answers with empty DATA.
-        return Ok(Reply::Done);
-    }
-    let body = text.strip_prefix("R:").unwrap_or(text);
-    let f = fields::split(body.as_bytes())?;
-    fields::expect_count("38h certification", &f, &[7, 8], "7 or 8")?;
-    let (rn, sig) = if f.len() == 8 {
-        (fields::non_empty(f[6].clone()), &f[7])
-    } else {
-        (None, &f[6])
-    };
-    if sig.is_empty() {
-        return Err(DataError::BadField {
-            field: "SIG",
-            value: String::new(),
-            reason: "the signature is empty",
-        });
-    }
-    Ok(Reply::Certified(Certification {
-        fc: fields::parse_count("FC", &f[0])?,
-        tc: fields::parse_count("TC", &f[1])?,
-        invoice_type: parse_enum("FT", &f[2])?,
-        at: fields::parse_datetime("DT", &f[3])?,
-        mid: f[4].clone(),
-        nif: f[5].clone(),
-        rn,
-        code_def: sig.clone(),
-    }))
 }
 
 fn encode_certification(cert: &Certification) -> Result<String, FieldError> {

@@ -68,6 +68,58 @@ impl Seq {
     }
 }
 
+/// The SEQ values a host uses, `first` to `last` and round again: 0x20..=0xFF by default
+/// (PROTOCOL.md §3.1), narrower for a box that needs it (0x20..=0x7F, or a single value).
+/// A SEQ below 0x20 is never used: LEN, SEQ and status bytes then never look like a control
+/// byte, which the decoder's resync relies on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SeqRange {
+    first: Seq,
+    last: Seq,
+}
+
+impl SeqRange {
+    /// 0x20..=0xFF.
+    pub const FULL: SeqRange = SeqRange {
+        first: Seq(LEN_OFFSET),
+        last: Seq(u8::MAX),
+    };
+
+    /// `first..=last`; `None` if `first` is below 0x20 or after `last`.
+    pub fn new(first: u8, last: u8) -> Option<SeqRange> {
+        (first >= LEN_OFFSET && first <= last).then_some(SeqRange {
+            first: Seq(first),
+            last: Seq(last),
+        })
+    }
+
+    /// The first value.
+    pub fn first(self) -> Seq {
+        self.first
+    }
+
+    /// The last value.
+    pub fn last(self) -> Seq {
+        self.last
+    }
+
+    /// The SEQ of the command after one sent with `seq`: the next value, or `first` after
+    /// `last` (and for a `seq` outside the range).
+    pub fn after(self, seq: Seq) -> Seq {
+        if seq < self.first || seq >= self.last {
+            self.first
+        } else {
+            Seq(seq.0 + 1)
+        }
+    }
+}
+
+impl Default for SeqRange {
+    fn default() -> Self {
+        SeqRange::FULL
+    }
+}
+
 impl Default for Seq {
     fn default() -> Self {
         Seq::FIRST
@@ -203,6 +255,19 @@ mod tests {
         assert_eq!(Seq::new(0xFF).map(Seq::next), Seq::new(0x20));
         assert_eq!(Seq::FIRST.next().get(), 0x21);
         assert_eq!(Seq::new(0x1F), None);
+    }
+
+    #[test]
+    fn seq_ranges_wrap_at_their_last_value() {
+        let narrow = SeqRange::new(0x20, 0x7F).unwrap();
+        assert_eq!(narrow.after(Seq(0x7E)), Seq(0x7F));
+        assert_eq!(narrow.after(Seq(0x7F)), Seq(0x20));
+        assert_eq!(narrow.after(Seq(0xC0)), Seq(0x20));
+        let single = SeqRange::new(0x20, 0x20).unwrap();
+        assert_eq!(single.after(Seq(0x20)), Seq(0x20));
+        assert_eq!(SeqRange::FULL.after(Seq(0xFF)), Seq(0x20));
+        assert_eq!(SeqRange::new(0x1F, 0x7F), None);
+        assert_eq!(SeqRange::new(0x80, 0x7F), None);
     }
 
     #[test]

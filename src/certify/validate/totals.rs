@@ -44,16 +44,19 @@ impl ValidInvoice {
             total = total.checked_add(ttc)?;
             vat_total = vat_total.checked_add(vat)?;
         }
-        let usd_equivalent = match &self.usd_rate {
-            Some(usd) => Some(round(total.checked_div(usd.rate)?)),
-            None => None,
+        let mcur = match &self.usd_rate {
+            Some(usd) => {
+                mcf_sfe::fields::amount("MCUR", round(total.checked_div(usd.rate)?)).ok()?
+            }
+            None => String::new(),
         };
         Some(Subtotal {
             total,
             group_ttc,
             group_vat,
             specific_tax,
-            usd_equivalent,
+            mcur,
+            groups: TaxGroup::COUNT,
         })
     }
 }

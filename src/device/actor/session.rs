@@ -10,7 +10,7 @@ use tracing::{debug, info, info_span, warn, Instrument};
 
 use super::{idle_item, Actor};
 use crate::device::port::Connector;
-use crate::device::transport::{AfterTries, Outcome};
+use crate::device::transport::{Outcome, Resend};
 use crate::device::{DeviceError, FinalizeOutcome, Grant, Request, Session};
 
 impl<C: Connector> Actor<C> {
@@ -25,6 +25,8 @@ impl<C: Connector> Actor<C> {
             name: self.name.clone(),
             requests: requests_tx,
             last_status: None,
+            wire: self.wire,
+            fallback_rates: self.fallback_rates,
         };
         if grant.reply.send(Ok(session)).is_err() {
             debug!("the caller left the queue: grant skipped");
@@ -57,6 +59,10 @@ impl<C: Connector> Actor<C> {
                 let result = self.finalize(totals, credit_note).await;
                 let _ = reply.send(result);
             }
+            Request::Note { cmd, anomaly } => {
+                self.note_anomalies(cmd, std::slice::from_ref(&anomaly));
+                self.publish_anomalies();
+            }
         }
     }
 
@@ -79,7 +85,6 @@ impl<C: Connector> Actor<C> {
     }
 
     async fn execute(&mut self, command: Command) -> Result<(Reply, Status), DeviceError> {
-        let cmd = command.code();
         if let Command::Finalize(_) = command {
             return Err(DeviceError::Encode(FieldError::Invalid {
                 field: "command",
@@ -87,39 +92,42 @@ impl<C: Connector> Actor<C> {
             }));
         }
         command.encode()?;
+        self.ensure_link(Instant::now() + self.timing.command_budget)
+            .await?;
+        self.run_command(&command).await
+    }
+
+    /// One ordinary command on an open link, within its budget.
+    pub(super) async fn run_command(
+        &mut self,
+        command: &Command,
+    ) -> Result<(Reply, Status), DeviceError> {
+        let cmd = command.code();
         let deadline = Instant::now() + self.timing.command_budget;
-        self.ensure_link(deadline).await?;
-        let seq = self.next_seq();
-        let frame = command.to_frame(seq)?;
+        let frame = self.frame_of(command)?;
+        let resend = match command {
+            Command::SetClient(_)
+            | Command::OpenInvoice(_)
+            | Command::Item(_)
+            | Command::Comment(_)
+            | Command::Payment(_) => Resend::changing(self.wire.seq_replay),
+            _ => Resend::HARMLESS,
+        };
         let Some(link) = self.link.as_mut() else {
             return Err(DeviceError::Disconnected);
         };
-        let span = info_span!("command", cmd = %format_args!("{cmd:#04x}"), seq = seq.get());
+        let span =
+            info_span!("command", cmd = %format_args!("{cmd:#04x}"), seq = frame.seq().get());
         let started = Instant::now();
         let exchange = link
-            .exchange(&frame, &self.timing, deadline, AfterTries::GiveUp)
+            .exchange(&frame, &self.timing, deadline, resend)
             .instrument(span)
             .await;
         crate::metrics::device_round_trip(&self.name, cmd, started.elapsed());
         match exchange.outcome {
             Outcome::Reply(reply) => {
-                self.replied();
                 let status = reply.status();
-                Reply::parse(reply.cmd(), reply.data())
-                    .inspect(|parsed| {
-                        if let Reply::LinkState(state) = parsed {
-                            let state = state.clone();
-                            self.status.send_modify(|s| s.dgi = Some(state));
-                        }
-                    })
-                    .map(|parsed| (parsed, status))
-                    .map_err(|e| {
-                        warn!(cmd, seq = seq.get(), error = %e, "unreadable reply");
-                        DeviceError::BadReply {
-                            command: cmd,
-                            reason: e.to_string(),
-                        }
-                    })
+                self.read_reply(&reply).map(|parsed| (parsed, status))
             }
             Outcome::NoAnswer => {
                 self.link_down(format!("no answer to command {cmd:#04x}"));
@@ -151,20 +159,15 @@ impl<C: Connector> Actor<C> {
         // `P:` replies so far: after one, only `R:` settles the outcome.
         let mut polls = 0u32;
         loop {
-            let seq = self.next_seq();
-            let frame = command.to_frame(seq)?;
+            let frame = self.frame_of(&command)?;
+            let seq = frame.seq();
             let Some(link) = self.link.as_mut() else {
                 return Err(DeviceError::OutcomeUnknown);
             };
             let span = info_span!("command", cmd = "0x38", seq = seq.get(), polls);
             let started = Instant::now();
             let exchange = link
-                .exchange(
-                    &frame,
-                    &self.timing,
-                    deadline,
-                    AfterTries::ListenUntilDeadline,
-                )
+                .exchange(&frame, &self.timing, deadline, Resend::FINALIZE)
                 .instrument(span)
                 .await;
             crate::metrics::device_round_trip(&self.name, code::FINALIZE, started.elapsed());
@@ -198,21 +201,26 @@ impl<C: Connector> Actor<C> {
                     });
                 }
             };
-            self.replied();
             let unknown = |why: &str| {
                 warn!(seq = seq.get(), why, "38h: outcome unknown");
                 Err(DeviceError::OutcomeUnknown)
             };
-            match Reply::parse(code::FINALIZE, reply.data()) {
+            match self.read_reply(&reply) {
                 Ok(Reply::Certified(certification)) => {
                     info!(seq = seq.get(), polls, "38h: certified");
                     return Ok(FinalizeOutcome::Certified(certification));
                 }
-                Ok(Reply::Refused(text)) if polls == 0 && exchange.transmissions == 1 => {
+                // A refusal without text (empty DATA and the refusal bit) is no proof that
+                // nothing was committed: only an `E:` text is.
+                Ok(Reply::Refused(text))
+                    if polls == 0 && exchange.transmissions == 1 && !reply.data().is_empty() =>
+                {
                     info!(seq = seq.get(), "38h: refused by the device");
                     return Ok(FinalizeOutcome::Refused(text));
                 }
-                Ok(Reply::Refused(_)) => return unknown("E: after a resend or a P: poll"),
+                Ok(Reply::Refused(_)) => {
+                    return unknown("refused after a resend or a P: poll, or without a text")
+                }
                 Ok(Reply::Pending(_)) => {
                     polls += 1;
                     if Instant::now() + self.timing.poll_interval >= deadline {
@@ -226,10 +234,7 @@ impl<C: Connector> Actor<C> {
                 }
                 Ok(Reply::Done) => return unknown("empty reply to 38h with totals"),
                 Ok(_) => return unknown("reply of another kind"),
-                Err(e) => {
-                    warn!(error = %e, "unreadable 38h reply");
-                    return unknown("unreadable reply");
-                }
+                Err(_) => return unknown("unreadable reply"),
             }
         }
     }

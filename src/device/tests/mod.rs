@@ -28,6 +28,10 @@ use super::{DeviceConfig, DeviceHandle, LinkTiming, Reply, Session};
 
 pub(super) const NIF: &str = "A1234567B";
 
+/// The C1h the fake device answers: a fresh box (no invoice), PROTOCOL.md's 30 fields.
+pub(super) const FAKE_STATE: &[u8] =
+    b"FAKE0001,A1234567B,20261121143000,0,0,0,,,,,,,16.00,5.00,,0.00,16.00,5.00,,,,,,,,1.00,1.00,,,";
+
 /// Short timings: window 150 ms, 3 tries, short budgets, fast reconnects.
 pub(super) fn timing() -> LinkTiming {
     LinkTiming {
@@ -45,7 +49,8 @@ pub(super) fn timing() -> LinkTiming {
 pub(super) fn config(path: &Path) -> DeviceConfig {
     DeviceConfig {
         timing: timing(),
-        ..DeviceConfig::new("test-device", path)
+        health_interval: None,
+        ..DeviceConfig::simulator("test-device", path)
     }
 }
 
@@ -191,8 +196,16 @@ impl FakeDevice {
         let c2 = self.recv(Duration::from_secs(2)).await.expect("a C2h");
         assert_eq!(c2.cmd(), 0xC2, "the first command after opening is C2h");
         self.reply(&c2, b"0,0,,CON,").await;
+        self.answer_state().await;
         wait_connected(&handle, true).await;
         handle
+    }
+
+    /// Answers the C1h the link sends once connected.
+    pub async fn answer_state(&mut self) {
+        let c1 = self.recv(Duration::from_secs(2)).await.expect("a C1h");
+        assert_eq!(c1.cmd(), 0xC1, "C1h follows the throwaway C2h");
+        self.reply(&c1, FAKE_STATE).await;
     }
 
     /// The next request frame within `wait`.

@@ -41,7 +41,7 @@ async fn a_sales_invoice_certifies_through_a_session() {
     assert_eq!(cert.rn.as_deref(), Some("F-2026-001"));
     assert_eq!((cert.tc, cert.fc), (1, 1));
     let after = device_state(&mut session).await;
-    let last = after.last.expect("a last invoice");
+    let last = after.last.invoice().cloned().expect("a last invoice");
     assert_eq!(last.code_def, cert.code_def);
     assert!(handle.status().last_reply_at.is_some());
     drop(session);

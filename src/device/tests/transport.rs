@@ -9,12 +9,12 @@ use tokio::time::{timeout, Instant};
 use tokio_util::codec::Framed;
 
 use super::timing;
-use crate::device::transport::{AfterTries, Outcome, Transport};
+use crate::device::transport::{Outcome, Resend, Transport};
 
 #[tokio::test]
 async fn stale_input_is_discarded_before_sending() {
     let (host, device) = tokio::io::duplex(1024);
-    let mut link = Transport::new(host);
+    let mut link = Transport::new(host, None);
     let mut device = Framed::new(device, DeviceCodec);
     // Left on the line before the command: a NAK (would cause a resend), a SYN and a
     // false start (would swallow the reply until the inter-byte timeout).
@@ -28,7 +28,7 @@ async fn stale_input_is_discarded_before_sending() {
     let deadline = started + Duration::from_secs(2);
     let timing = timing();
     let (exchange, received) = tokio::join!(
-        link.exchange(&frame, &timing, deadline, AfterTries::GiveUp),
+        link.exchange(&frame, &timing, deadline, Resend::HARMLESS),
         async {
             let Some(Ok(FromHost::Request(request))) = device.next().await else {
                 panic!("no request")
@@ -52,12 +52,12 @@ async fn stale_input_is_discarded_before_sending() {
 #[tokio::test]
 async fn end_of_stream_is_a_disconnect() {
     let (host, device) = tokio::io::duplex(64);
-    let mut link = Transport::new(host);
+    let mut link = Transport::new(host, None);
     drop(device);
     let frame = Command::DeviceState.to_frame(Seq::FIRST).unwrap();
     let deadline = Instant::now() + Duration::from_secs(1);
     let exchange = link
-        .exchange(&frame, &timing(), deadline, AfterTries::GiveUp)
+        .exchange(&frame, &timing(), deadline, Resend::HARMLESS)
         .await;
     assert_eq!(exchange.transmissions, 0, "nothing could be written");
     assert!(matches!(exchange.outcome, Outcome::Disconnected(_)));

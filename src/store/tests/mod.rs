@@ -76,6 +76,7 @@ pub(crate) fn intent_in(org: &str, env: Environment, rn: &str) -> Intent {
             group_vat: vec![('B', dec!(16.00))],
             specific_tax: dec!(0.00),
             usd_equivalent: None,
+            mcur: None,
         },
         nif: format!("NIF-{org}"),
         isf: format!("ISF-{org}"),

@@ -33,7 +33,7 @@ fn counters_survive_a_reopen_of_the_same_state_file() {
         (state.mid.as_str(), state.tc, state.fvc),
         ("SIM0000001", 2, 2)
     );
-    assert_eq!(state.last.map(|l| l.rn).as_deref(), Some("F-2"));
+    assert_eq!(state.last.invoice().map(|l| l.rn.as_str()), Some("F-2"));
     let third = sell(&mut engine, "F-3");
     assert_eq!(
         (third.tc, third.fc, third.mid.as_str()),

@@ -93,23 +93,19 @@ fn a_c1h_too_long_for_a_frame_leaves_out_the_currency_not_the_last_invoice() {
     let state = DeviceState {
         mid: "SIM0000001".into(),
         nif: "A1234567B".into(),
-        clock: clock(),
+        clock: Some(clock()),
         tc: 999_999,
         fvc: 999_998,
         frc: 1,
-        last: Some(mcf_sfe::reply::LastInvoice {
+        last: mcf_sfe::reply::Last::Invoice(mcf_sfe::reply::LastInvoice {
             at: clock().with_nanosecond(0).unwrap(),
             invoice_type: InvoiceType::Ev,
             code_def: "ABCDEFGHIJKLMNOPQRSTUVWX".into(),
             rn: "R".repeat(mcf_sfe::command::MAX_RN_LEN),
-            amount: dec!(1234567890123456789012.00),
+            amount: Some(dec!(1234567890123456789012.00)),
         }),
-        rates,
-        currency: Some(CurrencyInfo {
-            code: "USD".into(),
-            rate: dec!(2850.1234),
-            date: clock().date(),
-        }),
+        rates: Some(rates.map(mcf_sfe::reply::GroupRate::from)),
+        currency: Some(CurrencyInfo::usd(dec!(2850.1234), clock().date())),
     };
     let reply = Reply::DeviceState(state.clone());
     let full = reply.encode(code::DEVICE_STATE);

@@ -6,7 +6,10 @@ use super::*;
 fn a_full_fv_in_ttc_mode_is_certified_with_exact_totals() {
     let mut engine = Engine::open(config()).unwrap();
     let state = device_state(&mut engine);
-    assert_eq!(state.rates[group('B')], Some(dec!(16)));
+    assert_eq!(
+        state.rates.as_ref().map(|r| r[group('B')].clone()),
+        Some(mcf_sfe::reply::GroupRate::Percent(dec!(16)))
+    );
     let client = Command::SetClient(Client {
         name: "Client, SARL".into(),
         ..Client::default()
@@ -65,10 +68,10 @@ fn a_full_fv_in_ttc_mode_is_certified_with_exact_totals() {
     assert_eq!((record.total, record.vat), (dec!(1200.00), dec!(165.52)));
     let state = device_state(&mut engine);
     assert_eq!((state.tc, state.fvc, state.frc), (1, 1, 0));
-    let last = state.last.unwrap();
+    let last = state.last.invoice().cloned().unwrap();
     assert_eq!(
         (last.rn.as_str(), last.amount),
-        ("F-2026-001", dec!(1200.00))
+        ("F-2026-001", Some(dec!(1200.00)))
     );
     assert_eq!(last.code_def, cert.code_def);
 }
@@ -109,14 +112,15 @@ fn a_usd_ev_reports_mcur_and_the_rate_in_c1h() {
     send(&mut engine, &stylo());
     let sub = subtotal(&mut engine);
     // 1200.00 / 2850.5 = 0.42098...
-    assert_eq!(sub.usd_equivalent, Some(dec!(0.42)));
+    assert_eq!(sub.usd_equivalent(), Some(dec!(0.42)));
+    assert_eq!(sub.mcur, "0.42");
     send(&mut engine, &pay(dec!(1200.00)));
     let cert = certified(send(&mut engine, &finalize(dec!(1200.00), dec!(165.52))));
     assert_eq!((cert.invoice_type, cert.fc), (InvoiceType::Ev, 1));
     let currency = device_state(&mut engine).currency.unwrap();
     assert_eq!(
-        (currency.code.as_str(), currency.rate, currency.date),
-        ("USD", dec!(2850.5), date)
+        (currency.code.as_str(), currency.rate(), currency.date()),
+        ("USD", Some(dec!(2850.5)), Some(date))
     );
 }
 
@@ -132,7 +136,7 @@ fn a_cancelled_invoice_leaves_the_counters_unchanged() {
     assert!(!engine.status().has(StatusFlag::InvoiceOpen));
     let state = device_state(&mut engine);
     assert_eq!((state.tc, state.fvc, state.frc), (1, 1, 0));
-    assert_eq!(state.last.map(|l| l.rn).as_deref(), Some("F-1"));
+    assert_eq!(state.last.invoice().map(|l| l.rn.as_str()), Some("F-1"));
     assert_eq!(refused(&mut engine, &Command::Cancel), "no open invoice");
     // The next invoice follows on.
     assert_eq!(sell(&mut engine, "F-2").tc, 2);
@@ -209,9 +213,9 @@ fn link_state_and_taxpayer_fields_are_answered() {
     let Reply::LinkState(link) = send(&mut engine, &Command::LinkState) else {
         panic!()
     };
-    assert_eq!((link.sent, link.stored), (1, 0));
+    assert_eq!((link.sent, link.stored), (Some(1), Some(0)));
     assert_eq!(link.last_contact, clock().with_nanosecond(0));
-    assert_eq!(link.state, DgiLinkState::Connected);
+    assert_eq!(link.known_state(), Some(DgiLinkState::Connected));
     let reply = send(&mut engine, &Command::TaxpayerField(TaxpayerKey::I1));
     let Reply::TaxpayerField(field) = reply else {
         panic!()

@@ -1,4 +1,5 @@
 use super::*;
+use crate::command::code;
 use rust_decimal_macros::dec;
 
 fn at() -> NaiveDateTime {
@@ -65,25 +66,23 @@ fn device_state_with_long_rn_still_fits() {
     let state = DeviceState {
         mid: "SIM0000001".into(),
         nif: "A1234567B".into(),
-        clock: at(),
+        clock: Some(at()),
         tc: 99_999_999,
         fvc: 99_999_999,
         frc: 99_999_999,
-        last: Some(LastInvoice {
+        last: Last::Invoice(LastInvoice {
             at: at(),
             invoice_type: InvoiceType::Fa,
             code_def: "ABCDEFGHIJKLMNOPQRSTUVWX".into(),
             rn: "R".repeat(crate::command::MAX_RN_LEN),
-            amount: dec!(999999999999.99),
+            amount: Some(dec!(999999999999.99)),
         }),
-        rates,
-        currency: Some(CurrencyInfo {
-            code: "USD".into(),
-            rate: dec!(2850.5),
-            date: at().date(),
-        }),
+        rates: Some(rates.map(GroupRate::from)),
+        currency: Some(CurrencyInfo::usd(dec!(2850.5), at().date())),
     };
     let reply = Reply::DeviceState(state);
     let data = reply.encode(code::DEVICE_STATE).unwrap();
     assert_eq!(Reply::parse(code::DEVICE_STATE, &data).unwrap(), reply);
 }
+
+mod tolerant;

@@ -13,7 +13,8 @@ use mcf_sfe::command::{
     SpecificTax, UsdRate,
 };
 use mcf_sfe::reply::{
-    Certification, CurrencyInfo, DeviceState, LastInvoice, LinkState, Subtotal, TaxpayerValue,
+    Certification, CurrencyInfo, DeviceState, GroupRate, Last, LastInvoice, LinkState, Subtotal,
+    TaxpayerValue,
 };
 use mcf_sfe::types::{
     CommentLine, DgiLinkState, InvoiceType, ItemType, PaymentMethod, PriceMode, ReferenceType,
@@ -205,40 +206,36 @@ pub fn typed(name: &str) -> Option<Typed> {
                 Reply::DeviceState(DeviceState {
                     mid: "SIM0000001".into(),
                     nif: "A1234567B".into(),
-                    clock: at(2026, 11, 21, 14, 30, 5),
+                    clock: Some(at(2026, 11, 21, 14, 30, 5)),
                     tc: 345,
                     fvc: 330,
                     frc: 15,
-                    last: Some(LastInvoice {
+                    last: Last::Invoice(LastInvoice {
                         at: at(2026, 11, 21, 12, 0, 0),
                         invoice_type: InvoiceType::Fv,
                         code_def: "ABCDEFGHIJKLMNOPQRSTUVWX".into(),
                         rn: "F-2026-000".into(),
-                        amount: dec!(1392.00),
+                        amount: Some(dec!(1392.00)),
                     }),
-                    rates,
-                    currency: Some(CurrencyInfo {
-                        code: "USD".into(),
-                        rate: dec!(2850.5),
-                        date: date(2026, 11, 20),
-                    }),
+                    rates: Some(rates.map(GroupRate::from)),
+                    currency: Some(CurrencyInfo::usd(dec!(2850.5), date(2026, 11, 20))),
                 }),
                 &[],
             )
         }
         "reply-c2-link-state" => reply(
             Reply::LinkState(LinkState {
-                sent: 12,
-                stored: 3,
+                sent: Some(12),
+                stored: Some(3),
                 last_contact: Some(at(2026, 11, 20, 18, 0, 0)),
-                state: DgiLinkState::Disconnected,
+                state: DgiLinkState::Disconnected.to_string(),
                 error: "timeout, retry".into(),
             }),
             &[DgiLinkOverdue],
         ),
         "reply-2b-taxpayer-field" => reply(
             Reply::TaxpayerField(TaxpayerValue {
-                key: TaxpayerKey::I0,
+                key: Some(TaxpayerKey::I0),
                 value: "Kin Import & Export".into(),
             }),
             &[],
@@ -254,7 +251,8 @@ pub fn typed(name: &str) -> Option<Typed> {
                     group_ttc,
                     group_vat,
                     specific_tax: dec!(60.00),
-                    usd_equivalent: None,
+                    mcur: String::new(),
+                    groups: TaxGroup::COUNT,
                 }),
                 &[InvoiceOpen, ClientSet],
             )

@@ -8,7 +8,8 @@ use mcf_sfe::command::{
     PriceChange, SpecificTax, UsdRate, MAX_RN_LEN,
 };
 use mcf_sfe::reply::{
-    Certification, CurrencyInfo, DeviceState, LastInvoice, LinkState, Subtotal, TaxpayerValue,
+    Certification, CurrencyInfo, DeviceState, GroupRate, Last, LastInvoice, LinkState, Subtotal,
+    TaxpayerValue,
 };
 use mcf_sfe::types::{
     CommentLine, DgiLinkState, InvoiceType, ItemType, PaymentMethod, PriceMode, ReferenceType,
@@ -205,7 +206,7 @@ pub fn device_state() -> impl Strategy<Value = DeviceState> {
         (
             ident(10),
             ident(10),
-            moment(),
+            option::of(moment()),
             0u64..10_000_000,
             0u64..10_000_000,
             0u64..10_000_000,
@@ -215,34 +216,42 @@ pub fn device_state() -> impl Strategy<Value = DeviceState> {
             select(InvoiceType::ALL),
             ident(24),
             rn(),
-            cents(1_000_000_000),
+            option::of(cents(1_000_000_000)),
         )),
-        vec(option::of(rate()), TaxGroup::COUNT),
         option::of((
-            "[A-Z]{3}",
-            (1i64..=100_000_000, 0u32..=4).prop_map(|(n, s)| Decimal::new(n, s)),
-            day(),
+            vec(option::of(rate()), TaxGroup::COUNT),
+            option::of(("[A-Z]{3}", "[0-9.-]{0,8}", "[0-9]{0,8}")),
         )),
     )
-        .prop_map(
-            |((mid, nif, clock, tc, fvc, frc), last, rates, currency)| DeviceState {
+        .prop_map(|((mid, nif, clock, tc, fvc, frc), last, rates)| {
+            let (rates, currency) = match rates {
+                Some((rates, currency)) => {
+                    let rates: Vec<GroupRate> = rates.into_iter().map(GroupRate::from).collect();
+                    (Some(rates.try_into().unwrap()), currency)
+                }
+                None => (None, None),
+            };
+            DeviceState {
                 mid,
                 nif,
                 clock,
                 tc,
                 fvc,
                 frc,
-                last: last.map(|(at, invoice_type, code_def, rn, amount)| LastInvoice {
-                    at,
-                    invoice_type,
-                    code_def,
-                    rn,
-                    amount,
-                }),
-                rates: rates.try_into().unwrap(),
+                last: match last {
+                    Some((at, invoice_type, code_def, rn, amount)) => Last::Invoice(LastInvoice {
+                        at,
+                        invoice_type,
+                        code_def,
+                        rn,
+                        amount,
+                    }),
+                    None => Last::Nothing,
+                },
+                rates,
                 currency: currency.map(|(code, rate, date)| CurrencyInfo { code, rate, date }),
-            },
-        )
+            }
+        })
 }
 
 pub fn subtotal() -> impl Strategy<Value = Subtotal> {
@@ -251,11 +260,12 @@ pub fn subtotal() -> impl Strategy<Value = Subtotal> {
         vec((group(), cents(100_000), cents(10_000)), 0..=2),
         cents(100_000),
         option::of(cents(1_000_000)),
+        prop_oneof![4 => Just(TaxGroup::COUNT), 1 => 1..=TaxGroup::COUNT],
     )
-        .prop_map(|(total, groups, specific_tax, usd_equivalent)| {
+        .prop_map(|(total, amounts, specific_tax, usd, groups)| {
             let mut group_ttc = [Decimal::ZERO; TaxGroup::COUNT];
             let mut group_vat = [Decimal::ZERO; TaxGroup::COUNT];
-            for (g, ttc, vat) in groups {
+            for (g, ttc, vat) in amounts.into_iter().filter(|(g, _, _)| g.index() < groups) {
                 group_ttc[g.index()] = ttc;
                 group_vat[g.index()] = vat;
             }
@@ -264,7 +274,10 @@ pub fn subtotal() -> impl Strategy<Value = Subtotal> {
                 group_ttc,
                 group_vat,
                 specific_tax,
-                usd_equivalent,
+                mcur: usd
+                    .map(|usd| mcf_sfe::fields::amount("MCUR", usd).unwrap())
+                    .unwrap_or_default(),
+                groups,
             }
         })
 }
@@ -305,8 +318,8 @@ pub fn reply() -> impl Strategy<Value = (u8, Reply)> {
     prop_oneof![
         device_state().prop_map(|s| (code::DEVICE_STATE, Reply::DeviceState(s))),
         (
-            any::<u32>(),
-            any::<u32>(),
+            option::of(any::<u32>()),
+            option::of(any::<u32>()),
             option::of(moment()),
             select(DgiLinkState::ALL),
             text(8)
@@ -315,15 +328,15 @@ pub fn reply() -> impl Strategy<Value = (u8, Reply)> {
                 (
                     code::LINK_STATE,
                     Reply::LinkState(LinkState {
-                        sent: sent.into(),
-                        stored: stored.into(),
+                        sent: sent.map(u64::from),
+                        stored: stored.map(u64::from),
                         last_contact,
-                        state,
+                        state: state.to_string(),
                         error,
                     }),
                 )
             }),
-        (select(TaxpayerKey::ALL), text(12)).prop_map(|(key, value)| {
+        (option::of(select(TaxpayerKey::ALL)), text(12)).prop_map(|(key, value)| {
             (
                 code::TAXPAYER_FIELD,
                 Reply::TaxpayerField(TaxpayerValue { key, value }),

@@ -26,6 +26,13 @@ pub const FILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Replies of real boxes that differ from PROTOCOL.md: read by the tolerant reader, never
+/// written by this crate, so they are kept apart from [`FILES`] (see [`firmware`]).
+pub const FIRMWARE_FILE: (&str, &str) = (
+    "firmware-variants.txt",
+    include_str!("../../vectors/firmware-variants.txt"),
+);
+
 /// Which way the bytes travel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -101,6 +108,12 @@ pub fn all() -> Vec<Vector> {
         }
     }
     vectors
+}
+
+/// Every vector of [`FIRMWARE_FILE`], in file order.
+pub fn firmware() -> Vec<Vector> {
+    let (file, text) = FIRMWARE_FILE;
+    parse(file, text).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The vector called `name`. Panics if there is none.
@@ -292,28 +305,33 @@ fn one_byte(token: &str) -> Result<u8, String> {
     u8::from_str_radix(token, 16).map_err(|_| format!("{token:?} is not a two-digit hex byte"))
 }
 
-/// A `"..."` string with `\n`, `\t`, `\r`, `\\` and `\"` escapes, as UTF-8 bytes.
+/// A `"..."` string with `\n`, `\t`, `\r`, `\\` and `\"` escapes, as UTF-8 bytes, and
+/// `\xHH` for one raw byte.
 fn quoted(text: &str) -> Result<Vec<u8>, String> {
     let inner = text
         .strip_prefix('"')
         .and_then(|t| t.strip_suffix('"'))
         .filter(|_| text.len() >= 2)
         .ok_or_else(|| format!("data must be a \"quoted\" string, got {text}"))?;
-    let mut out = String::with_capacity(inner.len());
+    let mut out = Vec::with_capacity(inner.len());
     let mut chars = inner.chars();
     while let Some(c) = chars.next() {
         match c {
             '\\' => match chars.next() {
-                Some('n') => out.push('\n'),
-                Some('t') => out.push('\t'),
-                Some('r') => out.push('\r'),
-                Some('\\') => out.push('\\'),
-                Some('"') => out.push('"'),
+                Some('n') => out.push(b'\n'),
+                Some('t') => out.push(b'\t'),
+                Some('r') => out.push(b'\r'),
+                Some('\\') => out.push(b'\\'),
+                Some('"') => out.push(b'"'),
+                Some('x') => {
+                    let hex: String = chars.by_ref().take(2).collect();
+                    out.push(one_byte(&hex)?);
+                }
                 other => return Err(format!("unknown escape \\{}", other.unwrap_or(' '))),
             },
             '"' => return Err("unescaped \" inside data".into()),
-            c => out.push(c),
+            c => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
         }
     }
-    Ok(out.into_bytes())
+    Ok(out)
 }

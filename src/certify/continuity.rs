@@ -1,0 +1,81 @@
+//! Counter continuity: what a box says (its C1h at the start of an invoice, a certification)
+//! against the register's last production entry of the same NIM. A box whose total counter
+//! went back, or a known NIM with another NIF, is a fiscal anomaly: journaled once, shown on
+//! the dashboard and in `/metrics`, logged at `error`.
+//!
+//! Certification goes on: the box is the fiscal authority (its signature is what the DGI
+//! checks), and stopping every sale of a shop for something only the DGI can settle would
+//! not make the register more right. An administrator acknowledges the anomaly
+//! (`emcf-gateway device anomalies ack`), which journals who and why.
+
+use std::sync::Arc;
+
+use tracing::error;
+
+use crate::certify::record::blocking;
+use crate::model::{FiscalAnomaly, FiscalAnomalyKind};
+use crate::store::Store;
+
+/// What a box said of itself.
+pub(crate) struct Seen<'a> {
+    pub device: &'a str,
+    pub nim: &'a str,
+    pub nif: &'a str,
+    pub tc: u64,
+    /// `C1h` (its state: TC may equal the register's last) or `38h` (a new certification:
+    /// its TC must be above it).
+    pub seen_in: &'static str,
+}
+
+/// Checks `seen` against the register and journals what contradicts it. A store error is
+/// logged, never returned: the check must not stop a certification.
+pub(crate) async fn check(store: &Arc<Store>, seen: Seen<'_>) {
+    let nim = seen.nim.to_owned();
+    let known = match blocking(store, move |store| store.box_counters(&nim)).await {
+        Ok(Some(known)) => known,
+        Ok(None) => return,
+        Err(error) => {
+            error!(%error, "counter continuity not checked: the register cannot be read");
+            return;
+        }
+    };
+    let went_back = match seen.seen_in {
+        "38h" => seen.tc <= known.tc,
+        _ => seen.tc < known.tc,
+    };
+    let mut kinds = Vec::new();
+    if known.nif != seen.nif {
+        kinds.push(FiscalAnomalyKind::NifChanged);
+    }
+    if went_back {
+        kinds.push(FiscalAnomalyKind::CounterWentBack);
+    }
+    for kind in kinds {
+        let anomaly = FiscalAnomaly {
+            device: seen.device.to_owned(),
+            nim: seen.nim.to_owned(),
+            kind,
+            known: known.clone(),
+            seen_nif: seen.nif.to_owned(),
+            seen_tc: seen.tc,
+            seen_in: seen.seen_in.to_owned(),
+        };
+        match blocking(store, move |store| store.record_fiscal_anomaly(anomaly)).await {
+            Ok((record, true)) => error!(
+                device = seen.device,
+                nim = seen.nim,
+                anomaly = record.id,
+                known_nif = %record.anomaly.known.nif,
+                known_tc = record.anomaly.known.tc,
+                known_sequence = record.anomaly.known.sequence,
+                seen_nif = seen.nif,
+                seen_tc = seen.tc,
+                seen_in = seen.seen_in,
+                "FISCAL ANOMALY: {}; journaled, certification goes on; an administrator must acknowledge it (emcf-gateway device anomalies)",
+                kind.describe()
+            ),
+            Ok((_, false)) => {}
+            Err(error) => error!(%error, "a fiscal anomaly could not be journaled"),
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! `device probe`: everything a technician needs to know of a box on first contact, read
+//! through one session (C1h, C2h, 2Bh I0..D2) and the link's status (status bytes, what
+//! blocks certification, what differs from PROTOCOL.md). Read-only: nothing is opened,
+//! certified or cancelled on the box.
+
+use mcf_sfe::reply::{GroupRate, Last};
+use mcf_sfe::types::{TaxGroup, TaxpayerKey};
+use mcf_sfe::{Command, Reply};
+use serde::{Deserialize, Serialize};
+
+use super::status::SeenAnomaly;
+use super::{DeviceError, DeviceHandle};
+
+/// What a probe found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeReport {
+    /// The device's configured name.
+    pub device: String,
+    /// Machine id (NIM), from C1h.
+    pub nim: Option<String>,
+    /// Taxpayer NIF, from C1h.
+    pub nif: Option<String>,
+    /// The box's clock (`yyyy-MM-dd HH:mm:ss`, its local time).
+    pub clock: Option<String>,
+    /// TC, FVC, FRC.
+    pub counters: Option<(u64, u64, u64)>,
+    /// The last finalized invoice, in words.
+    pub last_invoice: Option<String>,
+    /// VAT rate per group as C1h gives it (`A` .. `P`, `-` for no VAT); `None` when its C1h
+    /// carries no rates.
+    pub rates: Option<Vec<(char, String)>>,
+    /// The currency block of C1h as sent (code, rate, date).
+    pub currency: Option<(String, String, String)>,
+    /// The link with the DGI (C2h), in words.
+    pub dgi: Option<String>,
+    /// 2Bh values: key and value (or why none).
+    pub taxpayer: Vec<(String, String)>,
+    /// The status bytes of the last reply, in hex.
+    pub status_bytes: Option<String>,
+    /// Why the box cannot certify now, if anything stops it.
+    pub blocked: Option<String>,
+    /// What in its replies differs from PROTOCOL.md.
+    pub anomalies: Vec<SeenAnomaly>,
+    /// Commands that failed, and why.
+    pub errors: Vec<String>,
+}
+
+/// Probes the device behind `handle` (waits for its turn like an invoice).
+pub async fn probe(handle: &DeviceHandle) -> Result<ProbeReport, DeviceError> {
+    let mut session = handle.acquire().await?;
+    let mut report = ProbeReport {
+        device: handle.name().to_owned(),
+        ..ProbeReport::default()
+    };
+    match session.execute(Command::DeviceState).await {
+        Ok(Reply::DeviceState(state)) => {
+            report.nim = Some(state.mid.clone());
+            report.nif = Some(state.nif.clone());
+            report.clock = state
+                .clock
+                .map(|c| c.format("%Y-%m-%d %H:%M:%S").to_string());
+            report.counters = Some((state.tc, state.fvc, state.frc));
+            report.last_invoice = Some(match &state.last {
+                Last::Nothing => "none yet".to_owned(),
+                Last::Invoice(last) => format!(
+                    "{} {} certified {} codeDEFDGI {}{}",
+                    last.invoice_type,
+                    last.rn,
+                    last.at.format("%Y-%m-%d %H:%M:%S"),
+                    last.code_def,
+                    last.amount
+                        .map(|a| format!(", total {a}"))
+                        .unwrap_or_default()
+                ),
+                Last::Unreadable(why) => format!("reported but unreadable: {why}"),
+            });
+            report.rates = state.rates.as_ref().map(|rates| {
+                TaxGroup::all()
+                    .zip(rates.iter())
+                    .map(|(group, rate)| {
+                        let text = match rate {
+                            GroupRate::NotCharged => "-".to_owned(),
+                            GroupRate::Percent(rate) => format!("{rate} %"),
+                            GroupRate::Unreadable(raw) => format!("unreadable {raw:?}"),
+                        };
+                        (group.letter(), text)
+                    })
+                    .collect()
+            });
+            report.currency = state
+                .currency
+                .map(|c| (c.code.clone(), c.rate.clone(), c.date.clone()));
+        }
+        Ok(other) => report.errors.push(format!("C1h answered {other:?}")),
+        Err(error) => report.errors.push(format!("C1h: {error}")),
+    }
+    match session.execute(Command::LinkState).await {
+        Ok(Reply::LinkState(link)) => {
+            let count = |n: Option<u64>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
+            report.dgi = Some(format!(
+                "state {:?}, last contact {}, {} sent (EC), {} in DC{}",
+                link.state,
+                link.last_contact.map_or_else(
+                    || "never".to_owned(),
+                    |at| at.format("%Y-%m-%d %H:%M:%S").to_string()
+                ),
+                count(link.sent),
+                count(link.stored),
+                if link.error.is_empty() {
+                    String::new()
+                } else {
+                    format!(", last error {:?}", link.error)
+                }
+            ));
+        }
+        Ok(other) => report.errors.push(format!("C2h answered {other:?}")),
+        Err(error) => report.errors.push(format!("C2h: {error}")),
+    }
+    for &key in TaxpayerKey::ALL {
+        let value = match session.execute(Command::TaxpayerField(key)).await {
+            Ok(Reply::TaxpayerField(value)) => value.value,
+            Ok(Reply::Refused(text)) => format!("(refused: {text})"),
+            Ok(other) => format!("(answered {other:?})"),
+            Err(error @ (DeviceError::Disconnected | DeviceError::ShuttingDown)) => {
+                report.errors.push(format!("2Bh {key}: {error}"));
+                break;
+            }
+            Err(error) => format!("({error})"),
+        };
+        report.taxpayer.push((key.to_string(), value));
+    }
+    drop(session);
+    let status = handle.status();
+    report.status_bytes = status.status_bytes.map(|s| {
+        s.0.iter()
+            .map(|b| format!("{b:02X}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    report.blocked = status.blocked;
+    report.anomalies = status.anomalies;
+    Ok(report)
+}
+
+impl ProbeReport {
+    /// The report in plain words, for the terminal.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let line = |out: &mut String, label: &str, value: &str| {
+            out.push_str(&format!("{label:<22}{value}\n"));
+        };
+        let or_unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".to_owned());
+        line(&mut out, "device", &self.device);
+        line(&mut out, "machine id (NIM)", &or_unknown(&self.nim));
+        line(&mut out, "taxpayer NIF", &or_unknown(&self.nif));
+        line(&mut out, "box clock", &or_unknown(&self.clock));
+        line(
+            &mut out,
+            "counters",
+            &self.counters.map_or_else(
+                || "unknown".to_owned(),
+                |(tc, fvc, frc)| format!("{tc} invoices ({fvc} sales, {frc} credit notes)"),
+            ),
+        );
+        line(&mut out, "last invoice", &or_unknown(&self.last_invoice));
+        line(
+            &mut out,
+            "VAT rates",
+            &self.rates.as_ref().map_or_else(
+                || "not in its C1h: the configured rates are used".to_owned(),
+                |rates| {
+                    rates
+                        .iter()
+                        .filter(|(_, r)| r != "-")
+                        .map(|(g, r)| format!("{g} {r}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+            ),
+        );
+        if let Some((code, rate, date)) = &self.currency {
+            line(
+                &mut out,
+                "currency (C1h)",
+                &format!("{code:?} {rate:?} {date:?}"),
+            );
+        }
+        line(&mut out, "link with the DGI", &or_unknown(&self.dgi));
+        for (key, value) in &self.taxpayer {
+            line(&mut out, &format!("taxpayer {key}"), value);
+        }
+        line(&mut out, "status bytes", &or_unknown(&self.status_bytes));
+        line(
+            &mut out,
+            "can certify now",
+            &self
+                .blocked
+                .as_ref()
+                .map_or_else(|| "yes".to_owned(), |why| format!("NO: {why}")),
+        );
+        if self.anomalies.is_empty() {
+            line(
+                &mut out,
+                "differences",
+                "none: every reply is as PROTOCOL.md describes",
+            );
+        } else {
+            line(
+                &mut out,
+                "differences",
+                "from PROTOCOL.md, in fields the gateway reads tolerantly:",
+            );
+            for a in &self.anomalies {
+                out.push_str(&format!(
+                    "  {} {}: received {:?} ({} times), PROTOCOL.md says {}\n",
+                    a.command, a.field, a.raw, a.count, a.expected
+                ));
+            }
+        }
+        for error in &self.errors {
+            out.push_str(&format!("error: {error}\n"));
+        }
+        out
+    }
+}

@@ -1,0 +1,159 @@
+//! What the link knows of the box at any moment, for `/status`, the dashboard, `/metrics` and
+//! `device probe`: whether it answers, what it last said of itself (C1h, C2h, status bytes),
+//! whether anything it says stops certification, and what in its replies differs from
+//! PROTOCOL.md.
+
+use chrono::{DateTime, Utc};
+use mcf_sfe::reply::{Anomaly, DeviceState, LinkState};
+use mcf_sfe::{Status, StatusFlag};
+use serde::{Deserialize, Serialize};
+
+use super::config::StatusMap;
+
+/// The link as the dashboard and `/status` see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkStatus {
+    /// The port is open and the device answered (the throwaway C2h, then every command).
+    pub connected: bool,
+    /// When `connected` last changed (or the actor started).
+    pub since: DateTime<Utc>,
+    /// The last link error (kept after a reconnect, for diagnosis).
+    pub last_error: Option<String>,
+    /// When the device last sent a valid reply.
+    pub last_reply_at: Option<DateTime<Utc>>,
+    /// The device's link with the DGI server (C2h), as last read.
+    pub dgi: Option<LinkState>,
+    /// The device's state (C1h) as last read: at each connection, each invoice and each
+    /// health poll.
+    pub state: Option<DeviceState>,
+    /// When `state` was read.
+    pub state_read_at: Option<DateTime<Utc>>,
+    /// The status bytes of the last reply.
+    pub status_bytes: Option<Status>,
+    /// Why the box, although it answers, cannot certify now: its state cannot be read, its
+    /// fiscal memory is full, its link with the DGI is overdue (as its status bytes say).
+    pub blocked: Option<String>,
+    /// What in this box's replies differs from PROTOCOL.md, once per command and field, since
+    /// the gateway started.
+    pub anomalies: Vec<SeenAnomaly>,
+    /// Sessions waiting in the queue (not counting the one being served).
+    pub queued: usize,
+}
+
+impl LinkStatus {
+    pub(super) fn new() -> LinkStatus {
+        LinkStatus {
+            connected: false,
+            since: Utc::now(),
+            last_error: None,
+            last_reply_at: None,
+            dgi: None,
+            state: None,
+            state_read_at: None,
+            status_bytes: None,
+            blocked: None,
+            anomalies: Vec::new(),
+            queued: 0,
+        }
+    }
+}
+
+/// One kind of difference from PROTOCOL.md seen in a box's replies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeenAnomaly {
+    /// The command whose reply it was in, e.g. `C1h`.
+    pub command: String,
+    /// The field (PROTOCOL.md's name), or `fields`, `prefix`, `DATA`, `refusal`.
+    pub field: String,
+    /// The last value received there.
+    pub raw: String,
+    /// What PROTOCOL.md describes there.
+    pub expected: String,
+    /// How many replies showed it.
+    pub count: u64,
+    /// When it was first seen.
+    pub first_seen: DateTime<Utc>,
+}
+
+/// The name of a command byte in logs, metrics and reports: `C1h`, `38h`.
+pub fn command_name(cmd: u8) -> String {
+    format!("{cmd:02X}h")
+}
+
+/// Counts `anomaly` in `seen`; true the first time this (command, field) is seen.
+pub(super) fn note_anomaly(seen: &mut Vec<SeenAnomaly>, cmd: u8, anomaly: &Anomaly) -> bool {
+    let command = command_name(cmd);
+    if let Some(known) = seen
+        .iter_mut()
+        .find(|s| s.command == command && s.field == anomaly.field)
+    {
+        known.count += 1;
+        known.raw.clone_from(&anomaly.raw);
+        return false;
+    }
+    seen.push(SeenAnomaly {
+        command,
+        field: anomaly.field.to_owned(),
+        raw: anomaly.raw.clone(),
+        expected: anomaly.expected.to_owned(),
+        count: 1,
+        first_seen: Utc::now(),
+    });
+    true
+}
+
+/// Why a box that answers cannot certify now, from what it last said: its state unreadable
+/// (`state_error`), then what its status bytes say under `map`.
+pub(super) fn blocked_reason(
+    state_error: Option<&str>,
+    status: Option<Status>,
+    map: StatusMap,
+) -> Option<String> {
+    if let Some(error) = state_error {
+        return Some(format!("its state (C1h) cannot be read: {error}"));
+    }
+    let status = status.filter(|_| map == StatusMap::Simulator)?;
+    if status.has(StatusFlag::FiscalMemoryFull) {
+        return Some("its fiscal memory is full (status bit S2.1)".to_owned());
+    }
+    if status.has(StatusFlag::DgiLinkOverdue) {
+        return Some("it has not reached the DGI server for too long (status bit S3.0)".to_owned());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_anomaly_is_new_once_per_command_and_field_and_counted_each_time() {
+        let mut seen = Vec::new();
+        let odd = |raw: &str| Anomaly {
+            field: "curDate",
+            raw: raw.into(),
+            expected: "yyyyMMdd, or empty",
+        };
+        assert!(note_anomaly(&mut seen, 0xC1, &odd("")));
+        assert!(!note_anomaly(&mut seen, 0xC1, &odd("x")));
+        assert!(note_anomaly(&mut seen, 0x33, &odd("")));
+        assert_eq!(seen.len(), 2);
+        assert_eq!((seen[0].count, seen[0].raw.as_str()), (2, "x"));
+        assert_eq!(seen[0].command, "C1h");
+    }
+
+    #[test]
+    fn the_status_bits_block_only_under_the_simulator_map() {
+        let full = Status::with(&[StatusFlag::FiscalMemoryFull]);
+        assert!(blocked_reason(None, Some(full), StatusMap::Simulator)
+            .is_some_and(|r| r.contains("full")));
+        assert_eq!(blocked_reason(None, Some(full), StatusMap::Ignored), None);
+        let real_idle = Status([0xC0, 0x80, 0xC0, 0x80, 0xC0, 0xD8]);
+        assert_eq!(
+            blocked_reason(None, Some(real_idle), StatusMap::Simulator),
+            None
+        );
+        assert!(blocked_reason(Some("TC: x"), None, StatusMap::Ignored)
+            .is_some_and(|r| r.contains("C1h")));
+    }
+}

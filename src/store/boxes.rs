@@ -1,0 +1,191 @@
+//! Counter continuity in the register: the last (NIF, TC) of each box from its production
+//! entries, and the fiscal anomalies with their acknowledgements.
+//!
+//! | key | value |
+//! |---|---|
+//! | `b` nim | `BoxCounters` (JSON) of the box's last production entry |
+//! | `m:boxes` | present once the `b` keys cover every entry (an index of 1.0.0 had none: they are filled from its entries at the first open) |
+//! | `x` id | `AnomalyRecord` (JSON), id = the journal seq of its `fiscal_anomaly` record |
+//!
+//! The keys are additions to layout 3: an index without them is completed at open
+//! ([`Index::complete_boxes`]), never rebuilt.
+
+use sled::Batch;
+
+use super::event::{Event, Record};
+use super::index::{json, Index};
+use super::{Store, StoreError};
+use crate::model::{
+    AnomalyAck, AnomalyRecord, BoxCounters, Environment, FiscalAnomaly, RegisterEntry,
+};
+
+pub(super) const META_BOXES: &[u8] = b"m:boxes";
+
+fn k_box(nim: &str) -> Vec<u8> {
+    let mut k = vec![b'b'];
+    k.extend_from_slice(nim.as_bytes());
+    k
+}
+
+fn k_anomaly(id: u64) -> Vec<u8> {
+    let mut k = vec![b'x'];
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+impl Index {
+    /// What the register knows of the box `nim`.
+    pub fn box_counters(&self, nim: &str) -> Result<Option<BoxCounters>, StoreError> {
+        self.get_json(&k_box(nim))
+    }
+
+    /// Every fiscal anomaly, oldest first.
+    pub fn anomalies(&self) -> Result<Vec<AnomalyRecord>, StoreError> {
+        self.tree.scan_prefix(b"x").map(|kv| json(&kv?.1)).collect()
+    }
+
+    /// One anomaly.
+    pub fn anomaly(&self, id: u64) -> Result<Option<AnomalyRecord>, StoreError> {
+        self.get_json(&k_anomaly(id))
+    }
+
+    /// The effects of `record` on the keys of this module, added to `batch`.
+    pub(super) fn apply_boxes(&self, batch: &mut Batch, record: &Record) -> Result<(), StoreError> {
+        match &record.event {
+            Event::Certified(entry) => {
+                if let Some(counters) = production_counters(entry) {
+                    batch.insert(k_box(&counters.nim), serde_json::to_vec(&counters)?);
+                }
+            }
+            Event::FiscalAnomaly(anomaly) => {
+                let stored = AnomalyRecord {
+                    id: record.seq,
+                    detected_at: record.at,
+                    anomaly: anomaly.clone(),
+                    acknowledged: None,
+                };
+                batch.insert(k_anomaly(record.seq), serde_json::to_vec(&stored)?);
+            }
+            Event::FiscalAnomalyAcknowledged { anomaly, by, note } => {
+                let mut stored = self.anomaly(*anomaly)?.ok_or_else(|| {
+                    StoreError::damaged(
+                        super::error::DamageAt::Seq(record.seq),
+                        format!("acknowledgement of unknown fiscal anomaly {anomaly}"),
+                    )
+                })?;
+                stored.acknowledged = Some(AnomalyAck {
+                    by: by.clone(),
+                    note: note.clone(),
+                    at: record.at,
+                });
+                batch.insert(k_anomaly(*anomaly), serde_json::to_vec(&stored)?);
+            }
+            _ => {}
+        }
+        batch.insert(META_BOXES, &[1u8][..]);
+        Ok(())
+    }
+
+    /// An index that has applied records but has no `m:boxes` (written by 1.0.0) gets its `b`
+    /// keys from the production entries it holds. Nothing else in it changes.
+    pub(super) fn complete_boxes(&self) -> Result<(), StoreError> {
+        if self.tree.is_empty() || self.tree.contains_key(META_BOXES)? {
+            return Ok(());
+        }
+        let mut latest: std::collections::BTreeMap<String, BoxCounters> = Default::default();
+        for kv in self
+            .tree
+            .scan_prefix([b'r', super::index::env_byte(Environment::Production)])
+        {
+            let entry: RegisterEntry = json(&kv?.1)?;
+            if let Some(counters) = production_counters(&entry) {
+                latest.insert(counters.nim.clone(), counters);
+            }
+        }
+        let mut batch = Batch::default();
+        let boxes = latest.len();
+        for counters in latest.into_values() {
+            batch.insert(k_box(&counters.nim), serde_json::to_vec(&counters)?);
+        }
+        batch.insert(META_BOXES, &[1u8][..]);
+        self.tree.apply_batch(batch)?;
+        tracing::info!(
+            boxes,
+            "register: each box's last counters indexed (first open by this release)"
+        );
+        Ok(())
+    }
+}
+
+/// The counters of a production entry (sandbox boxes are the gateway's own simulators).
+fn production_counters(entry: &RegisterEntry) -> Option<BoxCounters> {
+    (entry.request.environment == Environment::Production)
+        .then(|| BoxCounters::of_entry(entry))
+        .flatten()
+}
+
+impl Store {
+    /// What the register knows of the box `nim` (its last production entry).
+    pub fn box_counters(&self, nim: &str) -> Result<Option<BoxCounters>, StoreError> {
+        self.read(|index| index.box_counters(nim))
+    }
+
+    /// Every fiscal anomaly, oldest first.
+    pub fn fiscal_anomalies(&self) -> Result<Vec<AnomalyRecord>, StoreError> {
+        self.read(Index::anomalies)
+    }
+
+    /// Journals `anomaly` unless the same one (same box, kind, NIF and TC seen) is already
+    /// journaled and not acknowledged; returns its record and whether it is new.
+    pub fn record_fiscal_anomaly(
+        &self,
+        anomaly: FiscalAnomaly,
+    ) -> Result<(AnomalyRecord, bool), StoreError> {
+        let same = |known: &AnomalyRecord| {
+            known.acknowledged.is_none()
+                && known.anomaly.nim == anomaly.nim
+                && known.anomaly.kind == anomaly.kind
+                && known.anomaly.seen_nif == anomaly.seen_nif
+                && known.anomaly.seen_tc == anomaly.seen_tc
+        };
+        if let Some(known) = self.read(Index::anomalies)?.into_iter().find(|a| same(a)) {
+            return Ok((known, false));
+        }
+        let (record, ()) = self.append(|_| Ok((Event::FiscalAnomaly(anomaly), ())))?;
+        let stored = self
+            .read(|index| index.anomaly(record.seq))?
+            .ok_or_else(|| StoreError::Invalid("fiscal anomaly journaled, not indexed".into()))?;
+        Ok((stored, true))
+    }
+
+    /// Journals that an administrator acknowledged anomaly `id`. Acknowledging it again
+    /// journals nothing and returns it as it is.
+    pub fn acknowledge_fiscal_anomaly(
+        &self,
+        id: u64,
+        by: &str,
+        note: &str,
+    ) -> Result<AnomalyRecord, StoreError> {
+        let lookup = |index: &Index| {
+            index
+                .anomaly(id)?
+                .ok_or_else(|| StoreError::Invalid(format!("no fiscal anomaly {id}")))
+        };
+        let current = self.read(lookup)?;
+        if current.acknowledged.is_some() {
+            return Ok(current);
+        }
+        self.append(|index| {
+            lookup(index)?;
+            Ok((
+                Event::FiscalAnomalyAcknowledged {
+                    anomaly: id,
+                    by: by.to_owned(),
+                    note: note.to_owned(),
+                },
+                (),
+            ))
+        })?;
+        self.read(lookup)
+    }
+}
