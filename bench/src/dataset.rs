@@ -66,6 +66,7 @@ pub fn intent(i: u64, key_id: &str, at: DateTime<Utc>) -> Intent {
             group_vat: vec![('B', vat)],
             specific_tax: Decimal::ZERO,
             usd_equivalent: None,
+            mcur: None,
         },
         nif: SIM_NIF.to_string(),
         isf: "ISF-1".to_string(),
