@@ -129,6 +129,12 @@ pub struct Gauges {
     pub devices: Vec<(String, bool, usize)>,
     /// Per organization: id, certified this quota year, annual quota.
     pub quotas: Vec<(String, u64, u64)>,
+    /// The configured devices.
+    pub configured: Vec<String>,
+    /// Configured devices that cannot certify now, and why.
+    pub not_ready: Vec<(String, String)>,
+    /// Per device: fiscal anomalies not yet acknowledged.
+    pub open_anomalies: Vec<(String, u64)>,
     /// Whether the certification path works (`GET /status`).
     pub ready: bool,
 }
@@ -164,6 +170,33 @@ pub fn render(gauges: &Gauges) -> String {
             "emcf_device_link_up{{device=\"{}\"}} {}",
             label(device),
             u8::from(*up)
+        );
+    }
+    out.push_str("# HELP emcf_device_ready Whether the configured device could certify an invoice now (1) or not (0, see emcf_device_not_ready).\n# TYPE emcf_device_ready gauge\n");
+    for device in &gauges.configured {
+        let ready = !gauges.not_ready.iter().any(|(d, _)| d == device);
+        let _ = writeln!(
+            out,
+            "emcf_device_ready{{device=\"{}\"}} {}",
+            label(device),
+            u8::from(ready)
+        );
+    }
+    out.push_str("# HELP emcf_device_not_ready Why a configured device cannot certify now (1 while it lasts).\n# TYPE emcf_device_not_ready gauge\n");
+    for (device, reason) in &gauges.not_ready {
+        let _ = writeln!(
+            out,
+            "emcf_device_not_ready{{device=\"{}\",reason=\"{}\"}} 1",
+            label(device),
+            label(reason)
+        );
+    }
+    out.push_str("# HELP emcf_fiscal_anomalies_open Fiscal anomalies (a box's counters contradicting the register) not yet acknowledged.\n# TYPE emcf_fiscal_anomalies_open gauge\n");
+    for (device, count) in &gauges.open_anomalies {
+        let _ = writeln!(
+            out,
+            "emcf_fiscal_anomalies_open{{device=\"{}\"}} {count}",
+            label(device)
         );
     }
     out.push_str("# HELP emcf_device_queue_depth Sessions waiting for the device.\n# TYPE emcf_device_queue_depth gauge\n");
@@ -224,11 +257,24 @@ mod tests {
         certification("certified", "FV");
         device_round_trip("test-dev", 0x38, Duration::from_millis(300));
         queue_wait("test-dev", Duration::from_millis(2));
+        device_reply_anomaly("test-dev", 0xC1, "curDate");
         let text = render(&Gauges {
             devices: vec![("test-dev".into(), true, 3)],
             quotas: vec![("demo".into(), 7, 5000)],
             ready: true,
+            configured: vec!["test-dev".into(), "back".into()],
+            not_ready: vec![("back".into(), "its fiscal memory is full".into())],
+            open_anomalies: vec![("back".into(), 1)],
         });
+        assert!(text.contains("emcf_device_ready{device=\"test-dev\"} 1"));
+        assert!(text.contains("emcf_device_ready{device=\"back\"} 0"));
+        assert!(text.contains(
+            "emcf_device_not_ready{device=\"back\",reason=\"its fiscal memory is full\"} 1"
+        ));
+        assert!(text.contains("emcf_fiscal_anomalies_open{device=\"back\"} 1"));
+        assert!(text.contains(
+            "emcf_device_reply_anomalies_total{device=\"test-dev\",command=\"C1h\",field=\"curDate\"} "
+        ));
         assert!(text.contains("emcf_certifications_total{outcome=\"certified\",type=\"FV\"} "));
         assert!(text.contains("emcf_device_link_up{device=\"test-dev\"} 1"));
         assert!(text.contains("emcf_device_queue_depth{device=\"test-dev\"} 3"));

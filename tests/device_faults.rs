@@ -314,10 +314,10 @@ async fn a_gateway_killed_while_the_device_finalizes_settles_it_at_start_up() {
 async fn a_device_refusal_answers_422_uses_no_quota_and_leaves_the_box_usable() {
     let dir = tempfile::tempdir().expect("tempdir");
     let dir = dir.path();
-    // The first command refused is the gateway's throwaway C2h, the second the first
-    // invoice's C1h.
+    // The first commands refused are the gateway's throwaway C2h and the C1h it reads once
+    // connected, the third the first invoice's C1h.
     let faults = FaultConfig {
-        refuse_next: 2,
+        refuse_next: 3,
         ..FaultConfig::default()
     };
     let sim = Sim::start_with(dir, faults).await;

@@ -141,6 +141,23 @@ pub enum AdminRequest {
         /// Its sequence number.
         sequence: u64,
     },
+    /// The fiscal anomalies of the register (counter continuity), oldest first.
+    FiscalAnomalies,
+    /// Acknowledge a fiscal anomaly (journaled with who and why).
+    FiscalAnomalyAck {
+        /// Its id.
+        id: u64,
+        /// Who acknowledges it.
+        by: String,
+        /// Why it is understood.
+        note: String,
+    },
+    /// Probe a configured device (`device probe`): answered by the running service only,
+    /// through its device link.
+    DeviceProbe {
+        /// The device; `None`: the only configured one.
+        device: Option<String>,
+    },
 }
 
 /// Why an administration request failed.
@@ -278,6 +295,22 @@ impl Admin {
                 environment,
                 sequence,
             } => self.org_log_show(&org, environment, sequence),
+            AdminRequest::FiscalAnomalies => Ok(json!(self.store.fiscal_anomalies()?)),
+            AdminRequest::FiscalAnomalyAck { id, by, note } => {
+                if by.trim().is_empty() || note.trim().is_empty() {
+                    return Err(AdminError::Invalid(
+                        "say who acknowledges the anomaly (--by) and why (--note)".into(),
+                    ));
+                }
+                Ok(json!(self
+                    .store
+                    .acknowledge_fiscal_anomaly(id, &by, &note)?))
+            }
+            AdminRequest::DeviceProbe { .. } => Err(AdminError::Invalid(
+                "a device is probed by the running service (or by the CLI on the port when \
+                 the service is stopped), not on the register"
+                    .into(),
+            )),
         }
     }
 

@@ -23,6 +23,16 @@ pub fn path_in(state_dir: &Path) -> PathBuf {
     state_dir.join("admin.sock")
 }
 
+/// Answers [`AdminRequest::DeviceProbe`] in the running service (the device link is async).
+pub type Prober = Arc<
+    dyn Fn(
+            Option<String>,
+        )
+            -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, String>> + Send>>
+        + Send
+        + Sync,
+>;
+
 /// Longest request line accepted.
 const MAX_LINE: usize = 64 * 1024;
 
@@ -30,6 +40,7 @@ const MAX_LINE: usize = 64 * 1024;
 pub async fn serve(
     path: PathBuf,
     admin: Arc<Admin>,
+    prober: Option<Prober>,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
     // A socket left by a killed process would make bind fail.
@@ -52,8 +63,9 @@ pub async fn serve(
             () = stop.cancelled() => break,
         };
         let admin = Arc::clone(&admin);
+        let prober = prober.clone();
         tokio::spawn(async move {
-            if let Err(error) = serve_client(stream, admin).await {
+            if let Err(error) = serve_client(stream, admin, prober).await {
                 warn!(%error, "admin client failed");
             }
         });
@@ -62,11 +74,22 @@ pub async fn serve(
     Ok(())
 }
 
-async fn serve_client(stream: UnixStream, admin: Arc<Admin>) -> std::io::Result<()> {
+async fn serve_client(
+    stream: UnixStream,
+    admin: Arc<Admin>,
+    prober: Option<Prober>,
+) -> std::io::Result<()> {
     let (read, mut write) = stream.into_split();
     let mut lines = AsyncBufReader::new(read.take(MAX_LINE as u64 * 64)).lines();
     while let Some(line) = lines.next_line().await? {
         let answer = match serde_json::from_str::<AdminRequest>(&line) {
+            Ok(AdminRequest::DeviceProbe { device }) => match &prober {
+                Some(prober) => match prober(device).await {
+                    Ok(value) => json!({ "ok": value }),
+                    Err(error) => json!({ "error": error }),
+                },
+                None => json!({ "error": "this service has no device to probe" }),
+            },
             Ok(request) => {
                 let admin = Arc::clone(&admin);
                 match tokio::task::spawn_blocking(move || admin.handle(request)).await {

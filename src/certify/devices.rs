@@ -111,6 +111,13 @@ impl Devices {
             .or_else(|| self.sandboxes().get(name).cloned())
     }
 
+    /// The configured (production) devices' names, sorted.
+    pub(crate) fn configured_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.configured.keys().cloned().collect();
+        names.sort();
+        names
+    }
+
     /// Every device's link state, and whether it is a configured (production) device.
     pub(crate) fn statuses(&self) -> Vec<(String, LinkStatus, bool)> {
         let mut all: Vec<(String, LinkStatus, bool)> = self

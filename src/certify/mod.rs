@@ -9,6 +9,7 @@
 //! | `claims` | rn in flight and quota units reserved, released on drop |
 //! | `devices` | which device an invoice runs on; each organization's sandbox simulator, started on demand |
 //! | `run` | the device sequence of one invoice (C1..38) and its failure rules |
+//! | `readiness` | whether each configured device could certify now, and why not |
 //! | `compare` | the 33h check: the box's subtotal against the gateway's, field by field |
 //! | `continuity` | the box's counters against the register: fiscal anomalies |
 //! | `reconcile` | settling an unknown 38h outcome from C1h |
@@ -21,6 +22,7 @@ mod compare;
 mod continuity;
 mod devices;
 mod error;
+mod readiness;
 mod reconcile;
 mod record;
 pub mod request;

@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use chrono::{Datelike, FixedOffset, Utc};
 use mcf_sfe::types::InvoiceType;
-use tracing::{error, info, warn, Instrument};
+use tracing::{info, warn, Instrument};
 
 use crate::certify::claims::Claims;
 use crate::certify::devices::{Devices, SandboxFactory};
-use crate::certify::reconcile::{settle, SettleError};
+use crate::certify::readiness::Reported;
 use crate::certify::request::parse_body;
 use crate::certify::run::{run_invoice, RunContext, RunFailure};
 use crate::certify::validate::{validate, Seller};
@@ -23,7 +23,7 @@ use crate::device::{DeviceHandle, LinkStatus};
 use crate::failpoint;
 use crate::keys;
 use crate::metrics;
-use crate::model::{Environment, Intent, KeyId, Organization, Plan, RegisterEntry};
+use crate::model::{Environment, KeyId, Organization, Plan, RegisterEntry};
 use crate::store::Store;
 
 /// Settings of the certification service.
@@ -61,12 +61,14 @@ pub struct Certified {
 /// Whether the certification path works, for `GET /status`.
 #[derive(Debug, Clone)]
 pub struct ServiceStatus {
-    /// Store writable and every device connected.
+    /// Store writable and every configured device able to certify now.
     pub ready: bool,
     /// Each device and its link state.
     pub devices: Vec<(String, LinkStatus)>,
     /// Devices waiting for a reconciliation.
     pub reconciling: Vec<String>,
+    /// Each configured device that could not certify now, and why (`readiness.rs`).
+    pub not_ready: Vec<(String, String)>,
 }
 
 /// The certification service.
@@ -77,6 +79,7 @@ pub struct Certifier {
     claims: Arc<Claims>,
     in_doubt: Mutex<HashSet<String>>,
     store_failed: AtomicBool,
+    reported: Reported,
 }
 
 impl Certifier {
@@ -95,6 +98,7 @@ impl Certifier {
             claims: Arc::new(Claims::default()),
             in_doubt: Mutex::new(HashSet::new()),
             store_failed: AtomicBool::new(false),
+            reported: Reported::default(),
         })
     }
 
@@ -232,6 +236,14 @@ impl Certifier {
         // Checked again with the port held: an invoice in doubt must be settled before the
         // device finalizes anything else, or C1h could no longer tell.
         self.refuse_if_in_doubt(&device_name)?;
+        if session.capturing() {
+            // The request beside the bytes it became: a capture that can be replayed as a
+            // regression test (tests/captures.rs). The body holds no secret (the key is a
+            // header).
+            if let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) {
+                session.annotate_capture(format!("invoice {value}")).await;
+            }
+        }
         // From here the job runs to the end even if the client leaves (hyper drops the
         // handler future): it is a task of its own.
         let this = Arc::clone(self);
@@ -306,66 +318,6 @@ impl Certifier {
         Err(CertifyError::NotFound { rn: rn.to_string() })
     }
 
-    /// Whether the certification path works.
-    pub fn status(&self) -> ServiceStatus {
-        let all = self.devices.statuses();
-        let mut reconciling: Vec<String> = self.lock_in_doubt().iter().cloned().collect();
-        reconciling.sort();
-        // Ready means the fiscal path: the configured devices (sandboxes start on demand).
-        let ready = !self.store_failed.load(Ordering::SeqCst)
-            && self.store.refuse_if_damaged().is_ok()
-            && reconciling.is_empty()
-            && all.iter().any(|(_, _, configured)| *configured)
-            && all
-                .iter()
-                .filter(|(_, _, configured)| *configured)
-                .all(|(_, status, _)| status.connected);
-        let devices = all
-            .into_iter()
-            .map(|(name, status, _)| (name, status))
-            .collect();
-        ServiceStatus {
-            ready,
-            devices,
-            reconciling,
-        }
-    }
-
-    /// The state gauges of `/metrics`: devices, and each organization's quota use this year.
-    pub fn gauges(&self) -> Result<metrics::Gauges, CertifyError> {
-        let status = self.status();
-        let year = Utc::now().with_timezone(&self.settings.offset).year();
-        let mut quotas = Vec::new();
-        for org in self.store.organizations()? {
-            let used = self.store.quota_used(&org.id, year)?;
-            quotas.push((org.id.clone(), used, self.quota_of(&org)));
-        }
-        Ok(metrics::Gauges {
-            devices: status
-                .devices
-                .iter()
-                .map(|(name, link)| (name.clone(), link.connected, link.queued))
-                .collect(),
-            quotas,
-            ready: status.ready,
-        })
-    }
-
-    /// Settles, in the background, every intent the journal left open (start-up). Devices
-    /// with open intents take no invoice until theirs are settled.
-    pub fn start_reconciliation(self: &Arc<Self>) -> Result<(), CertifyError> {
-        let open = self.store.open_intents()?;
-        let mut devices: Vec<String> = open.into_iter().map(|(_, i)| i.device).collect();
-        devices.sort();
-        devices.dedup();
-        for device in devices {
-            warn!(%device, "open intents in the journal: reconciling before new invoices");
-            self.lock_in_doubt().insert(device.clone());
-            self.spawn_reconciler(device);
-        }
-        Ok(())
-    }
-
     /// Stops the devices after their current session.
     pub async fn shutdown(&self) {
         self.devices.shutdown().await;
@@ -401,89 +353,10 @@ impl Certifier {
     fn lock_in_doubt(&self) -> MutexGuard<'_, HashSet<String>> {
         self.in_doubt.lock().unwrap_or_else(|p| p.into_inner())
     }
-
-    /// Keeps trying to settle the open intents of `device` until none is left.
-    fn spawn_reconciler(self: &Arc<Self>, device: String) {
-        let this = Arc::clone(self);
-        let span = tracing::info_span!("reconcile", %device);
-        tokio::spawn(
-            async move {
-                // Short first retries: right after start-up the link comes up within ~100 ms.
-                let mut backoff = Duration::from_millis(25);
-                loop {
-                    match this.reconcile_device(&device).await {
-                        Ok(true) => {
-                            this.lock_in_doubt().remove(&device);
-                            info!("all intents settled; the device takes invoices again");
-                            return;
-                        }
-                        Ok(false) => {}
-                        Err(error) => error!(%error, "reconciliation failed; will retry"),
-                    }
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
-                }
-            }
-            .instrument(span),
-        );
-    }
-
-    /// The sandbox device an intent ran on, started again if needed (after a restart).
-    async fn sandbox_owner(&self, intent: &Intent) -> Result<Option<DeviceHandle>, CertifyError> {
-        if intent.environment != Environment::Sandbox {
-            return Ok(None);
-        }
-        let Some(org) = self.store.organization(&intent.org)? else {
-            return Ok(None);
-        };
-        Ok(Some(self.devices.sandbox_of(&org).await?))
-    }
-
-    /// One pass: true when no open intent is left for `device`.
-    async fn reconcile_device(&self, device: &str) -> Result<bool, CertifyError> {
-        let open: Vec<_> = self
-            .store
-            .open_intents()?
-            .into_iter()
-            .filter(|(_, intent)| intent.device == device)
-            .collect();
-        if open.is_empty() {
-            return Ok(true);
-        }
-        let handle = match self.devices.by_name(device) {
-            Some(handle) => handle,
-            None => match self.sandbox_owner(&open[0].1).await? {
-                Some(handle) => handle,
-                None => {
-                    error!("open intents name a device that is not configured; configure it to settle them");
-                    return Ok(false);
-                }
-            },
-        };
-        let mut session = match handle.acquire().await {
-            Ok(session) => session,
-            Err(error) => {
-                info!(%error, "device not available for reconciliation yet");
-                return Ok(false);
-            }
-        };
-        for (id, intent) in open {
-            match settle(&mut session, &self.store, self.settings.offset, id, &intent).await {
-                Ok(_) => {}
-                Err(SettleError::Unreachable(reason)) => {
-                    info!(%reason, "device did not answer C1h yet");
-                    return Ok(false);
-                }
-                Err(SettleError::CannotTell(reason)) => {
-                    error!(%reason, "reconciliation cannot conclude; will ask C1h again");
-                    return Ok(false);
-                }
-                Err(SettleError::Store(error)) => return Err(error),
-            }
-        }
-        Ok(true)
-    }
 }
+
+mod background;
+mod observe;
 
 /// The `outcome` label of a certification's result.
 fn outcome_of(result: &Result<Certified, CertifyError>) -> &'static str {

@@ -18,6 +18,11 @@ fn run(config: &Config, request: AdminRequest) -> anyhow::Result<Value> {
     Runner::new(config).run(request)
 }
 
+/// [`run`], for the other command modules.
+pub(super) fn run_request(config: &Config, request: AdminRequest) -> anyhow::Result<Value> {
+    run(config, request)
+}
+
 /// Runs requests on the service if it runs, else on the store, which is opened on the first
 /// such request and kept for the next ones (a long export opens it once, not once a page).
 struct Runner<'a> {

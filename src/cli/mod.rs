@@ -4,6 +4,7 @@
 //! This is the binary's edge: errors are `anyhow` here and nowhere below.
 
 mod admin_commands;
+mod device_commands;
 mod embedded;
 mod serve;
 
@@ -49,6 +50,49 @@ pub enum Command {
     /// Dashboard sign-in tokens of organization admins.
     #[command(subcommand)]
     DashboardToken(DashboardTokenCommand),
+    /// Fiscal boxes: probe one (technicians), and the fiscal anomalies of their counters.
+    #[command(subcommand)]
+    Device(DeviceCommand),
+}
+
+/// `device` commands.
+#[derive(Debug, Subcommand)]
+pub enum DeviceCommand {
+    /// Read everything a box says of itself (identity, NIF, rates, counters, last invoice,
+    /// link with the DGI, taxpayer fields) and what differs from PROTOCOL.md, in plain words.
+    /// Read-only. Through the running service, or on the port when the service is stopped.
+    Probe {
+        /// The configured device (default: the only one).
+        #[arg(long)]
+        device: Option<String>,
+        /// Also write every byte both ways to this file (wire capture; service stopped only).
+        #[arg(long, value_name = "FILE")]
+        capture: Option<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fiscal anomalies: a box whose counter went back or whose NIF changed.
+    #[command(subcommand)]
+    Anomalies(AnomaliesCommand),
+}
+
+/// `device anomalies` commands.
+#[derive(Debug, Subcommand)]
+pub enum AnomaliesCommand {
+    /// List them (acknowledged or not).
+    List,
+    /// Acknowledge one: journaled with who and why; it leaves the dashboard and /metrics.
+    Ack {
+        /// Its id (as listed).
+        id: u64,
+        /// Who acknowledges it.
+        #[arg(long)]
+        by: String,
+        /// Why it is understood (e.g. "memory replaced by the DGI, report 2026-114").
+        #[arg(long)]
+        note: String,
+    },
 }
 
 /// `dashboard-token` commands.
@@ -91,6 +135,10 @@ pub struct ServeArgs {
     /// Address to listen on (overrides the file and $EMCF_LISTEN).
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<std::net::SocketAddr>,
+    /// Write every byte both ways on every device's port to this file, with monotonic
+    /// timestamps (the wire capture format of docs/install.md; readable by its owner only).
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<PathBuf>,
 }
 
 /// `org` commands.
@@ -225,11 +273,12 @@ pub fn main() -> anyhow::Result<()> {
     };
     let config = Config::resolve(cli.config.as_deref(), env_vars(), &overrides)?;
     match cli.command {
-        Command::Serve(_) => serve::run(config),
+        Command::Serve(args) => serve::run(config, args.capture),
         Command::Org(command) => admin_commands::org(&config, command),
         Command::Key(command) => admin_commands::key(&config, command),
         Command::Log(command) => admin_commands::log(&config, command),
         Command::Index(IndexCommand::Rebuild) => admin_commands::rebuild_index(&config),
         Command::DashboardToken(command) => admin_commands::dashboard_token(&config, command),
+        Command::Device(command) => device_commands::run(&config, command),
     }
 }

@@ -19,6 +19,7 @@ use crate::api::{self, Backend, ServerSettings};
 use crate::certify::{sandbox_device_name, Certifier, CertifierSettings, SandboxFactory};
 use crate::config::Config;
 use crate::dashboard::Dashboard;
+use crate::device::capture::Capture;
 use crate::device::{self, DeviceConfig, DeviceHandle};
 use crate::keys;
 use crate::model::{Environment, Organization, Plan};
@@ -30,13 +31,19 @@ pub const EMBEDDED_DEVICE: &str = "embedded";
 /// Id of the demo organization created on the embedded simulator.
 pub const DEMO_ORG: &str = "demo";
 
-pub(super) fn run(config: Config) -> anyhow::Result<()> {
+pub(super) fn run(config: Config, capture: Option<PathBuf>) -> anyhow::Result<()> {
     init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(serve(config))
+    let capture = capture
+        .map(|path| {
+            Capture::create(&path)
+                .with_context(|| format!("creating the wire capture {}", path.display()))
+        })
+        .transpose()?;
+    runtime.block_on(serve(config, capture))
 }
 
 fn init_logging() {
@@ -49,7 +56,7 @@ fn init_logging() {
         .try_init();
 }
 
-async fn serve(config: Config) -> anyhow::Result<()> {
+async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     let state_dir = config.resolved_state_dir().to_path_buf();
     std::fs::create_dir_all(&state_dir)
         .with_context(|| format!("creating the state directory {}", state_dir.display()))?;
@@ -85,11 +92,13 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     if demo {
         warn!("NO DEVICE CONFIGURED: certifying on the bundled SIMULATOR. Nothing is fiscal. Configure [[devices]] for production.");
         let sim = embedded::start(&state_dir, EMBEDDED_DEVICE, None).await?;
-        handles.push(simulator_device(EMBEDDED_DEVICE, &sim));
+        handles.push(simulator_device(EMBEDDED_DEVICE, &sim, capture.clone()));
         lock(&simulators).push(sim);
     } else {
         for entry in &config.devices {
-            handles.push(device::spawn(entry.device_config()));
+            let mut device = entry.device_config();
+            device.capture.clone_from(&capture);
+            handles.push(device::spawn(device));
         }
     }
     let demo_keys = if demo {
@@ -106,15 +115,21 @@ async fn serve(config: Config) -> anyhow::Result<()> {
             quota_start: config.plans.start,
             quota_grow: config.plans.grow,
         },
-        Some(sandbox_factory(state_dir.clone(), Arc::clone(&simulators))),
+        Some(sandbox_factory(
+            state_dir.clone(),
+            Arc::clone(&simulators),
+            capture.clone(),
+        )),
     );
     certifier.start_reconciliation()?;
+    certifier.spawn_status_watch(STATUS_WATCH);
 
     let stop = CancellationToken::new();
     let admin = Arc::new(Admin::new(Arc::clone(&store), quota_settings(&config)));
     let admin_task = tokio::spawn(socket::serve(
         socket::path_in(&state_dir),
         Arc::clone(&admin),
+        Some(prober(Arc::clone(&certifier))),
         stop.clone(),
     ));
 
@@ -252,8 +267,28 @@ async fn serve_halted(config: &Config, reason: String) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn simulator_device(name: &str, sim: &RunningSim) -> DeviceHandle {
-    device::spawn(DeviceConfig::simulator(name, sim.path()))
+fn simulator_device(name: &str, sim: &RunningSim, capture: Option<Capture>) -> DeviceHandle {
+    let mut config = DeviceConfig::simulator(name, sim.path());
+    config.capture = capture;
+    device::spawn(config)
+}
+
+/// How often the service's status is computed even when nothing polls it, so that a device
+/// that stops being able to certify is logged.
+const STATUS_WATCH: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `device probe` through the admin socket: the certifier probes through the device link.
+fn prober(certifier: Arc<Certifier>) -> socket::Prober {
+    Arc::new(move |device: Option<String>| {
+        let certifier = Arc::clone(&certifier);
+        Box::pin(async move {
+            let report = certifier
+                .probe(device.as_deref())
+                .await
+                .map_err(|e| e.to_string())?;
+            serde_json::to_value(report).map_err(|e| e.to_string())
+        })
+    })
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -262,17 +297,22 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Starts an organization's sandbox device: the bundled simulator, personalized with the
 /// organization's NIF, its fiscal memory in `<state>/simulator/sandbox-<org>.fiscal.json`.
-fn sandbox_factory(state_dir: PathBuf, simulators: Arc<Mutex<Vec<RunningSim>>>) -> SandboxFactory {
+fn sandbox_factory(
+    state_dir: PathBuf,
+    simulators: Arc<Mutex<Vec<RunningSim>>>,
+    capture: Option<Capture>,
+) -> SandboxFactory {
     Arc::new(move |org: Organization| {
         let state_dir = state_dir.clone();
         let simulators = Arc::clone(&simulators);
+        let capture = capture.clone();
         Box::pin(async move {
             let name = sandbox_device_name(&org.id);
             let sim = embedded::start(&state_dir, &name, Some(&org.nif))
                 .await
                 .map_err(|e| format!("{e:#}"))?;
             info!(device = %name, "sandbox simulator started");
-            let handle = simulator_device(&name, &sim);
+            let handle = simulator_device(&name, &sim, capture);
             lock(&simulators).push(sim);
             // Wait for its link: the first sandbox invoice should not get 503.
             for _ in 0..50 {

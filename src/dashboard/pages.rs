@@ -77,6 +77,18 @@ impl Dashboard {
             body.push_str(&device_row(label, name, device(name), offset));
         }
         body.push_str("</table>");
+        if let Some((_, reason)) = status.not_ready.iter().find(|(d, _)| *d == org.device) {
+            body.push_str(&format!(
+                "<p class=\"notice error\" role=\"alert\" id=\"device-not-ready\">\
+                 Invoices cannot be certified now: {}.</p>",
+                esc(reason)
+            ));
+        }
+        body.push_str(&fiscal_anomalies(
+            &self.certifier.fiscal_anomalies().unwrap_or_default(),
+            &org.device,
+            offset,
+        ));
         if status.reconciling.contains(&org.device) {
             body.push_str(&notice(
                 "info",
@@ -286,6 +298,47 @@ fn device_row(
         s.queued,
         esc(s.last_error.as_deref().unwrap_or("")),
     )
+}
+
+/// The unacknowledged fiscal anomalies of `device`: a box whose counters contradict the
+/// register. Certification goes on; an administrator acknowledges them with the CLI.
+fn fiscal_anomalies(
+    anomalies: &[crate::model::AnomalyRecord],
+    device: &str,
+    offset: chrono::FixedOffset,
+) -> String {
+    let open: Vec<_> = anomalies
+        .iter()
+        .filter(|a| a.acknowledged.is_none() && a.anomaly.device == device)
+        .collect();
+    if open.is_empty() {
+        return String::new();
+    }
+    let mut html = String::from(
+        "<section class=\"notice error\" role=\"alert\" id=\"fiscal-anomalies\"><h2>Fiscal \
+         anomaly</h2><p>The box contradicts what the register knows of it. Invoices are still \
+         certified (the box is the fiscal authority); tell the gateway's administrator, who \
+         checks it with the DGI and acknowledges it.</p><ul>",
+    );
+    for record in open {
+        let a = &record.anomaly;
+        html.push_str(&format!(
+            "<li>No. {}, {}: box {} {}: the register's last entry ({}) has NIF {} and counter \
+             {}; the box said NIF {} and counter {} ({}).</li>",
+            record.id,
+            esc(&html::time(&record.detected_at, offset)),
+            esc(&a.nim),
+            esc(a.kind.describe()),
+            a.known.sequence,
+            esc(&a.known.nif),
+            a.known.tc,
+            esc(&a.seen_nif),
+            a.seen_tc,
+            esc(&a.seen_in),
+        ));
+    }
+    html.push_str("</ul></section>");
+    html
 }
 
 /// The device's link with the DGI server, as C2h last reported it.

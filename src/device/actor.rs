@@ -29,7 +29,7 @@ use super::{DeviceConfig, DeviceError, DeviceHandle, Grant, LinkStatus, LinkTimi
 pub(super) fn spawn<C: Connector>(config: DeviceConfig, connector: C) -> DeviceHandle {
     let name: Arc<str> = Arc::from(config.name.as_str());
     let (grants_tx, grants) = mpsc::channel(config.queue_capacity.max(1));
-    let (status, status_rx) = watch::channel(LinkStatus::new());
+    let (status, status_rx) = watch::channel(LinkStatus::disconnected());
     let stop = CancellationToken::new();
     let span = info_span!("device", name = %name, port = %connector.describe());
     let capture = config.capture.map(|capture| {

@@ -117,6 +117,8 @@ enum Request {
     /// Something odd in a reply that only the caller could judge (an R: whose counters do not
     /// follow C1h's, an MCUR other than the invoice's): counted and logged like the reader's.
     Note { cmd: u8, anomaly: Anomaly },
+    /// A comment for the wire capture, if one is written (nothing otherwise).
+    Annotate(String),
 }
 
 /// Starts the device's actor on the current tokio runtime (panics outside one, like
@@ -214,6 +216,7 @@ pub struct Session {
     last_status: Option<Status>,
     wire: WireSettings,
     fallback_rates: [Option<Decimal>; 16],
+    capturing: bool,
 }
 
 impl Session {
@@ -277,6 +280,17 @@ impl Session {
     /// status. Never fails.
     pub async fn report_anomaly(&mut self, cmd: u8, anomaly: Anomaly) {
         let _ = self.requests.send(Request::Note { cmd, anomaly }).await;
+    }
+
+    /// Whether this device's traffic is written to a wire capture.
+    pub fn capturing(&self) -> bool {
+        self.capturing
+    }
+
+    /// Writes `text` as a comment line of the wire capture, if one is written, prefixed with
+    /// the device's name: `# <device> <text>`. Never fails.
+    pub async fn annotate_capture(&mut self, text: String) {
+        let _ = self.requests.send(Request::Annotate(text)).await;
     }
 
     async fn request<T>(

@@ -41,7 +41,8 @@ pub struct LinkStatus {
 }
 
 impl LinkStatus {
-    pub(super) fn new() -> LinkStatus {
+    /// A link that has not connected yet.
+    pub fn disconnected() -> LinkStatus {
         LinkStatus {
             connected: false,
             since: Utc::now(),

@@ -135,8 +135,10 @@ impl Store {
         self.read(Index::anomalies)
     }
 
-    /// Journals `anomaly` unless the same one (same box, kind, NIF and TC seen) is already
-    /// journaled and not acknowledged; returns its record and whether it is new.
+    /// Journals `anomaly` unless the same one (same box and kind, against the same register
+    /// entry) is already journaled and not acknowledged; returns its record and whether it is
+    /// new. (A box whose counter went back is seen at its C1h and again at its certification:
+    /// one anomaly.)
     pub fn record_fiscal_anomaly(
         &self,
         anomaly: FiscalAnomaly,
@@ -145,8 +147,7 @@ impl Store {
             known.acknowledged.is_none()
                 && known.anomaly.nim == anomaly.nim
                 && known.anomaly.kind == anomaly.kind
-                && known.anomaly.seen_nif == anomaly.seen_nif
-                && known.anomaly.seen_tc == anomaly.seen_tc
+                && known.anomaly.known.sequence == anomaly.known.sequence
         };
         if let Some(known) = self.read(Index::anomalies)?.into_iter().find(|a| same(a)) {
             return Ok((known, false));

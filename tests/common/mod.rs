@@ -25,7 +25,11 @@ pub struct Sim {
     pub link: PathBuf,
     pub state: PathBuf,
     running: Option<RunningSim>,
+    custom: Option<SimChange>,
 }
+
+/// A change to the usual simulator options, applied at every (re)start.
+type SimChange = std::sync::Arc<dyn Fn(&mut SimOptions) + Send + Sync>;
 
 impl Sim {
     /// Options with short processing times and the fiscal memory in `state`.
@@ -49,8 +53,25 @@ impl Sim {
             link: dir.join("ttyEMCF"),
             state: dir.join("sim.json"),
             running: None,
+            custom: None,
         };
         sim.restart_with(faults).await;
+        sim
+    }
+
+    /// Starts a simulator in `dir` whose usual options are changed by `change` (at every
+    /// restart too): a firmware profile, a small fiscal memory...
+    pub async fn start_custom(
+        dir: &Path,
+        change: impl Fn(&mut SimOptions) + Send + Sync + 'static,
+    ) -> Sim {
+        let mut sim = Sim {
+            link: dir.join("ttyEMCF"),
+            state: dir.join("sim.json"),
+            running: None,
+            custom: Some(std::sync::Arc::new(change)),
+        };
+        sim.restart_with(FaultConfig::default()).await;
         sim
     }
 
@@ -58,6 +79,9 @@ impl Sim {
     pub async fn restart_with(&mut self, faults: FaultConfig) {
         let mut options = Sim::options(&self.state);
         options.faults = faults;
+        if let Some(change) = &self.custom {
+            change(&mut options);
+        }
         let _ = std::fs::remove_file(&self.link);
         let running = start_on_pty(options, Some(&self.link))
             .await
@@ -104,13 +128,28 @@ pub fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_emcf-gateway")
 }
 
-/// A configuration with one device named `shop` at `device` (state in `dir/state`).
-pub fn config_with_device(dir: &Path, device: &Path) -> String {
+/// A configuration with one device named `shop` at `device` (state in `dir/state`), every
+/// device key at its default: for a box of unknown behaviour (the firmware matrix).
+pub fn config_with_box(dir: &Path, device: &Path) -> String {
     format!(
         "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n\n[[devices]]\nname = \"shop\"\npath = {device:?}\n",
         state = dir.join("state"),
         device = device,
     )
+}
+
+/// The device keys that suit the bundled simulator, which answers within milliseconds and
+/// writes PROTOCOL.md's escapes: the tests of faults count on a short window to resend.
+pub const SIMULATOR_KEYS: &[(&str, &str)] = &[
+    ("window_ms", "500"),
+    ("command_budget_ms", "5000"),
+    ("line_breaks", "\"protocol\""),
+];
+
+/// A configuration with one device named `shop` at `device` (state in `dir/state`) set for
+/// the bundled simulator ([`SIMULATOR_KEYS`]).
+pub fn config_with_device(dir: &Path, device: &Path) -> String {
+    config_with_device_timing(dir, device, &[])
 }
 
 impl Gateway {
@@ -608,9 +647,14 @@ pub fn assert_error(response: &Response, status: u16, code: u64) -> &Value {
 /// `config_with_device` plus device timing keys (`window_ms`, `tries`...) under its
 /// `[[devices]]` block.
 pub fn config_with_device_timing(dir: &Path, device: &Path, timing: &[(&str, u64)]) -> String {
-    let mut text = config_with_device(dir, device);
+    let mut text = config_with_box(dir, device);
     for (key, value) in timing {
         text.push_str(&format!("{key} = {value}\n"));
+    }
+    for (key, value) in SIMULATOR_KEYS {
+        if !timing.iter().any(|(given, _)| given == key) {
+            text.push_str(&format!("{key} = {value}\n"));
+        }
     }
     text
 }
@@ -719,6 +763,7 @@ pub async fn start_sim_with_timing(
         link: dir.join("ttyEMCF"),
         state: dir.join("sim.json"),
         running: None,
+        custom: None,
     };
     let mut options = Sim::options(&sim.state);
     options.device.timing.command = command;

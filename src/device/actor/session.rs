@@ -27,6 +27,7 @@ impl<C: Connector> Actor<C> {
             last_status: None,
             wire: self.wire,
             fallback_rates: self.fallback_rates,
+            capturing: self.capture.is_some(),
         };
         if grant.reply.send(Ok(session)).is_err() {
             debug!("the caller left the queue: grant skipped");
@@ -58,6 +59,11 @@ impl<C: Connector> Actor<C> {
             } => {
                 let result = self.finalize(totals, credit_note).await;
                 let _ = reply.send(result);
+            }
+            Request::Annotate(text) => {
+                if let Some(capture) = &self.capture {
+                    capture.capture.comment(&format!("{} {text}", self.name));
+                }
             }
             Request::Note { cmd, anomaly } => {
                 self.note_anomalies(cmd, std::slice::from_ref(&anomaly));

@@ -2,6 +2,7 @@
 //! tails, damage, index rebuilds, lock), `register` (the certification flow and queries) and
 //! `dashboard` (dashboard tokens, org-scoped register pages).
 
+mod boxes;
 mod dashboard;
 mod history;
 mod recovery;

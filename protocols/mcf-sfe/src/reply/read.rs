@@ -288,9 +288,9 @@ fn currency(block: &[String], r: &mut Reader) -> Option<CurrencyInfo> {
             "empty, or USD when a USD rate was used",
         );
     }
-    if !info
+    if info
         .rate()
-        .is_some_and(|rate| rate > rust_decimal::Decimal::ZERO)
+        .is_none_or(|rate| rate <= rust_decimal::Decimal::ZERO)
     {
         r.odd("curRate", &info.rate, "the USD rate, or empty");
     }

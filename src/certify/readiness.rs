@@ -1,0 +1,134 @@
+//! "Status is the truth": whether an invoice could be certified now on each configured
+//! device, and if not why, in words shown on `/status`'s dashboard, in `/metrics` and in the
+//! log. A device is ready when its link answers, nothing it says stops certification (its
+//! state readable, its fiscal memory not full, its DGI link not overdue: `LinkStatus::blocked`),
+//! every organization bound to it has the NIF the box is personalized for, and no earlier
+//! invoice of it waits to be settled.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use tracing::{info, warn};
+
+use crate::device::LinkStatus;
+use crate::model::Organization;
+
+/// Why `device` (configured, with link `status`) could not certify now; `None` when it could.
+pub(crate) fn problem(
+    device: &str,
+    status: &LinkStatus,
+    organizations: &[Organization],
+    settling: bool,
+) -> Option<String> {
+    if !status.connected {
+        let why = status.last_error.as_deref().unwrap_or("not connected yet");
+        return Some(format!("the box does not answer: {why}"));
+    }
+    if let Some(blocked) = &status.blocked {
+        return Some(format!("the box answers but {blocked}"));
+    }
+    if let Some(state) = &status.state {
+        let foreign = organizations
+            .iter()
+            .filter(|org| org.device == device && org.nif != state.nif)
+            .map(|org| format!("{} ({})", org.id, org.nif))
+            .collect::<Vec<_>>();
+        if !foreign.is_empty() {
+            return Some(format!(
+                "the box is personalized for NIF {}, not the NIF of organization {}: fix the \
+                 organization's NIF or its device binding",
+                state.nif,
+                foreign.join(", ")
+            ));
+        }
+    }
+    if settling {
+        return Some("an earlier invoice is being settled with the box".to_owned());
+    }
+    None
+}
+
+/// The reasons last logged, per device: a change is logged once, not at every poll.
+#[derive(Default)]
+pub(crate) struct Reported {
+    last: Mutex<BTreeMap<String, String>>,
+}
+
+impl Reported {
+    /// Logs each device whose reason appeared, changed or went away since the last call.
+    pub(crate) fn log_changes(&self, problems: &[(String, String)]) {
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        let now: BTreeMap<String, String> = problems.iter().cloned().collect();
+        for (device, reason) in &now {
+            if last.get(device) != Some(reason) {
+                warn!(%device, %reason, "status false: this device cannot certify now");
+            }
+        }
+        for device in last.keys() {
+            if !now.contains_key(device) {
+                info!(%device, "this device can certify again");
+            }
+        }
+        *last = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Plan;
+
+    fn org(id: &str, nif: &str) -> Organization {
+        Organization {
+            id: id.into(),
+            name: id.into(),
+            nif: nif.into(),
+            isf: "ISF".into(),
+            plan: Plan::Start,
+            quota_override: None,
+            device: "shop".into(),
+        }
+    }
+
+    fn connected() -> LinkStatus {
+        let mut status = LinkStatus::disconnected();
+        status.connected = true;
+        status
+    }
+
+    fn state_with_nif(nif: &str) -> mcf_sfe::reply::DeviceState {
+        mcf_sfe::reply::DeviceState {
+            mid: "NIM1".into(),
+            nif: nif.into(),
+            clock: None,
+            tc: 0,
+            fvc: 0,
+            frc: 0,
+            last: mcf_sfe::reply::Last::Nothing,
+            rates: None,
+            currency: None,
+        }
+    }
+
+    #[test]
+    fn each_cause_is_named_and_a_nif_mismatch_names_the_organization() {
+        let mut status = connected();
+        assert_eq!(problem("shop", &status, &[org("acme", "A1")], false), None);
+        status.blocked = Some("its fiscal memory is full (status bit S2.1)".into());
+        assert!(problem("shop", &status, &[], false).is_some_and(|r| r.contains("full")));
+        status.blocked = None;
+        status.state = Some(state_with_nif("B2"));
+        let reason = problem("shop", &status, &[org("acme", "A1")], false).unwrap_or_default();
+        assert!(
+            reason.contains("B2") && reason.contains("acme (A1)"),
+            "{reason}"
+        );
+        // An organization bound to another device does not count.
+        let mut elsewhere = org("other", "A1");
+        elsewhere.device = "back".into();
+        assert_eq!(problem("shop", &status, &[elsewhere], false), None);
+        assert!(problem("shop", &status, &[], true).is_some());
+        status.connected = false;
+        assert!(problem("shop", &status, &[], false).is_some_and(|r| r.contains("does not answer")));
+    }
+}

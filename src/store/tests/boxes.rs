@@ -1,0 +1,117 @@
+//! Counter continuity in the store: each box's last counters from its production entries
+//! (filled at the first open of an index written by 1.0.0), fiscal anomalies journaled once
+//! and acknowledged.
+
+use super::{certify_range, seeded};
+use crate::model::{BoxCounters, FiscalAnomaly, FiscalAnomalyKind};
+use crate::store::boxes::META_BOXES;
+use crate::store::Store;
+
+fn anomaly(known: BoxCounters, seen_tc: u64) -> FiscalAnomaly {
+    FiscalAnomaly {
+        device: "box1".into(),
+        nim: known.nim.clone(),
+        kind: FiscalAnomalyKind::CounterWentBack,
+        known,
+        seen_nif: "NIF".into(),
+        seen_tc,
+        seen_in: "C1h".into(),
+    }
+}
+
+#[test]
+fn each_box_keeps_its_last_production_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = seeded(dir.path());
+    assert_eq!(store.box_counters("NIM1").unwrap(), None);
+    certify_range(&store, 0..3);
+    let known = store.box_counters("NIM1").unwrap().expect("known box");
+    // The fixtures' security elements: counters "id/id FV" (the intent's seq), qrCode NIF "NIF".
+    assert_eq!(
+        (known.tc, known.sequence, known.nif.as_str()),
+        (11, 3, "NIF")
+    );
+}
+
+#[test]
+fn an_anomaly_is_journaled_once_and_acknowledged_with_who_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = seeded(dir.path());
+    certify_range(&store, 0..2);
+    let known = store.box_counters("NIM1").unwrap().unwrap();
+    let (first, new) = store
+        .record_fiscal_anomaly(anomaly(known.clone(), 0))
+        .unwrap();
+    assert!(new);
+    // Seen again at the certification (another TC, same register entry): the same anomaly.
+    let (again, new) = store
+        .record_fiscal_anomaly(anomaly(known.clone(), 1))
+        .unwrap();
+    assert!(!new);
+    assert_eq!(again.id, first.id);
+    let acked = store
+        .acknowledge_fiscal_anomaly(first.id, "admin", "memory replaced")
+        .unwrap();
+    assert_eq!(
+        acked.acknowledged.as_ref().map(|a| a.by.as_str()),
+        Some("admin")
+    );
+    let records = store.verify().unwrap().records;
+    // Acknowledging twice journals nothing; an unknown id is refused.
+    store
+        .acknowledge_fiscal_anomaly(first.id, "x", "y")
+        .unwrap();
+    assert_eq!(store.verify().unwrap().records, records);
+    assert!(store.acknowledge_fiscal_anomaly(9999, "x", "y").is_err());
+    // After the acknowledgement, the same break is a new anomaly.
+    assert!(store.record_fiscal_anomaly(anomaly(known, 0)).unwrap().1);
+    drop(store);
+    // The index is a projection: rebuilt from the journal, it says the same.
+    std::fs::remove_dir_all(dir.path().join("index.sled")).unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let all = store.fiscal_anomalies().unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(
+        all[0].acknowledged.as_ref().map(|a| a.note.as_str()),
+        Some("memory replaced")
+    );
+    assert!(all[1].acknowledged.is_none());
+}
+
+#[test]
+fn an_index_without_box_counters_gets_them_at_its_first_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/release-1.0.0/journal.log"
+    );
+    std::fs::create_dir_all(dir.path().join("journal")).unwrap();
+    std::fs::copy(fixture, dir.path().join("journal/journal.log")).unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let expected = store
+        .box_counters("SIM0000001")
+        .unwrap()
+        .expect("from 1.0.0's entries");
+    assert_eq!(
+        (expected.tc, expected.sequence),
+        (5, 5),
+        "FX-SHOP-1, counters 4/5 EV"
+    );
+    assert_eq!(expected.nif, "A1234567B");
+    // As 1.0.0 left its index: no `b` keys, no marker.
+    let stale: Vec<_> = store
+        .index
+        .tree
+        .scan_prefix(b"b")
+        .keys()
+        .map(|k| k.unwrap())
+        .collect();
+    for key in stale {
+        store.index.tree.remove(key).unwrap();
+    }
+    store.index.tree.remove(META_BOXES).unwrap();
+    assert_eq!(store.box_counters("SIM0000001").unwrap(), None);
+    drop(store);
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.box_counters("SIM0000001").unwrap(), Some(expected));
+}

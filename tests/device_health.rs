@@ -1,0 +1,265 @@
+//! Status is the truth, counter continuity, and field diagnostics: the real binary against the
+//! simulator on a pty.
+//! - a box personalized for another NIF makes `status` false with the reason (log, `/metrics`,
+//!   dashboard) and invoices get 153;
+//! - a full fiscal memory makes `status` false with its reason;
+//! - a box whose counter went back is a fiscal anomaly: journaled once, shown, certification
+//!   goes on, acknowledged with the CLI;
+//! - `device probe` on the port (service stopped, with a wire capture) and through the
+//!   running service.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{
+    add_org_with_key, cli, cli_ok, config_with_device, dashboard_get, dashboard_sign_in, get,
+    invoice, issue_dashboard_token, issue_key, journal_event_count, post_invoice, wait_status,
+    Gateway, Sim, SIM_NIF,
+};
+
+async fn metrics(gateway: &Gateway) -> String {
+    get(gateway.addr, "/metrics", None).await.body
+}
+
+/// Waits until `/metrics` has a line containing `needle`.
+async fn wait_metric(gateway: &Gateway, needle: &str) -> String {
+    for _ in 0..200 {
+        let text = metrics(gateway).await;
+        if text.contains(needle) {
+            return text;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("/metrics never had {needle:?}: {}", metrics(gateway).await)
+}
+
+fn org_add(gateway: &Gateway, id: &str, nif: &str) {
+    cli_ok(
+        gateway,
+        &[
+            "org", "add", "--id", id, "--name", "Shop", "--nif", nif, "--isf", "ISF-1", "--device",
+            "shop",
+        ],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_box_of_another_taxpayer_makes_status_false_and_answers_153() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = Sim::start(dir.path()).await;
+    let gateway = Gateway::start(dir.path(), &config_with_device(dir.path(), &sim.link));
+    gateway.wait_ready().await;
+    org_add(&gateway, "acme", "B9999999Z");
+    let key = tokio::task::block_in_place(|| issue_key(dir.path(), &gateway.config, "acme", false));
+
+    wait_status(gateway.addr, false, Duration::from_secs(10)).await;
+    let text = wait_metric(&gateway, "emcf_device_ready{device=\"shop\"} 0").await;
+    assert!(
+        text.contains(
+            "personalized for NIF A1234567B, not the NIF of organization acme (B9999999Z)"
+        ),
+        "{text}"
+    );
+    let refused = post_invoice(gateway.addr, &key, &invoice("NIF-1")).await;
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert_eq!(refused.json["errorCode"], 153);
+    assert!(refused.header("retry-after").is_some());
+    let token = issue_dashboard_token(&gateway, "acme");
+    let (session, _) = dashboard_sign_in(gateway.addr, &token).await;
+    let page = dashboard_get(gateway.addr, Some(&session), "/dashboard/").await;
+    assert!(
+        page.body.contains("id=\"device-not-ready\""),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("B9999999Z"), "{}", page.body);
+    assert!(gateway
+        .log()
+        .contains("status false: this device cannot certify now"));
+
+    // Fixed: status true again, and the invoice certifies.
+    org_add(&gateway, "acme", SIM_NIF);
+    wait_status(gateway.addr, true, Duration::from_secs(10)).await;
+    let certified = post_invoice(gateway.addr, &key, &invoice("NIF-1")).await;
+    assert_eq!(certified.status, 200, "{}", certified.body);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_fiscal_memory_makes_status_false_with_its_reason() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = Sim::start_custom(dir.path(), |options| options.device.memory_capacity = 2).await;
+    let gateway = Gateway::start(dir.path(), &config_with_device(dir.path(), &sim.link));
+    let key = tokio::task::block_in_place(|| {
+        add_org_with_key(dir.path(), &gateway.config, "acme", "shop", None)
+    });
+    gateway.wait_ready().await;
+    for rn in ["FULL-1", "FULL-2"] {
+        let response = post_invoice(gateway.addr, &key, &invoice(rn)).await;
+        assert_eq!(response.status, 200, "{rn}: {}", response.body);
+    }
+    // The last reply's status bytes say the memory is full (S2.1).
+    wait_status(gateway.addr, false, Duration::from_secs(10)).await;
+    let text = wait_metric(&gateway, "emcf_device_ready{device=\"shop\"} 0").await;
+    assert!(
+        text.contains("its fiscal memory is full (status bit S2.1)"),
+        "{text}"
+    );
+    let refused = post_invoice(gateway.addr, &key, &invoice("FULL-3")).await;
+    assert_eq!(refused.status, 422, "{}", refused.body);
+    assert_eq!(refused.json["errorCode"], 140, "the box itself refuses");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_counter_that_goes_back_is_a_fiscal_anomaly_until_acknowledged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut sim = Sim::start(dir.path()).await;
+    let gateway = Gateway::start(dir.path(), &config_with_device(dir.path(), &sim.link));
+    let key = tokio::task::block_in_place(|| {
+        add_org_with_key(dir.path(), &gateway.config, "acme", "shop", None)
+    });
+    gateway.wait_ready().await;
+    for rn in ["CC-1", "CC-2"] {
+        let response = post_invoice(gateway.addr, &key, &invoice(rn)).await;
+        assert_eq!(response.status, 200, "{rn}: {}", response.body);
+    }
+    // The box comes back with a new fiscal memory: same NIM, counters from 0.
+    sim.stop().await;
+    std::fs::remove_file(&sim.state).expect("fiscal memory removed");
+    sim.restart_with(Default::default()).await;
+    gateway.wait_ready().await;
+
+    let after = post_invoice(gateway.addr, &key, &invoice("CC-3")).await;
+    assert_eq!(after.status, 200, "certification goes on: {}", after.body);
+    assert_eq!(after.json["counters"], "1/1 FV");
+    assert_eq!(
+        journal_event_count(dir.path(), "fiscal_anomaly"),
+        1,
+        "seen at C1h and at the certification: one anomaly"
+    );
+    assert!(
+        gateway.log().contains("FISCAL ANOMALY"),
+        "{}",
+        gateway.log()
+    );
+    wait_metric(&gateway, "emcf_fiscal_anomalies_open{device=\"shop\"} 1").await;
+    let token = issue_dashboard_token(&gateway, "acme");
+    let (session, _) = dashboard_sign_in(gateway.addr, &token).await;
+    let page = dashboard_get(gateway.addr, Some(&session), "/dashboard/").await;
+    assert!(
+        page.body.contains("id=\"fiscal-anomalies\""),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("its invoice counter went back"),
+        "{}",
+        page.body
+    );
+
+    let list = cli_ok(&gateway, &["device", "anomalies", "list"]);
+    assert!(
+        list.contains("SIM0000001") && list.contains("TC 2") && list.contains("no"),
+        "{list}"
+    );
+    let id = list
+        .lines()
+        .nth(1)
+        .and_then(|line| line.split_whitespace().next())
+        .expect("an anomaly id")
+        .to_string();
+    let refused = tokio::task::block_in_place(|| {
+        gateway.cli(&[
+            "device",
+            "anomalies",
+            "ack",
+            &id,
+            "--by",
+            " ",
+            "--note",
+            "x",
+        ])
+    });
+    assert!(!refused.status.success(), "who acknowledges must be said");
+    let acked = cli_ok(
+        &gateway,
+        &[
+            "device",
+            "anomalies",
+            "ack",
+            &id,
+            "--by",
+            "DGI technician",
+            "--note",
+            "fiscal memory replaced, report 2026-114",
+        ],
+    );
+    assert!(acked.contains("acknowledged by DGI technician"), "{acked}");
+    assert_eq!(
+        journal_event_count(dir.path(), "fiscal_anomaly_acknowledged"),
+        1
+    );
+    assert!(!metrics(&gateway)
+        .await
+        .contains("emcf_fiscal_anomalies_open{device=\"shop\"} 1"));
+    let page = dashboard_get(gateway.addr, Some(&session), "/dashboard/").await;
+    assert!(!page.body.contains("id=\"fiscal-anomalies\""));
+    // Later invoices follow the register again: no new anomaly.
+    let next = post_invoice(gateway.addr, &key, &invoice("CC-4")).await;
+    assert_eq!(next.status, 200, "{}", next.body);
+    assert_eq!(journal_event_count(dir.path(), "fiscal_anomaly"), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn device_probe_reads_the_box_on_its_port_or_through_the_service() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = Sim::start(dir.path()).await;
+    let config_text = config_with_device(dir.path(), &sim.link);
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, &config_text).expect("config");
+    let capture = dir.path().join("wire.txt");
+    let capture_arg = capture.to_string_lossy().to_string();
+
+    // Service stopped: the CLI opens the port itself.
+    let out = tokio::task::block_in_place(|| {
+        cli(
+            dir.path(),
+            &config,
+            &["device", "probe", "--capture", &capture_arg],
+        )
+    });
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for expected in [
+        "machine id (NIM)      SIM0000001",
+        "taxpayer NIF          A1234567B",
+        "counters              0 invoices",
+        "B 16.00 %",
+        "can certify now       yes",
+        "taxpayer I0           SIMULATEUR e-MCF SARL",
+    ] {
+        assert!(text.contains(expected), "{expected:?} not in\n{text}");
+    }
+    let wire = std::fs::read_to_string(&capture).expect("capture written");
+    let parsed = mcf_sfe::capture::parse(&wire).expect("a capture in the documented format");
+    let (to_box, from_box) = parsed.streams("shop");
+    assert!(to_box.len() > 10 && from_box.len() > 100, "{wire}");
+
+    // Service running: through its admin socket.
+    let gateway = Gateway::start(dir.path(), &config_text);
+    gateway.wait_ready().await;
+    let json = cli_ok(&gateway, &["device", "probe", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&json).expect("JSON report");
+    assert_eq!(report["nim"], "SIM0000001");
+    assert_eq!(report["device"], "shop");
+    assert!(
+        report["anomalies"].as_array().is_some_and(Vec::is_empty),
+        "{json}"
+    );
+    let _ = Path::new("");
+}
