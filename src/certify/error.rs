@@ -66,8 +66,9 @@ pub enum CertifyError {
         /// Quota year.
         year: i32,
     },
-    /// The device refused the invoice with a text (422).
-    #[error("the e-MCF device refused the invoice: {text}")]
+    /// The device refused the invoice with a text (422), or without one (an empty reply with
+    /// its refusal status bit).
+    #[error("the e-MCF device refused the invoice: {}", refusal_text(.text))]
     DeviceRefused {
         /// The device's text.
         text: String,
@@ -147,6 +148,15 @@ pub enum CertifyError {
     /// A bug or an unexpected state (500).
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// The box's refusal text, or what stood for it.
+fn refusal_text(text: &str) -> &str {
+    if text.is_empty() {
+        "no text (an empty reply with the refusal status bit)"
+    } else {
+        text
+    }
 }
 
 impl CertifyError {
