@@ -35,6 +35,16 @@ async fn wait_metric(gateway: &Gateway, needle: &str) -> String {
     panic!("/metrics never had {needle:?}: {}", metrics(gateway).await)
 }
 
+/// The gateway on `sim` with organization `acme` (the simulator's NIF) and its live key.
+async fn shop_on(dir: &Path, sim: &Sim) -> (Gateway, String) {
+    let gateway = Gateway::start(dir, &config_with_device(dir, &sim.link));
+    let key = tokio::task::block_in_place(|| {
+        add_org_with_key(dir, &gateway.config, "acme", "shop", None)
+    });
+    gateway.wait_ready().await;
+    (gateway, key)
+}
+
 fn org_add(gateway: &Gateway, id: &str, nif: &str) {
     cli_ok(
         gateway,
@@ -90,11 +100,7 @@ async fn a_box_of_another_taxpayer_makes_status_false_and_answers_153() {
 async fn a_full_fiscal_memory_makes_status_false_with_its_reason() {
     let dir = tempfile::tempdir().expect("tempdir");
     let sim = Sim::start_custom(dir.path(), |options| options.device.memory_capacity = 2).await;
-    let gateway = Gateway::start(dir.path(), &config_with_device(dir.path(), &sim.link));
-    let key = tokio::task::block_in_place(|| {
-        add_org_with_key(dir.path(), &gateway.config, "acme", "shop", None)
-    });
-    gateway.wait_ready().await;
+    let (gateway, key) = shop_on(dir.path(), &sim).await;
     for rn in ["FULL-1", "FULL-2"] {
         let response = post_invoice(gateway.addr, &key, &invoice(rn)).await;
         assert_eq!(response.status, 200, "{rn}: {}", response.body);
@@ -115,11 +121,7 @@ async fn a_full_fiscal_memory_makes_status_false_with_its_reason() {
 async fn a_counter_that_goes_back_is_a_fiscal_anomaly_until_acknowledged() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut sim = Sim::start(dir.path()).await;
-    let gateway = Gateway::start(dir.path(), &config_with_device(dir.path(), &sim.link));
-    let key = tokio::task::block_in_place(|| {
-        add_org_with_key(dir.path(), &gateway.config, "acme", "shop", None)
-    });
-    gateway.wait_ready().await;
+    let (gateway, key) = shop_on(dir.path(), &sim).await;
     for rn in ["CC-1", "CC-2"] {
         let response = post_invoice(gateway.addr, &key, &invoice(rn)).await;
         assert_eq!(response.status, 200, "{rn}: {}", response.body);

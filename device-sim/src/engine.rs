@@ -1,6 +1,11 @@
 //! The simulated device: executes one command (CMD byte and DATA) against the invoice state
 //! machine and the fiscal memory, and says what to answer, with which status and after how
 //! long. Pure and synchronous: the link owns the port, SYN, NAK, replays and faults.
+//!
+//! The [`Firmware`] profile changes how the box talks, never what it does: the engine runs the
+//! same state machine and fiscal memory for every profile, builds PROTOCOL.md's reply, and
+//! then has the profile rewrite it (`firmware/wire.rs`), with its refusal texts, status bytes
+//! and slow commands.
 
 use std::time::{Duration, Instant};
 
@@ -15,6 +20,7 @@ use mcf_sfe::{Command, DataError, FieldError, Reply, Status, StatusFlag};
 
 use crate::config::{DeviceConfig, SlowReply};
 use crate::error::SimError;
+use crate::firmware::{Firmware, Text};
 use crate::fiscal::{FiscalMemory, NewInvoice};
 use crate::invoice::{Checks, InvoiceMachine, Phase, Refusal};
 
@@ -24,13 +30,14 @@ pub const PENDING_TEXT: &str = "checking original with DGI";
 /// What the device does with one command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Handled {
-    /// Reply DATA; always fits `mcf_sfe::wire::MAX_REPLY_DATA`.
+    /// Reply DATA as the firmware sends it; always fits `mcf_sfe::wire::MAX_REPLY_DATA`.
     pub reply: Vec<u8>,
-    /// Status bytes to send with it.
+    /// Status bytes to send with it (the firmware's: see [`Firmware::status`]).
     pub status: Status,
     /// How long the device works before answering (the link sends SYN meanwhile).
     pub processing: Duration,
-    /// The device stays silent while processing (credit note with [`SlowReply::Silent`]).
+    /// The device stays silent while processing (credit note with [`SlowReply::Silent`], or
+    /// a firmware's silent slow command).
     pub silent: bool,
     /// The invoice this command committed to fiscal memory, if any.
     pub finalized: Option<Certification>,
@@ -42,6 +49,7 @@ pub struct Engine {
     config: DeviceConfig,
     memory: FiscalMemory,
     machine: InvoiceMachine,
+    firmware: Firmware,
     last_syntax_error: bool,
     last_refused: bool,
 }
@@ -56,8 +64,22 @@ struct Outcome {
 }
 
 impl Engine {
-    /// Loads the fiscal memory from `config.state_file` (creating it if absent).
+    /// Loads the fiscal memory from `config.state_file` (creating it if absent); the box
+    /// talks as PROTOCOL.md says ([`Firmware::reference`]).
     pub fn open(config: DeviceConfig) -> Result<Engine, SimError> {
+        Engine::open_with_firmware(config, Firmware::reference())
+    }
+
+    /// Same, for a box that talks as `firmware` does. The profile's credit note, when it sets
+    /// one, replaces `config.timing`'s ([`Firmware::timing`]).
+    pub fn open_with_firmware(
+        mut config: DeviceConfig,
+        firmware: Firmware,
+    ) -> Result<Engine, SimError> {
+        firmware
+            .validate()
+            .map_err(|reason| SimError::Config { reason })?;
+        config.timing = firmware.timing(config.timing);
         config.validate()?;
         let memory = FiscalMemory::open(
             config.state_file.as_deref(),
@@ -69,6 +91,7 @@ impl Engine {
             config,
             memory,
             machine: InvoiceMachine::new(),
+            firmware,
             last_syntax_error: false,
             last_refused: false,
         })
@@ -78,34 +101,62 @@ impl Engine {
     /// `now` = monotonic time (for the Pending mode). Never panics on any input.
     pub fn handle(&mut self, cmd: u8, data: &[u8], clock: NaiveDateTime, now: Instant) -> Handled {
         let clock = clock.with_nanosecond(0).unwrap_or(clock);
-        let outcome = match Command::parse(cmd, data) {
+        let data = self.firmware.incoming(data);
+        let outcome = match Command::parse(cmd, &data) {
             Ok(command) => self.execute(command, clock, now),
             Err(DataError::UnknownCommand(code)) => {
-                self.plain(Reply::Refused(format!("unknown command 0x{code:02X}")))
+                self.plain(self.refused(Text::UnknownCommand(code)))
             }
             Err(error) => Outcome {
                 syntax_error: true,
-                ..self.plain(Reply::Refused(format!("syntax: {error}")))
+                ..self.plain(self.refused(Text::Syntax(&error.to_string())))
             },
         };
-        let (reply, refused) = encode(cmd, &outcome.reply);
+        let (reply, refused) = encode(cmd, &outcome.reply, &self.firmware);
         self.last_syntax_error = outcome.syntax_error;
         self.last_refused = refused;
+        let reply = self
+            .firmware
+            .reply_data(cmd, reply, refused, self.memory.tc());
         tracing::debug!(
             cmd = format_args!("{cmd:#04x}"),
             reply = %String::from_utf8_lossy(&reply),
             "command handled"
         );
+        let (processing, silent) = self.firmware.pace(cmd, outcome.processing, outcome.silent);
         Handled {
             reply,
-            status: self.status(),
-            processing: outcome.processing,
-            silent: outcome.silent,
+            status: self.firmware.status(self.status(), refused),
+            processing,
+            silent,
             finalized: outcome.finalized,
         }
     }
 
-    /// The status bytes of the device now.
+    /// The reply DATA and status of a command refused without being executed (an injected
+    /// fault), in the firmware's form. Changes nothing.
+    pub fn refuse_unexecuted(&self, cmd: u8) -> (Vec<u8>, Status) {
+        let mut status = self.status();
+        status.set(StatusFlag::CommandRefused, true);
+        (
+            self.refusal_data(cmd, Text::FaultInjected),
+            self.firmware.status(status, true),
+        )
+    }
+
+    /// The DATA of a refusal with `text`, in the firmware's form and language.
+    pub fn refusal_data(&self, cmd: u8, text: Text<'_>) -> Vec<u8> {
+        let data = refusal(cmd, &self.firmware.text(text));
+        self.firmware.reply_data(cmd, data, true, self.memory.tc())
+    }
+
+    /// How this box talks.
+    pub fn firmware(&self) -> &Firmware {
+        &self.firmware
+    }
+
+    /// The status bytes of the device now, on the simulator's map (PROTOCOL.md §9); what goes
+    /// on the wire is [`Firmware::status`] of them.
     pub fn status(&self) -> Status {
         let mut status = Status::default();
         let phase = self.machine.phase();
@@ -163,14 +214,14 @@ impl Engine {
             Command::Cancel => self.machine.cancel().map(done),
             Command::Finalize(totals) => return self.finalize(totals, clock, now),
         };
-        self.plain(accepted.unwrap_or_else(|refusal| Reply::Refused(refusal.to_string())))
+        self.plain(accepted.unwrap_or_else(|refusal| self.refused(Text::Refusal(&refusal))))
     }
 
     /// 38 with totals: commit now, or answer `P:` while a credit note is being checked.
     fn finalize(&mut self, totals: FinalizeTotals, clock: NaiveDateTime, now: Instant) -> Outcome {
         let invoice = match self.machine.check_finalize(totals) {
             Ok(invoice) => invoice,
-            Err(refusal) => return self.plain(Reply::Refused(refusal.to_string())),
+            Err(refusal) => return self.plain(self.refused(Text::Refusal(&refusal))),
         };
         let timing = self.config.timing;
         let credit = invoice.invoice_type().is_credit_note();
@@ -205,11 +256,13 @@ impl Engine {
             Ok(record) => record,
             Err(error) => {
                 tracing::error!(%error, "finalization not committed");
-                let text = match error {
-                    SimError::MemoryFull { .. } => Refusal::MemoryFull.to_string(),
-                    other => format!("fiscal memory write failed: {other}"),
+                let reply = match error {
+                    SimError::MemoryFull { .. } => {
+                        self.refused(Text::Refusal(&Refusal::MemoryFull))
+                    }
+                    other => self.refused(Text::MemoryWriteFailed(&other.to_string())),
                 };
-                return self.plain(Reply::Refused(text));
+                return self.plain(reply);
             }
         };
         self.machine.close();
@@ -264,6 +317,11 @@ impl Engine {
         })
     }
 
+    /// A refusal with `text` in the firmware's language.
+    fn refused(&self, text: Text<'_>) -> Reply {
+        Reply::Refused(self.firmware.text(text))
+    }
+
     /// An outcome that takes the ordinary command time.
     fn plain(&self, reply: Reply) -> Outcome {
         Outcome {
@@ -280,9 +338,10 @@ fn done(_: ()) -> Reply {
     Reply::Done
 }
 
-/// The DATA of `reply` and whether it is a refusal. A reply that cannot be encoded becomes a
-/// refusal saying why; a refusal text too long for a frame is cut; so the DATA always fits.
-fn encode(cmd: u8, reply: &Reply) -> (Vec<u8>, bool) {
+/// The DATA of `reply` (PROTOCOL.md's form) and whether it is a refusal. A reply that cannot
+/// be encoded becomes a refusal saying why; a refusal text too long for a frame is cut; so the
+/// DATA always fits.
+fn encode(cmd: u8, reply: &Reply, firmware: &Firmware) -> (Vec<u8>, bool) {
     if let Reply::Refused(text) = reply {
         return (refusal(cmd, text), true);
     }
@@ -295,10 +354,8 @@ fn encode(cmd: u8, reply: &Reply) -> (Vec<u8>, bool) {
                 }
             }
             tracing::error!(%error, cmd, "reply cannot be encoded");
-            (
-                refusal(cmd, &format!("reply cannot be sent: {error}")),
-                true,
-            )
+            let text = firmware.text(Text::CannotSend(&error.to_string()));
+            (refusal(cmd, &text), true)
         }
     }
 }

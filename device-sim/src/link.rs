@@ -1,6 +1,9 @@
 //! The device's end of the line: reads host frames, answers NAK, SYN or a reply frame, and
 //! replays the last reply to a retransmitted SEQ instead of executing it twice.
 //!
+//! The engine's [`crate::firmware::Firmware`] decides the link's part of how the box talks:
+//! the SYN pace (or none), and whether a retransmitted SEQ is replayed or executed again.
+//!
 //! The link owns bytes and time; the [`Engine`] owns meaning. Bytes that arrive while a
 //! command is processing stay in the port's buffer and are read after the reply, as on a
 //! real single-threaded box.
@@ -20,7 +23,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use chrono::{FixedOffset, NaiveDateTime, Utc};
-use mcf_sfe::{DeviceCodec, FromHost, Reply, ReplyFrame, RequestFrame, Seq, Status, ToHost};
+use mcf_sfe::{DeviceCodec, FromHost, ReplyFrame, RequestFrame, Seq, ToHost};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::{sleep, Instant};
 use tokio_util::codec::Encoder;
@@ -30,6 +33,7 @@ use tracing::{debug, info, warn};
 use self::line::{sleep_until_due, Line};
 use crate::engine::Engine;
 use crate::faults::{Faults, ReplyFaults};
+use crate::firmware::Text;
 use crate::reader::FrameReader;
 
 /// Line settings.
@@ -43,7 +47,8 @@ pub struct LinkConfig {
     /// without blocking; `link/timer.rs`). Paced, the link must run in a tokio runtime with
     /// I/O and time enabled.
     pub pace: bool,
-    /// Interval between SYN bytes while a command is processing (at least 1 ms is used).
+    /// Interval between SYN bytes while a command is processing (at least 1 ms is used),
+    /// unless the engine's firmware sets its own pace.
     pub syn_interval: Duration,
     /// Offset of the device clock from UTC in seconds (Kinshasa, UTC+1, by default).
     pub clock_offset_secs: i32,
@@ -141,7 +146,11 @@ async fn answer<W: AsyncWrite + Unpin>(
         }
         Some(FromHost::Request(request)) => request,
     };
-    if let Some(last) = last.as_ref().filter(|l| is_retransmission(l, &request)) {
+    let replay = engine.firmware().seq_replay;
+    if let Some(last) = last
+        .as_ref()
+        .filter(|l| replay && is_retransmission(l, &request))
+    {
         debug!(
             seq = request.seq().get(),
             "repeated SEQ: replaying the last reply"
@@ -189,11 +198,7 @@ async fn execute<W: AsyncWrite + Unpin>(
 ) -> io::Result<(ReplyFrame, bool)> {
     let (data, status, finalized) = if faults.refuse_command() {
         info!(cmd = request.cmd(), "fault: command refused unexecuted");
-        let data = Reply::Refused("fault injected: command not executed".into())
-            .encode(request.cmd())
-            .map_err(io::Error::other)?;
-        let mut status = engine.status();
-        status.set(mcf_sfe::StatusFlag::CommandRefused, true);
+        let (data, status) = engine.refuse_unexecuted(request.cmd());
         (data, status, false)
     } else {
         let started = Instant::now();
@@ -204,17 +209,18 @@ async fn execute<W: AsyncWrite + Unpin>(
             started.into_std(),
         );
         let until = started + handled.processing;
-        let syn_interval = (!handled.silent).then_some(config.syn_interval);
+        let syn_interval = engine
+            .firmware()
+            .syn_interval(config.syn_interval)
+            .filter(|_| !handled.silent);
         work(line, until, syn_interval).await?;
         (handled.reply, handled.status, handled.finalized.is_some())
     };
     let frame = ReplyFrame::new(request.seq(), request.cmd(), data, status).or_else(|e| {
         warn!(%e, "engine reply too long; refusing instead");
-        let text = Reply::Refused("reply too long".into())
-            .encode(request.cmd())
-            .map_err(io::Error::other)?;
-        ReplyFrame::new(request.seq(), request.cmd(), text, Status::default())
-            .map_err(io::Error::other)
+        let text = engine.refusal_data(request.cmd(), Text::ReplyTooLong);
+        let status = engine.firmware().status(mcf_sfe::Status::default(), true);
+        ReplyFrame::new(request.seq(), request.cmd(), text, status).map_err(io::Error::other)
     })?;
     Ok((frame, finalized))
 }

@@ -9,12 +9,15 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Parser, ValueEnum};
-use emcf_sim::config::{DeviceConfig, SlowReply, MAX_TIMING};
+use emcf_sim::config::{DeviceConfig, SlowReply, Timing, MAX_TIMING};
 use emcf_sim::engine::Engine;
 use emcf_sim::faults::{FaultConfig, Faults};
+use emcf_sim::firmware::{CreditNote, Firmware, PRESETS};
 use emcf_sim::link::{serve, LinkConfig, LinkEnd};
 use emcf_sim::port::{open_serial, Pty};
+use emcf_sim::replay::{self, Script};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
@@ -37,6 +40,23 @@ struct Cli {
     /// Line speed (8N1, no flow control).
     #[arg(long, default_value_t = 115_200)]
     baud: u32,
+    /// Instead of simulating: answer the host with the bytes a box sent in this wire capture
+    /// (`serve --capture`, `device probe --capture` of the gateway), as long as the host sends
+    /// the recorded frames (SEQ aside). Exit code 1, with what it asked, when the host asks
+    /// something else.
+    #[arg(long, value_name = "FILE")]
+    replay: Option<PathBuf>,
+    /// With --replay: the capture's device to replay (default: its first one).
+    #[arg(long, requires = "replay", value_name = "NAME")]
+    replay_device: Option<String>,
+    /// With --replay: the recorded silences and delays, in percent (100: as recorded).
+    #[arg(
+        long,
+        requires = "replay",
+        value_name = "PERCENT",
+        default_value_t = 100
+    )]
+    replay_speed: u32,
     /// Write bytes no faster than the baud rate.
     #[arg(long)]
     pace: bool,
@@ -58,12 +78,23 @@ struct Cli {
     /// Processing time of 38h for FV/FT/EV/ET, in milliseconds.
     #[arg(long, value_name = "MS")]
     finalize_ms: Option<u64>,
-    /// Processing time of 38h for FA/EA (credit notes), in milliseconds.
+    /// Processing time of 38h for FA/EA (credit notes), in milliseconds [default: 2000, or
+    /// the firmware profile's].
     #[arg(long, value_name = "MS")]
     credit_note_ms: Option<u64>,
-    /// How the box behaves during a long FA/EA finalization.
-    #[arg(long, value_enum, default_value_t = SlowMode::Syn)]
-    credit_note_reply: SlowMode,
+    /// How the box behaves during a long FA/EA finalization [default: syn, or the firmware
+    /// profile's].
+    #[arg(long, value_enum)]
+    credit_note_reply: Option<SlowMode>,
+    /// Firmware profile: how the box talks (reply layouts, timing, SYN, SEQ replay, status
+    /// bytes, refusals, CR/LF escapes), never what it certifies.
+    ///
+    /// `reference` is PROTOCOL.md as written; the others behave like real boxes (see
+    /// FIRMWARE-EVIDENCE.md). --credit-note-reply and --credit-note-ms, when given, win over
+    /// the profile's credit-note mode and duration; --command-ms and --finalize-ms apply to
+    /// every profile (a profile's slow commands take at least its own duration).
+    #[arg(long, value_name = "NAME", default_value = "reference", value_parser = firmware_names())]
+    firmware: String,
     /// Seed of the fault generator (same seed, same faults).
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -93,6 +124,15 @@ struct Cli {
     vanish_after: Option<u64>,
 }
 
+/// The presets, with their descriptions, for `--help` and for checking the value.
+fn firmware_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        PRESETS
+            .iter()
+            .map(|(name, help)| PossibleValue::new(*name).help(*help)),
+    )
+}
+
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum SlowMode {
     /// SYN every 60 ms until the reply.
@@ -101,6 +141,16 @@ enum SlowMode {
     Silent,
     /// Answer `P:` at once; the host asks again until `R:`.
     Pending,
+}
+
+impl From<SlowMode> for SlowReply {
+    fn from(mode: SlowMode) -> SlowReply {
+        match mode {
+            SlowMode::Syn => SlowReply::Syn,
+            SlowMode::Silent => SlowReply::Silent,
+            SlowMode::Pending => SlowReply::Pending,
+        }
+    }
 }
 
 impl Cli {
@@ -123,12 +173,30 @@ impl Cli {
         if let Some(v) = self.credit_note_ms {
             device.timing.credit_note = ms(v);
         }
-        device.timing.credit_note_reply = match self.credit_note_reply {
-            SlowMode::Syn => SlowReply::Syn,
-            SlowMode::Silent => SlowReply::Silent,
-            SlowMode::Pending => SlowReply::Pending,
-        };
+        if let Some(mode) = self.credit_note_reply {
+            device.timing.credit_note_reply = mode.into();
+        }
         device
+    }
+
+    /// The firmware profile, with the credit-note flags given on the command line winning
+    /// over its own credit-note values.
+    fn firmware(&self) -> anyhow::Result<Firmware> {
+        let Some(mut firmware) = Firmware::named(&self.firmware) else {
+            bail!("unknown firmware profile {:?}", self.firmware);
+        };
+        if self.credit_note_ms.is_some() || self.credit_note_reply.is_some() {
+            let base = firmware.timing(Timing::default());
+            firmware.credit_note = Some(CreditNote {
+                reply: self
+                    .credit_note_reply
+                    .map_or(base.credit_note_reply, SlowReply::from),
+                duration: self
+                    .credit_note_ms
+                    .map_or(base.credit_note, Duration::from_millis),
+            });
+        }
+        Ok(firmware)
     }
 
     fn faults(&self) -> anyhow::Result<FaultConfig> {
@@ -181,10 +249,23 @@ async fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<LinkEnd> {
+    if let Some(file) = &cli.replay {
+        return replay_capture(&cli, file).await;
+    }
     let faults = cli.faults()?;
+    let firmware = cli.firmware()?;
     let device = cli.device();
     let state = device.state_file.clone();
-    let mut engine = Engine::open(device).context("opening the fiscal memory")?;
+    let name = firmware.name;
+    let mut engine =
+        Engine::open_with_firmware(device, firmware).context("opening the fiscal memory")?;
+    let timing = engine.config().timing;
+    info!(
+        firmware = name,
+        credit_note = %timing.credit_note_reply,
+        credit_note_ms = timing.credit_note.as_millis(),
+        "firmware profile"
+    );
     let link = LinkConfig {
         baud: cli.baud,
         pace: cli.pace,
@@ -228,6 +309,51 @@ async fn run(cli: Cli) -> anyhow::Result<LinkEnd> {
     Ok(end)
 }
 
+/// `--replay FILE`: serves a capture on the chosen port.
+async fn replay_capture(cli: &Cli, file: &std::path::Path) -> anyhow::Result<LinkEnd> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("reading the capture {}", file.display()))?;
+    let capture = emcf_sim::replay::parse_capture(&text)
+        .with_context(|| format!("reading the capture {}", file.display()))?;
+    let device = match &cli.replay_device {
+        Some(name) => name.clone(),
+        None => capture
+            .devices()
+            .into_iter()
+            .next()
+            .context("the capture has no device line")?,
+    };
+    let script = Script::from_capture(&capture, &device)?;
+    info!(%device, steps = script.steps.len(), "replaying a capture");
+    let stop = CancellationToken::new();
+    let on_signal = stop.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        on_signal.cancel();
+    });
+    let end = if let Some(port) = &cli.port {
+        let serial =
+            open_serial(port, cli.baud).with_context(|| format!("opening {}", port.display()))?;
+        replay::serve(serial, &script, cli.replay_speed, &stop).await
+    } else if cli.pty {
+        let mut pty = Pty::open(cli.link.as_deref()).context("opening a pseudo-terminal")?;
+        println!("{}", pty.path().display());
+        let master = pty
+            .take_master()
+            .context("pseudo-terminal master already taken")?;
+        replay::serve(master, &script, cli.replay_speed, &stop).await
+    } else {
+        bail!("choose a port: --pty, or --port /dev/ttyUSB1");
+    };
+    match end {
+        Ok(end) => {
+            info!(?end, "replay ended");
+            Ok(LinkEnd::Stopped)
+        }
+        Err(error) => Err(error).context("the host no longer talks as recorded"),
+    }
+}
+
 async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
@@ -248,5 +374,51 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = ctrl_c.await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn firmware(args: &[&str]) -> Firmware {
+        let args = std::iter::once("emcf-sim").chain(args.iter().copied());
+        Cli::try_parse_from(args).unwrap().firmware().unwrap()
+    }
+
+    fn credit_note(args: &[&str]) -> Option<(SlowReply, u128)> {
+        firmware(args)
+            .credit_note
+            .map(|c| (c.reply, c.duration.as_millis()))
+    }
+
+    #[test]
+    fn the_profile_is_chosen_by_name_and_reference_by_default() {
+        assert_eq!(firmware(&[]), Firmware::reference());
+        assert_eq!(firmware(&["--firmware", "silent"]).name, "silent");
+        let args = ["emcf-sim", "--firmware", "nope"];
+        assert!(Cli::try_parse_from(args).is_err());
+    }
+
+    #[test]
+    fn explicit_credit_note_flags_win_over_the_profile() {
+        let pending = SlowReply::Pending;
+        assert_eq!(
+            credit_note(&["--firmware", "usd-currency"]),
+            Some((pending, 2_000))
+        );
+        assert_eq!(
+            credit_note(&["--firmware", "usd-currency", "--credit-note-ms", "300"]),
+            Some((pending, 300))
+        );
+        assert_eq!(
+            credit_note(&["--firmware", "usd-currency", "--credit-note-reply", "syn"]),
+            Some((SlowReply::Syn, 2_000))
+        );
+        assert_eq!(credit_note(&[]), None);
+        assert_eq!(
+            credit_note(&["--credit-note-ms", "300"]),
+            Some((SlowReply::Syn, 300))
+        );
     }
 }

@@ -12,6 +12,7 @@ use crate::config::DeviceConfig;
 use crate::engine::Engine;
 use crate::error::SimError;
 use crate::faults::{FaultConfig, Faults};
+use crate::firmware::Firmware;
 use crate::link::{serve, LinkConfig, LinkEnd};
 use crate::port::Pty;
 
@@ -24,6 +25,9 @@ pub struct SimOptions {
     pub link: LinkConfig,
     /// Injected faults.
     pub faults: FaultConfig,
+    /// How the box talks (default: PROTOCOL.md as written). Its credit note, when it sets
+    /// one, wins over `device.timing`'s.
+    pub firmware: Firmware,
 }
 
 /// Why a simulator could not start or stopped with an error.
@@ -54,9 +58,11 @@ pub async fn start_on_pty(
     options: SimOptions,
     link: Option<&Path>,
 ) -> Result<RunningSim, RunError> {
-    let mut engine = Engine::open(options.device)?;
+    let firmware_name = options.firmware.name;
+    let mut engine = Engine::open_with_firmware(options.device, options.firmware)?;
     let mut pty = Pty::open(link)?;
     let path = pty.path().to_path_buf();
+    info!(firmware = firmware_name, path = %path.display(), "simulator started");
     let master = pty
         .take_master()
         .ok_or_else(|| io::Error::other("pty master already taken"))?;

@@ -123,3 +123,28 @@ async fn the_binary_serves_a_serial_port_given_by_path() {
     drop(slave);
     child.kill().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn help_lists_every_firmware_profile_and_a_profile_changes_the_wire() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_emcf-sim"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for (name, description) in emcf_sim::firmware::PRESETS {
+        assert!(help.contains(&format!("{name}:")), "{name} missing: {help}");
+        assert!(help.contains(description), "{name}'s description missing");
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_emcf-sim"))
+        .args(["--pty", "--ephemeral", "--firmware", "nope"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+
+    let args = ["--pty", "--ephemeral", "--firmware", "c1h-11"];
+    let (mut child, path) = spawn_sim(&args).await;
+    let mut host = Host::open(std::path::Path::new(&path));
+    let frame = host.call_frame(&Command::DeviceState).await.unwrap();
+    assert_eq!(frame.data().split(|&b| b == b',').count(), 11);
+    child.kill().await.unwrap();
+}

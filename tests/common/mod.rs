@@ -331,12 +331,35 @@ pub fn cli(dir: &Path, config: &Path, args: &[&str]) -> Output {
         .expect("cli runs")
 }
 
-/// `org add` then `key issue`; returns the key. Works with or without a running gateway.
+/// `org add` (NIF [`SIM_NIF`]) then `key issue`; returns the key. Works with or without a
+/// running gateway.
 pub fn add_org_with_key(
     dir: &Path,
     config: &Path,
     id: &str,
     device: &str,
+    quota: Option<u64>,
+) -> String {
+    add_org(dir, config, id, device, SIM_NIF, quota)
+}
+
+/// [`add_org_with_key`] with the organization's NIF.
+pub fn add_org_with_key_nif(
+    dir: &Path,
+    config: &Path,
+    id: &str,
+    device: &str,
+    nif: &str,
+) -> String {
+    add_org(dir, config, id, device, nif, None)
+}
+
+fn add_org(
+    dir: &Path,
+    config: &Path,
+    id: &str,
+    device: &str,
+    nif: &str,
     quota: Option<u64>,
 ) -> String {
     let mut args = vec![
@@ -347,7 +370,7 @@ pub fn add_org_with_key(
         "--name",
         "Test shop",
         "--nif",
-        SIM_NIF,
+        nif,
         "--isf",
         "ISF-1",
         "--device",

@@ -12,6 +12,7 @@ use rust_decimal::Decimal;
 use rust_decimal_macros::dec;
 
 mod credit_notes;
+mod firmware;
 mod memory;
 mod robustness;
 mod sales;

@@ -110,7 +110,7 @@ fn a_c1h_too_long_for_a_frame_leaves_out_the_currency_not_the_last_invoice() {
     let reply = Reply::DeviceState(state.clone());
     let full = reply.encode(code::DEVICE_STATE);
     assert!(full.is_err(), "fits: {:?}", full.map(|d| d.len()));
-    let (data, refused) = encode(code::DEVICE_STATE, &reply);
+    let (data, refused) = encode(code::DEVICE_STATE, &reply, &Firmware::reference());
     assert!(!refused);
     let Ok(Reply::DeviceState(sent)) = Reply::parse(code::DEVICE_STATE, &data) else {
         panic!("{}", String::from_utf8_lossy(&data))
