@@ -155,7 +155,7 @@ impl StatusMap {
 /// to a box that is still working.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinkTiming {
-    /// Silence tolerated after a transmission (every SYN or byte restarts it) before it counts
+    /// Silence tolerated after a transmission (every SYN restarts it) before it counts
     /// as unanswered.
     pub window: Duration,
     /// Transmissions per command (same SEQ).
@@ -191,11 +191,12 @@ impl Default for LinkTiming {
 
 impl LinkTiming {
     /// The timing of a box known to answer or send SYN within milliseconds (the bundled
-    /// simulator): a 500 ms window, 5 s per command.
+    /// simulator): a 500 ms window, 5 s per command and per sale's 38h.
     pub fn fast() -> LinkTiming {
         LinkTiming {
             window: Duration::from_millis(500),
             command_budget: Duration::from_secs(5),
+            finalize_budget: Duration::from_secs(5),
             ..LinkTiming::default()
         }
     }

@@ -138,11 +138,13 @@ pub fn config_with_box(dir: &Path, device: &Path) -> String {
     )
 }
 
-/// The device keys that suit the bundled simulator, which answers within milliseconds and
-/// writes PROTOCOL.md's escapes: the tests of faults count on a short window to resend.
+/// The device keys that suit the bundled simulator, which answers within milliseconds (the
+/// tests' 38h within 20 ms) and writes PROTOCOL.md's escapes: the tests of faults count on a
+/// short window to resend, and on a short wait for a 38h whose reply was lost.
 pub const SIMULATOR_KEYS: &[(&str, &str)] = &[
     ("window_ms", "500"),
     ("command_budget_ms", "5000"),
+    ("finalize_budget_ms", "3000"),
     ("line_breaks", "\"protocol\""),
 ];
 
