@@ -612,6 +612,11 @@ fn validation_errors_name_the_key() {
             "32",
         ),
         (
+            with_device(|d| d.seq_range = Some("20-20".into())),
+            device_key("seq_range"),
+            "seq_replay = false",
+        ),
+        (
             with_device(|d| d.seq_range = Some("10-FF".into())),
             device_key("seq_range"),
             "at least 20",

@@ -108,9 +108,18 @@ impl Config {
                         .map_err(|m| invalid(&key(field), m))?;
                 }
             }
-            device
+            let wire = device
                 .wire()
                 .map_err(|(field, m)| invalid(&key(field), m))?;
+            if wire.seq.first() == wire.seq.last() && wire.seq_replay {
+                return Err(invalid(
+                    &key("seq_range"),
+                    "has a single value: every command then has the same SEQ, and a box that \
+                     replays a repeated SEQ would answer each with its last reply; set \
+                     seq_replay = false (a box that wants one SEQ executes every frame)"
+                        .into(),
+                ));
+            }
             device
                 .fallback_rates()
                 .map_err(|(field, m)| invalid(&key(field), m))?;
