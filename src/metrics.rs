@@ -131,7 +131,8 @@ pub struct Gauges {
     pub quotas: Vec<(String, u64, u64)>,
     /// The configured devices.
     pub configured: Vec<String>,
-    /// Configured devices that cannot certify now, and why.
+    /// Configured devices that cannot certify now, and the code of why (`link_down`,
+    /// `box_blocked`, `nif_mismatch`, `settling`: a fixed set, never free text).
     pub not_ready: Vec<(String, String)>,
     /// Per device: fiscal anomalies not yet acknowledged.
     pub open_anomalies: Vec<(String, u64)>,
@@ -182,7 +183,7 @@ pub fn render(gauges: &Gauges) -> String {
             u8::from(ready)
         );
     }
-    out.push_str("# HELP emcf_device_not_ready Why a configured device cannot certify now (1 while it lasts).\n# TYPE emcf_device_not_ready gauge\n");
+    out.push_str("# HELP emcf_device_not_ready Why a configured device cannot certify now (1 while it lasts): link_down, box_blocked, nif_mismatch or settling; the words are in the log and on the dashboard.\n# TYPE emcf_device_not_ready gauge\n");
     for (device, reason) in &gauges.not_ready {
         let _ = writeln!(
             out,
@@ -263,14 +264,12 @@ mod tests {
             quotas: vec![("demo".into(), 7, 5000)],
             ready: true,
             configured: vec!["test-dev".into(), "back".into()],
-            not_ready: vec![("back".into(), "its fiscal memory is full".into())],
+            not_ready: vec![("back".into(), "box_blocked".into())],
             open_anomalies: vec![("back".into(), 1)],
         });
         assert!(text.contains("emcf_device_ready{device=\"test-dev\"} 1"));
         assert!(text.contains("emcf_device_ready{device=\"back\"} 0"));
-        assert!(text.contains(
-            "emcf_device_not_ready{device=\"back\",reason=\"its fiscal memory is full\"} 1"
-        ));
+        assert!(text.contains("emcf_device_not_ready{device=\"back\",reason=\"box_blocked\"} 1"));
         assert!(text.contains("emcf_fiscal_anomalies_open{device=\"back\"} 1"));
         assert!(text.contains(
             "emcf_device_reply_anomalies_total{device=\"test-dev\",command=\"C1h\",field=\"curDate\"} "

@@ -67,10 +67,15 @@ async fn a_box_of_another_taxpayer_makes_status_false_and_answers_153() {
     wait_status(gateway.addr, false, Duration::from_secs(10)).await;
     let text = wait_metric(&gateway, "emcf_device_ready{device=\"shop\"} 0").await;
     assert!(
-        text.contains(
+        text.contains("emcf_device_not_ready{device=\"shop\",reason=\"nif_mismatch\"} 1"),
+        "{text}"
+    );
+    assert!(
+        gateway.log().contains(
             "personalized for NIF A1234567B, not the NIF of organization acme (B9999999Z)"
         ),
-        "{text}"
+        "{}",
+        gateway.log()
     );
     let refused = post_invoice(gateway.addr, &key, &invoice("NIF-1")).await;
     assert_eq!(refused.status, 503, "{}", refused.body);
@@ -88,6 +93,14 @@ async fn a_box_of_another_taxpayer_makes_status_false_and_answers_153() {
     assert!(gateway
         .log()
         .contains("status false: this device cannot certify now"));
+    // Another organization on the same box, with the right NIF: its dashboard names no other
+    // organization and says nothing stops its invoices.
+    org_add(&gateway, "other", SIM_NIF);
+    let token = issue_dashboard_token(&gateway, "other");
+    let (other, _) = dashboard_sign_in(gateway.addr, &token).await;
+    let page = dashboard_get(gateway.addr, Some(&other), "/dashboard/").await;
+    assert!(!page.body.contains("B9999999Z"), "{}", page.body);
+    assert!(!page.body.contains("device-not-ready"), "{}", page.body);
 
     // Fixed: status true again, and the invoice certifies.
     org_add(&gateway, "acme", SIM_NIF);
@@ -109,8 +122,15 @@ async fn a_full_fiscal_memory_makes_status_false_with_its_reason() {
     wait_status(gateway.addr, false, Duration::from_secs(10)).await;
     let text = wait_metric(&gateway, "emcf_device_ready{device=\"shop\"} 0").await;
     assert!(
-        text.contains("its fiscal memory is full (status bit S2.1)"),
+        text.contains("emcf_device_not_ready{device=\"shop\",reason=\"box_blocked\"} 1"),
         "{text}"
+    );
+    assert!(
+        gateway
+            .log()
+            .contains("its fiscal memory is full (status bit S2.1)"),
+        "{}",
+        gateway.log()
     );
     let refused = post_invoice(gateway.addr, &key, &invoice("FULL-3")).await;
     assert_eq!(refused.status, 422, "{}", refused.body);

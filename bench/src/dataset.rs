@@ -71,6 +71,7 @@ pub fn intent(i: u64, key_id: &str, at: DateTime<Utc>) -> Intent {
         nif: SIM_NIF.to_string(),
         isf: "ISF-1".to_string(),
         idempotency_key: None,
+        device_tc: None,
     }
 }
 

@@ -151,18 +151,21 @@ where
     let (reader, mut writer) = tokio::io::split(io);
     let mut frames = FrameReader::new(reader);
     for (index, step) in script.steps.iter().enumerate() {
-        let item = tokio::select! {
-            () = stop.cancelled() => return Ok(ReplayEnd::Stopped(index)),
-            item = frames.next() => item?,
-        };
-        let request = match item {
-            None => return Ok(ReplayEnd::HostClosed(index)),
-            Some(FromHost::Malformed(error)) => {
-                debug!(%error, "bad frame from the host: NAK");
-                writer.write_all(&[mcf_sfe::wire::NAK]).await?;
-                continue;
+        // A bad frame is answered NAK and the same step waits for the host's resend.
+        let request = loop {
+            let item = tokio::select! {
+                () = stop.cancelled() => return Ok(ReplayEnd::Stopped(index)),
+                item = frames.next() => item?,
+            };
+            match item {
+                None => return Ok(ReplayEnd::HostClosed(index)),
+                Some(FromHost::Malformed(error)) => {
+                    debug!(%error, "bad frame from the host: NAK");
+                    writer.write_all(&[mcf_sfe::wire::NAK]).await?;
+                    writer.flush().await?;
+                }
+                Some(FromHost::Request(request)) => break request,
             }
-            Some(FromHost::Request(request)) => request,
         };
         let want = &step.request;
         if request.cmd() != want.cmd() || request.data() != want.data() {

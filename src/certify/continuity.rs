@@ -13,8 +13,26 @@ use std::sync::Arc;
 use tracing::error;
 
 use crate::certify::record::blocking;
-use crate::model::{FiscalAnomaly, FiscalAnomalyKind};
+use crate::model::{BoxCounters, FiscalAnomaly, FiscalAnomalyKind};
 use crate::store::Store;
+
+/// Where a box said it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SeenIn {
+    /// Its state (C1h): its TC may equal the register's last.
+    State,
+    /// A certification (38h `R:`): its TC must be above the register's last.
+    Certification,
+}
+
+impl SeenIn {
+    fn as_str(self) -> &'static str {
+        match self {
+            SeenIn::State => "C1h",
+            SeenIn::Certification => "38h",
+        }
+    }
+}
 
 /// What a box said of itself.
 pub(crate) struct Seen<'a> {
@@ -22,26 +40,31 @@ pub(crate) struct Seen<'a> {
     pub nim: &'a str,
     pub nif: &'a str,
     pub tc: u64,
-    /// `C1h` (its state: TC may equal the register's last) or `38h` (a new certification:
-    /// its TC must be above it).
-    pub seen_in: &'static str,
+    pub seen_in: SeenIn,
 }
 
-/// Checks `seen` against the register and journals what contradicts it. A store error is
-/// logged, never returned: the check must not stop a certification.
-pub(crate) async fn check(store: &Arc<Store>, seen: Seen<'_>) {
-    let nim = seen.nim.to_owned();
-    let known = match blocking(store, move |store| store.box_counters(&nim)).await {
-        Ok(Some(known)) => known,
-        Ok(None) => return,
+/// What the register knows of the box `nim` before this invoice; `None` for a box it does not
+/// know, or when the register cannot be read (logged: the check must not stop a certification).
+pub(crate) async fn known(store: &Arc<Store>, nim: &str) -> Option<BoxCounters> {
+    let nim = nim.to_owned();
+    match blocking(store, move |store| store.box_counters(&nim)).await {
+        Ok(known) => known,
         Err(error) => {
             error!(%error, "counter continuity not checked: the register cannot be read");
-            return;
+            None
         }
+    }
+}
+
+/// Checks `seen` against `known` (the register's last entry of that box before this invoice)
+/// and journals what contradicts it. A store error is logged, never returned.
+pub(crate) async fn check(store: &Arc<Store>, known: Option<&BoxCounters>, seen: Seen<'_>) {
+    let Some(known) = known else {
+        return;
     };
     let went_back = match seen.seen_in {
-        "38h" => seen.tc <= known.tc,
-        _ => seen.tc < known.tc,
+        SeenIn::Certification => seen.tc <= known.tc,
+        SeenIn::State => seen.tc < known.tc,
     };
     let mut kinds = Vec::new();
     if known.nif != seen.nif {
@@ -58,7 +81,7 @@ pub(crate) async fn check(store: &Arc<Store>, seen: Seen<'_>) {
             known: known.clone(),
             seen_nif: seen.nif.to_owned(),
             seen_tc: seen.tc,
-            seen_in: seen.seen_in.to_owned(),
+            seen_in: seen.seen_in.as_str().to_owned(),
         };
         match blocking(store, move |store| store.record_fiscal_anomaly(anomaly)).await {
             Ok((record, true)) => error!(
@@ -70,7 +93,7 @@ pub(crate) async fn check(store: &Arc<Store>, seen: Seen<'_>) {
                 known_sequence = record.anomaly.known.sequence,
                 seen_nif = seen.nif,
                 seen_tc = seen.tc,
-                seen_in = seen.seen_in,
+                seen_in = seen.seen_in.as_str(),
                 "FISCAL ANOMALY: {}; journaled, certification goes on; an administrator must acknowledge it (emcf-gateway device anomalies)",
                 kind.describe()
             ),

@@ -10,6 +10,7 @@
 //! | `devices` | which device an invoice runs on; each organization's sandbox simulator, started on demand |
 //! | `run` | the device sequence of one invoice (C1..38) and its failure rules |
 //! | `readiness` | whether each configured device could certify now, and why not |
+//! | `readings` | the rates of C1h (or the configured table) and the checks of `R:` |
 //! | `compare` | the 33h check: the box's subtotal against the gateway's, field by field |
 //! | `continuity` | the box's counters against the register: fiscal anomalies |
 //! | `reconcile` | settling an unknown 38h outcome from C1h |
@@ -23,6 +24,7 @@ mod continuity;
 mod devices;
 mod error;
 mod readiness;
+mod readings;
 mod reconcile;
 mod record;
 pub mod request;
@@ -32,4 +34,5 @@ pub mod validate;
 
 pub use devices::{sandbox_device_name, SandboxFactory};
 pub use error::{AuthFailure, CertifyError};
+pub use readiness::Problem;
 pub use service::{Certified, Certifier, CertifierSettings, Principal, ServiceStatus};

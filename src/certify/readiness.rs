@@ -13,19 +13,31 @@ use tracing::{info, warn};
 use crate::device::LinkStatus;
 use crate::model::Organization;
 
-/// Why `device` (configured, with link `status`) could not certify now; `None` when it could.
+/// Why a configured device could not certify now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// A fixed code, for `/metrics` labels: `link_down`, `box_blocked`, `nif_mismatch`,
+    /// `settling`.
+    pub code: &'static str,
+    /// In words, for the log and the administrator.
+    pub text: String,
+}
+
+/// Why `device` (configured, with link `status`) could not certify now for the organizations
+/// `organizations` (those bound to it are checked); `None` when it could.
 pub(crate) fn problem(
     device: &str,
     status: &LinkStatus,
     organizations: &[Organization],
     settling: bool,
-) -> Option<String> {
+) -> Option<Problem> {
+    let problem = |code, text| Some(Problem { code, text });
     if !status.connected {
         let why = status.last_error.as_deref().unwrap_or("not connected yet");
-        return Some(format!("the box does not answer: {why}"));
+        return problem("link_down", format!("the box does not answer: {why}"));
     }
     if let Some(blocked) = &status.blocked {
-        return Some(format!("the box answers but {blocked}"));
+        return problem("box_blocked", format!("the box answers but {blocked}"));
     }
     if let Some(state) = &status.state {
         let foreign = organizations
@@ -34,16 +46,22 @@ pub(crate) fn problem(
             .map(|org| format!("{} ({})", org.id, org.nif))
             .collect::<Vec<_>>();
         if !foreign.is_empty() {
-            return Some(format!(
-                "the box is personalized for NIF {}, not the NIF of organization {}: fix the \
-                 organization's NIF or its device binding",
-                state.nif,
-                foreign.join(", ")
-            ));
+            return problem(
+                "nif_mismatch",
+                format!(
+                    "the box is personalized for NIF {}, not the NIF of organization {}: fix \
+                     the organization's NIF or its device binding",
+                    state.nif,
+                    foreign.join(", ")
+                ),
+            );
         }
     }
     if settling {
-        return Some("an earlier invoice is being settled with the box".to_owned());
+        return problem(
+            "settling",
+            "an earlier invoice is being settled with the box".to_owned(),
+        );
     }
     None
 }
@@ -56,9 +74,12 @@ pub(crate) struct Reported {
 
 impl Reported {
     /// Logs each device whose reason appeared, changed or went away since the last call.
-    pub(crate) fn log_changes(&self, problems: &[(String, String)]) {
+    pub(crate) fn log_changes(&self, problems: &[(String, Problem)]) {
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        let now: BTreeMap<String, String> = problems.iter().cloned().collect();
+        let now: BTreeMap<String, String> = problems
+            .iter()
+            .map(|(device, problem)| (device.clone(), problem.text.clone()))
+            .collect();
         for (device, reason) in &now {
             if last.get(device) != Some(reason) {
                 warn!(%device, %reason, "status false: this device cannot certify now");
@@ -115,13 +136,16 @@ mod tests {
         let mut status = connected();
         assert_eq!(problem("shop", &status, &[org("acme", "A1")], false), None);
         status.blocked = Some("its fiscal memory is full (status bit S2.1)".into());
-        assert!(problem("shop", &status, &[], false).is_some_and(|r| r.contains("full")));
+        let blocked = problem("shop", &status, &[], false).expect("blocked");
+        assert_eq!(blocked.code, "box_blocked");
+        assert!(blocked.text.contains("full"));
         status.blocked = None;
         status.state = Some(state_with_nif("B2"));
-        let reason = problem("shop", &status, &[org("acme", "A1")], false).unwrap_or_default();
+        let reason = problem("shop", &status, &[org("acme", "A1")], false).expect("nif");
+        assert_eq!(reason.code, "nif_mismatch");
         assert!(
-            reason.contains("B2") && reason.contains("acme (A1)"),
-            "{reason}"
+            reason.text.contains("B2") && reason.text.contains("acme (A1)"),
+            "{reason:?}"
         );
         // An organization bound to another device does not count.
         let mut elsewhere = org("other", "A1");
@@ -129,6 +153,6 @@ mod tests {
         assert_eq!(problem("shop", &status, &[elsewhere], false), None);
         assert!(problem("shop", &status, &[], true).is_some());
         status.connected = false;
-        assert!(problem("shop", &status, &[], false).is_some_and(|r| r.contains("does not answer")));
+        assert!(problem("shop", &status, &[], false).is_some_and(|r| r.code == "link_down"));
     }
 }

@@ -58,11 +58,30 @@ pub(crate) enum SettleError {
 /// while an intent is open, so its last invoice is this one exactly when the FN matches.
 pub(crate) fn resolve_from_device_state(intent: &Intent, state: &DeviceState) -> Resolution {
     let last = match &state.last {
-        Last::Nothing => return Resolution::NotFinalized,
+        Last::Nothing if state.tc == 0 => return Resolution::NotFinalized,
+        Last::Nothing => {
+            return Resolution::CannotTell(format!(
+                "C1h counts {} invoices but names no last one",
+                state.tc
+            ))
+        }
         Last::Unreadable(why) => return Resolution::CannotTell(why.clone()),
         Last::Invoice(last) => last,
     };
-    if last.rn != intent.rn || last.code_def.is_empty() {
+    if last.rn != intent.rn {
+        // Another FN as the last invoice proves nothing was certified since the intent only
+        // if the box's counter has not moved since the C1h read before it (known for intents
+        // journaled since 1.1.0): a box that wrote this rn otherwise (trimmed, another case)
+        // may well have certified it.
+        if let Some(before) = intent.device_tc {
+            if state.tc != before {
+                return Resolution::CannotTell(format!(
+                    "the box certified since the C1h before this invoice (TC {before} then {}), \
+                     but its last invoice is FN {:?}, not {:?}",
+                    state.tc, last.rn, intent.rn
+                ));
+            }
+        }
         return Resolution::NotFinalized;
     }
     if last.invoice_type.to_string() != intent.invoice_type
@@ -173,6 +192,7 @@ mod tests {
             nif: "A1234567B".into(),
             isf: "ISF1".into(),
             idempotency_key: None,
+            device_tc: None,
         }
     }
 
@@ -221,8 +241,36 @@ mod tests {
             resolve_from_device_state(&intent("F-1"), &state(Some("F-0"))),
             Resolution::NotFinalized
         );
+        let mut fresh = state(None);
+        fresh.tc = 0;
         assert_eq!(
-            resolve_from_device_state(&intent("F-1"), &state(None)),
+            resolve_from_device_state(&intent("F-1"), &fresh),
+            Resolution::NotFinalized
+        );
+    }
+
+    #[test]
+    fn another_fn_settles_only_if_the_counter_did_not_move() {
+        let mut settled = intent("F-1");
+        settled.device_tc = Some(7);
+        assert_eq!(
+            resolve_from_device_state(&settled, &state(Some("F-0"))),
+            Resolution::NotFinalized
+        );
+        settled.device_tc = Some(6);
+        assert!(matches!(
+            resolve_from_device_state(&settled, &state(Some("F-1 "))),
+            Resolution::CannotTell(_)
+        ));
+        // A box that counts invoices but names none.
+        let mut silent = state(None);
+        assert!(matches!(
+            resolve_from_device_state(&intent("F-1"), &silent),
+            Resolution::CannotTell(_)
+        ));
+        silent.tc = 0;
+        assert_eq!(
+            resolve_from_device_state(&intent("F-1"), &silent),
             Resolution::NotFinalized
         );
     }

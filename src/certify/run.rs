@@ -10,14 +10,15 @@ use std::time::Duration;
 
 use chrono::{DateTime, FixedOffset, Utc};
 use mcf_sfe::command::code;
-use mcf_sfe::reply::{Anomaly, Certification, DeviceState, Subtotal};
+use mcf_sfe::reply::{Anomaly, DeviceState, Subtotal};
 use mcf_sfe::types::TaxGroup;
 use mcf_sfe::{Command, Reply};
 use rust_decimal::Decimal;
 use tracing::{error, info, warn};
 
 use crate::certify::compare::compare_subtotal;
-use crate::certify::continuity;
+use crate::certify::continuity::{self, SeenIn};
+use crate::certify::readings::{rates_for, report_certification_oddities};
 use crate::certify::reconcile::{settle, SettleError, Settled};
 use crate::certify::record::{self, record_abandonment, record_certification};
 use crate::certify::validate::{Seller, ValidInvoice};
@@ -47,6 +48,9 @@ pub(crate) enum RunFailure {
     /// 38h was sent and its outcome is still unknown: the intent stays open and must be
     /// reconciled before the device takes another invoice.
     InDoubt(IntentId),
+    /// The run panicked (a bug): whether an intent is open is not known here, so the device
+    /// is settled like one in doubt.
+    Panicked,
 }
 
 impl From<CertifyError> for RunFailure {
@@ -70,13 +74,25 @@ pub(crate) async fn run_invoice(
         }
         .into());
     }
-    if production {
-        continuity::check(
-            ctx.store,
-            seen(ctx.device, &state.mid, &state.nif, state.tc, "C1h"),
-        )
-        .await;
-    }
+    // What the register knew of this box before this invoice: the C1h now and the R: later
+    // are both checked against it.
+    let known = match production {
+        true => continuity::known(ctx.store, &state.mid).await,
+        false => None,
+    };
+    let seen = |nim, nif, tc, seen_in| continuity::Seen {
+        device: ctx.device,
+        nim,
+        nif,
+        tc,
+        seen_in,
+    };
+    continuity::check(
+        ctx.store,
+        known.as_ref(),
+        seen(&state.mid, &state.nif, state.tc, SeenIn::State),
+    )
+    .await;
     match session.invoice_open() {
         Some(false) => {}
         Some(true) => {
@@ -98,7 +114,7 @@ pub(crate) async fn run_invoice(
         }
     };
     failpoint::hit("before_intent");
-    let intent = intent_of(ctx, &subtotal, &rates);
+    let intent = intent_of(ctx, &subtotal, &rates, state.tc);
     let journaled = intent.clone();
     let intent_id =
         match record::blocking(ctx.store, move |store| store.record_intent(journaled)).await {
@@ -128,11 +144,26 @@ pub(crate) async fn run_invoice(
                 );
                 return reconcile_now(session, ctx, intent_id, &intent).await;
             }
-            check_certification(session, ctx, &state, &certification).await;
+            // Journaled first: nothing but the fsync stands between R: and the register.
             match record_certification(ctx.store, ctx.offset, intent_id, &certification, "finalize")
                 .await
             {
-                Ok(entry) => Ok(entry),
+                Ok(entry) => {
+                    report_certification_oddities(session, ctx.invoice, &state, &certification)
+                        .await;
+                    continuity::check(
+                        ctx.store,
+                        known.as_ref(),
+                        seen(
+                            &certification.mid,
+                            &certification.nif,
+                            certification.tc,
+                            SeenIn::Certification,
+                        ),
+                    )
+                    .await;
+                    Ok(entry)
+                }
                 Err(error) => {
                     // The device certified it: the intent stays open and is settled from C1h
                     // once the register can be written again. Never lost, never answered 200.
@@ -168,7 +199,13 @@ async fn device_state(
 ) -> Result<DeviceState, CertifyError> {
     match session.execute(Command::DeviceState).await {
         Ok(Reply::DeviceState(state)) => Ok(state),
-        Ok(Reply::Refused(text)) => Err(CertifyError::DeviceRefused { text }),
+        // Not the client's invoice that is refused: the box will not say what it is.
+        Ok(Reply::Refused(text)) => Err(CertifyError::DeviceNotReady {
+            reason: format!(
+                "it refused to give its state (C1h): {}",
+                if text.is_empty() { "no text" } else { &text }
+            ),
+        }),
         Ok(other) => Err(CertifyError::Internal(format!(
             "unexpected answer to C1h: {other:?}"
         ))),
@@ -181,109 +218,6 @@ async fn device_state(
             })
         }
         Err(error) => Err(CertifyError::from_device(error)),
-    }
-}
-
-/// The VAT rates of this invoice's groups: the box's (C1h), or the device's configured ones
-/// when its C1h carries none. A rate the box gives unreadably stops only an invoice that uses
-/// that group.
-fn rates_for(
-    invoice: &ValidInvoice,
-    state: &DeviceState,
-    fallback: &[Option<Decimal>; TaxGroup::COUNT],
-) -> Result<[Option<Decimal>; TaxGroup::COUNT], CertifyError> {
-    let Some(reported) = &state.rates else {
-        return Ok(*fallback);
-    };
-    let mut rates = [None; TaxGroup::COUNT];
-    for (group, rate) in TaxGroup::all().zip(reported) {
-        match rate.percent() {
-            Ok(rate) => rates[group.index()] = rate,
-            Err(raw) if invoice.items.iter().any(|item| item.group == group) => {
-                return Err(CertifyError::DeviceNotReady {
-                    reason: format!(
-                        "its C1h gives the VAT rate of group {group} as {raw:?}, which is not a rate"
-                    ),
-                })
-            }
-            Err(_) => {}
-        }
-    }
-    Ok(rates)
-}
-
-/// What a box said of itself, for the continuity check.
-fn seen<'a>(
-    device: &'a str,
-    nim: &'a str,
-    nif: &'a str,
-    tc: u64,
-    seen_in: &'static str,
-) -> continuity::Seen<'a> {
-    continuity::Seen {
-        device,
-        nim,
-        nif,
-        tc,
-        seen_in,
-    }
-}
-
-/// The checks PROTOCOL.md §6.2 makes on `R:`: reported, never refused (the box certified),
-/// and the counter continuity against the register.
-async fn check_certification(
-    session: &mut Session,
-    ctx: &RunContext<'_>,
-    state: &DeviceState,
-    cert: &Certification,
-) {
-    let kind_count = if cert.invoice_type.is_credit_note() {
-        state.frc
-    } else {
-        state.fvc
-    };
-    let checks = [
-        (
-            "FT",
-            cert.invoice_type.to_string(),
-            ctx.invoice.invoice_type.to_string(),
-            "the type sent in C0h",
-        ),
-        ("MID", cert.mid.clone(), state.mid.clone(), "C1h's MID"),
-        ("NIF", cert.nif.clone(), state.nif.clone(), "C1h's NIF"),
-        (
-            "TC",
-            cert.tc.to_string(),
-            (state.tc + 1).to_string(),
-            "C1h's TC + 1",
-        ),
-        (
-            "FC",
-            cert.fc.to_string(),
-            (kind_count + 1).to_string(),
-            "C1h's FVC or FRC + 1",
-        ),
-    ];
-    for (field, got, want, expected) in checks {
-        if got != want {
-            session
-                .report_anomaly(
-                    code::FINALIZE,
-                    Anomaly {
-                        field,
-                        raw: got,
-                        expected,
-                    },
-                )
-                .await;
-        }
-    }
-    if ctx.environment == Environment::Production {
-        continuity::check(
-            ctx.store,
-            seen(ctx.device, &cert.mid, &cert.nif, cert.tc, "38h"),
-        )
-        .await;
     }
 }
 
@@ -422,6 +356,7 @@ fn intent_of(
     ctx: &RunContext<'_>,
     subtotal: &Subtotal,
     rates: &[Option<Decimal>; TaxGroup::COUNT],
+    device_tc: u64,
 ) -> Intent {
     // The USD total the API answers: the gateway's own (PROTOCOL.md §8, from the box's MV,
     // equal to the gateway's), the box's MCUR when it cannot be computed.
@@ -444,6 +379,7 @@ fn intent_of(
         nif: ctx.org.nif.clone(),
         isf: ctx.org.isf.clone(),
         idempotency_key: ctx.idempotency_key.clone(),
+        device_tc: Some(device_tc),
     }
 }
 

@@ -4,17 +4,19 @@
 //! the background reconciliation of intents whose outcome is unknown.
 
 use std::collections::HashSet;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use chrono::{Datelike, FixedOffset, Utc};
+use futures::FutureExt;
 use mcf_sfe::types::InvoiceType;
-use tracing::{info, warn, Instrument};
+use tracing::{error, info, warn, Instrument};
 
 use crate::certify::claims::Claims;
 use crate::certify::devices::{Devices, SandboxFactory};
-use crate::certify::readiness::Reported;
+use crate::certify::readiness::{Problem, Reported};
 use crate::certify::request::parse_body;
 use crate::certify::run::{run_invoice, RunContext, RunFailure};
 use crate::certify::validate::{validate, Seller};
@@ -67,8 +69,9 @@ pub struct ServiceStatus {
     pub devices: Vec<(String, LinkStatus)>,
     /// Devices waiting for a reconciliation.
     pub reconciling: Vec<String>,
-    /// Each configured device that could not certify now, and why (`readiness.rs`).
-    pub not_ready: Vec<(String, String)>,
+    /// Each configured device that could not certify now, and why (`readiness.rs`), for the
+    /// log, `/metrics` and the administrator (it may name every organization bound to it).
+    pub not_ready: Vec<(String, Problem)>,
 }
 
 /// The certification service.
@@ -236,14 +239,14 @@ impl Certifier {
         // Checked again with the port held: an invoice in doubt must be settled before the
         // device finalizes anything else, or C1h could no longer tell.
         self.refuse_if_in_doubt(&device_name)?;
-        if session.capturing() {
-            // The request beside the bytes it became: a capture that can be replayed as a
-            // regression test (tests/captures.rs). The body holds no secret (the key is a
-            // header).
-            if let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) {
-                session.annotate_capture(format!("invoice {value}")).await;
-            }
-        }
+        // The request beside the bytes it became, in the wire capture if one is written: a
+        // capture that can be replayed as a regression test (tests/captures.rs). The body
+        // holds no secret (the key is a header).
+        let annotation = session
+            .capturing()
+            .then(|| serde_json::from_slice::<serde_json::Value>(body).ok())
+            .flatten()
+            .map(|value| format!("invoice {value}"));
         // From here the job runs to the end even if the client leaves (hyper drops the
         // handler future): it is a task of its own.
         let this = Arc::clone(self);
@@ -263,7 +266,18 @@ impl Certifier {
                     offset: this.settings.offset,
                     idempotency_key,
                 };
-                let outcome = run_invoice(&mut session, &ctx).await;
+                if let Some(annotation) = annotation {
+                    session.annotate_capture(annotation).await;
+                }
+                // A bug that panics mid-invoice must not leave an intent behind unnoticed: the
+                // device is then treated as in doubt until reconciliation finds nothing open.
+                let outcome = AssertUnwindSafe(run_invoice(&mut session, &ctx))
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|_| {
+                        error!("the certification panicked: settling the device before it takes another invoice");
+                        Err(RunFailure::Panicked)
+                    });
                 match outcome {
                     Ok(entry) => {
                         failpoint::hit("after_certified");
@@ -275,6 +289,15 @@ impl Certifier {
                             this.store_failed.store(true, Ordering::SeqCst);
                         }
                         Err(error)
+                    }
+                    Err(RunFailure::Panicked) => {
+                        this.lock_in_doubt().insert(device_name.clone());
+                        drop(session);
+                        this.spawn_reconciler(device_name.clone());
+                        Err(CertifyError::Internal(
+                            "the certification failed unexpectedly; the gateway settles it with the device"
+                                .to_string(),
+                        ))
                     }
                     Err(RunFailure::InDoubt(intent)) => {
                         // Mark before the port is released so nothing else runs first.

@@ -77,11 +77,11 @@ impl Dashboard {
             body.push_str(&device_row(label, name, device(name), offset));
         }
         body.push_str("</table>");
-        if let Some((_, reason)) = status.not_ready.iter().find(|(d, _)| *d == org.device) {
+        if let Some(reason) = self.certifier.problem_for(org) {
             body.push_str(&format!(
                 "<p class=\"notice error\" role=\"alert\" id=\"device-not-ready\">\
                  Invoices cannot be certified now: {}.</p>",
-                esc(reason)
+                esc(&reason)
             ));
         }
         body.push_str(&fiscal_anomalies(

@@ -210,11 +210,18 @@ impl<C: Connector> Actor<C> {
                 self.link = Some(link);
                 // Only informative (it may be a replay of an older C2h: PROTOCOL.md §3.2).
                 let _ = self.read_reply(&reply);
+                // What an earlier connection read may be another box's: read again.
                 self.status.send_modify(|status| {
                     status.connected = true;
                     status.since = Utc::now();
+                    status.state = None;
+                    status.state_read_at = None;
                 });
                 self.read_state().await;
+                if self.link.is_none() {
+                    // The box answered C2h but not C1h: not a usable link.
+                    return Err("the device answers C2h but not C1h".to_owned());
+                }
                 Ok(())
             }
             Outcome::NoAnswer => {

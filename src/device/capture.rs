@@ -40,7 +40,14 @@ impl Capture {
         options.write(true).create(true).truncate(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut out = BufWriter::new(options.open(path)?);
+        let file = options.open(path)?;
+        // `mode` applies only to a file it creates: an existing one is narrowed too.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+        let mut out = BufWriter::new(file);
         writeln!(out, "{MAGIC}")?;
         writeln!(
             out,

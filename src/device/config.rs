@@ -136,15 +136,6 @@ impl StatusMap {
             StatusMap::Ignored => "none",
         }
     }
-
-    /// Reads a name written by [`StatusMap::as_str`].
-    pub fn from_name(name: &str) -> Option<StatusMap> {
-        match name {
-            "simulator" => Some(StatusMap::Simulator),
-            "none" => Some(StatusMap::Ignored),
-            _ => None,
-        }
-    }
 }
 
 /// Link timing (PROTOCOL.md §3.3).

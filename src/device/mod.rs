@@ -237,12 +237,6 @@ impl Session {
         Ok(reply)
     }
 
-    /// The status bytes of the last reply [`Session::execute`] returned (opaque beyond the
-    /// bits PROTOCOL.md documents), `None` before the first.
-    pub fn last_status(&self) -> Option<Status> {
-        self.last_status
-    }
-
     /// Whether the last reply says an invoice is open on the box: `None` when this box's
     /// status bytes are not read ([`StatusMap::Ignored`]) or before the first reply.
     pub fn invoice_open(&self) -> Option<bool> {

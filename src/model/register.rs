@@ -39,6 +39,11 @@ pub struct Intent {
     /// The client's `Idempotency-Key` header, if it sent one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
+    /// The box's total counter (TC) in the C1h read before this invoice: settling an unknown
+    /// outcome concludes "not finalized" only if the box certified nothing since. Absent from
+    /// intents of 1.0.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_tc: Option<u64>,
 }
 
 /// What an `Idempotency-Key` is bound to: the request it first came with.

@@ -4,7 +4,7 @@
 //! | key | value |
 //! |---|---|
 //! | `b` nim | `BoxCounters` (JSON) of the box's last production entry |
-//! | `m:boxes` | present once the `b` keys cover every entry (an index of 1.0.0 had none: they are filled from its entries at the first open) |
+//! | `m:boxes` | the seq of the last record the `b` keys reflect (u64 BE); an index without it (written by 1.0.0), or whose marker lags its last applied record (a release that does not know these keys wrote to it since), gets its `b` keys again from its entries at open |
 //! | `x` id | `AnomalyRecord` (JSON), id = the journal seq of its `fiscal_anomaly` record |
 //!
 //! The keys are additions to layout 3: an index without them is completed at open
@@ -82,14 +82,20 @@ impl Index {
             }
             _ => {}
         }
-        batch.insert(META_BOXES, &[1u8][..]);
+        batch.insert(META_BOXES, &record.seq.to_be_bytes()[..]);
         Ok(())
     }
 
-    /// An index that has applied records but has no `m:boxes` (written by 1.0.0) gets its `b`
-    /// keys from the production entries it holds. Nothing else in it changes.
+    /// An index whose `b` keys do not reflect every record it applied (written by 1.0.0, or by
+    /// it since) gets them from the production entries it holds. Nothing else in it changes.
     pub(super) fn complete_boxes(&self) -> Result<(), StoreError> {
-        if self.tree.is_empty() || self.tree.contains_key(META_BOXES)? {
+        let applied = self.applied_seq()?;
+        let marker = self
+            .tree
+            .get(META_BOXES)?
+            .and_then(|v| <[u8; 8]>::try_from(v.as_ref()).ok())
+            .map(u64::from_be_bytes);
+        if self.tree.is_empty() || marker == Some(applied) {
             return Ok(());
         }
         let mut latest: std::collections::BTreeMap<String, BoxCounters> = Default::default();
@@ -107,7 +113,7 @@ impl Index {
         for counters in latest.into_values() {
             batch.insert(k_box(&counters.nim), serde_json::to_vec(&counters)?);
         }
-        batch.insert(META_BOXES, &[1u8][..]);
+        batch.insert(META_BOXES, &applied.to_be_bytes()[..]);
         self.tree.apply_batch(batch)?;
         tracing::info!(
             boxes,
@@ -149,6 +155,8 @@ impl Store {
                 && known.anomaly.kind == anomaly.kind
                 && known.anomaly.known.sequence == anomaly.known.sequence
         };
+        // Checked before the write lock: the same box's anomalies come from its invoices,
+        // which its port serializes, so two cannot race here.
         if let Some(known) = self.read(Index::anomalies)?.into_iter().find(|a| same(a)) {
             return Ok((known, false));
         }

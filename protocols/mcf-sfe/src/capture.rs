@@ -145,7 +145,7 @@ fn parse_time(text: &str) -> Option<Duration> {
     if micros.len() != 6 {
         return None;
     }
-    Some(Duration::from_secs(secs.parse().ok()?) + Duration::from_micros(micros.parse().ok()?))
+    Duration::from_secs(secs.parse().ok()?).checked_add(Duration::from_micros(micros.parse().ok()?))
 }
 
 fn parse_hex(text: &str) -> Result<Vec<u8>, String> {

@@ -37,6 +37,8 @@ impl Certifier {
             async move {
                 // Short first retries: right after start-up the link comes up within ~100 ms.
                 let mut backoff = Duration::from_millis(25);
+                // The same failure is logged once at `error`, then at `debug` while it lasts.
+                let mut last_failure = None;
                 loop {
                     match this.reconcile_device(&device).await {
                         Ok(true) => {
@@ -45,7 +47,15 @@ impl Certifier {
                             return;
                         }
                         Ok(false) => {}
-                        Err(error) => error!(%error, "reconciliation failed; will retry"),
+                        Err(error) => {
+                            let text = error.to_string();
+                            if last_failure.as_ref() != Some(&text) {
+                                error!(%error, "reconciliation failed; will retry");
+                            } else {
+                                tracing::debug!(%error, "reconciliation failed again");
+                            }
+                            last_failure = Some(text);
+                        }
                     }
                     tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(Duration::from_secs(5));
@@ -102,8 +112,9 @@ impl Certifier {
                     return Ok(false);
                 }
                 Err(SettleError::CannotTell(reason)) => {
-                    error!(%reason, "reconciliation cannot conclude; will ask C1h again");
-                    return Ok(false);
+                    return Err(CertifyError::Internal(format!(
+                        "reconciliation cannot conclude ({reason}); C1h is asked again"
+                    )));
                 }
                 Err(SettleError::Store(error)) => return Err(error),
             }

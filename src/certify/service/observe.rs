@@ -10,10 +10,11 @@ use chrono::{Datelike, Utc};
 
 use super::{Certifier, ServiceStatus};
 use crate::certify::readiness;
+use crate::certify::readiness::Problem;
 use crate::certify::CertifyError;
 use crate::device::probe::{probe, ProbeReport};
 use crate::metrics;
-use crate::model::AnomalyRecord;
+use crate::model::{AnomalyRecord, Organization};
 
 impl Certifier {
     /// Whether the certification path works; logs each change of a device's readiness.
@@ -23,13 +24,13 @@ impl Certifier {
         reconciling.sort();
         let organizations = self.store.organizations().unwrap_or_default();
         // Ready means the fiscal path: the configured devices (sandboxes start on demand).
-        let not_ready: Vec<(String, String)> = all
+        let not_ready: Vec<(String, Problem)> = all
             .iter()
             .filter(|(_, _, configured)| *configured)
             .filter_map(|(name, status, _)| {
                 let settling = reconciling.contains(name);
                 readiness::problem(name, status, &organizations, settling)
-                    .map(|reason| (name.clone(), reason))
+                    .map(|problem| (name.clone(), problem))
             })
             .collect();
         self.reported.log_changes(&not_ready);
@@ -63,6 +64,18 @@ impl Certifier {
         });
     }
 
+    /// Why `org`'s production device could not certify now, in words that name no other
+    /// organization (the dashboard's); `None` when it could.
+    pub fn problem_for(&self, org: &Organization) -> Option<String> {
+        let status = self.devices.statuses();
+        let (_, link, _) = status
+            .iter()
+            .find(|(name, _, configured)| *configured && *name == org.device)?;
+        let settling = self.lock_in_doubt().contains(&org.device);
+        readiness::problem(&org.device, link, std::slice::from_ref(org), settling)
+            .map(|problem| problem.text)
+    }
+
     /// The fiscal anomalies of the register (counter continuity), oldest first.
     pub fn fiscal_anomalies(&self) -> Result<Vec<AnomalyRecord>, CertifyError> {
         Ok(self.store.fiscal_anomalies()?)
@@ -84,7 +97,11 @@ impl Certifier {
                 .iter()
                 .map(|(name, link)| (name.clone(), link.connected, link.queued))
                 .collect(),
-            not_ready: status.not_ready.clone(),
+            not_ready: status
+                .not_ready
+                .iter()
+                .map(|(device, problem)| (device.clone(), problem.code.to_string()))
+                .collect(),
             configured: self.devices.configured_names(),
             open_anomalies: anomalies
                 .iter()

@@ -112,11 +112,11 @@ impl<C: Connector> Actor<C> {
         let deadline = Instant::now() + self.timing.command_budget;
         let frame = self.frame_of(command)?;
         let resend = match command {
+            Command::Payment(_) => Resend::NAK_ONLY,
             Command::SetClient(_)
             | Command::OpenInvoice(_)
             | Command::Item(_)
-            | Command::Comment(_)
-            | Command::Payment(_) => Resend::changing(self.wire.seq_replay),
+            | Command::Comment(_) => Resend::changing(self.wire.seq_replay),
             _ => Resend::HARMLESS,
         };
         let Some(link) = self.link.as_mut() else {
@@ -165,7 +165,12 @@ impl<C: Connector> Actor<C> {
         // `P:` replies so far: after one, only `R:` settles the outcome.
         let mut polls = 0u32;
         loop {
-            let frame = self.frame_of(&command)?;
+            // The DATA encoded once above: a poll can only fail to build if the first did.
+            let frame = match self.frame_of(&command) {
+                Ok(frame) => frame,
+                Err(_) if polls > 0 => return Err(DeviceError::OutcomeUnknown),
+                Err(error) => return Err(error.into()),
+            };
             let seq = frame.seq();
             let Some(link) = self.link.as_mut() else {
                 return Err(DeviceError::OutcomeUnknown);
@@ -173,7 +178,7 @@ impl<C: Connector> Actor<C> {
             let span = info_span!("command", cmd = "0x38", seq = seq.get(), polls);
             let started = Instant::now();
             let exchange = link
-                .exchange(&frame, &self.timing, deadline, Resend::FINALIZE)
+                .exchange(&frame, &self.timing, deadline, Resend::NAK_ONLY)
                 .instrument(span)
                 .await;
             crate::metrics::device_round_trip(&self.name, code::FINALIZE, started.elapsed());

@@ -82,6 +82,7 @@ pub(crate) fn intent_in(org: &str, env: Environment, rn: &str) -> Intent {
         nif: format!("NIF-{org}"),
         isf: format!("ISF-{org}"),
         idempotency_key: None,
+        device_tc: None,
     }
 }
 

@@ -102,7 +102,7 @@ pub(super) fn read(
     };
     let (text, not_utf8) = decode_text(data);
     if not_utf8 {
-        reader.odd("DATA", text.as_ref(), "UTF-8 text (read as Windows-1252)");
+        reader.odd("DATA", excerpt(&text), "UTF-8 text (read as Windows-1252)");
     }
     let reply = read_text(cmd, &text, status, dialect, &mut reader)?;
     Ok(Reading {
@@ -140,11 +140,21 @@ fn read_text(
         code::FINALIZE => finalize(text, r),
         code::OPEN_INVOICE | code::SET_CLIENT | code::ITEM | code::PAYMENT | code::COMMENT => {
             if !text.is_empty() {
-                r.odd("DATA", text, "an empty reply");
+                r.odd("DATA", excerpt(text), "an empty reply");
             }
             Ok(Reply::Done)
         }
         other => Err(DataError::UnknownCommand(other)),
+    }
+}
+
+/// The start of a DATA text for an anomaly: enough to recognise it, never a whole reply
+/// (which may hold an invoice number or a signature).
+fn excerpt(text: &str) -> String {
+    const MAX: usize = 24;
+    match text.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}... ({} bytes)", &text[..at], text.len()),
+        None => text.to_owned(),
     }
 }
 
@@ -229,7 +239,15 @@ fn last_invoice(f: &[String], r: &mut Reader) -> Last {
         return missing("lastDEF (field 8)");
     };
     if code_def.is_empty() {
-        return Last::Nothing;
+        // "No invoice yet" only when the whole block says so: a lastDEF left empty beside a
+        // filled lastFN (or date, type) cannot prove that an invoice was not certified.
+        if f.get(6..10)
+            .is_some_and(|block| block.iter().all(String::is_empty))
+        {
+            return Last::Nothing;
+        }
+        r.odd("lastDEF", "", "the codeDEFDGI of the last invoice");
+        return Last::Unreadable("lastDEF is empty beside other last-invoice fields".to_owned());
     }
     let Some(rn) = f.get(9) else {
         return missing("lastFN (field 9)");
@@ -409,21 +427,16 @@ fn finalize(text: &str, r: &mut Reader) -> Result<Reply, DataError> {
     }
     let body = after_prefix(text, 'R', r).unwrap_or(text);
     let f = r.fields(body);
-    if f.len() < 7 {
+    // Every field is used (the security elements), and with more than 8 which one is SIG is
+    // a guess: such a reply is unreadable, and the outcome is settled from C1h instead.
+    if !(7..=8).contains(&f.len()) {
         return Err(DataError::FieldCount {
             what: "38h certification",
             expected: "7 or 8",
             got: f.len(),
         });
     }
-    if f.len() > 8 {
-        r.odd(
-            "fields",
-            f.len().to_string(),
-            "7 or 8 fields (FN at 6, SIG at 7)",
-        );
-    }
-    let (rn, sig) = if f.len() >= 8 {
+    let (rn, sig) = if f.len() == 8 {
         (fields::non_empty(f[6].clone()), &f[7])
     } else {
         (None, &f[6])

@@ -129,6 +129,12 @@ fn fields_only_settling_needs_never_fail_c1h() {
     assert!(matches!(c1h(&bad_type).last, Last::Unreadable(_)));
     let nothing = read(code::DEVICE_STATE, "SIM1,NIF,20261121143000,0,0,0,,,,,");
     assert_eq!(c1h(&nothing).last, Last::Nothing);
+    // An empty lastDEF beside a filled lastFN proves nothing.
+    let half = read(
+        code::DEVICE_STATE,
+        "SIM1,NIF,20261121143000,5,4,1,20261121120000,FV,,F-1,116.00",
+    );
+    assert!(matches!(c1h(&half).last, Last::Unreadable(_)));
     // A counter is needed: a bad one fails the reply.
     assert!(Reply::parse(code::DEVICE_STATE, b"SIM1,NIF,20261121143000,x,4,1,,,,,").is_err());
 }
@@ -255,6 +261,8 @@ fn r_with_a_space_and_no_prefix_are_one_thing() {
         seven.reply,
         Reply::Certified(Certification { rn: None, .. })
     ));
+    // With a ninth field, which one is SIG is a guess: unreadable (settled from C1h).
+    assert!(Reply::parse(code::FINALIZE, format!("R:{body},116.00").as_bytes()).is_err());
     let pending = read(code::FINALIZE, "P :MID,NIF,F-1,C,PR");
     assert_eq!(pending.reply, Reply::Pending("MID,NIF,F-1,C,PR".into()));
 }
