@@ -311,11 +311,12 @@ async fn a_gateway_killed_while_the_device_finalizes_settles_it_at_start_up() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_device_refusal_answers_422_uses_no_quota_and_leaves_the_box_usable() {
+async fn device_refusals_use_no_quota_and_leave_the_box_usable() {
     let dir = tempfile::tempdir().expect("tempdir");
     let dir = dir.path();
     // The first commands refused are the gateway's throwaway C2h and the C1h it reads once
-    // connected, the third the first invoice's C1h.
+    // connected, the third the first invoice's C1h: a box that will not give its state is not
+    // the invoice's fault (503, 154), and the box is usable once it answers again.
     let faults = FaultConfig {
         refuse_next: 3,
         ..FaultConfig::default()
@@ -325,10 +326,10 @@ async fn a_device_refusal_answers_422_uses_no_quota_and_leaves_the_box_usable() 
     let config = config_path(dir);
 
     let refused = post_invoice(gateway.addr, &key, &invoice("REF-1")).await;
-    assert_error(&refused, 422, 140, &gateway.log());
+    assert_error(&refused, 503, 154, &gateway.log());
     let desc = refused.json["errorDesc"].as_str().unwrap_or_default();
     assert!(
-        desc.contains("fault injected: command not executed"),
+        desc.contains("refused to give its state (C1h): fault injected: command not executed"),
         "{desc}"
     );
     assert_eq!(quota_used(dir, &config, ORG), 0);

@@ -80,7 +80,7 @@ pub struct DeviceEntry {
     /// How status bytes are read (default `simulator`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_map: Option<StatusMapSetting>,
-    /// Whether the box replays its last reply to a repeated SEQ (default true).
+    /// Whether the box replays its last reply to a repeated SEQ (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq_replay: Option<bool>,
     /// Seconds between two reads of the box's state while idle (default 60; 0: never).

@@ -612,7 +612,10 @@ fn validation_errors_name_the_key() {
             "32",
         ),
         (
-            with_device(|d| d.seq_range = Some("20-20".into())),
+            with_device(|d| {
+                d.seq_range = Some("20-20".into());
+                d.seq_replay = Some(true);
+            }),
             device_key("seq_range"),
             "seq_replay = false",
         ),

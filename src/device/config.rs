@@ -59,6 +59,7 @@ impl DeviceConfig {
             timing: LinkTiming::fast(),
             wire: WireSettings {
                 line_breaks: LineBreaks::Protocol,
+                seq_replay: true,
                 ..WireSettings::default()
             },
             ..DeviceConfig::new(name, path)
@@ -89,9 +90,10 @@ pub struct WireSettings {
     /// How the status bytes are read (default: the simulator's map, PROTOCOL.md §9).
     pub status_map: StatusMap,
     /// The box does not execute a frame sent again with the same SEQ (the Datecs rule): a
-    /// command that changes the invoice may be sent again after a silent window. Off: only
-    /// after a NAK (the box said it did not execute it); after silence the gateway keeps
-    /// listening until the command's budget.
+    /// command that changes the invoice may be sent again after a silent window. Off (the
+    /// default for a real box: no DRC driver relies on the rule, the DRC client never sends a
+    /// frame again): only after a NAK (the box said it did not execute it); after silence the
+    /// gateway keeps listening until the command's budget. On for the bundled simulator.
     pub seq_replay: bool,
 }
 
@@ -101,7 +103,7 @@ impl Default for WireSettings {
             seq: SeqRange::FULL,
             line_breaks: LineBreaks::Swapped,
             status_map: StatusMap::Simulator,
-            seq_replay: true,
+            seq_replay: false,
         }
     }
 }

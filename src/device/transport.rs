@@ -44,8 +44,7 @@ impl Resend {
         on_silence: true,
         listen_until_deadline: false,
     };
-    /// 38h with totals, and 35h (a payment executed twice would go unseen: the 33h check
-    /// comes before payments): only after a NAK; then listen until the budget ends.
+    /// 38h with totals: only after a NAK; then listen until the budget ends.
     pub(super) const NAK_ONLY: Resend = Resend {
         on_silence: false,
         listen_until_deadline: true,

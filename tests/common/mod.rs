@@ -145,6 +145,7 @@ pub const SIMULATOR_KEYS: &[(&str, &str)] = &[
     ("window_ms", "500"),
     ("command_budget_ms", "5000"),
     ("finalize_budget_ms", "3000"),
+    ("seq_replay", "true"),
     ("line_breaks", "\"protocol\""),
 ];
 

@@ -112,11 +112,11 @@ impl<C: Connector> Actor<C> {
         let deadline = Instant::now() + self.timing.command_budget;
         let frame = self.frame_of(command)?;
         let resend = match command {
-            Command::Payment(_) => Resend::NAK_ONLY,
             Command::SetClient(_)
             | Command::OpenInvoice(_)
             | Command::Item(_)
-            | Command::Comment(_) => Resend::changing(self.wire.seq_replay),
+            | Command::Comment(_)
+            | Command::Payment(_) => Resend::changing(self.wire.seq_replay),
             _ => Resend::HARMLESS,
         };
         let Some(link) = self.link.as_mut() else {
