@@ -104,7 +104,7 @@ pub fn certification(outcome: &str, invoice_type: &str) {
 pub fn device_round_trip(device: &str, cmd: u8, elapsed: Duration) {
     histogram(
         &registry().round_trips,
-        &(device.to_string(), format!("{cmd:02X}h")),
+        &(device.to_string(), mcf_sfe::command::code::name(cmd)),
     )
     .observe(elapsed);
 }
@@ -113,8 +113,12 @@ pub fn device_round_trip(device: &str, cmd: u8, elapsed: Duration) {
 /// the gateway does not need that field).
 pub fn device_reply_anomaly(device: &str, cmd: u8, field: &str) {
     let mut map = lock(&registry().anomalies);
-    *map.entry((device.to_string(), format!("{cmd:02X}h"), field.to_string()))
-        .or_insert(0) += 1;
+    *map.entry((
+        device.to_string(),
+        mcf_sfe::command::code::name(cmd),
+        field.to_string(),
+    ))
+    .or_insert(0) += 1;
 }
 
 /// A session waited `elapsed` in `device`'s queue before it got the port.

@@ -129,32 +129,13 @@ impl Default for DeviceConfig {
                 "Kinshasa, Republique Democratique du Congo".to_owned(),
                 "Merci de votre visite".to_owned(),
             ],
-            rates: default_rates(),
+            rates: mcf_sfe::types::dgi_rates(),
             signing_key: "emcf-sim-demo-key".to_owned(),
             timing: Timing::default(),
             state_file: None,
             memory_capacity: 1_000_000,
         }
     }
-}
-
-/// B and F 16 %, C and G 5 %, O and P 1 %, E 0 %, the other groups not charged.
-fn default_rates() -> Rates {
-    let mut rates: Rates = [None; TaxGroup::COUNT];
-    for (letter, percent) in [
-        ('B', 16),
-        ('F', 16),
-        ('C', 5),
-        ('G', 5),
-        ('O', 1),
-        ('P', 1),
-        ('E', 0),
-    ] {
-        if let Some(group) = TaxGroup::from_letter(letter) {
-            rates[group.index()] = Some(Decimal::from(percent));
-        }
-    }
-    rates
 }
 
 impl DeviceConfig {

@@ -313,7 +313,7 @@ async fn run(cli: Cli) -> anyhow::Result<LinkEnd> {
 async fn replay_capture(cli: &Cli, file: &std::path::Path) -> anyhow::Result<LinkEnd> {
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("reading the capture {}", file.display()))?;
-    let capture = emcf_sim::replay::parse_capture(&text)
+    let capture = mcf_sfe::capture::parse(&text)
         .with_context(|| format!("reading the capture {}", file.display()))?;
     let device = match &cli.replay_device {
         Some(name) => name.clone(),

@@ -84,11 +84,6 @@ pub enum ReplayEnd {
     Stopped(usize),
 }
 
-/// Reads a capture's text (`mcf_sfe::capture::parse`), for the binary.
-pub fn parse_capture(text: &str) -> Result<Capture, mcf_sfe::capture::CaptureError> {
-    mcf_sfe::capture::parse(text)
-}
-
 impl Script {
     /// The steps of `device` in `capture`.
     pub fn from_capture(capture: &Capture, device: &str) -> Result<Script, ReplayError> {

@@ -76,9 +76,10 @@ pub(crate) async fn run_invoice(
     }
     // What the register knew of this box before this invoice: the C1h now and the R: later
     // are both checked against it.
-    let known = match production {
-        true => continuity::known(ctx.store, &state.mid).await,
-        false => None,
+    let known = if production {
+        continuity::known(ctx.store, &state.mid).await
+    } else {
+        None
     };
     let seen = |nim, nif, tc, seen_in| continuity::Seen {
         device: ctx.device,
@@ -106,15 +107,15 @@ pub(crate) async fn run_invoice(
         None => cancel(session, ctx.device).await,
     }
     let rates = rates_for(ctx.invoice, &state, session.fallback_rates())?;
-    let subtotal = match prepare(session, ctx, &rates).await {
-        Ok(subtotal) => subtotal,
+    let (subtotal, expected) = match prepare(session, ctx, &rates).await {
+        Ok(prepared) => prepared,
         Err(error) => {
             cancel(session, ctx.device).await;
             return Err(error.into());
         }
     };
     failpoint::hit("before_intent");
-    let intent = intent_of(ctx, &subtotal, &rates, state.tc);
+    let intent = intent_of(ctx, &subtotal, expected.as_ref(), state.tc);
     let journaled = intent.clone();
     let intent_id =
         match record::blocking(ctx.store, move |store| store.record_intent(journaled)).await {
@@ -222,11 +223,12 @@ async fn device_state(
 }
 
 /// C3, C0, items, comments, 33 (checked), payments (checked): everything before the intent.
+/// Returns the box's subtotal and the gateway's own, when the rates let it compute one.
 async fn prepare(
     session: &mut Session,
     ctx: &RunContext<'_>,
     rates: &[Option<Decimal>; TaxGroup::COUNT],
-) -> Result<Subtotal, CertifyError> {
+) -> Result<(Subtotal, Option<Subtotal>), CertifyError> {
     let invoice = ctx.invoice;
     let seller = Seller {
         nif: ctx.org.nif.clone(),
@@ -292,7 +294,7 @@ async fn prepare(
     for payment in invoice.payment_commands(subtotal.total) {
         expect_done(session, Command::Payment(payment)).await?;
     }
-    Ok(subtotal)
+    Ok((subtotal, expected))
 }
 
 /// Sends a command whose only good answer is an empty reply.
@@ -355,15 +357,14 @@ async fn reconcile_now(
 fn intent_of(
     ctx: &RunContext<'_>,
     subtotal: &Subtotal,
-    rates: &[Option<Decimal>; TaxGroup::COUNT],
+    expected: Option<&Subtotal>,
     device_tc: u64,
 ) -> Intent {
     // The USD total the API answers: the gateway's own (PROTOCOL.md §8, from the box's MV,
     // equal to the gateway's), the box's MCUR when it cannot be computed.
     let usd_equivalent = ctx.invoice.usd_rate.as_ref().and_then(|_| {
-        ctx.invoice
-            .expected_subtotal(rates)
-            .and_then(|expected| expected.usd_equivalent())
+        expected
+            .and_then(Subtotal::usd_equivalent)
             .or_else(|| subtotal.usd_equivalent())
     });
     Intent {

@@ -25,7 +25,7 @@ pub(super) fn run(config: &Config, command: DeviceCommand) -> anyhow::Result<()>
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                print!("{}", report.to_text());
+                print!("{}", probe_text(&report));
             }
             if !report.errors.is_empty() {
                 bail!("the box did not answer every question (see the errors above)");
@@ -172,4 +172,84 @@ fn print_anomalies(anomalies: &[AnomalyRecord], config: &Config) {
             ),
         );
     }
+}
+
+/// The report in plain words, for the terminal.
+fn probe_text(report: &ProbeReport) -> String {
+    let mut out = String::new();
+    let line = |out: &mut String, label: &str, value: &str| {
+        out.push_str(&format!("{label:<22}{value}\n"));
+    };
+    let or_unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".to_owned());
+    line(&mut out, "device", &report.device);
+    line(&mut out, "machine id (NIM)", &or_unknown(&report.nim));
+    line(&mut out, "taxpayer NIF", &or_unknown(&report.nif));
+    line(&mut out, "box clock", &or_unknown(&report.clock));
+    line(
+        &mut out,
+        "counters",
+        &report.counters.map_or_else(
+            || "unknown".to_owned(),
+            |(tc, fvc, frc)| format!("{tc} invoices ({fvc} sales, {frc} credit notes)"),
+        ),
+    );
+    line(&mut out, "last invoice", &or_unknown(&report.last_invoice));
+    line(
+        &mut out,
+        "VAT rates",
+        &report.rates.as_ref().map_or_else(
+            || "not in its C1h: the configured rates are used".to_owned(),
+            |rates| {
+                rates
+                    .iter()
+                    .filter(|(_, r)| r != "-")
+                    .map(|(g, r)| format!("{g} {r}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+        ),
+    );
+    if let Some((code, rate, date)) = &report.currency {
+        line(
+            &mut out,
+            "currency (C1h)",
+            &format!("{code:?} {rate:?} {date:?}"),
+        );
+    }
+    line(&mut out, "link with the DGI", &or_unknown(&report.dgi));
+    for (key, value) in &report.taxpayer {
+        line(&mut out, &format!("taxpayer {key}"), value);
+    }
+    line(&mut out, "status bytes", &or_unknown(&report.status_bytes));
+    line(
+        &mut out,
+        "can certify now",
+        &report
+            .blocked
+            .as_ref()
+            .map_or_else(|| "yes".to_owned(), |why| format!("NO: {why}")),
+    );
+    if report.anomalies.is_empty() {
+        line(
+            &mut out,
+            "differences",
+            "none: every reply is as PROTOCOL.md describes",
+        );
+    } else {
+        line(
+            &mut out,
+            "differences",
+            "from PROTOCOL.md, in fields the gateway reads tolerantly:",
+        );
+        for a in &report.anomalies {
+            out.push_str(&format!(
+                "  {} {}: received {:?} ({} times), PROTOCOL.md says {}\n",
+                a.command, a.field, a.raw, a.count, a.expected
+            ));
+        }
+    }
+    for error in &report.errors {
+        out.push_str(&format!("error: {error}\n"));
+    }
+    out
 }

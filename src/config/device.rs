@@ -6,15 +6,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use mcf_sfe::types::TaxGroup;
+use mcf_sfe::types::{dgi_rates, TaxGroup};
 use mcf_sfe::{LineBreaks, SeqRange};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use super::{DEFAULT_BAUD, DEFAULT_QUEUE_CAPACITY};
-use crate::device::{
-    dgi_rates, DeviceConfig, LinkTiming, StatusMap, WireSettings, DEFAULT_HEALTH_INTERVAL,
-};
+use crate::device::{DeviceConfig, LinkTiming, StatusMap, WireSettings, DEFAULT_HEALTH_INTERVAL};
 
 /// `line_breaks`: which escape stands for CR and which for LF in texts sent to the box.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -21,7 +21,6 @@ mod session;
 
 use super::capture::DeviceCapture;
 use super::port::{Backoff, Connector};
-use super::status::SeenAnomaly;
 use super::transport::{describe, Outcome, Resend, Transport};
 use super::{DeviceConfig, DeviceError, DeviceHandle, Grant, LinkStatus, LinkTiming, WireSettings};
 
@@ -62,7 +61,6 @@ pub(super) fn spawn<C: Connector>(config: DeviceConfig, connector: C) -> DeviceH
         link: None,
         seq: config.wire.seq.last(),
         state_error: None,
-        anomalies: Vec::new(),
         status,
         grants,
         stop: stop.clone(),
@@ -92,8 +90,6 @@ struct Actor<C: Connector> {
     seq: Seq,
     /// Why the last C1h could not be read (`None` once one is read).
     state_error: Option<String>,
-    /// What in this box's replies differs from PROTOCOL.md (mirrored in the status).
-    anomalies: Vec<SeenAnomaly>,
     status: watch::Sender<LinkStatus>,
     grants: mpsc::Receiver<Grant>,
     stop: CancellationToken,
@@ -215,7 +211,6 @@ impl<C: Connector> Actor<C> {
                     status.connected = true;
                     status.since = Utc::now();
                     status.state = None;
-                    status.state_read_at = None;
                 });
                 self.read_state().await;
                 if self.link.is_none() {

@@ -47,7 +47,7 @@ impl DeviceConfig {
             queue_capacity: DEFAULT_QUEUE_CAPACITY,
             wire: WireSettings::default(),
             health_interval: Some(DEFAULT_HEALTH_INTERVAL),
-            fallback_rates: dgi_rates(),
+            fallback_rates: mcf_sfe::types::dgi_rates(),
             capture: None,
         }
     }
@@ -69,16 +69,6 @@ impl DeviceConfig {
 
 /// The default [`DeviceConfig::health_interval`].
 pub const DEFAULT_HEALTH_INTERVAL: Duration = Duration::from_secs(60);
-
-/// The rates of the DGI's table (the seed's): B and F 16 %, C and G 5 %, O and P 1 %, E 0 %,
-/// the other groups without VAT.
-pub fn dgi_rates() -> [Option<Decimal>; 16] {
-    let mut rates = [None; 16];
-    for (index, percent) in [(1, 16), (5, 16), (2, 5), (6, 5), (14, 1), (15, 1), (4, 0)] {
-        rates[index] = Some(Decimal::new(percent * 100, 2));
-    }
-    rates
-}
 
 /// What a box does where the public evidence shows boxes differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -83,11 +83,11 @@ use tokio_util::sync::CancellationToken;
 
 pub use arrivals::Turn;
 pub use config::{
-    dgi_rates, DeviceConfig, LinkTiming, StatusMap, WireSettings, DEFAULT_HEALTH_INTERVAL,
+    DeviceConfig, LinkTiming, StatusMap, WireSettings, DEFAULT_HEALTH_INTERVAL,
     DEFAULT_QUEUE_CAPACITY,
 };
 pub use error::DeviceError;
-pub use status::{command_name, LinkStatus, SeenAnomaly};
+pub use status::{LinkStatus, SeenAnomaly};
 
 /// How a finalization (38h with totals) ended, when the device settled it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -26,8 +26,6 @@ pub struct LinkStatus {
     /// The device's state (C1h) as last read: at each connection, each invoice and each
     /// health poll.
     pub state: Option<DeviceState>,
-    /// When `state` was read.
-    pub state_read_at: Option<DateTime<Utc>>,
     /// The status bytes of the last reply.
     pub status_bytes: Option<Status>,
     /// Why the box, although it answers, cannot certify now: its state cannot be read, its
@@ -50,7 +48,6 @@ impl LinkStatus {
             last_reply_at: None,
             dgi: None,
             state: None,
-            state_read_at: None,
             status_bytes: None,
             blocked: None,
             anomalies: Vec::new(),
@@ -76,14 +73,9 @@ pub struct SeenAnomaly {
     pub first_seen: DateTime<Utc>,
 }
 
-/// The name of a command byte in logs, metrics and reports: `C1h`, `38h`.
-pub fn command_name(cmd: u8) -> String {
-    format!("{cmd:02X}h")
-}
-
 /// Counts `anomaly` in `seen`; true the first time this (command, field) is seen.
 pub(super) fn note_anomaly(seen: &mut Vec<SeenAnomaly>, cmd: u8, anomaly: &Anomaly) -> bool {
-    let command = command_name(cmd);
+    let command = mcf_sfe::command::code::name(cmd);
     if let Some(known) = seen
         .iter_mut()
         .find(|s| s.command == command && s.field == anomaly.field)

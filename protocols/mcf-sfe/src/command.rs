@@ -43,6 +43,11 @@ pub mod code {
     pub const COMMENT: u8 = 0x36;
     /// Finalize or cancel.
     pub const FINALIZE: u8 = 0x38;
+
+    /// A command byte as logs, metrics and reports write it: `C1h`, `38h`.
+    pub fn name(cmd: u8) -> String {
+        format!("{cmd:02X}h")
+    }
 }
 
 /// 36h: a comment line.

@@ -148,8 +148,11 @@ pub struct DeviceState {
 }
 
 impl DeviceState {
-    /// The names of C1h's rate fields, by group index.
-    pub const RATE_FIELDS: [&'static str; TaxGroup::COUNT] = read::RATE_FIELDS;
+    /// The NIF of a C1h reply that cannot be read as a whole (it is the second field), so
+    /// that a host can still tell a box of another taxpayer; `None` when empty or absent.
+    pub fn nif_in(data: &[u8], dialect: &Dialect) -> Option<String> {
+        read::nif_of_state(data, dialect.line_breaks)
+    }
 
     /// The rate of `group` as reported, `None` when the box reports no rates.
     pub fn rate(&self, group: TaxGroup) -> Option<&GroupRate> {

@@ -258,6 +258,27 @@ impl TaxGroup {
     }
 }
 
+/// The VAT rates of the DGI's table (the seed API's): B and F 16 %, C and G 5 %, O and P 1 %,
+/// E 0 %, the other groups without VAT (`None`). The simulator's default, and the gateway's
+/// fallback for a box whose C1h carries no rates.
+pub fn dgi_rates() -> [Option<rust_decimal::Decimal>; TaxGroup::COUNT] {
+    let mut rates = [None; TaxGroup::COUNT];
+    for (letter, percent) in [
+        ('B', 16),
+        ('F', 16),
+        ('C', 5),
+        ('G', 5),
+        ('O', 1),
+        ('P', 1),
+        ('E', 0),
+    ] {
+        if let Some(group) = TaxGroup::from_letter(letter) {
+            rates[group.index()] = Some(rust_decimal::Decimal::new(percent * 100, 2));
+        }
+    }
+    rates
+}
+
 impl fmt::Display for TaxGroup {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.letter())

@@ -4,13 +4,13 @@
 
 use chrono::Utc;
 use mcf_sfe::command::code;
-use mcf_sfe::reply::Anomaly;
+use mcf_sfe::reply::{Anomaly, DeviceState};
 use mcf_sfe::{Command, FieldError, Reply, ReplyFrame, RequestFrame, Seq};
 use tracing::warn;
 
 use super::Actor;
 use crate::device::port::Connector;
-use crate::device::status::{blocked_reason, command_name, note_anomaly};
+use crate::device::status::{blocked_reason, note_anomaly};
 use crate::device::DeviceError;
 
 impl<C: Connector> Actor<C> {
@@ -49,10 +49,7 @@ impl<C: Connector> Actor<C> {
                     Reply::DeviceState(state) => {
                         self.state_error = None;
                         let state = state.clone();
-                        self.status.send_modify(|s| {
-                            s.state = Some(state);
-                            s.state_read_at = Some(Utc::now());
-                        });
+                        self.status.send_modify(|s| s.state = Some(state));
                     }
                     Reply::LinkState(link) => {
                         let link = link.clone();
@@ -71,7 +68,7 @@ impl<C: Connector> Actor<C> {
                     self.refresh_blocked();
                     return Err(DeviceError::UnreadableState {
                         reason: error.to_string(),
-                        nif: nif_of_device_state(frame.data()),
+                        nif: DeviceState::nif_in(frame.data(), &self.dialect),
                     });
                 }
                 Err(DeviceError::BadReply {
@@ -87,9 +84,12 @@ impl<C: Connector> Actor<C> {
     pub(super) fn note_anomalies(&mut self, cmd: u8, anomalies: &[Anomaly]) {
         for anomaly in anomalies {
             crate::metrics::device_reply_anomaly(&self.name, cmd, anomaly.field);
-            if note_anomaly(&mut self.anomalies, cmd, anomaly) {
+            let mut first = false;
+            self.status
+                .send_modify(|s| first = note_anomaly(&mut s.anomalies, cmd, anomaly));
+            if first {
                 warn!(
-                    command = %command_name(cmd),
+                    command = %code::name(cmd),
                     field = anomaly.field,
                     raw = %anomaly.raw,
                     expected = anomaly.expected,
@@ -99,18 +99,11 @@ impl<C: Connector> Actor<C> {
         }
     }
 
-    /// Copies the anomalies seen so far into the status.
-    pub(super) fn publish_anomalies(&mut self) {
-        let anomalies = self.anomalies.clone();
-        self.status.send_modify(|s| s.anomalies = anomalies);
-    }
-
     fn note_status(&mut self, status: mcf_sfe::Status) {
         self.status.send_modify(|s| {
             s.status_bytes = Some(status);
             s.last_reply_at = Some(Utc::now());
         });
-        self.publish_anomalies();
         self.refresh_blocked();
     }
 
@@ -127,16 +120,4 @@ impl<C: Connector> Actor<C> {
             self.status.send_modify(|s| s.blocked = blocked);
         }
     }
-}
-
-/// The NIF field of a C1h reply that could not be read whole: the NIF check names the
-/// real cause (153) even when another needed field is broken.
-fn nif_of_device_state(data: &[u8]) -> Option<String> {
-    let (text, _) = mcf_sfe::dialect::decode_text(data);
-    let mut fields = text.split(',');
-    let _mid = fields.next()?;
-    fields
-        .next()
-        .map(mcf_sfe::fields::unescape)
-        .filter(|nif| !nif.is_empty())
 }

@@ -67,7 +67,6 @@ impl<C: Connector> Actor<C> {
             }
             Request::Note { cmd, anomaly } => {
                 self.note_anomalies(cmd, std::slice::from_ref(&anomaly));
-                self.publish_anomalies();
             }
         }
     }

@@ -170,6 +170,14 @@ fn after_prefix<'a>(text: &'a str, letter: char, r: &mut Reader) -> Option<&'a s
     Some(body)
 }
 
+pub(super) fn nif_of_state(data: &[u8], line_breaks: LineBreaks) -> Option<String> {
+    let (text, _) = decode_text(data);
+    fields::split_text(&text, line_breaks)
+        .into_iter()
+        .nth(1)
+        .filter(|nif| !nif.is_empty())
+}
+
 fn device_state(text: &str, r: &mut Reader) -> Result<DeviceState, DataError> {
     let f = r.fields(text);
     if f.len() < 6 {

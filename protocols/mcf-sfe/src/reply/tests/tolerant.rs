@@ -308,3 +308,17 @@ fn refusal_texts_in_windows_1252_and_swapped_line_breaks_are_read() {
     assert_eq!(chatty.reply, Reply::Done);
     assert_eq!(odd_fields(&chatty), [("DATA", "OK")]);
 }
+
+#[test]
+fn the_nif_of_an_unreadable_device_state_is_still_found() {
+    let dialect = Dialect::default();
+    // TC is not a number: the reply cannot be read, its NIF can.
+    let broken = b"SIM0000001,B7654321C,20261121143000,x,4,1";
+    assert!(Reply::read(code::DEVICE_STATE, broken, Status::default(), &dialect).is_err());
+    assert_eq!(
+        DeviceState::nif_in(broken, &dialect).as_deref(),
+        Some("B7654321C")
+    );
+    assert_eq!(DeviceState::nif_in(b"SIM0000001,,x", &dialect), None);
+    assert_eq!(DeviceState::nif_in(b"SIM0000001", &dialect), None);
+}
