@@ -779,7 +779,9 @@ async fn run_op(world: &mut World, model: &mut Model, op: &Op) {
             }
             world
                 .restart_sim(FaultConfig {
+                    // The invoice's opening (C0h): the C1h before it is read as usual.
                     refuse_next: 1,
+                    refuse_only: Some(0xC0),
                     ..FaultConfig::default()
                 })
                 .await;

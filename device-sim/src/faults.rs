@@ -22,6 +22,9 @@ pub struct FaultConfig {
     pub delay_for: Duration,
     /// Refuse this many commands (from the first) with `E:` without executing them.
     pub refuse_next: u32,
+    /// Count and refuse only commands with this CMD (`None`: any command), so that a test can
+    /// have the box refuse an invoice (C0h) whatever status reads come before it.
+    pub refuse_only: Option<u8>,
     /// Cut the power at the Nth finalization (1 = the first): the invoice is committed to
     /// fiscal memory, the reply is never sent and the port closes.
     pub power_cut_at_finalize: Option<u32>,
@@ -39,6 +42,7 @@ impl Default for FaultConfig {
             delay: 0.0,
             delay_for: Duration::from_millis(800),
             refuse_next: 0,
+            refuse_only: None,
             power_cut_at_finalize: None,
             vanish_after: None,
         }
@@ -92,9 +96,9 @@ impl Faults {
         }
     }
 
-    /// Whether this command is to be refused unexecuted (counts it down).
-    pub fn refuse_command(&mut self) -> bool {
-        if self.refusals_left == 0 {
+    /// Whether command `cmd` is to be refused unexecuted (counts it down).
+    pub fn refuse_command(&mut self, cmd: u8) -> bool {
+        if self.refusals_left == 0 || self.config.refuse_only.is_some_and(|only| only != cmd) {
             return false;
         }
         self.refusals_left -= 1;
@@ -198,7 +202,7 @@ mod tests {
         assert!(!FaultConfig::default().any());
         for _ in 0..100 {
             assert_eq!(faults.for_reply(), ReplyFaults::default());
-            assert!(!faults.refuse_command());
+            assert!(!faults.refuse_command(0xC1));
             assert!(!faults.power_cut_on_finalize());
             assert!(!faults.vanish_after_answer());
         }
@@ -213,7 +217,9 @@ mod tests {
             ..FaultConfig::default()
         });
         assert_eq!(
-            (0..4).map(|_| faults.refuse_command()).collect::<Vec<_>>(),
+            (0..4)
+                .map(|_| faults.refuse_command(0xC1))
+                .collect::<Vec<_>>(),
             [true, true, false, false]
         );
         assert!(!faults.power_cut_on_finalize());
@@ -222,5 +228,18 @@ mod tests {
         assert!(!faults.vanish_after_answer());
         assert!(!faults.vanish_after_answer());
         assert!(faults.vanish_after_answer());
+    }
+
+    #[test]
+    fn a_refusal_for_one_command_lets_the_others_through() {
+        let mut faults = Faults::new(FaultConfig {
+            refuse_next: 1,
+            refuse_only: Some(0xC0),
+            ..FaultConfig::default()
+        });
+        assert!(!faults.refuse_command(0xC1));
+        assert!(!faults.refuse_command(0xC3));
+        assert!(faults.refuse_command(0xC0));
+        assert!(!faults.refuse_command(0xC0));
     }
 }

@@ -196,7 +196,7 @@ async fn execute<W: AsyncWrite + Unpin>(
     line: &mut Line<W>,
     config: &LinkConfig,
 ) -> io::Result<(ReplyFrame, bool)> {
-    let (data, status, finalized) = if faults.refuse_command() {
+    let (data, status, finalized) = if faults.refuse_command(request.cmd()) {
         info!(cmd = request.cmd(), "fault: command refused unexecuted");
         let (data, status) = engine.refuse_unexecuted(request.cmd());
         (data, status, false)

@@ -116,12 +116,22 @@ struct Cli {
     /// Refuse the first N commands with E: without executing them.
     #[arg(long, value_name = "N", default_value_t = 0)]
     refuse_next: u32,
+    /// Count and refuse only commands with this CMD, in hex (e.g. C0 for the opening of an
+    /// invoice); without it, any command.
+    #[arg(long, value_name = "HEX", value_parser = parse_cmd)]
+    refuse_cmd: Option<u8>,
     /// Cut the power at the Nth finalization, after committing it, before the reply (exit 3).
     #[arg(long, value_name = "N")]
     power_cut_after_finalize: Option<u32>,
     /// Close the port after answering N commands (exit 4).
     #[arg(long, value_name = "N")]
     vanish_after: Option<u64>,
+}
+
+/// A command code in hex, with or without `0x` or a trailing `h` (`C0`, `0xC0`, `C0h`).
+fn parse_cmd(text: &str) -> Result<u8, String> {
+    let digits = text.trim_start_matches("0x").trim_end_matches(['h', 'H']);
+    u8::from_str_radix(digits, 16).map_err(|_| format!("{text:?} is not a command code in hex"))
 }
 
 /// The presets, with their descriptions, for `--help` and for checking the value.
@@ -222,6 +232,7 @@ impl Cli {
             delay: self.delay,
             delay_for,
             refuse_next: self.refuse_next,
+            refuse_only: self.refuse_cmd,
             power_cut_at_finalize: self.power_cut_after_finalize,
             vanish_after: self.vanish_after,
         })
