@@ -5,11 +5,13 @@
 mod anomaly;
 mod key;
 mod org;
+mod probe;
 mod register;
 
 pub use anomaly::{AnomalyAck, AnomalyRecord, BoxCounters, FiscalAnomaly, FiscalAnomalyKind};
 pub use key::{KeyId, KeyRecord};
 pub use org::{Environment, OrgId, Organization, Plan};
+pub use probe::{ProbeReport, SeenAnomaly};
 pub use register::{
     DeviceTotals, IdempotencyBinding, Intent, IntentId, RegisterEntry, SecurityElements,
 };

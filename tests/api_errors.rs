@@ -14,7 +14,7 @@ use common::{
 };
 use serde_json::{json, Value};
 
-/// The body limit (DESIGN.md §6).
+/// The body limit (docs/design.md §6).
 const BODY_LIMIT: usize = 256 * 1024;
 
 /// Tracks what the device and the quota must show: `certified` invoices so far.

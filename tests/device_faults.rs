@@ -1,4 +1,4 @@
-//! The fiscal box misbehaving (DESIGN.md section 4, steps 6 and 7): unplugged, power cut
+//! The fiscal box misbehaving (docs/design.md §4, steps 6 and 7): unplugged, power cut
 //! right after it committed an invoice, the gateway killed while the box finalizes, a refusal,
 //! a noisy line. What a shop's IT person and a tax auditor check: clear retryable errors, no
 //! quota used by failures, the box never left blocked, and the register always equal to what

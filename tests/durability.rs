@@ -1,4 +1,4 @@
-//! Durability of the register (DESIGN.md section 5), as a shop's IT person and a tax auditor
+//! Durability of the register (docs/design.md §5), as a shop's IT person and a tax auditor
 //! check it: what was answered 200 survives `kill -9`, a restart keeps the register and the
 //! quota, the sled index can be deleted and is rebuilt, tampering with the journal is detected
 //! (and never silently "repaired" by re-initialising), and the register exports in order.

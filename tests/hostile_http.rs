@@ -860,7 +860,7 @@ async fn a_raised_body_limit_reads_10_mib_bodies_with_bounded_memory() {
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "product finding: a body of many lines costs about 9 times its size (parse_body \
-            materializes every line, src/certify/request.rs, and nothing limits their \
+            materializes every line, src/certify/invoice/request.rs, and nothing limits their \
             number): with body_limit_bytes at 16 MiB one 10 MiB body of 140,000 lines \
             grows VmHWM by about 90 MB"]
 async fn a_raised_body_limit_reads_10_mib_of_lines_with_bounded_memory() {

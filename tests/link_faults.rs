@@ -1,4 +1,4 @@
-//! A bad cable between the gateway and the box (DESIGN.md sections 3, 4 and 9): the real
+//! A bad cable between the gateway and the box (PROTOCOL.md §3, docs/design.md §4 and §9): the real
 //! gateway binary opens the pty of a fault relay (`emcf_sim::relay`), which forwards to the
 //! simulator's pty while flipping bits, losing bytes and frames, repeating replies, sending
 //! garbage and stale frames, or being unplugged. What must hold: every invoice is answered

@@ -12,7 +12,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 
 use common::{get, Gateway};
-use emcf_gateway::certify::validate::code;
+use emcf_gateway::certify::invoice::code;
 
 const SPEC: &str = include_str!("../protocols/http-v1/openapi.yaml");
 const ERROR_CODES: &str = include_str!("../docs/error-codes.md");

@@ -1,4 +1,4 @@
-//! Client retries never certify twice (DESIGN.md section 4, step 2): concurrent identical
+//! Client retries never certify twice (docs/design.md §4, step 3): concurrent identical
 //! requests, a client that gives up while the box finalizes and then retries, and the optional
 //! `Idempotency-Key` header as the IETF draft describes it (same key, same request: the same
 //! answer; same key, another request: 422).

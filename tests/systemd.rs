@@ -1,4 +1,4 @@
-//! The systemd installation in `systemd/` (DESIGN.md section 8, issue 5): the unit's
+//! The systemd installation in `systemd/` (docs/design.md §8, issue 5): the unit's
 //! `systemd-analyze security` exposure is 2.0 or less with the serial port still usable
 //! (scripts/check-systemd, offline, no running systemd needed), and the example configuration
 //! is one the gateway accepts and that the unit's stop timeout can wait for.

@@ -1,5 +1,5 @@
 //! Fuzzes the invoice body of `POST /api/v1/Invoice` as the gateway reads it:
-//! `certify::request::parse_body` then `certify::validate::validate`.
+//! `certify::invoice::request::parse_body` then `certify::invoice::validate`.
 //!
 //! Input layout: `[mode, rest...]`.
 //! - `mode` even: `rest` is the body, raw bytes (depth bombs, broken UTF-8, broken JSON...).
@@ -19,10 +19,10 @@
 //!   JSON, and the host-side 33h expectation never panics (checked arithmetic).
 #![no_main]
 
-use emcf_gateway::certify::request::{
+use emcf_gateway::certify::invoice::request::{
     parse_body, CLIENT_FIELDS, ITEM_FIELDS, OPERATOR_FIELDS, PAYMENT_FIELDS, TOP_FIELDS,
 };
-use emcf_gateway::certify::validate::{code, validate, Seller, ValidInvoice, ValidationError};
+use emcf_gateway::certify::invoice::{code, validate, Seller, ValidInvoice, ValidationError};
 use libfuzzer_sys::arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 use mcf_sfe::command::{check_rn, Command};

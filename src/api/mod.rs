@@ -1,5 +1,5 @@
 //! The HTTP API v1 on hyper 1.x (HTTP/1.1): accept loop with a connection cap, header read
-//! timeout, graceful shutdown (DESIGN.md section 6). The routes are in `routes`, the JSON
+//! timeout, graceful shutdown (docs/design.md §6). The routes are in `routes`, the JSON
 //! bodies and the error mapping in `reply`. This layer knows the certification service only,
 //! never the store.
 

@@ -12,13 +12,13 @@ use std::sync::Arc;
 
 use tracing::error;
 
-use crate::certify::record::blocking;
+use crate::certify::journal::blocking;
 use crate::model::{BoxCounters, FiscalAnomaly, FiscalAnomalyKind};
 use crate::store::Store;
 
 /// Where a box said it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SeenIn {
+pub enum SeenIn {
     /// Its state (C1h): its TC may equal the register's last.
     State,
     /// A certification (38h `R:`): its TC must be above the register's last.
@@ -35,7 +35,7 @@ impl SeenIn {
 }
 
 /// What a box said of itself.
-pub(crate) struct Seen<'a> {
+pub struct Seen<'a> {
     pub device: &'a str,
     pub nim: &'a str,
     pub nif: &'a str,

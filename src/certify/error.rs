@@ -5,8 +5,7 @@ use std::time::Duration;
 
 use rust_decimal::Decimal;
 
-use crate::certify::validate::ValidationError;
-use crate::device::DeviceError;
+use crate::certify::invoice::ValidationError;
 use crate::store::StoreError;
 
 /// Why the API key was refused (all HTTP 401).
@@ -211,20 +210,6 @@ impl CertifyError {
             CertifyError::ZeroTotal => Some("items"),
             CertifyError::BadIdempotencyKey => Some("Idempotency-Key"),
             _ => None,
-        }
-    }
-
-    pub(crate) fn from_device(error: DeviceError) -> CertifyError {
-        let retry_after = error.retry_after();
-        match error {
-            DeviceError::QueueFull => CertifyError::QueueFull { retry_after },
-            DeviceError::UnreadableState { .. } => CertifyError::DeviceNotReady {
-                reason: error.to_string(),
-            },
-            other => CertifyError::DeviceUnavailable {
-                reason: other.to_string(),
-                retry_after,
-            },
         }
     }
 }

@@ -1,38 +1,38 @@
-//! Certification: the use case. Validates a request, checks duplicates, reserves quota, runs
-//! the invoice on the device as one session, journals the intent and the certification, and
-//! answers (DESIGN.md section 4).
+//! Certification: the use case and nothing else (docs/design.md §3-4). One invoice goes
+//! `service` (the steps) -> `invoice` (parse, validate, digest) -> `admission` (replay,
+//! conflicts, quota) -> a channel through the `backend` seam (`mcf`: the e-MCF box) ->
+//! `journal` (intent and certification, fsync'd) -> the answer.
 //!
 //! | module | one concept |
 //! |---|---|
-//! | `request` | the JSON body of `POST /Invoice`, parsed without f64 |
-//! | `validate` | one rule per error code; the typed, device-ready invoice and its digest |
-//! | `claims` | rn in flight and quota units reserved, released on drop |
-//! | `devices` | which device an invoice runs on; each organization's sandbox simulator, started on demand |
-//! | `run` | the device sequence of one invoice (C1..38) and its failure rules |
-//! | `readiness` | whether each configured device could certify now, and why not |
-//! | `readings` | the rates of C1h (or the configured table) and the checks of `R:` |
-//! | `compare` | the 33h check: the box's subtotal against the gateway's, field by field |
-//! | `continuity` | the box's counters against the register: fiscal anomalies |
-//! | `reconcile` | settling an unknown 38h outcome from C1h |
-//! | `record` | journaling certifications and abandonments off the async threads |
-//! | `service` | `Certifier`: authentication, certify, lookup, status, background reconciliation |
+//! | `service` | `Certifier`: the use case as named steps; lookup |
+//! | `invoice` | the request body (`request`, parsed without f64), one rule per error code, the typed invoice and its digest |
+//! | `admission` | API key -> principal; duplicate, idempotency and quota claims (`claims`) |
+//! | `backend` | the seam: `Channel` (arrive, settle, view, readiness, probe), `Waiting`, `Lane` (certify one invoice) |
+//! | `channels` | which channel an invoice goes to; each organization's sandbox, started on demand |
+//! | `mcf` | the e-MCF box as a channel: the session of one invoice (C1..38), its commands, 33h check, settling from C1h, readiness |
+//! | `journal` | what a channel may write: intent, certification, abandonment, counter continuity |
+//! | `continuity` | a box's counters against the register: fiscal anomalies |
+//! | `reconcile` | the channels in doubt and the background task that settles them |
+//! | `status` | the service's own status types, readiness, gauges, probe |
 //! | `error` | `CertifyError` and its stable codes |
 
-mod claims;
-mod compare;
+mod admission;
+mod backend;
+mod channels;
 mod continuity;
-mod devices;
 mod error;
-mod readiness;
-mod readings;
+pub mod invoice;
+mod journal;
+mod mcf;
 mod reconcile;
-mod record;
-pub mod request;
-mod run;
 mod service;
-pub mod validate;
+mod status;
 
-pub use devices::{sandbox_device_name, SandboxFactory};
+pub use admission::Principal;
+pub use backend::{Channel, SharedChannel};
+pub use channels::{sandbox_device_name, SandboxFactory};
 pub use error::{AuthFailure, CertifyError};
-pub use readiness::Problem;
-pub use service::{Certified, Certifier, CertifierSettings, Principal, ServiceStatus};
+pub use mcf::box_channel;
+pub use service::{Certified, Certifier, CertifierSettings};
+pub use status::{ChannelView, DgiContact, Problem, ServiceStatus};

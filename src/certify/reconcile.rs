@@ -1,287 +1,175 @@
-//! Settling an intent whose 38h outcome is unknown (DESIGN.md section 4, step 7): read C1h;
-//! if the device's last invoice is this rn with a codeDEFDGI, it was certified (journal it
-//! from C1h); otherwise cancel whatever is open and journal the intent as abandoned. Never
-//! resend 38h, never cancel before C1h has answered.
-//!
-//! This runs right after the unknown outcome on the same session, and again in the background
-//! (at start-up for every open intent, and after an in-doubt run) until the device answers.
-//! Until then the device takes no new invoice and the rn answers 409.
+//! Intents whose outcome is not known: the set of channels in doubt, and the background task
+//! that settles them (at start-up for every intent the journal left open, and after a run
+//! that ended in doubt) until the channel tells. Each channel decides from what it says
+//! ([`Channel::settle`](crate::certify::backend::Channel::settle): for a box, its C1h); a
+//! channel in doubt takes no invoice until settled, and the rn answers 409 meanwhile.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
-use chrono::FixedOffset;
-use mcf_sfe::reply::{Certification, DeviceState, Last};
-use mcf_sfe::{Command, Reply};
-use tracing::{info, warn};
+use tracing::{error, info, warn, Instrument};
 
-use crate::certify::record::{record_abandonment, record_certification};
-use crate::certify::run::cancel;
+use crate::certify::backend::SharedChannel;
+use crate::certify::channels::Channels;
+use crate::certify::journal::Journal;
 use crate::certify::CertifyError;
-use crate::device::Session;
-use crate::model::{Intent, IntentId, RegisterEntry};
+use crate::model::{Environment, Intent};
 use crate::store::Store;
 
-/// What C1h says about an intent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Resolution {
-    /// The device's last invoice is this one: it was certified.
-    Certified(Certification),
-    /// The device's last invoice is another one: this one was not finalized.
-    NotFinalized,
-    /// C1h does not say which invoice was last (its last-invoice fields are missing or
-    /// unreadable): nothing can be concluded; the intent stays open for an administrator.
-    CannotTell(String),
-}
+/// The channels whose last outcome is not known yet. Cheap to clone (shared).
+#[derive(Debug, Clone, Default)]
+pub struct InDoubt(Arc<Mutex<HashSet<String>>>);
 
-/// How an intent was settled.
-#[derive(Debug)]
-pub(crate) enum Settled {
-    /// Journaled as certified.
-    Certified(Box<RegisterEntry>),
-    /// Journaled as abandoned.
-    Abandoned,
-}
+impl InDoubt {
+    fn lock(&self) -> MutexGuard<'_, HashSet<String>> {
+        // Each operation is one insert or remove: a poisoned lock is still consistent.
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
 
-/// Why an intent could not be settled now.
-#[derive(Debug)]
-pub(crate) enum SettleError {
-    /// The device did not answer C1h: try again later.
-    Unreachable(String),
-    /// The device answered C1h but it does not say which invoice was last: try again later,
-    /// and tell an administrator.
-    CannotTell(String),
-    /// The journal failed.
-    Store(CertifyError),
-}
+    /// Marks `channel` in doubt: it takes no invoice until settled.
+    pub fn mark(&self, channel: &str) {
+        self.lock().insert(channel.to_owned());
+    }
 
-/// Decides from a C1h reply whether `intent` was finalized. The device takes no other invoice
-/// while an intent is open, so its last invoice is this one exactly when the FN matches.
-pub(crate) fn resolve_from_device_state(intent: &Intent, state: &DeviceState) -> Resolution {
-    let last = match &state.last {
-        Last::Nothing if state.tc == 0 => return Resolution::NotFinalized,
-        Last::Nothing => {
-            return Resolution::CannotTell(format!(
-                "C1h counts {} invoices but names no last one",
-                state.tc
-            ))
+    /// Whether `channel` is in doubt.
+    pub fn contains(&self, channel: &str) -> bool {
+        self.lock().contains(channel)
+    }
+
+    /// The channels in doubt, sorted.
+    pub fn list(&self) -> Vec<String> {
+        let mut all: Vec<String> = self.lock().iter().cloned().collect();
+        all.sort();
+        all
+    }
+
+    /// 503 while `channel` is in doubt.
+    pub(crate) fn refuse(&self, channel: &str) -> Result<(), CertifyError> {
+        if self.contains(channel) {
+            return Err(CertifyError::DeviceUnavailable {
+                reason: "the gateway is settling an earlier invoice with the device".to_string(),
+                retry_after: Duration::from_secs(5),
+            });
         }
-        Last::Unreadable(why) => return Resolution::CannotTell(why.clone()),
-        Last::Invoice(last) => last,
-    };
-    if last.rn != intent.rn {
-        // Another FN as the last invoice proves nothing was certified since the intent only
-        // if the box's counter has not moved since the C1h read before it (known for intents
-        // journaled since 1.1.0): a box that wrote this rn otherwise (trimmed, another case)
-        // may well have certified it.
-        if let Some(before) = intent.device_tc {
-            if state.tc != before {
-                return Resolution::CannotTell(format!(
-                    "the box certified since the C1h before this invoice (TC {before} then {}), \
-                     but its last invoice is FN {:?}, not {:?}",
-                    state.tc, last.rn, intent.rn
-                ));
+        Ok(())
+    }
+
+    fn clear(&self, channel: &str) {
+        self.lock().remove(channel);
+    }
+}
+
+/// Settles the intents left open, in the background.
+pub(crate) struct Reconciler {
+    store: Arc<Store>,
+    channels: Arc<Channels>,
+    journal: Journal,
+    in_doubt: InDoubt,
+}
+
+impl Reconciler {
+    pub(crate) fn new(
+        store: Arc<Store>,
+        channels: Arc<Channels>,
+        journal: Journal,
+        in_doubt: InDoubt,
+    ) -> Reconciler {
+        Reconciler {
+            store,
+            channels,
+            journal,
+            in_doubt,
+        }
+    }
+
+    /// Marks every channel with an intent the journal left open, and settles them in the
+    /// background (start-up).
+    pub(crate) fn start(self: &Arc<Self>) -> Result<(), CertifyError> {
+        let open = self.store.open_intents()?;
+        let mut channels: Vec<String> = open.into_iter().map(|(_, i)| i.device).collect();
+        channels.sort();
+        channels.dedup();
+        for channel in channels {
+            warn!(device = %channel, "open intents in the journal: reconciling before new invoices");
+            self.in_doubt.mark(&channel);
+            self.spawn(channel);
+        }
+        Ok(())
+    }
+
+    /// Keeps trying to settle the open intents of `channel` (marked in doubt) until none is
+    /// left, then lets it take invoices again.
+    pub(crate) fn spawn(self: &Arc<Self>, channel: String) {
+        let this = Arc::clone(self);
+        let span = tracing::info_span!("reconcile", device = %channel);
+        tokio::spawn(
+            async move {
+                // Short first retries: right after start-up the link comes up within ~100 ms.
+                let mut backoff = Duration::from_millis(25);
+                // The same failure is logged once at `error`, then at `debug` while it lasts.
+                let mut last_failure = None;
+                loop {
+                    match this.pass(&channel).await {
+                        Ok(true) => {
+                            this.in_doubt.clear(&channel);
+                            info!("all intents settled; the device takes invoices again");
+                            return;
+                        }
+                        Ok(false) => {}
+                        Err(error) => {
+                            let text = error.to_string();
+                            if last_failure.as_ref() != Some(&text) {
+                                error!(%error, "reconciliation failed; will retry");
+                            } else {
+                                tracing::debug!(%error, "reconciliation failed again");
+                            }
+                            last_failure = Some(text);
+                        }
+                    }
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                }
             }
-        }
-        return Resolution::NotFinalized;
-    }
-    if last.invoice_type.to_string() != intent.invoice_type
-        || last
-            .amount
-            .is_some_and(|amount| amount != intent.totals.total)
-    {
-        // Same FN: the device certified it. Never lose it, but say that it looks odd.
-        warn!(
-            rn = %intent.rn,
-            device_type = %last.invoice_type,
-            device_amount = ?last.amount,
-            "the device's last invoice has this rn but another type or amount"
-        );
-    }
-    let fc = if last.invoice_type.is_credit_note() {
-        state.frc
-    } else {
-        state.fvc
-    };
-    Resolution::Certified(Certification {
-        fc,
-        tc: state.tc,
-        invoice_type: last.invoice_type,
-        at: last.at,
-        mid: state.mid.clone(),
-        nif: state.nif.clone(),
-        rn: Some(last.rn.clone()),
-        code_def: last.code_def.clone(),
-    })
-}
-
-/// Settles one open intent on `session`.
-pub(crate) async fn settle(
-    session: &mut Session,
-    store: &Arc<Store>,
-    offset: FixedOffset,
-    intent_id: IntentId,
-    intent: &Intent,
-) -> Result<Settled, SettleError> {
-    let state = match session.execute(Command::DeviceState).await {
-        Ok(Reply::DeviceState(state)) => state,
-        Ok(other) => {
-            return Err(SettleError::Unreachable(format!(
-                "unexpected answer to C1h: {other:?}"
-            )))
-        }
-        Err(error) => return Err(SettleError::Unreachable(error.to_string())),
-    };
-    match resolve_from_device_state(intent, &state) {
-        Resolution::Certified(certification) => {
-            let entry =
-                record_certification(store, offset, intent_id, &certification, "reconciled")
-                    .await
-                    .map_err(SettleError::Store)?;
-            info!(rn = %intent.rn, sequence = entry.sequence, "reconciled: certified on the device");
-            Ok(Settled::Certified(Box::new(entry)))
-        }
-        Resolution::CannotTell(why) => Err(SettleError::CannotTell(format!(
-            "the box's C1h does not say which invoice it finalized last ({why}): rn {} stays \
-             in doubt and the box takes no invoice until its C1h tells",
-            intent.rn
-        ))),
-        Resolution::NotFinalized => {
-            cancel(session, &intent.device).await;
-            record_abandonment(
-                store,
-                intent_id,
-                "not finalized on the device (C1h after an unknown outcome)".to_string(),
-            )
-            .await
-            .map_err(SettleError::Store)?;
-            info!(rn = %intent.rn, "reconciled: not finalized, abandoned");
-            Ok(Settled::Abandoned)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use chrono::{NaiveDate, Utc};
-    use mcf_sfe::reply::LastInvoice;
-    use mcf_sfe::types::InvoiceType;
-    use rust_decimal_macros::dec;
-
-    use crate::model::{DeviceTotals, Environment};
-
-    fn intent(rn: &str) -> Intent {
-        Intent {
-            org: "demo".into(),
-            environment: Environment::Production,
-            rn: rn.into(),
-            invoice_type: "FV".into(),
-            key_id: "k".into(),
-            device: "shop".into(),
-            request_digest: "d".into(),
-            received_at: Utc::now(),
-            totals: DeviceTotals {
-                total: dec!(116.00),
-                vat: dec!(16.00),
-                group_ttc: vec![],
-                group_vat: vec![],
-                specific_tax: dec!(0),
-                usd_equivalent: None,
-                mcur: None,
-            },
-            nif: "A1234567B".into(),
-            isf: "ISF1".into(),
-            idempotency_key: None,
-            device_tc: None,
-        }
-    }
-
-    fn state(last_rn: Option<&str>) -> DeviceState {
-        let at = NaiveDate::from_ymd_opt(2026, 11, 22)
-            .and_then(|d| d.and_hms_opt(10, 0, 0))
-            .unwrap_or_default();
-        DeviceState {
-            mid: "NIM001".into(),
-            nif: "A1234567B".into(),
-            clock: Some(at),
-            tc: 7,
-            fvc: 5,
-            frc: 2,
-            last: last_rn.map_or(Last::Nothing, |rn| {
-                Last::Invoice(LastInvoice {
-                    at,
-                    invoice_type: InvoiceType::Fv,
-                    code_def: "ABCDEFGHIJKLMNOPQRSTUVWX".into(),
-                    rn: rn.into(),
-                    amount: Some(dec!(116.00)),
-                })
-            }),
-            rates: None,
-            currency: None,
-        }
-    }
-
-    #[test]
-    fn the_last_invoice_with_this_rn_is_certified_with_its_counters() {
-        match resolve_from_device_state(&intent("F-1"), &state(Some("F-1"))) {
-            Resolution::Certified(c) => {
-                assert_eq!(c.counters(), "5/7 FV");
-                assert_eq!(c.code_def, "ABCDEFGHIJKLMNOPQRSTUVWX");
-                assert!(c
-                    .qr_code()
-                    .starts_with("RDCDEF01;NIM001;ABCDEFGHIJKLMNOPQRSTUVWX;A1234567B;"));
-            }
-            other => panic!("expected certified, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn another_last_invoice_or_none_means_not_finalized() {
-        assert_eq!(
-            resolve_from_device_state(&intent("F-1"), &state(Some("F-0"))),
-            Resolution::NotFinalized
-        );
-        let mut fresh = state(None);
-        fresh.tc = 0;
-        assert_eq!(
-            resolve_from_device_state(&intent("F-1"), &fresh),
-            Resolution::NotFinalized
+            .instrument(span),
         );
     }
 
-    #[test]
-    fn another_fn_settles_only_if_the_counter_did_not_move() {
-        let mut settled = intent("F-1");
-        settled.device_tc = Some(7);
-        assert_eq!(
-            resolve_from_device_state(&settled, &state(Some("F-0"))),
-            Resolution::NotFinalized
-        );
-        settled.device_tc = Some(6);
-        assert!(matches!(
-            resolve_from_device_state(&settled, &state(Some("F-1 "))),
-            Resolution::CannotTell(_)
-        ));
-        // A box that counts invoices but names none.
-        let mut silent = state(None);
-        assert!(matches!(
-            resolve_from_device_state(&intent("F-1"), &silent),
-            Resolution::CannotTell(_)
-        ));
-        silent.tc = 0;
-        assert_eq!(
-            resolve_from_device_state(&intent("F-1"), &silent),
-            Resolution::NotFinalized
-        );
+    /// One pass: true when no open intent is left for `channel`.
+    async fn pass(&self, channel: &str) -> Result<bool, CertifyError> {
+        let open: Vec<_> = self
+            .store
+            .open_intents()?
+            .into_iter()
+            .filter(|(_, intent)| intent.device == channel)
+            .collect();
+        if open.is_empty() {
+            return Ok(true);
+        }
+        let Some(owner) = self.owner(channel, &open[0].1).await? else {
+            error!(
+                "open intents name a device that is not configured; configure it to settle them"
+            );
+            return Ok(false);
+        };
+        owner.settle(open, &self.journal).await
     }
 
-    #[test]
-    fn a_last_invoice_c1h_cannot_read_settles_nothing() {
-        let mut unreadable = state(Some("F-1"));
-        unreadable.last = Last::Unreadable("lastFN is empty".into());
-        assert!(matches!(
-            resolve_from_device_state(&intent("F-1"), &unreadable),
-            Resolution::CannotTell(_)
-        ));
+    /// The channel an intent ran on; a sandbox is started again if needed (after a restart).
+    async fn owner(
+        &self,
+        channel: &str,
+        intent: &Intent,
+    ) -> Result<Option<SharedChannel>, CertifyError> {
+        if let Some(owner) = self.channels.by_name(channel) {
+            return Ok(Some(owner));
+        }
+        if intent.environment != Environment::Sandbox {
+            return Ok(None);
+        }
+        let Some(org) = self.store.organization(&intent.org)? else {
+            return Ok(None);
+        };
+        Ok(Some(self.channels.sandbox_of(&org).await?))
     }
 }

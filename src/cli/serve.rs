@@ -16,7 +16,9 @@ use super::admin_commands::quota_settings;
 use super::embedded;
 use crate::admin::{socket, Admin};
 use crate::api::{self, Backend, ServerSettings};
-use crate::certify::{sandbox_device_name, Certifier, CertifierSettings, SandboxFactory};
+use crate::certify::{
+    box_channel, sandbox_device_name, Certifier, CertifierSettings, SandboxFactory,
+};
 use crate::config::Config;
 use crate::dashboard::Dashboard;
 use crate::device::capture::Capture;
@@ -109,7 +111,7 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
 
     let certifier = Certifier::new(
         Arc::clone(&store),
-        handles,
+        handles.into_iter().map(box_channel).collect(),
         CertifierSettings {
             offset: config.offset(),
             quota_start: config.plans.start,
@@ -321,7 +323,7 @@ fn sandbox_factory(
                 }
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             }
-            Ok(handle)
+            Ok(box_channel(handle))
         })
     })
 }

@@ -1,4 +1,4 @@
-//! The organization dashboard (DESIGN.md §8), served by the gateway under `/dashboard`: plain
+//! The organization dashboard (docs/design.md §8), served by the gateway under `/dashboard`: plain
 //! HTML forms, no script, no build step.
 //!
 //! # Routes

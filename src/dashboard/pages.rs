@@ -10,7 +10,7 @@ use super::html::{self, csrf_input, esc, notice, Tab};
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
 use crate::admin::AdminRequest;
-use crate::device::LinkStatus;
+use crate::certify::ChannelView;
 use crate::model::{Environment, KeyRecord};
 
 /// Longest key label accepted from the dashboard.
@@ -35,13 +35,7 @@ impl Dashboard {
         };
         let (year, used, quota) = (num("/quota/year"), num("/quota/used"), num("/quota/quota"));
         let status = self.certifier.status();
-        let device = |name: &str| {
-            status
-                .devices
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, s)| s)
-        };
+        let device = |name: &str| status.devices.iter().find(|view| view.name == name);
         let org = &ctx.org;
         let offset = self.admin.time_zone();
         let mut body = format!(
@@ -266,7 +260,7 @@ impl Dashboard {
 fn device_row(
     label: &str,
     name: &str,
-    status: Option<&LinkStatus>,
+    status: Option<&ChannelView>,
     offset: chrono::FixedOffset,
 ) -> String {
     let Some(s) = status else {
@@ -342,7 +336,7 @@ fn fiscal_anomalies(
 }
 
 /// The device's link with the DGI server, as C2h last reported it.
-fn dgi_paragraph(status: Option<&crate::device::LinkStatus>) -> String {
+fn dgi_paragraph(status: Option<&ChannelView>) -> String {
     let Some(dgi) = status.and_then(|s| s.dgi.as_ref()) else {
         return "<p>Last contact of the device with the DGI (C2h): <em id=\"dgi-contact\">\
                 unknown</em> (the device has not answered C2h since the gateway started).</p></section>"

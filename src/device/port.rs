@@ -22,7 +22,7 @@ pub(super) trait Connector: Send + 'static {
     fn describe(&self) -> String;
 }
 
-/// A serial port (or pty) by path: 8N1, no flow control, exclusive (DESIGN.md §9: one owner).
+/// A serial port (or pty) by path: 8N1, no flow control, exclusive (docs/design.md §9: one owner).
 pub(super) struct SerialConnector {
     path: PathBuf,
     baud: u32,

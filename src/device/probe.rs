@@ -6,44 +6,9 @@
 use mcf_sfe::reply::{GroupRate, Last};
 use mcf_sfe::types::{TaxGroup, TaxpayerKey};
 use mcf_sfe::{Command, Reply};
-use serde::{Deserialize, Serialize};
 
-use super::status::SeenAnomaly;
 use super::{DeviceError, DeviceHandle};
-
-/// What a probe found.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProbeReport {
-    /// The device's configured name.
-    pub device: String,
-    /// Machine id (NIM), from C1h.
-    pub nim: Option<String>,
-    /// Taxpayer NIF, from C1h.
-    pub nif: Option<String>,
-    /// The box's clock (`yyyy-MM-dd HH:mm:ss`, its local time).
-    pub clock: Option<String>,
-    /// TC, FVC, FRC.
-    pub counters: Option<(u64, u64, u64)>,
-    /// The last finalized invoice, in words.
-    pub last_invoice: Option<String>,
-    /// VAT rate per group as C1h gives it (`A` .. `P`, `-` for no VAT); `None` when its C1h
-    /// carries no rates.
-    pub rates: Option<Vec<(char, String)>>,
-    /// The currency block of C1h as sent (code, rate, date).
-    pub currency: Option<(String, String, String)>,
-    /// The link with the DGI (C2h), in words.
-    pub dgi: Option<String>,
-    /// 2Bh values: key and value (or why none).
-    pub taxpayer: Vec<(String, String)>,
-    /// The status bytes of the last reply, in hex.
-    pub status_bytes: Option<String>,
-    /// Why the box cannot certify now, if anything stops it.
-    pub blocked: Option<String>,
-    /// What in its replies differs from PROTOCOL.md.
-    pub anomalies: Vec<SeenAnomaly>,
-    /// Commands that failed, and why.
-    pub errors: Vec<String>,
-}
+pub use crate::model::ProbeReport;
 
 /// Probes the device behind `handle` (waits for its turn like an invoice).
 pub async fn probe(handle: &DeviceHandle) -> Result<ProbeReport, DeviceError> {

@@ -6,9 +6,9 @@
 use chrono::{DateTime, Utc};
 use mcf_sfe::reply::{Anomaly, DeviceState, LinkState};
 use mcf_sfe::{Status, StatusFlag};
-use serde::{Deserialize, Serialize};
 
 use super::config::StatusMap;
+pub use crate::model::SeenAnomaly;
 
 /// The link as the dashboard and `/status` see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,23 +54,6 @@ impl LinkStatus {
             queued: 0,
         }
     }
-}
-
-/// One kind of difference from PROTOCOL.md seen in a box's replies.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SeenAnomaly {
-    /// The command whose reply it was in, e.g. `C1h`.
-    pub command: String,
-    /// The field (PROTOCOL.md's name), or `fields`, `prefix`, `DATA`, `refusal`.
-    pub field: String,
-    /// The last value received there.
-    pub raw: String,
-    /// What PROTOCOL.md describes there.
-    pub expected: String,
-    /// How many replies showed it.
-    pub count: u64,
-    /// When it was first seen.
-    pub first_seen: DateTime<Utc>,
 }
 
 /// Counts `anomaly` in `seen`; true the first time this (command, field) is seen.

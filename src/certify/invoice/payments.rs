@@ -7,7 +7,7 @@ use rust_decimal::Decimal;
 use super::header::given;
 use super::items::check_amount;
 use super::{code, ValidationError, MAX_AMOUNT};
-use crate::certify::request::{InvoiceRequest, PaymentRequest};
+use crate::certify::invoice::request::{InvoiceRequest, PaymentRequest};
 
 /// A validated payment: the 35h command and the currency fields the client sent (they go to
 /// the digest only; the device carries method and amount).

@@ -3,8 +3,8 @@
 use rust_decimal_macros::dec;
 
 use super::*;
-use crate::certify::request::{parse_body, MAX_DEPTH};
-use crate::certify::validate::code;
+use crate::certify::invoice::code;
+use crate::certify::invoice::request::{parse_body, MAX_DEPTH};
 
 fn parse_error(body: &str) -> ValidationError {
     match parse_body(body.as_bytes()) {

@@ -8,9 +8,9 @@ use mcf_sfe::types::{CommentLine, InvoiceType, PriceMode, ReferenceType};
 use rust_decimal::Decimal;
 
 use super::{code, Seller, ValidationError, MAX_AMOUNT, MAX_TYPE_DESC};
-use crate::certify::request::{InvoiceRequest, COMMENT_FIELDS};
+use crate::certify::invoice::request::{InvoiceRequest, COMMENT_FIELDS};
 
-/// Length of a codeDEFDGI (DESIGN.md §6).
+/// Length of a codeDEFDGI (docs/design.md §6).
 pub(super) const REFERENCE_LEN: usize = 24;
 
 /// The currency of the invoice, validated.

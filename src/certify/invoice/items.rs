@@ -7,7 +7,7 @@ use rust_decimal::{Decimal, RoundingStrategy};
 use super::header::given;
 use super::json::parse_decimal;
 use super::{code, ValidItem, ValidationError, MAX_AMOUNT};
-use crate::certify::request::{InvoiceRequest, ItemRequest};
+use crate::certify::invoice::request::{InvoiceRequest, ItemRequest};
 
 /// `items`: at least one line, each valid.
 pub(super) fn items(request: &InvoiceRequest) -> Result<Vec<ValidItem>, ValidationError> {

@@ -20,15 +20,18 @@ use mcf_sfe::command::{
 use mcf_sfe::types::{InvoiceType, ItemType, PaymentMethod, PriceMode, TaxGroup};
 use rust_decimal::Decimal;
 
-use super::request::InvoiceRequest;
+use request::InvoiceRequest;
+
+pub use request::parse_body;
 
 mod canonical;
 pub mod code;
 mod frames;
 mod header;
 mod items;
-pub(crate) mod json;
+mod json;
 mod payments;
+pub mod request;
 #[cfg(test)]
 mod tests;
 mod totals;
@@ -200,7 +203,7 @@ impl ValidInvoice {
     }
 
     /// The 35h commands to send once the device total `total` (33h MV) is known: the client's
-    /// payments, or one ESPECES payment of `total` when it sent none (DESIGN.md §4). Whether
+    /// payments, or one ESPECES payment of `total` when it sent none (docs/design.md §4). Whether
     /// they cover `total` is the caller's check.
     pub fn payment_commands(&self, total: Decimal) -> Vec<Payment> {
         if self.payments.is_empty() {

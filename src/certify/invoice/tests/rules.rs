@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::cases::{cases, credit, DEF};
 use super::*;
-use crate::certify::validate::{code, MAX_AMOUNT};
+use crate::certify::invoice::{code, MAX_AMOUNT};
 
 #[test]
 fn each_rule_refuses_with_its_code_and_field() {

@@ -7,7 +7,7 @@ use mcf_sfe::reply::{Anomaly, Certification, DeviceState};
 use mcf_sfe::types::{InvoiceType, TaxGroup};
 use rust_decimal::Decimal;
 
-use crate::certify::validate::ValidInvoice;
+use crate::certify::invoice::ValidInvoice;
 use crate::certify::CertifyError;
 use crate::device::Session;
 

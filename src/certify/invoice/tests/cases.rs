@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::certify::validate::code;
+use crate::certify::invoice::code;
 
 /// A valid codeDEFDGI shape.
 pub(super) const DEF: &str = "4B2RQ5DXMT4N4AODOS5H4YXR";

@@ -1,4 +1,4 @@
-//! The canonical form of a validated request and its digest (DESIGN.md §4-5: duplicate
+//! The canonical form of a validated request and its digest (docs/design.md §4-5: duplicate
 //! check and LogInvoices). Same invoice content, same digest, whatever the JSON key order,
 //! whitespace, escapes, or `"12.5"` vs `12.50` vs `"12.50"`.
 //!
@@ -23,7 +23,7 @@ use sha2::{Digest, Sha256};
 use super::header::Currency;
 use super::payments::ValidPayment;
 use super::ValidInvoice;
-use crate::certify::request::COMMENT_FIELDS;
+use crate::certify::invoice::request::COMMENT_FIELDS;
 
 /// A JSON value of the canonical form.
 enum Json {

@@ -1,27 +1,13 @@
-//! "Status is the truth": whether an invoice could be certified now on each configured
-//! device, and if not why, in words shown on `/status`'s dashboard, in `/metrics` and in the
-//! log. A device is ready when its link answers, nothing it says stops certification (its
-//! state readable, its fiscal memory not full, its DGI link not overdue: `LinkStatus::blocked`),
-//! every organization bound to it has the NIF the box is personalized for, and no earlier
-//! invoice of it waits to be settled.
+//! "Status is the truth" for a box: whether an invoice could be certified on it now, and if
+//! not why, in words shown on the dashboard, in `/metrics` and in the log. A box is ready
+//! when its link answers, nothing it says stops certification (its state readable, its fiscal
+//! memory not full, its DGI link not overdue: `LinkStatus::blocked`), every organization
+//! bound to it has the NIF the box is personalized for, and no earlier invoice of it waits to
+//! be settled.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
-
-use tracing::{info, warn};
-
+use crate::certify::status::Problem;
 use crate::device::LinkStatus;
 use crate::model::Organization;
-
-/// Why a configured device could not certify now.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    /// A fixed code, for `/metrics` labels: `link_down`, `box_blocked`, `nif_mismatch`,
-    /// `settling`.
-    pub code: &'static str,
-    /// In words, for the log and the administrator.
-    pub text: String,
-}
 
 /// Why `device` (configured, with link `status`) could not certify now for the organizations
 /// `organizations` (those bound to it are checked); `None` when it could.
@@ -64,34 +50,6 @@ pub(crate) fn problem(
         );
     }
     None
-}
-
-/// The reasons last logged, per device: a change is logged once, not at every poll.
-#[derive(Default)]
-pub(crate) struct Reported {
-    last: Mutex<BTreeMap<String, String>>,
-}
-
-impl Reported {
-    /// Logs each device whose reason appeared, changed or went away since the last call.
-    pub(crate) fn log_changes(&self, problems: &[(String, Problem)]) {
-        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        let now: BTreeMap<String, String> = problems
-            .iter()
-            .map(|(device, problem)| (device.clone(), problem.text.clone()))
-            .collect();
-        for (device, reason) in &now {
-            if last.get(device) != Some(reason) {
-                warn!(%device, %reason, "status false: this device cannot certify now");
-            }
-        }
-        for device in last.keys() {
-            if !now.contains_key(device) {
-                info!(%device, "this device can certify again");
-            }
-        }
-        *last = now;
-    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use mcf_sfe::types::CommentLine;
 use rust_decimal::Decimal;
 
 use super::{code, Seller, ValidInvoice, ValidationError};
-use crate::certify::request::COMMENT_FIELDS;
+use crate::certify::invoice::request::COMMENT_FIELDS;
 
 /// A text of a command: the `mcf_sfe` field name, its JSON path and its value.
 type Text<'a> = (&'static str, String, &'a str);

@@ -1,6 +1,6 @@
 //! The invoice request body of `POST /api/v1/Invoice`, with the seed's field names.
 //!
-//! [`parse_body`] is the only way in. It reads the JSON itself (`validate/json.rs`, through
+//! [`parse_body`] is the only way in. It reads the JSON itself (`json.rs`, through
 //! `serde_json::value::RawValue`, one object level at a time) rather than deriving
 //! `Deserialize` with `#[serde(deny_unknown_fields)]`, so that every refusal carries the JSON
 //! path of the field at fault (`items[2].pricee`; serde's error names the key, not where):
@@ -16,8 +16,8 @@
 
 use rust_decimal::Decimal;
 
-use super::validate::json::{self, Obj};
-use super::validate::ValidationError;
+use super::json::{self, Obj};
+use super::ValidationError;
 
 /// Deepest nesting of arrays and objects accepted in a body (the schema needs 3).
 pub const MAX_DEPTH: usize = 32;

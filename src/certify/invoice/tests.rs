@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::{validate, Seller, ValidInvoice, ValidationError};
-use crate::certify::request::parse_body;
+use crate::certify::invoice::request::parse_body;
 
 mod cases;
 mod digest;

@@ -1,0 +1,151 @@
+//! Which channel an invoice goes to: the organization's configured channel (`device`) for
+//! `mcf_live_` keys, and for `mcf_test_` keys the organization's own sandbox, a bundled
+//! simulator personalized with the organization's NIF, started on first use by a factory the
+//! binary provides (so its QR codes carry the organization's NIF, as the real box's will).
+//! Nothing here starts a sandbox before the request is valid and admitted: [`Channels::running`]
+//! never starts one, [`Channels::for_invoice`] does.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+
+use crate::certify::backend::SharedChannel;
+use crate::certify::CertifyError;
+use crate::model::{Environment, Organization};
+
+/// Starts the sandbox channel of an organization (a simulator on a pty).
+pub type SandboxFactory = std::sync::Arc<
+    dyn Fn(Organization) -> BoxFuture<'static, Result<SharedChannel, String>> + Send + Sync,
+>;
+
+/// The name of `org`'s sandbox channel.
+pub fn sandbox_device_name(org: &str) -> String {
+    format!("sandbox-{org}")
+}
+
+/// The configured channels and the sandboxes started so far.
+pub(crate) struct Channels {
+    configured: HashMap<String, SharedChannel>,
+    factory: Option<SandboxFactory>,
+    sandboxes: Mutex<HashMap<String, SharedChannel>>,
+    starting: tokio::sync::Mutex<()>,
+}
+
+impl Channels {
+    pub(crate) fn new(configured: Vec<SharedChannel>, factory: Option<SandboxFactory>) -> Channels {
+        Channels {
+            configured: configured
+                .into_iter()
+                .map(|channel| (channel.name().to_string(), channel))
+                .collect(),
+            factory,
+            sandboxes: Mutex::new(HashMap::new()),
+            starting: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    fn sandboxes(&self) -> std::sync::MutexGuard<'_, HashMap<String, SharedChannel>> {
+        self.sandboxes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The channel of `org` in `env` if it runs now (nothing is started).
+    pub(crate) fn running(&self, org: &Organization, env: Environment) -> Option<SharedChannel> {
+        match env {
+            Environment::Production => self.configured.get(&org.device).cloned(),
+            Environment::Sandbox => self.sandboxes().get(&sandbox_device_name(&org.id)).cloned(),
+        }
+    }
+
+    /// The channel of `org` in `env`; a sandbox is started if needed.
+    pub(crate) async fn for_invoice(
+        &self,
+        org: &Organization,
+        env: Environment,
+    ) -> Result<SharedChannel, CertifyError> {
+        match env {
+            Environment::Production => self.configured.get(&org.device).cloned().ok_or_else(|| {
+                CertifyError::DeviceUnavailable {
+                    reason: format!("device {} is not configured", org.device),
+                    retry_after: Duration::from_secs(30),
+                }
+            }),
+            Environment::Sandbox => self.sandbox_of(org).await,
+        }
+    }
+
+    /// The sandbox channel of `org`, started on first use.
+    pub(crate) async fn sandbox_of(
+        &self,
+        org: &Organization,
+    ) -> Result<SharedChannel, CertifyError> {
+        let name = sandbox_device_name(&org.id);
+        if let Some(channel) = self.sandboxes().get(&name) {
+            return Ok(channel.clone());
+        }
+        let Some(factory) = &self.factory else {
+            return Err(CertifyError::DeviceUnavailable {
+                reason: "this gateway has no sandbox".to_string(),
+                retry_after: Duration::from_secs(60),
+            });
+        };
+        let _one_at_a_time = self.starting.lock().await;
+        if let Some(channel) = self.sandboxes().get(&name) {
+            return Ok(channel.clone());
+        }
+        let channel =
+            factory(org.clone())
+                .await
+                .map_err(|reason| CertifyError::DeviceUnavailable {
+                    reason: format!("the sandbox device could not start: {reason}"),
+                    retry_after: Duration::from_secs(30),
+                })?;
+        self.sandboxes().insert(name, channel.clone());
+        Ok(channel)
+    }
+
+    /// A channel by name, if it is configured or already started.
+    pub(crate) fn by_name(&self, name: &str) -> Option<SharedChannel> {
+        self.configured
+            .get(name)
+            .cloned()
+            .or_else(|| self.sandboxes().get(name).cloned())
+    }
+
+    /// A configured (production) channel by name.
+    pub(crate) fn configured(&self, name: &str) -> Option<SharedChannel> {
+        self.configured.get(name).cloned()
+    }
+
+    /// The configured (production) channels' names, sorted.
+    pub(crate) fn configured_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.configured.keys().cloned().collect();
+        names.sort();
+        names
+    }
+
+    /// Every channel, and whether it is a configured (production) one, by name.
+    pub(crate) fn all(&self) -> Vec<(SharedChannel, bool)> {
+        let mut all: Vec<(SharedChannel, bool)> = self
+            .configured
+            .values()
+            .map(|channel| (channel.clone(), true))
+            .chain(
+                self.sandboxes()
+                    .values()
+                    .map(|channel| (channel.clone(), false)),
+            )
+            .collect();
+        all.sort_by(|a, b| a.0.name().cmp(b.0.name()));
+        all
+    }
+
+    /// Stops every channel after its current invoice.
+    pub(crate) async fn shutdown(&self) {
+        let sandboxes: Vec<SharedChannel> = self.sandboxes().values().cloned().collect();
+        for channel in self.configured.values().chain(sandboxes.iter()) {
+            channel.shutdown().await;
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! What a certification channel may write to the register, and nothing else: the callback the
+//! use case gives every channel (`backend.rs`). Each call runs on the blocking pool (the store
+//! fsyncs) and returns once the record is durable: the intent before the channel finalizes,
+//! the certification before anyone answers 200.
+
+use std::sync::Arc;
+
+use chrono::{Datelike, FixedOffset, Utc};
+
+use crate::certify::continuity::{self, Seen};
+use crate::certify::CertifyError;
+use crate::model::{BoxCounters, Intent, IntentId, RegisterEntry, SecurityElements};
+use crate::store::{Store, StoreError};
+
+/// The register, as a channel sees it.
+#[derive(Clone)]
+pub struct Journal {
+    store: Arc<Store>,
+    offset: FixedOffset,
+}
+
+impl Journal {
+    /// The register in `store`; `offset` is the quota year's time zone.
+    pub(crate) fn new(store: Arc<Store>, offset: FixedOffset) -> Journal {
+        Journal { store, offset }
+    }
+
+    /// Journals `intent` (fsync'd) before the channel finalizes it.
+    pub async fn intent(&self, intent: Intent) -> Result<IntentId, CertifyError> {
+        blocking(&self.store, move |store| store.record_intent(intent)).await
+    }
+
+    /// Journals the certification of `intent` (fsync'd before this returns) and returns its
+    /// LogInvoices entry. `source` says how it was learnt: `finalize` or `reconciled`.
+    pub async fn certified(
+        &self,
+        intent: IntentId,
+        security: SecurityElements,
+        source: &'static str,
+    ) -> Result<RegisterEntry, CertifyError> {
+        let certified_at = Utc::now();
+        let quota_year = certified_at.with_timezone(&self.offset).year();
+        blocking(&self.store, move |store| {
+            store.record_certified(intent, quota_year, certified_at, security, source)
+        })
+        .await
+    }
+
+    /// Journals that `intent` was not finalized.
+    pub async fn abandoned(&self, intent: IntentId, reason: String) -> Result<(), CertifyError> {
+        blocking(&self.store, move |store| {
+            store.record_abandoned(intent, &reason)
+        })
+        .await
+    }
+
+    /// What the register knew of the machine `nim` before this invoice (`None` when nothing
+    /// or when it cannot be read: continuity is then not checked).
+    pub async fn known_counters(&self, nim: &str) -> Option<BoxCounters> {
+        continuity::known(&self.store, nim).await
+    }
+
+    /// Checks what a channel said of its counters against `known`: a fiscal anomaly is
+    /// journaled once and logged, never refused.
+    pub async fn check_continuity(&self, known: Option<&BoxCounters>, seen: Seen<'_>) {
+        continuity::check(&self.store, known, seen).await;
+    }
+}
+
+/// Runs a blocking store call on the blocking pool (the store fsyncs).
+pub(crate) async fn blocking<T, F>(store: &Arc<Store>, call: F) -> Result<T, CertifyError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+{
+    let store = Arc::clone(store);
+    tokio::task::spawn_blocking(move || call(&store))
+        .await
+        .map_err(|e| CertifyError::Internal(format!("store task failed: {e}")))?
+        .map_err(CertifyError::from)
+}
