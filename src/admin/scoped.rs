@@ -6,20 +6,25 @@
 //! organizations hold.
 
 use chrono::{NaiveDate, Utc};
-use serde_json::{json, Value};
 
+use super::answers::{EntryCounts, IssuedToken, KeyCounts, LogPage, OrgSummary, PublicToken};
 use super::token;
 use super::{Admin, AdminError};
-use crate::model::{Environment, RegisterEntry};
+use crate::model::{Environment, KeyRecord, RegisterEntry};
 use crate::store::DashboardToken;
 
 /// Filters and cursor of a register search.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Search {
+pub struct Search {
+    /// Only entries whose rn contains this (ASCII case-insensitive).
     pub rn: Option<String>,
+    /// Only entries certified on or after this day (configured time zone).
     pub from: Option<NaiveDate>,
+    /// Only entries certified on or before this day (configured time zone).
     pub to: Option<NaiveDate>,
+    /// Only entries with a sequence below this one (the next page's cursor).
     pub before: Option<u64>,
+    /// At most this many (1..=500).
     pub limit: usize,
 }
 
@@ -69,11 +74,8 @@ impl Admin {
             .is_some_and(|t| !t.revoked && t.org == org))
     }
 
-    pub(super) fn dashboard_token_issue(
-        &self,
-        org: &str,
-        label: &str,
-    ) -> Result<Value, AdminError> {
+    /// Issues a dashboard sign-in token; the answer carries the plaintext, shown once.
+    pub fn dashboard_token_issue(&self, org: &str, label: &str) -> Result<IssuedToken, AdminError> {
         self.organization(org)?;
         if label.chars().count() > 100 || label.chars().any(char::is_control) {
             return Err(AdminError::Invalid(
@@ -82,57 +84,68 @@ impl Admin {
         }
         let issued = token::issue(org, label, Utc::now());
         self.store.issue_dashboard_token(issued.record.clone())?;
-        Ok(json!({"token": issued.plaintext, "record": public(&issued.record)}))
+        Ok(IssuedToken {
+            token: issued.plaintext,
+            record: public(&issued.record),
+        })
     }
 
-    pub(super) fn dashboard_token_list(&self, org: &str) -> Result<Value, AdminError> {
+    /// The dashboard tokens of an organization (never their hashes).
+    pub fn dashboard_token_list(&self, org: &str) -> Result<Vec<PublicToken>, AdminError> {
         self.organization(org)?;
         let tokens = self.store.dashboard_tokens_of(org)?;
-        Ok(Value::Array(tokens.iter().map(public).collect()))
+        Ok(tokens.iter().map(public).collect())
     }
 
-    pub(super) fn dashboard_token_revoke(&self, id: &str) -> Result<Value, AdminError> {
+    /// Revokes a dashboard token: it signs in no more and its sessions end.
+    pub fn dashboard_token_revoke(&self, id: &str) -> Result<PublicToken, AdminError> {
         if self.store.dashboard_token(id)?.is_none() {
             return Err(AdminError::NotFound(format!("no dashboard token {id:?}")));
         }
         Ok(public(&self.store.revoke_dashboard_token(id)?))
     }
 
-    pub(super) fn org_summary(&self, org: &str) -> Result<Value, AdminError> {
+    /// An organization's overview: quota of the year, entries per register, keys.
+    pub fn org_summary(&self, org: &str) -> Result<OrgSummary, AdminError> {
         let organization = self.organization(org)?;
         let keys = self.store.keys_of(org)?;
         let enabled = keys.iter().filter(|k| k.enabled).count();
-        Ok(json!({
-            "organization": organization,
-            "quota": self.quota_json(&organization)?,
-            "entries": {
-                "production": self.store.org_entry_count(org, Environment::Production)?,
-                "sandbox": self.store.org_entry_count(org, Environment::Sandbox)?,
+        Ok(OrgSummary {
+            quota: self.quota_use(&organization)?,
+            organization,
+            entries: EntryCounts {
+                production: self.store.org_entry_count(org, Environment::Production)?,
+                sandbox: self.store.org_entry_count(org, Environment::Sandbox)?,
             },
-            "keys": {"total": keys.len(), "enabled": enabled},
-        }))
+            keys: KeyCounts {
+                total: keys.len(),
+                enabled,
+            },
+        })
     }
 
-    pub(super) fn org_key_set_enabled(
+    /// Enables or disables a key of `org` (another organization's key is not found).
+    pub fn org_key_set_enabled(
         &self,
         org: &str,
         id: &str,
         enabled: bool,
-    ) -> Result<Value, AdminError> {
+    ) -> Result<KeyRecord, AdminError> {
         match self.store.key(id)? {
-            Some(key) if key.org == org => Ok(json!(self.store.set_key_enabled(id, enabled)?)),
+            Some(key) if key.org == org => Ok(self.store.set_key_enabled(id, enabled)?),
             _ => Err(AdminError::NotFound(format!(
                 "no API key {id:?} in this organization"
             ))),
         }
     }
 
-    pub(super) fn org_log_search(
+    /// A page of one organization's register, newest first, with optional filters.
+    pub fn org_log_search(
         &self,
         org: &str,
         env: Environment,
         search: &Search,
-    ) -> Result<Value, AdminError> {
+    ) -> Result<LogPage, AdminError> {
         self.organization(org)?;
         let limit = search.limit.clamp(1, MAX_PAGE);
         let needle = search
@@ -160,17 +173,21 @@ impl Admin {
         } else {
             None
         };
-        Ok(json!({"entries": entries, "next_before": next_before}))
+        Ok(LogPage {
+            entries,
+            next_before,
+        })
     }
 
-    pub(super) fn org_log_show(
+    /// One entry of one organization's register.
+    pub fn org_log_show(
         &self,
         org: &str,
         env: Environment,
         sequence: u64,
-    ) -> Result<Value, AdminError> {
+    ) -> Result<RegisterEntry, AdminError> {
         match self.store.entry(env, sequence)? {
-            Some(entry) if entry.request.org == org => Ok(json!(entry)),
+            Some(entry) if entry.request.org == org => Ok(entry),
             _ => Err(AdminError::NotFound(format!(
                 "no {} register entry {sequence} in this organization",
                 env.as_str()
@@ -191,14 +208,14 @@ fn dummy_record() -> DashboardToken {
 }
 
 /// A token as shown: id, organization, label, creation time, revoked; never the hash.
-fn public(token: &DashboardToken) -> Value {
-    json!({
-        "id": token.id,
-        "org": token.org,
-        "label": token.label,
-        "created_at": token.created_at,
-        "revoked": token.revoked,
-    })
+fn public(token: &DashboardToken) -> PublicToken {
+    PublicToken {
+        id: token.id.clone(),
+        org: token.org.clone(),
+        label: token.label.clone(),
+        created_at: token.created_at,
+        revoked: token.revoked,
+    }
 }
 
 #[cfg(test)]
@@ -210,6 +227,7 @@ mod tests {
     use super::*;
     use crate::admin::{AdminRequest, QuotaSettings};
     use crate::store::tests::{certify, seeded};
+    use serde_json::json;
 
     const P: Environment = Environment::Production;
 

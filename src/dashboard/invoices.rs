@@ -9,8 +9,7 @@ use hyper::{Request, Response, StatusCode};
 use super::html::{self, esc, notice, Tab};
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
-use crate::admin::csv;
-use crate::admin::AdminRequest;
+use crate::admin::{csv, Admin, EntryFilter, LogPage, Search};
 use crate::model::{Environment, RegisterEntry};
 
 /// Entries per page.
@@ -105,22 +104,22 @@ impl Dashboard {
                 return self.error_page(Some(ctx), StatusCode::BAD_REQUEST, "Bad search", &text)
             }
         };
-        let search = AdminRequest::OrgLogSearch {
-            org: ctx.org.id.clone(),
-            environment: query.env,
+        let search = Search {
             rn: Some(query.rn.clone()),
             from: query.from,
             to: query.to,
             before: query.before,
             limit: PAGE,
         };
-        let answer = match self.call(search).await {
-            Ok(answer) => answer,
+        let (org_id, env) = (ctx.org.id.clone(), query.env);
+        let find = move |admin: &Admin| admin.org_log_search(&org_id, env, &search);
+        let LogPage {
+            entries,
+            next_before: next,
+        } = match self.blocking(find).await {
+            Ok(page) => page,
             Err(error) => return self.failure(Some(ctx), &error),
         };
-        let entries: Vec<RegisterEntry> =
-            serde_json::from_value(answer["entries"].clone()).unwrap_or_default();
-        let next = answer["next_before"].as_u64();
         let env = query.env.as_str();
         let tab = |e: Environment, text: &str| {
             let current = if e == query.env {
@@ -208,19 +207,10 @@ impl Dashboard {
         env: Environment,
         sequence: u64,
     ) -> Response<Body> {
-        let request = AdminRequest::OrgLogShow {
-            org: ctx.org.id.clone(),
-            environment: env,
-            sequence,
-        };
-        let entry: RegisterEntry = match self.call(request).await.map(serde_json::from_value) {
-            Ok(Ok(entry)) => entry,
-            Ok(Err(error)) => {
-                return self.failure(
-                    Some(ctx),
-                    &crate::admin::AdminError::Invalid(error.to_string()),
-                )
-            }
+        let org_id = ctx.org.id.clone();
+        let show = move |admin: &Admin| admin.org_log_show(&org_id, env, sequence);
+        let entry: RegisterEntry = match self.blocking(show).await {
+            Ok(entry) => entry,
             Err(error) => return self.failure(Some(ctx), &error),
         };
         let offset = self.admin.time_zone();
@@ -313,21 +303,15 @@ impl Dashboard {
         let mut out = format!("{}\r\n", csv::HEADER);
         let mut after = 0;
         loop {
-            let page = AdminRequest::LogList {
+            let filter = EntryFilter {
                 org: Some(ctx.org.id.clone()),
                 environment: env,
-                after,
+                after_sequence: after,
                 limit: EXPORT_BATCH,
             };
             let entries: Vec<RegisterEntry> =
-                match self.call(page).await.map(serde_json::from_value) {
-                    Ok(Ok(entries)) => entries,
-                    Ok(Err(error)) => {
-                        return self.failure(
-                            Some(ctx),
-                            &crate::admin::AdminError::Invalid(error.to_string()),
-                        )
-                    }
+                match self.blocking(move |admin| admin.log_list(filter)).await {
+                    Ok(entries) => entries,
                     Err(error) => return self.failure(Some(ctx), &error),
                 };
             let Some(last) = entries.last() else { break };

@@ -46,10 +46,9 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
-use serde_json::Value;
 use tracing::{info, warn};
 
-use crate::admin::{Admin, AdminError, AdminRequest};
+use crate::admin::{Admin, AdminError};
 use crate::certify::Certifier;
 use crate::model::Organization;
 use html::{Shell, Tab};
@@ -213,14 +212,14 @@ impl Dashboard {
                 if !admin.dashboard_token_valid(&token_id, &org_id)? {
                     return Ok(None);
                 }
-                admin.handle(AdminRequest::OrgShow { id: org_id }).map(Some)
+                admin.org_show(&org_id).map(Some)
             })
             .await;
         match checked {
-            Ok(Some(value)) => match serde_json::from_value(value["organization"].clone()) {
-                Ok(org) => Ok(Ctx { session, org }),
-                Err(error) => Err(self.failure(None, &AdminError::Invalid(error.to_string()))),
-            },
+            Ok(Some(shown)) => Ok(Ctx {
+                session,
+                org: shown.organization,
+            }),
             Ok(None) | Err(AdminError::Invalid(_)) => {
                 info!(org = %session.org, token = %session.token_id, "dashboard session ended: token revoked or organization gone");
                 self.sessions.close(&cookie);
@@ -291,11 +290,6 @@ impl Dashboard {
         tokio::task::spawn_blocking(move || work(&admin))
             .await
             .map_err(|e| AdminError::Socket(format!("dashboard task failed: {e}")))?
-    }
-
-    /// One admin request, off the async threads.
-    async fn call(&self, request: AdminRequest) -> Result<Value, AdminError> {
-        self.blocking(move |admin| admin.handle(request)).await
     }
 
     /// The answer to a failed admin request: 404 for "not found", 400 for a refusal, 503 when

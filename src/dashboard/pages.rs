@@ -3,13 +3,12 @@
 
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
-use serde_json::Value;
 use tracing::info;
 
 use super::html::{self, csrf_input, esc, notice, Tab};
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
-use crate::admin::AdminRequest;
+use crate::admin::Admin;
 use crate::certify::ChannelView;
 use crate::model::{Environment, KeyRecord};
 
@@ -18,22 +17,12 @@ const MAX_LABEL: usize = 100;
 
 impl Dashboard {
     pub(super) async fn overview(&self, ctx: &Ctx) -> Response<Body> {
-        let summary = match self
-            .call(AdminRequest::OrgSummary {
-                org: ctx.org.id.clone(),
-            })
-            .await
-        {
+        let org_id = ctx.org.id.clone();
+        let summary = match self.blocking(move |admin| admin.org_summary(&org_id)).await {
             Ok(summary) => summary,
             Err(error) => return self.failure(Some(ctx), &error),
         };
-        let num = |pointer: &str| {
-            summary
-                .pointer(pointer)
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-        };
-        let (year, used, quota) = (num("/quota/year"), num("/quota/used"), num("/quota/quota"));
+        let (year, used, quota) = (summary.quota.year, summary.quota.used, summary.quota.quota);
         let status = self.certifier.status();
         let device = |name: &str| status.devices.iter().find(|view| view.name == name);
         let org = &ctx.org;
@@ -94,10 +83,10 @@ impl Dashboard {
             "<section><h2>Registers</h2><p>LogInvoices: <a href=\"/dashboard/invoices?env=production\">\
              {} production</a> · <a href=\"/dashboard/invoices?env=sandbox\">{} sandbox</a> (a separate \
              register and counter). API keys: <a href=\"/dashboard/keys\">{} enabled of {}</a>.</p></section>",
-            num("/entries/production"),
-            num("/entries/sandbox"),
-            num("/keys/enabled"),
-            num("/keys/total"),
+            summary.entries.production,
+            summary.entries.sandbox,
+            summary.keys.enabled,
+            summary.keys.total,
         ));
         web::html(
             StatusCode::OK,
@@ -111,13 +100,9 @@ impl Dashboard {
         request: &Request<Incoming>,
         message: Option<String>,
     ) -> Response<Body> {
-        let keys: Vec<KeyRecord> = match self
-            .call(AdminRequest::KeyList {
-                org: ctx.org.id.clone(),
-            })
-            .await
-        {
-            Ok(value) => serde_json::from_value(value).unwrap_or_default(),
+        let org_id = ctx.org.id.clone();
+        let keys: Vec<KeyRecord> = match self.blocking(move |admin| admin.key_list(&org_id)).await {
+            Ok(keys) => keys,
             Err(error) => return self.failure(Some(ctx), &error),
         };
         let query = web::query(request);
@@ -197,20 +182,13 @@ impl Dashboard {
             let text = format!("The label must be at most {MAX_LABEL} characters, on one line.");
             return self.error_page(Some(ctx), StatusCode::BAD_REQUEST, "Not possible", &text);
         }
-        let request = AdminRequest::KeyIssue {
-            org: ctx.org.id.clone(),
-            environment,
-            label,
-        };
-        let answer = match self.call(request).await {
-            Ok(answer) => answer,
+        let org_id = ctx.org.id.clone();
+        let issue = move |admin: &Admin| admin.key_issue(&org_id, environment, &label);
+        let issued = match self.blocking(issue).await {
+            Ok(issued) => issued,
             Err(error) => return self.failure(Some(ctx), &error),
         };
-        let key = answer["key"].as_str().unwrap_or_default();
-        let id = answer
-            .pointer("/record/id")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let (key, id) = (issued.key.as_str(), issued.record.id.as_str());
         info!(org = %ctx.org.id, key = %id, environment = environment.as_str(), "API key issued from the dashboard");
         let body = format!(
             "{}<p>Key <code>{}</code> ({}):</p><code class=\"secret\" id=\"new-key\">{}</code>\
@@ -242,12 +220,9 @@ impl Dashboard {
                 )
             }
         };
-        let request = AdminRequest::OrgKeySetEnabled {
-            org: ctx.org.id.clone(),
-            id: id.clone(),
-            enabled,
-        };
-        if let Err(error) = self.call(request).await {
+        let (org_id, key_id) = (ctx.org.id.clone(), id.clone());
+        let toggle = move |admin: &Admin| admin.org_key_set_enabled(&org_id, &key_id, enabled);
+        if let Err(error) = self.blocking(toggle).await {
             return self.failure(Some(ctx), &error);
         }
         info!(org = %ctx.org.id, key = %id, enabled, "API key toggled from the dashboard");
