@@ -168,6 +168,14 @@ pub fn render(gauges: &Gauges) -> String {
         );
     }
 
+    render_devices(&mut out, gauges);
+    render_device_traffic(&mut out);
+    render_quotas(&mut out, gauges);
+    out
+}
+
+/// The devices' state: link, readiness and why not, fiscal anomalies, queue depth.
+fn render_devices(out: &mut String, gauges: &Gauges) {
     out.push_str("# HELP emcf_device_link_up Whether the device answers (1) or not (0).\n# TYPE emcf_device_link_up gauge\n");
     for (device, up, _) in &gauges.devices {
         let _ = writeln!(
@@ -212,7 +220,10 @@ pub fn render(gauges: &Gauges) -> String {
             label(device)
         );
     }
+}
 
+/// What crossed the devices' lines: reply anomalies, round trips, queue waits.
+fn render_device_traffic(out: &mut String) {
     out.push_str("# HELP emcf_device_reply_anomalies_total Replies that differed from PROTOCOL.md in a field the gateway reads tolerantly, by device, command and field.\n# TYPE emcf_device_reply_anomalies_total counter\n");
     for ((device, cmd, field), count) in lock(&registry().anomalies).iter() {
         let _ = writeln!(
@@ -227,7 +238,7 @@ pub fn render(gauges: &Gauges) -> String {
     out.push_str("# HELP emcf_device_round_trip_seconds One command exchange with the device, retries included.\n# TYPE emcf_device_round_trip_seconds histogram\n");
     for ((device, cmd), h) in lock(&registry().round_trips).iter() {
         h.render(
-            &mut out,
+            out,
             "emcf_device_round_trip_seconds",
             &format!("device=\"{}\",command=\"{}\"", label(device), label(cmd)),
         );
@@ -235,12 +246,15 @@ pub fn render(gauges: &Gauges) -> String {
     out.push_str("# HELP emcf_device_queue_wait_seconds Time an invoice waited for the device.\n# TYPE emcf_device_queue_wait_seconds histogram\n");
     for (device, h) in lock(&registry().queue_waits).iter() {
         h.render(
-            &mut out,
+            out,
             "emcf_device_queue_wait_seconds",
             &format!("device=\"{}\"", label(device)),
         );
     }
+}
 
+/// Each organization's quota use and limit.
+fn render_quotas(out: &mut String, gauges: &Gauges) {
     out.push_str("# HELP emcf_quota_used Production invoices certified this quota year.\n# TYPE emcf_quota_used gauge\n");
     for (org, used, _) in &gauges.quotas {
         let _ = writeln!(out, "emcf_quota_used{{org=\"{}\"}} {used}", label(org));
@@ -249,7 +263,6 @@ pub fn render(gauges: &Gauges) -> String {
     for (org, _, quota) in &gauges.quotas {
         let _ = writeln!(out, "emcf_quota_limit{{org=\"{}\"}} {quota}", label(org));
     }
-    out
 }
 
 #[cfg(test)]

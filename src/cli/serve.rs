@@ -70,58 +70,26 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     {
         anyhow::bail!("the device name {EMBEDDED_DEVICE:?} and names starting with \"sandbox-\" are reserved for the bundled simulator");
     }
-    let store = match Store::open_with(&state_dir, &store_options()) {
-        Ok(store) => Arc::new(store),
-        Err(error @ StoreError::Damaged { .. }) => {
-            let reason = error.to_string();
-            error!(
-                state_dir = %state_dir.display(),
-                %reason,
-                "THE INVOICE REGISTER IS DAMAGED: certification is stopped (503) until an operator restores journal/journal.log from a backup, or runs `emcf-gateway index rebuild` if only the index disagrees"
-            );
-            return serve_halted(&config, reason).await;
-        }
-        Err(error) => {
-            return Err(error)
-                .with_context(|| format!("opening the register in {}", state_dir.display()))
-        }
+    let store = match open_register(&state_dir)? {
+        Ok(store) => store,
+        Err(damage) => return serve_halted(&config, damage).await,
     };
-    info!(state_dir = %state_dir.display(), "register open");
 
     let simulators: Arc<Mutex<Vec<RunningSim>>> = Arc::default();
-    let mut handles: Vec<DeviceHandle> = Vec::new();
     let demo = !config.has_devices();
-    if demo {
-        warn!("NO DEVICE CONFIGURED: certifying on the bundled SIMULATOR. Nothing is fiscal. Configure [[devices]] for production.");
-        let sim = embedded::start(&state_dir, EMBEDDED_DEVICE, None).await?;
-        handles.push(simulator_device(EMBEDDED_DEVICE, &sim, capture.clone()));
-        lock(&simulators).push(sim);
-    } else {
-        for entry in &config.devices {
-            let mut device = entry.device_config();
-            device.capture.clone_from(&capture);
-            handles.push(device::spawn(device));
-        }
-    }
+    let handles = start_devices(&config, &state_dir, &simulators, &capture).await?;
     let demo_keys = if demo {
         ensure_demo_organization(&store)?
     } else {
         None
     };
 
+    let sandbox = sandbox_factory(state_dir.clone(), Arc::clone(&simulators), capture.clone());
     let certifier = Certifier::new(
         Arc::clone(&store),
         handles.into_iter().map(box_channel).collect(),
-        CertifierSettings {
-            offset: config.offset(),
-            quota_start: config.plans.start,
-            quota_grow: config.plans.grow,
-        },
-        Some(sandbox_factory(
-            state_dir.clone(),
-            Arc::clone(&simulators),
-            capture.clone(),
-        )),
+        certifier_settings(&config),
+        Some(sandbox),
     );
     certifier.start_reconciliation()?;
     certifier.spawn_status_watch(STATUS_WATCH);
@@ -142,40 +110,98 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
         print_demo(addr, live, sandbox);
     }
 
-    let signal_stop = stop.clone();
-    tokio::spawn(async move {
-        wait_for_signal().await;
-        info!("stop requested: refusing new requests, finishing those in progress");
-        let _ = notify::notify("STOPPING=1");
-        signal_stop.cancel();
-    });
+    spawn_signal_stop(stop.clone());
     if let Err(error) = notify::notify(&format!("READY=1\nSTATUS=listening on {addr}")) {
         warn!(%error, "could not notify systemd");
     }
     spawn_watchdog(stop.clone());
-    let settings = server_settings(&config);
-    api::serve(
-        listener,
-        Backend::Ready {
-            certifier: Arc::clone(&certifier),
-            dashboard: Some(Arc::new(Dashboard::new(
-                Arc::clone(&admin),
-                Arc::clone(&certifier),
-            ))),
-        },
-        settings,
-        stop.clone(),
-    )
-    .await?;
+    let dashboard = Dashboard::new(Arc::clone(&admin), Arc::clone(&certifier));
+    let backend = Backend::Ready {
+        certifier: Arc::clone(&certifier),
+        dashboard: Some(Arc::new(dashboard)),
+    };
+    api::serve(listener, backend, server_settings(&config), stop.clone()).await?;
     certifier.shutdown().await;
     stop.cancel();
     let _ = admin_task.await;
-    let simulators: Vec<RunningSim> = lock(&simulators).drain(..).collect();
+    stop_simulators(&simulators).await;
+    info!("stopped");
+    Ok(())
+}
+
+fn certifier_settings(config: &Config) -> CertifierSettings {
+    CertifierSettings {
+        offset: config.offset(),
+        quota_start: config.plans.start,
+        quota_grow: config.plans.grow,
+    }
+}
+
+/// Stops the bundled simulators (demo device and sandboxes), each saving its fiscal memory.
+async fn stop_simulators(simulators: &Mutex<Vec<RunningSim>>) {
+    let simulators: Vec<RunningSim> = lock(simulators).drain(..).collect();
     for sim in simulators {
         let _ = sim.stop().await;
     }
-    info!("stopped");
-    Ok(())
+}
+
+/// The register in `state_dir`; `Ok(Err(reason))` when it is damaged (the service then runs
+/// halted: 503, nothing written).
+fn open_register(state_dir: &std::path::Path) -> anyhow::Result<Result<Arc<Store>, String>> {
+    match Store::open_with(state_dir, &store_options()) {
+        Ok(store) => {
+            info!(state_dir = %state_dir.display(), "register open");
+            Ok(Ok(Arc::new(store)))
+        }
+        Err(error @ StoreError::Damaged { .. }) => {
+            let reason = error.to_string();
+            error!(
+                state_dir = %state_dir.display(),
+                %reason,
+                "THE INVOICE REGISTER IS DAMAGED: certification is stopped (503) until an operator restores journal/journal.log from a backup, or runs `emcf-gateway index rebuild` if only the index disagrees"
+            );
+            Ok(Err(reason))
+        }
+        Err(error) => {
+            Err(error).with_context(|| format!("opening the register in {}", state_dir.display()))
+        }
+    }
+}
+
+/// The device actors: the bundled simulator when no device is configured (demo), else one
+/// per `[[devices]]` entry.
+async fn start_devices(
+    config: &Config,
+    state_dir: &std::path::Path,
+    simulators: &Arc<Mutex<Vec<RunningSim>>>,
+    capture: &Option<Capture>,
+) -> anyhow::Result<Vec<DeviceHandle>> {
+    if !config.has_devices() {
+        warn!("NO DEVICE CONFIGURED: certifying on the bundled SIMULATOR. Nothing is fiscal. Configure [[devices]] for production.");
+        let sim = embedded::start(state_dir, EMBEDDED_DEVICE, None).await?;
+        let handle = simulator_device(EMBEDDED_DEVICE, &sim, capture.clone());
+        lock(simulators).push(sim);
+        return Ok(vec![handle]);
+    }
+    Ok(config
+        .devices
+        .iter()
+        .map(|entry| {
+            let mut device = entry.device_config();
+            device.capture.clone_from(capture);
+            device::spawn(device)
+        })
+        .collect())
+}
+
+/// Cancels `stop` on SIGTERM or Ctrl-C, telling systemd.
+fn spawn_signal_stop(stop: CancellationToken) {
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        info!("stop requested: refusing new requests, finishing those in progress");
+        let _ = notify::notify("STOPPING=1");
+        stop.cancel();
+    });
 }
 
 /// Pings systemd's watchdog while the runtime runs tasks (a stuck runtime stops the pings and

@@ -16,11 +16,26 @@ impl Config {
     /// `request_timeout_secs` greater than every device's longest budget (with no device: the
     /// default timing, 90 s).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let invalid = |key: &str, message: String| ConfigError::Invalid {
+        self.validate_service()?;
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for (index, device) in self.devices.iter().enumerate() {
+            self.validate_device(index, device, &mut seen)?;
+        }
+        self.validate_request_timeout()
+    }
+
+    /// A refusal of `key`, naming this configuration's file.
+    fn invalid(&self, key: &str, message: String) -> ConfigError {
+        ConfigError::Invalid {
             key: key.to_string(),
             message,
             file: self.source.clone(),
-        };
+        }
+    }
+
+    /// The service's own keys: state directory, connection and HTTP limits, plan quotas.
+    fn validate_service(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| self.invalid(key, message);
         if let Some(state_dir) = &self.state_dir {
             if state_dir.as_os_str().is_empty() {
                 return Err(invalid(
@@ -58,99 +73,116 @@ impl Config {
                 ));
             }
         }
+        Ok(())
+    }
 
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        for (index, device) in self.devices.iter().enumerate() {
-            let key = |field: &str| {
+    /// One `[[devices]]` entry (the `index`th): name (unique: `seen` holds the names before
+    /// it), port, queue, timing, wire settings.
+    fn validate_device(
+        &self,
+        index: usize,
+        device: &DeviceEntry,
+        seen: &mut HashMap<String, usize>,
+    ) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| self.invalid(key, message);
+        let key = |field: &str| device_key(index, device, field);
+        check_device_name(&device.name).map_err(|m| invalid(&key("name"), m))?;
+        if let Some(first) = seen.insert(device.name.to_ascii_lowercase(), index) {
+            return Err(invalid(
+                &key("name"),
                 format!(
-                    "{field} in [[devices]] entry {} ({:?})",
-                    index + 1,
-                    device.name
-                )
-            };
-            check_device_name(&device.name).map_err(|m| invalid(&key("name"), m))?;
-            if let Some(first) = seen.insert(device.name.to_ascii_lowercase(), index) {
-                return Err(invalid(
-                    &key("name"),
-                    format!(
-                        "repeats the name of entry {} (names are compared ignoring case): \
-                         give each [[devices]] entry its own name",
-                        first + 1
-                    ),
-                ));
-            }
-            if device.path.as_os_str().is_empty() {
-                return Err(invalid(
-                    &key("path"),
-                    "is empty: give the serial port, e.g. /dev/serial/by-id/usb-...".into(),
-                ));
-            }
-            if device.baud == 0 {
-                return Err(invalid(
-                    &key("baud"),
-                    "is 0: give the line speed of the box, usually 115200".into(),
-                ));
-            }
-            in_range(device.queue_capacity, 1, MAX_QUEUE_CAPACITY, "")
-                .map_err(|m| invalid(&key("queue_capacity"), m))?;
-            if let Some(tries) = device.tries {
-                in_range(tries, 1, MAX_TRIES, "").map_err(|m| invalid(&key("tries"), m))?;
-            }
-            for (field, value) in [
-                ("window_ms", device.window_ms),
-                ("command_budget_ms", device.command_budget_ms),
-                ("finalize_budget_ms", device.finalize_budget_ms),
-                ("credit_note_budget_ms", device.credit_note_budget_ms),
-                ("poll_interval_ms", device.poll_interval_ms),
-            ] {
-                if let Some(value) = value {
-                    in_range(value, 1, MAX_BUDGET_MS, " ms")
-                        .map_err(|m| invalid(&key(field), m))?;
-                }
-            }
-            let wire = device
-                .wire()
-                .map_err(|(field, m)| invalid(&key(field), m))?;
-            if wire.seq.first() == wire.seq.last() && wire.seq_replay {
-                return Err(invalid(
-                    &key("seq_range"),
-                    "has a single value: every command then has the same SEQ, and a box that \
-                     replays a repeated SEQ would answer each with its last reply; set \
-                     seq_replay = false (a box that wants one SEQ executes every frame)"
-                        .into(),
-                ));
-            }
-            device
-                .fallback_rates()
-                .map_err(|(field, m)| invalid(&key(field), m))?;
-            if let Some(secs) = device.health_interval_secs {
-                in_range(secs, 0, MAX_TIMEOUT_SECS * 24, " seconds")
-                    .map_err(|m| invalid(&key("health_interval_secs"), m))?;
-            }
-            let timing = device.timing();
-            if timing.window > timing.command_budget {
-                return Err(invalid(
-                    &key("window_ms"),
-                    format!(
-                        "({} ms) exceeds command_budget_ms ({} ms): the window must fit in a \
-                         command's budget",
-                        timing.window.as_millis(),
-                        timing.command_budget.as_millis()
-                    ),
-                ));
-            }
-            if timing.poll_interval > timing.finalize_budget {
-                return Err(invalid(
-                    &key("poll_interval_ms"),
-                    format!(
-                        "({} ms) exceeds finalize_budget_ms ({} ms)",
-                        timing.poll_interval.as_millis(),
-                        timing.finalize_budget.as_millis()
-                    ),
-                ));
+                    "repeats the name of entry {} (names are compared ignoring case): \
+                     give each [[devices]] entry its own name",
+                    first + 1
+                ),
+            ));
+        }
+        if device.path.as_os_str().is_empty() {
+            return Err(invalid(
+                &key("path"),
+                "is empty: give the serial port, e.g. /dev/serial/by-id/usb-...".into(),
+            ));
+        }
+        if device.baud == 0 {
+            return Err(invalid(
+                &key("baud"),
+                "is 0: give the line speed of the box, usually 115200".into(),
+            ));
+        }
+        in_range(device.queue_capacity, 1, MAX_QUEUE_CAPACITY, "")
+            .map_err(|m| invalid(&key("queue_capacity"), m))?;
+        if let Some(tries) = device.tries {
+            in_range(tries, 1, MAX_TRIES, "").map_err(|m| invalid(&key("tries"), m))?;
+        }
+        for (field, value) in [
+            ("window_ms", device.window_ms),
+            ("command_budget_ms", device.command_budget_ms),
+            ("finalize_budget_ms", device.finalize_budget_ms),
+            ("credit_note_budget_ms", device.credit_note_budget_ms),
+            ("poll_interval_ms", device.poll_interval_ms),
+        ] {
+            if let Some(value) = value {
+                in_range(value, 1, MAX_BUDGET_MS, " ms").map_err(|m| invalid(&key(field), m))?;
             }
         }
+        self.validate_wire_and_timing(device, &key)
+    }
 
+    /// A device's wire settings, fallback rates, health interval and timing coherence.
+    fn validate_wire_and_timing(
+        &self,
+        device: &DeviceEntry,
+        key: &dyn Fn(&str) -> String,
+    ) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| self.invalid(key, message);
+        let wire = device
+            .wire()
+            .map_err(|(field, m)| invalid(&key(field), m))?;
+        if wire.seq.first() == wire.seq.last() && wire.seq_replay {
+            return Err(invalid(
+                &key("seq_range"),
+                "has a single value: every command then has the same SEQ, and a box that \
+                 replays a repeated SEQ would answer each with its last reply; set \
+                 seq_replay = false (a box that wants one SEQ executes every frame)"
+                    .into(),
+            ));
+        }
+        device
+            .fallback_rates()
+            .map_err(|(field, m)| invalid(&key(field), m))?;
+        if let Some(secs) = device.health_interval_secs {
+            in_range(secs, 0, MAX_TIMEOUT_SECS * 24, " seconds")
+                .map_err(|m| invalid(&key("health_interval_secs"), m))?;
+        }
+        let timing = device.timing();
+        if timing.window > timing.command_budget {
+            return Err(invalid(
+                &key("window_ms"),
+                format!(
+                    "({} ms) exceeds command_budget_ms ({} ms): the window must fit in a \
+                     command's budget",
+                    timing.window.as_millis(),
+                    timing.command_budget.as_millis()
+                ),
+            ));
+        }
+        if timing.poll_interval > timing.finalize_budget {
+            return Err(invalid(
+                &key("poll_interval_ms"),
+                format!(
+                    "({} ms) exceeds finalize_budget_ms ({} ms)",
+                    timing.poll_interval.as_millis(),
+                    timing.finalize_budget.as_millis()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `request_timeout_secs` above every device's longest budget (a slow certification must
+    /// not be cut off mid-way).
+    fn validate_request_timeout(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| self.invalid(key, message);
         let request_timeout = self.request_timeout();
         let longest = if self.devices.is_empty() {
             vec![("the embedded simulator".to_string(), LinkTiming::default())]
@@ -177,6 +209,15 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// The key of `field` in the `index`th `[[devices]]` entry, for messages.
+fn device_key(index: usize, device: &DeviceEntry, field: &str) -> String {
+    format!(
+        "{field} in [[devices]] entry {} ({:?})",
+        index + 1,
+        device.name
+    )
 }
 
 fn in_range<T: PartialOrd + fmt::Display>(

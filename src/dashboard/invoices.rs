@@ -120,57 +120,13 @@ impl Dashboard {
             Ok(page) => page,
             Err(error) => return self.failure(Some(ctx), &error),
         };
-        let env = query.env.as_str();
-        let tab = |e: Environment, text: &str| {
-            let current = if e == query.env {
-                " aria-current=\"page\""
-            } else {
-                ""
-            };
-            format!(
-                "<a href=\"/dashboard/invoices?env={}\" id=\"tab-{0}\"{current}>{text}</a>",
-                e.as_str()
-            )
-        };
-        let mut body = format!(
-            "<p class=\"tabs\">{} · {} <small>(the sandbox register is separate and never counts in the quota)</small></p>",
-            tab(Environment::Production, "Production register"),
-            tab(Environment::Sandbox, "Sandbox register"),
-        );
-        body.push_str(&format!(
-            "<form method=\"get\" action=\"/dashboard/invoices\" id=\"search-form\"><fieldset>\
-             <legend>Search the {env} register</legend><input type=\"hidden\" name=\"env\" value=\"{env}\">\
-             <label>Invoice number (rn) <input name=\"rn\" id=\"rn\" value=\"{rn}\" maxlength=\"64\"></label>\
-             <label>Certified from <input type=\"date\" name=\"from\" id=\"from\" value=\"{from}\"></label>\
-             <label>to <input type=\"date\" name=\"to\" id=\"to\" value=\"{to}\"></label>\
-             <button type=\"submit\" id=\"search\">Search</button> <a href=\"/dashboard/invoices?env={env}\">Clear</a>\
-             </fieldset></form><p><a href=\"/dashboard/invoices.csv?env={env}\" id=\"csv\" download>\
-             Export the whole {env} register (CSV)</a></p>",
-            rn = esc(&query.rn),
-            from = query.from.map(|d| d.to_string()).unwrap_or_default(),
-            to = query.to.map(|d| d.to_string()).unwrap_or_default(),
-        ));
+        let mut body = search_form(&query);
         if entries.is_empty() {
             body.push_str(&notice("info", "No invoice in this register matches."));
         } else {
             body.push_str(&self.entries_table(&entries));
         }
-        let mut paging = Vec::new();
-        if query.before.is_some() {
-            paging.push(format!(
-                "<a href=\"{}\" id=\"newest\">Newest</a>",
-                esc(&query.href(None))
-            ));
-        }
-        if let Some(next) = next {
-            paging.push(format!(
-                "<a href=\"{}\" id=\"older\">Older →</a>",
-                esc(&query.href(Some(next)))
-            ));
-        }
-        if !paging.is_empty() {
-            body.push_str(&format!("<p class=\"paging\">{}</p>", paging.join(" · ")));
-        }
+        body.push_str(&paging(&query, next));
         web::html(
             StatusCode::OK,
             html::page("LogInvoices", Some(&ctx.shell(Tab::Invoices)), &body),
@@ -344,4 +300,60 @@ fn strip_prolog(svg: &str) -> &str {
         Some(start) => &svg[start..],
         None => svg,
     }
+}
+
+/// The register tabs and the search form of `query`.
+fn search_form(query: &Query) -> String {
+    let env = query.env.as_str();
+    let tab = |e: Environment, text: &str| {
+        let current = if e == query.env {
+            " aria-current=\"page\""
+        } else {
+            ""
+        };
+        format!(
+            "<a href=\"/dashboard/invoices?env={}\" id=\"tab-{0}\"{current}>{text}</a>",
+            e.as_str()
+        )
+    };
+    let mut body = format!(
+        "<p class=\"tabs\">{} · {} <small>(the sandbox register is separate and never counts in the quota)</small></p>",
+        tab(Environment::Production, "Production register"),
+        tab(Environment::Sandbox, "Sandbox register"),
+    );
+    body.push_str(&format!(
+        "<form method=\"get\" action=\"/dashboard/invoices\" id=\"search-form\"><fieldset>\
+         <legend>Search the {env} register</legend><input type=\"hidden\" name=\"env\" value=\"{env}\">\
+         <label>Invoice number (rn) <input name=\"rn\" id=\"rn\" value=\"{rn}\" maxlength=\"64\"></label>\
+         <label>Certified from <input type=\"date\" name=\"from\" id=\"from\" value=\"{from}\"></label>\
+         <label>to <input type=\"date\" name=\"to\" id=\"to\" value=\"{to}\"></label>\
+         <button type=\"submit\" id=\"search\">Search</button> <a href=\"/dashboard/invoices?env={env}\">Clear</a>\
+         </fieldset></form><p><a href=\"/dashboard/invoices.csv?env={env}\" id=\"csv\" download>\
+         Export the whole {env} register (CSV)</a></p>",
+        rn = esc(&query.rn),
+        from = query.from.map(|d| d.to_string()).unwrap_or_default(),
+        to = query.to.map(|d| d.to_string()).unwrap_or_default(),
+    ));
+    body
+}
+
+/// The links to the newest and the older page.
+fn paging(query: &Query, next: Option<u64>) -> String {
+    let mut paging = Vec::new();
+    if query.before.is_some() {
+        paging.push(format!(
+            "<a href=\"{}\" id=\"newest\">Newest</a>",
+            esc(&query.href(None))
+        ));
+    }
+    if let Some(next) = next {
+        paging.push(format!(
+            "<a href=\"{}\" id=\"older\">Older →</a>",
+            esc(&query.href(Some(next)))
+        ));
+    }
+    if paging.is_empty() {
+        return String::new();
+    }
+    format!("<p class=\"paging\">{}</p>", paging.join(" · "))
 }

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, info_span, warn, Instrument};
 
 mod reply;
-mod session;
+mod serve;
 
 use super::capture::DeviceCapture;
 use super::port::{Backoff, Connector};
@@ -168,7 +168,7 @@ impl<C: Connector> Actor<C> {
                         let why = self.status.borrow().last_error.clone();
                         let why = why.unwrap_or_else(|| "not connected".to_owned());
                         let error = DeviceError::Unavailable(format!("device {}: {why}", self.name));
-                        let _ = grant.reply.send(Err(error));
+                        grant.refuse(error);
                     }
                     None => return Flow::Stop,
                 },
@@ -289,7 +289,7 @@ impl<C: Connector> Actor<C> {
     fn close(&mut self) {
         self.grants.close();
         while let Ok(grant) = self.grants.try_recv() {
-            let _ = grant.reply.send(Err(DeviceError::ShuttingDown));
+            grant.refuse(DeviceError::ShuttingDown);
         }
         if self.link.is_some() {
             self.record_close("the gateway stopped");

@@ -66,6 +66,7 @@ mod config;
 mod error;
 mod port;
 pub mod probe;
+mod session;
 mod status;
 mod transport;
 
@@ -74,10 +75,8 @@ mod tests;
 
 use std::sync::Arc;
 
-use mcf_sfe::command::FinalizeTotals;
-use mcf_sfe::reply::{Anomaly, Certification};
-use mcf_sfe::{Command, Reply, Status, StatusFlag};
-use rust_decimal::Decimal;
+use mcf_sfe::reply::Certification;
+
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -87,6 +86,7 @@ pub use config::{
     DEFAULT_QUEUE_CAPACITY,
 };
 pub use error::DeviceError;
+pub use session::{Lease, PortSession, Session, SessionJob};
 pub use status::{LinkStatus, SeenAnomaly};
 
 /// How a finalization (38h with totals) ended, when the device settled it.
@@ -99,26 +99,33 @@ pub enum FinalizeOutcome {
 }
 
 /// A request for the port, waiting in the queue.
-struct Grant {
-    reply: oneshot::Sender<Result<Session, DeviceError>>,
+enum Grant {
+    /// A session whose commands come from another task.
+    Remote {
+        reply: oneshot::Sender<Result<Session, DeviceError>>,
+    },
+    /// The port reserved for a job that will run inside the actor.
+    Lease {
+        reply: oneshot::Sender<Result<Lease, DeviceError>>,
+    },
 }
 
-/// One command of a session, for the actor.
-enum Request {
-    Execute {
-        command: Command,
-        reply: oneshot::Sender<Result<(Reply, Status), DeviceError>>,
-    },
-    Finalize {
-        totals: FinalizeTotals,
-        credit_note: bool,
-        reply: oneshot::Sender<Result<FinalizeOutcome, DeviceError>>,
-    },
-    /// Something odd in a reply that only the caller could judge (an R: whose counters do not
-    /// follow C1h's, an MCUR other than the invoice's): counted and logged like the reader's.
-    Note { cmd: u8, anomaly: Anomaly },
-    /// A comment for the wire capture, if one is written (nothing otherwise).
-    Annotate(String),
+impl Grant {
+    /// Whoever asked has left the queue.
+    fn abandoned(&self) -> bool {
+        match self {
+            Grant::Remote { reply } => reply.is_closed(),
+            Grant::Lease { reply } => reply.is_closed(),
+        }
+    }
+
+    /// Turns the request away.
+    fn refuse(self, error: DeviceError) {
+        match self {
+            Grant::Remote { reply } => drop(reply.send(Err(error))),
+            Grant::Lease { reply } => drop(reply.send(Err(error))),
+        }
+    }
 }
 
 /// Starts the device's actor on the current tokio runtime (panics outside one, like
@@ -169,6 +176,23 @@ impl DeviceHandle {
     /// [`DeviceHandle::acquire`], entering the queue only after every turn taken before
     /// `turn` has entered it or been given up (see [`Turn`]).
     pub async fn acquire_in_turn(&self, turn: Turn) -> Result<Session, DeviceError> {
+        let (reply, granted) = oneshot::channel();
+        self.enqueue(turn, Grant::Remote { reply }, granted).await
+    }
+
+    /// The port reserved, in turn, for one [`SessionJob`] that will run inside the actor task
+    /// ([`Lease::run`]): no task hop per command. Fails like [`DeviceHandle::acquire`].
+    pub async fn lease_in_turn(&self, turn: Turn) -> Result<Lease, DeviceError> {
+        let (reply, granted) = oneshot::channel();
+        self.enqueue(turn, Grant::Lease { reply }, granted).await
+    }
+
+    async fn enqueue<T>(
+        &self,
+        turn: Turn,
+        grant: Grant,
+        granted: oneshot::Receiver<Result<T, DeviceError>>,
+    ) -> Result<T, DeviceError> {
         if self.stop.is_cancelled() {
             return Err(DeviceError::ShuttingDown);
         }
@@ -184,17 +208,14 @@ impl DeviceHandle {
         }
         let asked = std::time::Instant::now();
         turn.wait().await;
-        let (reply, granted) = oneshot::channel();
-        self.grants
-            .try_send(Grant { reply })
-            .map_err(|error| match error {
-                mpsc::error::TrySendError::Full(_) => DeviceError::QueueFull,
-                mpsc::error::TrySendError::Closed(_) => DeviceError::ShuttingDown,
-            })?;
+        self.grants.try_send(grant).map_err(|error| match error {
+            mpsc::error::TrySendError::Full(_) => DeviceError::QueueFull,
+            mpsc::error::TrySendError::Closed(_) => DeviceError::ShuttingDown,
+        })?;
         turn.finish();
-        let session = granted.await.unwrap_or(Err(DeviceError::ShuttingDown));
+        let answer = granted.await.unwrap_or(Err(DeviceError::ShuttingDown));
         crate::metrics::queue_wait(&self.name, asked.elapsed());
-        session
+        answer
     }
 
     /// Stops the actor after the current session (if any) and closes the port; returns when
@@ -205,97 +226,5 @@ impl DeviceHandle {
         let mut status = self.status.clone();
         // The actor owns the sender: `changed` fails once the actor has ended.
         while status.changed().await.is_ok() {}
-    }
-}
-
-/// Exclusive use of the device until dropped. Commands run one at a time.
-#[derive(Debug)]
-pub struct Session {
-    name: Arc<str>,
-    requests: mpsc::Sender<Request>,
-    last_status: Option<Status>,
-    wire: WireSettings,
-    fallback_rates: [Option<Decimal>; 16],
-    capturing: bool,
-}
-
-impl Session {
-    /// The device's name.
-    pub fn device(&self) -> &str {
-        &self.name
-    }
-
-    /// Runs one command (any but 38h with totals, which goes through
-    /// [`Session::finalize`]; 38h `C` goes here) within [`LinkTiming::command_budget`].
-    /// A device refusal is `Ok(Reply::Refused(text))`.
-    pub async fn execute(&mut self, command: Command) -> Result<Reply, DeviceError> {
-        let (reply, answer) = oneshot::channel();
-        let (reply, status) = self
-            .request(Request::Execute { command, reply }, answer)
-            .await?;
-        self.last_status = Some(status);
-        Ok(reply)
-    }
-
-    /// Whether the last reply says an invoice is open on the box: `None` when this box's
-    /// status bytes are not read ([`StatusMap::Ignored`]) or before the first reply.
-    pub fn invoice_open(&self) -> Option<bool> {
-        match self.wire.status_map {
-            StatusMap::Simulator => self
-                .last_status
-                .map(|status| status.has(StatusFlag::InvoiceOpen)),
-            StatusMap::Ignored => None,
-        }
-    }
-
-    /// The VAT rates to use when the box's C1h carries none (configured per device).
-    pub fn fallback_rates(&self) -> &[Option<Decimal>; 16] {
-        &self.fallback_rates
-    }
-
-    /// 38h with `totals` (those of the 33h reply), polling on `P:`. `credit_note` (FA, EA)
-    /// selects the long budget. See the module documentation for what each outcome means.
-    pub async fn finalize(
-        &mut self,
-        totals: FinalizeTotals,
-        credit_note: bool,
-    ) -> Result<FinalizeOutcome, DeviceError> {
-        let (reply, answer) = oneshot::channel();
-        let request = Request::Finalize {
-            totals,
-            credit_note,
-            reply,
-        };
-        self.request(request, answer).await
-    }
-
-    /// Reports something odd in the reply to `cmd` that the reader could not judge alone:
-    /// logged once per device, command and field, counted in `/metrics`, listed in the
-    /// status. Never fails.
-    pub async fn report_anomaly(&mut self, cmd: u8, anomaly: Anomaly) {
-        let _ = self.requests.send(Request::Note { cmd, anomaly }).await;
-    }
-
-    /// Whether this device's traffic is written to a wire capture.
-    pub fn capturing(&self) -> bool {
-        self.capturing
-    }
-
-    /// Writes `text` as a comment line of the wire capture, if one is written, prefixed with
-    /// the device's name: `# <device> <text>`. Never fails.
-    pub async fn annotate_capture(&mut self, text: String) {
-        let _ = self.requests.send(Request::Annotate(text)).await;
-    }
-
-    async fn request<T>(
-        &mut self,
-        request: Request,
-        answer: oneshot::Receiver<Result<T, DeviceError>>,
-    ) -> Result<T, DeviceError> {
-        self.requests
-            .send(request)
-            .await
-            .map_err(|_| DeviceError::ShuttingDown)?;
-        answer.await.unwrap_or(Err(DeviceError::ShuttingDown))
     }
 }

@@ -151,21 +151,44 @@ enum Decoded {
 
 /// The decoder both directions share. `None` means: wait for more bytes.
 fn decode_one(buf: &mut BytesMut, direction: Direction) -> Option<Decoded> {
-    // Resync: drop everything before the next SOH, answering control bytes on the way.
+    if let Some(control) = resync(buf, direction)? {
+        return Some(control);
+    }
+    let total = match frame_length(buf, direction)? {
+        Ok(total) => total,
+        Err(malformed) => return Some(malformed),
+    };
+    if let Err(error) = check_frame(buf, direction, total) {
+        // Not a frame after all, or a corrupted one: drop only its SOH and rescan.
+        buf.advance(1);
+        return Some(Decoded::Malformed(error));
+    }
+    Some(take_frame(buf, direction, total))
+}
+
+/// Drops everything before the next SOH, answering control bytes on the way (host end):
+/// `None` when the buffer runs out, `Some(Some(item))` for a NAK or SYN, `Some(None)` at an
+/// SOH.
+fn resync(buf: &mut BytesMut, direction: Direction) -> Option<Option<Decoded>> {
     loop {
         let first = *buf.first()?;
         if first == SOH {
-            break;
+            return Some(None);
         }
         buf.advance(1);
         if direction == Direction::ToHost {
             match first {
-                NAK => return Some(Decoded::Nak),
-                SYN => return Some(Decoded::Syn),
+                NAK => return Some(Some(Decoded::Nak)),
+                SYN => return Some(Some(Decoded::Syn)),
                 _ => {}
             }
         }
     }
+}
+
+/// The whole length of the frame whose SOH heads `buf`, from its LEN: `None` to wait for
+/// more bytes, a malformed item (its SOH dropped) when LEN cannot be a frame's.
+fn frame_length(buf: &mut BytesMut, direction: Direction) -> Option<Result<usize, Decoded>> {
     let &len = buf.get(1)?;
     let overhead = match direction {
         Direction::ToDevice => REQUEST_OVERHEAD,
@@ -174,28 +197,32 @@ fn decode_one(buf: &mut BytesMut, direction: Direction) -> Option<Decoded> {
     let counted = usize::from(len.saturating_sub(LEN_OFFSET));
     if len < LEN_OFFSET || counted < overhead {
         buf.advance(1);
-        return Some(Decoded::Malformed(FrameError::BadLength(len)));
+        return Some(Err(Decoded::Malformed(FrameError::BadLength(len))));
     }
     let total = counted + FRAME_ENVELOPE;
     if buf.len() < total {
         buf.reserve(total - buf.len());
         return None;
     }
-    let postamble_at = counted;
+    Some(Ok(total))
+}
+
+/// Checks the `total` bytes at the head of `buf` as a frame: envelope (postamble, ETX, the
+/// status separator of a reply), BCC, SEQ.
+fn check_frame(buf: &BytesMut, direction: Direction, total: usize) -> Result<(), FrameError> {
+    let postamble_at = total - FRAME_ENVELOPE;
     let mut expected = vec![(postamble_at, POSTAMBLE), (total - 1, ETX)];
     if direction == Direction::ToHost {
         expected.push((postamble_at - STATUS_LEN - 1, STATUS_SEPARATOR));
     }
     for (offset, byte) in expected {
         if buf[offset] != byte {
-            let found = buf[offset];
             // Not a frame after all: this SOH was noise. Look for the next one.
-            buf.advance(1);
-            return Some(Decoded::Malformed(FrameError::BadStructure {
+            return Err(FrameError::BadStructure {
                 offset,
                 expected: byte,
-                found,
-            }));
+                found: buf[offset],
+            });
         }
     }
     // From here on the frame's envelope is right; a bad BCC or SEQ still drops only the SOH.
@@ -211,18 +238,22 @@ fn decode_one(buf: &mut BytesMut, direction: Direction) -> Option<Decoded> {
         .fold(0u16, |acc, &b| acc.wrapping_add(u16::from(b)));
     if decode_bcc(&received) != Some(computed) {
         debug_assert_ne!(received, encode_bcc(computed));
-        buf.advance(1);
-        return Some(Decoded::Malformed(FrameError::BadChecksum {
+        return Err(FrameError::BadChecksum {
             seq,
             cmd,
             received: String::from_utf8_lossy(&received).into_owned(),
             computed,
-        }));
+        });
     }
-    let Some(seq) = Seq::new(seq) else {
-        buf.advance(1);
-        return Some(Decoded::Malformed(FrameError::BadSeq(seq)));
-    };
+    if Seq::new(seq).is_none() {
+        return Err(FrameError::BadSeq(seq));
+    }
+    Ok(())
+}
+
+/// Takes the checked frame of `total` bytes off the head of `buf`.
+fn take_frame(buf: &mut BytesMut, direction: Direction, total: usize) -> Decoded {
+    let postamble_at = total - FRAME_ENVELOPE;
     let frame = buf.split_to(total);
     let (data_end, status) = match direction {
         Direction::ToDevice => (postamble_at, None),
@@ -233,12 +264,16 @@ fn decode_one(buf: &mut BytesMut, direction: Direction) -> Option<Decoded> {
             (status_at - 1, Some(Status(status)))
         }
     };
-    Some(Decoded::Frame(RawFrame {
-        seq,
-        cmd,
-        data: frame[4..data_end].to_vec(),
-        status,
-    }))
+    match Seq::new(frame[2]) {
+        Some(seq) => Decoded::Frame(RawFrame {
+            seq,
+            cmd: frame[3],
+            data: frame[4..data_end].to_vec(),
+            status,
+        }),
+        // Checked by `check_frame`; kept total rather than trusted.
+        None => Decoded::Malformed(FrameError::BadSeq(frame[2])),
+    }
 }
 
 /// At end of stream. Complete frames and control bytes still decode; then what is left is

@@ -14,13 +14,13 @@ use super::compare::compare_subtotal;
 use super::unavailable;
 use crate::certify::invoice::{Seller, ValidInvoice};
 use crate::certify::CertifyError;
-use crate::device::Session;
+use crate::device::PortSession;
 use crate::model::{DeviceTotals, SecurityElements};
 
 /// C3, C0, items, comments, 33 (checked), payments (checked): everything before the intent.
 /// Returns the box's subtotal and the gateway's own, when the rates let it compute one.
 pub(super) async fn prepare(
-    session: &mut Session,
+    session: &mut PortSession<'_>,
     invoice: &ValidInvoice,
     seller: &Seller,
     rates: &[Option<Decimal>; TaxGroup::COUNT],
@@ -89,7 +89,7 @@ pub(super) async fn prepare(
 }
 
 /// Sends a command whose only good answer is an empty reply.
-async fn expect_done(session: &mut Session, command: Command) -> Result<(), CertifyError> {
+async fn expect_done(session: &mut PortSession<'_>, command: Command) -> Result<(), CertifyError> {
     let code = command.code();
     match session.execute(command).await.map_err(unavailable)? {
         Reply::Done => Ok(()),
@@ -101,7 +101,7 @@ async fn expect_done(session: &mut Session, command: Command) -> Result<(), Cert
 }
 
 /// 38h `C`, best effort: the box must not stay blocked, and a refusal means nothing was open.
-pub(super) async fn cancel(session: &mut Session, device: &str) {
+pub(super) async fn cancel(session: &mut PortSession<'_>, device: &str) {
     match session.execute(Command::Cancel).await {
         Ok(Reply::Refused(text)) => info!(device, %text, "cancel: nothing to cancel"),
         Ok(_) => info!(device, "open invoice cancelled"),

@@ -1,5 +1,5 @@
-//! The e-MCF box as a certification channel: one [`Session`] over the device link per
-//! invoice. `run.rs` is the sequence of one invoice (C1h checks, commands, intent, 38h,
+//! The e-MCF box as a certification channel: each invoice runs as one session inside the
+//! actor task that owns the port (a [`SessionJob`] shipped through a [`Lease`]). `run.rs` is the sequence of one invoice (C1h checks, commands, intent, 38h,
 //! certification), `commands.rs` the mapping from a valid invoice to box commands and back,
 //! `compare.rs` the 33h check, `readings.rs` the rates of C1h and the checks of `R:`,
 //! `settle.rs` an unknown 38h outcome decided from C1h, `readiness.rs` whether the box could
@@ -12,19 +12,16 @@ mod readings;
 mod run;
 mod settle;
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use futures::FutureExt;
-use tracing::error;
 
-use crate::certify::backend::{Channel, Job, Lane, RunFailure, SharedChannel, Waiting};
+use crate::certify::backend::{Channel, SharedChannel, Waiting};
 use crate::certify::journal::Journal;
 use crate::certify::status::{ChannelView, DgiContact, Problem};
 use crate::certify::CertifyError;
-use crate::device::{DeviceError, DeviceHandle, LinkStatus, Session, Turn};
-use crate::model::{Intent, IntentId, Organization, ProbeReport, RegisterEntry};
+use crate::device::{DeviceError, DeviceHandle, LinkStatus, PortSession, SessionJob};
+use crate::model::{Intent, IntentId, Organization, ProbeReport};
 
 /// The box behind `device` as a certification channel.
 pub fn box_channel(device: DeviceHandle) -> SharedChannel {
@@ -41,7 +38,7 @@ impl Channel for BoxChannel {
     }
 
     fn arrive(&self) -> Box<dyn Waiting> {
-        Box::new(BoxWaiting {
+        Box::new(run::BoxWaiting {
             device: self.device.clone(),
             turn: self.device.take_turn(),
         })
@@ -53,14 +50,18 @@ impl Channel for BoxChannel {
         journal: &'a Journal,
     ) -> BoxFuture<'a, Result<bool, CertifyError>> {
         Box::pin(async move {
-            let mut session = match self.device.acquire().await {
-                Ok(session) => session,
+            let lease = match self.device.lease_in_turn(self.device.take_turn()).await {
+                Ok(lease) => lease,
                 Err(error) => {
                     tracing::info!(%error, "device not available for reconciliation yet");
                     return Ok(false);
                 }
             };
-            settle::settle_all(&mut session, open, journal).await
+            let job = SettleOnBox {
+                open,
+                journal: journal.clone(),
+            };
+            lease.run(job).await.map_err(unavailable)?
         })
     }
 
@@ -105,63 +106,19 @@ fn view_of(name: &str, status: &LinkStatus) -> ChannelView {
     }
 }
 
-/// A place in the box's arrival order.
-struct BoxWaiting {
-    device: DeviceHandle,
-    turn: Turn,
+/// The open intents of the box, settled from its C1h inside the actor task.
+struct SettleOnBox {
+    open: Vec<(IntentId, Intent)>,
+    journal: Journal,
 }
 
-impl Waiting for BoxWaiting {
-    fn acquire(self: Box<Self>) -> BoxFuture<'static, Result<Box<dyn Lane>, CertifyError>> {
+impl SessionJob for SettleOnBox {
+    type Output = Result<bool, CertifyError>;
+
+    fn run(self: Box<Self>, mut session: PortSession<'_>) -> BoxFuture<'_, Self::Output> {
         Box::pin(async move {
-            let BoxWaiting { device, turn } = *self;
-            let session = device.acquire_in_turn(turn).await.map_err(unavailable)?;
-            Ok(Box::new(BoxLane { session }) as Box<dyn Lane>)
-        })
-    }
-}
-
-/// The box's port, held for one invoice.
-struct BoxLane {
-    session: Session,
-}
-
-impl Lane for BoxLane {
-    fn certify(
-        self: Box<Self>,
-        job: Job,
-        journal: Journal,
-    ) -> BoxFuture<'static, Result<RegisterEntry, RunFailure>> {
-        Box::pin(async move {
-            let mut session = self.session;
-            let device = session.device().to_owned();
-            // The request beside the bytes it became, in the wire capture if one is written: a
-            // capture that can be replayed as a regression test (tests/captures.rs).
-            if session.capturing() {
-                if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&job.body) {
-                    session.annotate_capture(format!("invoice {value}")).await;
-                }
-            }
-            let run = run::Run {
-                job: &job,
-                journal: &journal,
-                device: &device,
-            };
-            // A bug that panics mid-invoice must not leave an intent behind unnoticed: the
-            // device is then treated as in doubt until reconciliation finds nothing open.
-            let outcome = AssertUnwindSafe(run::run_invoice(&mut session, &run))
-                .catch_unwind()
-                .await
-                .unwrap_or_else(|_| {
-                    error!("the certification panicked: settling the device before it takes another invoice");
-                    Err(RunFailure::Panicked)
-                });
-            if matches!(outcome, Err(RunFailure::InDoubt(_) | RunFailure::Panicked)) {
-                // Marked before the port is released, so that nothing else runs first.
-                job.in_doubt.mark(&device);
-            }
-            drop(session);
-            outcome
+            let SettleOnBox { open, journal } = *self;
+            settle::settle_all(&mut session, open, &journal).await
         })
     }
 }

@@ -9,7 +9,7 @@ use rust_decimal::Decimal;
 
 use crate::certify::invoice::ValidInvoice;
 use crate::certify::CertifyError;
-use crate::device::Session;
+use crate::device::PortSession;
 
 /// The VAT rates of this invoice's groups: the box's (C1h), or the device's configured ones
 /// when its C1h carries none. A rate the box gives unreadably stops only an invoice that uses
@@ -42,7 +42,7 @@ pub(crate) fn rates_for(
 /// The checks PROTOCOL.md §6.2 makes on `R:` against the C1h read before the invoice: each
 /// difference is reported (logged once, counted), never refused: the box certified.
 pub(crate) async fn report_certification_oddities(
-    session: &mut Session,
+    session: &mut PortSession<'_>,
     invoice: &ValidInvoice,
     state: &DeviceState,
     cert: &Certification,

@@ -1,10 +1,15 @@
-//! One invoice on the box, as one session (docs/design.md §4): C1h (ready, NIF, counters, no
-//! stale invoice, rates), the invoice's commands (`commands.rs`), intent journaled, 38h,
-//! certification journaled. Any failure before 38h cancels (38h `C`) so the box is never left
+//! One invoice on the box (docs/design.md §4): its place in the box's order (`BoxWaiting`),
+//! the port leased (`BoxLane`), then one session run inside the actor task that owns the port
+//! (`CertifyOnBox`): C1h (ready, NIF, counters, no stale invoice, rates), the invoice's
+//! commands (`commands.rs`), intent journaled, 38h, certification journaled. Any failure before 38h cancels (38h `C`) so the box is never left
 //! blocked; an unknown 38h outcome is settled from C1h (`settle.rs`), never resent or
 //! cancelled blindly.
 
+use std::panic::AssertUnwindSafe;
 use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
 
 use mcf_sfe::reply::{DeviceState, Subtotal};
 use mcf_sfe::{Command, Reply};
@@ -15,17 +20,19 @@ use super::commands::{cancel, device_totals, prepare, security_elements};
 use super::readings::{rates_for, report_certification_oddities};
 use super::settle::{settle, SettleError, Settled};
 use super::unavailable;
-use crate::certify::backend::{Job, RunFailure};
+use crate::certify::backend::{Job, Lane, RunFailure, Waiting};
 use crate::certify::continuity::{Seen, SeenIn};
 use crate::certify::invoice::Seller;
 use crate::certify::journal::Journal;
 use crate::certify::CertifyError;
-use crate::device::{DeviceError, FinalizeOutcome, Session};
+use crate::device::{
+    DeviceError, DeviceHandle, FinalizeOutcome, Lease, PortSession, SessionJob, Turn,
+};
 use crate::failpoint;
 use crate::model::{BoxCounters, Environment, Intent, IntentId, RegisterEntry};
 
 /// One invoice's run: the job, the register, the device's name.
-pub(super) struct Run<'a> {
+struct Run<'a> {
     pub job: &'a Job,
     pub journal: &'a Journal,
     pub device: &'a str,
@@ -37,9 +44,91 @@ struct Before {
     known: Option<BoxCounters>,
 }
 
+/// A place in the box's arrival order.
+pub(super) struct BoxWaiting {
+    pub device: DeviceHandle,
+    pub turn: Turn,
+}
+
+impl Waiting for BoxWaiting {
+    fn acquire(self: Box<Self>) -> BoxFuture<'static, Result<Box<dyn Lane>, CertifyError>> {
+        Box::pin(async move {
+            let BoxWaiting { device, turn } = *self;
+            let lease = device.lease_in_turn(turn).await.map_err(unavailable)?;
+            Ok(Box::new(BoxLane { lease }) as Box<dyn Lane>)
+        })
+    }
+}
+
+/// The box's port, reserved for one invoice.
+struct BoxLane {
+    lease: Lease,
+}
+
+impl Lane for BoxLane {
+    fn certify(
+        self: Box<Self>,
+        job: Job,
+        journal: Journal,
+    ) -> BoxFuture<'static, Result<RegisterEntry, RunFailure>> {
+        Box::pin(async move {
+            let on_box = CertifyOnBox { job, journal };
+            match self.lease.run(on_box).await {
+                Ok(outcome) => outcome,
+                // The actor stopped before running it: nothing was sent.
+                Err(error) => Err(RunFailure::Failed(unavailable(error))),
+            }
+        })
+    }
+}
+
+/// One invoice, run inside the actor task that owns the port: each command is one call on
+/// the port, with no hop between tasks.
+struct CertifyOnBox {
+    job: Job,
+    journal: Journal,
+}
+
+impl SessionJob for CertifyOnBox {
+    type Output = Result<RegisterEntry, RunFailure>;
+
+    fn run(self: Box<Self>, mut session: PortSession<'_>) -> BoxFuture<'_, Self::Output> {
+        Box::pin(async move {
+            let CertifyOnBox { job, journal } = *self;
+            let device = session.device().to_owned();
+            // The request beside the bytes it became, in the wire capture if one is written: a
+            // capture that can be replayed as a regression test (tests/captures.rs).
+            if session.capturing() {
+                if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&job.body) {
+                    session.annotate_capture(format!("invoice {value}")).await;
+                }
+            }
+            let run = Run {
+                job: &job,
+                journal: &journal,
+                device: &device,
+            };
+            // A bug that panics mid-invoice must not leave an intent behind unnoticed: the
+            // device is then treated as in doubt until reconciliation finds nothing open.
+            let outcome = AssertUnwindSafe(run_invoice(&mut session, &run))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|_| {
+                    error!("the certification panicked: settling the device before it takes another invoice");
+                    Err(RunFailure::Panicked)
+                });
+            if matches!(outcome, Err(RunFailure::InDoubt(_) | RunFailure::Panicked)) {
+                // Marked before the session ends, so that nothing else runs on the box first.
+                job.in_doubt.mark(&device);
+            }
+            outcome
+        })
+    }
+}
+
 /// Runs the whole invoice on `session`.
-pub(super) async fn run_invoice(
-    session: &mut Session,
+async fn run_invoice(
+    session: &mut PortSession<'_>,
     run: &Run<'_>,
 ) -> Result<RegisterEntry, RunFailure> {
     let before = check_state(session, run).await?;
@@ -71,7 +160,7 @@ pub(super) async fn run_invoice(
 /// C1h, then what it must show before an invoice: the organization's NIF (153 otherwise,
 /// whatever else is odd), counters that follow the register's (a fiscal anomaly otherwise,
 /// never a refusal), no invoice left open (cancelled).
-async fn check_state(session: &mut Session, run: &Run<'_>) -> Result<Before, CertifyError> {
+async fn check_state(session: &mut PortSession<'_>, run: &Run<'_>) -> Result<Before, CertifyError> {
     let state = device_state(session, run).await?;
     let production = run.job.environment == Environment::Production;
     if production && state.nif != run.job.org.nif {
@@ -116,7 +205,7 @@ fn seen<'a>(run: &Run<'a>, nim: &'a str, nif: &'a str, tc: u64, seen_in: SeenIn)
 
 /// 38h with the box's totals, and what its answer means for the register.
 async fn finalize(
-    session: &mut Session,
+    session: &mut PortSession<'_>,
     run: &Run<'_>,
     before: &Before,
     intent_id: IntentId,
@@ -191,7 +280,10 @@ async fn finalize(
 
 /// C1h: the device state, needed for its NIF, counters and tax rates. When the state cannot
 /// be read but its NIF can, a NIF of another taxpayer still says so (153).
-async fn device_state(session: &mut Session, run: &Run<'_>) -> Result<DeviceState, CertifyError> {
+async fn device_state(
+    session: &mut PortSession<'_>,
+    run: &Run<'_>,
+) -> Result<DeviceState, CertifyError> {
     match session.execute(Command::DeviceState).await {
         Ok(Reply::DeviceState(state)) => Ok(state),
         // Not the client's invoice that is refused: the box will not say what it is.
@@ -219,7 +311,7 @@ async fn device_state(session: &mut Session, run: &Run<'_>) -> Result<DeviceStat
 /// Reconciles the intent on the same session right away; if the device cannot tell now,
 /// the intent stays open (in doubt).
 async fn reconcile_now(
-    session: &mut Session,
+    session: &mut PortSession<'_>,
     run: &Run<'_>,
     intent_id: IntentId,
     intent: &Intent,

@@ -14,7 +14,7 @@ use tracing::{info, warn};
 use super::commands::{cancel, security_elements};
 use crate::certify::journal::Journal;
 use crate::certify::CertifyError;
-use crate::device::Session;
+use crate::device::PortSession;
 use crate::model::{Intent, IntentId, RegisterEntry};
 
 /// What C1h says about an intent.
@@ -113,7 +113,7 @@ pub(crate) fn resolve_from_device_state(intent: &Intent, state: &DeviceState) ->
 /// Settles every intent of `open` on `session`: `Ok(true)` when all are settled, `Ok(false)`
 /// when the box does not answer C1h yet.
 pub(crate) async fn settle_all(
-    session: &mut Session,
+    session: &mut PortSession<'_>,
     open: Vec<(IntentId, Intent)>,
     journal: &Journal,
 ) -> Result<bool, CertifyError> {
@@ -137,7 +137,7 @@ pub(crate) async fn settle_all(
 
 /// Settles one open intent on `session`.
 pub(crate) async fn settle(
-    session: &mut Session,
+    session: &mut PortSession<'_>,
     journal: &Journal,
     intent_id: IntentId,
     intent: &Intent,

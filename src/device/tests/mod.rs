@@ -24,7 +24,8 @@ use tokio::time::Instant;
 use tokio_serial::{SerialPort, SerialStream};
 use tokio_util::codec::Framed;
 
-use super::{DeviceConfig, DeviceHandle, LinkTiming, Reply, Session};
+use super::{DeviceConfig, DeviceHandle, LinkTiming, Session};
+use mcf_sfe::Reply;
 
 pub(super) const NIF: &str = "A1234567B";
 

@@ -9,7 +9,8 @@ use rust_decimal_macros::dec;
 use tokio::time::Instant;
 
 use super::{config, timing, FakeDevice};
-use crate::device::{DeviceError, FinalizeOutcome, Reply};
+use crate::device::{DeviceError, FinalizeOutcome};
+use mcf_sfe::Reply;
 
 const I0: Command = Command::TaxpayerField(TaxpayerKey::I0);
 

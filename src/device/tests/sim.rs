@@ -12,7 +12,8 @@ use rust_decimal_macros::dec;
 use super::{
     config, fa_invoice, fv_invoice, run_until_finalize, sim_options, wait_connected, wait_queued,
 };
-use crate::device::{spawn, DeviceError, FinalizeOutcome, Reply, Session};
+use crate::device::{spawn, DeviceError, FinalizeOutcome, Session};
+use mcf_sfe::Reply;
 
 async fn device_state(session: &mut Session) -> mcf_sfe::reply::DeviceState {
     match session.execute(Command::DeviceState).await {
