@@ -15,19 +15,22 @@
 //! once (bytes read then are stale and dropped).
 //!
 //! # Sessions
-//! [`DeviceHandle::acquire`] queues a request on a bounded queue and resolves to a
-//! [`Session`]: exclusive use of the device until the `Session` is dropped, so the commands
-//! of one invoice are never interleaved with another's. Requests are served in order of
-//! arrival: [`DeviceHandle::take_turn`] when a request arrives, and
-//! [`DeviceHandle::acquire_in_turn`] enters the queue after every earlier turn (`arrivals.rs`). The
-//! queue is not a waiting room for a dead link: `acquire` fails at once with
-//! [`DeviceError::Unavailable`] while disconnected and with [`DeviceError::QueueFull`] when
-//! full. A caller that gives up while queued costs nothing (its grant is skipped).
-//! A `Session` sends each command to the actor, which runs it to the end even if the caller
-//! stops waiting; so a session dropped mid-command leaves the link in a clean state. SEQ
-//! continues across sessions and reopens, within [`WireSettings::seq`]. If the link drops
-//! during a session, the next command of that session makes one reconnection attempt within
-//! its budget, else it fails with [`DeviceError::Disconnected`].
+//! The port serves one session at a time, so the commands of one invoice are never
+//! interleaved with another's. [`DeviceHandle::lease_in_turn`] queues a request on a bounded
+//! queue and resolves to a [`Lease`]: the port reserved; [`Lease::run`] ships a [`SessionJob`]
+//! into the actor, which runs it on a [`PortSession`] there, each command a call on the port
+//! with no task hop, to its end even if the caller stops waiting (`session.rs`).
+//! [`DeviceHandle::acquire`] resolves to a [`Session`] whose commands are sent to the actor one
+//! by one (`device probe`, tests); the actor runs each to its end even if the caller stops
+//! waiting, so a session dropped mid-command leaves the link in a clean state. Requests are
+//! served in order of arrival: [`DeviceHandle::take_turn`] when a request arrives, and the
+//! `*_in_turn` calls enter the queue after every earlier turn (`arrivals.rs`). The queue is
+//! not a waiting room for a dead link: it fails at once with [`DeviceError::Unavailable`]
+//! while disconnected and with [`DeviceError::QueueFull`] when full. A caller that gives up
+//! while queued costs nothing (its grant is skipped). SEQ continues across sessions and
+//! reopens, within [`WireSettings::seq`]. If the link drops during a session, the next
+//! command of that session makes one reconnection attempt within its budget, else it fails
+//! with [`DeviceError::Disconnected`].
 //!
 //! # Host rules (PROTOCOL.md §3.3, implemented in `transport.rs`)
 //! New SEQ per command; stale input discarded before sending; up to [`LinkTiming::tries`]
@@ -46,8 +49,8 @@
 //! PROTOCOL.md in fields the gateway does not need is logged once per device, command and
 //! field at `warn`, counted in `/metrics` and kept in [`LinkStatus::anomalies`].
 //!
-//! # Finalization (38h with totals, §3.3-3.4, `actor/session.rs`)
-//! [`Session::finalize`] has its own budget (sales [`LinkTiming::finalize_budget`], credit
+//! # Finalization (38h with totals, §3.3-3.4, `actor/serve.rs`)
+//! [`PortSession::finalize`] has its own budget (sales [`LinkTiming::finalize_budget`], credit
 //! notes [`LinkTiming::credit_note_budget`]) counted from the first 38h and covering every
 //! `P:` poll. It is sent again only after a NAK, never after silence (a box may work silently
 //! for 25 s on a credit note): it keeps listening until the budget ends. `P:` = wait
