@@ -520,6 +520,28 @@ async fn a_sandbox_key_certifies_into_the_sandbox_register_without_quota() {
     assert_eq!(api.quota_used(), 2);
 }
 
+/// Validation runs before anything is started or reserved: a bad request under a sandbox key
+/// does not start the organization's sandbox simulator; the first valid one does.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bad_sandbox_request_starts_no_simulator() {
+    let api = ApiSetup::start(Some(5)).await;
+    let sandbox = api.issue_key(true);
+    let mut bad = invoice("SBX-BAD");
+    bad["rn"] = "".into();
+    let refused = post_invoice(api.addr(), &sandbox, &bad).await;
+    common::assert_error(&refused, 400, 31);
+    let started = "sandbox simulator started";
+    assert!(
+        !api.gateway.log().contains(started),
+        "{}",
+        api.gateway.log()
+    );
+
+    let certified = post_invoice(api.addr(), &sandbox, &invoice("SBX-GOOD")).await;
+    assert_eq!(certified.status, 200, "{}", certified.body);
+    assert!(api.gateway.log().contains(started), "{}", api.gateway.log());
+}
+
 /// reply.rs promises "Amounts are JSON strings with 2 decimals (exact)", as `total`,
 /// `vtotal` and the groups' `total` are; a group with no VAT (E, 0%) shows `"vat": "0"`.
 #[tokio::test(flavor = "multi_thread")]
