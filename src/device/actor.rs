@@ -230,8 +230,8 @@ impl<C: Connector> Actor<C> {
         }
     }
 
-    /// C1h outside any session: what the box says of itself now (kept in the status). A box
-    /// that does not answer is down, as after any unanswered command.
+    /// C1h, on connecting and while idle: what the box says of itself now (kept in the
+    /// status). A box that does not answer is down, as after any unanswered command.
     async fn read_state(&mut self) {
         if let Err(error) = self.run_command(&Command::DeviceState).await {
             debug!(%error, "C1h outside a session failed");
@@ -303,6 +303,20 @@ impl<C: Connector> Actor<C> {
                 status.since = Utc::now();
             }
             status.last_error = Some("the device link was shut down".to_owned());
+        });
+    }
+}
+
+impl<C: Connector> Drop for Actor<C> {
+    /// An actor that ends without `close` (a bug that panicked in it) must not leave its
+    /// status saying the box answers: `/status` and readiness would lie.
+    fn drop(&mut self) {
+        self.status.send_modify(|status| {
+            if status.connected {
+                status.connected = false;
+                status.since = Utc::now();
+                status.last_error = Some("the device link stopped unexpectedly".to_owned());
+            }
         });
     }
 }

@@ -4,8 +4,9 @@
 //! [`spawn`] starts the actor on the current tokio runtime and returns a [`DeviceHandle`]
 //! (cheap to clone). The actor opens the port ([`DeviceConfig::path`], 8N1, exclusive) and,
 //! after every open, sends one throwaway C2h and ignores its reply (PROTOCOL.md §3.2: a
-//! restarted host must not get a replay of the device's last reply). Only when that C2h is
-//! answered is the link *connected* ([`LinkStatus`]); it then reads C1h, and again every
+//! restarted host must not get a replay of the device's last reply). Once that C2h is
+//! answered the link is *connected* ([`LinkStatus`]) and reads C1h (a box that answers C2h
+//! but not C1h is not a usable link: the port is closed again); it reads C1h again every
 //! [`DeviceConfig::health_interval`] while idle, so that the status says what the box says
 //! now ([`LinkStatus::state`], [`LinkStatus::blocked`]). While the port is absent, after an
 //! I/O error, a read of 0 bytes (USB unplugged, pty closed) or a command left unanswered, the
@@ -90,7 +91,7 @@ pub use config::{
 };
 pub use error::DeviceError;
 pub use session::{Lease, PortSession, Session, SessionJob};
-pub use status::{LinkStatus, SeenAnomaly};
+pub use status::LinkStatus;
 
 /// How a finalization (38h with totals) ended, when the device settled it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,14 +172,14 @@ impl DeviceHandle {
     }
 
     /// A place in this device's arrival order, taken when a request arrives; pass it to
-    /// [`DeviceHandle::acquire_in_turn`] once the request is ready for the device.
+    /// [`DeviceHandle::lease_in_turn`] once the request is ready for the device.
     pub fn take_turn(&self) -> Turn {
         self.arrivals.take()
     }
 
     /// [`DeviceHandle::acquire`], entering the queue only after every turn taken before
     /// `turn` has entered it or been given up (see [`Turn`]).
-    pub async fn acquire_in_turn(&self, turn: Turn) -> Result<Session, DeviceError> {
+    async fn acquire_in_turn(&self, turn: Turn) -> Result<Session, DeviceError> {
         let (reply, granted) = oneshot::channel();
         self.enqueue(turn, Grant::Remote { reply }, granted).await
     }
@@ -223,7 +224,8 @@ impl DeviceHandle {
 
     /// Stops the actor after the current session (if any) and closes the port; returns when
     /// it is done. Queued and later `acquire` calls get `ShuttingDown`. Do not call it while
-    /// holding a `Session` of this device in the same task: it waits for that session.
+    /// holding a `Session` or an unused `Lease` of this device in the same task: it waits
+    /// for that session.
     pub async fn shutdown(&self) {
         self.stop.cancel();
         let mut status = self.status.clone();

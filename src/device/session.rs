@@ -210,7 +210,8 @@ async fn request<T>(
         .send(request)
         .await
         .map_err(|_| DeviceError::ShuttingDown)?;
-    answer.await.unwrap_or(Err(DeviceError::ShuttingDown))
+    // Sent, never answered: the actor stopped under it, and a 38h may have left.
+    answer.await.unwrap_or(Err(DeviceError::JobAborted))
 }
 
 /// Work that runs on the port as one session, inside the actor task.
@@ -256,7 +257,9 @@ impl std::fmt::Debug for dyn ShippedJob {
 
 impl Lease {
     /// Runs `job` on the port inside the actor task and returns what it answers. The job runs
-    /// to its end even if this future is dropped; `ShuttingDown` if the actor stopped first.
+    /// to its end even if this future is dropped. `ShuttingDown`: the actor stopped before the
+    /// job reached it (nothing ran); `JobAborted`: the job started and ended without an answer
+    /// (it panicked, or the actor stopped under it), so what it did is not known.
     pub async fn run<J: SessionJob>(self, job: J) -> Result<J::Output, DeviceError> {
         let (answer, answered) = oneshot::channel();
         let shipped: Box<dyn ShippedJob> = Box::new(WithAnswer {
@@ -266,6 +269,6 @@ impl Lease {
         self.jobs
             .send(shipped)
             .map_err(|_| DeviceError::ShuttingDown)?;
-        answered.await.map_err(|_| DeviceError::ShuttingDown)
+        answered.await.map_err(|_| DeviceError::JobAborted)
     }
 }

@@ -55,13 +55,15 @@ impl Waiting for BoxWaiting {
         Box::pin(async move {
             let BoxWaiting { device, turn } = *self;
             let lease = device.lease_in_turn(turn).await.map_err(unavailable)?;
-            Ok(Box::new(BoxLane { lease }) as Box<dyn Lane>)
+            let device = device.name().to_owned();
+            Ok(Box::new(BoxLane { device, lease }) as Box<dyn Lane>)
         })
     }
 }
 
 /// The box's port, reserved for one invoice.
 struct BoxLane {
+    device: String,
     lease: Lease,
 }
 
@@ -72,10 +74,18 @@ impl Lane for BoxLane {
         journal: Journal,
     ) -> BoxFuture<'static, Result<RegisterEntry, RunFailure>> {
         Box::pin(async move {
+            let (device, in_doubt) = (self.device, job.in_doubt.clone());
             let on_box = CertifyOnBox { job, journal };
             match self.lease.run(on_box).await {
                 Ok(outcome) => outcome,
-                // The actor stopped before running it: nothing was sent.
+                // The job started and died unanswered: it may have sent 38h. Settled like a
+                // run that panicked (the box takes nothing before C1h has been read).
+                Err(DeviceError::JobAborted) => {
+                    error!(%device, "the invoice's work on the box ended without an answer: settling from C1h");
+                    in_doubt.mark(&device);
+                    Err(RunFailure::Panicked)
+                }
+                // The actor stopped before the job reached it: nothing was sent.
                 Err(error) => Err(RunFailure::Failed(unavailable(error))),
             }
         })

@@ -111,9 +111,7 @@ impl<C: Connector> Actor<C> {
                 let _ = reply.send(result);
             }
             Request::Annotate(text) => self.annotate_capture(&text),
-            Request::Note { cmd, anomaly } => {
-                self.note_anomalies(cmd, std::slice::from_ref(&anomaly));
-            }
+            Request::Note { cmd, anomaly } => Port::note(self, cmd, anomaly),
         }
     }
 
@@ -145,7 +143,7 @@ impl<C: Connector> Actor<C> {
         if let Command::Finalize(_) = command {
             return Err(DeviceError::Encode(FieldError::Invalid {
                 field: "command",
-                reason: "38h with totals goes through Session::finalize".to_owned(),
+                reason: "38h with totals goes through PortSession::finalize".to_owned(),
             }));
         }
         command.encode()?;
@@ -168,7 +166,14 @@ impl<C: Connector> Actor<C> {
             | Command::Item(_)
             | Command::Comment(_)
             | Command::Payment(_) => Resend::changing(self.wire.seq_replay),
-            _ => Resend::HARMLESS,
+            // Read-only, or harmless twice (38h `C` cancels nothing the second time).
+            Command::DeviceState
+            | Command::LinkState
+            | Command::TaxpayerField(_)
+            | Command::Subtotal
+            | Command::Cancel => Resend::HARMLESS,
+            // Never after silence (it goes through `finalize_invoice`; here only by mistake).
+            Command::Finalize(_) => Resend::NAK_ONLY,
         };
         let Some(link) = self.link.as_mut() else {
             return Err(DeviceError::Disconnected);

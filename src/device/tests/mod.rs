@@ -1,6 +1,7 @@
 //! Tests of the device link over real pseudo-terminals: against the simulator (`sim.rs`), and
 //! against a scripted device the test plays byte by byte (`raw.rs`).
 
+mod lease;
 mod raw;
 mod sim;
 mod transport;
