@@ -1,4 +1,4 @@
-//! API keys (DESIGN §7): issuing, parsing, checking.
+//! API keys (docs/design.md §7): issuing, parsing, checking.
 //!
 //! # Format
 //!

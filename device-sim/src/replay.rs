@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use mcf_sfe::capture::{Capture, Event};
+use mcf_sfe::command::code;
 use mcf_sfe::{DeviceCodec, FromDevice, FromHost, HostCodec, ReplyFrame, RequestFrame};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::Decoder;
@@ -45,7 +46,11 @@ pub enum ReplayError {
     #[error("the capture has no request to device {0:?}")]
     Empty(String),
     /// The host asked something the capture does not hold at this point.
-    #[error("step {step}: the host sent CMD {got_cmd:#04x} DATA {got_data:?}, the capture has CMD {want_cmd:#04x} DATA {want_data:?}")]
+    #[error(
+        "step {step}: the host sent {} DATA {got_data:?}, the capture has {} DATA {want_data:?}",
+        code::name(*got_cmd),
+        code::name(*want_cmd)
+    )]
     Diverged {
         /// 0-based step.
         step: usize,
@@ -60,7 +65,8 @@ pub enum ReplayError {
     },
     /// The host went on after the capture's last request.
     #[error(
-        "after the capture's last request, the host sent CMD {got_cmd:#04x} DATA {got_data:?}"
+        "after the capture's last request, the host sent {} DATA {got_data:?}",
+        code::name(*got_cmd)
     )]
     BeyondTheEnd {
         /// What the host sent.

@@ -59,10 +59,10 @@ pub const DEFAULT_BODY_LIMIT_BYTES: usize = 256 * 1024;
 pub const DEFAULT_PLAN_START: u64 = 5_000;
 /// `plans.grow` default: invoices per quota year.
 pub const DEFAULT_PLAN_GROW: u64 = 50_000;
-/// `baud` default of a device (DESIGN §3: 115200 8N1).
+/// `baud` default of a device (PROTOCOL.md §1: 115200 8N1).
 pub const DEFAULT_BAUD: u32 = 115_200;
 /// `queue_capacity` default of a device: invoices waiting for the port.
-pub const DEFAULT_QUEUE_CAPACITY: usize = 32;
+pub const DEFAULT_QUEUE_CAPACITY: usize = crate::device::DEFAULT_QUEUE_CAPACITY;
 
 const MAX_TIMEOUT_SECS: u64 = 3_600;
 const MAX_BUDGET_MS: u64 = 3_600_000;
@@ -125,7 +125,7 @@ fn in_file(file: &Option<PathBuf>) -> String {
 }
 
 /// The whole configuration. `Default` is the built-in configuration (no devices: the embedded
-/// simulator, see DESIGN §8).
+/// simulator, see docs/design.md §8).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {

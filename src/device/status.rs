@@ -8,7 +8,7 @@ use mcf_sfe::reply::{Anomaly, DeviceState, LinkState};
 use mcf_sfe::{Status, StatusFlag};
 
 use super::config::StatusMap;
-pub use crate::model::SeenAnomaly;
+use crate::model::SeenAnomaly;
 
 /// The link as the dashboard and `/status` see it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 //! ```text
 //! # emcf wire capture 1
 //! # started 2026-11-23T09:14:02.120Z
-//! # device shop /dev/serial/by-id/usb-FTDI-if00-port0 115200
+//! # device shop /dev/serial/by-id/usb-FTDI-if00-port0 115200 baud, SEQ 20-FF, line breaks swapped, status map simulator, SEQ replay false
 //! 0.000000 shop open
 //! 0.000231 shop > 01 24 21 C2 05 30 31 30 3C 03
 //! 0.004102 shop < 01 31 21 C2 31 2C ...

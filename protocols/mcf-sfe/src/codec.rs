@@ -151,44 +151,43 @@ enum Decoded {
 
 /// The decoder both directions share. `None` means: wait for more bytes.
 fn decode_one(buf: &mut BytesMut, direction: Direction) -> Option<Decoded> {
-    if let Some(control) = resync(buf, direction)? {
+    if let Some(control) = resync(buf, direction) {
         return Some(control);
     }
-    let total = match frame_length(buf, direction)? {
-        Ok(total) => total,
-        Err(malformed) => return Some(malformed),
-    };
-    if let Err(error) = check_frame(buf, direction, total) {
-        // Not a frame after all, or a corrupted one: drop only its SOH and rescan.
-        buf.advance(1);
-        return Some(Decoded::Malformed(error));
+    let checked = frame_length(buf, direction)?
+        .and_then(|total| check_frame(buf, direction, total).map(|seq| (total, seq)));
+    match checked {
+        Ok((total, seq)) => Some(take_frame(buf, direction, total, seq)),
+        Err(error) => {
+            // Not a frame after all, or a corrupted one: drop only its SOH and rescan.
+            buf.advance(1);
+            Some(Decoded::Malformed(error))
+        }
     }
-    Some(take_frame(buf, direction, total))
 }
 
-/// Drops everything before the next SOH, answering control bytes on the way (host end):
-/// `None` when the buffer runs out, `Some(Some(item))` for a NAK or SYN, `Some(None)` at an
-/// SOH.
-fn resync(buf: &mut BytesMut, direction: Direction) -> Option<Option<Decoded>> {
-    loop {
-        let first = *buf.first()?;
+/// Drops everything before the next SOH, answering control bytes on the way (host end): a
+/// NAK or SYN item, or `None` at an SOH or when the buffer runs out.
+fn resync(buf: &mut BytesMut, direction: Direction) -> Option<Decoded> {
+    while let Some(&first) = buf.first() {
         if first == SOH {
-            return Some(None);
+            return None;
         }
         buf.advance(1);
         if direction == Direction::ToHost {
             match first {
-                NAK => return Some(Some(Decoded::Nak)),
-                SYN => return Some(Some(Decoded::Syn)),
+                NAK => return Some(Decoded::Nak),
+                SYN => return Some(Decoded::Syn),
                 _ => {}
             }
         }
     }
+    None
 }
 
 /// The whole length of the frame whose SOH heads `buf`, from its LEN: `None` to wait for
-/// more bytes, a malformed item (its SOH dropped) when LEN cannot be a frame's.
-fn frame_length(buf: &mut BytesMut, direction: Direction) -> Option<Result<usize, Decoded>> {
+/// more bytes (an empty buffer included), an error when LEN cannot be a frame's.
+fn frame_length(buf: &mut BytesMut, direction: Direction) -> Option<Result<usize, FrameError>> {
     let &len = buf.get(1)?;
     let overhead = match direction {
         Direction::ToDevice => REQUEST_OVERHEAD,
@@ -196,8 +195,7 @@ fn frame_length(buf: &mut BytesMut, direction: Direction) -> Option<Result<usize
     };
     let counted = usize::from(len.saturating_sub(LEN_OFFSET));
     if len < LEN_OFFSET || counted < overhead {
-        buf.advance(1);
-        return Some(Err(Decoded::Malformed(FrameError::BadLength(len))));
+        return Some(Err(FrameError::BadLength(len)));
     }
     let total = counted + FRAME_ENVELOPE;
     if buf.len() < total {
@@ -208,8 +206,8 @@ fn frame_length(buf: &mut BytesMut, direction: Direction) -> Option<Result<usize
 }
 
 /// Checks the `total` bytes at the head of `buf` as a frame: envelope (postamble, ETX, the
-/// status separator of a reply), BCC, SEQ.
-fn check_frame(buf: &BytesMut, direction: Direction, total: usize) -> Result<(), FrameError> {
+/// status separator of a reply), BCC, SEQ; its SEQ when all hold.
+fn check_frame(buf: &BytesMut, direction: Direction, total: usize) -> Result<Seq, FrameError> {
     let postamble_at = total - FRAME_ENVELOPE;
     let mut expected = vec![(postamble_at, POSTAMBLE), (total - 1, ETX)];
     if direction == Direction::ToHost {
@@ -245,14 +243,11 @@ fn check_frame(buf: &BytesMut, direction: Direction, total: usize) -> Result<(),
             computed,
         });
     }
-    if Seq::new(seq).is_none() {
-        return Err(FrameError::BadSeq(seq));
-    }
-    Ok(())
+    Seq::new(seq).ok_or(FrameError::BadSeq(seq))
 }
 
 /// Takes the checked frame of `total` bytes off the head of `buf`.
-fn take_frame(buf: &mut BytesMut, direction: Direction, total: usize) -> Decoded {
+fn take_frame(buf: &mut BytesMut, direction: Direction, total: usize, seq: Seq) -> Decoded {
     let postamble_at = total - FRAME_ENVELOPE;
     let frame = buf.split_to(total);
     let (data_end, status) = match direction {
@@ -264,16 +259,12 @@ fn take_frame(buf: &mut BytesMut, direction: Direction, total: usize) -> Decoded
             (status_at - 1, Some(Status(status)))
         }
     };
-    match Seq::new(frame[2]) {
-        Some(seq) => Decoded::Frame(RawFrame {
-            seq,
-            cmd: frame[3],
-            data: frame[4..data_end].to_vec(),
-            status,
-        }),
-        // Checked by `check_frame`; kept total rather than trusted.
-        None => Decoded::Malformed(FrameError::BadSeq(frame[2])),
-    }
+    Decoded::Frame(RawFrame {
+        seq,
+        cmd: frame[3],
+        data: frame[4..data_end].to_vec(),
+        status,
+    })
 }
 
 /// At end of stream. Complete frames and control bytes still decode; then what is left is

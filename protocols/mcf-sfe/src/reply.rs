@@ -40,12 +40,13 @@ pub struct LastInvoice {
 /// What C1h says of the last finalized invoice (used only to settle an unknown outcome).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Last {
-    /// None finalized yet: lastDEF is empty.
+    /// None finalized yet: lastDT, lastType, lastDEF and lastFN are all empty.
     Nothing,
     /// The last finalized invoice.
     Invoice(LastInvoice),
-    /// The box reports one, but a field that settling needs (lastDT, lastType, lastFN) is
-    /// missing or cannot be read: nothing can be concluded from it.
+    /// The box reports one, but a field that settling needs (lastDT, lastType, lastDEF,
+    /// lastFN) is missing, empty beside the others, or cannot be read: nothing can be
+    /// concluded from it.
     Unreadable(String),
 }
 

@@ -90,12 +90,12 @@ pub(super) async fn prepare(
 
 /// Sends a command whose only good answer is an empty reply.
 async fn expect_done(session: &mut PortSession<'_>, command: Command) -> Result<(), CertifyError> {
-    let code = command.code();
+    let name = code::name(command.code());
     match session.execute(command).await.map_err(unavailable)? {
         Reply::Done => Ok(()),
         Reply::Refused(text) => Err(CertifyError::DeviceRefused { text }),
         other => Err(CertifyError::Internal(format!(
-            "unexpected answer to {code:02X}h: {other:?}"
+            "unexpected answer to {name}: {other:?}"
         ))),
     }
 }

@@ -10,7 +10,8 @@
 //! - Extra trailing fields are ignored, missing trailing fields a host does not need are
 //!   accepted (both reported once as `fields`): C1h from 6 fields (rates from 27, the currency
 //!   block from 30), C2h with any count, 33h of boxes with fewer groups (MV, N TTC, N VAT, MTS,
-//!   [MCUR]).
+//!   [MCUR]). Not a 38h `R:`: every field is used, so only 7 or 8 fields read (with more,
+//!   which one is SIG would be a guess; the outcome is then settled from C1h).
 //! - DATA that is not UTF-8 is read as Windows-1252 ([`crate::dialect::decode_text`]).
 //! - `R:`, `R :` and no prefix are one thing; `P:` and `P :` too. Only `E:` is a refusal
 //!   (nothing else turns a reply into one), and, with [`Dialect::refusal_by_status`], an empty
@@ -246,20 +247,19 @@ fn last_invoice(f: &[String], r: &mut Reader) -> Last {
     let Some(code_def) = f.get(8) else {
         return missing("lastDEF (field 8)");
     };
+    if f.len() < 10 {
+        return missing("lastFN (field 9)");
+    }
     if code_def.is_empty() {
         // "No invoice yet" only when the whole block says so: a lastDEF left empty beside a
         // filled lastFN (or date, type) cannot prove that an invoice was not certified.
-        if f.get(6..10)
-            .is_some_and(|block| block.iter().all(String::is_empty))
-        {
+        if f[6..10].iter().all(String::is_empty) {
             return Last::Nothing;
         }
         r.odd("lastDEF", "", "the codeDEFDGI of the last invoice");
         return Last::Unreadable("lastDEF is empty beside other last-invoice fields".to_owned());
     }
-    let Some(rn) = f.get(9) else {
-        return missing("lastFN (field 9)");
-    };
+    let rn = &f[9];
     if rn.is_empty() {
         // Without lastFN, "the last invoice is another one" could never be concluded.
         r.odd("lastFN", "", "the FN of the last invoice");
@@ -437,13 +437,7 @@ fn finalize(text: &str, r: &mut Reader) -> Result<Reply, DataError> {
     let f = r.fields(body);
     // Every field is used (the security elements), and with more than 8 which one is SIG is
     // a guess: such a reply is unreadable, and the outcome is settled from C1h instead.
-    if !(7..=8).contains(&f.len()) {
-        return Err(DataError::FieldCount {
-            what: "38h certification",
-            expected: "7 or 8",
-            got: f.len(),
-        });
-    }
+    fields::expect_count("38h certification", &f, &[7, 8], "7 or 8")?;
     let (rn, sig) = if f.len() == 8 {
         (fields::non_empty(f[6].clone()), &f[7])
     } else {
