@@ -6,6 +6,7 @@
 
 pub mod admin;
 pub mod api;
+pub mod arrivals;
 pub mod certify;
 pub mod cli;
 pub mod config;

@@ -140,6 +140,10 @@ pub struct Gauges {
     pub not_ready: Vec<(String, String)>,
     /// Per device: fiscal anomalies not yet acknowledged.
     pub open_anomalies: Vec<(String, u64)>,
+    /// Per device: invoices in doubt waiting for an administrator.
+    pub awaiting_administrator: Vec<(String, u64)>,
+    /// Per web API device: when its token expires (Unix seconds), as the DGI last said.
+    pub token_valid: Vec<(String, i64)>,
     /// Whether the certification path works (`GET /status`).
     pub ready: bool,
 }
@@ -209,6 +213,22 @@ fn render_devices(out: &mut String, gauges: &Gauges) {
         let _ = writeln!(
             out,
             "emcf_fiscal_anomalies_open{{device=\"{}\"}} {count}",
+            label(device)
+        );
+    }
+    out.push_str("# HELP emcf_invoices_in_doubt Invoices whose outcome only an administrator can settle (emcf-gateway intent list / intent resolve).\n# TYPE emcf_invoices_in_doubt gauge\n");
+    for (device, count) in &gauges.awaiting_administrator {
+        let _ = writeln!(
+            out,
+            "emcf_invoices_in_doubt{{device=\"{}\"}} {count}",
+            label(device)
+        );
+    }
+    out.push_str("# HELP emcf_token_valid_until_seconds When the web API token of the device expires (Unix time), as the DGI last said.\n# TYPE emcf_token_valid_until_seconds gauge\n");
+    for (device, until) in &gauges.token_valid {
+        let _ = writeln!(
+            out,
+            "emcf_token_valid_until_seconds{{device=\"{}\"}} {until}",
             label(device)
         );
     }
@@ -283,7 +303,11 @@ mod tests {
             configured: vec!["test-dev".into(), "back".into()],
             not_ready: vec![("back".into(), "box_blocked".into())],
             open_anomalies: vec![("back".into(), 1)],
+            awaiting_administrator: vec![("dgi".into(), 2)],
+            token_valid: vec![("dgi".into(), 1_800_000_000)],
         });
+        assert!(text.contains("emcf_invoices_in_doubt{device=\"dgi\"} 2"));
+        assert!(text.contains("emcf_token_valid_until_seconds{device=\"dgi\"} 1800000000"));
         assert!(text.contains("emcf_device_ready{device=\"test-dev\"} 1"));
         assert!(text.contains("emcf_device_ready{device=\"back\"} 0"));
         assert!(text.contains("emcf_device_not_ready{device=\"back\",reason=\"box_blocked\"} 1"));

@@ -72,6 +72,7 @@ pub fn intent(i: u64, key_id: &str, at: DateTime<Utc>) -> Intent {
         isf: "ISF-1".to_string(),
         idempotency_key: None,
         device_tc: None,
+        channel_ref: None,
     }
 }
 
@@ -91,6 +92,7 @@ pub fn security(i: u64, at: DateTime<Utc>) -> SecurityElements {
         counters: format!("{}/{} FV", i + 1, i + 1),
         nim: "SIM0000001".to_string(),
         date_time: local,
+        date_time_as_sent: None,
     }
 }
 

@@ -145,6 +145,33 @@ pub enum AdminRequest {
         /// The device; `None`: the only configured one.
         device: Option<String>,
     },
+    /// The open intents and which wait for an administrator (`intent list`): answered by the
+    /// running service only (the channels know which).
+    IntentList,
+    /// Settle an intent that waits for an administrator (`intent resolve`): running service
+    /// only; journaled with who.
+    IntentResolve {
+        /// The intent.
+        intent: u64,
+        /// What the administrator found.
+        resolution: crate::certify::Resolution,
+        /// Who.
+        by: String,
+        /// Where it was read, why.
+        note: String,
+    },
+}
+
+impl AdminRequest {
+    /// Whether only the running service can answer it (it needs the channels).
+    pub fn needs_service(&self) -> bool {
+        matches!(
+            self,
+            AdminRequest::DeviceProbe { .. }
+                | AdminRequest::IntentList
+                | AdminRequest::IntentResolve { .. }
+        )
+    }
 }
 
 impl Admin {
@@ -219,6 +246,13 @@ impl Admin {
                  the service is stopped), not on the register"
                     .into(),
             )),
+            AdminRequest::IntentList | AdminRequest::IntentResolve { .. } => {
+                Err(AdminError::Invalid(
+                    "invoices in doubt are listed and settled by the running service (it asks \
+                     the channels): start it, then run the command again"
+                        .into(),
+                ))
+            }
         }
     }
 }

@@ -23,10 +23,11 @@ pub fn path_in(state_dir: &Path) -> PathBuf {
     state_dir.join("admin.sock")
 }
 
-/// Answers [`AdminRequest::DeviceProbe`] in the running service (the device link is async).
+/// Answers the requests only the running service can ([`AdminRequest::needs_service`]:
+/// a device probe, the invoices in doubt): they need the channels, which are async.
 pub type Prober = Arc<
     dyn Fn(
-            Option<String>,
+            AdminRequest,
         )
             -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, String>> + Send>>
         + Send
@@ -83,12 +84,12 @@ async fn serve_client(
     let mut lines = AsyncBufReader::new(read.take(MAX_LINE as u64 * 64)).lines();
     while let Some(line) = lines.next_line().await? {
         let answer = match serde_json::from_str::<AdminRequest>(&line) {
-            Ok(AdminRequest::DeviceProbe { device }) => match &prober {
-                Some(prober) => match prober(device).await {
+            Ok(request) if request.needs_service() => match &prober {
+                Some(prober) => match prober(request).await {
                     Ok(value) => json!({ "ok": value }),
                     Err(error) => json!({ "error": error }),
                 },
-                None => json!({ "error": "this service has no device to probe" }),
+                None => json!({ "error": "this service has no certification channel" }),
             },
             Ok(request) => {
                 let admin = Arc::clone(&admin);

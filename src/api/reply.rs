@@ -75,14 +75,19 @@ pub(crate) fn status_of(error: &CertifyError) -> StatusCode {
         | CertifyError::ZeroTotal
         | CertifyError::BadIdempotencyKey => StatusCode::BAD_REQUEST,
         CertifyError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-        CertifyError::DuplicateRn { .. } | CertifyError::InFlight { .. } => StatusCode::CONFLICT,
+        CertifyError::DuplicateRn { .. }
+        | CertifyError::InFlight { .. }
+        | CertifyError::AwaitingAdministrator { .. } => StatusCode::CONFLICT,
         CertifyError::QuotaExhausted { .. } => StatusCode::TOO_MANY_REQUESTS,
         CertifyError::DeviceRefused { .. }
         | CertifyError::TotalsMismatch { .. }
+        | CertifyError::TotalsMismatchDgi { .. }
+        | CertifyError::DgiRefused { .. }
         | CertifyError::TotalsTooLarge
         | CertifyError::IdempotencyKeyReused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         CertifyError::WrongDevice { .. }
         | CertifyError::DeviceNotReady { .. }
+        | CertifyError::TokenRejected { .. }
         | CertifyError::DeviceUnavailable { .. }
         | CertifyError::QueueFull { .. }
         | CertifyError::OutcomeUnknown { .. }

@@ -89,6 +89,19 @@ pub trait Channel: Send + Sync {
     /// What a technician needs on first contact (`device probe`).
     fn probe(&self) -> BoxFuture<'_, Result<ProbeReport, CertifyError>>;
 
+    /// The register, given once when the service starts (a channel that needs it to tell its
+    /// own requests from others keeps it).
+    fn adopt(&self, _journal: Journal) {}
+
+    /// The intents of this channel whose outcome only an administrator can settle (the
+    /// channel will never tell), and why: `intent list`, the dashboard, `/metrics`.
+    fn awaiting_administrator(&self) -> Vec<(IntentId, String)> {
+        Vec::new()
+    }
+
+    /// An administrator settled `intent` (journaled by the caller): stop listing it.
+    fn settled_by_administrator(&self, _intent: IntentId) {}
+
     /// Stops the channel after its current invoice.
     fn shutdown(&self) -> BoxFuture<'_, ()>;
 }

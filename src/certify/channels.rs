@@ -12,6 +12,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use crate::certify::backend::SharedChannel;
+use crate::certify::journal::Journal;
 use crate::certify::CertifyError;
 use crate::model::{Environment, Organization};
 
@@ -31,10 +32,19 @@ pub(crate) struct Channels {
     factory: Option<SandboxFactory>,
     sandboxes: Mutex<HashMap<String, SharedChannel>>,
     starting: tokio::sync::Mutex<()>,
+    journal: Journal,
 }
 
 impl Channels {
-    pub(crate) fn new(configured: Vec<SharedChannel>, factory: Option<SandboxFactory>) -> Channels {
+    /// The configured channels (each given the register) and the sandbox factory.
+    pub(crate) fn new(
+        configured: Vec<SharedChannel>,
+        factory: Option<SandboxFactory>,
+        journal: Journal,
+    ) -> Channels {
+        for channel in &configured {
+            channel.adopt(journal.clone());
+        }
         Channels {
             configured: configured
                 .into_iter()
@@ -43,6 +53,7 @@ impl Channels {
             factory,
             sandboxes: Mutex::new(HashMap::new()),
             starting: tokio::sync::Mutex::new(()),
+            journal,
         }
     }
 
@@ -101,6 +112,7 @@ impl Channels {
                     reason: format!("the sandbox device could not start: {reason}"),
                     retry_after: Duration::from_secs(30),
                 })?;
+        channel.adopt(self.journal.clone());
         self.sandboxes().insert(name, channel.clone());
         Ok(channel)
     }

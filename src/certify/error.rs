@@ -95,6 +95,39 @@ pub enum CertifyError {
         /// The gateway's value.
         expected: String,
     },
+    /// A figure of the DGI's calculation differs from the gateway's own computation (422).
+    #[error("the DGI's {field} ({dgi}) differs from the gateway's computation ({expected}); the request was cancelled and nothing was certified")]
+    TotalsMismatchDgi {
+        /// The calculation's field (`total`, `vtotal`, `tab`, `vab`...).
+        field: String,
+        /// The DGI's value.
+        dgi: String,
+        /// The gateway's value.
+        expected: String,
+    },
+    /// The DGI's web API refused the invoice (422), with its own code and text.
+    #[error("the DGI refused the invoice (DGI error {code}: {text})")]
+    DgiRefused {
+        /// The DGI's `errorCode`.
+        code: String,
+        /// The DGI's `errorDesc`.
+        text: String,
+    },
+    /// The e-MCF's token for the web API is missing, unreadable, expired or rejected (503: an
+    /// operator must install a new one).
+    #[error("the DGI web API does not accept this gateway's token for device {device}: {reason}; an administrator must install a new token")]
+    TokenRejected {
+        /// The device entry.
+        device: String,
+        /// Why, without the token.
+        reason: String,
+    },
+    /// The rn's outcome with the DGI is not known and only an administrator can settle it (409).
+    #[error("invoice {rn}: the DGI's answer to its confirmation was lost and the DGI no longer lists it as pending, so whether it was certified is not known; an administrator must settle it (emcf-gateway intent resolve). Do not send it again under another rn")]
+    AwaitingAdministrator {
+        /// The client's invoice number.
+        rn: String,
+    },
     /// The invoice's totals would not fit the device's 33h reply frame (422).
     #[error("the invoice's totals are too large for the device's subtotal reply (too many tax groups with large amounts); split the invoice")]
     TotalsTooLarge,
@@ -167,20 +200,22 @@ impl CertifyError {
             CertifyError::Unauthorized(AuthFailure::Invalid) => 101,
             CertifyError::Unauthorized(AuthFailure::Disabled) => 102,
             CertifyError::DuplicateRn { .. } => 110,
-            CertifyError::InFlight { .. } => 111,
+            CertifyError::InFlight { .. } | CertifyError::AwaitingAdministrator { .. } => 111,
             CertifyError::IdempotencyKeyReused { .. } => 112,
             CertifyError::BadIdempotencyKey => 113,
             CertifyError::QuotaExhausted { .. } => 130,
             CertifyError::DeviceRefused { .. } => 140,
             CertifyError::PaymentsShort { .. } => 141,
             CertifyError::ZeroTotal => 142,
-            CertifyError::TotalsMismatch { .. } => 143,
+            CertifyError::TotalsMismatch { .. } | CertifyError::TotalsMismatchDgi { .. } => 143,
+            CertifyError::DgiRefused { .. } => 145,
             CertifyError::TotalsTooLarge => 144,
             CertifyError::DeviceUnavailable { .. } => 150,
             CertifyError::QueueFull { .. } => 151,
             CertifyError::OutcomeUnknown { .. } => 152,
             CertifyError::WrongDevice { .. } => 153,
             CertifyError::DeviceNotReady { .. } => 154,
+            CertifyError::TokenRejected { .. } => 155,
             CertifyError::Store(_) => 160,
             CertifyError::NotFound { .. } => 170,
             CertifyError::Internal(_) => 199,
@@ -198,6 +233,8 @@ impl CertifyError {
                 Some(Duration::from_secs(30))
             }
             CertifyError::DeviceNotReady { .. } => Some(Duration::from_secs(60)),
+            CertifyError::TokenRejected { .. } => Some(Duration::from_secs(300)),
+            CertifyError::AwaitingAdministrator { .. } => Some(Duration::from_secs(300)),
             _ => None,
         }
     }

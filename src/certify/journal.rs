@@ -36,12 +36,13 @@ impl Journal {
         &self,
         intent: IntentId,
         security: SecurityElements,
-        source: &'static str,
+        source: &str,
     ) -> Result<RegisterEntry, CertifyError> {
+        let source = source.to_owned();
         let certified_at = Utc::now();
         let quota_year = certified_at.with_timezone(&self.offset).year();
         blocking(&self.store, move |store| {
-            store.record_certified(intent, quota_year, certified_at, security, source)
+            store.record_certified(intent, quota_year, certified_at, security, &source)
         })
         .await
     }
@@ -52,6 +53,21 @@ impl Journal {
             store.record_abandoned(intent, &reason)
         })
         .await
+    }
+
+    /// The channel references (web API uids) of `device`'s open intents; empty when the
+    /// register cannot be read.
+    pub async fn open_refs(&self, device: &str) -> Vec<String> {
+        let device = device.to_owned();
+        blocking(&self.store, move |store| store.open_intents())
+            .await
+            .map(|open| {
+                open.into_iter()
+                    .filter(|(_, intent)| intent.device == device)
+                    .filter_map(|(_, intent)| intent.channel_ref)
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// What the register knew of the machine `nim` before this invoice (`None` when nothing

@@ -11,9 +11,11 @@
 //! | `backend` | the seam: `Channel` (arrive, settle, view, readiness, probe), `Waiting`, `Lane` (certify one invoice) |
 //! | `channels` | which channel an invoice goes to; each organization's sandbox, started on demand |
 //! | `mcf` | the e-MCF box as a channel: the session of one invoice (C1..38), its commands, 33h check, settling from C1h, readiness |
+//! | `edef` | the DGI's web API as a channel: request, check, intent with the uid, confirm; the pending window; a lost confirm answer settled from the pending list |
 //! | `journal` | what a channel may write: intent, certification, abandonment, counter continuity |
 //! | `continuity` | a box's counters against the register: fiscal anomalies |
 //! | `reconcile` | the channels in doubt and the background task that settles them |
+//! | `settlement` | invoices in doubt only an administrator can settle: list, count, resolve (journaled with who) |
 //! | `status` | the service's own status types, readiness, gauges, probe |
 //! | `error` | `CertifyError` and its stable codes |
 
@@ -21,18 +23,22 @@ mod admission;
 mod backend;
 mod channels;
 mod continuity;
+mod edef;
 mod error;
 pub mod invoice;
 mod journal;
 mod mcf;
 mod reconcile;
 mod service;
+mod settlement;
 mod status;
 
 pub use admission::Principal;
 pub use backend::{Channel, SharedChannel};
 pub use channels::{sandbox_device_name, SandboxFactory};
+pub use edef::{edef_channel, CdfCurrency, EdefSettings};
 pub use error::{AuthFailure, CertifyError};
 pub use mcf::box_channel;
 pub use service::{Certified, Certifier, CertifierSettings};
+pub use settlement::{OpenIntent, Resolution};
 pub use status::{ChannelView, DgiContact, Problem, ServiceStatus};

@@ -73,8 +73,8 @@ impl Certifier {
         settings: CertifierSettings,
         sandbox: Option<SandboxFactory>,
     ) -> Arc<Certifier> {
-        let channels = Arc::new(Channels::new(channels, sandbox));
         let journal = Journal::new(Arc::clone(&store), settings.offset);
+        let channels = Arc::new(Channels::new(channels, sandbox, journal.clone()));
         let in_doubt = InDoubt::default();
         let reconciler = Reconciler::new(
             Arc::clone(&store),
@@ -151,19 +151,19 @@ impl Certifier {
         body: &[u8],
     ) -> Result<Certified, CertifyError> {
         let at = arrival.received_at;
-        let held =
-            match self
-                .admission
-                .admit(principal, &invoice, idempotency_key.as_deref(), at)?
-            {
-                Admitted::Replay(entry) => {
-                    return Ok(Certified {
-                        entry: *entry,
-                        replayed: true,
-                    })
-                }
-                Admitted::Go(held) => held,
-            };
+        let admitted = self
+            .admission
+            .admit(principal, &invoice, idempotency_key.as_deref(), at)
+            .map_err(|error| self.explain_in_flight(principal, error))?;
+        let held = match admitted {
+            Admitted::Replay(entry) => {
+                return Ok(Certified {
+                    entry: *entry,
+                    replayed: true,
+                })
+            }
+            Admitted::Go(held) => held,
+        };
         let (channel, lane) = self.acquire(principal, arrival).await?;
         let job = Job {
             org: principal.org.clone(),
@@ -293,7 +293,9 @@ impl Certifier {
 
     /// The stored result of `rn` for `principal`.
     pub fn lookup(&self, principal: &Principal, rn: &str) -> Result<RegisterEntry, CertifyError> {
-        self.admission.lookup(principal, rn)
+        self.admission
+            .lookup(principal, rn)
+            .map_err(|error| self.explain_in_flight(principal, error))
     }
 
     /// Stops the channels after their current invoice.
@@ -332,16 +334,20 @@ fn outcome_of(result: &Result<Certified, CertifyError>) -> &'static str {
         Err(CertifyError::Unauthorized(_)) => "unauthorized",
         Err(CertifyError::DuplicateRn { .. })
         | Err(CertifyError::InFlight { .. })
+        | Err(CertifyError::AwaitingAdministrator { .. })
         | Err(CertifyError::IdempotencyKeyReused { .. }) => "conflict",
         Err(CertifyError::QuotaExhausted { .. }) => "quota",
         Err(CertifyError::DeviceRefused { .. })
         | Err(CertifyError::TotalsMismatch { .. })
+        | Err(CertifyError::TotalsMismatchDgi { .. })
+        | Err(CertifyError::DgiRefused { .. })
         | Err(CertifyError::TotalsTooLarge) => "refused",
         Err(CertifyError::DeviceUnavailable { .. })
         | Err(CertifyError::QueueFull { .. })
         | Err(CertifyError::OutcomeUnknown { .. })
         | Err(CertifyError::WrongDevice { .. })
         | Err(CertifyError::DeviceNotReady { .. })
+        | Err(CertifyError::TokenRejected { .. })
         | Err(CertifyError::Store(_)) => "unavailable",
         Err(CertifyError::NotFound { .. }) | Err(CertifyError::Internal(_)) => "error",
     }

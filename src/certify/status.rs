@@ -45,8 +45,12 @@ pub struct ChannelView {
     pub last_reply_at: Option<DateTime<Utc>>,
     /// Invoices waiting for it (not counting the one being served).
     pub queued: usize,
-    /// Its last contact with the DGI, as it last reported it.
+    /// Its last contact with the DGI, as it last reported it (a box).
     pub dgi: Option<DgiContact>,
+    /// When its token for the DGI's web API expires, as the DGI last said (the web API).
+    pub token_valid: Option<DateTime<Utc>>,
+    /// Requests pending on the DGI's web API now (the web API).
+    pub pending: Option<usize>,
 }
 
 /// A channel's link with the DGI server, as it last reported it.
@@ -165,6 +169,15 @@ impl Certifier {
                 .into_iter()
                 .collect(),
             quotas,
+            awaiting_administrator: self.awaiting_counts(),
+            token_valid: status
+                .devices
+                .iter()
+                .filter_map(|view| {
+                    view.token_valid
+                        .map(|at| (view.name.clone(), at.timestamp()))
+                })
+                .collect(),
             ready: status.ready,
         })
     }

@@ -6,6 +6,7 @@
 mod admin_commands;
 mod device_commands;
 mod embedded;
+mod intent_commands;
 mod serve;
 
 use std::path::PathBuf;
@@ -53,6 +54,55 @@ pub enum Command {
     /// Fiscal boxes: probe one (technicians), and the fiscal anomalies of their counters.
     #[command(subcommand)]
     Device(DeviceCommand),
+    /// Invoices in doubt: listed, and settled by an administrator when the channel cannot
+    /// tell (a web API confirm whose answer was lost). Through the running service.
+    #[command(subcommand)]
+    Intent(IntentCommand),
+}
+
+/// `intent` commands.
+#[derive(Debug, Subcommand)]
+pub enum IntentCommand {
+    /// The open intents: those being settled with their channel, and those waiting for an
+    /// administrator, with why.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Settle an intent that waits for an administrator, from what the DGI's portal shows:
+    /// `--certified` with its security elements, or `--not-certified`. Journaled with who.
+    Resolve {
+        /// The intent's id (as listed).
+        intent: u64,
+        /// The DGI's portal shows it certified: give its elements below.
+        #[arg(long, conflicts_with = "not_certified", requires_all = ["code_def", "qr_code", "counters", "nim", "date_time"])]
+        certified: bool,
+        /// The DGI's portal does not show it: the rn may be certified again.
+        #[arg(long)]
+        not_certified: bool,
+        /// codeDEFDGI, as the portal shows it.
+        #[arg(long)]
+        code_def: Option<String>,
+        /// The QR code's text.
+        #[arg(long)]
+        qr_code: Option<String>,
+        /// Counters, e.g. "5/8 FV".
+        #[arg(long)]
+        counters: Option<String>,
+        /// The e-MCF's NIM.
+        #[arg(long)]
+        nim: Option<String>,
+        /// Date-time of the certification, yyyy-MM-ddTHH:mm:ss.
+        #[arg(long)]
+        date_time: Option<String>,
+        /// Who settles it (journaled).
+        #[arg(long)]
+        by: String,
+        /// Where it was read, why (journaled).
+        #[arg(long, default_value = "")]
+        note: String,
+    },
 }
 
 /// `device` commands.
@@ -280,5 +330,6 @@ pub fn main() -> anyhow::Result<()> {
         Command::Index(IndexCommand::Rebuild) => admin_commands::rebuild_index(&config),
         Command::DashboardToken(command) => admin_commands::dashboard_token(&config, command),
         Command::Device(command) => device_commands::run(&config, command),
+        Command::Intent(command) => intent_commands::run(&config, command),
     }
 }

@@ -14,12 +14,13 @@ use tracing::{error, info, warn};
 
 use super::admin_commands::quota_settings;
 use super::embedded;
-use crate::admin::{socket, Admin};
+use crate::admin::{socket, Admin, AdminRequest};
 use crate::api::{self, Backend, ServerSettings};
 use crate::certify::{
-    box_channel, sandbox_device_name, Certifier, CertifierSettings, SandboxFactory,
+    box_channel, edef_channel, sandbox_device_name, Certifier, CertifierSettings, SandboxFactory,
+    SharedChannel,
 };
-use crate::config::Config;
+use crate::config::{Config, DeviceKind};
 use crate::dashboard::Dashboard;
 use crate::device::capture::Capture;
 use crate::device::{self, DeviceConfig, DeviceHandle};
@@ -77,7 +78,13 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
 
     let simulators: Arc<Mutex<Vec<RunningSim>>> = Arc::default();
     let demo = !config.has_devices();
-    let handles = start_devices(&config, &state_dir, &simulators, &capture).await?;
+    let mut channels: Vec<SharedChannel> =
+        start_devices(&config, &state_dir, &simulators, &capture)
+            .await?
+            .into_iter()
+            .map(box_channel)
+            .collect();
+    channels.extend(web_api_channels(&config)?);
     let demo_keys = if demo {
         ensure_demo_organization(&store)?
     } else {
@@ -87,7 +94,7 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     let sandbox = sandbox_factory(state_dir.clone(), Arc::clone(&simulators), capture.clone());
     let certifier = Certifier::new(
         Arc::clone(&store),
-        handles.into_iter().map(box_channel).collect(),
+        channels,
         certifier_settings(&config),
         Some(sandbox),
     );
@@ -186,12 +193,27 @@ async fn start_devices(
     Ok(config
         .devices
         .iter()
+        .filter(|entry| entry.kind == DeviceKind::Serial)
         .map(|entry| {
             let mut device = entry.device_config();
             device.capture.clone_from(capture);
             device::spawn(device)
         })
         .collect())
+}
+
+/// The channels of the `kind = "edef"` entries: the DGI's web API.
+fn web_api_channels(config: &Config) -> anyhow::Result<Vec<SharedChannel>> {
+    config
+        .devices
+        .iter()
+        .filter(|entry| entry.kind == DeviceKind::Edef)
+        .map(|entry| {
+            let settings = entry.web().settings(&entry.name, entry.queue_capacity);
+            info!(device = %entry.name, url = %settings.url, "certifying through the DGI web API");
+            edef_channel(settings).map_err(|e| anyhow::anyhow!("device {:?}: {e}", entry.name))
+        })
+        .collect()
 }
 
 /// Cancels `stop` on SIGTERM or Ctrl-C, telling systemd.
@@ -305,16 +327,35 @@ fn simulator_device(name: &str, sim: &RunningSim, capture: Option<Capture>) -> D
 /// that stops being able to certify is logged.
 const STATUS_WATCH: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// `device probe` through the admin socket: the certifier probes through the device link.
+/// What only the running service answers on the admin socket: `device probe` (through the
+/// channel) and the invoices in doubt (`intent list`, `intent resolve`).
 fn prober(certifier: Arc<Certifier>) -> socket::Prober {
-    Arc::new(move |device: Option<String>| {
+    Arc::new(move |request: AdminRequest| {
         let certifier = Arc::clone(&certifier);
         Box::pin(async move {
-            let report = certifier
-                .probe(device.as_deref())
-                .await
-                .map_err(|e| e.to_string())?;
-            serde_json::to_value(report).map_err(|e| e.to_string())
+            let value = match request {
+                AdminRequest::DeviceProbe { device } => certifier
+                    .probe(device.as_deref())
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|report| serde_json::to_value(report).map_err(|e| e.to_string())),
+                AdminRequest::IntentList => certifier
+                    .open_intents()
+                    .map_err(|e| e.to_string())
+                    .and_then(|open| serde_json::to_value(open).map_err(|e| e.to_string())),
+                AdminRequest::IntentResolve {
+                    intent,
+                    resolution,
+                    by,
+                    note,
+                } => certifier
+                    .resolve_intent(intent, resolution, &by, &note)
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|entry| serde_json::to_value(entry).map_err(|e| e.to_string())),
+                other => Err(format!("not a request of the running service: {other:?}")),
+            };
+            value
         })
     })
 }

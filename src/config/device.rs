@@ -11,6 +11,7 @@ use mcf_sfe::{LineBreaks, SeqRange};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+pub use super::web_api::{ActionCaseSetting, DeviceKind, WebApiKeys};
 use super::{DEFAULT_BAUD, DEFAULT_QUEUE_CAPACITY};
 use crate::device::{DeviceConfig, LinkTiming, StatusMap, WireSettings, DEFAULT_HEALTH_INTERVAL};
 
@@ -42,8 +43,43 @@ pub enum StatusMapSetting {
 pub struct DeviceEntry {
     /// Name organizations refer to (ASCII letters, digits, `-`, `_`; unique, ignoring case).
     pub name: String,
-    /// Serial port, preferably `/dev/serial/by-id/...` (stable across replugs).
+    /// `serial` (a box on a serial port, the default) or `edef` (the DGI's web API). Added
+    /// in 1.2.0.
+    #[serde(default, skip_serializing_if = "DeviceKind::is_serial")]
+    pub kind: DeviceKind,
+    /// Serial port, preferably `/dev/serial/by-id/...` (stable across replugs); `serial` only.
+    #[serde(default, skip_serializing_if = "path_is_empty")]
     pub path: PathBuf,
+    /// `edef`: the API base, e.g. `https://edef.dgirdc.cd`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `edef`: the file holding this e-MCF's token (readable by the service only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_file: Option<PathBuf>,
+    /// `edef`: PEM certificates to trust instead of the public roots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<PathBuf>,
+    /// `edef`: connect timeout, ms (default 5000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_timeout_ms: Option<u64>,
+    /// `edef`: timeout of one call, answer included, ms (default 15000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_timeout_ms: Option<u64>,
+    /// `edef`: requests pending on the DGI at once (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_limit: Option<usize>,
+    /// `edef`: longest a request stays pending before confirm or cancel, s (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold_secs: Option<u64>,
+    /// `edef`: `lower` (default) or `upper` for `confirm`/`cancel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action_case: Option<ActionCaseSetting>,
+    /// `edef`: the currency block of a CDF invoice: `"omit"` (default), `"1"`, `"0"`, `"-1"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdf_currency_block: Option<String>,
+    /// `edef`: seconds between two status calls while idle (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_interval_secs: Option<u64>,
     /// Line speed (8N1).
     #[serde(default = "default_baud")]
     pub baud: u32,
@@ -90,6 +126,10 @@ pub struct DeviceEntry {
     pub rates: Option<BTreeMap<String, String>>,
 }
 
+fn path_is_empty(path: &std::path::Path) -> bool {
+    path.as_os_str().is_empty()
+}
+
 fn default_baud() -> u32 {
     DEFAULT_BAUD
 }
@@ -103,7 +143,18 @@ impl DeviceEntry {
     pub fn new(name: impl Into<String>, path: impl Into<PathBuf>) -> Self {
         DeviceEntry {
             name: name.into(),
+            kind: DeviceKind::Serial,
             path: path.into(),
+            url: None,
+            token_file: None,
+            ca_file: None,
+            connect_timeout_ms: None,
+            request_timeout_ms: None,
+            pending_limit: None,
+            hold_secs: None,
+            action_case: None,
+            cdf_currency_block: None,
+            status_interval_secs: None,
             baud: DEFAULT_BAUD,
             queue_capacity: DEFAULT_QUEUE_CAPACITY,
             window_ms: None,
@@ -118,6 +169,22 @@ impl DeviceEntry {
             seq_replay: None,
             health_interval_secs: None,
             rates: None,
+        }
+    }
+
+    /// The web API keys of this entry.
+    pub fn web(&self) -> WebApiKeys {
+        WebApiKeys {
+            url: self.url.clone(),
+            token_file: self.token_file.clone(),
+            ca_file: self.ca_file.clone(),
+            connect_timeout_ms: self.connect_timeout_ms,
+            request_timeout_ms: self.request_timeout_ms,
+            pending_limit: self.pending_limit,
+            hold_secs: self.hold_secs,
+            action_case: self.action_case,
+            cdf_currency_block: self.cdf_currency_block.clone(),
+            status_interval_secs: self.status_interval_secs,
         }
     }
 

@@ -483,8 +483,11 @@ mod listen_text {
 
 mod device;
 mod validate;
+mod web_api;
 
-pub use device::{DeviceEntry, LineBreaksSetting, StatusMapSetting};
+pub use device::{
+    ActionCaseSetting, DeviceEntry, DeviceKind, LineBreaksSetting, StatusMapSetting, WebApiKeys,
+};
 
 #[cfg(test)]
 mod tests;

@@ -97,6 +97,17 @@ impl Config {
                 ),
             ));
         }
+        if device.kind == DeviceKind::Edef {
+            return self.validate_web_api(device, &key);
+        }
+        if device.web().any() {
+            return Err(invalid(
+                &key("url"),
+                "and the other web API keys (token_file, ...) belong to kind = \"edef\" entries: \
+                 add kind = \"edef\" or remove them"
+                    .into(),
+            ));
+        }
         if device.path.as_os_str().is_empty() {
             return Err(invalid(
                 &key("path"),
@@ -126,6 +137,27 @@ impl Config {
             }
         }
         self.validate_wire_and_timing(device, &key)
+    }
+
+    /// An `edef` entry: its web API keys; no serial port.
+    fn validate_web_api(
+        &self,
+        device: &DeviceEntry,
+        key: &dyn Fn(&str) -> String,
+    ) -> Result<(), ConfigError> {
+        if !device.path.as_os_str().is_empty() {
+            return Err(self.invalid(
+                &key("path"),
+                "is set on a kind = \"edef\" entry: the web API has no serial port; remove path"
+                    .into(),
+            ));
+        }
+        in_range(device.queue_capacity, 1, MAX_QUEUE_CAPACITY, "")
+            .map_err(|m| self.invalid(&key("queue_capacity"), m))?;
+        device
+            .web()
+            .validate()
+            .map_err(|(field, m)| self.invalid(&key(field), m))
     }
 
     /// A device's wire settings, fallback rates, health interval and timing coherence.
@@ -189,6 +221,7 @@ impl Config {
         } else {
             self.devices
                 .iter()
+                .filter(|d| d.kind == DeviceKind::Serial)
                 .map(|d| (format!("device {:?}", d.name), d.timing()))
                 .collect()
         };

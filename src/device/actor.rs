@@ -71,7 +71,7 @@ pub(super) fn spawn<C: Connector>(config: DeviceConfig, connector: C) -> DeviceH
         grants: grants_tx,
         status: status_rx,
         stop,
-        arrivals: Arc::new(super::arrivals::Arrivals::new()),
+        arrivals: Arc::new(crate::arrivals::Arrivals::new()),
     }
 }
 

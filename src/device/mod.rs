@@ -64,7 +64,7 @@
 //! wire capture ([`capture`]), when asked for, has every byte.
 
 mod actor;
-mod arrivals;
+
 pub mod capture;
 mod config;
 mod error;
@@ -84,7 +84,7 @@ use mcf_sfe::reply::Certification;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-pub use arrivals::Turn;
+pub use crate::arrivals::Turn;
 pub use config::{
     DeviceConfig, LinkTiming, StatusMap, WireSettings, DEFAULT_HEALTH_INTERVAL,
     DEFAULT_QUEUE_CAPACITY,
@@ -148,7 +148,7 @@ pub struct DeviceHandle {
     grants: mpsc::Sender<Grant>,
     status: watch::Receiver<LinkStatus>,
     stop: CancellationToken,
-    arrivals: Arc<arrivals::Arrivals>,
+    arrivals: Arc<crate::arrivals::Arrivals>,
 }
 
 impl DeviceHandle {

@@ -44,6 +44,11 @@ pub struct Intent {
     /// intents of 1.0.0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_tc: Option<u64>,
+    /// The channel's own id of this request: for the DGI's web API, the `uid` its calculation
+    /// returned (what a confirm or a status call names). Absent for a box, and from intents
+    /// of 1.1.0 and before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel_ref: Option<String>,
 }
 
 /// What an `Idempotency-Key` is bound to: the request it first came with.
@@ -95,6 +100,14 @@ pub struct SecurityElements {
     /// Device date-time of certification.
     #[serde(rename = "dateTime")]
     pub date_time: NaiveDateTime,
+    /// `dateTime` exactly as the channel sent it, when its text differs from the form above
+    /// (the DGI's web API: its format is not documented). Absent from entries of 1.1.0.
+    #[serde(
+        rename = "dateTimeAsSent",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub date_time_as_sent: Option<String>,
 }
 
 /// One LogInvoices entry: an invoice the device certified. Immutable once journaled.

@@ -137,5 +137,6 @@ pub(super) fn security_elements(certification: &Certification) -> SecurityElemen
         counters: certification.counters(),
         nim: certification.mid.clone(),
         date_time: certification.at,
+        date_time_as_sent: None,
     }
 }

@@ -103,6 +103,8 @@ fn view_of(name: &str, status: &LinkStatus) -> ChannelView {
             stored: dgi.stored,
             error: dgi.error.clone(),
         }),
+        token_valid: None,
+        pending: None,
     }
 }
 

@@ -373,5 +373,6 @@ fn intent_of(run: &Run<'_>, subtotal: &Subtotal, expected: Option<&Subtotal>, tc
         isf: job.org.isf.clone(),
         idempotency_key: job.idempotency_key.clone(),
         device_tc: Some(tc),
+        channel_ref: None,
     }
 }

@@ -213,6 +213,7 @@ mod tests {
             isf: "ISF1".into(),
             idempotency_key: None,
             device_tc: None,
+            channel_ref: None,
         }
     }
 

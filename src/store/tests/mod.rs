@@ -83,6 +83,7 @@ pub(crate) fn intent_in(org: &str, env: Environment, rn: &str) -> Intent {
         isf: format!("ISF-{org}"),
         idempotency_key: None,
         device_tc: None,
+        channel_ref: None,
     }
 }
 
@@ -95,6 +96,7 @@ pub(crate) fn security(n: u64) -> SecurityElements {
         date_time: NaiveDate::from_ymd_opt(2026, 3, 2)
             .and_then(|d| d.and_hms_opt(10, 0, 0))
             .unwrap(),
+        date_time_as_sent: None,
     }
 }
 

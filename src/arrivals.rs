@@ -1,8 +1,9 @@
-//! Arrival order: the device's queue is FIFO, but a request reaches it only after it was
-//! parsed, validated and checked against the store, and a worker thread preempted in between
-//! would let a later request overtake an earlier one. A [`Turn`] is taken when the request
-//! arrives (its body read) and enters the queue only after every earlier turn of the same
-//! device has entered it or been given up, so the device serves requests in arrival order.
+//! Arrival order, shared by the channels (the box's queue, the web API's pending window): a
+//! channel's queue is FIFO, but a request reaches it only after it was parsed, validated and
+//! checked against the store, and a worker thread preempted in between would let a later
+//! request overtake an earlier one. A [`Turn`] is taken when the request arrives (its body
+//! read) and enters the queue only after every earlier turn of the same channel has entered it
+//! or been given up, so the channel serves requests in arrival order.
 //!
 //! What a turn waits for is only the CPU and store work of the requests ahead of it (nothing
 //! between taking a turn and queueing waits on a client or a device), so it adds no waiting of
@@ -16,13 +17,13 @@ use tokio::sync::watch;
 
 /// The turns of one device that have not entered its queue yet.
 #[derive(Debug)]
-pub(super) struct Arrivals {
+pub(crate) struct Arrivals {
     next: AtomicU64,
     pending: watch::Sender<BTreeSet<u64>>,
 }
 
 impl Arrivals {
-    pub(super) fn new() -> Arrivals {
+    pub(crate) fn new() -> Arrivals {
         Arrivals {
             next: AtomicU64::new(0),
             pending: watch::Sender::new(BTreeSet::new()),
@@ -30,7 +31,7 @@ impl Arrivals {
     }
 
     /// A new turn, after every turn taken before it.
-    pub(super) fn take(self: &Arc<Self>) -> Turn {
+    pub(crate) fn take(self: &Arc<Self>) -> Turn {
         // The number and the insertion under the watch's lock together, so turns enter the
         // set in number order and `first()` is always the oldest pending one.
         let mut ticket = 0;
@@ -57,7 +58,7 @@ pub struct Turn {
 
 impl Turn {
     /// Waits until every earlier turn has entered the queue or been given up.
-    pub(super) async fn wait(&self) {
+    pub(crate) async fn wait(&self) {
         let mut pending = self.arrivals.pending.subscribe();
         // The sender lives in `self.arrivals`, so the channel cannot close while we wait.
         let _ = pending
@@ -66,7 +67,7 @@ impl Turn {
     }
 
     /// Ends the turn: the next one may enter the queue.
-    pub(super) fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         self.release();
     }
 

@@ -1,0 +1,181 @@
+//! The API's calls, typed: each answer read with the tolerant reader of `protocols/edef`, its
+//! anomalies logged once per channel and counted, and every way a call can fail said in one
+//! [`ApiError`] the channel maps to the client's answer.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use edef::paths::{self, Action, ActionCase};
+use edef::reply::{refusal_in, Read};
+use edef::{
+    Anomaly, Calculation, ConfirmBody, Confirmation, DgiError, EmcfStatus, InvoiceRequest,
+    ReplyError, TaxRates,
+};
+use hyper::Method;
+use tracing::warn;
+
+use super::client::{Answer, CallError, DgiClient};
+use super::token::TokenError;
+
+/// Why a call did not give what was asked.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ApiError {
+    /// Nothing reached the DGI.
+    #[error("{0}")]
+    NotSent(String),
+    /// The token cannot be used, or the DGI rejected it (401/403).
+    #[error("{0}")]
+    Token(String),
+    /// The request may have reached the DGI; no usable answer came back (timeout, reset,
+    /// a 5xx): what it did is not known.
+    #[error("{0}")]
+    NoAnswer(String),
+    /// The DGI refused (an `errorCode`, on a 2xx or a 4xx).
+    #[error("{0}")]
+    Refused(DgiError),
+    /// A 2xx or 4xx whose body cannot be read as the answer.
+    #[error("{0}")]
+    Unreadable(String),
+}
+
+impl From<CallError> for ApiError {
+    fn from(error: CallError) -> Self {
+        match error {
+            CallError::NotSent(text) => ApiError::NotSent(text),
+            CallError::Token(error) => ApiError::Token(error.to_string()),
+            CallError::Lost(text) => ApiError::NoAnswer(text),
+        }
+    }
+}
+
+impl From<TokenError> for ApiError {
+    fn from(error: TokenError) -> Self {
+        ApiError::Token(error.to_string())
+    }
+}
+
+/// The anomalies already logged by one channel: each is logged once, counted every time.
+#[derive(Default)]
+pub(super) struct Oddities {
+    seen: Mutex<HashSet<(String, String)>>,
+}
+
+impl Oddities {
+    fn report(&self, device: &str, call: &str, anomalies: Vec<Anomaly>) {
+        for anomaly in anomalies {
+            crate::metrics::device_reply_anomaly(device, 0, &format!("{call}.{}", anomaly.field));
+            let key = (format!("{call}.{}", anomaly.field), anomaly.what.clone());
+            let first = self
+                .seen
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(key);
+            if first {
+                warn!(
+                    device,
+                    call,
+                    field = %anomaly.field,
+                    what = %anomaly.what,
+                    "the DGI's answer differs from what is documented (logged once, counted)"
+                );
+            }
+        }
+    }
+}
+
+/// The calls of one e-MCF.
+pub(super) struct Api {
+    pub client: DgiClient,
+    pub device: String,
+    pub action_case: ActionCase,
+    pub oddities: Oddities,
+}
+
+impl Api {
+    /// `GET /api/invoice`.
+    pub(super) async fn status(&self) -> Result<EmcfStatus, ApiError> {
+        let answer = self.client.call(Method::GET, paths::INVOICE, None).await?;
+        self.read("status", answer, EmcfStatus::read)
+    }
+
+    /// `GET /api/info/taxGroups`.
+    pub(super) async fn tax_rates(&self) -> Result<TaxRates, ApiError> {
+        let answer = self
+            .client
+            .call(Method::GET, paths::TAX_GROUPS, None)
+            .await?;
+        self.read("taxGroups", answer, TaxRates::read)
+    }
+
+    /// `POST /api/invoice`.
+    pub(super) async fn request(&self, invoice: &InvoiceRequest) -> Result<Calculation, ApiError> {
+        let body = serde_json::to_vec(invoice)
+            .map_err(|e| ApiError::NotSent(format!("the request could not be written: {e}")))?;
+        let answer = self
+            .client
+            .call(Method::POST, paths::INVOICE, Some(body))
+            .await?;
+        self.read("request", answer, Calculation::read)
+    }
+
+    /// `PUT /api/invoice/{uid}/confirm`.
+    pub(super) async fn confirm(
+        &self,
+        uid: &str,
+        totals: ConfirmBody,
+    ) -> Result<Confirmation, ApiError> {
+        let body = serde_json::to_vec(&totals)
+            .map_err(|e| ApiError::NotSent(format!("the confirm could not be written: {e}")))?;
+        let path = paths::action(uid, Action::Confirm, self.action_case);
+        let answer = self.client.call(Method::PUT, &path, Some(body)).await?;
+        self.read("confirm", answer, Confirmation::read)
+    }
+
+    /// `PUT /api/invoice/{uid}/cancel`: `Ok` when the DGI took it (its answer's body is not
+    /// documented and not read).
+    pub(super) async fn cancel(&self, uid: &str) -> Result<(), ApiError> {
+        let path = paths::action(uid, Action::Cancel, self.action_case);
+        let answer = self.client.call(Method::PUT, &path, None).await?;
+        match answer.status {
+            200..=299 => match refusal_in(&answer.body) {
+                Some(refusal) => Err(ApiError::Refused(refusal)),
+                None => Ok(()),
+            },
+            _ => Err(self.failure(&answer)),
+        }
+    }
+
+    /// Reads a 2xx with `reader`; anything else is a failure.
+    fn read<T>(
+        &self,
+        call: &str,
+        answer: Answer,
+        reader: fn(&[u8]) -> Result<Read<T>, ReplyError>,
+    ) -> Result<T, ApiError> {
+        if !(200..300).contains(&answer.status) {
+            return Err(self.failure(&answer));
+        }
+        let read = reader(&answer.body).map_err(|e| {
+            ApiError::Unreadable(format!("the DGI's answer to {call} cannot be read: {e}"))
+        })?;
+        self.oddities.report(&self.device, call, read.anomalies);
+        read.outcome.map_err(ApiError::Refused)
+    }
+
+    /// What a non-2xx answer means.
+    fn failure(&self, answer: &Answer) -> ApiError {
+        match answer.status {
+            401 | 403 => ApiError::Token(format!(
+                "the DGI rejected the e-MCF's token (HTTP {}): a new token is needed",
+                answer.status
+            )),
+            500..=599 => ApiError::NoAnswer(format!("the DGI answered HTTP {}", answer.status)),
+            status => match refusal_in(&answer.body) {
+                Some(refusal) => ApiError::Refused(refusal),
+                None => ApiError::Unreadable(format!(
+                    "the DGI answered HTTP {status} without an error code"
+                )),
+            },
+        }
+    }
+}

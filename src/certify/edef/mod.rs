@@ -1,0 +1,186 @@
+//! The DGI's e-MCF web API ("e-DEF") as a certification channel (EDEF-API.md, docs/edef.md):
+//! each invoice is a request (the DGI computes it and returns a `uid`), checked against the
+//! gateway's own computation, journaled as an intent with its uid, then confirmed (the DGI
+//! returns the security elements). Up to `pending_limit` invoices are pending on the DGI at
+//! once, entering that window in arrival order.
+//!
+//! `settings.rs` the entry's keys; `token.rs` the token file; `client.rs` HTTP(S) with typed
+//! failures; `calls.rs` the API's calls; `invoice.rs` the request body and the check of the
+//! calculation; `run.rs` one invoice; `settle.rs` a confirm whose answer was lost;
+//! `health.rs` what the channel last saw (status, token, rates) and the background watch.
+
+mod calls;
+mod client;
+mod health;
+mod invoice;
+mod run;
+mod settings;
+mod settle;
+mod token;
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use futures::future::BoxFuture;
+use tokio::sync::Semaphore;
+
+pub use settings::{CdfCurrency, EdefSettings};
+
+use self::calls::{Api, Oddities};
+use self::client::DgiClient;
+use self::health::Health;
+use crate::arrivals::Arrivals;
+use crate::certify::backend::{Channel, SharedChannel, Waiting};
+use crate::certify::journal::Journal;
+use crate::certify::status::{ChannelView, Problem};
+use crate::certify::CertifyError;
+use crate::model::{Intent, IntentId, Organization, ProbeReport};
+
+/// The web API channel of `settings`; its background watch (status, rates, pending requests
+/// left by an earlier run) starts at once. Fails when the CA file cannot be read.
+pub fn edef_channel(settings: EdefSettings) -> Result<SharedChannel, String> {
+    let client = DgiClient::new(&settings)?;
+    if client.token_file().readable_by_others() {
+        tracing::warn!(
+            device = %settings.name,
+            file = %settings.token_file.display(),
+            "the token file can be read by other users: make it readable by the service only (chmod 600)"
+        );
+    }
+    let shared = Arc::new(Shared {
+        api: Api {
+            client,
+            device: settings.name.clone(),
+            action_case: settings.action_case,
+            oddities: Oddities::default(),
+        },
+        window: Arc::new(Semaphore::new(settings.pending_limit)),
+        arrivals: Arc::new(Arrivals::new()),
+        waiting: AtomicUsize::new(0),
+        live: Mutex::new(HashSet::new()),
+        awaiting: Mutex::new(BTreeMap::new()),
+        confirmed: Mutex::new(BTreeMap::new()),
+        health: Health::new(),
+        settings,
+    });
+    health::spawn_watch(&shared);
+    Ok(Arc::new(EdefChannel { shared }))
+}
+
+/// What the lanes, the settling and the watch of one channel share.
+pub(crate) struct Shared {
+    settings: EdefSettings,
+    api: Api,
+    /// One permit per request that may be pending on the DGI.
+    window: Arc<Semaphore>,
+    arrivals: Arc<Arrivals>,
+    /// Invoices waiting for a permit.
+    waiting: AtomicUsize,
+    /// The uids a lane of this process holds (requested, not yet confirmed or cancelled):
+    /// never cancelled as strays, never settled behind the lane's back.
+    live: Mutex<HashSet<String>>,
+    /// Intents whose outcome only an administrator can settle, and why.
+    awaiting: Mutex<BTreeMap<IntentId, String>>,
+    /// Confirmations the register could not take yet (journaled by the next settling).
+    confirmed: Mutex<BTreeMap<IntentId, edef::Confirmation>>,
+    health: Health,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Each use is one insert, remove or read: a poisoned lock is still consistent.
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    fn hold_uid(&self, uid: &str) {
+        lock(&self.live).insert(uid.to_owned());
+    }
+
+    fn release_uid(&self, uid: &str) {
+        lock(&self.live).remove(uid);
+    }
+
+    fn is_live(&self, uid: &str) -> bool {
+        lock(&self.live).contains(uid)
+    }
+
+    fn await_administrator(&self, intent: IntentId, why: String) {
+        lock(&self.awaiting).insert(intent, why);
+    }
+
+    fn keep_confirmed(&self, intent: IntentId, confirmation: edef::Confirmation) {
+        lock(&self.confirmed).insert(intent, confirmation);
+    }
+
+    fn kept_confirmation(&self, intent: IntentId) -> Option<edef::Confirmation> {
+        lock(&self.confirmed).get(&intent).cloned()
+    }
+
+    fn forget_confirmation(&self, intent: IntentId) {
+        lock(&self.confirmed).remove(&intent);
+    }
+}
+
+struct EdefChannel {
+    shared: Arc<Shared>,
+}
+
+impl Channel for EdefChannel {
+    fn name(&self) -> &str {
+        &self.shared.settings.name
+    }
+
+    fn arrive(&self) -> Box<dyn Waiting> {
+        Box::new(run::EdefWaiting::new(&self.shared))
+    }
+
+    fn settle<'a>(
+        &'a self,
+        open: Vec<(IntentId, Intent)>,
+        journal: &'a Journal,
+    ) -> BoxFuture<'a, Result<bool, CertifyError>> {
+        Box::pin(settle::settle_all(&self.shared, open, journal))
+    }
+
+    fn view(&self) -> ChannelView {
+        let queued = self.shared.waiting.load(Ordering::Relaxed);
+        let pending = self
+            .shared
+            .settings
+            .pending_limit
+            .saturating_sub(self.shared.window.available_permits());
+        self.shared.health.view(self.name(), queued, pending)
+    }
+
+    fn problem(&self, organizations: &[Organization], settling: bool) -> Option<Problem> {
+        self.shared.health.problem(organizations, settling)
+    }
+
+    fn probe(&self) -> BoxFuture<'_, Result<ProbeReport, CertifyError>> {
+        Box::pin(health::probe(&self.shared))
+    }
+
+    fn adopt(&self, journal: Journal) {
+        self.shared.health.adopt(journal);
+    }
+
+    fn awaiting_administrator(&self) -> Vec<(IntentId, String)> {
+        lock(&self.shared.awaiting)
+            .iter()
+            .map(|(id, why)| (*id, why.clone()))
+            .collect()
+    }
+
+    fn settled_by_administrator(&self, intent: IntentId) {
+        lock(&self.shared.awaiting).remove(&intent);
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            // No new request enters the window; those pending finish (confirm or cancel).
+            let limit = u32::try_from(self.shared.settings.pending_limit).unwrap_or(u32::MAX);
+            let _all = self.shared.window.acquire_many(limit).await;
+        })
+    }
+}

@@ -1,0 +1,330 @@
+//! One invoice on the web API: a place in the channel's arrival order (`EdefWaiting`), a place
+//! in the pending window (`EdefLane`), then request -> check the calculation -> intent with
+//! the uid (fsync) -> confirm -> certification (fsync). Before the intent, any failure cancels
+//! the request; after it, a confirm whose answer is lost is settled from the DGI's pending
+//! list (`settle.rs`), never sent again blindly and never guessed.
+
+use std::time::{Duration, Instant};
+
+use edef::{Calculation, ConfirmBody, Confirmation};
+use futures::future::BoxFuture;
+use tokio::sync::OwnedSemaphorePermit;
+use tracing::{error, warn};
+
+use super::calls::ApiError;
+use super::invoice::{changed_rates, check, request_of, totals_of};
+use super::settle::{security_of, settle_one, Settled};
+use super::Shared;
+use crate::arrivals::Turn;
+use crate::certify::backend::{Job, Lane, RunFailure, Waiting};
+use crate::certify::invoice::Seller;
+use crate::certify::journal::Journal;
+use crate::certify::CertifyError;
+use crate::failpoint;
+use crate::model::{Environment, Intent, IntentId, RegisterEntry};
+use std::sync::Arc;
+
+/// A place in the channel's arrival order.
+pub(super) struct EdefWaiting {
+    shared: Arc<Shared>,
+    turn: Turn,
+}
+
+impl EdefWaiting {
+    pub(super) fn new(shared: &Arc<Shared>) -> EdefWaiting {
+        EdefWaiting {
+            shared: Arc::clone(shared),
+            turn: shared.arrivals.take(),
+        }
+    }
+}
+
+impl Waiting for EdefWaiting {
+    fn acquire(self: Box<Self>) -> BoxFuture<'static, Result<Box<dyn Lane>, CertifyError>> {
+        Box::pin(async move {
+            let EdefWaiting { shared, turn } = *self;
+            shared.health.refuse_if_down(&shared.settings.name)?;
+            let waiting = shared
+                .waiting
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let counted = Decrement(Arc::clone(&shared));
+            if waiting >= shared.settings.queue_capacity {
+                return Err(CertifyError::QueueFull {
+                    retry_after: Duration::from_secs(2),
+                });
+            }
+            // Every earlier arrival enters the window's queue first (it is FIFO).
+            turn.wait().await;
+            let permit = Arc::clone(&shared.window).acquire_owned();
+            let permit = {
+                let mut permit = Box::pin(permit);
+                // Polled once before the turn ends, so the place in the window's queue is taken
+                // in arrival order.
+                match futures::poll!(permit.as_mut()) {
+                    std::task::Poll::Ready(result) => {
+                        turn.finish();
+                        result
+                    }
+                    std::task::Poll::Pending => {
+                        turn.finish();
+                        permit.await
+                    }
+                }
+            }
+            .map_err(|_| CertifyError::DeviceUnavailable {
+                reason: "the gateway is stopping".into(),
+                retry_after: Duration::from_secs(5),
+            })?;
+            drop(counted);
+            Ok(Box::new(EdefLane { shared, permit }) as Box<dyn Lane>)
+        })
+    }
+}
+
+/// Counts an invoice out of the waiting ones when dropped.
+struct Decrement(Arc<Shared>);
+
+impl Drop for Decrement {
+    fn drop(&mut self) {
+        self.0
+            .waiting
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A place in the pending window, for one invoice.
+struct EdefLane {
+    shared: Arc<Shared>,
+    permit: OwnedSemaphorePermit,
+}
+
+impl Lane for EdefLane {
+    fn certify(
+        self: Box<Self>,
+        job: Job,
+        journal: Journal,
+    ) -> BoxFuture<'static, Result<RegisterEntry, RunFailure>> {
+        Box::pin(async move {
+            let EdefLane { shared, permit } = *self;
+            let outcome = run_invoice(&shared, &job, &journal).await;
+            if matches!(outcome, Err(RunFailure::InDoubt(_))) {
+                job.in_doubt.mark(&shared.settings.name);
+            }
+            drop(permit);
+            outcome
+        })
+    }
+}
+
+/// What the run holds of its request on the DGI.
+struct Requested {
+    calculation: Calculation,
+    at: Instant,
+}
+
+async fn run_invoice(
+    shared: &Arc<Shared>,
+    job: &Job,
+    journal: &Journal,
+) -> Result<RegisterEntry, RunFailure> {
+    let device = shared.settings.name.as_str();
+    let rates = shared.health.rates(&shared.api).await?;
+    let expected = job
+        .invoice
+        .expected_subtotal(&rates)
+        .ok_or(CertifyError::TotalsTooLarge)?;
+    if expected.total.is_zero() {
+        return Err(CertifyError::ZeroTotal.into());
+    }
+    let seller = Seller {
+        nif: job.org.nif.clone(),
+        isf: job.org.isf.clone(),
+    };
+    let body = request_of(&job.invoice, &seller, shared.settings.cdf_currency);
+    let calculation = match shared.api.request(&body).await {
+        Ok(calculation) => calculation,
+        Err(error) => return Err(shared.health.request_failed(device, error).into()),
+    };
+    shared.health.answered();
+    let uid = calculation.uid.clone();
+    shared.hold_uid(&uid);
+    let requested = Requested {
+        calculation,
+        at: Instant::now(),
+    };
+    let outcome = certify_requested(shared, job, journal, &requested, &expected, &rates).await;
+    shared.release_uid(&uid);
+    outcome
+}
+
+async fn certify_requested(
+    shared: &Arc<Shared>,
+    job: &Job,
+    journal: &Journal,
+    requested: &Requested,
+    expected: &mcf_sfe::reply::Subtotal,
+    rates: &super::invoice::Rates,
+) -> Result<RegisterEntry, RunFailure> {
+    let device = shared.settings.name.as_str();
+    let calculation = &requested.calculation;
+    if let Err(mismatch) = check(calculation, expected) {
+        let changed = changed_rates(calculation, rates);
+        if !changed.is_empty() {
+            warn!(device, groups = ?changed, "the DGI's rates differ from those read before: reading them again");
+            shared.health.forget_rates();
+        }
+        cancel(shared, &calculation.uid).await;
+        return Err(mismatch.into());
+    }
+    failpoint::hit("before_intent");
+    let usd = job
+        .invoice
+        .usd_rate
+        .as_ref()
+        .and_then(|_| expected.usd_equivalent());
+    let intent = Intent {
+        org: job.org.id.clone(),
+        environment: job.environment,
+        rn: job.invoice.rn.clone(),
+        invoice_type: job.invoice.invoice_type.to_string(),
+        key_id: job.key_id.clone(),
+        device: device.to_owned(),
+        request_digest: job.invoice.digest.clone(),
+        received_at: job.received_at,
+        totals: totals_of(calculation, usd),
+        nif: job.org.nif.clone(),
+        isf: job.org.isf.clone(),
+        idempotency_key: job.idempotency_key.clone(),
+        device_tc: None,
+        channel_ref: Some(calculation.uid.clone()),
+    };
+    let intent_id = match journal.intent(intent.clone()).await {
+        Ok(id) => id,
+        Err(error) => {
+            cancel(shared, &calculation.uid).await;
+            return Err(error.into());
+        }
+    };
+    failpoint::hit("after_intent");
+    if requested.at.elapsed() > shared.settings.hold {
+        // Held too long (a slow disk): never confirm a request about to expire.
+        cancel(shared, &calculation.uid).await;
+        let reason = format!(
+            "not confirmed: journaling took longer than the hold of {} s; the request was cancelled",
+            shared.settings.hold.as_secs()
+        );
+        journal.abandoned(intent_id, reason).await?;
+        return Err(CertifyError::DeviceUnavailable {
+            reason: "the DGI's request was held too long and was cancelled; nothing was certified"
+                .into(),
+            retry_after: Duration::from_secs(2),
+        }
+        .into());
+    }
+    confirm(shared, job, journal, intent_id, &intent, calculation).await
+}
+
+/// Confirms, and what the answer means for the register.
+async fn confirm(
+    shared: &Arc<Shared>,
+    job: &Job,
+    journal: &Journal,
+    intent_id: IntentId,
+    intent: &Intent,
+    calculation: &Calculation,
+) -> Result<RegisterEntry, RunFailure> {
+    let device = shared.settings.name.as_str();
+    let totals = ConfirmBody {
+        total: calculation.total,
+        vtotal: calculation.vat_total,
+    };
+    match shared.api.confirm(&calculation.uid, totals).await {
+        Ok(confirmation) => {
+            failpoint::hit("after_finalize");
+            shared.health.answered();
+            certified(shared, job, journal, intent_id, &confirmation).await
+        }
+        Err(ApiError::NotSent(reason)) => {
+            // The confirm never left: nothing was finalized. The request expires unconfirmed.
+            warn!(device, %reason, "the confirm could not be sent; the request is left to expire");
+            shared.health.unreachable(&reason);
+            cancel(shared, &calculation.uid).await;
+            journal
+                .abandoned(intent_id, format!("confirm not sent: {reason}"))
+                .await?;
+            Err(CertifyError::DeviceUnavailable {
+                reason: format!(
+                    "the DGI could not be reached to confirm; nothing was certified ({reason})"
+                ),
+                retry_after: Duration::from_secs(10),
+            }
+            .into())
+        }
+        Err(ApiError::Token(reason)) => {
+            // Rejected before it was processed: nothing was finalized.
+            shared.health.token_rejected(device, &reason);
+            journal
+                .abandoned(intent_id, format!("confirm refused: {reason}"))
+                .await?;
+            Err(CertifyError::TokenRejected {
+                device: device.to_owned(),
+                reason,
+            }
+            .into())
+        }
+        Err(ApiError::Refused(refusal)) => {
+            cancel(shared, &calculation.uid).await;
+            journal
+                .abandoned(intent_id, format!("confirm refused by the DGI: {refusal}"))
+                .await?;
+            Err(CertifyError::DgiRefused {
+                code: refusal.code,
+                text: refusal.description,
+            }
+            .into())
+        }
+        Err(error @ (ApiError::NoAnswer(_) | ApiError::Unreadable(_))) => {
+            warn!(device, %error, rn = %intent.rn, "the confirm's answer was lost: asking the DGI whether the request is still pending");
+            match settle_one(shared, journal, intent_id, intent).await {
+                Ok(Settled::Certified(entry)) => Ok(*entry),
+                Ok(Settled::AwaitingAdministrator) => Err(CertifyError::AwaitingAdministrator {
+                    rn: intent.rn.clone(),
+                }
+                .into()),
+                Ok(Settled::NotYet) | Err(_) => Err(RunFailure::InDoubt(intent_id)),
+            }
+        }
+    }
+}
+
+/// Journals the certification; the DGI certified it, so a failed write leaves the intent
+/// open (in doubt), never answered 200 and never lost.
+async fn certified(
+    shared: &Arc<Shared>,
+    job: &Job,
+    journal: &Journal,
+    intent_id: IntentId,
+    confirmation: &Confirmation,
+) -> Result<RegisterEntry, RunFailure> {
+    let device = shared.settings.name.as_str();
+    let security = security_of(shared, confirmation);
+    if job.environment == Environment::Production {
+        shared.health.check_nim(device, &confirmation.nim);
+    }
+    match journal.certified(intent_id, security, "finalize").await {
+        Ok(entry) => Ok(entry),
+        Err(error) => {
+            error!(device, %error, code_def = %confirmation.code_def, counters = %confirmation.counters,
+                "certified by the DGI but not journaled: kept in memory until the register can be written");
+            shared.keep_confirmed(intent_id, confirmation.clone());
+            Err(RunFailure::InDoubt(intent_id))
+        }
+    }
+}
+
+/// Cancels a pending request; a failure is logged (the DGI expires it anyway).
+pub(super) async fn cancel(shared: &Shared, uid: &str) {
+    if let Err(error) = shared.api.cancel(uid).await {
+        warn!(device = %shared.settings.name, %error, "the request could not be cancelled; the DGI will expire it");
+    }
+}

@@ -1,0 +1,209 @@
+//! Invoices in doubt that only an administrator can settle (a web API confirm whose answer
+//! was lost and whose uid left the DGI's pending list): listed with why, counted for
+//! `/metrics` and the dashboard, and settled by a person (`emcf-gateway intent list` /
+//! `intent resolve`): certified with the security elements read on the DGI's portal, or not
+//! certified. Either is journaled with who and when; nothing is guessed by the gateway.
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use tracing::warn;
+
+use super::{Certifier, CertifyError, Principal};
+use crate::model::{Environment, IntentId, RegisterEntry, SecurityElements};
+
+/// An open intent, as an administrator sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenIntent {
+    /// Its id (what `intent resolve` takes).
+    pub intent: IntentId,
+    /// Organization.
+    pub org: String,
+    /// Production or sandbox.
+    pub environment: Environment,
+    /// The client's invoice number.
+    pub rn: String,
+    /// FV, FA...
+    pub invoice_type: String,
+    /// The channel it ran on.
+    pub device: String,
+    /// When the request arrived (UTC).
+    pub received_at: DateTime<Utc>,
+    /// The total the channel computed.
+    pub total: Decimal,
+    /// The channel's id of the request (the web API's uid), to look it up on the DGI's portal.
+    pub channel_ref: Option<String>,
+    /// `awaiting_administrator` or `settling` (the gateway is still asking the channel).
+    pub state: String,
+    /// Why it waits for an administrator.
+    pub reason: Option<String>,
+}
+
+/// What an administrator found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "outcome")]
+pub enum Resolution {
+    /// Certified, with the security elements read from the DGI's portal.
+    Certified {
+        /// codeDEFDGI.
+        code_def: String,
+        /// The QR code's text.
+        qr_code: String,
+        /// `FC/TC type`.
+        counters: String,
+        /// The e-MCF's NIM.
+        nim: String,
+        /// The certification's date-time, `yyyy-MM-ddTHH:mm:ss`.
+        date_time: NaiveDateTime,
+    },
+    /// Not certified (the DGI shows no such invoice): the rn may be certified again.
+    NotCertified,
+}
+
+impl Certifier {
+    /// The open intents of the register, each with whether it waits for an administrator.
+    pub fn open_intents(&self) -> Result<Vec<OpenIntent>, CertifyError> {
+        let awaiting = self.awaiting_administrator();
+        Ok(self
+            .store
+            .open_intents()?
+            .into_iter()
+            .map(|(id, intent)| {
+                let reason = awaiting
+                    .iter()
+                    .find(|(other, _)| *other == id)
+                    .map(|(_, why)| why.clone());
+                OpenIntent {
+                    intent: id,
+                    org: intent.org,
+                    environment: intent.environment,
+                    rn: intent.rn,
+                    invoice_type: intent.invoice_type,
+                    device: intent.device,
+                    received_at: intent.received_at,
+                    total: intent.totals.total,
+                    channel_ref: intent.channel_ref,
+                    state: if reason.is_some() {
+                        "awaiting_administrator".into()
+                    } else {
+                        "settling".into()
+                    },
+                    reason,
+                }
+            })
+            .collect())
+    }
+
+    /// Every intent waiting for an administrator, and why, over all channels.
+    pub fn awaiting_administrator(&self) -> Vec<(IntentId, String)> {
+        self.channels
+            .all()
+            .into_iter()
+            .flat_map(|(channel, _)| channel.awaiting_administrator())
+            .collect()
+    }
+
+    /// The number of invoices waiting for an administrator, per channel.
+    pub fn awaiting_counts(&self) -> Vec<(String, u64)> {
+        self.channels
+            .all()
+            .into_iter()
+            .map(|(channel, _)| {
+                let count = channel.awaiting_administrator().len() as u64;
+                (channel.name().to_owned(), count)
+            })
+            .collect()
+    }
+
+    /// Settles `intent` as `resolution`, journaled with `by` (who) and `note`. Only an intent
+    /// the gateway says waits for an administrator can be settled this way.
+    pub async fn resolve_intent(
+        &self,
+        intent: IntentId,
+        resolution: Resolution,
+        by: &str,
+        note: &str,
+    ) -> Result<Option<RegisterEntry>, CertifyError> {
+        let by = by.trim();
+        if by.is_empty() {
+            return Err(CertifyError::Internal(
+                "say who settles it (--by \"name\"): it is journaled".into(),
+            ));
+        }
+        let awaiting = self.awaiting_administrator();
+        if !awaiting.iter().any(|(id, _)| *id == intent) {
+            return Err(CertifyError::Internal(format!(
+                "intent {intent} is not waiting for an administrator (see `emcf-gateway intent list`): \
+                 the gateway is still settling it with its channel, or it is already settled"
+            )));
+        }
+        let Some((_, open)) = self
+            .store
+            .open_intents()?
+            .into_iter()
+            .find(|(id, _)| *id == intent)
+        else {
+            return Err(CertifyError::Internal(format!(
+                "intent {intent} is not open"
+            )));
+        };
+        let outcome = match resolution {
+            Resolution::Certified {
+                code_def,
+                qr_code,
+                counters,
+                nim,
+                date_time,
+            } => {
+                let security = SecurityElements {
+                    code_def,
+                    qr_code,
+                    counters,
+                    nim,
+                    date_time,
+                    date_time_as_sent: None,
+                };
+                let source = format!("administrator: {by}; {note}");
+                Some(self.journal.certified(intent, security, &source).await?)
+            }
+            Resolution::NotCertified => {
+                let reason = format!("settled by an administrator as not certified: {by}; {note}");
+                self.journal.abandoned(intent, reason).await?;
+                None
+            }
+        };
+        warn!(rn = %open.rn, org = %open.org, %intent, by, "an invoice in doubt was settled by an administrator");
+        if let Some(channel) = self.channels.by_name(&open.device) {
+            channel.settled_by_administrator(intent);
+        }
+        Ok(outcome)
+    }
+
+    /// `InFlight` for an rn whose intent waits for an administrator says so.
+    pub(super) fn explain_in_flight(
+        &self,
+        principal: &Principal,
+        error: CertifyError,
+    ) -> CertifyError {
+        let CertifyError::InFlight { rn } = &error else {
+            return error;
+        };
+        let open = self
+            .store
+            .open_intent_for(&principal.org.id, principal.environment, rn)
+            .ok()
+            .flatten();
+        match open {
+            Some(id)
+                if self
+                    .awaiting_administrator()
+                    .iter()
+                    .any(|(other, _)| *other == id) =>
+            {
+                CertifyError::AwaitingAdministrator { rn: rn.clone() }
+            }
+            _ => error,
+        }
+    }
+}
