@@ -4,8 +4,10 @@
 //! memory; the [`link`] owns the bytes (NAK, SYN, SEQ replay, faults, pacing) over any
 //! `AsyncRead + AsyncWrite`; [`port`] opens the pseudo-terminal or serial port it serves.
 //! A [`firmware`] profile makes the box talk like one real firmware instead of PROTOCOL.md.
+//! [`edef`] simulates the DGI's e-MCF web API (e-DEF) over HTTP(S) instead of the box.
 
 pub mod config;
+pub mod edef;
 pub mod engine;
 pub mod error;
 pub mod faults;

@@ -3,15 +3,20 @@
 //! With `--pty`, the first line on stdout is the path to open (e.g. `/dev/pts/7`); logs go to
 //! stderr. The fiscal memory (NIM, counters, every finalized invoice) lives in `--state` and
 //! survives restarts.
+//!
+//! `emcf-sim edef ...` instead simulates the DGI's e-MCF web API (e-DEF) over HTTP(S): the
+//! first line on stdout is its base URL (see the `emcf_sim::edef` module).
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::builder::{PossibleValue, PossibleValuesParser};
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 use emcf_sim::config::{DeviceConfig, SlowReply, Timing, MAX_TIMING};
+use emcf_sim::edef::cli::EdefArgs;
 use emcf_sim::engine::Engine;
 use emcf_sim::faults::{FaultConfig, Faults};
 use emcf_sim::firmware::{CreditNote, Firmware, PRESETS};
@@ -25,9 +30,13 @@ use tracing::{info, warn};
 #[command(
     name = "emcf-sim",
     version,
-    about = "Simulated DRC e-MCF fiscal device (MCF-SFE protocol)"
+    about = "Simulated DRC e-MCF fiscal device (MCF-SFE protocol); `emcf-sim edef`: the DGI's e-MCF web API",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
+    /// Instead of a fiscal box on a port (the options below), simulate something else.
+    #[command(subcommand)]
+    command: Option<SimCommand>,
     /// Serve a new pseudo-terminal and print its path.
     #[arg(long, conflicts_with = "port")]
     pty: bool,
@@ -126,6 +135,14 @@ struct Cli {
     /// Close the port after answering N commands (exit 4).
     #[arg(long, value_name = "N")]
     vanish_after: Option<u64>,
+}
+
+/// What `emcf-sim` simulates instead of a fiscal box.
+#[derive(Subcommand, Debug)]
+enum SimCommand {
+    /// Simulate the DGI's e-MCF web API (e-DEF) over HTTP(S): prints its base URL, runs
+    /// until SIGINT/SIGTERM.
+    Edef(EdefArgs),
 }
 
 /// A command code in hex, with or without `0x` or a trailing `h` (`C0`, `0xC0`, `C0h`).
@@ -247,8 +264,19 @@ async fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
-    match run(Cli::parse()).await {
+    let mut cli = Cli::parse();
+    if let Some(SimCommand::Edef(args)) = cli.command.take() {
+        return match emcf_sim::edef::cli::run(&args).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("emcf-sim edef: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    match run(cli).await {
         Ok(LinkEnd::PowerCut) => ExitCode::from(3),
         Ok(LinkEnd::Vanished) => ExitCode::from(4),
         Ok(_) => ExitCode::SUCCESS,
@@ -401,6 +429,28 @@ mod tests {
         firmware(args)
             .credit_note
             .map(|c| (c.reply, c.duration.as_millis()))
+    }
+
+    #[test]
+    fn the_edef_subcommand_leaves_the_flat_flags_alone() {
+        let flat =
+            Cli::try_parse_from(["emcf-sim", "--pty", "--ephemeral", "--nim", "S1"]).unwrap();
+        assert!(flat.command.is_none() && flat.pty && flat.ephemeral);
+        assert_eq!(flat.nim.as_deref(), Some("S1"));
+        let args = [
+            "emcf-sim",
+            "edef",
+            "--listen",
+            "127.0.0.1:0",
+            "--nim",
+            "CD1",
+        ];
+        match Cli::try_parse_from(args).unwrap().command {
+            Some(SimCommand::Edef(edef)) => assert_eq!(edef.nim.as_deref(), Some("CD1")),
+            None => panic!("no subcommand"),
+        }
+        assert!(Cli::try_parse_from(["emcf-sim", "--pty", "edef"]).is_err());
+        assert!(Cli::try_parse_from(["emcf-sim", "edef", "--pty"]).is_err());
     }
 
     #[test]

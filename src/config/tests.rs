@@ -280,8 +280,23 @@ fn wrong_types_and_missing_keys_are_named() {
     let message = parse_error("request_timeout_secs = \"120\"\n");
     assert!(message.contains("request_timeout_secs"), "{message}");
 
-    let message = parse_error("[[devices]]\nname = \"a\"\n");
-    assert!(message.contains("path"), "{message}");
+    // A box without its port: since `kind` (1.2.0) `path` is optional to the parser, and
+    // validation names it.
+    let config = parse("[[devices]]\nname = \"a\"\n").unwrap();
+    let (key, message) = invalid(&config);
+    assert!(key.contains("path"), "{key}: {message}");
+    let config = parse("[[devices]]\nname = \"a\"\nkind = \"edef\"\n").unwrap();
+    let (key, message) = invalid(&config);
+    assert!(key.contains("url"), "{key}: {message}");
+    let config =
+        parse("[[devices]]\nname = \"a\"\nkind = \"edef\"\nurl = \"https://edef.dgirdc.cd\"\n")
+            .unwrap();
+    let (key, message) = invalid(&config);
+    assert!(key.contains("token_file"), "{key}: {message}");
+    let config =
+        parse("[[devices]]\nname = \"a\"\npath = \"/dev/x\"\ntoken_file = \"t\"\n").unwrap();
+    let (key, message) = invalid(&config);
+    assert!(message.contains("kind = \"edef\""), "{key}: {message}");
 
     let message = parse_error("not toml at all");
     assert!(message.contains("test.toml"), "{message}");

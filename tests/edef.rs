@@ -1,0 +1,233 @@
+//! The DGI web API channel end to end: the real gateway binary configured with one
+//! `kind = "edef"` device, against the bundled web API simulator on a real socket (HTTP, and
+//! HTTPS with the simulator's own certificate). What an ERP and an administrator check: every
+//! answer, the DGI's elements kept as sent, no invoice certified twice when an answer is lost,
+//! the invoice in doubt shown and settled by a person, the token problem said as such.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{add_org_with_key, post_invoice, Gateway, SIM_NIF};
+use emcf_sim::edef::{start_edef, EdefOptions, RunningEdef};
+use serde_json::{json, Value};
+
+async fn web_api(options: EdefOptions) -> RunningEdef {
+    start_edef("127.0.0.1:0".parse().unwrap(), options)
+        .await
+        .expect("the web API simulator starts")
+}
+
+/// A gateway whose only device is `dgi`, the web API at `api`; org `acme` with a live key.
+fn gateway_on(dir: &Path, api: &RunningEdef, extra: &str) -> (Gateway, String) {
+    let token = dir.join("dgi.token");
+    std::fs::write(&token, "sim-token\n").unwrap();
+    let mut config = format!(
+        "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n\n[[devices]]\nname = \"dgi\"\nkind = \"edef\"\nurl = {url:?}\ntoken_file = {token:?}\nstatus_interval_secs = 1\n{extra}",
+        state = dir.join("state"),
+        url = api.url(),
+    );
+    if let Some(pem) = api.ca_pem() {
+        let ca = dir.join("ca.pem");
+        std::fs::write(&ca, pem).unwrap();
+        config.push_str(&format!("ca_file = {ca:?}\n"));
+    }
+    let gateway = Gateway::start(dir, &config);
+    let key = add_org_with_key(dir, &gateway.config, "acme", "dgi", None);
+    (gateway, key)
+}
+
+fn usd_invoice(rn: &str) -> Value {
+    json!({
+        "rn": rn, "mode": "ht", "type": "FV", "curCode": "USD", "curRate": "2850.00",
+        "curDate": "2026-11-20",
+        "items": [{"name": "Ciment", "type": "BIE", "price": "10000.00", "quantity": "3", "taxGroup": "B"},
+                  {"name": "Transport", "type": "SER", "price": "5000.00", "quantity": "1", "taxGroup": "E"}],
+        "payments": [{"name": "VIREMENT", "amount": "39800.00", "curCode": "CDF", "curRate": "-1"}],
+        "operator": {"id": "2", "name": "Caisse 2"}
+    })
+}
+
+fn credit_note(rn: &str, original: &str) -> Value {
+    let mut note = common::invoice(rn);
+    note["type"] = json!("FA");
+    note["reference"] = json!(original);
+    note["referenceType"] = json!("RAM");
+    note
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_kind_is_certified_through_the_web_api_with_the_dgi_elements_as_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = web_api(EdefOptions::default()).await;
+    let (gateway, key) = gateway_on(dir.path(), &api, "");
+
+    let sale = post_invoice(gateway.addr, &key, &common::invoice("W-1")).await;
+    assert_eq!(sale.status, 200, "{}", sale.body);
+    let body = &sale.json;
+    assert_eq!(body["counters"], "1/1 FV");
+    assert_eq!(body["nim"], "CD01000001-1");
+    let code = body["codeDEFDGI"].as_str().unwrap().to_string();
+    assert_eq!(code.len(), 24);
+    let finalized = api.finalized();
+    assert_eq!(finalized.len(), 1);
+    assert!(body["qrCode"]
+        .as_str()
+        .unwrap()
+        .starts_with("DGI-RDC;CD01000001-1;"));
+    assert_eq!(body["total"], "1200.00", "{body}");
+
+    // The same request again: the stored answer, nothing sent to the DGI.
+    let again = post_invoice(gateway.addr, &key, &common::invoice("W-1")).await;
+    assert_eq!(again.status, 200);
+    assert_eq!(again.json["codeDEFDGI"], code.as_str());
+    assert_eq!(api.finalized_count(), 1);
+
+    // A USD invoice in ht mode, and a credit note of the first sale.
+    let usd = post_invoice(gateway.addr, &key, &usd_invoice("W-2")).await;
+    assert_eq!(usd.status, 200, "{}", usd.body);
+    assert_eq!(usd.json["counters"], "2/2 FV");
+    let note = post_invoice(gateway.addr, &key, &credit_note("W-3", &code)).await;
+    assert_eq!(note.status, 200, "{}", note.body);
+    assert_eq!(note.json["counters"], "1/3 FA");
+    assert_eq!(api.finalized_count(), 3);
+
+    // A credit note of an invoice the DGI never certified: its refusal, in its words.
+    let bogus = post_invoice(
+        gateway.addr,
+        &key,
+        &credit_note("W-4", "ABCDEFGHIJKLMNOPQRSTUVWX"),
+    )
+    .await;
+    assert_eq!(bogus.status, 422, "{}", bogus.body);
+    assert_eq!(bogus.json["errorCode"], 145);
+    assert!(bogus.json["errorDesc"]
+        .as_str()
+        .unwrap()
+        .contains("DGI error 11"));
+    assert!(api.pending_uids().is_empty(), "nothing left pending");
+
+    // The register keeps the DGI's dateTime exactly as sent.
+    let shown = common::cli_ok(&gateway, &["log", "show", "1"]);
+    let shown: Value = serde_json::from_str(&shown).unwrap_or(Value::Null);
+    let as_sent = shown["security"]["dateTimeAsSent"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        as_sent.contains('/'),
+        "the Benin form dd/MM/yyyy, kept: {shown}"
+    );
+    drop(gateway);
+    api.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lost_confirm_answer_is_never_certified_twice_and_an_administrator_settles_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = web_api(EdefOptions::default()).await;
+    let (gateway, key) = gateway_on(dir.path(), &api, "");
+    api.faults().update(|f| f.drop_next_confirm_answer = 1);
+
+    let lost = post_invoice(gateway.addr, &key, &common::invoice("L-1")).await;
+    assert_eq!(lost.status, 409, "{}", lost.body);
+    assert_eq!(lost.json["errorCode"], 111);
+    assert!(lost.json["errorDesc"]
+        .as_str()
+        .unwrap()
+        .contains("administrator"));
+    assert_eq!(api.finalized_count(), 1, "the DGI certified it once");
+
+    // The ERP retries: still 409, nothing sent again.
+    let retry = post_invoice(gateway.addr, &key, &common::invoice("L-1")).await;
+    assert_eq!(retry.status, 409);
+    assert_eq!(api.finalized_count(), 1);
+
+    // Other invoices go on.
+    let other = post_invoice(gateway.addr, &key, &common::invoice("L-2")).await;
+    assert_eq!(other.status, 200, "{}", other.body);
+
+    // The administrator sees it, reads the DGI's portal, and settles it.
+    let listed = common::cli_ok(&gateway, &["intent", "list", "--json"]);
+    let listed: Value = serde_json::from_str(&listed).unwrap();
+    let open = &listed[0];
+    assert_eq!(open["rn"], "L-1");
+    assert_eq!(open["state"], "awaiting_administrator");
+    let metrics = common::get(gateway.addr, "/metrics", None).await.body;
+    assert!(
+        metrics.contains("emcf_invoices_in_doubt{device=\"dgi\"} 1"),
+        "{metrics}"
+    );
+    let certified = api.finalized().into_iter().find(|f| f.rn == "L-1").unwrap();
+    let intent = open["intent"].to_string();
+    let out = gateway.cli(&[
+        "intent",
+        "resolve",
+        &intent,
+        "--certified",
+        "--code-def",
+        &certified.code_def,
+        "--qr-code",
+        &format!(
+            "DGI-RDC;CD01000001-1;{};{SIM_NIF};20261123100000",
+            certified.code_def
+        ),
+        "--counters",
+        &certified.counters,
+        "--nim",
+        "CD01000001-1",
+        "--date-time",
+        "2026-11-23T10:00:00",
+        "--by",
+        "Marie K.",
+        "--note",
+        "read on the DGI portal",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let settled = post_invoice(gateway.addr, &key, &common::invoice("L-1")).await;
+    assert_eq!(settled.status, 200, "{}", settled.body);
+    assert_eq!(settled.json["codeDEFDGI"], certified.code_def.as_str());
+    assert_eq!(api.finalized_count(), 2, "no invoice certified twice");
+    drop(gateway);
+    api.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rejected_token_is_said_as_such_and_https_with_the_given_ca_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = web_api(EdefOptions {
+        tls: true,
+        ..EdefOptions::default()
+    })
+    .await;
+    assert!(api.url().starts_with("https://"));
+    let (gateway, key) = gateway_on(dir.path(), &api, "");
+    let first = post_invoice(gateway.addr, &key, &common::invoice("T-1")).await;
+    assert_eq!(first.status, 200, "{}", first.body);
+
+    api.faults().update(|f| f.token_expired = true);
+    let refused = post_invoice(gateway.addr, &key, &common::invoice("T-2")).await;
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert_eq!(refused.json["errorCode"], 155);
+    assert!(refused.header("retry-after").is_some());
+    let log = gateway.log();
+    assert!(
+        log.contains("does not accept the token") && log.contains("dgi"),
+        "{log}"
+    );
+    assert!(!log.contains("sim-token"), "the token is never logged");
+
+    // A new token is installed: the gateway certifies again without a restart.
+    api.faults().update(|f| f.token_expired = false);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let again = post_invoice(gateway.addr, &key, &common::invoice("T-2")).await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    drop(gateway);
+    api.shutdown().await;
+}
