@@ -93,6 +93,28 @@ async fn every_kind_is_certified_through_the_web_api_with_the_dgi_elements_as_se
     assert_eq!(note.json["counters"], "1/3 FA");
     assert_eq!(api.finalized_count(), 3);
 
+    // The other kinds: FT, EV, ET, and an EA of the EV.
+    let mut export_code = String::new();
+    for (i, kind) in ["FT", "EV", "ET"].iter().enumerate() {
+        let mut invoice = common::invoice(&format!("K-{i}"));
+        invoice["type"] = json!(kind);
+        let answer = post_invoice(gateway.addr, &key, &invoice).await;
+        assert_eq!(answer.status, 200, "{kind}: {}", answer.body);
+        assert!(
+            answer.json["counters"].as_str().unwrap().ends_with(kind),
+            "{}",
+            answer.body
+        );
+        if *kind == "EV" {
+            export_code = answer.json["codeDEFDGI"].as_str().unwrap().to_string();
+        }
+    }
+    let mut export_note = credit_note("K-9", &export_code);
+    export_note["type"] = json!("EA");
+    let answer = post_invoice(gateway.addr, &key, &export_note).await;
+    assert_eq!(answer.status, 200, "EA: {}", answer.body);
+    assert_eq!(api.finalized_count(), 7);
+
     // A credit note of an invoice the DGI never certified: its refusal, in its words.
     let bogus = post_invoice(
         gateway.addr,
@@ -228,6 +250,65 @@ async fn a_rejected_token_is_said_as_such_and_https_with_the_given_ca_works() {
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let again = post_invoice(gateway.addr, &key, &common::invoice("T-2")).await;
     assert_eq!(again.status, 200, "{}", again.body);
+    drop(gateway);
+    api.shutdown().await;
+}
+
+async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..100 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("not within 10 s: {what}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn when_the_network_lies_nothing_is_certified_twice_and_nothing_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = web_api(EdefOptions::default()).await;
+    let (gateway, key) = gateway_on(dir.path(), &api, "");
+    let warm = post_invoice(gateway.addr, &key, &common::invoice("N-0")).await;
+    assert_eq!(warm.status, 200, "{}", warm.body);
+
+    // A 5xx to the confirm (sent, not done): the uid is still pending, confirmed again.
+    api.faults().update(|f| f.fail_next_confirm_5xx = 1);
+    let again = post_invoice(gateway.addr, &key, &common::invoice("N-1")).await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(api.finalized_count(), 2);
+
+    // A 5xx or a reset to the request: nothing certified, 503 with Retry-After, then a retry.
+    for fault in ["5xx", "reset"] {
+        api.faults().update(|f| match fault {
+            "5xx" => f.fail_next_5xx = 1,
+            _ => f.reset_next = 1,
+        });
+        let failed = post_invoice(gateway.addr, &key, &common::invoice("N-2")).await;
+        assert_eq!(failed.status, 503, "{fault}: {}", failed.body);
+        assert_eq!(failed.json["errorCode"], 150);
+        assert!(failed.header("retry-after").is_some());
+        assert_eq!(api.finalized_count(), 2, "{fault}");
+    }
+
+    // The request's answer lost: the DGI keeps a pending request nobody owns; the gateway
+    // cancels it (it eats the window), and the retry certifies once.
+    api.faults().update(|f| f.drop_next_request_answer = 1);
+    let lost = post_invoice(gateway.addr, &key, &common::invoice("N-2")).await;
+    assert_eq!(lost.status, 503, "{}", lost.body);
+    assert_eq!(api.pending_uids().len(), 1);
+    wait_until("the stray request is cancelled", || {
+        api.pending_uids().is_empty()
+    })
+    .await;
+    assert!(gateway.log().contains("no invoice of this gateway owns"));
+    let retried = post_invoice(gateway.addr, &key, &common::invoice("N-2")).await;
+    assert_eq!(retried.status, 200, "{}", retried.body);
+    assert_eq!(api.finalized_count(), 3);
+
+    // The register holds each once, and the DGI finalized each once.
+    let rns: Vec<String> = api.finalized().into_iter().map(|f| f.rn).collect();
+    assert_eq!(rns, ["N-0", "N-1", "N-2"]);
     drop(gateway);
     api.shutdown().await;
 }

@@ -9,7 +9,7 @@ use super::html::{self, csrf_input, esc, notice, Tab};
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
 use crate::admin::Admin;
-use crate::certify::ChannelView;
+use crate::certify::{ChannelView, OpenIntent};
 use crate::model::{Environment, KeyRecord};
 
 /// Longest key label accepted from the dashboard.
@@ -78,6 +78,11 @@ impl Dashboard {
                 "The gateway is settling an earlier invoice with this device; new invoices wait.",
             ));
         }
+        body.push_str(&in_doubt(
+            &self.certifier.open_intents().unwrap_or_default(),
+            &org.id,
+            offset,
+        ));
         body.push_str(&dgi_paragraph(device(&org.device)));
         body.push_str(&format!(
             "<section><h2>Registers</h2><p>LogInvoices: <a href=\"/dashboard/invoices?env=production\">\
@@ -310,8 +315,53 @@ fn fiscal_anomalies(
     html
 }
 
-/// The device's link with the DGI server, as C2h last reported it.
+/// The invoices of `org` whose outcome only the gateway's administrator can settle (a web
+/// API confirm whose answer was lost): the rn answers 409 until then.
+fn in_doubt(open: &[OpenIntent], org: &str, offset: chrono::FixedOffset) -> String {
+    let mine: Vec<&OpenIntent> = open
+        .iter()
+        .filter(|i| i.org == org && i.state == "awaiting_administrator")
+        .collect();
+    if mine.is_empty() {
+        return String::new();
+    }
+    let mut html = format!(
+        "<section class=\"notice error\" role=\"alert\" id=\"in-doubt\"><h2>{} invoice(s) in \
+         doubt</h2><p>The DGI's answer to these confirmations was lost and the DGI no longer lists \
+         them as pending: whether they were certified is not known. Do not send them again under \
+         another number; the gateway's administrator settles each from the DGI's portal \
+         (<code>emcf-gateway intent list</code>, <code>intent resolve</code>).</p><ul>",
+        mine.len()
+    );
+    for intent in mine {
+        html.push_str(&format!(
+            "<li>rn <strong>{}</strong> ({}, total {}), received {}; request {}</li>",
+            esc(&intent.rn),
+            esc(&intent.invoice_type),
+            intent.total,
+            esc(&html::time(&intent.received_at, offset)),
+            esc(intent.channel_ref.as_deref().unwrap_or("-")),
+        ));
+    }
+    html.push_str("</ul></section>");
+    html
+}
+
+/// The device's link with the DGI server, as C2h last reported it; for the web API, the
+/// token's expiry.
 fn dgi_paragraph(status: Option<&ChannelView>) -> String {
+    if let Some(until) = status.and_then(|s| s.token_valid) {
+        let soon = until - chrono::Utc::now() < chrono::Duration::days(7);
+        return format!(
+            "<p>DGI web API token valid until <em id=\"token-valid\">{}</em>{}</p></section>",
+            esc(&until.format("%Y-%m-%d %H:%M UTC").to_string()),
+            if soon {
+                ": <strong>it expires within 7 days; install a new token from the DGI portal.</strong>"
+            } else {
+                "."
+            }
+        );
+    }
     let Some(dgi) = status.and_then(|s| s.dgi.as_ref()) else {
         return "<p>Last contact of the device with the DGI (C2h): <em id=\"dgi-contact\">\
                 unknown</em> (the device has not answered C2h since the gateway started).</p></section>"

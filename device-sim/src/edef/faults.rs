@@ -25,6 +25,9 @@ pub struct EdefFaults {
     pub fail_next_5xx: u32,
     /// The next N API calls get their connection closed without any answer, doing nothing.
     pub reset_next: u32,
+    /// The next N confirm calls answer HTTP 503, doing nothing (the request stays pending):
+    /// a 5xx after the confirm was sent.
+    pub fail_next_confirm_5xx: u32,
     /// The next N successful confirms finalize the invoice, then close the connection
     /// without an answer (the lost-answer case).
     pub drop_next_confirm_answer: u32,
@@ -62,6 +65,8 @@ pub struct FaultPatch {
     pub fail_next_5xx: Option<u32>,
     /// See [`EdefFaults::reset_next`].
     pub reset_next: Option<u32>,
+    /// See [`EdefFaults::fail_next_confirm_5xx`].
+    pub fail_next_confirm_5xx: Option<u32>,
     /// See [`EdefFaults::drop_next_confirm_answer`].
     pub drop_next_confirm_answer: Option<u32>,
     /// See [`EdefFaults::drop_next_request_answer`].
@@ -89,6 +94,10 @@ impl FaultPatch {
         set(&mut faults.latency_ms, self.latency_ms);
         set(&mut faults.fail_next_5xx, self.fail_next_5xx);
         set(&mut faults.reset_next, self.reset_next);
+        set(
+            &mut faults.fail_next_confirm_5xx,
+            self.fail_next_confirm_5xx,
+        );
         set(
             &mut faults.drop_next_confirm_answer,
             self.drop_next_confirm_answer,
@@ -162,6 +171,11 @@ impl FaultHandle {
     /// Counts down `fail_next_5xx`; whether this call answers 503.
     pub(crate) fn take_5xx(&self) -> bool {
         take(&mut lock(&self.faults).fail_next_5xx)
+    }
+
+    /// Counts down `fail_next_confirm_5xx`; whether this confirm answers 503.
+    pub(crate) fn take_confirm_5xx(&self) -> bool {
+        take(&mut lock(&self.faults).fail_next_confirm_5xx)
     }
 
     /// Counts down `drop_next_confirm_answer`; whether this confirm's answer is dropped.

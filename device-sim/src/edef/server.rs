@@ -137,6 +137,9 @@ async fn respond(
     } else if api.faults.take_5xx() {
         info!(%method, %path, "fault: 503, nothing done");
         Answer::unavailable()
+    } else if is_confirm(&path) && api.faults.take_confirm_5xx() {
+        info!(%method, %path, "fault: 503 to a confirm, nothing done");
+        Answer::unavailable()
     } else {
         let authorization = request
             .headers()
@@ -188,4 +191,11 @@ fn response(answer: Answer) -> Response<Full<Bytes>> {
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static(answer.content_type));
     response
+}
+
+/// Whether `path` is a confirm (`.../confirm`, any case).
+fn is_confirm(path: &str) -> bool {
+    path.rsplit('/')
+        .next()
+        .is_some_and(|word| word.eq_ignore_ascii_case("confirm"))
 }
