@@ -312,3 +312,29 @@ async fn when_the_network_lies_nothing_is_certified_twice_and_nothing_is_lost() 
     drop(gateway);
     api.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sandbox_keys_of_a_web_api_organization_certify_on_the_bundled_web_simulator() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = web_api(EdefOptions::default()).await;
+    let (gateway, _live) = gateway_on(dir.path(), &api, "");
+    let test_key = common::issue_key(dir.path(), &gateway.config, "acme", true);
+    let answer = post_invoice(gateway.addr, &test_key, &common::invoice("S-1")).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(answer.json["counters"], "1/1 FV");
+    assert!(answer.json["qrCode"].as_str().unwrap().contains(SIM_NIF));
+    assert_eq!(
+        api.finalized_count(),
+        0,
+        "nothing reached the configured web API"
+    );
+    assert!(gateway.log().contains("sandbox web API simulator started"));
+    let token =
+        std::fs::read_to_string(dir.path().join("state/simulator/sandbox-acme.token")).unwrap();
+    assert!(
+        !gateway.log().contains(token.trim()),
+        "the sandbox token is never logged"
+    );
+    drop(gateway);
+    api.shutdown().await;
+}

@@ -1,12 +1,16 @@
 //! The bundled simulator as a device of this gateway: started in this process on a pty, it
 //! speaks the wire protocol through the same port code as a real box. Used as the default
-//! device when none is configured (demo mode) and always as the sandbox device.
+//! device when none is configured (demo mode) and as the sandbox device; an organization bound
+//! to the DGI web API gets the bundled web API simulator on a local socket instead.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use emcf_sim::config::DeviceConfig as SimDevice;
+use emcf_sim::edef::{start_edef, EdefOptions, RunningEdef};
 use emcf_sim::{start_on_pty, RunningSim, SimOptions};
+
+use crate::certify::{edef_channel, EdefSettings, SharedChannel};
 
 /// The NIF the bundled simulator is personalized for (its default).
 pub(super) fn simulator_nif() -> String {
@@ -34,4 +38,51 @@ pub(super) async fn start(
             state_file.display()
         )
     })
+}
+
+/// Starts a web API simulator for the sandbox `name` of an organization of NIF `nif`, on a
+/// local socket, and the web API channel on it; its token is written (mode 0600) to
+/// `<state_dir>/simulator/<name>.token`, as an operator would for the DGI.
+pub(super) async fn start_web_api(
+    state_dir: &Path,
+    name: &str,
+    nif: &str,
+) -> anyhow::Result<(SharedChannel, RunningEdef)> {
+    let dir = state_dir.join("simulator");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let token: String = {
+        use rand::Rng;
+        let mut rng = rand::thread_rng();
+        (0..32)
+            .map(|_| char::from(b"abcdefghijklmnopqrstuvwxyz0123456789"[rng.gen_range(0..36)]))
+            .collect()
+    };
+    let token_file = dir.join(format!("{name}.token"));
+    write_private(&token_file, &token)?;
+    let options = EdefOptions {
+        nif: nif.to_owned(),
+        token,
+        ..EdefOptions::default()
+    };
+    let sim = start_edef(([127, 0, 0, 1], 0).into(), options)
+        .await
+        .context("starting the web API simulator")?;
+    let settings = EdefSettings::new(name, sim.url(), token_file);
+    let channel = edef_channel(settings).map_err(|e| anyhow::anyhow!(e))?;
+    Ok((channel, sim))
+}
+
+/// Writes `text` to `path`, readable by this user only.
+fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    file.write_all(text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
 }

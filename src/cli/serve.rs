@@ -91,7 +91,18 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
         None
     };
 
-    let sandbox = sandbox_factory(state_dir.clone(), Arc::clone(&simulators), capture.clone());
+    let web_devices: Vec<String> = config
+        .devices
+        .iter()
+        .filter(|entry| entry.kind == DeviceKind::Edef)
+        .map(|entry| entry.name.clone())
+        .collect();
+    let sandbox = sandbox_factory(
+        state_dir.clone(),
+        Arc::clone(&simulators),
+        capture.clone(),
+        web_devices,
+    );
     let certifier = Certifier::new(
         Arc::clone(&store),
         channels,
@@ -366,17 +377,31 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Starts an organization's sandbox device: the bundled simulator, personalized with the
 /// organization's NIF, its fiscal memory in `<state>/simulator/sandbox-<org>.fiscal.json`.
+/// An organization bound to a web API device (`web_devices`) gets a web API simulator instead,
+/// on a local socket, with the organization's NIF (its counters live in memory).
 fn sandbox_factory(
     state_dir: PathBuf,
     simulators: Arc<Mutex<Vec<RunningSim>>>,
     capture: Option<Capture>,
+    web_devices: Vec<String>,
 ) -> SandboxFactory {
+    let web_simulators: Arc<Mutex<Vec<emcf_sim::edef::RunningEdef>>> = Arc::default();
     Arc::new(move |org: Organization| {
         let state_dir = state_dir.clone();
         let simulators = Arc::clone(&simulators);
         let capture = capture.clone();
+        let web = web_devices.contains(&org.device);
+        let web_simulators = Arc::clone(&web_simulators);
         Box::pin(async move {
             let name = sandbox_device_name(&org.id);
+            if web {
+                let (channel, sim) = embedded::start_web_api(&state_dir, &name, &org.nif)
+                    .await
+                    .map_err(|e| format!("{e:#}"))?;
+                info!(device = %name, url = %sim.url(), "sandbox web API simulator started");
+                lock(&web_simulators).push(sim);
+                return Ok(channel);
+            }
             let sim = embedded::start(&state_dir, &name, Some(&org.nif))
                 .await
                 .map_err(|e| format!("{e:#}"))?;
