@@ -1,6 +1,7 @@
 //! An upgrade never strands a register: this release opens, verifies, serves and extends
 //! what release 1.0.0 wrote (`tests/fixtures/release-1.0.0/`: its journal, the bundled
-//! simulator's fiscal memories, and a configuration with every key it knew).
+//! simulator's fiscal memories, and a configuration with every key it knew), and what 1.2.0
+//! wrote through the DGI web API (`tests/fixtures/release-1.2.0/`).
 
 mod common;
 
@@ -120,4 +121,54 @@ async fn a_1_0_0_install_serves_replays_and_certifies_after_the_upgrade() {
     let next = post_invoice(gateway.addr, DEMO_LIVE_KEY, &invoice("UPGRADE-1")).await;
     assert_eq!(next.status, 200, "{}", next.body);
     assert_eq!(next.json["counters"], "6/7 FV");
+}
+
+const FIXTURE_1_2_0: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/release-1.2.0");
+const HEAD_1_2_0: &str = "0b179e14de4ace000e2bd008d480305b899812d2a3aa60265e479cc90d5ed0c3";
+
+/// The register of a web API gateway, as 1.2.0 wrote it (tests/fixtures/release-1.2.0): it
+/// verifies, its uids, DGI dates and the administrator's settlement read back, and this
+/// release extends it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_1_2_0_web_api_journal_verifies_reads_back_and_is_extended() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(state.join("journal")).expect("journal dir");
+    std::fs::copy(
+        Path::new(FIXTURE_1_2_0).join("journal.log"),
+        state.join("journal/journal.log"),
+    )
+    .expect("journal copied");
+    // `cli` uses `dir/state`.
+    let with_state = |args: &[&str]| -> Value { cli_json(dir.path(), args) };
+    let report = with_state(&["log", "verify"]);
+    assert_eq!(report["records"], 6, "{report}");
+    assert_eq!(report["certified"], 2, "{report}");
+    assert_eq!(report["head_sha256"], HEAD_1_2_0, "{report}");
+
+    let first = with_state(&["log", "show", "1"]);
+    assert_eq!(first["rn"], "F-1");
+    assert_eq!(first["channel_ref"], "37f012ad-0208-4092-b42e-42ee8627f2ba");
+    assert_eq!(first["security"]["dateTimeAsSent"], "23/11/2026 18:55:53");
+    assert_eq!(first["security"]["dateTime"], "2026-11-23T18:55:53");
+    let second = with_state(&["log", "show", "2"]);
+    assert_eq!(second["rn"], "F-2");
+    assert_eq!(
+        second["source"],
+        "administrator: Marie K.; read on the DGI portal"
+    );
+    assert_eq!(second["security"]["codeDEFDGI"], "XGVJW3OZCZ2RV7V2MHKSWV5W");
+
+    // This release serves it and adds to it (demo device: no web API needed to read it).
+    let gateway = Gateway::start(
+        dir.path(),
+        &format!("state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n"),
+    );
+    let key = common::issue_key(dir.path(), &gateway.config, "shop", false);
+    let stored = get(gateway.addr, "/api/v1/Invoice/F-2", Some(&key)).await;
+    assert_eq!(stored.status, 200, "{}", stored.body);
+    assert_eq!(stored.json["codeDEFDGI"], "XGVJW3OZCZ2RV7V2MHKSWV5W");
+    drop(gateway);
+    let report = with_state(&["log", "verify"]);
+    assert!(report["records"].as_u64().unwrap() > 6, "{report}");
 }
