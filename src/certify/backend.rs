@@ -116,8 +116,10 @@ pub trait Waiting: Send {
 /// Exclusive use of a channel for one invoice.
 pub trait Lane: Send {
     /// Certifies `job` to the end, journaling through `journal`. Not to be cancelled: the
-    /// caller runs it in a task of its own. A panic inside is caught and reported as
-    /// [`RunFailure::Panicked`], the channel marked in doubt before it is released.
+    /// caller runs it in a task of its own, and takes a panic out of it for
+    /// [`RunFailure::Panicked`], the channel marked in doubt. A lane whose work runs elsewhere
+    /// (the box's, inside the port's actor) catches it there, to mark the channel in doubt
+    /// before the port is released.
     fn certify(
         self: Box<Self>,
         job: Job,

@@ -3,12 +3,14 @@
 //! reserved) -> admit (replay, conflicts, quota) -> acquire the channel (503 while it is in
 //! doubt) -> certify on it in a task of its own -> answer. Also the lookup of a stored result.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, FixedOffset, Utc};
-use tracing::{info, warn, Instrument};
+use futures::FutureExt;
+use tracing::{error, info, warn, Instrument};
 
 use super::admission::{self, Admission, Admitted, Held, Principal};
 use super::backend::{Job, Lane, RunFailure, SharedChannel, Waiting};
@@ -242,7 +244,17 @@ impl Certifier {
         let task = tokio::spawn(
             async move {
                 let _held = held;
-                let outcome = lane.certify(job, this.journal.clone()).await;
+                let in_doubt = job.in_doubt.clone();
+                // A lane that panics (a bug) may have left an intent open: its channel is
+                // settled like one in doubt, whatever the channel.
+                let outcome = AssertUnwindSafe(lane.certify(job, this.journal.clone()))
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|_| {
+                        error!("the certification panicked: settling the channel before it takes another invoice");
+                        in_doubt.mark(&name);
+                        Err(RunFailure::Panicked)
+                    });
                 this.conclude(&name, &rn, outcome)
             }
             .instrument(span),

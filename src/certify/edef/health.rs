@@ -1,6 +1,6 @@
 //! What the channel last saw of the DGI (reachable, the token and its expiry, the e-MCF's NIF
 //! and NIM, its VAT rates) and the background watch that keeps it fresh: a status call every
-//! `status_interval`, the rates every `rates_interval`, requests left pending by an earlier
+//! `status_interval`, requests left pending by an earlier
 //! run cancelled (they eat the window), and the token's expiry warned about 7 days ahead.
 
 use std::collections::HashSet;
@@ -110,7 +110,7 @@ impl Health {
             ApiError::NotSent(reason) | ApiError::NoAnswer(reason) => {
                 self.unreachable(&reason);
                 CertifyError::DeviceUnavailable {
-                    reason: format!("the DGI web API did not take the request; nothing was certified ({reason})"),
+                    reason: format!("no answer from the DGI web API to the request; nothing was certified ({reason})"),
                     retry_after: Duration::from_secs(10),
                 }
             }
@@ -140,13 +140,12 @@ impl Health {
         }
     }
 
-    /// The VAT rates, read again when older than the channel's interval or forgotten.
-    pub(super) async fn rates(&self, api: &Api) -> Result<Rates, CertifyError> {
-        // Read every hour by default; the watch's interval is the caller's setting.
+    /// The VAT rates, read again when older than `interval` or forgotten.
+    pub(super) async fn rates(&self, api: &Api, interval: Duration) -> Result<Rates, CertifyError> {
         let fresh = self
             .seen()
             .rates
-            .filter(|(_, at)| at.elapsed() < Duration::from_secs(3600))
+            .filter(|(_, at)| at.elapsed() < interval)
             .map(|(rates, _)| rates);
         if let Some(rates) = fresh {
             return Ok(rates);
@@ -201,8 +200,11 @@ impl Health {
         }
     }
 
+    /// Why the channel `device` could not certify now for `organizations` (those bound to it
+    /// are checked).
     pub(super) fn problem(
         &self,
+        device: &str,
         organizations: &[Organization],
         settling: bool,
     ) -> Option<Problem> {
@@ -230,7 +232,7 @@ impl Health {
         if let Some(nif) = &seen.nif {
             let foreign: Vec<String> = organizations
                 .iter()
-                .filter(|org| org.nif != *nif)
+                .filter(|org| org.device == device && org.nif != *nif)
                 .map(|org| format!("{} ({})", org.id, org.nif))
                 .collect();
             if !foreign.is_empty() {

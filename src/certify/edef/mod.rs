@@ -92,13 +92,25 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-impl Shared {
-    fn hold_uid(&self, uid: &str) {
-        lock(&self.live).insert(uid.to_owned());
-    }
+/// A uid held by a lane; released when dropped.
+struct HeldUid<'a> {
+    shared: &'a Shared,
+    uid: String,
+}
 
-    fn release_uid(&self, uid: &str) {
-        lock(&self.live).remove(uid);
+impl Drop for HeldUid<'_> {
+    fn drop(&mut self) {
+        lock(&self.shared.live).remove(&self.uid);
+    }
+}
+
+impl Shared {
+    fn hold_uid(&self, uid: &str) -> HeldUid<'_> {
+        lock(&self.live).insert(uid.to_owned());
+        HeldUid {
+            shared: self,
+            uid: uid.to_owned(),
+        }
     }
 
     fn is_live(&self, uid: &str) -> bool {
@@ -154,7 +166,9 @@ impl Channel for EdefChannel {
     }
 
     fn problem(&self, organizations: &[Organization], settling: bool) -> Option<Problem> {
-        self.shared.health.problem(organizations, settling)
+        self.shared
+            .health
+            .problem(self.name(), organizations, settling)
     }
 
     fn probe(&self) -> BoxFuture<'_, Result<ProbeReport, CertifyError>> {

@@ -55,21 +55,14 @@ impl Waiting for EdefWaiting {
             }
             // Every earlier arrival enters the window's queue first (it is FIFO).
             turn.wait().await;
-            let permit = Arc::clone(&shared.window).acquire_owned();
-            let permit = {
-                let mut permit = Box::pin(permit);
-                // Polled once before the turn ends, so the place in the window's queue is taken
-                // in arrival order.
-                match futures::poll!(permit.as_mut()) {
-                    std::task::Poll::Ready(result) => {
-                        turn.finish();
-                        result
-                    }
-                    std::task::Poll::Pending => {
-                        turn.finish();
-                        permit.await
-                    }
-                }
+            let mut permit = Box::pin(Arc::clone(&shared.window).acquire_owned());
+            // Polled once before the turn ends: the place in the window's queue is taken in
+            // arrival order.
+            let first_poll = futures::poll!(permit.as_mut());
+            turn.finish();
+            let permit = match first_poll {
+                std::task::Poll::Ready(result) => result,
+                std::task::Poll::Pending => permit.await,
             }
             .map_err(|_| CertifyError::DeviceUnavailable {
                 reason: "the gateway is stopping".into(),
@@ -128,7 +121,10 @@ async fn run_invoice(
     journal: &Journal,
 ) -> Result<RegisterEntry, RunFailure> {
     let device = shared.settings.name.as_str();
-    let rates = shared.health.rates(&shared.api).await?;
+    let rates = shared
+        .health
+        .rates(&shared.api, shared.settings.rates_interval)
+        .await?;
     let expected = job
         .invoice
         .expected_subtotal(&rates)
@@ -146,15 +142,14 @@ async fn run_invoice(
         Err(error) => return Err(shared.health.request_failed(device, error).into()),
     };
     shared.health.answered();
-    let uid = calculation.uid.clone();
-    shared.hold_uid(&uid);
+    // Held by this lane until it returns or unwinds: never cancelled as a stray, never settled
+    // behind its back, and released even by a panic.
+    let _held = shared.hold_uid(&calculation.uid);
     let requested = Requested {
         calculation,
         at: Instant::now(),
     };
-    let outcome = certify_requested(shared, job, journal, &requested, &expected, &rates).await;
-    shared.release_uid(&uid);
-    outcome
+    certify_requested(shared, job, journal, &requested, &expected, &rates).await
 }
 
 async fn certify_requested(
