@@ -132,6 +132,32 @@ impl Object {
         }
     }
 
+    /// An amount the gateway only reports (never decides on): unreadable is noted and taken
+    /// as absent, so it never fails a reply.
+    pub fn informative_amount(&mut self, name: &'static str) -> Option<Decimal> {
+        match self.optional_amount(name) {
+            Ok(value) => value,
+            Err(error) => {
+                let what = error.to_string();
+                self.note(name, &what);
+                None
+            }
+        }
+    }
+
+    /// Text the gateway only reports or checks for a warning: unreadable is noted and taken
+    /// as absent, so it never fails a reply.
+    pub fn informative_string(&mut self, name: &'static str) -> Option<String> {
+        match self.optional_string(name) {
+            Ok(value) => value,
+            Err(error) => {
+                let what = error.to_string();
+                self.note(name, &what);
+                None
+            }
+        }
+    }
+
     /// An optional boolean (`true`/`false`, or the text of one: noted); anything else is
     /// noted and taken as absent.
     pub fn optional_bool(&mut self, name: &'static str) -> Option<bool> {

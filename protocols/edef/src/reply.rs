@@ -106,12 +106,22 @@ fn per_group(object: &mut Object, names: &Names) -> Result<PerGroup, ReplyError>
     Ok(out)
 }
 
+/// A per-group series the gateway only reports: unreadable figures are noted, never fatal.
+fn informative_per_group(object: &mut Object, names: &Names) -> PerGroup {
+    let mut out = [None; 16];
+    for (slot, name) in out.iter_mut().zip(names) {
+        *slot = object.informative_amount(name);
+    }
+    out
+}
+
 /// The DGI's computation of an invoice request (`POST /api/invoice`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Calculation {
     /// The pending request's id, for confirm or cancel.
     pub uid: String,
-    /// Rates `ta`..`tp`.
+    /// Rates `ta`..`tp` (reported when they differ from `taxGroups`; never decided on, so an
+    /// unreadable one is noted and left out).
     pub rates: PerGroup,
     /// TTC per group, `taa`..`tap`.
     pub group_ttc: PerGroup,
@@ -133,7 +143,7 @@ impl Calculation {
         read(body, |object| {
             Ok(Calculation {
                 uid: object.string("uid")?,
-                rates: per_group(object, &RATE)?,
+                rates: informative_per_group(object, &RATE),
                 group_ttc: per_group(object, &TTC)?,
                 group_ht: per_group(object, &HT)?,
                 group_vat: per_group(object, &VAT)?,
@@ -189,13 +199,13 @@ pub struct PendingRequest {
 pub struct EmcfStatus {
     /// `status`: the e-MCF can certify.
     pub status: Option<bool>,
-    /// The taxpayer's NIF.
+    /// The taxpayer's NIF (checked against the organizations; unreadable is noted, never fatal).
     pub nif: Option<String>,
-    /// The e-MCF's NIM.
+    /// The e-MCF's NIM (reported; unreadable is noted, never fatal).
     pub nim: Option<String>,
     /// When the token expires, if it could be read.
     pub token_valid: Option<DateTime<Utc>>,
-    /// `serverDateTime`, as sent.
+    /// `serverDateTime`, as sent (reported; unreadable is noted, never fatal).
     pub server_date_time: Option<String>,
     /// The pending requests; `None` when the reply had no list.
     pub pending: Option<Vec<PendingRequest>>,
@@ -205,7 +215,7 @@ impl EmcfStatus {
     /// Reads a status reply.
     pub fn read(body: &[u8]) -> Result<Read<EmcfStatus>, ReplyError> {
         read(body, |object| {
-            let token_valid = match object.optional_string("tokenValid")? {
+            let token_valid = match object.informative_string("tokenValid") {
                 Some(text) => {
                     let parsed = date_time(&text);
                     if parsed.is_none() {
@@ -217,10 +227,10 @@ impl EmcfStatus {
             };
             Ok(EmcfStatus {
                 status: object.optional_bool("status"),
-                nif: object.optional_string("nif")?,
-                nim: object.optional_string("nim")?,
+                nif: object.informative_string("nif"),
+                nim: object.informative_string("nim"),
                 token_valid,
-                server_date_time: object.optional_string("serverDateTime")?,
+                server_date_time: object.informative_string("serverDateTime"),
                 pending: pending_list(object)?,
             })
         })

@@ -99,3 +99,20 @@ fn the_date_forms_seen_are_read() {
     }
     assert_eq!(local_date_time("22.11.2025"), None);
 }
+
+#[test]
+fn fields_only_reported_never_fail_a_reply() {
+    let status = EmcfStatus::read(
+        br#"{"nim":{"x":1},"serverDateTime":[1],"tokenValid":false,"pendingRequestsList":[{"uid":"u1"}]}"#,
+    )
+    .unwrap();
+    let fields: Vec<&str> = status.anomalies.iter().map(|a| a.field.as_str()).collect();
+    assert_eq!(fields, ["tokenValid", "nim", "serverDateTime"]);
+    let status = status.outcome.unwrap();
+    assert_eq!((status.nim, status.server_date_time), (None, None));
+    assert_eq!(status.pending.unwrap()[0].uid, "u1");
+
+    let calc = Calculation::read(br#"{"uid":"u","tb":"seize","total":1,"vtotal":0}"#).unwrap();
+    assert_eq!(calc.anomalies[0].field, "tb");
+    assert_eq!(calc.outcome.unwrap().rates[1], None);
+}
