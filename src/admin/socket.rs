@@ -25,7 +25,7 @@ pub fn path_in(state_dir: &Path) -> PathBuf {
 
 /// Answers the requests only the running service can ([`AdminRequest::needs_service`]:
 /// a device probe, the invoices in doubt): they need the channels, which are async.
-pub type Prober = Arc<
+pub type ServiceRequests = Arc<
     dyn Fn(
             AdminRequest,
         )
@@ -41,7 +41,7 @@ const MAX_LINE: usize = 64 * 1024;
 pub async fn serve(
     path: PathBuf,
     admin: Arc<Admin>,
-    prober: Option<Prober>,
+    service_requests: Option<ServiceRequests>,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
     // A socket left by a killed process would make bind fail.
@@ -64,9 +64,9 @@ pub async fn serve(
             () = stop.cancelled() => break,
         };
         let admin = Arc::clone(&admin);
-        let prober = prober.clone();
+        let service_requests = service_requests.clone();
         tokio::spawn(async move {
-            if let Err(error) = serve_client(stream, admin, prober).await {
+            if let Err(error) = serve_client(stream, admin, service_requests).await {
                 warn!(%error, "admin client failed");
             }
         });
@@ -78,14 +78,14 @@ pub async fn serve(
 async fn serve_client(
     stream: UnixStream,
     admin: Arc<Admin>,
-    prober: Option<Prober>,
+    service_requests: Option<ServiceRequests>,
 ) -> std::io::Result<()> {
     let (read, mut write) = stream.into_split();
     let mut lines = AsyncBufReader::new(read.take(MAX_LINE as u64 * 64)).lines();
     while let Some(line) = lines.next_line().await? {
         let answer = match serde_json::from_str::<AdminRequest>(&line) {
-            Ok(request) if request.needs_service() => match &prober {
-                Some(prober) => match prober(request).await {
+            Ok(request) if request.needs_service() => match &service_requests {
+                Some(service_requests) => match service_requests(request).await {
                     Ok(value) => json!({ "ok": value }),
                     Err(error) => json!({ "error": error }),
                 },

@@ -95,6 +95,15 @@ impl Certifier {
             .collect())
     }
 
+    /// The invoices of organization `org` waiting for an administrator (the dashboard's).
+    pub fn in_doubt_of(&self, org: &str) -> Result<Vec<OpenIntent>, CertifyError> {
+        Ok(self
+            .open_intents()?
+            .into_iter()
+            .filter(|open| open.org == org && open.reason.is_some())
+            .collect())
+    }
+
     /// Every intent waiting for an administrator, and why, over all channels.
     pub fn awaiting_administrator(&self) -> Vec<(IntentId, String)> {
         self.channels

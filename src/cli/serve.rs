@@ -117,7 +117,7 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     let admin_task = tokio::spawn(socket::serve(
         socket::path_in(&state_dir),
         Arc::clone(&admin),
-        Some(prober(Arc::clone(&certifier))),
+        Some(service_requests(Arc::clone(&certifier))),
         stop.clone(),
     ));
 
@@ -220,7 +220,7 @@ fn web_api_channels(config: &Config) -> anyhow::Result<Vec<SharedChannel>> {
         .iter()
         .filter(|entry| entry.kind == DeviceKind::Edef)
         .map(|entry| {
-            let settings = entry.web().settings(&entry.name, entry.queue_capacity);
+            let settings = entry.edef_settings();
             info!(device = %entry.name, url = %settings.url, "certifying through the DGI web API");
             edef_channel(settings).map_err(|e| anyhow::anyhow!("device {:?}: {e}", entry.name))
         })
@@ -340,7 +340,7 @@ const STATUS_WATCH: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What only the running service answers on the admin socket: `device probe` (through the
 /// channel) and the invoices in doubt (`intent list`, `intent resolve`).
-fn prober(certifier: Arc<Certifier>) -> socket::Prober {
+fn service_requests(certifier: Arc<Certifier>) -> socket::ServiceRequests {
     Arc::new(move |request: AdminRequest| {
         let certifier = Arc::clone(&certifier);
         Box::pin(async move {

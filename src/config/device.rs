@@ -11,7 +11,7 @@ use mcf_sfe::{LineBreaks, SeqRange};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-pub use super::web_api::{ActionCaseSetting, DeviceKind, WebApiKeys};
+pub use super::web_api::{ActionCaseSetting, DeviceKind};
 use super::{DEFAULT_BAUD, DEFAULT_QUEUE_CAPACITY};
 use crate::device::{DeviceConfig, LinkTiming, StatusMap, WireSettings, DEFAULT_HEALTH_INTERVAL};
 
@@ -169,22 +169,6 @@ impl DeviceEntry {
             seq_replay: None,
             health_interval_secs: None,
             rates: None,
-        }
-    }
-
-    /// The web API keys of this entry.
-    pub fn web(&self) -> WebApiKeys {
-        WebApiKeys {
-            url: self.url.clone(),
-            token_file: self.token_file.clone(),
-            ca_file: self.ca_file.clone(),
-            connect_timeout_ms: self.connect_timeout_ms,
-            request_timeout_ms: self.request_timeout_ms,
-            pending_limit: self.pending_limit,
-            hold_secs: self.hold_secs,
-            action_case: self.action_case,
-            cdf_currency_block: self.cdf_currency_block.clone(),
-            status_interval_secs: self.status_interval_secs,
         }
     }
 

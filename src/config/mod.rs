@@ -485,9 +485,7 @@ mod device;
 mod validate;
 mod web_api;
 
-pub use device::{
-    ActionCaseSetting, DeviceEntry, DeviceKind, LineBreaksSetting, StatusMapSetting, WebApiKeys,
-};
+pub use device::{ActionCaseSetting, DeviceEntry, DeviceKind, LineBreaksSetting, StatusMapSetting};
 
 #[cfg(test)]
 mod tests;

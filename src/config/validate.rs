@@ -100,7 +100,7 @@ impl Config {
         if device.kind == DeviceKind::Edef {
             return self.validate_web_api(device, &key);
         }
-        if device.web().any() {
+        if device.has_web_api_keys() {
             return Err(invalid(
                 &key("url"),
                 "and the other web API keys (token_file, ...) belong to kind = \"edef\" entries: \
@@ -155,8 +155,7 @@ impl Config {
         in_range(device.queue_capacity, 1, MAX_QUEUE_CAPACITY, "")
             .map_err(|m| self.invalid(&key("queue_capacity"), m))?;
         device
-            .web()
-            .validate()
+            .validate_web_api_keys()
             .map_err(|(field, m)| self.invalid(&key(field), m))
     }
 

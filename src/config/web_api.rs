@@ -2,12 +2,12 @@
 //! (docs/configuration.md, "Certifying through the DGI web API"). All added in 1.2.0 and
 //! optional, so older files read unchanged; their defaults are the channel's.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+use super::DeviceEntry;
 use crate::certify::{CdfCurrency, EdefSettings};
 
 /// What a `[[devices]]` entry is.
@@ -38,37 +38,19 @@ pub enum ActionCaseSetting {
     Upper,
 }
 
-/// The web API keys of an entry ([`DeviceEntry::web`](super::DeviceEntry::web)).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WebApiKeys {
-    /// The API base, e.g. `https://edef.dgirdc.cd` (production) or
-    /// `https://developper.dgirdc.cd/edef` (test).
-    pub url: Option<String>,
-    /// The file holding this e-MCF's token (readable by the service only).
-    pub token_file: Option<PathBuf>,
-    /// PEM certificates to trust instead of the public roots (a test base, a simulator).
-    pub ca_file: Option<PathBuf>,
-    /// Connect timeout, ms (default 5000).
-    pub connect_timeout_ms: Option<u64>,
-    /// Timeout of one call, answer included, ms (default 15000).
-    pub request_timeout_ms: Option<u64>,
-    /// Requests pending on the DGI at once (default 10, the API's limit).
-    pub pending_limit: Option<usize>,
-    /// Longest a request stays pending before it is confirmed or cancelled, s (default 60).
-    pub hold_secs: Option<u64>,
-    /// `lower` (default) or `upper`.
-    pub action_case: Option<ActionCaseSetting>,
-    /// The currency block of a CDF invoice: `"omit"` (default), or the `curRate` to send
-    /// with `curCode = "CDF"`: `"1"`, `"0"` or `"-1"`.
-    pub cdf_currency_block: Option<String>,
-    /// Seconds between two status calls while idle (default 60).
-    pub status_interval_secs: Option<u64>,
-}
-
-impl WebApiKeys {
-    /// Whether any web API key is set.
-    pub fn any(&self) -> bool {
-        *self != WebApiKeys::default()
+impl DeviceEntry {
+    /// Whether any web API key is set (they belong to `kind = "edef"` entries only).
+    pub fn has_web_api_keys(&self) -> bool {
+        self.url.is_some()
+            || self.token_file.is_some()
+            || self.ca_file.is_some()
+            || self.connect_timeout_ms.is_some()
+            || self.request_timeout_ms.is_some()
+            || self.pending_limit.is_some()
+            || self.hold_secs.is_some()
+            || self.action_case.is_some()
+            || self.cdf_currency_block.is_some()
+            || self.status_interval_secs.is_some()
     }
 
     /// The CDF currency block; `Err` says what is wrong.
@@ -85,10 +67,10 @@ impl WebApiKeys {
         }
     }
 
-    /// The channel's settings for the entry `name` (validated), with `queue_capacity`.
-    pub fn settings(&self, name: &str, queue_capacity: usize) -> EdefSettings {
+    /// The web API channel's settings of this (validated) `edef` entry.
+    pub fn edef_settings(&self) -> EdefSettings {
         let mut settings = EdefSettings::new(
-            name,
+            self.name.as_str(),
             self.url.clone().unwrap_or_default(),
             self.token_file.clone().unwrap_or_default(),
         );
@@ -112,12 +94,12 @@ impl WebApiKeys {
         if let Some(secs) = self.status_interval_secs {
             settings.status_interval = Duration::from_secs(secs.max(1));
         }
-        settings.queue_capacity = queue_capacity;
+        settings.queue_capacity = self.queue_capacity;
         settings
     }
 
     /// Checks the keys of an `edef` entry; `Err((key, message))`.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    pub fn validate_web_api_keys(&self) -> Result<(), (&'static str, String)> {
         let url = self.url.as_deref().unwrap_or("").trim();
         if url.is_empty() {
             return Err((

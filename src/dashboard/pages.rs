@@ -79,8 +79,7 @@ impl Dashboard {
             ));
         }
         body.push_str(&in_doubt(
-            &self.certifier.open_intents().unwrap_or_default(),
-            &org.id,
+            &self.certifier.in_doubt_of(&org.id).unwrap_or_default(),
             offset,
         ));
         body.push_str(&dgi_paragraph(device(&org.device)));
@@ -315,13 +314,9 @@ fn fiscal_anomalies(
     html
 }
 
-/// The invoices of `org` whose outcome only the gateway's administrator can settle (a web
+/// An organization's invoices whose outcome only the gateway's administrator can settle (a web
 /// API confirm whose answer was lost): the rn answers 409 until then.
-fn in_doubt(open: &[OpenIntent], org: &str, offset: chrono::FixedOffset) -> String {
-    let mine: Vec<&OpenIntent> = open
-        .iter()
-        .filter(|i| i.org == org && i.state == "awaiting_administrator")
-        .collect();
+fn in_doubt(mine: &[OpenIntent], offset: chrono::FixedOffset) -> String {
     if mine.is_empty() {
         return String::new();
     }
