@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
+use tokio::process::Child;
 
 const TOKEN: &str = "Bearer sim-token";
 
@@ -120,9 +121,14 @@ async fn http(
     .map_err(|_| io::Error::from(io::ErrorKind::TimedOut))?
 }
 
+/// One API call with the token; an error when the connection closes without an answer.
+async fn try_call(sim: &RunningEdef, method: &str, path: &str, body: &str) -> io::Result<Reply> {
+    http(sim.local_addr(), method, path, Some(TOKEN), body).await
+}
+
 /// One API call with the token; panics on a transport error.
 async fn call(sim: &RunningEdef, method: &str, path: &str, body: &str) -> Reply {
-    http(sim.local_addr(), method, path, Some(TOKEN), body)
+    try_call(sim, method, path, body)
         .await
         .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
 }
@@ -320,14 +326,7 @@ async fn a_503_or_a_reset_does_nothing() {
     assert_eq!(sim_state(&sim).await["pending"], json!([]));
 
     set_faults(&sim, json!({"reset_next": 1})).await;
-    let reset = http(
-        sim.local_addr(),
-        "POST",
-        "/api/invoice",
-        Some(TOKEN),
-        HT_INVOICE,
-    )
-    .await;
+    let reset = try_call(&sim, "POST", "/api/invoice", HT_INVOICE).await;
     assert!(reset.is_err(), "{reset:?}");
     assert_eq!(sim_state(&sim).await["pending"], json!([]));
     request(&sim, HT_INVOICE).await;
@@ -341,14 +340,7 @@ async fn a_503_or_a_reset_does_nothing() {
 async fn lost_answers_still_do_the_work() {
     let sim = start(EdefOptions::default()).await;
     set_faults(&sim, json!({"drop_next_request_answer": 1})).await;
-    let lost = http(
-        sim.local_addr(),
-        "POST",
-        "/api/invoice",
-        Some(TOKEN),
-        HT_INVOICE,
-    )
-    .await;
+    let lost = try_call(&sim, "POST", "/api/invoice", HT_INVOICE).await;
     assert_eq!(lost.unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
     let state = sim_state(&sim).await;
     let uid = state["pending"][0].as_str().unwrap().to_owned();
@@ -356,7 +348,7 @@ async fn lost_answers_still_do_the_work() {
     sim.faults().update(|f| f.drop_next_confirm_answer = 1);
     let body = r#"{"total":1506.99,"vtotal":197.00}"#;
     let path = format!("/api/invoice/{uid}/confirm");
-    let lost = http(sim.local_addr(), "PUT", &path, Some(TOKEN), body).await;
+    let lost = try_call(&sim, "PUT", &path, body).await;
     assert_eq!(lost.unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
     let state = sim_state(&sim).await;
     assert_eq!(state["pending"], json!([]));
@@ -449,21 +441,11 @@ async fn tls_serves_with_the_self_signed_certificate() {
     sim.shutdown().await;
 }
 
-#[tokio::test]
-async fn the_binary_prints_its_url_and_serves() {
-    let dir = tempfile::tempdir().unwrap();
-    let cert = dir.path().join("edef.pem");
+/// Starts `emcf-sim edef` with `args`; the child and the URL it prints first.
+async fn spawn_edef(args: &[&str]) -> (Child, String) {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_emcf-sim"))
-        .args([
-            "edef",
-            "--listen",
-            "127.0.0.1:0",
-            "--token",
-            "t0k",
-            "--nim",
-            "CD09000009-1",
-        ])
-        .args(["--tls", "--tls-cert-out", cert.to_str().unwrap()])
+        .arg("edef")
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)
@@ -478,27 +460,31 @@ async fn the_binary_prints_its_url_and_serves() {
     .expect("the URL in time")
     .unwrap()
     .expect("a first line");
+    (child, url)
+}
+
+#[tokio::test]
+async fn the_binary_prints_its_url_and_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("edef.pem");
+    let (mut child, url) = spawn_edef(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--token",
+        "t0k",
+        "--nim",
+        "CD09000009-1",
+        "--tls",
+        "--tls-cert-out",
+        cert.to_str().unwrap(),
+    ])
+    .await;
     assert!(url.starts_with("https://127.0.0.1:"), "{url}");
     assert!(std::fs::read_to_string(&cert)
         .unwrap()
         .contains("BEGIN CERTIFICATE"));
 
-    let plain = tokio::process::Command::new(env!("CARGO_BIN_EXE_emcf-sim"))
-        .args(["edef", "--token", "t0k", "--nim", "CD09000009-1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn();
-    let mut plain = plain.expect("start emcf-sim edef");
-    let stdout = plain.stdout.take().expect("stdout");
-    let url = tokio::time::timeout(
-        Duration::from_secs(20),
-        BufReader::new(stdout).lines().next_line(),
-    )
-    .await
-    .expect("the URL in time")
-    .unwrap()
-    .expect("a first line");
+    let (mut plain, url) = spawn_edef(&["--token", "t0k", "--nim", "CD09000009-1"]).await;
     let addr: SocketAddr = url.trim_start_matches("http://").parse().unwrap();
     let status = http(addr, "GET", "/api/invoice", Some("Bearer t0k"), "")
         .await

@@ -1,7 +1,7 @@
 //! What the simulator answers to one call, before it becomes an HTTP response: a status,
 //! a body, or the connection closed without any answer.
 
-use hyper::StatusCode;
+use hyper::{Method, StatusCode};
 
 use super::dgi_error::{error_body, DgiError};
 
@@ -44,6 +44,22 @@ impl Answer {
     /// `errorCode`.
     pub(crate) fn http_error(status: StatusCode, description: &str) -> Answer {
         Answer::json(status, error_body(status.as_str(), description))
+    }
+
+    /// 404: nothing is served at `path`.
+    pub(crate) fn not_found(path: &str) -> Answer {
+        Answer::http_error(
+            StatusCode::NOT_FOUND,
+            &format!("ressource introuvable: {path}"),
+        )
+    }
+
+    /// 405: `path` is served, but not with `method`.
+    pub(crate) fn method_not_allowed(method: &Method, path: &str) -> Answer {
+        Answer::http_error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            &format!("méthode {method} non permise sur {path}"),
+        )
     }
 
     /// A DGI refusal: HTTP 400, or 200 under the `errors_on_200` fault.

@@ -6,6 +6,8 @@ use std::time::Instant;
 
 use chrono::{FixedOffset, NaiveDateTime, SecondsFormat, SubsecRound, Utc};
 use hyper::{Method, StatusCode};
+use mcf_sfe::fields;
+use mcf_sfe::types::TaxpayerKey;
 
 use super::answer::Answer;
 use super::compute::{self, Checks};
@@ -199,7 +201,7 @@ impl Api {
                 nim: &self.options.nim,
                 signing_key: &self.options.signing_key,
             };
-            state.finalize(uid, signer, dgi_clock())?.clone()
+            state.finalize(uid, signer, dgi_clock())?
         };
         let answer = self.confirmation(&finalized);
         if self.faults.take_drop_confirm() {
@@ -216,7 +218,7 @@ impl Api {
             options.nim,
             invoice.code_def,
             options.nif,
-            invoice.at.format("%Y%m%d%H%M%S")
+            fields::datetime(invoice.at)
         );
         JsonObject::new()
             .text("dateTime", &options.date_format.format(invoice.at))
@@ -246,16 +248,17 @@ impl Api {
 
     /// `GET /api/info/status`.
     fn info_status(&self) -> String {
-        let taxpayer = DeviceConfig::default().taxpayer;
+        let device = DeviceConfig::default();
+        let taxpayer = |key| device.taxpayer_value(key);
         let emcf = JsonObject::new()
             .text("nim", &self.options.nim)
             .text("status", "active")
-            .text("shopName", &taxpayer[0])
-            .text("address1", &taxpayer[1])
-            .text("address2", &taxpayer[6])
+            .text("shopName", taxpayer(TaxpayerKey::I0))
+            .text("address1", taxpayer(TaxpayerKey::I1))
+            .text("address2", taxpayer(TaxpayerKey::D1))
             .text("address3", "")
-            .text("contact1", &taxpayer[2])
-            .text("contact2", &taxpayer[3])
+            .text("contact1", taxpayer(TaxpayerKey::I2))
+            .text("contact2", taxpayer(TaxpayerKey::I3))
             .text("contact3", "");
         self.header().array("emcfList", vec![emcf]).finish()
     }
@@ -304,25 +307,15 @@ fn route(method: &Method, path: &str) -> Result<Route, Answer> {
         ["api", "info", "currencyrates"] => (Route::CurrencyRates, get),
         ["api", "info", list] => match ListKind::from_segment(list) {
             Some(kind) => (Route::List(kind), get),
-            None => return Err(not_found(path)),
+            None => return Err(Answer::not_found(path)),
         },
-        _ => return Err(not_found(path)),
+        _ => return Err(Answer::not_found(path)),
     };
     if allowed {
         Ok(route)
     } else {
-        Err(Answer::http_error(
-            StatusCode::METHOD_NOT_ALLOWED,
-            &format!("méthode {method} non permise sur {path}"),
-        ))
+        Err(Answer::method_not_allowed(method, path))
     }
-}
-
-fn not_found(path: &str) -> Answer {
-    Answer::http_error(
-        StatusCode::NOT_FOUND,
-        &format!("ressource introuvable: {path}"),
-    )
 }
 
 /// Now on the DGI's clock, whole seconds.

@@ -73,17 +73,10 @@ pub(crate) fn calculate(body: &[u8], checks: &Checks<'_>) -> Result<Calculation,
         .subtotal(mode, checks.rates, None)
         .map_err(out_of_range)?;
     let mut ht = [Decimal::ZERO; TaxGroup::COUNT];
-    let mut vat_total = Decimal::ZERO;
-    for group in TaxGroup::all() {
-        let i = group.index();
-        ht[i] = subtotal.group_ttc[i]
+    for (i, ht) in ht.iter_mut().enumerate() {
+        *ht = subtotal.group_ttc[i]
             .checked_sub(subtotal.group_vat[i])
-            .ok_or(OutOfRange)
-            .map_err(out_of_range)?;
-        vat_total = vat_total
-            .checked_add(subtotal.group_vat[i])
-            .ok_or(OutOfRange)
-            .map_err(out_of_range)?;
+            .ok_or_else(|| out_of_range(OutOfRange))?;
     }
     if let Some(original) = original {
         let remaining = original
@@ -107,7 +100,8 @@ pub(crate) fn calculate(body: &[u8], checks: &Checks<'_>) -> Result<Calculation,
         vat: subtotal.group_vat,
         specific_tax: subtotal.specific_tax,
         total: subtotal.total,
-        vat_total,
+        // `LineSums::subtotal` has checked that this sum is in range.
+        vat_total: subtotal.vat(),
         foreign_total: foreign_total(&request, subtotal.total)?,
     })
 }

@@ -16,6 +16,7 @@ use super::api::Api;
 use super::faults::{EdefFaults, FaultPatch};
 use super::json::{JsonObject, NumberStyle};
 use super::state::lock;
+use super::DateFormat;
 
 /// The path prefix of the control endpoint.
 pub(crate) const PREFIX: &str = "/_sim/";
@@ -40,14 +41,8 @@ pub(crate) fn handle(api: &Api, method: &Method, path: &str, body: &[u8]) -> Ans
             api.faults.set(EdefFaults::default());
             faults_answer(&api.faults.get())
         }
-        (_, "state" | "faults") => Answer::http_error(
-            StatusCode::METHOD_NOT_ALLOWED,
-            &format!("méthode {method} non permise sur {path}"),
-        ),
-        _ => Answer::http_error(
-            StatusCode::NOT_FOUND,
-            &format!("ressource introuvable: {path}"),
-        ),
+        (_, "state" | "faults") => Answer::method_not_allowed(method, path),
+        _ => Answer::not_found(path),
     }
 }
 
@@ -68,7 +63,7 @@ fn state(api: &Api) -> String {
                 .amount("total", invoice.total, NumberStyle::Number)
                 .amount("vtotal", invoice.vat, NumberStyle::Number)
                 .optional_text("reference", invoice.reference.as_deref())
-                .text("at", &invoice.at.format("%Y-%m-%dT%H:%M:%S").to_string())
+                .text("at", &DateFormat::Iso.format(invoice.at))
         })
         .collect();
     JsonObject::new()

@@ -13,7 +13,7 @@ pub(crate) type Raw = Option<Box<RawValue>>;
 /// The decimal in `raw`, or `None` when it is absent, `null` or an empty string. `field`
 /// names the member in the error (e.g. `items[2].price`).
 pub(crate) fn decimal(field: &str, raw: &Raw) -> Result<Option<Decimal>, DgiError> {
-    let Some(text) = scalar_text(field, raw)? else {
+    let Some(text) = text(field, raw)? else {
         return Ok(None);
     };
     parse_decimal(&text).map(Some).ok_or_else(|| {
@@ -26,14 +26,9 @@ pub(crate) fn required_decimal(field: &str, raw: &Raw) -> Result<Decimal, DgiErr
     decimal(field, raw)?.ok_or_else(|| DgiError::processing(format!("{field} manquant")))
 }
 
-/// The text in `raw` (a string, or a number's digits), or `None` when it is absent, `null`
-/// or empty after trimming.
+/// The trimmed text in `raw` (a string, or a number's digits), or `None` when it is absent,
+/// `null` or empty after trimming. An object, an array or a boolean is an error (99).
 pub(crate) fn text(field: &str, raw: &Raw) -> Result<Option<String>, DgiError> {
-    scalar_text(field, raw)
-}
-
-/// The trimmed text of a string or number member; `None` for absent, `null` or blank.
-fn scalar_text(field: &str, raw: &Raw) -> Result<Option<String>, DgiError> {
     let Some(raw) = raw else {
         return Ok(None);
     };

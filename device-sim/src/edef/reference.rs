@@ -2,11 +2,20 @@
 //! payment, client, reference and item types, the exchange rates and the VAT rates.
 
 use chrono::{NaiveDate, SecondsFormat};
-use mcf_sfe::types::{InvoiceType, PaymentMethod, TaxGroup};
+use mcf_sfe::types::{InvoiceType, ItemType, PaymentMethod, ReferenceType, TaxGroup};
 use rust_decimal::Decimal;
 
 use super::json::{self, JsonObject, NumberStyle};
 use crate::config::Rates;
+
+/// The client types the DGI knows (`clientTypes`), with their descriptions.
+pub(crate) const CLIENT_TYPES: [(&str, &str); 5] = [
+    ("PP", "Personne physique"),
+    ("PM", "Personne morale"),
+    ("PC", "Commerçant"),
+    ("PL", "Profession libérale"),
+    ("AO", "Ambassade ou organisation internationale"),
+];
 
 /// Which `[{type, description}]` list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,24 +56,15 @@ impl ListKind {
                 .iter()
                 .map(|&m| (m.name(), payment_description(m)))
                 .collect(),
-            ListKind::Client => vec![
-                ("PP", "Personne physique"),
-                ("PM", "Personne morale"),
-                ("PC", "Commerçant"),
-                ("PL", "Profession libérale"),
-                ("AO", "Ambassade ou organisation internationale"),
-            ],
-            ListKind::Reference => vec![
-                ("COR", "Correction"),
-                ("RAN", "Annulation"),
-                ("RAM", "Réduction du montant"),
-                ("RRR", "Remise, rabais, ristourne"),
-            ],
-            ListKind::Item => vec![
-                ("BIE", "Bien"),
-                ("SER", "Service"),
-                ("TAX", "Taxe (groupes L et N)"),
-            ],
+            ListKind::Client => CLIENT_TYPES.to_vec(),
+            ListKind::Reference => ReferenceType::ALL
+                .iter()
+                .map(|&r| (r.as_str(), reference_type_description(r)))
+                .collect(),
+            ListKind::Item => ItemType::ALL
+                .iter()
+                .map(|&i| (i.as_str(), item_type_description(i)))
+                .collect(),
         }
     }
 
@@ -103,6 +103,23 @@ fn payment_description(method: PaymentMethod) -> &'static str {
         PaymentMethod::Cheques => "Chèques",
         PaymentMethod::Credit => "Crédit",
         PaymentMethod::Autre => "Autre",
+    }
+}
+
+fn reference_type_description(reference_type: ReferenceType) -> &'static str {
+    match reference_type {
+        ReferenceType::Cor => "Correction",
+        ReferenceType::Ran => "Annulation",
+        ReferenceType::Ram => "Réduction du montant",
+        ReferenceType::Rrr => "Remise, rabais, ristourne",
+    }
+}
+
+fn item_type_description(item_type: ItemType) -> &'static str {
+    match item_type {
+        ItemType::Bie => "Bien",
+        ItemType::Ser => "Service",
+        ItemType::Tax => "Taxe (groupes L et N)",
     }
 }
 

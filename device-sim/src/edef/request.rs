@@ -1,5 +1,6 @@
 //! The request bodies as the client wrote them (EDEF-API.md §3): every value stays raw until
-//! [`super::compute`] reads it, so that numbers are read exactly and errors name the member.
+//! [`super::validate`] or [`super::compute`] reads it (with [`super::lenient`]), so that
+//! numbers are read exactly and errors name the member.
 //! Unknown members (`isf`, `operator`, `cmta`..`cmth`, `curDate`, `referenceDesc`...) are
 //! ignored.
 

@@ -195,7 +195,8 @@ fn response(answer: Answer) -> Response<Full<Bytes>> {
 
 /// Whether `path` is a confirm (`.../confirm`, any case).
 fn is_confirm(path: &str) -> bool {
-    path.rsplit('/')
+    path.trim_end_matches('/')
+        .rsplit('/')
         .next()
         .is_some_and(|word| word.eq_ignore_ascii_case("confirm"))
 }

@@ -65,15 +65,12 @@ pub(crate) struct Signer<'a> {
     pub signing_key: &'a str,
 }
 
-/// The e-MCF's memory.
+/// The e-MCF's memory. Its counters are not stored: the total counter (TC) is how many
+/// invoices were finalized, the counter of a type (FC) how many of that type.
 #[derive(Debug, Default)]
 pub(crate) struct EmcfState {
     pending: Vec<PendingRequest>,
     finalized: Vec<FinalizedInvoice>,
-    /// Total counter (TC) of the last finalized invoice.
-    total_counter: u64,
-    /// Counter (FC) of the last finalized invoice of each type, in `InvoiceType::ALL` order.
-    type_counters: [u64; 6],
     /// How many uids were handed out.
     uids_issued: u64,
 }
@@ -154,48 +151,44 @@ impl EmcfState {
         uid: &str,
         signer: Signer<'_>,
         at: NaiveDateTime,
-    ) -> Result<&FinalizedInvoice, DgiError> {
+    ) -> Result<FinalizedInvoice, DgiError> {
         let index = self.position(uid)?;
-        let request = self.pending.remove(index);
-        let calculation = request.calculation;
-        let kind = InvoiceType::ALL
+        let PendingRequest {
+            uid: stored_uid,
+            calculation,
+            ..
+        } = self.pending.remove(index);
+        let invoice_type = calculation.invoice_type;
+        let total_counter = self.finalized.len() as u64 + 1;
+        let type_counter = self
+            .finalized
             .iter()
-            .position(|&t| t == calculation.invoice_type)
-            .unwrap_or(0);
-        self.total_counter += 1;
-        self.type_counters[kind] += 1;
+            .filter(|invoice| invoice.invoice_type == invoice_type)
+            .count() as u64
+            + 1;
         let new_invoice = NewInvoice {
-            invoice_type: calculation.invoice_type,
-            rn: calculation.rn.clone(),
+            invoice_type,
+            rn: calculation.rn,
             at,
             total: calculation.total,
             vat: calculation.vat_total,
-            reference: calculation.reference.clone(),
+            reference: calculation.reference,
             usd_rate: None,
         };
-        let code = code_def(
-            signer.signing_key,
-            signer.nim,
-            self.total_counter,
-            &new_invoice,
-        );
-        self.finalized.push(FinalizedInvoice {
-            uid: request.uid,
-            rn: calculation.rn,
-            invoice_type: calculation.invoice_type,
-            total: calculation.total,
-            vat: calculation.vat_total,
+        let code = code_def(signer.signing_key, signer.nim, total_counter, &new_invoice);
+        let invoice = FinalizedInvoice {
+            uid: stored_uid,
+            rn: new_invoice.rn,
+            invoice_type,
+            total: new_invoice.total,
+            vat: new_invoice.vat,
             code_def: code,
-            counters: format!(
-                "{}/{} {}",
-                self.type_counters[kind], self.total_counter, calculation.invoice_type
-            ),
-            reference: calculation.reference,
+            counters: format!("{type_counter}/{total_counter} {invoice_type}"),
+            reference: new_invoice.reference,
             at,
-        });
-        self.finalized
-            .last()
-            .ok_or_else(|| DgiError::NotPending(uid.to_owned()))
+        };
+        self.finalized.push(invoice.clone());
+        Ok(invoice)
     }
 
     /// Where the pending request `uid` is; error 20 when it is not pending.

@@ -8,14 +8,12 @@ use rust_decimal::Decimal;
 
 use super::dgi_error::DgiError;
 use super::lenient::{decimal, required_decimal, text};
+use super::reference::CLIENT_TYPES;
 use super::request::{ClientRequest, InvoiceRequest, ItemRequest, PaymentRequest};
 use super::state::{EmcfState, FinalizedInvoice};
 use crate::config::Rates;
 use crate::fiscal::CODE_DEF_LEN;
 use crate::totals::round_amount;
-
-/// The client types the DGI knows.
-pub(crate) const CLIENT_TYPES: [&str; 5] = ["PP", "PM", "PC", "PL", "AO"];
 
 /// The groups a `TAX` item may use.
 const TAX_ITEM_GROUPS: [char; 2] = ['L', 'N'];
@@ -87,7 +85,7 @@ fn item(index: usize, line: &ItemRequest, rates: &Rates) -> Result<Item, DgiErro
         });
     }
     let price = required_decimal(&field("price"), &line.price)?;
-    if price.is_sign_negative() && !price.is_zero() {
+    if price < Decimal::ZERO {
         return Err(DgiError::processing(format!(
             "{}: le prix {price} est négatif",
             field("price")
@@ -106,7 +104,7 @@ fn item(index: usize, line: &ItemRequest, rates: &Rates) -> Result<Item, DgiErro
     item.code = text(&field("code"), &line.code)?;
     let specific_rate = decimal(&field("taxSpecificValue"), &line.tax_specific_value)?;
     if let Some(amount) = decimal(&field("taxSpecificAmount"), &line.tax_specific_amount)? {
-        if amount.is_sign_negative() && !amount.is_zero() {
+        if amount < Decimal::ZERO {
             return Err(DgiError::processing(format!(
                 "{}: la taxe spécifique {amount} est négative",
                 field("taxSpecificAmount")
@@ -151,7 +149,7 @@ pub(crate) fn check_payments(request: &InvoiceRequest) -> Result<(), DgiError> {
         }
         let field = format!("payment[{index}].amount");
         if let Some(amount) = decimal(&field, &line.amount)? {
-            if amount.is_sign_negative() && !amount.is_zero() {
+            if amount < Decimal::ZERO {
                 return Err(DgiError::processing(format!(
                     "{field}: le montant {amount} est négatif"
                 )));
@@ -172,7 +170,8 @@ pub(crate) fn check_client(client: Option<&ClientRequest>) -> Result<(), DgiErro
     };
     let given = text("client.type", &client.client_type)?
         .ok_or_else(|| DgiError::processing("client.type manquant"))?;
-    if CLIENT_TYPES.contains(&given.to_ascii_uppercase().as_str()) {
+    let upper = given.to_ascii_uppercase();
+    if CLIENT_TYPES.iter().any(|&(code, _)| code == upper) {
         Ok(())
     } else {
         Err(DgiError::processing(format!(

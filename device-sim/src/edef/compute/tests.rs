@@ -248,7 +248,7 @@ fn credit_notes_need_a_finalized_original_and_stay_within_its_total() {
     let at = NaiveDate::from_ymd_opt(2026, 1, 2)
         .and_then(|d| d.and_hms_opt(3, 4, 5))
         .unwrap();
-    let code_def = state.finalize(&uid, signer, at).unwrap().code_def.clone();
+    let code_def = state.finalize(&uid, signer, at).unwrap().code_def;
 
     let credit = |price: i64, reference: &str| {
         request(

@@ -75,10 +75,7 @@ fn counters_go_per_type_and_overall_from_one() {
     let now = Instant::now();
     let mut finalize = |invoice_type, rn| {
         let uid = state.add_pending(calculation(invoice_type, rn), now, MINUTE, "s");
-        state
-            .finalize(&uid.to_uppercase(), SIGNER, at())
-            .unwrap()
-            .clone()
+        state.finalize(&uid.to_uppercase(), SIGNER, at()).unwrap()
     };
     let first = finalize(InvoiceType::Fv, "1");
     let second = finalize(InvoiceType::Ft, "2");
@@ -128,7 +125,7 @@ fn credited_sums_the_credit_notes_of_an_original() {
     let mut state = EmcfState::default();
     let now = Instant::now();
     let uid = state.add_pending(calculation(InvoiceType::Fv, "1"), now, MINUTE, "s");
-    let original = state.finalize(&uid, SIGNER, at()).unwrap().code_def.clone();
+    let original = state.finalize(&uid, SIGNER, at()).unwrap().code_def;
     for rn in ["A1", "A2"] {
         let mut credit = calculation(InvoiceType::Fa, rn);
         credit.reference = Some(original.clone());
