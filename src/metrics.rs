@@ -109,6 +109,16 @@ pub fn device_round_trip(device: &str, cmd: u8, elapsed: Duration) {
     .observe(elapsed);
 }
 
+/// One call `call` (`request`, `confirm`...) of `device`'s web API took `elapsed`, counted
+/// with the box's command exchanges.
+pub fn web_api_round_trip(device: &str, call: &'static str, elapsed: Duration) {
+    histogram(
+        &registry().round_trips,
+        &(device.to_string(), call.to_string()),
+    )
+    .observe(elapsed);
+}
+
 /// A reply of `device` to command `cmd` differed from PROTOCOL.md in `field` (read on:
 /// the gateway does not need that field).
 pub fn device_reply_anomaly(device: &str, cmd: u8, field: &str) {
@@ -255,7 +265,7 @@ fn render_device_traffic(out: &mut String) {
         );
     }
 
-    out.push_str("# HELP emcf_device_round_trip_seconds One command exchange with the device, retries included.\n# TYPE emcf_device_round_trip_seconds histogram\n");
+    out.push_str("# HELP emcf_device_round_trip_seconds One command exchange with the device, retries included (a web API device: one call).\n# TYPE emcf_device_round_trip_seconds histogram\n");
     for ((device, cmd), h) in lock(&registry().round_trips).iter() {
         h.render(
             out,

@@ -38,6 +38,16 @@ pub(super) enum ApiError {
     Unreadable(String),
 }
 
+/// The DGI's error code for "too many pending requests" (EDEF-API.md §7).
+const TOO_MANY_PENDING: &str = "1";
+
+impl ApiError {
+    /// The DGI refused a request because its pending window is full: nothing was created.
+    pub(super) fn is_window_full(&self) -> bool {
+        matches!(self, ApiError::Refused(refusal) if refusal.code == TOO_MANY_PENDING)
+    }
+}
+
 impl From<CallError> for ApiError {
     fn from(error: CallError) -> Self {
         match error {
@@ -94,15 +104,16 @@ pub(super) struct Api {
 impl Api {
     /// `GET /api/invoice`.
     pub(super) async fn status(&self) -> Result<EmcfStatus, ApiError> {
-        let answer = self.client.call(Method::GET, paths::INVOICE, None).await?;
+        let answer = self
+            .call("status", Method::GET, paths::INVOICE, None)
+            .await?;
         self.read("status", answer, EmcfStatus::read)
     }
 
     /// `GET /api/info/taxGroups`.
     pub(super) async fn tax_rates(&self) -> Result<TaxRates, ApiError> {
         let answer = self
-            .client
-            .call(Method::GET, paths::TAX_GROUPS, None)
+            .call("taxGroups", Method::GET, paths::TAX_GROUPS, None)
             .await?;
         self.read("taxGroups", answer, TaxRates::read)
     }
@@ -112,8 +123,7 @@ impl Api {
         let body = serde_json::to_vec(invoice)
             .map_err(|e| ApiError::NotSent(format!("the request could not be written: {e}")))?;
         let answer = self
-            .client
-            .call(Method::POST, paths::INVOICE, Some(body))
+            .call("request", Method::POST, paths::INVOICE, Some(body))
             .await?;
         self.read("request", answer, Calculation::read)
     }
@@ -127,7 +137,7 @@ impl Api {
         let body = serde_json::to_vec(&totals)
             .map_err(|e| ApiError::NotSent(format!("the confirm could not be written: {e}")))?;
         let path = paths::action(uid, Action::Confirm, self.action_case);
-        let answer = self.client.call(Method::PUT, &path, Some(body)).await?;
+        let answer = self.call("confirm", Method::PUT, &path, Some(body)).await?;
         self.read("confirm", answer, Confirmation::read)
     }
 
@@ -135,7 +145,7 @@ impl Api {
     /// documented and not read).
     pub(super) async fn cancel(&self, uid: &str) -> Result<(), ApiError> {
         let path = paths::action(uid, Action::Cancel, self.action_case);
-        let answer = self.client.call(Method::PUT, &path, None).await?;
+        let answer = self.call("cancel", Method::PUT, &path, None).await?;
         match answer.status {
             200..=299 => match refusal_in(&answer.body) {
                 Some(refusal) => Err(ApiError::Refused(refusal)),
@@ -143,6 +153,21 @@ impl Api {
             },
             _ => Err(self.failure(&answer)),
         }
+    }
+
+    /// One call, its time counted in `emcf_device_round_trip_seconds{command=call}` whatever
+    /// its outcome (the bench's overhead figure subtracts it).
+    async fn call(
+        &self,
+        call: &'static str,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+    ) -> Result<Answer, ApiError> {
+        let started = std::time::Instant::now();
+        let answer = self.client.call(method, path, body).await;
+        crate::metrics::web_api_round_trip(&self.device, call, started.elapsed());
+        Ok(answer?)
     }
 
     /// Reads a 2xx with `reader`; anything else is a failure.

@@ -121,7 +121,7 @@ impl Health {
                     reason,
                 }
             }
-            ApiError::Refused(refusal) if refusal.code == "1" => {
+            error if error.is_window_full() => {
                 self.answered();
                 CertifyError::QueueFull {
                     retry_after: Duration::from_secs(5),

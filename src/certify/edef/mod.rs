@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::future::BoxFuture;
-use tokio::sync::Semaphore;
+use tokio::sync::{RwLock, Semaphore};
 
 pub use settings::{CdfCurrency, EdefSettings};
 
@@ -56,6 +56,7 @@ pub fn edef_channel(settings: EdefSettings) -> Result<SharedChannel, String> {
             oddities: Oddities::default(),
         },
         window: Arc::new(Semaphore::new(settings.pending_limit)),
+        running: Arc::new(RwLock::new(())),
         arrivals: Arc::new(Arrivals::new()),
         waiting: AtomicUsize::new(0),
         live: Mutex::new(HashSet::new()),
@@ -72,8 +73,12 @@ pub fn edef_channel(settings: EdefSettings) -> Result<SharedChannel, String> {
 pub(crate) struct Shared {
     settings: EdefSettings,
     api: Api,
-    /// One permit per request that may be pending on the DGI.
+    /// One permit per request that may be pending on the DGI (given back once its confirm
+    /// is sent).
     window: Arc<Semaphore>,
+    /// Held (read) by every invoice from its place in the window to its end, confirm
+    /// included; the stop takes it (write) to wait for the last.
+    running: Arc<RwLock<()>>,
     arrivals: Arc<Arrivals>,
     /// Invoices waiting for a permit.
     waiting: AtomicUsize,
@@ -192,9 +197,11 @@ impl Channel for EdefChannel {
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            // No new request enters the window; those pending finish (confirm or cancel).
+            // No new request enters the window; those under way finish (confirm or cancel),
+            // their confirm's answer included.
             let limit = u32::try_from(self.shared.settings.pending_limit).unwrap_or(u32::MAX);
             let _all = self.shared.window.acquire_many(limit).await;
+            let _last = self.shared.running.write().await;
         })
     }
 }

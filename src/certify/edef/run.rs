@@ -3,17 +3,24 @@
 //! the uid (fsync) -> confirm -> certification (fsync). Before the intent, any failure cancels
 //! the request; after it, a confirm whose answer is lost is settled from the DGI's pending
 //! list (`settle.rs`), never sent again blindly and never guessed.
+//!
+//! The place in the window is given back when the confirm is sent, not when it is answered:
+//! the DGI counts a request as pending until it has processed the confirm, so for a moment it
+//! may count one more than the window; a request it refuses for that (error 1, nothing
+//! created) is sent again after a short wait ([`WINDOW_FULL_WAITS`]). This keeps the DGI's
+//! ten places busy with requests rather than with answers travelling back
+//! (docs/design.md §4a, the throughput figure of `scripts/bench`).
 
 use std::time::{Duration, Instant};
 
 use edef::{Calculation, ConfirmBody, Confirmation};
 use futures::future::BoxFuture;
-use tokio::sync::OwnedSemaphorePermit;
-use tracing::{error, warn};
+use tokio::sync::{OwnedRwLockReadGuard, OwnedSemaphorePermit};
+use tracing::{debug, error, warn};
 
 use super::calls::ApiError;
 use super::invoice::{changed_rates, check, request_of, totals_of};
-use super::settle::{security_of, settle_one, Settled};
+use super::settle::{await_administrator, pending_on_dgi, security_of, settle_one, Settled};
 use super::Shared;
 use crate::arrivals::Turn;
 use crate::certify::backend::{Job, Lane, RunFailure, Waiting};
@@ -69,7 +76,12 @@ impl Waiting for EdefWaiting {
                 retry_after: Duration::from_secs(5),
             })?;
             drop(counted);
-            Ok(Box::new(EdefLane { shared, permit }) as Box<dyn Lane>)
+            let running = Arc::clone(&shared.running).read_owned().await;
+            Ok(Box::new(EdefLane {
+                shared,
+                permit,
+                _running: running,
+            }) as Box<dyn Lane>)
         })
     }
 }
@@ -89,6 +101,8 @@ impl Drop for Decrement {
 struct EdefLane {
     shared: Arc<Shared>,
     permit: OwnedSemaphorePermit,
+    /// Until the invoice's end (the stop waits for it).
+    _running: OwnedRwLockReadGuard<()>,
 }
 
 impl Lane for EdefLane {
@@ -98,16 +112,38 @@ impl Lane for EdefLane {
         journal: Journal,
     ) -> BoxFuture<'static, Result<RegisterEntry, RunFailure>> {
         Box::pin(async move {
-            let EdefLane { shared, permit } = *self;
-            let outcome = run_invoice(&shared, &job, &journal).await;
+            let EdefLane {
+                shared,
+                permit,
+                _running,
+            } = *self;
+            let place = Place(std::sync::Mutex::new(Some(permit)));
+            let outcome = run_invoice(&shared, &job, &journal, &place).await;
             if matches!(outcome, Err(RunFailure::InDoubt(_))) {
                 job.in_doubt.mark(&shared.settings.name);
             }
-            drop(permit);
+            place.give_back();
             outcome
         })
     }
 }
+
+/// The invoice's place in the pending window, given back once its confirm is sent (or when
+/// the run ends, whatever the way).
+struct Place(std::sync::Mutex<Option<OwnedSemaphorePermit>>);
+
+impl Place {
+    fn give_back(&self) {
+        let permit = match self.0.lock() {
+            Ok(mut guard) => guard.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        drop(permit);
+    }
+}
+
+/// Waits (ms) before sending again a request the DGI refused because its window was full.
+const WINDOW_FULL_WAITS: [u64; 6] = [20, 40, 80, 160, 320, 640];
 
 /// What the run holds of its request on the DGI.
 struct Requested {
@@ -119,8 +155,8 @@ async fn run_invoice(
     shared: &Arc<Shared>,
     job: &Job,
     journal: &Journal,
+    place: &Place,
 ) -> Result<RegisterEntry, RunFailure> {
-    let device = shared.settings.name.as_str();
     let rates = shared
         .health
         .rates(&shared.api, shared.settings.rates_interval)
@@ -137,10 +173,7 @@ async fn run_invoice(
         isf: job.org.isf.clone(),
     };
     let body = request_of(&job.invoice, &seller, shared.settings.cdf_currency);
-    let calculation = match shared.api.request(&body).await {
-        Ok(calculation) => calculation,
-        Err(error) => return Err(shared.health.request_failed(device, error).into()),
-    };
+    let calculation = request(shared, &body).await?;
     shared.health.answered();
     // Held by this lane until it returns or unwinds: never cancelled as a stray, never settled
     // behind its back, and released even by a panic.
@@ -149,7 +182,32 @@ async fn run_invoice(
         calculation,
         at: Instant::now(),
     };
-    certify_requested(shared, job, journal, &requested, &expected, &rates).await
+    certify_requested(shared, job, journal, &requested, &expected, &rates, place).await
+}
+
+/// The invoice request, sent again while the DGI says its window is full (nothing created).
+async fn request(
+    shared: &Shared,
+    body: &edef::InvoiceRequest,
+) -> Result<Calculation, CertifyError> {
+    let device = shared.settings.name.as_str();
+    let mut waits = WINDOW_FULL_WAITS.iter();
+    loop {
+        match shared.api.request(body).await {
+            Ok(calculation) => return Ok(calculation),
+            Err(error) if error.is_window_full() => match waits.next() {
+                Some(&ms) => {
+                    debug!(
+                        device,
+                        ms, "the DGI's pending window is full: requesting again shortly"
+                    );
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                }
+                None => return Err(shared.health.request_failed(device, error)),
+            },
+            Err(error) => return Err(shared.health.request_failed(device, error)),
+        }
+    }
 }
 
 async fn certify_requested(
@@ -159,6 +217,7 @@ async fn certify_requested(
     requested: &Requested,
     expected: &mcf_sfe::reply::Subtotal,
     rates: &super::invoice::Rates,
+    place: &Place,
 ) -> Result<RegisterEntry, RunFailure> {
     let device = shared.settings.name.as_str();
     let calculation = &requested.calculation;
@@ -216,7 +275,7 @@ async fn certify_requested(
         }
         .into());
     }
-    confirm(shared, job, journal, intent_id, &intent, calculation).await
+    confirm(shared, job, journal, intent_id, &intent, calculation, place).await
 }
 
 /// Confirms, and what the answer means for the register.
@@ -227,12 +286,14 @@ async fn confirm(
     intent_id: IntentId,
     intent: &Intent,
     calculation: &Calculation,
+    place: &Place,
 ) -> Result<RegisterEntry, RunFailure> {
     let device = shared.settings.name.as_str();
     let totals = ConfirmBody {
         total: calculation.total,
         vtotal: calculation.vat_total,
     };
+    place.give_back();
     match shared.api.confirm(&calculation.uid, totals).await {
         Ok(confirmation) => {
             failpoint::hit("after_finalize");
@@ -268,15 +329,15 @@ async fn confirm(
             .into())
         }
         Err(ApiError::Refused(refusal)) => {
-            cancel(shared, &calculation.uid).await;
-            journal
-                .abandoned(intent_id, format!("confirm refused by the DGI: {refusal}"))
-                .await?;
-            Err(CertifyError::DgiRefused {
-                code: refusal.code,
-                text: refusal.description,
-            }
-            .into())
+            refused_confirm(
+                shared,
+                journal,
+                intent_id,
+                intent,
+                &calculation.uid,
+                refusal,
+            )
+            .await
         }
         Err(error @ (ApiError::NoAnswer(_) | ApiError::Unreadable(_))) => {
             warn!(device, %error, rn = %intent.rn, "the confirm's answer was lost: asking the DGI whether the request is still pending");
@@ -289,6 +350,46 @@ async fn confirm(
                 Ok(Settled::NotYet) | Err(_) => Err(RunFailure::InDoubt(intent_id)),
             }
         }
+    }
+}
+
+/// A confirm the DGI refused. While the request is still pending the refusal is plain:
+/// nothing was finalized, the request is cancelled and the ERP hears the DGI's reason (422).
+/// A request no longer pending is another matter: "missing or already finalized/cancelled"
+/// (Benin's error 20) covers an expired request, but also a confirm repeated on the way (a
+/// proxy may send a PUT again) whose first copy finalized it. Never guessed: in doubt, for an
+/// administrator.
+async fn refused_confirm(
+    shared: &Arc<Shared>,
+    journal: &Journal,
+    intent_id: IntentId,
+    intent: &Intent,
+    uid: &str,
+    refusal: edef::DgiError,
+) -> Result<RegisterEntry, RunFailure> {
+    match pending_on_dgi(shared, uid, &intent.rn).await {
+        Some(true) => {
+            cancel(shared, uid).await;
+            journal
+                .abandoned(intent_id, format!("confirm refused by the DGI: {refusal}"))
+                .await?;
+            Err(CertifyError::DgiRefused {
+                code: refusal.code,
+                text: refusal.description,
+            }
+            .into())
+        }
+        Some(false) => {
+            let why = format!(
+                "the DGI refused the confirm of request {uid} ({refusal}) and the request is no longer pending: it expired, was cancelled, or was confirmed by a copy of the confirm, and the API cannot say which"
+            );
+            await_administrator(shared, intent_id, intent, why);
+            Err(CertifyError::AwaitingAdministrator {
+                rn: intent.rn.clone(),
+            }
+            .into())
+        }
+        None => Err(RunFailure::InDoubt(intent_id)),
     }
 }
 

@@ -71,21 +71,10 @@ pub(super) async fn settle_one(
         let why = "the intent names no request of the DGI (no uid)".to_owned();
         return Ok(await_administrator(shared, id, intent, why));
     };
-    let status = match shared.api.status().await {
-        Ok(status) => status,
-        Err(error) => {
-            warn!(device, %error, rn = %intent.rn, "the DGI cannot tell now whether the request is pending; will ask again");
-            return Ok(Settled::NotYet);
-        }
-    };
-    let Some(pending) = status.pending else {
-        error!(
-            device,
-            "the DGI's status has no pendingRequestsList: the outcome cannot be settled"
-        );
+    let Some(pending) = pending_on_dgi(shared, &uid, &intent.rn).await else {
         return Ok(Settled::NotYet);
     };
-    if !pending.iter().any(|p| p.uid == uid) {
+    if !pending {
         let why = format!(
             "the DGI's answer to the confirm of request {uid} was lost and the request is no longer pending: it was confirmed, cancelled or expired, and the API cannot say which"
         );
@@ -120,7 +109,32 @@ pub(super) async fn settle_one(
     }
 }
 
-fn await_administrator(shared: &Shared, id: IntentId, intent: &Intent, why: String) -> Settled {
+/// Whether `uid` is in the e-MCF's pending list; `None` when the DGI cannot tell now.
+pub(super) async fn pending_on_dgi(shared: &Shared, uid: &str, rn: &str) -> Option<bool> {
+    let device = shared.settings.name.as_str();
+    let status = match shared.api.status().await {
+        Ok(status) => status,
+        Err(error) => {
+            warn!(device, %error, rn, "the DGI cannot tell now whether the request is pending; will ask again");
+            return None;
+        }
+    };
+    let Some(pending) = status.pending else {
+        error!(
+            device,
+            "the DGI's status has no pendingRequestsList: the outcome cannot be settled"
+        );
+        return None;
+    };
+    Some(pending.iter().any(|p| p.uid == uid))
+}
+
+pub(super) fn await_administrator(
+    shared: &Shared,
+    id: IntentId,
+    intent: &Intent,
+    why: String,
+) -> Settled {
     error!(device = %shared.settings.name, rn = %intent.rn, org = %intent.org, reason = %why,
         "invoice in doubt: an administrator must settle it (emcf-gateway intent list / intent resolve)");
     shared.await_administrator(id, why);
