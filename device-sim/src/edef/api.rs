@@ -157,7 +157,7 @@ impl Api {
     /// `POST /api/invoice`.
     fn request(&self, body: &[u8], style: NumberStyle) -> Result<String, Outcome> {
         let now = Instant::now();
-        let answer = {
+        let (answer, uid) = {
             let mut state = lock(&self.state);
             state.purge_expired(now);
             if state.pending().len() >= self.options.pending_limit {
@@ -173,8 +173,13 @@ impl Api {
             let calculation = compute::calculate(body, &checks)?;
             let salt = format!("{}|{}", self.options.signing_key, self.options.nim);
             let uid = state.add_pending(calculation.clone(), now, self.options.expiry, &salt);
-            calculation.answer(&uid, style)
+            (calculation.answer(&uid, style), uid)
         };
+        // Never both locks at once: the faults are read after the state is released.
+        if self.faults.take_expire_request() {
+            // Answered as usual, but already expired for every later call.
+            let _ = lock(&self.state).cancel(&uid);
+        }
         if self.faults.take_drop_request() {
             return Err(Outcome::Dropped);
         }

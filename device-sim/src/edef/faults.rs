@@ -34,6 +34,10 @@ pub struct EdefFaults {
     /// The next N successful invoice requests become pending, then the connection is
     /// closed without an answer.
     pub drop_next_request_answer: u32,
+    /// The next N successful invoice requests are answered normally (with their uid), then
+    /// forgotten at once as if they had expired: a confirm or cancel of that uid is refused
+    /// with error 20 (early expiry between the request and its confirm, deterministically).
+    pub expire_next_request: u32,
     /// One-shot: forget every pending request now (early expiry). Always reads `false`
     /// afterwards.
     pub expire_all_pending: bool,
@@ -71,6 +75,8 @@ pub struct FaultPatch {
     pub drop_next_confirm_answer: Option<u32>,
     /// See [`EdefFaults::drop_next_request_answer`].
     pub drop_next_request_answer: Option<u32>,
+    /// See [`EdefFaults::expire_next_request`].
+    pub expire_next_request: Option<u32>,
     /// See [`EdefFaults::expire_all_pending`].
     pub expire_all_pending: Option<bool>,
     /// See [`EdefFaults::token_expired`].
@@ -106,6 +112,7 @@ impl FaultPatch {
             &mut faults.drop_next_request_answer,
             self.drop_next_request_answer,
         );
+        set(&mut faults.expire_next_request, self.expire_next_request);
         set(&mut faults.expire_all_pending, self.expire_all_pending);
         set(&mut faults.token_expired, self.token_expired);
         set(&mut faults.errors_on_200, self.errors_on_200);
@@ -187,6 +194,11 @@ impl FaultHandle {
     pub(crate) fn take_drop_request(&self) -> bool {
         take(&mut lock(&self.faults).drop_next_request_answer)
     }
+
+    /// Counts down `expire_next_request`; whether this request is forgotten once answered.
+    pub(crate) fn take_expire_request(&self) -> bool {
+        take(&mut lock(&self.faults).expire_next_request)
+    }
 }
 
 /// Counts `counter` down; whether it was above 0.
@@ -238,6 +250,11 @@ mod tests {
         assert_eq!(after.drop_next_confirm_answer, 1);
         assert!(handle.take_drop_confirm());
         assert!(!handle.take_drop_confirm());
+        let patch: FaultPatch = serde_json::from_str(r#"{"expire_next_request": 2}"#).unwrap();
+        assert_eq!(handle.apply(&patch).expire_next_request, 2);
+        assert!(handle.take_expire_request());
+        assert!(handle.take_expire_request());
+        assert!(!handle.take_expire_request());
         assert_eq!(
             EdefFaults {
                 latency_ms: u64::MAX,

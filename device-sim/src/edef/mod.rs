@@ -52,8 +52,8 @@
 //!
 //! [`EdefFaults`] (JSON field names as written): `latency_ms`, `fail_next_5xx`,
 //! `reset_next`, `fail_next_confirm_5xx`, `drop_next_confirm_answer`, `drop_next_request_answer`,
-//! `expire_all_pending`, `token_expired`, `errors_on_200`, `numbers_as_strings`,
-//! `upper_case_keys`. Set them in [`EdefOptions::faults`], with [`RunningEdef::faults`],
+//! `expire_next_request`, `expire_all_pending`, `token_expired`, `errors_on_200`,
+//! `numbers_as_strings`, `upper_case_keys`. Set them in [`EdefOptions::faults`], with [`RunningEdef::faults`],
 //! or with `POST /_sim/faults` and a JSON object of some of those fields (the others stay;
 //! `DELETE /_sim/faults` clears them all; `GET /_sim/faults` reads them).
 //! `GET /_sim/state` answers `{"pending":[uid...],"finalized":[{"uid","rn","type",

@@ -225,6 +225,25 @@ fn dropped_answers_still_do_the_work() {
 }
 
 #[test]
+fn an_expired_next_request_is_answered_then_refused_at_its_confirm() {
+    let api = new_api(EdefOptions::default());
+    api.faults.update(|f| f.expire_next_request = 1);
+    let uid = request_uid(&api);
+    assert!(lock(&api.state).pending().is_empty(), "forgotten at once");
+    let path = format!("/api/invoice/{uid}/confirm");
+    let refused = call(&api, Method::PUT, &path, r#"{"total":1392,"vtotal":192}"#);
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert_eq!(json(&refused)["errorCode"], "20");
+    assert!(lock(&api.state).finalized().is_empty());
+    // The counter is spent: the next request stays pending and is confirmed.
+    let uid = request_uid(&api);
+    let path = format!("/api/invoice/{uid}/confirm");
+    let confirmed = call(&api, Method::PUT, &path, r#"{"total":1392,"vtotal":192}"#);
+    assert_eq!(confirmed.status, StatusCode::OK, "{}", confirmed.body);
+    assert_eq!(lock(&api.state).finalized().len(), 1);
+}
+
+#[test]
 fn odd_json_faults_change_numbers_and_keys() {
     let api = new_api(EdefOptions::default());
     api.faults.update(|f| {
