@@ -35,9 +35,13 @@ struct Args {
     /// Longest delay of a load kill after the clients are let in, ms.
     #[arg(long, default_value_t = 400)]
     load_kill_max_ms: u64,
-    /// The simulator's 38h processing time, ms.
+    /// The simulator's 38h processing time, ms (the web API simulator's answer latency
+    /// with --web-api).
     #[arg(long, default_value_t = 30)]
     finalize_ms: u64,
+    /// Certify through the DGI web API (its simulator on a socket) instead of the box.
+    #[arg(long)]
+    web_api: bool,
     /// RUST_LOG of the gateway (its log is in the run directory, kept on failure).
     #[arg(long, default_value = "info")]
     gateway_log: String,
@@ -79,10 +83,14 @@ fn main() -> ExitCode {
     settings.load_kill_max = Duration::from_millis(args.load_kill_max_ms);
     settings.finalize = Duration::from_millis(args.finalize_ms);
     settings.gateway_log = args.gateway_log;
+    if args.web_api {
+        settings.channel = crash_oracle::Channel::WebApi;
+    }
     settings.progress_every = 50;
     println!(
-        "crash harness: gateway {} kills={} clients={} seed={seed}",
+        "crash harness: gateway {} channel={:?} kills={} clients={} seed={seed}",
         binary.display(),
+        settings.channel,
         settings.kills,
         settings.clients
     );

@@ -4,32 +4,58 @@
 //! `EMCF_FAILPOINTS`, every point several times), with the oracle of `crash_oracle` checked
 //! after every restart. Long runs: `scripts/crash-test [N]` (`examples/crash.rs`).
 //!
+//! Twice: on the box (a pty) and through the DGI web API (its simulator on a socket).
+//!
 //! `CRASH_SEED=<n>` replays another seed.
 
 mod crash_oracle;
 
 use std::path::PathBuf;
 
-use crash_oracle::{run, Settings};
+use crash_oracle::{run, Channel, Report, Settings};
 use emcf_gateway::failpoint::POINTS;
+
+/// The two runs share two cores: one at a time.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thirty_kills_lose_nothing_and_certify_nothing_twice() {
+    thirty_kills(Channel::Box, 20_261_122).await;
+}
+
+/// The same through the DGI web API: a confirm whose answer died with the gateway leaves its
+/// invoice in doubt; the harness settles it as an administrator would (`intent resolve`, from
+/// the invoices the DGI finalized), and every one the DGI finalized must be in the register.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thirty_kills_through_the_web_api_lose_nothing_and_certify_nothing_twice() {
+    let report = thirty_kills(Channel::WebApi, 20_261_123).await;
+    // The in-doubt case was met (kills after the confirm's answer) and settled by a person.
+    assert!(
+        report.settled_by_administrator >= 2,
+        "{}",
+        report.summary_line()
+    );
+}
+
+/// 30 deaths on `channel`, and the oracle's verdict asserted.
+async fn thirty_kills(channel: Channel, default_seed: u64) -> Report {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let seed = std::env::var("CRASH_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(20_261_122);
+        .unwrap_or(default_seed);
     let mut settings = Settings::new(PathBuf::from(env!("CARGO_BIN_EXE_emcf-gateway")));
     settings.kills = 30;
     settings.seed = seed;
     settings.clients = 4;
     settings.progress_every = 10;
-    let report = run(settings)
-        .await
-        .unwrap_or_else(|error| panic!("crash harness (seed {seed}) stopped: {error}"));
+    settings.channel = channel;
+    let report = run(settings).await.unwrap_or_else(|error| {
+        panic!("crash harness ({channel:?}, seed {seed}) stopped: {error}")
+    });
     let summary = report.summary_line();
-    println!("{summary}\n{}", report.details());
-    let context = format!("seed {seed}\n{summary}\n{}", report.details());
+    println!("{channel:?}: {summary}\n{}", report.details());
+    let context = format!("{channel:?}, seed {seed}\n{summary}\n{}", report.details());
 
     assert_eq!(report.kills, 30, "{context}");
     assert_eq!(report.lost.len(), 0, "acknowledged but lost: {context}");
@@ -53,4 +79,5 @@ async fn thirty_kills_lose_nothing_and_certify_nothing_twice() {
     // The load got through between the kills.
     assert!(report.certified >= 10, "{context}");
     assert!(report.checks >= 20, "{context}");
+    report
 }

@@ -1,9 +1,13 @@
 //! The crash harness (issue: never lose or duplicate a certification), shared by
 //! `tests/crash.rs` (the short CI run) and `examples/crash.rs` (long runs, `scripts/crash-test`).
 //!
-//! The real `emcf-gateway` binary runs `serve` against the simulator, which lives in this
-//! process and keeps running across gateway kills: it is the box, and its fiscal memory file is
-//! the device's truth. `C` clients post invoices with distinct rns; each retries its current rn
+//! The real `emcf-gateway` binary runs `serve` against a simulator that lives in this process
+//! and keeps running across gateway kills (`device.rs`): the box on a pty, whose fiscal memory
+//! file is the device's truth, or the DGI web API on a socket ([`Settings::channel`]), whose
+//! finalized invoices are the truth. On the web API, a confirm whose answer died with the
+//! gateway leaves an invoice in doubt: before each check the harness settles those as an
+//! administrator would (`administrator.rs`: `intent list`, `intent resolve` from what the DGI
+//! shows), so the oracle below holds for both. `C` clients post invoices with distinct rns; each retries its current rn
 //! with the same body after an error or a connection reset until it gets a 200 or a definitive
 //! 4xx, and now and then replays an rn it already has a 200 for. The gateway dies again and
 //! again, each "life" in one of three ways ([`Death`], rotating, see [`plan`]):
@@ -42,7 +46,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use emcf_gateway::failpoint::POINTS;
-use emcf_sim::{start_on_pty, RunningSim, SimOptions};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::Value;
@@ -50,12 +53,19 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{oneshot, OwnedRwLockWriteGuard, RwLock};
 
+mod administrator;
+mod client;
+mod device;
 #[path = "../support/http.rs"]
 mod http;
 #[path = "../support/invoice.rs"]
 mod invoice;
+mod report;
 
-pub use http::Response;
+use client::{request, run_client};
+pub use device::Channel;
+use device::Device;
+pub use report::{ClientStats, Report};
 
 /// The organization the clients certify for.
 pub const ORG: &str = "crash-org";
@@ -91,6 +101,8 @@ pub struct Settings {
     /// Keep the run's directory (state, journal, fiscal memory, gateway log) when it fails
     /// (always with `CRASH_KEEP=1` in the environment).
     pub keep_on_failure: bool,
+    /// The box on a pty, or the DGI web API (whose simulator answers after `finalize`).
+    pub channel: Channel,
 }
 
 impl Settings {
@@ -106,6 +118,7 @@ impl Settings {
             progress_every: 50,
             gateway_log: "info".to_string(),
             keep_on_failure: true,
+            channel: Channel::Box,
         }
     }
 }
@@ -136,166 +149,6 @@ pub fn plan(kill: usize) -> Death {
         5 => Death::Failpoint(POINTS[2]),
         7 => Death::Failpoint(POINTS[3]),
         _ => Death::Load,
-    }
-}
-
-/// What a run found.
-#[derive(Debug, Default, Clone)]
-pub struct Report {
-    /// Gateway deaths.
-    pub kills: usize,
-    /// Acknowledged rns not in the register as acknowledged.
-    pub lost: BTreeSet<String>,
-    /// rns or codes found twice.
-    pub duplicated: BTreeSet<String>,
-    /// Register entries the device does not have.
-    pub unexpected: BTreeSet<String>,
-    /// Device invoices the register does not have (after every intent was settled).
-    pub unrecorded: BTreeSet<String>,
-    /// Checks where the quota used differed from the register.
-    pub quota_mismatches: Vec<String>,
-    /// Other oracle failures: sequence gaps, `log verify` failing, lookups disagreeing.
-    pub violations: Vec<String>,
-    /// Things that are not oracle failures but are worth a look (definitive 4xx, timeouts,
-    /// a failpoint not reached, a gateway that died by itself).
-    pub anomalies: Vec<String>,
-    /// Register entries learnt by reconciliation (final register).
-    pub recovered: usize,
-    /// Register entries (final register).
-    pub certified: usize,
-    /// Oracle checks done.
-    pub checks: usize,
-    /// Restart-to-ready times (every restart that reached ready, not the first start).
-    pub ready_ms: Vec<u64>,
-    /// The slowest restarts: (ms, life, how the life before it ended), slowest first.
-    pub slowest: Vec<(u64, usize, String)>,
-    /// Load kills done.
-    pub load_kills: usize,
-    /// Start-up kills done.
-    pub startup_kills: usize,
-    /// Start-up kills that landed before the gateway printed its listening line.
-    pub startup_kills_before_listening: usize,
-    /// Aborts seen per failpoint.
-    pub failpoint_hits: BTreeMap<&'static str, usize>,
-    /// Client counters.
-    pub clients: ClientStats,
-    /// Wall time of the run.
-    pub elapsed: Duration,
-    /// The run's directory, when kept.
-    pub kept_dir: Option<PathBuf>,
-}
-
-impl Report {
-    /// True when no oracle failed.
-    pub fn ok(&self) -> bool {
-        self.lost.is_empty()
-            && self.duplicated.is_empty()
-            && self.unexpected.is_empty()
-            && self.unrecorded.is_empty()
-            && self.quota_mismatches.is_empty()
-            && self.violations.is_empty()
-    }
-
-    /// (median, p99, max) of the restart-to-ready times in ms.
-    pub fn ready_stats(&self) -> (u64, u64, u64) {
-        let mut times = self.ready_ms.clone();
-        times.sort_unstable();
-        if times.is_empty() {
-            return (0, 0, 0);
-        }
-        let rank = |p: f64| {
-            let index = ((p * times.len() as f64).ceil() as usize).clamp(1, times.len()) - 1;
-            times[index]
-        };
-        (rank(0.5), rank(0.99), times[times.len() - 1])
-    }
-
-    /// The one-line summary.
-    pub fn summary_line(&self) -> String {
-        let (median, p99, max) = self.ready_stats();
-        format!(
-            "kills={} lost={} duplicated={} unexpected={} recovered={} certified={} \
-             restart_to_ready_ms median={median} p99={p99} max={max}",
-            self.kills,
-            self.lost.len(),
-            self.duplicated.len(),
-            self.unexpected.len(),
-            self.recovered,
-            self.certified,
-        )
-    }
-
-    /// Everything else, a few lines.
-    pub fn details(&self) -> String {
-        let mut text = format!(
-            "deaths: load={} startup={} (before listening {}) failpoints={:?}\n\
-             oracle: checks={} unrecorded={} quota_mismatches={} violations={}\n\
-             clients: {}\n\
-             wall time {:.1}s",
-            self.load_kills,
-            self.startup_kills,
-            self.startup_kills_before_listening,
-            self.failpoint_hits,
-            self.checks,
-            self.unrecorded.len(),
-            self.quota_mismatches.len(),
-            self.violations.len(),
-            self.clients,
-            self.elapsed.as_secs_f64(),
-        );
-        for (ms, life, before) in &self.slowest {
-            text.push_str(&format!(
-                "\n  slow restart: life {life} ready after {ms} ms (the life before: {before})"
-            ));
-        }
-        let lists: [(&str, Vec<String>); 7] = [
-            ("lost", self.lost.iter().cloned().collect()),
-            ("duplicated", self.duplicated.iter().cloned().collect()),
-            ("unexpected", self.unexpected.iter().cloned().collect()),
-            ("unrecorded", self.unrecorded.iter().cloned().collect()),
-            ("quota", self.quota_mismatches.clone()),
-            ("violation", self.violations.clone()),
-            ("anomaly", self.anomalies.clone()),
-        ];
-        for (name, items) in lists {
-            for item in items.iter().take(20) {
-                text.push_str(&format!("\n  {name}: {item}"));
-            }
-            if items.len() > 20 {
-                text.push_str(&format!("\n  {name}: ... {} more", items.len() - 20));
-            }
-        }
-        if let Some(dir) = &self.kept_dir {
-            text.push_str(&format!("\nrun directory kept: {}", dir.display()));
-        }
-        text
-    }
-}
-
-/// What the clients saw.
-#[derive(Debug, Default, Clone)]
-pub struct ClientStats {
-    /// Requests sent.
-    pub posts: u64,
-    /// 200 without `Idempotent-Replayed`.
-    pub ok_new: u64,
-    /// 200 with `Idempotent-Replayed: true`.
-    pub ok_replayed: u64,
-    /// Deliberate replays of an rn already answered 200.
-    pub replays: u64,
-    /// No complete answer (refused, reset, cut).
-    pub no_answer: u64,
-    /// Answers by HTTP status (other than 200).
-    pub statuses: BTreeMap<u16, u64>,
-}
-
-impl std::fmt::Display for ClientStats {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "posts={} ok_new={} ok_replayed={} deliberate_replays={} no_answer={} other={:?}",
-            self.posts, self.ok_new, self.ok_replayed, self.replays, self.no_answer, self.statuses
-        )
     }
 }
 
@@ -361,8 +214,7 @@ struct Harness {
     settings: Settings,
     dir: PathBuf,
     config: PathBuf,
-    sim_state: PathBuf,
-    sim: Option<RunningSim>,
+    device: Device,
     shared: Arc<Shared>,
     clients: Vec<tokio::task::JoinHandle<()>>,
     rng: StdRng,
@@ -388,20 +240,12 @@ impl Harness {
                 settings.binary.display()
             ));
         }
-        let sim_state = dir.join("sim.json");
-        let link = dir.join("ttyEMCF");
-        let mut options = SimOptions::default();
-        options.device.state_file = Some(sim_state.clone());
-        options.device.timing.command = Duration::from_millis(1);
-        options.device.timing.finalize = settings.finalize;
-        options.device.timing.credit_note = settings.finalize;
-        let sim = start_on_pty(options, Some(&link))
-            .await
-            .map_err(|e| format!("simulator: {e}"))?;
+        let device = Device::start(settings.channel, dir, settings.finalize).await?;
         let config = dir.join("config.toml");
         let text = format!(
-            "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n\n[[devices]]\nname = \"shop\"\npath = {link:?}\n",
+            "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n\n{entry}",
             state = dir.join("state"),
+            entry = device.config_entry(),
         );
         std::fs::write(&config, text).map_err(|e| format!("config: {e}"))?;
         let gate = Arc::new(RwLock::new(()));
@@ -410,8 +254,7 @@ impl Harness {
             settings,
             dir: dir.to_path_buf(),
             config,
-            sim_state,
-            sim: Some(sim),
+            device,
             shared: Arc::new(Shared {
                 gate,
                 addr: Mutex::new(None),
@@ -677,7 +520,7 @@ impl Harness {
                 .seed
                 .wrapping_add((id as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
             self.clients
-                .push(tokio::spawn(client(shared, id, key, seed)));
+                .push(tokio::spawn(run_client(shared, id, key, seed)));
         }
         Ok(())
     }
@@ -760,8 +603,11 @@ impl Harness {
     /// The oracle. The clients are held back and the gateway is ready.
     async fn check(&mut self, life: &Life, last: bool) -> Result<(), String> {
         self.report.checks += 1;
-        if self.sim.as_ref().is_none_or(RunningSim::is_finished) {
+        if self.device.is_finished() {
             return Err("the simulator stopped".to_string());
+        }
+        if self.settings.channel == Channel::WebApi {
+            self.settle_as_administrator().await?;
         }
         // In this order: a 200 is durable before it is sent, and the device commits before
         // the gateway journals.
@@ -773,10 +619,7 @@ impl Harness {
             .filter(|line| !line.trim().is_empty())
             .map(|line| serde_json::from_str(line).map_err(|e| format!("export line: {e}")))
             .collect::<Result<_, _>>()?;
-        let bytes = std::fs::read(&self.sim_state).map_err(|e| format!("fiscal memory: {e}"))?;
-        let memory: Value =
-            serde_json::from_slice(&bytes).map_err(|e| format!("fiscal memory: {e}"))?;
-        let device = memory["invoices"].as_array().cloned().unwrap_or_default();
+        let device = self.device.invoices()?;
         let shown: Value = serde_json::from_str(&self.cli(&["org", "show", ORG]).await?)
             .map_err(|e| format!("org show: {e}"))?;
 
@@ -793,16 +636,9 @@ impl Harness {
         }
         let mut on_device: HashMap<(String, String), String> = HashMap::new();
         let mut device_rn_count: HashMap<String, usize> = HashMap::new();
-        for invoice in &device {
-            let rn = text(&invoice["rn"]);
-            *device_rn_count.entry(rn.clone()).or_default() += 1;
-            let counters = format!(
-                "{}/{} {}",
-                invoice["fc"],
-                invoice["tc"],
-                text(&invoice["type"])
-            );
-            on_device.insert((rn, text(&invoice["code_def"])), counters);
+        for invoice in device {
+            *device_rn_count.entry(invoice.rn.clone()).or_default() += 1;
+            on_device.insert((invoice.rn, invoice.code_def), invoice.counters);
         }
         let report = &mut self.report;
         for (rn, n) in rn_count.iter().filter(|(_, n)| **n > 1) {
@@ -923,9 +759,7 @@ impl Harness {
         for client in self.clients.drain(..) {
             client.abort();
         }
-        if let Some(sim) = self.sim.take() {
-            let _ = sim.stop().await;
-        }
+        self.device.stop().await;
     }
 
     /// Runs the CLI (through the admin socket of the running gateway); its stdout.
@@ -994,152 +828,4 @@ async fn terminate(life: &mut Life) -> bool {
             false
         }
     }
-}
-
-/// The rn of a client's `number`th invoice.
-pub fn rn_of(client: usize, number: u64) -> String {
-    format!("K{client}-{number:07}")
-}
-
-/// The body of `rn` (the same every time: retries and replays must be identical).
-pub fn invoice_body(rn: &str, number: u64) -> Value {
-    invoice::invoice_of(rn, 1 + number % 3)
-}
-
-/// What a client does after one answer.
-enum Next {
-    /// Answered 200: go on with the next rn.
-    Answered,
-    /// Done with this rn without a 200 (a replay that did not answer, a definitive refusal).
-    Skip,
-    /// Retry the same rn after a short pause.
-    Retry,
-}
-
-/// One client: its rns in order, each until a 200 or a definitive 4xx, and now and then a
-/// replay of one already answered 200 (which must answer the same codeDEFDGI).
-async fn client(shared: Arc<Shared>, id: usize, key: String, seed: u64) {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let auth = format!("Bearer {key}");
-    let mut next: u64 = 0;
-    let mut answered: Vec<u64> = Vec::new();
-    while !shared.stop.load(Ordering::SeqCst) {
-        let replay = !answered.is_empty() && rng.gen_ratio(1, 8);
-        let number = if replay {
-            answered[rng.gen_range(0..answered.len())]
-        } else {
-            next
-        };
-        let rn = rn_of(id, number);
-        let body = serde_json::to_vec(&invoice_body(&rn, number)).unwrap_or_default();
-        let outcome = {
-            let _permit = shared.gate.read().await;
-            if shared.stop.load(Ordering::SeqCst) {
-                return;
-            }
-            let addr = *lock(&shared.addr);
-            let Some(addr) = addr else {
-                continue;
-            };
-            lock(&shared.stats).posts += 1;
-            let outcome = request(
-                addr,
-                "POST",
-                "/api/v1/Invoice",
-                &[
-                    ("Authorization", &auth),
-                    ("Content-Type", "application/json"),
-                ],
-                Some(&body),
-            )
-            .await;
-            // Recorded before the permit goes: the oracle runs under the write lock and must
-            // see every 200 already received.
-            answer(&shared, &rn, replay, outcome)
-        };
-        match outcome {
-            Next::Answered if !replay => {
-                answered.push(number);
-                next += 1;
-            }
-            Next::Skip if !replay => next += 1,
-            Next::Answered | Next::Skip => {}
-            Next::Retry => {
-                tokio::time::sleep(Duration::from_millis(rng.gen_range(5..40))).await;
-            }
-        }
-    }
-}
-
-/// Records one answer to `rn`; what to do next. A definitive refusal is an anomaly and moves
-/// on (it is not in `answered`: it is never replayed).
-fn answer(shared: &Shared, rn: &str, replay: bool, outcome: Result<Response, String>) -> Next {
-    if replay {
-        lock(&shared.stats).replays += 1;
-    }
-    let response = match outcome {
-        Ok(response) => response,
-        Err(error) => {
-            lock(&shared.stats).no_answer += 1;
-            if error.contains("timed out") {
-                shared.anomaly(format!("{rn}: {error}"));
-            }
-            return if replay { Next::Skip } else { Next::Retry };
-        }
-    };
-    if response.status == 200 {
-        let code = response.json["codeDEFDGI"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        {
-            let mut stats = lock(&shared.stats);
-            if response.header("Idempotent-Replayed") == Some("true") {
-                stats.ok_replayed += 1;
-            } else {
-                stats.ok_new += 1;
-            }
-        }
-        let mut acks = lock(&shared.acks);
-        match acks.get(rn) {
-            Some(first) if *first != code => {
-                shared.anomaly(format!(
-                    "{rn}: answered {first} first, then {code} ({})",
-                    response.body
-                ));
-                lock(&shared.changed).insert(rn.to_string());
-            }
-            Some(_) => {}
-            None => {
-                acks.insert(rn.to_string(), code);
-            }
-        }
-        return Next::Answered;
-    }
-    *lock(&shared.stats)
-        .statuses
-        .entry(response.status)
-        .or_default() += 1;
-    let code = response.json["errorCode"].as_u64();
-    let retryable = response.status >= 500 || (response.status == 409 && code == Some(111));
-    if retryable {
-        return if replay { Next::Skip } else { Next::Retry };
-    }
-    let what = if replay { "replay of " } else { "" };
-    shared.anomaly(format!(
-        "{what}{rn}: definitive {} {}",
-        response.status, response.body
-    ));
-    Next::Skip
-}
-
-/// One request (`Connection: close`); `Err` when no complete response came back.
-pub async fn request(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: Option<&[u8]>,
-) -> Result<Response, String> {
-    http::try_request(addr, method, path, headers, body, REQUEST_LIMIT).await
 }
