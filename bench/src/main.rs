@@ -9,9 +9,10 @@
 //! Sections (`--only a,b`): `footprint` (idle RSS, binary size), `overhead` (gateway
 //! overhead, journal fsync), `line` (line efficiency at 115200 baud), `status` (status
 //! throughput vs a minimal hyper server), `concurrency` (1000 clients at once), `register`
-//! (1,000,000 entries: start-up, verify, export, bytes per entry). Every figure is a median
-//! and a p99 over runs, the p99 taken on the bad side (the 1st percentile for "higher is
-//! better"). docs/performance.md has the figures and what they mean.
+//! (1,000,000 entries: start-up, verify, export, bytes per entry), `web_api` (the DGI web API
+//! channel against its simulator: invoices/s with a DGI answering after 300 ms, overhead).
+//! Every figure is a median and a p99 over runs, the p99 taken on the bad side (the 1st
+//! percentile for "higher is better"). docs/performance.md has the figures and what they mean.
 
 mod dataset;
 mod http;
@@ -46,7 +47,7 @@ struct Cli {
     #[arg(long)]
     json: Option<PathBuf>,
     /// Only these sections (comma separated): footprint, overhead, line, status,
-    /// concurrency, register.
+    /// concurrency, register, web_api.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Entries of the register-scale data set (default 1000000, 100000 with --quick).
@@ -76,13 +77,14 @@ enum Sub {
     TimeOpen { state_dir: PathBuf },
 }
 
-const SECTIONS: [&str; 6] = [
+const SECTIONS: [&str; 7] = [
     "footprint",
     "overhead",
     "line",
     "status",
     "concurrency",
     "register",
+    "web_api",
 ];
 
 fn main() -> anyhow::Result<()> {
@@ -183,6 +185,7 @@ fn main() -> anyhow::Result<()> {
                 "status" => sections::status::run(&mut ctx).await,
                 "concurrency" => sections::concurrency::run(&mut ctx).await,
                 "register" => sections::register::run(&mut ctx).await,
+                "web_api" => sections::web_api::run(&mut ctx).await,
                 _ => Ok(()),
             };
             if let Err(error) = result {

@@ -6,6 +6,7 @@ pub mod line;
 pub mod overhead;
 pub mod register;
 pub mod status;
+pub mod web_api;
 
 use std::path::PathBuf;
 use std::time::Duration;
