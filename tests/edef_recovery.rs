@@ -361,3 +361,109 @@ async fn a_request_refused_for_a_full_dgi_window_is_sent_again_and_every_invoice
     drop(gateway);
     api.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_invoice_in_doubt_is_settled_on_the_dashboard_by_its_own_organization_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = web_api(EdefOptions::default()).await;
+    let (gateway, key) = gateway_on(dir.path(), &api, SIM_TOKEN);
+    let _other_key = add_org_with_key(dir.path(), &gateway.config, "beta", "dgi", None);
+    gateway.wait_ready().await;
+    api.faults().update(|f| f.drop_next_confirm_answer = 1);
+    let lost = post_invoice(gateway.addr, &key, &common::invoice("D-1")).await;
+    common::assert_error(&lost, 409, 111);
+    let intent = open_intents(&gateway)[0]["intent"].to_string();
+
+    // The shop's manager sees it on the overview, with a form to settle it.
+    let token = common::issue_dashboard_token(&gateway, "acme");
+    let (session, csrf) = common::dashboard_sign_in(gateway.addr, &token).await;
+    let cookie = format!("emcf_session={session}");
+    let overview = common::dashboard_get(gateway.addr, Some(&session), "/dashboard/").await;
+    assert!(
+        overview.body.contains("id=\"in-doubt\""),
+        "{}",
+        overview.body
+    );
+    assert!(overview.body.contains("Settle rn D-1"), "{}", overview.body);
+
+    // Another organization cannot name it.
+    let beta = common::issue_dashboard_token(&gateway, "beta");
+    let (beta_session, beta_csrf) = common::dashboard_sign_in(gateway.addr, &beta).await;
+    let beta_cookie = format!("emcf_session={beta_session}");
+    let settle = |csrf: &str, outcome: &str, counters: &str| {
+        vec![
+            ("csrf".to_owned(), csrf.to_owned()),
+            ("intent".to_owned(), intent.clone()),
+            ("outcome".to_owned(), outcome.to_owned()),
+            ("code_def".to_owned(), String::new()),
+            ("qr_code".to_owned(), "DGI-RDC;CD01000001-1;X".to_owned()),
+            ("counters".to_owned(), counters.to_owned()),
+            ("nim".to_owned(), "CD01000001-1".to_owned()),
+            ("date_time".to_owned(), "2026-11-23T10:00".to_owned()),
+            ("by".to_owned(), "Marie K.".to_owned()),
+            ("note".to_owned(), "lu sur le portail".to_owned()),
+        ]
+    };
+    let post = |cookie: String, form: Vec<(String, String)>| async move {
+        let pairs: Vec<(&str, &str)> = form.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        common::dashboard_post(
+            gateway.addr,
+            Some(&cookie),
+            "/dashboard/in-doubt/resolve",
+            &pairs,
+            &[],
+        )
+        .await
+    };
+    let foreign = post(beta_cookie, settle(&beta_csrf, "not_certified", "")).await;
+    assert_eq!(foreign.status, 400, "{}", foreign.body);
+    assert!(
+        foreign.body.contains("not in doubt for your organization"),
+        "{}",
+        foreign.body
+    );
+
+    // Elements typed wrong: said, nothing settled.
+    let certified = api.finalized().into_iter().find(|f| f.rn == "D-1").unwrap();
+    let mut form = settle(&csrf, "certified", "1-1 FV");
+    form[3].1 = certified.code_def.clone();
+    let wrong = post(cookie.clone(), form.clone()).await;
+    assert_eq!(wrong.status, 400, "{}", wrong.body);
+    assert!(wrong.body.contains("12/345 FV"), "{}", wrong.body);
+    assert_eq!(open_intents(&gateway).len(), 1);
+
+    // Right: settled, journaled with the name and where it came from; the ERP's retry answers.
+    form[5].1 = certified.counters.clone();
+    let done = post(cookie.clone(), form).await;
+    assert_eq!(done.status, 303, "{}", done.body);
+    assert_eq!(
+        done.header("location"),
+        Some("/dashboard/?settled=certified")
+    );
+    let after = common::dashboard_get(
+        gateway.addr,
+        Some(&session),
+        "/dashboard/?settled=certified",
+    )
+    .await;
+    assert!(
+        after.body.contains("settled as certified"),
+        "{}",
+        after.body
+    );
+    assert!(!after.body.contains("id=\"in-doubt\""), "{}", after.body);
+    assert!(open_intents(&gateway).is_empty());
+    let retry = post_invoice(gateway.addr, &key, &common::invoice("D-1")).await;
+    assert_eq!(retry.status, 200, "{}", retry.body);
+    assert_eq!(retry.json["codeDEFDGI"], certified.code_def.as_str());
+    let entries = register_entries(&gateway, "D-1");
+    assert_eq!(entries.len(), 1);
+    let source = entries[0]["source"].as_str().unwrap_or_default();
+    assert!(
+        source.contains("Marie K.") && source.contains("dashboard of acme"),
+        "{source}"
+    );
+    assert_eq!(api.finalized_count(), 1, "nothing certified twice");
+    drop(gateway);
+    api.shutdown().await;
+}

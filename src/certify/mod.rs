@@ -40,5 +40,5 @@ pub use edef::{edef_channel, CdfCurrency, EdefSettings};
 pub use error::{AuthFailure, CertifyError};
 pub use mcf::box_channel;
 pub use service::{Certified, Certifier, CertifierSettings};
-pub use settlement::{OpenIntent, Resolution};
+pub use settlement::{OpenIntent, Resolution, ResolveError};
 pub use status::{ChannelView, DgiContact, Problem, ServiceStatus};

@@ -61,6 +61,77 @@ pub enum Resolution {
     NotCertified,
 }
 
+/// Why an intent could not be settled as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// Who settles it is journaled: a name is needed.
+    #[error("say who settles it (a name): it is journaled with the outcome")]
+    NoName,
+    /// The intent is not one waiting for an administrator.
+    #[error("invoice in doubt {0} is not waiting for an administrator (see `emcf-gateway intent list`): the gateway is still settling it with its channel, or it is already settled")]
+    NotAwaiting(IntentId),
+    /// A security element read from the portal is missing or malformed.
+    #[error("{0}")]
+    BadElement(String),
+    /// The register could not take it.
+    #[error(transparent)]
+    Certify(#[from] CertifyError),
+}
+
+/// Longest text of an element, a name or a note.
+const MAX_TEXT: usize = 500;
+
+impl Resolution {
+    /// The elements as typed by a person: present, short, and `counters` as `FC/TC TYPE`.
+    pub fn check(&self) -> Result<(), ResolveError> {
+        let Resolution::Certified {
+            code_def,
+            qr_code,
+            counters,
+            nim,
+            ..
+        } = self
+        else {
+            return Ok(());
+        };
+        for (name, value) in [
+            ("codeDEFDGI", code_def),
+            ("qrCode", qr_code),
+            ("counters", counters),
+            ("nim", nim),
+        ] {
+            if value.trim().is_empty() {
+                return Err(ResolveError::BadElement(format!(
+                    "{name} is missing: copy it from the DGI's portal"
+                )));
+            }
+            if value.len() > MAX_TEXT || value.chars().any(char::is_control) {
+                return Err(ResolveError::BadElement(format!(
+                    "{name} is not a value the DGI shows (too long, or a control character)"
+                )));
+            }
+        }
+        if !counters_well_formed(counters.trim()) {
+            return Err(ResolveError::BadElement(format!(
+                "counters {counters:?}: write them as the DGI shows them, e.g. \"12/345 FV\""
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// `FC/TC TYPE`: two numbers and a two-letter invoice type.
+fn counters_well_formed(counters: &str) -> bool {
+    let Some((numbers, kind)) = counters.split_once(' ') else {
+        return false;
+    };
+    let Some((fc, tc)) = numbers.split_once('/') else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.len() <= 12 && s.bytes().all(|b| b.is_ascii_digit());
+    digits(fc) && digits(tc) && kind.len() == 2 && kind.bytes().all(|b| b.is_ascii_uppercase())
+}
+
 impl Certifier {
     /// The open intents of the register, each with whether it waits for an administrator.
     pub fn open_intents(&self) -> Result<Vec<OpenIntent>, CertifyError> {
@@ -133,29 +204,24 @@ impl Certifier {
         resolution: Resolution,
         by: &str,
         note: &str,
-    ) -> Result<Option<RegisterEntry>, CertifyError> {
+    ) -> Result<Option<RegisterEntry>, ResolveError> {
         let by = by.trim();
-        if by.is_empty() {
-            return Err(CertifyError::Internal(
-                "say who settles it (--by \"name\"): it is journaled".into(),
-            ));
+        if by.is_empty() || by.len() > MAX_TEXT || note.len() > MAX_TEXT {
+            return Err(ResolveError::NoName);
         }
+        resolution.check()?;
         let awaiting = self.awaiting_administrator();
         if !awaiting.iter().any(|(id, _)| *id == intent) {
-            return Err(CertifyError::Internal(format!(
-                "intent {intent} is not waiting for an administrator (see `emcf-gateway intent list`): \
-                 the gateway is still settling it with its channel, or it is already settled"
-            )));
+            return Err(ResolveError::NotAwaiting(intent));
         }
         let Some((_, open)) = self
             .store
-            .open_intents()?
+            .open_intents()
+            .map_err(CertifyError::from)?
             .into_iter()
             .find(|(id, _)| *id == intent)
         else {
-            return Err(CertifyError::Internal(format!(
-                "intent {intent} is not open"
-            )));
+            return Err(ResolveError::NotAwaiting(intent));
         };
         let outcome = match resolution {
             Resolution::Certified {
@@ -166,10 +232,10 @@ impl Certifier {
                 date_time,
             } => {
                 let security = SecurityElements {
-                    code_def,
-                    qr_code,
-                    counters,
-                    nim,
+                    code_def: code_def.trim().to_owned(),
+                    qr_code: qr_code.trim().to_owned(),
+                    counters: counters.trim().to_owned(),
+                    nim: nim.trim().to_owned(),
                     date_time,
                     date_time_as_sent: None,
                 };
@@ -213,6 +279,42 @@ impl Certifier {
                 CertifyError::AwaitingAdministrator { rn: rn.clone() }
             }
             _ => error,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn certified(counters: &str, code_def: &str) -> Resolution {
+        Resolution::Certified {
+            code_def: code_def.into(),
+            qr_code: "DGI-RDC;CD01000001-1;X".into(),
+            counters: counters.into(),
+            nim: "CD01000001-1".into(),
+            date_time: NaiveDateTime::default(),
+        }
+    }
+
+    #[test]
+    fn elements_typed_by_a_person_are_checked() {
+        assert!(certified("12/345 FV", "ABCD-1234").check().is_ok());
+        assert!(certified(" 1/1 FA ", "ABCD").check().is_ok());
+        assert!(Resolution::NotCertified.check().is_ok());
+        for (counters, code) in [
+            ("12/345", "ABCD"),
+            ("12-345 FV", "ABCD"),
+            ("12/345 fv", "ABCD"),
+            ("/345 FV", "ABCD"),
+            ("12/345 FV", " "),
+            ("12/345 FV", "AB\nCD"),
+        ] {
+            let error = certified(counters, code).check().unwrap_err();
+            assert!(
+                matches!(error, ResolveError::BadElement(_)),
+                "{counters:?} {code:?}: {error}"
+            );
         }
     }
 }

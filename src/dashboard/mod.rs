@@ -33,6 +33,7 @@
 //!   Tokens, keys and session ids are never logged.
 
 mod html;
+mod in_doubt;
 mod invoices;
 mod pages;
 mod route;
@@ -151,6 +152,16 @@ impl Dashboard {
                 Ok(ctx) => self.keys_page(&ctx, &request, None).await,
                 Err(response) => response,
             },
+            Route::ResolveInDoubt if post => {
+                let ctx = match self.signed_in(&request).await {
+                    Ok(ctx) => ctx,
+                    Err(response) => return response,
+                };
+                match self.checked_form(request, &ctx.session).await {
+                    Ok(form) => self.resolve_in_doubt(&ctx, &form).await,
+                    Err(response) => response,
+                }
+            }
             Route::Keys | Route::KeysToggle if post => {
                 let ctx = match self.signed_in(&request).await {
                     Ok(ctx) => ctx,
@@ -178,7 +189,7 @@ impl Dashboard {
         ctx: &Ctx,
     ) -> Response<Body> {
         match route {
-            Route::Overview => self.overview(ctx).await,
+            Route::Overview => self.overview(ctx, request).await,
             Route::Invoices => self.invoices_page(ctx, request).await,
             Route::InvoicesCsv => self.invoices_csv(ctx, request).await,
             Route::Invoice(env, seq) => self.invoice_page(ctx, env, seq).await,

@@ -9,14 +9,14 @@ use super::html::{self, csrf_input, esc, notice, Tab};
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
 use crate::admin::Admin;
-use crate::certify::{ChannelView, OpenIntent};
+use crate::certify::ChannelView;
 use crate::model::{Environment, KeyRecord};
 
 /// Longest key label accepted from the dashboard.
 const MAX_LABEL: usize = 100;
 
 impl Dashboard {
-    pub(super) async fn overview(&self, ctx: &Ctx) -> Response<Body> {
+    pub(super) async fn overview(&self, ctx: &Ctx, request: &Request<Incoming>) -> Response<Body> {
         let org_id = ctx.org.id.clone();
         let summary = match self.blocking(move |admin| admin.org_summary(&org_id)).await {
             Ok(summary) => summary,
@@ -27,7 +27,20 @@ impl Dashboard {
         let device = |name: &str| status.devices.iter().find(|view| view.name == name);
         let org = &ctx.org;
         let offset = self.admin.time_zone();
-        let mut body = format!(
+        let mut body = match web::field(&web::query(request), "settled") {
+            Some("certified") => notice(
+                "ok",
+                "The invoice in doubt is settled as certified, with your name in the register: \
+                 the ERP's next try of its number gets its elements.",
+            ),
+            Some("not_certified") => notice(
+                "ok",
+                "The invoice in doubt is settled as not certified, with your name in the register: \
+                 the ERP may send it again.",
+            ),
+            _ => String::new(),
+        };
+        body.push_str(&format!(
             "<section><h2>Organization</h2><dl class=\"grid\"><dt>Name</dt><dd>{}</dd>\
              <dt>Id</dt><dd>{}</dd><dt>NIF</dt><dd>{}</dd><dt>ISF</dt><dd>{}</dd>\
              <dt>Plan</dt><dd>{}</dd></dl></section>",
@@ -36,7 +49,7 @@ impl Dashboard {
             esc(&org.nif),
             esc(&org.isf),
             esc(org.plan.as_str()),
-        );
+        ));
         body.push_str(&format!(
             "<section><h2>Quota {year}</h2><p><meter id=\"quota\" min=\"0\" max=\"{max}\" \
              value=\"{used}\" low=\"{low}\" high=\"{high}\" optimum=\"0\">{used} / {quota}</meter> \
@@ -78,9 +91,10 @@ impl Dashboard {
                 "The gateway is settling an earlier invoice with this device; new invoices wait.",
             ));
         }
-        body.push_str(&in_doubt(
+        body.push_str(&super::in_doubt::section(
             &self.certifier.in_doubt_of(&org.id).unwrap_or_default(),
             offset,
+            &ctx.session.csrf,
         ));
         body.push_str(&dgi_paragraph(device(&org.device)));
         body.push_str(&format!(
@@ -308,34 +322,6 @@ fn fiscal_anomalies(
             esc(&a.seen_nif),
             a.seen_tc,
             esc(&a.seen_in),
-        ));
-    }
-    html.push_str("</ul></section>");
-    html
-}
-
-/// An organization's invoices whose outcome only the gateway's administrator can settle (a web
-/// API confirm whose answer was lost): the rn answers 409 until then.
-fn in_doubt(mine: &[OpenIntent], offset: chrono::FixedOffset) -> String {
-    if mine.is_empty() {
-        return String::new();
-    }
-    let mut html = format!(
-        "<section class=\"notice error\" role=\"alert\" id=\"in-doubt\"><h2>{} invoice(s) in \
-         doubt</h2><p>The DGI's answer to these confirmations was lost and the DGI no longer lists \
-         them as pending: whether they were certified is not known. Do not send them again under \
-         another number; the gateway's administrator settles each from the DGI's portal \
-         (<code>emcf-gateway intent list</code>, <code>intent resolve</code>).</p><ul>",
-        mine.len()
-    );
-    for intent in mine {
-        html.push_str(&format!(
-            "<li>rn <strong>{}</strong> ({}, total {}), received {}; request {}</li>",
-            esc(&intent.rn),
-            esc(&intent.invoice_type),
-            intent.total,
-            esc(&html::time(&intent.received_at, offset)),
-            esc(intent.channel_ref.as_deref().unwrap_or("-")),
         ));
     }
     html.push_str("</ul></section>");

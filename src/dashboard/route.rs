@@ -13,6 +13,7 @@ pub(super) enum Route {
     Overview,
     Keys,
     KeysToggle,
+    ResolveInDoubt,
     Invoices,
     InvoicesCsv,
     Invoice(Environment, u64),
@@ -28,6 +29,7 @@ pub(super) fn route(path: &str) -> Route {
         "/dashboard/logout" => Route::Logout,
         "/dashboard/keys" => Route::Keys,
         "/dashboard/keys/toggle" => Route::KeysToggle,
+        "/dashboard/in-doubt/resolve" => Route::ResolveInDoubt,
         "/dashboard/invoices" => Route::Invoices,
         "/dashboard/invoices.csv" => Route::InvoicesCsv,
         _ => {
@@ -55,6 +57,7 @@ mod tests {
         assert_eq!(route("/dashboard"), Route::Root);
         assert_eq!(route("/dashboard/"), Route::Overview);
         assert_eq!(route("/dashboard/keys/toggle"), Route::KeysToggle);
+        assert_eq!(route("/dashboard/in-doubt/resolve"), Route::ResolveInDoubt);
         assert_eq!(
             route("/dashboard/invoices/production/12"),
             Route::Invoice(Environment::Production, 12)
