@@ -467,3 +467,28 @@ async fn an_invoice_in_doubt_is_settled_on_the_dashboard_by_its_own_organization
     drop(gateway);
     api.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_organization_whose_nif_is_not_the_e_mcf_s_is_refused_before_anything_reaches_the_dgi() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = web_api(EdefOptions::default()).await;
+    let (gateway, key) = gateway_on(dir.path(), &api, SIM_TOKEN);
+    gateway.wait_ready().await;
+    let ok = post_invoice(gateway.addr, &key, &common::invoice("N-1")).await;
+    assert_eq!(ok.status, 200, "{}", ok.body);
+
+    // Bound to the same e-MCF by mistake: another taxpayer's NIF.
+    let other =
+        common::add_org_with_key_nif(dir.path(), &gateway.config, "other", "dgi", "B7654321C");
+    let refused = post_invoice(gateway.addr, &other, &common::invoice("N-2")).await;
+    let body = common::assert_error(&refused, 503, 153);
+    let desc = body["errorDesc"].as_str().unwrap_or_default();
+    assert!(
+        desc.contains("B7654321C") && desc.contains("A1234567B"),
+        "{desc}"
+    );
+    assert_eq!(api.finalized_count(), 1, "nothing certified for it");
+    assert!(api.pending_uids().is_empty(), "nothing requested for it");
+    drop(gateway);
+    api.shutdown().await;
+}

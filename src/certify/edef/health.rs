@@ -93,6 +93,18 @@ impl Health {
         seen.last_reply_at = Some(Utc::now());
     }
 
+    /// 503 (153) at once when the DGI said this e-MCF is another taxpayer's than `org_nif`
+    /// (the request would carry the organization's NIF under another's token).
+    pub(super) fn refuse_foreign_nif(&self, org_nif: &str) -> Result<(), CertifyError> {
+        match &self.seen().nif {
+            Some(nif) if nif != org_nif => Err(CertifyError::WrongDevice {
+                device_nif: nif.clone(),
+                org_nif: org_nif.to_owned(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// 503 (155) at once while the token is known to be refused.
     pub(super) fn refuse_if_down(&self, device: &str) -> Result<(), CertifyError> {
         match &self.seen().token_problem {

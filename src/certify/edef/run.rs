@@ -157,6 +157,7 @@ async fn run_invoice(
     journal: &Journal,
     place: &Place,
 ) -> Result<RegisterEntry, RunFailure> {
+    shared.health.refuse_foreign_nif(&job.org.nif)?;
     let rates = shared
         .health
         .rates(&shared.api, shared.settings.rates_interval)
