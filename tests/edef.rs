@@ -338,3 +338,39 @@ async fn sandbox_keys_of_a_web_api_organization_certify_on_the_bundled_web_simul
     drop(gateway);
     api.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sandbox_keys_certify_through_a_configured_sandbox_url_when_one_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = web_api(EdefOptions::default()).await;
+    // The DGI's test base, with the test e-MCF's own token.
+    let test_base = web_api(EdefOptions {
+        token: "test-base-token".into(),
+        ..EdefOptions::default()
+    })
+    .await;
+    let sandbox_token = dir.path().join("dgi-test.token");
+    std::fs::write(&sandbox_token, "test-base-token\n").unwrap();
+    let extra = format!(
+        "sandbox_url = {:?}\nsandbox_token_file = {sandbox_token:?}\n",
+        test_base.url()
+    );
+    let (gateway, live) = gateway_on(dir.path(), &api, &extra);
+    let test_key = common::issue_key(dir.path(), &gateway.config, "acme", true);
+    let answer = post_invoice(gateway.addr, &test_key, &common::invoice("S-1")).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(test_base.finalized_count(), 1, "certified on the test base");
+    assert_eq!(api.finalized_count(), 0, "not on the production API");
+    assert!(gateway
+        .log()
+        .contains("sandbox certifies through the configured sandbox web API"));
+    assert!(!gateway.log().contains("sandbox web API simulator started"));
+    // Live keys still certify on the production API.
+    let live_answer = post_invoice(gateway.addr, &live, &common::invoice("P-1")).await;
+    assert_eq!(live_answer.status, 200, "{}", live_answer.body);
+    assert_eq!(api.finalized_count(), 1);
+    assert!(!gateway.log().contains("test-base-token"));
+    drop(gateway);
+    api.shutdown().await;
+    test_base.shutdown().await;
+}

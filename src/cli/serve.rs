@@ -5,6 +5,7 @@
 
 use anyhow::Context;
 use emcf_sim::RunningSim;
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -20,7 +21,7 @@ use crate::certify::{
     box_channel, edef_channel, sandbox_device_name, Certifier, CertifierSettings, SandboxFactory,
     SharedChannel,
 };
-use crate::config::{Config, DeviceKind};
+use crate::config::{Config, DeviceEntry, DeviceKind};
 use crate::dashboard::Dashboard;
 use crate::device::capture::Capture;
 use crate::device::{self, DeviceConfig, DeviceHandle};
@@ -91,11 +92,11 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
         None
     };
 
-    let web_devices: Vec<String> = config
+    let web_devices: BTreeMap<String, DeviceEntry> = config
         .devices
         .iter()
         .filter(|entry| entry.kind == DeviceKind::Edef)
-        .map(|entry| entry.name.clone())
+        .map(|entry| (entry.name.clone(), entry.clone()))
         .collect();
     let sandbox = sandbox_factory(
         state_dir.clone(),
@@ -378,23 +379,28 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Starts an organization's sandbox device: the bundled simulator, personalized with the
 /// organization's NIF, its fiscal memory in `<state>/simulator/sandbox-<org>.fiscal.json`.
 /// An organization bound to a web API device (`web_devices`) gets a web API simulator instead,
-/// on a local socket, with the organization's NIF (its counters live in memory).
+/// on a local socket, with the organization's NIF (its counters live in memory), or the
+/// device's `sandbox_url` (the DGI's test base) when it has one.
 fn sandbox_factory(
     state_dir: PathBuf,
     simulators: Arc<Mutex<Vec<RunningSim>>>,
     capture: Option<Capture>,
-    web_devices: Vec<String>,
+    web_devices: BTreeMap<String, DeviceEntry>,
 ) -> SandboxFactory {
     let web_simulators: Arc<Mutex<Vec<emcf_sim::edef::RunningEdef>>> = Arc::default();
     Arc::new(move |org: Organization| {
         let state_dir = state_dir.clone();
         let simulators = Arc::clone(&simulators);
         let capture = capture.clone();
-        let web = web_devices.contains(&org.device);
+        let web = web_devices.get(&org.device).cloned();
         let web_simulators = Arc::clone(&web_simulators);
         Box::pin(async move {
             let name = sandbox_device_name(&org.id);
-            if web {
+            if let Some(settings) = web.as_ref().and_then(|e| e.sandbox_edef_settings(&name)) {
+                info!(device = %name, url = %settings.url, "sandbox certifies through the configured sandbox web API");
+                return edef_channel(settings);
+            }
+            if web.is_some() {
                 let (channel, sim) = embedded::start_web_api(&state_dir, &name, &org.nif)
                     .await
                     .map_err(|e| format!("{e:#}"))?;

@@ -80,6 +80,13 @@ pub struct DeviceEntry {
     /// `edef`: seconds between two status calls while idle (default 60).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_interval_secs: Option<u64>,
+    /// `edef`: where `mcf_test_` keys certify instead of the bundled web API simulator, e.g.
+    /// the DGI's test base (with `sandbox_token_file`). Added in 1.2.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_url: Option<String>,
+    /// `edef`: the token of the test e-MCF at `sandbox_url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_token_file: Option<PathBuf>,
     /// Line speed (8N1).
     #[serde(default = "default_baud")]
     pub baud: u32,
@@ -155,6 +162,8 @@ impl DeviceEntry {
             action_case: None,
             cdf_currency_block: None,
             status_interval_secs: None,
+            sandbox_url: None,
+            sandbox_token_file: None,
             baud: DEFAULT_BAUD,
             queue_capacity: DEFAULT_QUEUE_CAPACITY,
             window_ms: None,

@@ -298,6 +298,36 @@ fn wrong_types_and_missing_keys_are_named() {
     let (key, message) = invalid(&config);
     assert!(message.contains("kind = \"edef\""), "{key}: {message}");
 
+    let edef = "[[devices]]\nname = \"a\"\nkind = \"edef\"\nurl = \"https://edef.dgirdc.cd\"\ntoken_file = \"t\"\n";
+    let config = parse(&format!(
+        "{edef}sandbox_url = \"https://developper.dgirdc.cd/edef\"\n"
+    ))
+    .unwrap();
+    let (key, message) = invalid(&config);
+    assert!(key.contains("sandbox_token_file"), "{key}: {message}");
+    let config = parse(&format!("{edef}sandbox_token_file = \"s\"\n")).unwrap();
+    let (key, message) = invalid(&config);
+    assert!(
+        key.contains("sandbox_token_file") && message.contains("sandbox_url"),
+        "{key}: {message}"
+    );
+    let config = parse(&format!(
+        "{edef}sandbox_url = \"ftp://x\"\nsandbox_token_file = \"s\"\n"
+    ))
+    .unwrap();
+    let (key, message) = invalid(&config);
+    assert!(key.contains("sandbox_url"), "{key}: {message}");
+    let config = parse(&format!(
+        "{edef}sandbox_url = \"https://developper.dgirdc.cd/edef\"\nsandbox_token_file = \"s\"\n"
+    ))
+    .unwrap();
+    let sandbox = config.devices[0]
+        .sandbox_edef_settings("sandbox-acme")
+        .unwrap();
+    assert_eq!(sandbox.url, "https://developper.dgirdc.cd/edef");
+    assert_eq!(sandbox.name, "sandbox-acme");
+    assert_eq!(sandbox.token_file, std::path::PathBuf::from("s"));
+
     let message = parse_error("not toml at all");
     assert!(message.contains("test.toml"), "{message}");
 }

@@ -51,6 +51,8 @@ impl DeviceEntry {
             || self.action_case.is_some()
             || self.cdf_currency_block.is_some()
             || self.status_interval_secs.is_some()
+            || self.sandbox_url.is_some()
+            || self.sandbox_token_file.is_some()
     }
 
     /// The CDF currency block; `Err` says what is wrong.
@@ -98,6 +100,17 @@ impl DeviceEntry {
         settings
     }
 
+    /// The settings of the channel `mcf_test_` keys use, named `name`, when `sandbox_url` is
+    /// set: this entry's, at the sandbox URL with the sandbox token.
+    pub fn sandbox_edef_settings(&self, name: &str) -> Option<EdefSettings> {
+        let url = self.sandbox_url.clone()?;
+        let mut settings = self.edef_settings();
+        settings.name = name.to_owned();
+        settings.url = url;
+        settings.token_file = self.sandbox_token_file.clone().unwrap_or_default();
+        Some(settings)
+    }
+
     /// Checks the keys of an `edef` entry; `Err((key, message))`.
     pub fn validate_web_api_keys(&self) -> Result<(), (&'static str, String)> {
         let url = self.url.as_deref().unwrap_or("").trim();
@@ -107,16 +120,24 @@ impl DeviceEntry {
                 "is missing: give the API base, e.g. \"https://edef.dgirdc.cd\" (production) or \"https://developper.dgirdc.cd/edef\" (test)".into(),
             ));
         }
-        let uri: hyper::Uri = url
-            .parse()
-            .map_err(|e| ("url", format!("{url:?} is not a URL: {e}")))?;
-        if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
-            return Err(("url", format!("{url:?} must start with https:// (or http:// for a local simulator) and name a host")));
-        }
-        if uri.query().is_some() {
+        check_base_url(url).map_err(|m| ("url", m))?;
+        if let Some(sandbox) = &self.sandbox_url {
+            check_base_url(sandbox.trim()).map_err(|m| ("sandbox_url", m))?;
+            if self
+                .sandbox_token_file
+                .as_ref()
+                .is_none_or(|p| p.as_os_str().is_empty())
+            {
+                return Err((
+                    "sandbox_token_file",
+                    "is missing: the file holding the token of the test e-MCF at sandbox_url"
+                        .into(),
+                ));
+            }
+        } else if self.sandbox_token_file.is_some() {
             return Err((
-                "url",
-                format!("{url:?}: give the base only, without a query"),
+                "sandbox_token_file",
+                "is set without sandbox_url: give both, or neither (sandbox keys then use the bundled simulator)".into(),
             ));
         }
         if self
@@ -150,4 +171,20 @@ impl DeviceEntry {
         self.cdf_currency().map_err(|m| ("cdf_currency_block", m))?;
         Ok(())
     }
+}
+
+/// An API base: `http(s)://host[/path]`, no query.
+fn check_base_url(url: &str) -> Result<(), String> {
+    let uri: hyper::Uri = url
+        .parse()
+        .map_err(|e| format!("{url:?} is not a URL: {e}"))?;
+    if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+        return Err(format!(
+            "{url:?} must start with https:// (or http:// for a local simulator) and name a host"
+        ));
+    }
+    if uri.query().is_some() {
+        return Err(format!("{url:?}: give the base only, without a query"));
+    }
+    Ok(())
 }
