@@ -38,25 +38,6 @@ fn gateway_on(dir: &Path, api: &RunningEdef, extra: &str) -> (Gateway, String) {
     (gateway, key)
 }
 
-fn usd_invoice(rn: &str) -> Value {
-    json!({
-        "rn": rn, "mode": "ht", "type": "FV", "curCode": "USD", "curRate": "2850.00",
-        "curDate": "2026-11-20",
-        "items": [{"name": "Ciment", "type": "BIE", "price": "10000.00", "quantity": "3", "taxGroup": "B"},
-                  {"name": "Transport", "type": "SER", "price": "5000.00", "quantity": "1", "taxGroup": "E"}],
-        "payments": [{"name": "VIREMENT", "amount": "39800.00", "curCode": "CDF", "curRate": "-1"}],
-        "operator": {"id": "2", "name": "Caisse 2"}
-    })
-}
-
-fn credit_note(rn: &str, original: &str) -> Value {
-    let mut note = common::invoice(rn);
-    note["type"] = json!("FA");
-    note["reference"] = json!(original);
-    note["referenceType"] = json!("RAM");
-    note
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn every_kind_is_certified_through_the_web_api_with_the_dgi_elements_as_sent() {
     let dir = tempfile::tempdir().unwrap();
@@ -85,10 +66,15 @@ async fn every_kind_is_certified_through_the_web_api_with_the_dgi_elements_as_se
     assert_eq!(api.finalized_count(), 1);
 
     // A USD invoice in ht mode, and a credit note of the first sale.
-    let usd = post_invoice(gateway.addr, &key, &usd_invoice("W-2")).await;
+    let usd = post_invoice(gateway.addr, &key, &common::usd_invoice("W-2")).await;
     assert_eq!(usd.status, 200, "{}", usd.body);
     assert_eq!(usd.json["counters"], "2/2 FV");
-    let note = post_invoice(gateway.addr, &key, &credit_note("W-3", &code)).await;
+    let note = post_invoice(
+        gateway.addr,
+        &key,
+        &common::credit_note_of("W-3", &code, "FA"),
+    )
+    .await;
     assert_eq!(note.status, 200, "{}", note.body);
     assert_eq!(note.json["counters"], "1/3 FA");
     assert_eq!(api.finalized_count(), 3);
@@ -109,8 +95,7 @@ async fn every_kind_is_certified_through_the_web_api_with_the_dgi_elements_as_se
             export_code = answer.json["codeDEFDGI"].as_str().unwrap().to_string();
         }
     }
-    let mut export_note = credit_note("K-9", &export_code);
-    export_note["type"] = json!("EA");
+    let export_note = common::credit_note_of("K-9", &export_code, "EA");
     let answer = post_invoice(gateway.addr, &key, &export_note).await;
     assert_eq!(answer.status, 200, "EA: {}", answer.body);
     assert_eq!(api.finalized_count(), 7);
@@ -119,7 +104,7 @@ async fn every_kind_is_certified_through_the_web_api_with_the_dgi_elements_as_se
     let bogus = post_invoice(
         gateway.addr,
         &key,
-        &credit_note("W-4", "ABCDEFGHIJKLMNOPQRSTUVWX"),
+        &common::credit_note_of("W-4", "ABCDEFGHIJKLMNOPQRSTUVWX", "FA"),
     )
     .await;
     assert_eq!(bogus.status, 422, "{}", bogus.body);

@@ -465,6 +465,27 @@ pub fn invoice(rn: &str) -> Value {
     invoice::invoice_of(rn, 2)
 }
 
+/// A sale in USD, `ht` mode, paid by transfer in CDF (groups B and E).
+pub fn usd_invoice(rn: &str) -> Value {
+    serde_json::json!({
+        "rn": rn, "mode": "ht", "type": "FV", "curCode": "USD", "curRate": "2850.00",
+        "curDate": "2026-11-20",
+        "items": [{"name": "Ciment", "type": "BIE", "price": "10000.00", "quantity": "3", "taxGroup": "B"},
+                  {"name": "Transport", "type": "SER", "price": "5000.00", "quantity": "1", "taxGroup": "E"}],
+        "payments": [{"name": "VIREMENT", "amount": "39800.00", "curCode": "CDF", "curRate": "-1"}],
+        "operator": {"id": "2", "name": "Caisse 2"}
+    })
+}
+
+/// A credit note of `kind` (FA, EA) refunding the invoice whose codeDEFDGI is `original`.
+pub fn credit_note_of(rn: &str, original: &str, kind: &str) -> Value {
+    let mut note = invoice(rn);
+    note["type"] = serde_json::json!(kind);
+    note["reference"] = serde_json::json!(original);
+    note["referenceType"] = serde_json::json!("RAM");
+    note
+}
+
 // ---- api tests helpers ----
 // Used by tests/api_invoices.rs, tests/api_errors.rs and tests/api_quota_keys.rs.
 
