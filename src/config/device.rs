@@ -87,6 +87,10 @@ pub struct DeviceEntry {
     /// `edef`: the token of the test e-MCF at `sandbox_url`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox_token_file: Option<PathBuf>,
+    /// `edef`: what an invoice without a client sends: `"omit"` (no `client`, the default) or
+    /// `"pp"` (an anonymous natural person). Added in 1.2.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anonymous_client: Option<String>,
     /// Line speed (8N1).
     #[serde(default = "default_baud")]
     pub baud: u32,
@@ -164,6 +168,7 @@ impl DeviceEntry {
             status_interval_secs: None,
             sandbox_url: None,
             sandbox_token_file: None,
+            anonymous_client: None,
             baud: DEFAULT_BAUD,
             queue_capacity: DEFAULT_QUEUE_CAPACITY,
             window_ms: None,

@@ -317,10 +317,19 @@ fn wrong_types_and_missing_keys_are_named() {
     .unwrap();
     let (key, message) = invalid(&config);
     assert!(key.contains("sandbox_url"), "{key}: {message}");
+    let config = parse(&format!("{edef}anonymous_client = \"anonyme\"\n")).unwrap();
+    let (key, message) = invalid(&config);
+    assert!(
+        key.contains("anonymous_client") && message.contains("\"pp\""),
+        "{key}: {message}"
+    );
+    let config = parse(&format!("{edef}anonymous_client = \"pp\"\n")).unwrap();
+    assert!(config.devices[0].edef_settings().anonymous_client);
     let config = parse(&format!(
         "{edef}sandbox_url = \"https://developper.dgirdc.cd/edef\"\nsandbox_token_file = \"s\"\n"
     ))
     .unwrap();
+    assert!(!config.devices[0].edef_settings().anonymous_client);
     let sandbox = config.devices[0]
         .sandbox_edef_settings("sandbox-acme")
         .unwrap();

@@ -53,6 +53,7 @@ impl DeviceEntry {
             || self.status_interval_secs.is_some()
             || self.sandbox_url.is_some()
             || self.sandbox_token_file.is_some()
+            || self.anonymous_client.is_some()
     }
 
     /// The CDF currency block; `Err` says what is wrong.
@@ -97,6 +98,7 @@ impl DeviceEntry {
             settings.status_interval = Duration::from_secs(secs.max(1));
         }
         settings.queue_capacity = self.queue_capacity;
+        settings.anonymous_client = self.anonymous_client.as_deref().map(str::trim) == Some("pp");
         settings
     }
 
@@ -169,6 +171,14 @@ impl DeviceEntry {
             }
         }
         self.cdf_currency().map_err(|m| ("cdf_currency_block", m))?;
+        if let Some(choice) = self.anonymous_client.as_deref().map(str::trim) {
+            if !matches!(choice, "omit" | "pp") {
+                return Err((
+                    "anonymous_client",
+                    format!("{choice:?} is not \"omit\" (the default) or \"pp\""),
+                ));
+            }
+        }
         Ok(())
     }
 }

@@ -18,11 +18,13 @@ use crate::model::DeviceTotals;
 /// The rates of groups A..P (`None`: not charged).
 pub(super) type Rates = [Option<Decimal>; TaxGroup::COUNT];
 
-/// The request body of `invoice` for `seller`.
+/// The request body of `invoice` for `seller`; an invoice without a client names an
+/// anonymous natural person (`{"type": "PP"}`) when `anonymous_client` is set.
 pub(super) fn request_of(
     invoice: &ValidInvoice,
     seller: &Seller,
     cdf_currency: CdfCurrency,
+    anonymous_client: bool,
 ) -> InvoiceRequest {
     let items = invoice
         .items
@@ -44,14 +46,25 @@ pub(super) fn request_of(
                 .filter(|d| !d.is_empty()),
         })
         .collect();
-    let client = invoice.has_client().then(|| RequestClient {
-        nif: invoice.client.nif.clone(),
-        name: invoice.client.name.clone(),
-        contact: invoice.client.contact.clone(),
-        address: invoice.client.address.clone(),
-        client_type: invoice.client.client_type.clone(),
-        type_desc: None,
-    });
+    let client = if invoice.has_client() {
+        Some(RequestClient {
+            nif: invoice.client.nif.clone(),
+            name: invoice.client.name.clone(),
+            contact: invoice.client.contact.clone(),
+            address: invoice.client.address.clone(),
+            client_type: invoice.client.client_type.clone(),
+            type_desc: None,
+        })
+    } else {
+        anonymous_client.then(|| RequestClient {
+            nif: String::new(),
+            name: String::new(),
+            contact: String::new(),
+            address: String::new(),
+            client_type: "PP".to_owned(),
+            type_desc: None,
+        })
+    };
     let payment = invoice
         .payments
         .iter()

@@ -173,7 +173,12 @@ async fn run_invoice(
         nif: job.org.nif.clone(),
         isf: job.org.isf.clone(),
     };
-    let body = request_of(&job.invoice, &seller, shared.settings.cdf_currency);
+    let body = request_of(
+        &job.invoice,
+        &seller,
+        shared.settings.cdf_currency,
+        shared.settings.anonymous_client,
+    );
     let calculation = request(shared, &body).await?;
     shared.health.answered();
     // Held by this lane until it returns or unwinds: never cancelled as a stray, never settled

@@ -61,6 +61,9 @@ pub struct EdefSettings {
     pub status_interval: Duration,
     /// Between two reads of the VAT rates.
     pub rates_interval: Duration,
+    /// An invoice without a client is sent with an anonymous natural person (`"type": "PP"`)
+    /// instead of no `client` (for a DGI that requires the block).
+    pub anonymous_client: bool,
 }
 
 impl EdefSettings {
@@ -80,6 +83,7 @@ impl EdefSettings {
             cdf_currency: CdfCurrency::Omit,
             status_interval: DEFAULT_STATUS_INTERVAL,
             rates_interval: DEFAULT_RATES_INTERVAL,
+            anonymous_client: false,
         }
     }
 }
