@@ -1,0 +1,269 @@
+//! What `Config::validate` refuses, and how it names the key: devices (box and web API
+//! entries), names, timeouts; and the 1.0.0 file that must still load.
+
+use super::{invalid, parse};
+use crate::config::*;
+use std::time::Duration;
+
+/// The keys of a `kind = "edef"` entry are checked, and named when wrong.
+#[test]
+fn web_api_keys_are_validated() {
+    // A box without its port: since `kind` (1.2.0) `path` is optional to the parser, and
+    // validation names it.
+    let config = parse("[[devices]]\nname = \"a\"\n").unwrap();
+    let (key, message) = invalid(&config);
+    assert!(key.contains("path"), "{key}: {message}");
+    let config = parse("[[devices]]\nname = \"a\"\nkind = \"edef\"\n").unwrap();
+    let (key, message) = invalid(&config);
+    assert!(key.contains("url"), "{key}: {message}");
+    let config =
+        parse("[[devices]]\nname = \"a\"\nkind = \"edef\"\nurl = \"https://edef.dgirdc.cd\"\n")
+            .unwrap();
+    let (key, message) = invalid(&config);
+    assert!(key.contains("token_file"), "{key}: {message}");
+    let config =
+        parse("[[devices]]\nname = \"a\"\npath = \"/dev/x\"\ntoken_file = \"t\"\n").unwrap();
+    let (key, message) = invalid(&config);
+    assert!(message.contains("kind = \"edef\""), "{key}: {message}");
+
+    let edef = "[[devices]]\nname = \"a\"\nkind = \"edef\"\nurl = \"https://edef.dgirdc.cd\"\ntoken_file = \"t\"\n";
+    let config = parse(&format!(
+        "{edef}sandbox_url = \"https://developper.dgirdc.cd/edef\"\n"
+    ))
+    .unwrap();
+    let (key, message) = invalid(&config);
+    assert!(key.contains("sandbox_token_file"), "{key}: {message}");
+    let config = parse(&format!("{edef}sandbox_token_file = \"s\"\n")).unwrap();
+    let (key, message) = invalid(&config);
+    assert!(
+        key.contains("sandbox_token_file") && message.contains("sandbox_url"),
+        "{key}: {message}"
+    );
+    let config = parse(&format!(
+        "{edef}sandbox_url = \"ftp://x\"\nsandbox_token_file = \"s\"\n"
+    ))
+    .unwrap();
+    let (key, message) = invalid(&config);
+    assert!(key.contains("sandbox_url"), "{key}: {message}");
+    let config = parse(&format!("{edef}anonymous_client = \"anonyme\"\n")).unwrap();
+    let (key, message) = invalid(&config);
+    assert!(
+        key.contains("anonymous_client") && message.contains("\"pp\""),
+        "{key}: {message}"
+    );
+    let config = parse(&format!("{edef}anonymous_client = \"pp\"\n")).unwrap();
+    assert!(config.devices[0].edef_settings().anonymous_client);
+    let config = parse(&format!(
+        "{edef}sandbox_url = \"https://developper.dgirdc.cd/edef\"\nsandbox_token_file = \"s\"\n"
+    ))
+    .unwrap();
+    assert!(!config.devices[0].edef_settings().anonymous_client);
+    let sandbox = config.devices[0]
+        .sandbox_edef_settings("sandbox-acme")
+        .unwrap();
+    assert_eq!(sandbox.url, "https://developper.dgirdc.cd/edef");
+    assert_eq!(sandbox.name, "sandbox-acme");
+    assert_eq!(sandbox.token_file, std::path::PathBuf::from("s"));
+}
+
+fn with_device(edit: impl FnOnce(&mut DeviceEntry)) -> Config {
+    let mut device = DeviceEntry::new("shop", "/dev/ttyUSB0");
+    edit(&mut device);
+    Config {
+        devices: vec![device],
+        ..Config::default()
+    }
+}
+
+#[test]
+fn validation_errors_name_the_key() {
+    let device_key = |field: &str| format!("{field} in [[devices]] entry 1 (\"shop\")");
+    let cases: Vec<(Config, String, &str)> = vec![
+        (
+            Config {
+                max_connections: 0,
+                ..Config::default()
+            },
+            "max_connections".into(),
+            "between 1 and 65536",
+        ),
+        (
+            Config {
+                header_read_timeout_secs: 0,
+                ..Config::default()
+            },
+            "header_read_timeout_secs".into(),
+            "between 1 and 3600 seconds",
+        ),
+        (
+            Config {
+                request_timeout_secs: 90_000,
+                ..Config::default()
+            },
+            "request_timeout_secs".into(),
+            "between 1 and 3600 seconds",
+        ),
+        (
+            Config {
+                body_limit_bytes: 10,
+                ..Config::default()
+            },
+            "body_limit_bytes".into(),
+            "between 1024",
+        ),
+        (
+            Config {
+                plans: Plans { start: 0, grow: 1 },
+                ..Config::default()
+            },
+            "plans.start".into(),
+            "is 0",
+        ),
+        (
+            Config {
+                state_dir: Some(PathBuf::new()),
+                ..Config::default()
+            },
+            "state_dir".into(),
+            "is empty",
+        ),
+        (with_device(|d| d.baud = 0), device_key("baud"), "115200"),
+        (
+            with_device(|d| d.path = PathBuf::new()),
+            device_key("path"),
+            "/dev/serial/by-id",
+        ),
+        (
+            with_device(|d| d.queue_capacity = 0),
+            device_key("queue_capacity"),
+            "is 0",
+        ),
+        (
+            with_device(|d| d.tries = Some(0)),
+            device_key("tries"),
+            "between 1 and 10",
+        ),
+        (
+            with_device(|d| d.finalize_budget_ms = Some(0)),
+            device_key("finalize_budget_ms"),
+            "between 1 and 3600000 ms",
+        ),
+        (
+            with_device(|d| d.window_ms = Some(16_000)),
+            device_key("window_ms"),
+            "command_budget_ms",
+        ),
+        (
+            with_device(|d| d.poll_interval_ms = Some(20_000)),
+            device_key("poll_interval_ms"),
+            "finalize_budget_ms",
+        ),
+        (
+            with_device(|d| d.credit_note_budget_ms = Some(120_000)),
+            "request_timeout_secs".into(),
+            "device \"shop\" (120000 ms",
+        ),
+        (
+            Config {
+                request_timeout_secs: 90,
+                ..Config::default()
+            },
+            "request_timeout_secs".into(),
+            "embedded simulator",
+        ),
+        (
+            with_device(|d| d.name = String::new()),
+            "name in [[devices]] entry 1 (\"\")".into(),
+            "is empty",
+        ),
+        (
+            with_device(|d| d.name = "shop 1".into()),
+            "name in [[devices]] entry 1 (\"shop 1\")".into(),
+            "ASCII letters",
+        ),
+        (
+            with_device(|d| d.name = "x".repeat(33)),
+            format!("name in [[devices]] entry 1 (\"{}\")", "x".repeat(33)),
+            "32",
+        ),
+        (
+            with_device(|d| {
+                d.seq_range = Some("20-20".into());
+                d.seq_replay = Some(true);
+            }),
+            device_key("seq_range"),
+            "seq_replay = false",
+        ),
+        (
+            with_device(|d| d.seq_range = Some("10-FF".into())),
+            device_key("seq_range"),
+            "at least 20",
+        ),
+        (
+            with_device(|d| d.rates = Some([("B".to_string(), "16%".to_string())].into())),
+            device_key("rates"),
+            "not a rate",
+        ),
+    ];
+    for (config, key, fragment) in cases {
+        let (got_key, message) = invalid(&config);
+        assert_eq!(got_key, key, "{message}");
+        assert!(message.contains(fragment), "{key}: {message}");
+    }
+}
+
+#[test]
+fn duplicate_device_names() {
+    let mut config = with_device(|_| {});
+    config
+        .devices
+        .push(DeviceEntry::new("Shop", "/dev/ttyUSB1"));
+    let (key, message) = invalid(&config);
+    assert_eq!(key, "name in [[devices]] entry 2 (\"Shop\")");
+    assert!(message.contains("entry 1"), "{message}");
+}
+
+#[test]
+fn request_timeout_just_above_the_budget_is_enough() {
+    let mut config = with_device(|d| d.credit_note_budget_ms = Some(119_999));
+    config.validate().unwrap();
+    config.devices[0].credit_note_budget_ms = Some(120_000);
+    assert!(config.validate().is_err());
+}
+
+#[test]
+fn invalid_error_mentions_the_file() {
+    let mut config = Config {
+        max_connections: 0,
+        ..Config::default()
+    };
+    assert!(!config.validate().unwrap_err().to_string().contains("file"));
+    config.source = Some(PathBuf::from("/etc/emcf-gateway/config.toml"));
+    let message = config.validate().unwrap_err().to_string();
+    assert!(
+        message.contains("/etc/emcf-gateway/config.toml"),
+        "{message}"
+    );
+    assert!(message.contains("max_connections"), "{message}");
+}
+
+/// A configuration written for release 1.0.0 (every key it knew) is read by this release
+/// unchanged, with the same meaning.
+#[test]
+fn a_release_1_0_0_configuration_still_loads() {
+    let text = include_str!("../../../tests/fixtures/release-1.0.0/config.toml");
+    let config = parse(text).expect("the 1.0.0 file parses");
+    config.validate().expect("and is valid");
+    assert_eq!(config.listen.to_string(), "0.0.0.0:8080");
+    assert_eq!(config.timezone_offset.local_minus_utc(), 7200);
+    assert_eq!(config.plans.start, 3000);
+    assert_eq!(config.devices.len(), 2);
+    let warehouse = &config.devices[1];
+    assert_eq!(warehouse.baud, 9600);
+    let timing = warehouse.timing();
+    assert_eq!(timing.window, Duration::from_millis(800));
+    assert_eq!(timing.tries, 4);
+    assert_eq!(timing.command_budget, Duration::from_millis(8000));
+    assert_eq!(timing.credit_note_budget, Duration::from_millis(180_000));
+    assert_eq!(timing.poll_interval, Duration::from_millis(1000));
+}
