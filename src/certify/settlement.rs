@@ -206,8 +206,13 @@ impl Certifier {
         note: &str,
     ) -> Result<Option<RegisterEntry>, ResolveError> {
         let by = by.trim();
-        if by.is_empty() || by.len() > MAX_TEXT || note.len() > MAX_TEXT {
+        if by.is_empty() {
             return Err(ResolveError::NoName);
+        }
+        if by.len() > MAX_TEXT || note.len() > MAX_TEXT {
+            return Err(ResolveError::BadElement(format!(
+                "the name and the note are {MAX_TEXT} characters at most"
+            )));
         }
         resolution.check()?;
         let awaiting = self.awaiting_administrator();

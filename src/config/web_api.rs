@@ -108,7 +108,7 @@ impl DeviceEntry {
         let url = self.sandbox_url.clone()?;
         let mut settings = self.edef_settings();
         settings.name = name.to_owned();
-        settings.url = url;
+        settings.url = url.trim().trim_end_matches('/').to_owned();
         settings.token_file = self.sandbox_token_file.clone().unwrap_or_default();
         Some(settings)
     }

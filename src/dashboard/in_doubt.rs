@@ -5,7 +5,6 @@
 
 use chrono::NaiveDateTime;
 use hyper::{Response, StatusCode};
-use tracing::warn;
 
 use super::html::{self, csrf_input, esc};
 use super::web::{self, Body};
@@ -122,7 +121,6 @@ impl Dashboard {
             .await
         {
             Ok(_) => {
-                warn!(org = %ctx.org.id, rn = %open.rn, "invoice in doubt settled from the dashboard");
                 let outcome = match resolution {
                     Resolution::Certified { .. } => "certified",
                     Resolution::NotCertified => "not_certified",

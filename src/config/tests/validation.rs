@@ -54,7 +54,7 @@ fn web_api_keys_are_validated() {
     let config = parse(&format!("{edef}anonymous_client = \"pp\"\n")).unwrap();
     assert!(config.devices[0].edef_settings().anonymous_client);
     let config = parse(&format!(
-        "{edef}sandbox_url = \"https://developper.dgirdc.cd/edef\"\nsandbox_token_file = \"s\"\n"
+        "{edef}sandbox_url = \"https://developper.dgirdc.cd/edef/\"\nsandbox_token_file = \"s\"\n"
     ))
     .unwrap();
     assert!(!config.devices[0].edef_settings().anonymous_client);
