@@ -1,7 +1,19 @@
 //! The CSV export of a register, one format for `emcf-gateway log export --format csv` and
 //! the dashboard's download.
-//! Values are written as stored (a fiscal register is not rewritten), quoted per RFC 4180
-//! where needed.
+//!
+//! Values are written as stored (a fiscal register is not rewritten), with one exception made
+//! for the spreadsheet the file is opened in: a cell that begins with `=`, `+`, `-`, `@`, TAB
+//! or CR is a formula to Excel, LibreOffice and Google Sheets, and an `rn` is chosen by an API
+//! client (`=HYPERLINK(...)`, `+cmd|' /C calc'!A0`). Such a cell is written with a single
+//! quote `'` in front (OWASP's rule against CSV injection), so the spreadsheet shows it as
+//! text. A cell that is a plain decimal number with a leading `-` (`-116.00`, the total of a
+//! credit note) cannot be a formula and is left as it is, so that amounts stay numbers. Then
+//! the cell is quoted per RFC 4180 where needed (a comma, a double quote, CR or LF).
+//!
+//! Only the CSV is neutralized: the register, `log show` and the JSON export keep every value
+//! exactly as certified (the JSON export is the exact copy).
+
+use std::borrow::Cow;
 
 use crate::model::RegisterEntry;
 
@@ -40,11 +52,33 @@ pub fn row(e: &RegisterEntry) -> String {
         .join(",")
 }
 
+/// One cell: neutralized, then quoted if needed.
 fn field(value: &str) -> String {
+    let value = neutralized(value);
     if value.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", value.replace('"', "\"\""))
     } else {
-        value.to_string()
+        value.into_owned()
+    }
+}
+
+/// `value` with `'` in front if a spreadsheet would take it for a formula (see the module doc).
+fn neutralized(value: &str) -> Cow<'_, str> {
+    match value.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') if !is_plain_number(value) => {
+            Cow::Owned(format!("'{value}"))
+        }
+        _ => Cow::Borrowed(value),
+    }
+}
+
+/// An optional `-`, digits, and optionally `.` and digits: `-116.00`, `-5`, `12.5`.
+fn is_plain_number(value: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let unsigned = value.strip_prefix('-').unwrap_or(value);
+    match unsigned.split_once('.') {
+        Some((whole, fraction)) => digits(whole) && digits(fraction),
+        None => digits(unsigned),
     }
 }
 
@@ -52,6 +86,7 @@ fn field(value: &str) -> String {
 mod tests {
     use super::*;
     use crate::store::tests::{certified_entry, intent};
+    use rust_decimal_macros::dec;
 
     #[test]
     fn rows_have_the_header_s_columns_and_quote_when_needed() {
@@ -64,5 +99,43 @@ mod tests {
         );
         assert_eq!(HEADER.split(',').count(), 19);
         assert_eq!(field("plain"), "plain");
+    }
+
+    #[test]
+    fn cells_a_spreadsheet_would_run_as_formulas_are_prefixed_with_a_quote() {
+        let cases = [
+            (
+                "=HYPERLINK(\"http://e.x\")",
+                "\"'=HYPERLINK(\"\"http://e.x\"\")\"",
+            ),
+            ("+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"),
+            ("@SUM(1+1)", "'@SUM(1+1)"),
+            ("-1+2", "'-1+2"),
+            ("-", "'-"),
+            ("-2.", "'-2."),
+            ("\tTAB", "'\tTAB"),
+            ("\rCR", "\"'\rCR\""),
+        ];
+        for (value, cell) in cases {
+            assert_eq!(field(value), cell, "{value:?}");
+        }
+        // Plain numbers cannot be formulas: a credit note's negative total stays a number.
+        for number in ["-116.00", "116.00", "-5", "0"] {
+            assert_eq!(field(number), number);
+        }
+        // A trigger character elsewhere than at the start is left alone.
+        assert_eq!(field("F-1=2"), "F-1=2");
+    }
+
+    #[test]
+    fn an_attacker_s_rn_and_a_negative_total_in_a_row() {
+        let mut note = intent("demo", "=HYPERLINK(\"http://e.x\")");
+        note.totals.total = dec!(-116.00);
+        note.totals.vat = dec!(-16.00);
+        let line = row(&certified_entry(4, 10, note));
+        assert!(
+            line.contains(",\"'=HYPERLINK(\"\"http://e.x\"\")\",FV,-116.00,-16.00,"),
+            "{line}"
+        );
     }
 }
