@@ -25,7 +25,7 @@ pub(super) async fn start(
     nif: Option<&str>,
 ) -> anyhow::Result<RunningSim> {
     let dir = state_dir.join("simulator");
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    private_dir(&dir)?;
     let state_file: PathBuf = dir.join(format!("{name}.fiscal.json"));
     let mut options = SimOptions::default();
     options.device.state_file = Some(state_file.clone());
@@ -49,7 +49,7 @@ pub(super) async fn start_web_api(
     nif: &str,
 ) -> anyhow::Result<(SharedChannel, RunningEdef)> {
     let dir = state_dir.join("simulator");
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    private_dir(&dir)?;
     let token: String = {
         use rand::Rng;
         let mut rng = rand::thread_rng();
@@ -70,6 +70,16 @@ pub(super) async fn start_web_api(
     let settings = EdefSettings::new(name, sim.url(), token_file);
     let channel = edef_channel(settings).map_err(|e| anyhow::anyhow!(e))?;
     Ok((channel, sim))
+}
+
+/// Creates `dir` (and its parents) for this user only.
+fn private_dir(dir: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("creating {}", dir.display()))
 }
 
 /// Writes `text` to `path`, readable by this user only.

@@ -8,6 +8,7 @@ mod device_commands;
 mod embedded;
 mod intent_commands;
 mod serve;
+mod state_dir;
 
 use std::path::PathBuf;
 

@@ -15,6 +15,7 @@ use tracing::{error, info, warn};
 
 use super::admin_commands::quota_settings;
 use super::embedded;
+use super::state_dir;
 use crate::admin::{socket, Admin, AdminRequest};
 use crate::api::{self, Backend, ServerSettings};
 use crate::certify::{
@@ -62,8 +63,7 @@ fn init_logging() {
 
 async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     let state_dir = config.resolved_state_dir().to_path_buf();
-    std::fs::create_dir_all(&state_dir)
-        .with_context(|| format!("creating the state directory {}", state_dir.display()))?;
+    state_dir::prepare(&state_dir)?.warn_if_readable(&state_dir);
     if config.device(EMBEDDED_DEVICE).is_some()
         || config
             .devices

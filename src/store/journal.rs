@@ -279,16 +279,33 @@ pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Creates an empty journal file at `path` (its directory too), durably.
+/// Creates `dir` and its missing parents for the owner only (0700, whatever the umask).
+pub fn create_private_dir(dir: &Path) -> Result<(), StoreError> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).map_err(|e| io_at(dir, "creating", e))
+}
+
+/// Options that create a file for its owner only (0600, whatever the umask).
+pub fn private_file() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+}
+
+/// Creates an empty journal file at `path` (its directory too), durably, owner only.
 pub fn create(path: &Path) -> Result<(), StoreError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     if !dir.exists() {
-        std::fs::create_dir_all(dir).map_err(|e| io_at(dir, "creating", e))?;
+        create_private_dir(dir)?;
         if let Some(parent) = dir.parent() {
             sync_dir(parent)?;
         }
     }
-    let file = OpenOptions::new()
+    let file = private_file()
         .write(true)
         .create_new(true)
         .open(path)
@@ -426,8 +443,12 @@ fn truncate_torn(path: &Path, file: &File, torn: &Torn) -> Result<(), StoreError
         .map_err(|e| io_at(path, "reading", e))?;
     let stamp = Utc::now().format("%Y%m%dT%H%M%S%.fZ");
     let aside = dir.join(format!("torn-{}-{stamp}.bin", torn.offset));
-    std::fs::write(&aside, &bytes)
-        .and_then(|_| File::open(&aside)?.sync_all())
+    private_file()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&aside)
+        .and_then(|mut out| out.write_all(&bytes).and_then(|()| out.sync_all()))
         .map_err(|e| io_at(&aside, "writing", e))?;
     sync_dir(dir)?;
     file.set_len(torn.offset)

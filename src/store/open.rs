@@ -1,7 +1,7 @@
 //! Opening a store: the lock, the journal scan, bringing the index up to date.
 
 use std::collections::VecDeque;
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -27,7 +27,7 @@ impl Store {
     /// Opens (or creates) the store in `state_dir`: takes the lock, scans the journal (see the
     /// recovery rules), brings the index up to date.
     pub fn open_with(state_dir: &Path, options: &StoreOptions) -> Result<Store, StoreError> {
-        std::fs::create_dir_all(state_dir).map_err(|e| error::io_at(state_dir, "creating", e))?;
+        journal::create_private_dir(state_dir)?;
         let lock = take_lock(&state_dir.join("gateway.lock"))?;
         let journal_path = state_dir.join("journal").join("journal.log");
         let index_dir = state_dir.join("index.sled");
@@ -117,6 +117,9 @@ fn open_index(
     index_dir: &Path,
     journal_path: &Path,
 ) -> Result<Index, StoreError> {
+    // sled creates its files with the process's umask (the binary's is 077); its folder is
+    // created here for the owner only in any case.
+    journal::create_private_dir(index_dir)?;
     let error = match Index::open(index_dir) {
         Ok(index) => return Ok(index),
         Err(StoreError::Index(error)) => error,
@@ -149,9 +152,9 @@ fn open_index(
     Index::open(index_dir)
 }
 
-/// Takes the exclusive lock on `path`.
+/// Takes the exclusive lock on `path` (created for the owner only).
 fn take_lock(path: &Path) -> Result<File, StoreError> {
-    let file = OpenOptions::new()
+    let file = journal::private_file()
         .read(true)
         .write(true)
         .create(true)
