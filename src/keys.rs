@@ -255,7 +255,7 @@ pub fn bearer(header_value: &str) -> Option<&str> {
         return None;
     }
     let token = token.trim_end_matches([' ', '\t']);
-    if token.is_empty() || token.contains(char::is_whitespace) {
+    if token.is_empty() || token.contains(|c: char| c.is_ascii_whitespace()) {
         return None;
     }
     Some(token)

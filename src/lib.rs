@@ -13,6 +13,7 @@ pub mod config;
 pub mod dashboard;
 pub mod device;
 pub mod failpoint;
+pub mod http_body;
 pub mod keys;
 pub mod metrics;
 pub mod model;

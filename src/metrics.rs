@@ -65,6 +65,8 @@ struct Registry {
     anomalies: Mutex<BTreeMap<(String, String, String), u64>>,
     round_trips: Mutex<BTreeMap<(String, String), &'static Histogram>>,
     queue_waits: Mutex<BTreeMap<String, &'static Histogram>>,
+    refusals: Mutex<BTreeMap<&'static str, u64>>,
+    sign_ins: Mutex<BTreeMap<&'static str, u64>>,
 }
 
 fn registry() -> &'static Registry {
@@ -131,6 +133,18 @@ pub fn device_reply_anomaly(device: &str, cmd: u8, field: &str) {
     .or_insert(0) += 1;
 }
 
+/// A connection or request the HTTP server turned away before serving it, by `reason`
+/// (`per_peer`: too many connections from one address; `dashboard_busy`: the dashboard's
+/// share of requests in use; `body_too_slow`).
+pub fn connection_refused(reason: &'static str) {
+    *lock(&registry().refusals).entry(reason).or_insert(0) += 1;
+}
+
+/// A dashboard sign-in attempt by `outcome` (`ok`, `bad_token`, `throttled`, `bad_form`).
+pub fn dashboard_sign_in(outcome: &'static str) {
+    *lock(&registry().sign_ins).entry(outcome).or_insert(0) += 1;
+}
+
 /// A session waited `elapsed` in `device`'s queue before it got the port.
 pub fn queue_wait(device: &str, elapsed: Duration) {
     histogram(&registry().queue_waits, &device.to_string()).observe(elapsed);
@@ -166,8 +180,9 @@ fn label(value: &str) -> String {
         .replace('\n', "\\n")
 }
 
-/// The Prometheus text exposition of everything.
-pub fn render(gauges: &Gauges) -> String {
+/// The Prometheus text exposition of everything; organizations by name only when
+/// `per_organization` (`/metrics` is public: by default it says how many, not which).
+pub fn render(gauges: &Gauges, per_organization: bool) -> String {
     let mut out = String::new();
     out.push_str("# HELP emcf_ready Whether the certification path works (store writable, devices up, nothing to settle).\n# TYPE emcf_ready gauge\n");
     let _ = writeln!(out, "emcf_ready {}", u8::from(gauges.ready));
@@ -184,8 +199,46 @@ pub fn render(gauges: &Gauges) -> String {
 
     render_devices(&mut out, gauges);
     render_device_traffic(&mut out);
-    render_quotas(&mut out, gauges);
+    render_http(&mut out);
+    if per_organization {
+        render_quotas(&mut out, gauges);
+    } else {
+        render_quota_totals(&mut out, gauges);
+    }
     out
+}
+
+/// What the HTTP server turned away, and the dashboard's sign-ins.
+fn render_http(out: &mut String) {
+    out.push_str("# HELP emcf_http_refused_total Connections or requests turned away before being served, by reason.\n# TYPE emcf_http_refused_total counter\n");
+    for (reason, count) in lock(&registry().refusals).iter() {
+        let _ = writeln!(
+            out,
+            "emcf_http_refused_total{{reason=\"{reason}\"}} {count}"
+        );
+    }
+    out.push_str("# HELP emcf_dashboard_sign_ins_total Dashboard sign-in attempts by outcome.\n# TYPE emcf_dashboard_sign_ins_total counter\n");
+    for (outcome, count) in lock(&registry().sign_ins).iter() {
+        let _ = writeln!(
+            out,
+            "emcf_dashboard_sign_ins_total{{outcome=\"{outcome}\"}} {count}"
+        );
+    }
+}
+
+/// How many organizations there are and how many have used their whole quota, unnamed.
+fn render_quota_totals(out: &mut String, gauges: &Gauges) {
+    out.push_str(
+        "# HELP emcf_organizations Organizations served.\n# TYPE emcf_organizations gauge\n",
+    );
+    let _ = writeln!(out, "emcf_organizations {}", gauges.quotas.len());
+    let exhausted = gauges
+        .quotas
+        .iter()
+        .filter(|(_, used, quota)| used >= quota)
+        .count();
+    out.push_str("# HELP emcf_organizations_quota_exhausted Organizations whose annual quota is used up (429).\n# TYPE emcf_organizations_quota_exhausted gauge\n");
+    let _ = writeln!(out, "emcf_organizations_quota_exhausted {exhausted}");
 }
 
 /// The devices' state: link, readiness and why not, fiscal anomalies, queue depth.
@@ -306,7 +359,7 @@ mod tests {
         device_round_trip("test-dev", 0x38, Duration::from_millis(300));
         queue_wait("test-dev", Duration::from_millis(2));
         device_reply_anomaly("test-dev", 0xC1, "curDate");
-        let text = render(&Gauges {
+        let gauges = Gauges {
             devices: vec![("test-dev".into(), true, 3)],
             quotas: vec![("demo".into(), 7, 5000)],
             ready: true,
@@ -315,7 +368,8 @@ mod tests {
             open_anomalies: vec![("back".into(), 1)],
             awaiting_administrator: vec![("dgi".into(), 2)],
             token_valid: vec![("dgi".into(), 1_800_000_000)],
-        });
+        };
+        let text = render(&gauges, true);
         assert!(text.contains("emcf_invoices_in_doubt{device=\"dgi\"} 2"));
         assert!(text.contains("emcf_token_valid_until_seconds{device=\"dgi\"} 1800000000"));
         assert!(text.contains("emcf_device_ready{device=\"test-dev\"} 1"));
@@ -335,6 +389,12 @@ mod tests {
         assert!(text.contains("emcf_quota_used{org=\"demo\"} 7"));
         assert!(text.contains("emcf_quota_limit{org=\"demo\"} 5000"));
         assert!(text.contains("emcf_ready 1"));
+
+        let public = render(&gauges, false);
+        assert!(!public.contains("demo"), "{public}");
+        assert!(public.contains("emcf_organizations 1"));
+        assert!(public.contains("emcf_organizations_quota_exhausted 0"));
+        assert!(public.contains("emcf_ready 1"));
     }
 
     #[test]

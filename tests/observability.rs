@@ -31,8 +31,8 @@ async fn metrics_count_certifications_and_show_the_device_and_quota() {
         "emcf_device_queue_depth{device=\"shop\"} 0",
         "emcf_device_round_trip_seconds_count{device=\"shop\",command=\"38h\"} 1",
         "emcf_device_queue_wait_seconds_count{device=\"shop\"} 1",
-        "emcf_quota_used{org=\"acme\"} 1",
-        "emcf_quota_limit{org=\"acme\"} 10",
+        "emcf_organizations 1",
+        "emcf_organizations_quota_exhausted 0",
         "emcf_ready 1",
     ] {
         assert!(
@@ -41,6 +41,7 @@ async fn metrics_count_certifications_and_show_the_device_and_quota() {
         );
     }
     assert!(!text.contains(&setup.key), "no secret in metrics");
+    assert!(!text.contains("acme"), "no organization named by default");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -65,6 +65,15 @@ impl Admin {
         }))
     }
 
+    /// The organization whose dashboard token `text`'s id names, without checking its secret
+    /// (to count failed sign-ins per organization); `None` if the id is not one of them.
+    pub fn dashboard_token_org(&self, text: &str) -> Result<Option<String>, AdminError> {
+        let Some(presented) = token::parse(text) else {
+            return Ok(None);
+        };
+        Ok(self.store.dashboard_token(&presented.id)?.map(|t| t.org))
+    }
+
     /// Whether a session opened with `token_id` for `org` may go on (the token is not
     /// revoked and still names that organization).
     pub fn dashboard_token_valid(&self, token_id: &str, org: &str) -> Result<bool, AdminError> {
@@ -273,9 +282,16 @@ mod tests {
         // Right id, wrong secret; garbage; unknown id.
         let forged = format!("{}{}", &token[..22], &other[22..]);
         assert_eq!(admin.dashboard_sign_in(&forged).unwrap(), None);
+        assert_eq!(
+            admin.dashboard_token_org(&forged).unwrap().as_deref(),
+            Some("demo"),
+            "the forged token's id names demo's token: its failure counts against demo"
+        );
         assert_eq!(admin.dashboard_sign_in("mcf_dash_nope").unwrap(), None);
+        assert_eq!(admin.dashboard_token_org("mcf_dash_nope").unwrap(), None);
         let unknown = format!("mcf_dash_{}{}", "Z".repeat(12), &token[21..]);
         assert_eq!(admin.dashboard_sign_in(&unknown).unwrap(), None);
+        assert_eq!(admin.dashboard_token_org(&unknown).unwrap(), None);
         assert!(admin.dashboard_token_valid(&id, "demo").unwrap());
         assert!(!admin.dashboard_token_valid(&id, "acme").unwrap());
 

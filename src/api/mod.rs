@@ -1,8 +1,9 @@
-//! The HTTP API v1 on hyper 1.x (HTTP/1.1): accept loop with a connection cap, header read
-//! timeout, graceful shutdown (docs/design.md §6). The routes are in `routes`, the JSON
-//! bodies and the error mapping in `reply`. This layer knows the certification service only,
-//! never the store.
+//! The HTTP API v1 on hyper 1.x (HTTP/1.1): accept loop with a connection cap and a cap per
+//! peer address (`peers`), header read timeout, body limits and rate (`crate::http_body`),
+//! graceful shutdown (docs/design.md §6). The routes are in `routes`, the JSON bodies and the
+//! error mapping in `reply`. This layer knows the certification service only, never the store.
 
+mod peers;
 mod reply;
 mod routes;
 
@@ -14,6 +15,7 @@ use std::time::Duration;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -21,6 +23,8 @@ use tracing::{debug, info, warn};
 
 use crate::certify::Certifier;
 use crate::dashboard::Dashboard;
+use crate::http_body::BodyLimits;
+use peers::Peers;
 
 pub use routes::API_VERSION;
 
@@ -29,24 +33,30 @@ pub use routes::API_VERSION;
 pub struct ServerSettings {
     /// Connections served at once; more wait in the listen backlog.
     pub max_connections: usize,
+    /// Connections of one peer address at once; more are answered 503 (127) and closed.
+    pub max_connections_per_peer: usize,
     /// Time a client has to send the request headers.
     pub header_read_timeout: Duration,
     /// Longest a request may take; above the longest device budget (a credit note: 90 s).
     pub request_timeout: Duration,
-    /// Largest request body accepted.
-    pub body_limit: usize,
+    /// Largest request body accepted, and how fast a body must come.
+    pub body: BodyLimits,
     /// How long shutdown waits for requests in progress.
     pub shutdown_grace: Duration,
+    /// `/metrics` names each organization (its quota use); else totals only.
+    pub metrics_per_organization: bool,
 }
 
 impl Default for ServerSettings {
     fn default() -> Self {
         ServerSettings {
             max_connections: 256,
+            max_connections_per_peer: 32,
             header_read_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(120),
-            body_limit: 256 * 1024,
+            body: BodyLimits::default(),
             shutdown_grace: Duration::from_secs(100),
+            metrics_per_organization: false,
         }
     }
 }
@@ -86,6 +96,8 @@ pub async fn serve(
     let max = settings.max_connections.max(1);
     let grace = settings.shutdown_grace;
     let permits = Arc::new(Semaphore::new(max));
+    let peers = Peers::new(settings.max_connections_per_peer);
+    let per_peer = settings.max_connections_per_peer;
     let app = Arc::new(App { backend, settings });
     info!(addr = ?listener.local_addr().ok(), "HTTP API listening");
     loop {
@@ -108,11 +120,18 @@ pub async fn serve(
             },
             () = shutdown.cancelled() => break,
         };
+        let Some(slot) = peers.enter(peer.ip()) else {
+            drop(permit);
+            crate::metrics::connection_refused("per_peer");
+            debug!(%peer, "connection refused: too many from this address");
+            tokio::spawn(refuse(stream, per_peer));
+            continue;
+        };
         let app = Arc::clone(&app);
         let shutdown = shutdown.clone();
         tokio::spawn(async move {
             serve_connection(stream, peer, app, shutdown).await;
-            drop(permit);
+            drop((slot, permit));
         });
     }
     info!("HTTP API stops accepting; finishing requests in progress");
@@ -124,6 +143,16 @@ pub async fn serve(
         warn!("requests still in progress after the shutdown grace period");
     }
     Ok(())
+}
+
+/// Answers a connection over its peer's cap with a short 503 (best effort, 1 s) and closes it.
+async fn refuse(mut stream: tokio::net::TcpStream, cap: usize) {
+    let answer = peers::refusal(cap);
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        stream.write_all(&answer).await?;
+        stream.shutdown().await
+    })
+    .await;
 }
 
 async fn serve_connection(

@@ -23,8 +23,15 @@ pub(crate) enum HttpError {
     NotFound,
     /// The path exists, not with this method.
     MethodNotAllowed(&'static str),
-    /// Body above the limit.
-    TooLarge(usize),
+    /// Body above the limit; `drained`: the rest was read (else the connection closes).
+    TooLarge {
+        /// The limit in bytes.
+        limit: usize,
+        /// Whether the whole body was read.
+        drained: bool,
+    },
+    /// The body did not keep up the minimum rate (bytes per second).
+    TooSlow(u64),
     /// Not `application/json`.
     UnsupportedMediaType,
     /// The body could not be read.
@@ -122,10 +129,15 @@ pub(crate) fn http_error(error: &HttpError) -> Response<Body> {
             121,
             format!("method not allowed on this path; allowed: {allow}"),
         ),
-        HttpError::TooLarge(limit) => (
+        HttpError::TooLarge { limit, .. } => (
             StatusCode::PAYLOAD_TOO_LARGE,
             122,
             format!("request body larger than {limit} bytes"),
+        ),
+        HttpError::TooSlow(rate) => (
+            StatusCode::REQUEST_TIMEOUT,
+            126,
+            format!("the request body arrived too slowly (under {rate} bytes per second); send the whole body at once"),
         ),
         HttpError::UnsupportedMediaType => (
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -153,6 +165,15 @@ pub(crate) fn http_error(error: &HttpError) -> Response<Body> {
         response
             .headers_mut()
             .insert(hyper::header::ALLOW, HeaderValue::from_static(allow));
+    }
+    if matches!(
+        error,
+        HttpError::TooSlow(_) | HttpError::TooLarge { drained: false, .. }
+    ) {
+        // The rest of the body was not read: the connection cannot carry another request.
+        response
+            .headers_mut()
+            .insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
     }
     match error {
         HttpError::Timeout => response = with_retry_after(response, Some(Duration::from_secs(5))),

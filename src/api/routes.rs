@@ -5,12 +5,12 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use chrono::{SecondsFormat, Utc};
-use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::json;
 use tracing::{debug, info, Instrument};
@@ -18,6 +18,7 @@ use tracing::{debug, info, Instrument};
 use super::reply::{certification_body, certify_error, http_error, json_response, Body, HttpError};
 use super::{App, Backend};
 use crate::certify::CertifyError;
+use crate::http_body::{self, BodyError, BodyLimits};
 
 /// The version the status report shows ("major.minor").
 pub const API_VERSION: &str = "1.0";
@@ -53,7 +54,7 @@ pub(crate) async fn handle(
         )
     };
     async move {
-        let mut response = route(request, &app).await;
+        let mut response = route(request, &app, peer).await;
         if let Ok(value) = HeaderValue::from_str(&request_id) {
             response.headers_mut().insert("x-request-id", value);
         }
@@ -78,14 +79,14 @@ fn is_probe(method: &Method, path: &str) -> bool {
                 .is_some_and(|rest| rest == "/status" || rest == "/openapi.yaml"))
 }
 
-async fn route(request: Request<Incoming>, app: &App) -> Response<Body> {
+async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Response<Body> {
     let path = request.uri().path().to_string();
     if path == "/dashboard" || path.starts_with("/dashboard/") {
         return match &app.backend {
             Backend::Ready {
                 dashboard: Some(dashboard),
                 ..
-            } => with_timeout(app, dashboard.handle(request)).await,
+            } => with_timeout(app, dashboard.handle(request, peer)).await,
             Backend::Ready { .. } => http_error(&HttpError::NotFound),
             Backend::Halted { reason } => http_error(&HttpError::Halted(reason.clone())),
         };
@@ -159,19 +160,28 @@ async fn with_timeout(
 }
 
 async fn post_invoice(request: Request<Incoming>, app: &App) -> Response<Body> {
+    let limit = app.settings.body.limit;
     let certifier = match &app.backend {
         Backend::Ready { certifier, .. } => certifier,
-        Backend::Halted { reason } => return http_error(&HttpError::Halted(reason.clone())),
+        Backend::Halted { reason } => {
+            return unread(
+                request,
+                limit,
+                http_error(&HttpError::Halted(reason.clone())),
+            )
+            .await
+        }
     };
-    let principal = match certifier.authenticate(header(&request, AUTHORIZATION.as_str())) {
+    let principal = match certifier.authenticate(authorization(&request).as_deref()) {
         Ok(principal) => principal,
-        Err(error) => return certify_error(&error),
+        Err(error) => return unread(request, limit, certify_error(&error)).await,
     };
     if !is_json(header(&request, CONTENT_TYPE.as_str())) {
-        return http_error(&HttpError::UnsupportedMediaType);
+        let refused = http_error(&HttpError::UnsupportedMediaType);
+        return unread(request, limit, refused).await;
     }
     let idempotency_key = header(&request, "idempotency-key").map(str::to_string);
-    let body = match read_body(request, app.settings.body_limit).await {
+    let body = match read_body(request, &app.settings.body).await {
         Ok(body) => body,
         Err(error) => return http_error(&error),
     };
@@ -205,13 +215,17 @@ enum Format {
     QrSvg,
 }
 
-/// Prometheus text (public, like `/status`: no secret in it).
+/// Prometheus text (public, like `/status`: no secret in it, and no organization's name
+/// unless `metrics_per_organization` is set).
 fn metrics(app: &App) -> Response<Body> {
     let gauges = match &app.backend {
         Backend::Ready { certifier, .. } => certifier.gauges().unwrap_or_default(),
         Backend::Halted { .. } => crate::metrics::Gauges::default(),
     };
-    let mut response = Response::new(Body::new(Bytes::from(crate::metrics::render(&gauges))));
+    let mut response = Response::new(Body::new(Bytes::from(crate::metrics::render(
+        &gauges,
+        app.settings.metrics_per_organization,
+    ))));
     response.headers_mut().insert(
         CONTENT_TYPE,
         HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
@@ -241,7 +255,7 @@ fn get_invoice(
         Backend::Ready { certifier, .. } => certifier,
         Backend::Halted { reason } => return http_error(&HttpError::Halted(reason.clone())),
     };
-    let principal = match certifier.authenticate(header(request, AUTHORIZATION.as_str())) {
+    let principal = match certifier.authenticate(authorization(request).as_deref()) {
         Ok(principal) => principal,
         Err(error) => return certify_error(&error),
     };
@@ -273,6 +287,15 @@ fn header<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
         .map(|v| v.to_str().unwrap_or("\u{fffd}"))
 }
 
+/// The `Authorization` header's value, bytes that are not UTF-8 replaced: a Bearer value with
+/// characters a key never has is a wrong key (101), never a missing one (100).
+fn authorization(request: &Request<Incoming>) -> Option<String> {
+    request
+        .headers()
+        .get(AUTHORIZATION)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+}
+
 /// `application/json`, with or without parameters (`; charset=utf-8`), any case.
 fn is_json(content_type: Option<&str>) -> bool {
     content_type
@@ -280,26 +303,34 @@ fn is_json(content_type: Option<&str>) -> bool {
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// Reads the whole body, refusing more than `limit` bytes (also when chunked).
-async fn read_body(request: Request<Incoming>, limit: usize) -> Result<Bytes, HttpError> {
-    let declared = request
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|length| length > limit as u64) {
-        return Err(HttpError::TooLarge(limit));
+/// How long a refused request's body is read before the answer (see `http_body::discard`).
+const REFUSED_BODY_WAIT: Duration = Duration::from_millis(500);
+
+/// `response`, to a request refused before its body was wanted: what the client is already
+/// sending is read and dropped first (up to the body limit, for at most
+/// [`REFUSED_BODY_WAIT`]); if more was coming, the connection closes after the answer.
+async fn unread(
+    request: Request<Incoming>,
+    limit: usize,
+    mut response: Response<Body>,
+) -> Response<Body> {
+    if !http_body::discard(request, limit, REFUSED_BODY_WAIT).await {
+        response
+            .headers_mut()
+            .insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
     }
-    match Limited::new(request.into_body(), limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) => {
-            if error.is::<http_body_util::LengthLimitError>() {
-                Err(HttpError::TooLarge(limit))
-            } else {
-                Err(HttpError::BadBody(error.to_string()))
-            }
-        }
-    }
+    response
+}
+
+/// Reads the whole body under the server's limits (`crate::http_body`).
+async fn read_body(request: Request<Incoming>, limits: &BodyLimits) -> Result<Bytes, HttpError> {
+    http_body::read(request, limits)
+        .await
+        .map_err(|error| match error {
+            BodyError::TooLarge { limit, drained } => HttpError::TooLarge { limit, drained },
+            BodyError::TooSlow => HttpError::TooSlow(limits.min_rate),
+            BodyError::Unreadable(reason) => HttpError::BadBody(reason),
+        })
 }
 
 /// Decodes `%XX` escapes of a path segment; `None` if malformed or not UTF-8.

@@ -23,7 +23,7 @@ use crate::certify::{
     SharedChannel,
 };
 use crate::config::{Config, DeviceEntry, DeviceKind};
-use crate::dashboard::Dashboard;
+use crate::dashboard::{Dashboard, DashboardOptions};
 use crate::device::capture::Capture;
 use crate::device::{self, DeviceConfig, DeviceHandle};
 use crate::keys;
@@ -134,7 +134,15 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
         warn!(%error, "could not notify systemd");
     }
     spawn_watchdog(stop.clone());
-    let dashboard = Dashboard::new(Arc::clone(&admin), Arc::clone(&certifier));
+    let dashboard = Dashboard::with_options(
+        Arc::clone(&admin),
+        Arc::clone(&certifier),
+        DashboardOptions {
+            max_requests: config.http.dashboard_max_requests,
+            body: config.body_limits(),
+            ..DashboardOptions::default()
+        },
+    );
     let backend = Backend::Ready {
         certifier: Arc::clone(&certifier),
         dashboard: Some(Arc::new(dashboard)),
@@ -259,9 +267,11 @@ fn spawn_watchdog(stop: CancellationToken) {
 fn server_settings(config: &Config) -> ServerSettings {
     ServerSettings {
         max_connections: config.max_connections,
+        max_connections_per_peer: config.http.max_connections_per_peer,
         header_read_timeout: config.header_read_timeout(),
         request_timeout: config.request_timeout(),
-        body_limit: config.body_limit_bytes,
+        body: config.body_limits(),
+        metrics_per_organization: config.http.metrics_per_organization,
         shutdown_grace: config.request_timeout(),
     }
 }

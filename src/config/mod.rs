@@ -148,6 +148,9 @@ pub struct Config {
     pub header_read_timeout_secs: u64,
     /// Largest accepted request body.
     pub body_limit_bytes: usize,
+    /// `[http]`: per-peer connections, the dashboard's share, body rate, metrics labels.
+    #[serde(skip_serializing_if = "HttpLimits::is_default")]
+    pub http: HttpLimits,
     /// Annual quotas of the plans.
     pub plans: Plans,
     /// Fiscal devices. Empty: the embedded simulator (demo mode, not fiscal).
@@ -167,6 +170,7 @@ impl Default for Config {
             request_timeout_secs: DEFAULT_REQUEST_TIMEOUT_SECS,
             header_read_timeout_secs: DEFAULT_HEADER_READ_TIMEOUT_SECS,
             body_limit_bytes: DEFAULT_BODY_LIMIT_BYTES,
+            http: HttpLimits::default(),
             plans: Plans::default(),
             devices: Vec::new(),
             source: None,
@@ -482,10 +486,12 @@ mod listen_text {
 }
 
 mod device;
+mod http;
 mod validate;
 mod web_api;
 
 pub use device::{ActionCaseSetting, DeviceEntry, DeviceKind, LineBreaksSetting, StatusMapSetting};
+pub use http::HttpLimits;
 
 #[cfg(test)]
 mod tests;

@@ -17,6 +17,7 @@ impl Config {
     /// default timing, 90 s).
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.validate_service()?;
+        self.validate_http()?;
         let mut seen: HashMap<String, usize> = HashMap::new();
         for (index, device) in self.devices.iter().enumerate() {
             self.validate_device(index, device, &mut seen)?;
@@ -25,7 +26,7 @@ impl Config {
     }
 
     /// A refusal of `key`, naming this configuration's file.
-    fn invalid(&self, key: &str, message: String) -> ConfigError {
+    pub(super) fn invalid(&self, key: &str, message: String) -> ConfigError {
         ConfigError::Invalid {
             key: key.to_string(),
             message,
@@ -252,7 +253,7 @@ fn device_key(index: usize, device: &DeviceEntry, field: &str) -> String {
     )
 }
 
-fn in_range<T: PartialOrd + fmt::Display>(
+pub(super) fn in_range<T: PartialOrd + fmt::Display>(
     value: T,
     min: T,
     max: T,

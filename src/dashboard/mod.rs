@@ -35,12 +35,15 @@
 mod html;
 mod in_doubt;
 mod invoices;
+mod nonces;
 mod pages;
 mod route;
 mod session;
 mod signin;
+mod throttle;
 mod web;
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -51,6 +54,7 @@ use tracing::{info, warn};
 
 use crate::admin::{Admin, AdminError};
 use crate::certify::Certifier;
+use crate::http_body::BodyLimits;
 use crate::model::Organization;
 use html::{Shell, Tab};
 use route::{route, Route};
@@ -73,10 +77,25 @@ pub enum SecureCookies {
 }
 
 /// Dashboard settings.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct DashboardOptions {
     /// `Secure` cookies.
     pub secure_cookies: SecureCookies,
+    /// Requests in progress at once; more are answered 503 at once.
+    pub max_requests: usize,
+    /// What a form body may be (its size is the dashboard's own: [`web::FORM_LIMIT`], and
+    /// [`web::SIGN_IN_LIMIT`] before sign-in).
+    pub body: BodyLimits,
+}
+
+impl Default for DashboardOptions {
+    fn default() -> Self {
+        DashboardOptions {
+            secure_cookies: SecureCookies::default(),
+            max_requests: 32,
+            body: BodyLimits::default(),
+        }
+    }
 }
 
 /// The dashboard's state: what it reads and changes goes through `Admin`.
@@ -84,6 +103,9 @@ pub struct Dashboard {
     admin: Arc<Admin>,
     certifier: Arc<Certifier>,
     sessions: Sessions,
+    nonces: nonces::SignInNonces,
+    throttle: throttle::SignInThrottle,
+    busy: tokio::sync::Semaphore,
     options: DashboardOptions,
 }
 
@@ -120,12 +142,44 @@ impl Dashboard {
             admin,
             certifier,
             sessions: Sessions::new(),
+            nonces: nonces::SignInNonces::new(),
+            throttle: throttle::SignInThrottle::new(),
+            busy: tokio::sync::Semaphore::new(options.max_requests.max(1)),
             options,
         }
     }
 
-    /// Handles a request whose path starts with `/dashboard`.
-    pub async fn handle(&self, request: Request<Incoming>) -> Response<Full<Bytes>> {
+    /// Handles a request whose path starts with `/dashboard`, from `peer`. At most
+    /// `max_requests` are handled at once: the dashboard cannot take the connections the API
+    /// needs (issue 14); over it, 503 at once and the connection closes.
+    pub async fn handle(
+        &self,
+        request: Request<Incoming>,
+        peer: SocketAddr,
+    ) -> Response<Full<Bytes>> {
+        let Ok(_permit) = self.busy.try_acquire() else {
+            crate::metrics::connection_refused("dashboard_busy");
+            let mut response = self.error_page(
+                None,
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Busy",
+                "The dashboard is answering too many requests just now. Try again in a moment.",
+            );
+            let headers = response.headers_mut();
+            headers.insert(
+                hyper::header::RETRY_AFTER,
+                hyper::header::HeaderValue::from_static("2"),
+            );
+            headers.insert(
+                hyper::header::CONNECTION,
+                hyper::header::HeaderValue::from_static("close"),
+            );
+            return response;
+        };
+        self.route(request, peer).await
+    }
+
+    async fn route(&self, request: Request<Incoming>, peer: SocketAddr) -> Response<Full<Bytes>> {
         let method = request.method().clone();
         let route = route(request.uri().path());
         let get = method == Method::GET || method == Method::HEAD;
@@ -133,8 +187,8 @@ impl Dashboard {
         match route {
             Route::Root if get => web::redirect("/dashboard/"),
             Route::Style if get => web::response(StatusCode::OK, "text/css", html::STYLE),
-            Route::Login if get => self.login_form(&request, self.secure(&request)),
-            Route::Login if post => self.sign_in(request).await,
+            Route::Login if get => self.login_form(&request, peer),
+            Route::Login if post => self.sign_in(request, peer).await,
             Route::Logout if post => self.sign_out(request).await,
             Route::NotFound => self.error_page(
                 None,
@@ -259,7 +313,7 @@ impl Dashboard {
         if !web::same_origin(&request) {
             return Err(forbidden("foreign origin"));
         }
-        let form = self.read_form(request).await?;
+        let form = self.read_form(request, web::FORM_LIMIT).await?;
         if !session.csrf_ok(web::field(&form, "csrf")) {
             return Err(forbidden("missing or wrong CSRF token"));
         }
@@ -269,21 +323,45 @@ impl Dashboard {
     async fn read_form(
         &self,
         request: Request<Incoming>,
+        limit: usize,
     ) -> Result<Vec<(String, String)>, Response<Body>> {
-        web::read_form(request).await.map_err(|error| match error {
-            web::FormError::ContentType => self.error_page(
-                None,
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "Unsupported form",
-                "Forms must be sent as application/x-www-form-urlencoded.",
-            ),
-            web::FormError::Body => self.error_page(
-                None,
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "Form too large",
-                "The form could not be read (too large or cut off).",
-            ),
-        })
+        let limits = self.options.body.with_limit(limit);
+        web::read_form(request, &limits)
+            .await
+            .map_err(|error| match error {
+                web::FormError::ContentType => self.error_page(
+                    None,
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "Unsupported form",
+                    "Forms must be sent as application/x-www-form-urlencoded.",
+                ),
+                web::FormError::TooLarge => self.error_page(
+                    None,
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "Form too large",
+                    "The form is larger than this page accepts.",
+                ),
+                web::FormError::TooSlow => {
+                    crate::metrics::connection_refused("body_too_slow");
+                    let mut response = self.error_page(
+                        None,
+                        StatusCode::REQUEST_TIMEOUT,
+                        "Form too slow",
+                        "The form arrived too slowly. Send it again.",
+                    );
+                    response.headers_mut().insert(
+                        hyper::header::CONNECTION,
+                        hyper::header::HeaderValue::from_static("close"),
+                    );
+                    response
+                }
+                web::FormError::Body => self.error_page(
+                    None,
+                    StatusCode::BAD_REQUEST,
+                    "Form unreadable",
+                    "The form could not be read (cut off). Send it again.",
+                ),
+            })
     }
 
     /// Whether cookies set in answer to `request` get `Secure` (per the options and the

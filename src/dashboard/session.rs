@@ -18,6 +18,9 @@ pub const IDLE: Duration = Duration::from_secs(8 * 3600);
 pub const ABSOLUTE: Duration = Duration::from_secs(24 * 3600);
 /// Most sessions kept at once; beyond it the least recently used ends.
 const MAX_SESSIONS: usize = 10_000;
+/// Most sessions of one organization; beyond it that organization's least recently used ends,
+/// so that one organization signing in again and again cannot end the others' (issue 14).
+pub const MAX_SESSIONS_PER_ORG: usize = 50;
 
 /// One signed-in admin.
 #[derive(Debug, Clone)]
@@ -86,6 +89,17 @@ impl Sessions {
         };
         let mut map = self.lock();
         map.retain(|_, s| self.alive(s, now));
+        let same_org = map.values().filter(|s| s.org == org).count();
+        if same_org >= MAX_SESSIONS_PER_ORG {
+            let oldest = map
+                .iter()
+                .filter(|(_, s)| s.org == org)
+                .min_by_key(|(_, s)| s.last_seen)
+                .map(|(k, _)| *k);
+            if let Some(oldest) = oldest {
+                map.remove(&oldest);
+            }
+        }
         if map.len() >= MAX_SESSIONS {
             if let Some(oldest) = map.iter().min_by_key(|(_, s)| s.last_seen).map(|(k, _)| *k) {
                 map.remove(&oldest);
@@ -196,6 +210,35 @@ mod tests {
         sessions.close(&closed);
         assert!(live(sessions.get_at(&closed, t0)).is_none());
         assert!(live(sessions.get_at("not-an-id", t0)).is_none());
+    }
+
+    #[test]
+    fn one_organization_signing_in_again_and_again_ends_only_its_own_sessions() {
+        let sessions = Sessions::new();
+        let t0 = Instant::now();
+        let (other, _) = sessions.open_at("beta", "t2", t0);
+        let (first, _) = sessions.open_at("acme", "t1", t0);
+        let mut last = String::new();
+        for i in 1..=10 * MAX_SESSIONS_PER_ORG as u64 {
+            last = sessions
+                .open_at("acme", "t1", t0 + Duration::from_millis(i))
+                .0;
+        }
+        let at = t0 + Duration::from_secs(1);
+        assert!(
+            live(sessions.get_at(&other, at)).is_some(),
+            "beta's session survives"
+        );
+        assert!(
+            live(sessions.get_at(&last, at)).is_some(),
+            "acme's newest is live"
+        );
+        assert!(
+            live(sessions.get_at(&first, at)).is_none(),
+            "acme's oldest ended"
+        );
+        let acme = sessions.lock().values().filter(|s| s.org == "acme").count();
+        assert_eq!(acme, MAX_SESSIONS_PER_ORG);
     }
 
     #[test]

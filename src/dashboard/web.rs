@@ -2,16 +2,21 @@
 //! and responses with the security headers every dashboard answer carries.
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE, COOKIE, HOST, LOCATION, SET_COOKIE};
 use hyper::{Request, Response, StatusCode};
 
+use crate::http_body::{self, BodyError, BodyLimits};
+
 /// The body of every dashboard response.
 pub type Body = Full<Bytes>;
 
-/// Largest form body accepted.
+/// Largest form body accepted from a signed-in admin.
 pub const FORM_LIMIT: usize = 16 * 1024;
+/// Largest sign-in form accepted: a token and the form's value fit in well under 1 KiB; a
+/// request nobody has authenticated yet gets no more (issue 14).
+pub const SIGN_IN_LIMIT: usize = 4 * 1024;
 
 /// `Content-Security-Policy` of every page: no script at all, styles from the dashboard's own
 /// stylesheet, forms posting only to this origin, never framed.
@@ -139,12 +144,19 @@ fn origin_matches(url: &str, hosts: &[&str]) -> bool {
 pub enum FormError {
     /// Not `application/x-www-form-urlencoded`.
     ContentType,
-    /// Above [`FORM_LIMIT`], or unreadable.
+    /// Above the limit.
+    TooLarge,
+    /// Below the minimum rate.
+    TooSlow,
+    /// Cut off.
     Body,
 }
 
-/// Reads and decodes an urlencoded form body (at most [`FORM_LIMIT`] bytes).
-pub async fn read_form(request: Request<Incoming>) -> Result<Vec<(String, String)>, FormError> {
+/// Reads and decodes an urlencoded form body under `limits`.
+pub async fn read_form(
+    request: Request<Incoming>,
+    limits: &BodyLimits,
+) -> Result<Vec<(String, String)>, FormError> {
     let urlencoded = header(&request, CONTENT_TYPE.as_str())
         .and_then(|v| v.split(';').next())
         .is_some_and(|m| {
@@ -154,11 +166,13 @@ pub async fn read_form(request: Request<Incoming>) -> Result<Vec<(String, String
     if !urlencoded {
         return Err(FormError::ContentType);
     }
-    let bytes = Limited::new(request.into_body(), FORM_LIMIT)
-        .collect()
+    let bytes = http_body::read(request, limits)
         .await
-        .map_err(|_| FormError::Body)?
-        .to_bytes();
+        .map_err(|error| match error {
+            BodyError::TooLarge { .. } => FormError::TooLarge,
+            BodyError::TooSlow => FormError::TooSlow,
+            BodyError::Unreadable(_) => FormError::Body,
+        })?;
     Ok(parse_urlencoded(&String::from_utf8_lossy(&bytes)))
 }
 

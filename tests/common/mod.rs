@@ -408,7 +408,7 @@ pub fn issue_key(dir: &Path, config: &Path, org: &str, sandbox: bool) -> String 
 }
 
 #[path = "../support/http.rs"]
-mod http;
+pub mod http;
 #[path = "../support/invoice.rs"]
 mod invoice;
 

@@ -170,9 +170,11 @@ impl<'a> Obj<'a> {
         let Some(raw) = self.get(key) else {
             return Ok(None);
         };
-        string_of(raw)
-            .map(Some)
-            .ok_or_else(|| wrong_type(&self.child(key), "a string", raw))
+        let path = self.child(key);
+        match kind(raw) {
+            "a string" => text_of(raw, &path).map(Some),
+            _ => Err(wrong_type(&path, "a string", raw)),
+        }
     }
 
     /// A decimal field: a JSON string or number holding a plain decimal; `""` is absent.
@@ -183,7 +185,7 @@ impl<'a> Obj<'a> {
         let path = self.child(key);
         let text = match kind(raw) {
             "a number" => raw.get().to_owned(),
-            "a string" => string_of(raw).unwrap_or_default(),
+            "a string" => text_of(raw, &path)?,
             _ => return Err(wrong_type(&path, "a decimal (string or number)", raw)),
         };
         if text.is_empty() {
@@ -242,6 +244,21 @@ fn join(path: &str, key: &str) -> String {
     } else {
         format!("{path}.{key}")
     }
+}
+
+/// A JSON string's text; a string that holds no text (a `\uD800`-`\uDFFF` escape without
+/// its pair: JSON's grammar allows it, Unicode has no such character) is refused as such.
+fn text_of(raw: &RawValue, path: &str) -> Result<String, ValidationError> {
+    string_of(raw).ok_or_else(|| {
+        ValidationError::at(
+            code::WRONG_TYPE,
+            path,
+            format!(
+                "{path} must be text: it holds a \\u escape of half a UTF-16 surrogate pair \
+                 without its other half, which is not a character"
+            ),
+        )
+    })
 }
 
 fn string_of(raw: &RawValue) -> Option<String> {

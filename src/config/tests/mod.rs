@@ -215,6 +215,26 @@ fn documented_defaults_match_the_code() {
             "| `body_limit_bytes` | integer | `{}` (256 KiB) |",
             d.body_limit_bytes
         ),
+        format!(
+            "| `max_connections_per_peer` | integer | `{}` |",
+            d.http.max_connections_per_peer
+        ),
+        format!(
+            "| `dashboard_max_requests` | integer | `{}` |",
+            d.http.dashboard_max_requests
+        ),
+        format!(
+            "| `body_read_grace_secs` | integer | `{}` |",
+            d.http.body_read_grace_secs
+        ),
+        format!(
+            "| `body_min_bytes_per_sec` | integer | `{}` |",
+            d.http.body_min_bytes_per_sec
+        ),
+        format!(
+            "| `metrics_per_organization` | boolean | `{}` |",
+            d.http.metrics_per_organization
+        ),
         format!("| `start` | integer | `{}` |", d.plans.start),
         format!("| `grow` | integer | `{}` |", d.plans.grow),
         format!("| `baud` | integer | `{DEFAULT_BAUD}` |"),

@@ -213,6 +213,57 @@ fn validation_errors_name_the_key() {
 }
 
 #[test]
+fn http_keys_are_read_validated_and_optional() {
+    let text = "[http]\nmax_connections_per_peer = 8\ndashboard_max_requests = 4\n\
+                body_read_grace_secs = 5\nbody_min_bytes_per_sec = 100\n\
+                metrics_per_organization = true\n";
+    let config = Config::from_toml_str(text, Path::new("t.toml")).expect("parses");
+    config.validate().expect("valid");
+    let limits = config.body_limits();
+    assert_eq!(
+        (limits.limit, limits.grace.as_secs(), limits.min_rate),
+        (DEFAULT_BODY_LIMIT_BYTES, 5, 100)
+    );
+    assert!(limits.drain > limits.limit, "oversize bodies are drained");
+    assert!(config.http.metrics_per_organization);
+    assert_eq!(config.http.dashboard_max_requests, 4);
+    let written = config.to_toml_string().expect("writes");
+    assert!(written.contains("[http]"), "{written}");
+    let plain = Config::default().to_toml_string().expect("writes");
+    assert!(!plain.contains("[http]"), "defaults are left out: {plain}");
+
+    for (edit, key) in [
+        (
+            (|c: &mut Config| c.http.max_connections_per_peer = 0) as fn(&mut Config),
+            "http.max_connections_per_peer",
+        ),
+        (
+            |c: &mut Config| c.http.max_connections_per_peer = 70_000,
+            "http.max_connections_per_peer",
+        ),
+        (
+            |c: &mut Config| c.http.dashboard_max_requests = 0,
+            "http.dashboard_max_requests",
+        ),
+        (
+            |c: &mut Config| c.http.body_min_bytes_per_sec = 0,
+            "http.body_min_bytes_per_sec",
+        ),
+        (
+            |c: &mut Config| c.http.body_read_grace_secs = 0,
+            "http.body_read_grace_secs",
+        ),
+    ] {
+        let mut config = Config::default();
+        edit(&mut config);
+        let message = config.validate().expect_err(key).to_string();
+        assert!(message.contains(key), "{message}");
+    }
+    let unknown = Config::from_toml_str("[http]\nmax_conections_per_peer = 8\n", Path::new("t"));
+    assert!(unknown.is_err(), "a misspelt key is refused");
+}
+
+#[test]
 fn duplicate_device_names() {
     let mut config = with_device(|_| {});
     config

@@ -1,0 +1,89 @@
+//! The `[http]` table: what the HTTP server allows a client, beyond the older top-level keys
+//! (`max_connections`, `request_timeout_secs`, `header_read_timeout_secs`, `body_limit_bytes`,
+//! which stay where they are). Added in 1.3.0, every key optional, so older files read
+//! unchanged (docs/configuration.md, "HTTP limits").
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::validate::in_range;
+use super::{Config, ConfigError, MAX_CONNECTIONS};
+use crate::http_body::BodyLimits;
+
+/// `http.max_connections_per_peer` default.
+pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 32;
+/// `http.dashboard_max_requests` default.
+pub const DEFAULT_DASHBOARD_MAX_REQUESTS: usize = 32;
+/// `http.body_read_grace_secs` default.
+pub const DEFAULT_BODY_READ_GRACE_SECS: u64 = 10;
+/// `http.body_min_bytes_per_sec` default.
+pub const DEFAULT_BODY_MIN_BYTES_PER_SEC: u64 = 1024;
+/// An oversize body is read and dropped up to this much beyond `body_limit_bytes`, so that a
+/// client which writes before it reads hears the 413 (a body that fits in the sockets' buffers,
+/// a few MiB, is heard anyway; beyond them the client would get a broken pipe).
+pub const BODY_DRAIN_EXTRA: usize = 16 * 1024 * 1024;
+
+/// `[http]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HttpLimits {
+    /// Connections one peer address may hold at once (more: 503, code 127).
+    pub max_connections_per_peer: usize,
+    /// Dashboard requests in progress at once (more: the dashboard answers 503 at once), so
+    /// that the dashboard cannot take the connections the API needs.
+    pub dashboard_max_requests: usize,
+    /// Time a request body may take before its rate counts.
+    pub body_read_grace_secs: u64,
+    /// Rate a request body must keep up after the grace time (else 408, code 126).
+    pub body_min_bytes_per_sec: u64,
+    /// `/metrics` shows each organization's quota use by name (`org` label); off by default,
+    /// since `/metrics` needs no key.
+    pub metrics_per_organization: bool,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            max_connections_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
+            dashboard_max_requests: DEFAULT_DASHBOARD_MAX_REQUESTS,
+            body_read_grace_secs: DEFAULT_BODY_READ_GRACE_SECS,
+            body_min_bytes_per_sec: DEFAULT_BODY_MIN_BYTES_PER_SEC,
+            metrics_per_organization: false,
+        }
+    }
+}
+
+impl HttpLimits {
+    /// Whether every key has its default (the table is then left out when written).
+    pub fn is_default(&self) -> bool {
+        *self == HttpLimits::default()
+    }
+}
+
+impl Config {
+    /// What a request body may be: `body_limit_bytes`, the grace time and the minimum rate.
+    pub fn body_limits(&self) -> BodyLimits {
+        BodyLimits {
+            limit: self.body_limit_bytes,
+            grace: Duration::from_secs(self.http.body_read_grace_secs),
+            min_rate: self.http.body_min_bytes_per_sec,
+            drain: self.body_limit_bytes.saturating_add(BODY_DRAIN_EXTRA),
+        }
+    }
+
+    /// The `[http]` keys' ranges.
+    pub(super) fn validate_http(&self) -> Result<(), ConfigError> {
+        let http = &self.http;
+        let invalid = |key: &str, message: String| self.invalid(&format!("http.{key}"), message);
+        // Above `max_connections` they change nothing (that cap binds first): not an error.
+        in_range(http.max_connections_per_peer, 1, MAX_CONNECTIONS, "")
+            .map_err(|m| invalid("max_connections_per_peer", m))?;
+        in_range(http.dashboard_max_requests, 1, MAX_CONNECTIONS, "")
+            .map_err(|m| invalid("dashboard_max_requests", m))?;
+        in_range(http.body_read_grace_secs, 1, 3_600, " seconds")
+            .map_err(|m| invalid("body_read_grace_secs", m))?;
+        in_range(http.body_min_bytes_per_sec, 1, 1 << 30, " bytes per second")
+            .map_err(|m| invalid("body_min_bytes_per_sec", m))
+    }
+}

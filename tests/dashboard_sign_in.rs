@@ -1,0 +1,155 @@
+//! Issue 14, point 5, against the real binary: failed sign-ins slow the next ones from that
+//! address (429 + Retry-After, logged and counted) without touching other addresses; the
+//! sign-in form's value is good only from the address that loaded the form, once. Other
+//! addresses are 127.0.0.2.. (loopback answers them all).
+
+mod common;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use common::{
+    csrf_field, form_body, get, http, issue_dashboard_token, set_cookie, ApiSetup, Response,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpSocket;
+
+fn ip(last: u8) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(127, 0, 0, last))
+}
+
+/// One request from `local` (`Connection: close`).
+async fn request_from(
+    local: IpAddr,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Response {
+    let socket = TcpSocket::new_v4().expect("socket");
+    socket.bind(SocketAddr::new(local, 0)).expect("bind");
+    let mut stream = socket.connect(addr).await.expect("connect");
+    let mut text = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        text.push_str(&format!("{name}: {value}\r\n"));
+    }
+    text.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(text.as_bytes()).await.expect("write");
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
+        .await
+        .expect("answered")
+        .expect("read");
+    http::parse_response(&raw).expect("a whole response")
+}
+
+/// The sign-in form as `local` loads it: its cookie and its form value.
+async fn load_form(local: IpAddr, addr: SocketAddr) -> (String, String) {
+    let page = request_from(local, addr, "GET", "/dashboard/login", &[], "").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let (cookie, _) = set_cookie(&page, "emcf_signin").expect("sign-in cookie");
+    let field = csrf_field(&page.body).expect("form value");
+    (cookie.to_string(), field)
+}
+
+/// Posts the sign-in form from `local` with the form's `cookie` and `field` and `token`.
+async fn post_form(
+    local: IpAddr,
+    addr: SocketAddr,
+    form: &(String, String),
+    token: &str,
+) -> Response {
+    let cookie = format!("emcf_signin={}", form.0);
+    let origin = format!("http://{addr}");
+    let body = form_body(&[("csrf", &form.1), ("token", token)]);
+    let headers = [
+        ("Content-Type", "application/x-www-form-urlencoded"),
+        ("Origin", origin.as_str()),
+        ("Cookie", cookie.as_str()),
+    ];
+    request_from(local, addr, "POST", "/dashboard/login", &headers, &body).await
+}
+
+/// Loads the form and signs in with `token`, all from `local`.
+async fn sign_in_from(local: IpAddr, addr: SocketAddr, token: &str) -> Response {
+    let form = load_form(local, addr).await;
+    post_form(local, addr, &form, token).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn failed_sign_ins_slow_the_next_ones_from_that_address_only() {
+    let setup = ApiSetup::start(None).await;
+    let addr = setup.addr();
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let wrong = format!("{}{}", &token[..22], "A".repeat(token.len() - 22));
+    let attacker = ip(7);
+    for attempt in 1..=5 {
+        let answer = sign_in_from(attacker, addr, &wrong).await;
+        assert_eq!(answer.status, 401, "attempt {attempt}: {}", answer.body);
+    }
+    // Before: 300 wrong tokens in 0.19 s were all answered.
+    let slowed = sign_in_from(attacker, addr, &wrong).await;
+    assert_eq!(slowed.status, 429, "{}", slowed.body);
+    assert!(
+        slowed.header("retry-after").is_some(),
+        "{:?}",
+        slowed.headers
+    );
+    assert!(slowed.body.contains("Too many sign-ins"), "{}", slowed.body);
+    let right_too_soon = sign_in_from(attacker, addr, &token).await;
+    assert_eq!(right_too_soon.status, 429, "not even checked while slowed");
+
+    let admin = sign_in_from(ip(8), addr, &token).await;
+    assert_eq!(
+        admin.status, 303,
+        "another address signs in: {}",
+        admin.body
+    );
+
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let after_wait = sign_in_from(attacker, addr, &token).await;
+    assert_eq!(
+        after_wait.status, 303,
+        "after the wait: {}",
+        after_wait.body
+    );
+    let fresh = sign_in_from(attacker, addr, &wrong).await;
+    assert_eq!(fresh.status, 401, "a success starts the count afresh");
+
+    let metrics = get(addr, "/metrics", None).await.body;
+    assert!(
+        metrics.contains("emcf_dashboard_sign_ins_total{outcome=\"throttled\"} 2"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("emcf_dashboard_sign_ins_total{outcome=\"bad_token\"} 6"),
+        "{metrics}"
+    );
+    let log = setup.gateway.log();
+    assert!(log.contains("dashboard sign-in throttled"), "{log}");
+    assert!(!log.contains(&token), "a token in the log");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sign_in_form_value_is_good_only_from_its_address_and_once() {
+    let setup = ApiSetup::start(None).await;
+    let addr = setup.addr();
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    // An attacker loads the form, then makes a victim's browser post it with the attacker's
+    // cookie and value (a client that can set cookies): refused.
+    let planted = load_form(ip(20), addr).await;
+    let victim = post_form(ip(21), addr, &planted, &token).await;
+    assert_eq!(victim.status, 403, "{}", victim.body);
+    // A value the server never issued, paired with a matching cookie: refused.
+    let made_up = ("f".repeat(64), "f".repeat(64));
+    assert_eq!(post_form(ip(21), addr, &made_up, &token).await.status, 403);
+    // The genuine flow works once; the same value again is refused.
+    let form = load_form(ip(21), addr).await;
+    assert_eq!(post_form(ip(21), addr, &form, &token).await.status, 303);
+    assert_eq!(
+        post_form(ip(21), addr, &form, &token).await.status,
+        403,
+        "used once"
+    );
+}
