@@ -76,11 +76,15 @@ impl Drop for SimHost {
     }
 }
 
+/// `[http]` of every bench configuration: all the bench's clients come from 127.0.0.1, so
+/// the per-address connection cap (32 by default) is lifted to measure the rest.
+pub const HTTP_TABLE: &str = "[http]\nmax_connections_per_peer = 65536\n";
+
 /// A configuration: state in `dir/state`, one device `shop` at `device`; `top_keys` and
 /// `device_keys` are extra lines of the top level and of the `[[devices]]` block.
 pub fn config_text(dir: &Path, device: &Path, top_keys: &str, device_keys: &str) -> String {
     format!(
-        "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n{top_keys}\n[[devices]]\nname = \"shop\"\npath = {device:?}\n{device_keys}",
+        "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n{top_keys}\n{HTTP_TABLE}\n[[devices]]\nname = \"shop\"\npath = {device:?}\n{device_keys}",
         state = dir.join("state"),
     )
 }

@@ -223,9 +223,10 @@ fn config_text(dir: &Path, api: &RunningEdef) -> anyhow::Result<String> {
     std::fs::write(&token, "sim-token\n")?;
     std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600))?;
     Ok(format!(
-        "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n\n[[devices]]\nname = \"shop\"\nkind = \"edef\"\nurl = {url:?}\ntoken_file = {token:?}\nqueue_capacity = {queue}\n",
+        "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n\n{http}\n[[devices]]\nname = \"shop\"\nkind = \"edef\"\nurl = {url:?}\ntoken_file = {token:?}\nqueue_capacity = {queue}\n",
         state = dir.join("state"),
         url = api.url(),
         queue = CLIENTS * 2,
+        http = crate::rig::HTTP_TABLE,
     ))
 }
