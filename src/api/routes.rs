@@ -328,7 +328,10 @@ async fn read_body(request: Request<Incoming>, limits: &BodyLimits) -> Result<By
         .await
         .map_err(|error| match error {
             BodyError::TooLarge { limit, drained } => HttpError::TooLarge { limit, drained },
-            BodyError::TooSlow => HttpError::TooSlow(limits.min_rate),
+            BodyError::TooSlow => {
+                crate::metrics::connection_refused("body_too_slow");
+                HttpError::TooSlow(limits.min_rate)
+            }
             BodyError::Unreadable(reason) => HttpError::BadBody(reason),
         })
 }
