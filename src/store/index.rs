@@ -151,22 +151,19 @@ pub(super) fn json<T: DeserializeOwned>(bytes: &IVec) -> Result<T, StoreError> {
     Ok(serde_json::from_slice(bytes)?)
 }
 
-/// sled's page cache (its default is 1 GiB): with 1,000,000 entries the default let the idle
-/// service grow to 140 MiB; queries read the recent end of the index, which this holds.
-const CACHE_BYTES: u64 = 32 << 20;
-
 impl Index {
-    /// Opens (or creates) the sled database at `dir`.
+    /// Opens (or creates) the sled database at `dir`, with a page cache of `cache_mib` MiB
+    /// (sled's default is 1 GiB; see [`super::DEFAULT_INDEX_CACHE_MIB`]).
     ///
     /// sled's own file lock can outlive a dropped `Db` for a moment (its background threads
     /// hold the file), so a store closed and reopened in one process may find it still held.
     /// The caller holds `gateway.lock`, so no other gateway can hold it: retry for a while.
-    pub fn open(dir: &Path) -> Result<Index, StoreError> {
+    pub fn open(dir: &Path, cache_mib: u64) -> Result<Index, StoreError> {
         let mut tries = 0;
         let db = loop {
             match sled::Config::new()
                 .path(dir)
-                .cache_capacity(CACHE_BYTES)
+                .cache_capacity(cache_mib.max(1) << 20)
                 .open()
             {
                 Err(sled::Error::Io(e))

@@ -142,8 +142,13 @@ use event::Hash;
 use index::{Applied, Index};
 use journal::Journal;
 
+/// sled's page cache for the index when nothing else is said ([`StoreOptions::index_cache_mib`]):
+/// queries read the recent end of the register, which this holds; with 1,000,000 entries the
+/// idle service stays under 48 MiB of RSS (docs/performance.md, "Register scale").
+pub const DEFAULT_INDEX_CACHE_MIB: u64 = 8;
+
 /// How to open a store.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct StoreOptions {
     /// When the index is ahead of the journal or disagrees with it, move `index.sled` aside
     /// and rebuild it from the journal instead of failing with [`StoreError::Damaged`]. For an
@@ -153,6 +158,18 @@ pub struct StoreOptions {
     /// the records before it in the background ([`HistoryCheck`], `history.rs`) instead of
     /// before returning. `None` (the default): every open checks the whole journal first.
     pub background_check_above: Option<u64>,
+    /// sled's page cache for the index, in MiB (the configuration's `index_cache_mib`).
+    pub index_cache_mib: u64,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            rebuild_stale_index: false,
+            background_check_above: None,
+            index_cache_mib: DEFAULT_INDEX_CACHE_MIB,
+        }
+    }
 }
 
 /// Which register entries [`Store::entries`] returns.

@@ -45,7 +45,12 @@ impl Store {
         } else {
             journal::ChainCheck::spawn(&journal_path)
         };
-        let mut index = open_index(state_dir, &index_dir, &journal_path)?;
+        let mut index = open_index(
+            state_dir,
+            &index_dir,
+            &journal_path,
+            options.index_cache_mib,
+        )?;
 
         let exists = journal_path
             .try_exists()
@@ -83,7 +88,7 @@ impl Store {
                 std::fs::rename(&index_dir, &aside)
                     .map_err(|e| error::io_at(&index_dir, "moving", e))?;
                 journal::sync_dir(state_dir)?;
-                index = Index::open(&index_dir)?;
+                index = Index::open(&index_dir, options.index_cache_mib)?;
                 replay(&index, &mut file, len, &journal_path, None, false)?
                     .map_err(|StaleIndex(e)| e)?
             }
@@ -116,8 +121,9 @@ fn open_index(
     state_dir: &Path,
     index_dir: &Path,
     journal_path: &Path,
+    cache_mib: u64,
 ) -> Result<Index, StoreError> {
-    let error = match Index::open(index_dir) {
+    let error = match Index::open(index_dir, cache_mib) {
         Ok(index) => return Ok(index),
         Err(StoreError::Index(error)) => error,
         Err(other) => return Err(other),
@@ -146,7 +152,7 @@ fn open_index(
     );
     std::fs::rename(index_dir, &aside).map_err(|e| error::io_at(index_dir, "moving", e))?;
     journal::sync_dir(state_dir)?;
-    Index::open(index_dir)
+    Index::open(index_dir, cache_mib)
 }
 
 /// Takes the exclusive lock on `path`.
