@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use tracing::warn;
 
+use super::apply::REPLAY_BATCH;
 use super::error::{self, DamageAt, StoreError};
 use super::event::{Hash, GENESIS};
 use super::history::History;
@@ -262,6 +263,9 @@ fn scan_and_apply(
                   from a backup, or rebuild the index from the journal as it is \
                   (StoreOptions::rebuild_stale_index; entries missing from the journal are lost)";
     let mut stale = None;
+    // Many records per sled batch (a batch is atomic, its last-applied marker included): a
+    // crash mid-rebuild leaves the index at the end of its last batch, replayed from there.
+    let mut staged = index.staged()?;
     let scanned = journal::scan_from(file, start, len, Mode::Open, path, |record, hash| {
         if record.seq == probe.seq && *hash != probe.hash {
             let err = StoreError::damaged(
@@ -276,12 +280,17 @@ fn scan_and_apply(
             stale = Some(err);
             return Err(StoreError::Conflict("stale index".to_string()));
         }
-        index.apply(record, hash)
+        staged.apply(record, hash)?;
+        if staged.len() >= REPLAY_BATCH {
+            staged.commit()?;
+        }
+        Ok(())
     });
     if let Some(err) = stale {
         return Ok(Err(StaleIndex(err)));
     }
     let scanned = scanned?;
+    staged.commit()?;
     if scanned.records < probe.seq {
         return Ok(Err(StaleIndex(StoreError::damaged(
             DamageAt::Seq(probe.seq),

@@ -5,6 +5,7 @@
 mod boxes;
 mod dashboard;
 mod history;
+mod rebuild;
 mod recovery;
 mod register;
 
