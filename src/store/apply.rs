@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use serde::de::DeserializeOwned;
 use sled::{Batch, IVec};
 
+use super::entry_ref::EntryRef;
 use super::error::{DamageAt, StoreError};
 use super::event::{DashboardToken, Event, Hash, Record};
 use super::index::{
@@ -24,6 +25,7 @@ use super::index::{
     k_org_entry, k_quota, k_resolved, k_rn, k_token, k_token_by_org, Index, FORMAT, META_APPLIED,
     META_FORMAT,
 };
+use super::journal::Place;
 use crate::model::{Environment, IdempotencyBinding, Intent, IntentId, KeyRecord, RegisterEntry};
 
 const CERTIFIED: &[u8] = b"c";
@@ -34,10 +36,25 @@ const ABANDONED: &[u8] = b"a";
 /// enough that the staged writes stay a few MiB.
 pub(super) const REPLAY_BATCH: usize = 4096;
 
+/// One staged write.
+enum Write {
+    Put(IVec),
+    /// A key sled does not hold (it was looked up): removed again, it is just forgotten.
+    PutNew(IVec),
+    Delete,
+}
+
 /// Writes not yet in sled, read back before sled's own values.
 pub(super) struct Staged<'a> {
     index: &'a Index,
-    writes: BTreeMap<Vec<u8>, Option<IVec>>,
+    writes: BTreeMap<Vec<u8>, Write>,
+    /// Intents opened (`Some`) or closed (`None`) by the staged records: their `i` keys,
+    /// kept apart so that an intent opened and certified in one batch is never encoded, and
+    /// its key never written then removed.
+    intents: BTreeMap<IntentId, Option<Intent>>,
+    /// No `i` nor `j` key of sled is above this intent id (looked up once per batch): a
+    /// newer intent is known to be neither open nor resolved there without a lookup.
+    tree_intents_upto: Option<u64>,
     /// The last record staged or applied (its seq; 0 for none).
     applied: u64,
     /// The next register sequence of (Production, Sandbox), once looked up.
@@ -47,11 +64,12 @@ pub(super) struct Staged<'a> {
 }
 
 impl Index {
-    /// Applies `record` (whose payload hashes to `hash`) in a batch of its own, if it is the
-    /// next one; records at or below the last applied seq are skipped.
-    pub fn apply(&self, record: &Record, hash: &Hash) -> Result<(), StoreError> {
+    /// Applies `record` (whose payload hashes to `hash`, at `place` in the journal) in a
+    /// batch of its own, if it is the next one; records at or below the last applied seq are
+    /// skipped.
+    pub fn apply(&self, record: &Record, hash: &Hash, place: Place) -> Result<(), StoreError> {
         let mut staged = self.staged()?;
-        staged.apply(record, hash)?;
+        staged.apply(record, hash, place)?;
         staged.commit()
     }
 
@@ -60,6 +78,8 @@ impl Index {
         Ok(Staged {
             index: self,
             writes: BTreeMap::new(),
+            intents: BTreeMap::new(),
+            tree_intents_upto: None,
             applied: self.applied_seq()?,
             next: [None, None],
             records: 0,
@@ -82,24 +102,49 @@ impl Staged<'_> {
 
     /// Writes the staged records to sled in one atomic batch.
     pub(super) fn commit(&mut self) -> Result<(), StoreError> {
-        if self.writes.is_empty() {
+        if self.writes.is_empty() && self.intents.is_empty() {
             return Ok(());
         }
+        let upto = self.tree_intents_upto()?;
         let mut batch = Batch::default();
-        for (k, v) in std::mem::take(&mut self.writes) {
-            match v {
-                Some(v) => batch.insert(k, v),
-                None => batch.remove(k),
+        for (id, intent) in std::mem::take(&mut self.intents) {
+            match intent {
+                Some(intent) => batch.insert(k_intent(id), serde_json::to_vec(&intent)?),
+                None if id <= upto => batch.remove(k_intent(id)),
+                None => {} // opened and closed in this batch: never in sled
+            }
+        }
+        for (k, write) in std::mem::take(&mut self.writes) {
+            match write {
+                Write::Put(v) | Write::PutNew(v) => batch.insert(k, v),
+                Write::Delete => batch.remove(k),
             }
         }
         self.records = 0;
+        self.tree_intents_upto = None;
         self.index.tree.apply_batch(batch)?;
         Ok(())
     }
 
+    /// The highest intent id of sled's `i` and `j` keys.
+    fn tree_intents_upto(&mut self) -> Result<u64, StoreError> {
+        if let Some(upto) = self.tree_intents_upto {
+            return Ok(upto);
+        }
+        let mut upto = 0;
+        for prefix in [b'i', b'j'] {
+            if let Some(kv) = self.index.tree.scan_prefix([prefix]).next_back() {
+                upto = upto.max(be_u64(&kv?.0)?);
+            }
+        }
+        self.tree_intents_upto = Some(upto);
+        Ok(upto)
+    }
+
     pub(super) fn get(&self, k: &[u8]) -> Result<Option<IVec>, StoreError> {
         match self.writes.get(k) {
-            Some(staged) => Ok(staged.clone()),
+            Some(Write::Put(v) | Write::PutNew(v)) => Ok(Some(v.clone())),
+            Some(Write::Delete) => Ok(None),
             None => Ok(self.index.tree.get(k)?),
         }
     }
@@ -109,19 +154,37 @@ impl Staged<'_> {
     }
 
     pub(super) fn insert(&mut self, k: Vec<u8>, v: impl Into<IVec>) {
-        self.writes.insert(k, Some(v.into()));
+        self.writes.insert(k, Write::Put(v.into()));
     }
 
     fn remove(&mut self, k: Vec<u8>) {
-        self.writes.insert(k, None);
+        if let Some(Write::PutNew(_)) = self.writes.get(&k) {
+            self.writes.remove(&k);
+        } else {
+            self.writes.insert(k, Write::Delete);
+        }
     }
 
-    fn resolution(&self, id: IntentId) -> Result<Option<u8>, StoreError> {
-        Ok(self.get(&k_resolved(id))?.and_then(|v| v.first().copied()))
+    fn resolution(&mut self, id: IntentId) -> Result<Option<u8>, StoreError> {
+        let k = k_resolved(id);
+        if !self.writes.contains_key(&k) && id > self.tree_intents_upto()? {
+            return Ok(None);
+        }
+        Ok(self.get(&k)?.and_then(|v| v.first().copied()))
     }
 
-    fn open_intent(&self, id: IntentId) -> Result<Option<Intent>, StoreError> {
-        self.get_json(&k_intent(id))
+    fn open_intent(&mut self, id: IntentId) -> Result<Option<Intent>, StoreError> {
+        if let Some(staged) = self.intents.get(&id) {
+            return Ok(staged.clone());
+        }
+        if id > self.tree_intents_upto()? {
+            return Ok(None);
+        }
+        self.index
+            .tree
+            .get(k_intent(id))?
+            .map(|v| json(&v))
+            .transpose()
     }
 
     fn open_intent_for(
@@ -147,9 +210,14 @@ impl Staged<'_> {
         }
     }
 
-    /// Stages `record` (whose payload hashes to `hash`) if it is the next one; records at or
-    /// below the last applied seq are skipped.
-    pub(super) fn apply(&mut self, record: &Record, hash: &Hash) -> Result<(), StoreError> {
+    /// Stages `record` (whose payload hashes to `hash`, at `place` in the journal) if it is
+    /// the next one; records at or below the last applied seq are skipped.
+    pub(super) fn apply(
+        &mut self,
+        record: &Record,
+        hash: &Hash,
+        place: Place,
+    ) -> Result<(), StoreError> {
         let applied = self.applied;
         if record.seq <= applied {
             return Ok(());
@@ -206,7 +274,10 @@ impl Staged<'_> {
                 self.insert(k_token(token_id), serde_json::to_vec(&token)?);
             }
             Event::Intent(intent) => self.apply_intent(record.seq, intent, damaged)?,
-            Event::Certified(entry) => self.apply_certified(entry, damaged)?,
+            Event::Certified(entry) => {
+                let at = EntryRef { place, hash: *hash };
+                self.apply_certified(entry, at, damaged)?
+            }
             // Their effects are all in `boxes.rs`.
             Event::FiscalAnomaly(_) | Event::FiscalAnomalyAcknowledged { .. } => {}
             Event::Abandoned { intent, .. } => match self.resolution(*intent)? {
@@ -244,7 +315,10 @@ impl Staged<'_> {
             return Ok(()); // already applied and resolved: do not reopen it
         }
         let (org, env, rn) = (&intent.org, intent.environment, &intent.rn);
-        if let Some(other) = self.open_intent_for(org, env, rn)? {
+        let by_rn = k_intent_rn(org, env, rn);
+        let staged_before = self.writes.contains_key(&by_rn);
+        let open = self.open_intent_for(org, env, rn)?;
+        if let Some(other) = open {
             if other != id {
                 return Err(damaged(format!(
                     "intent for rn {rn:?} while intent {other} is open"
@@ -257,8 +331,14 @@ impl Staged<'_> {
                 "intent for rn {rn:?} already certified as {seq}"
             )));
         }
-        self.insert(k_intent(id), serde_json::to_vec(intent)?);
-        self.insert(k_intent_rn(org, env, rn), &id.to_be_bytes()[..]);
+        self.intents.insert(id, Some(intent.clone()));
+        let value = IVec::from(&id.to_be_bytes()[..]);
+        let write = if open.is_none() && !staged_before {
+            Write::PutNew(value)
+        } else {
+            Write::Put(value)
+        };
+        self.writes.insert(by_rn, write);
         if let Some(idempotency_key) = &intent.idempotency_key {
             let binding = IdempotencyBinding {
                 intent: id,
@@ -276,15 +356,22 @@ impl Staged<'_> {
     fn apply_certified(
         &mut self,
         entry: &RegisterEntry,
+        at: EntryRef,
         damaged: impl Fn(String) -> StoreError,
     ) -> Result<(), StoreError> {
         let req = &entry.request;
         let env = req.environment;
         let (seq, id) = (entry.sequence, entry.intent);
-        if let Some(existing) = self.get(&k_entry(env, seq))? {
+        let next = self.next_sequence(env)?;
+        // Sequences below the next one are in the index (1, 2, 3... with no gap).
+        let existing = if seq < next {
+            self.get(&k_entry(env, seq))?
+        } else {
+            None
+        };
+        if let Some(existing) = existing {
             // Already applied (the marker was behind): only make sure the intent is closed.
-            let existing: RegisterEntry = json(&existing)?;
-            if &existing != entry {
+            if EntryRef::decode(&existing)? != at {
                 return Err(damaged(format!(
                     "{} register position {seq} holds another entry",
                     env.as_str()
@@ -297,20 +384,14 @@ impl Staged<'_> {
             }
             return Ok(());
         }
-        let next = self.next_sequence(env)?;
         if seq != next {
             return Err(damaged(format!(
                 "{} register sequence {seq}, expected {next}",
                 env.as_str()
             )));
         }
-        if let Some(other) = self.get(&k_rn(&req.org, env, &req.rn))? {
-            let other = be_u64(&other)?;
-            return Err(damaged(format!(
-                "rn {:?} already certified as {other}",
-                req.rn
-            )));
-        }
+        // No entry can hold the rn of an open intent: `apply_intent` refused the intent if
+        // one did, and no other intent for the rn could open or certify while it is open.
         let open = match self.open_intent(id)? {
             Some(open) => open,
             None if self.resolution(id)?.is_some() => {
@@ -323,7 +404,7 @@ impl Staged<'_> {
         if &open != req {
             return Err(damaged(format!("entry {seq} differs from its intent {id}")));
         }
-        self.insert(k_entry(env, seq), serde_json::to_vec(entry)?);
+        self.insert(k_entry(env, seq), at.encode());
         self.next[env_slot(env)] = Some(seq + 1);
         self.insert(k_rn(&req.org, env, &req.rn), &seq.to_be_bytes()[..]);
         self.insert(k_org_entry(&req.org, env, seq), &[][..]);
@@ -340,7 +421,7 @@ impl Staged<'_> {
     }
 
     fn close_intent(&mut self, id: IntentId, open: &Intent, how: &[u8]) -> Result<(), StoreError> {
-        self.remove(k_intent(id));
+        self.intents.insert(id, None);
         if self.open_intent_for(&open.org, open.environment, &open.rn)? == Some(id) {
             self.remove(k_intent_rn(&open.org, open.environment, &open.rn));
         }

@@ -14,7 +14,7 @@ use sled::Batch;
 
 use super::apply::Staged;
 use super::event::{Event, Record};
-use super::index::{json, Index};
+use super::index::{be_u64, json, Index};
 use super::{Store, StoreError};
 use crate::model::{
     AnomalyAck, AnomalyRecord, BoxCounters, Environment, FiscalAnomaly, RegisterEntry,
@@ -67,7 +67,8 @@ impl Index {
             .tree
             .scan_prefix([b'r', super::index::env_byte(Environment::Production)])
         {
-            let entry: RegisterEntry = json(&kv?.1)?;
+            let (k, at) = kv?;
+            let entry = self.read_entry(&at, Environment::Production, be_u64(&k)?)?;
             if let Some(counters) = production_counters(&entry) {
                 latest.insert(counters.nim.clone(), counters);
             }

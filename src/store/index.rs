@@ -9,7 +9,7 @@
 //! | `k` key id | `KeyRecord` (JSON) |
 //! | `K` org `\0` key id | empty: the keys of an organization |
 //! | `q` org `\0` year | Production entries counted in that quota year (u64 BE) |
-//! | `r` env seq | `RegisterEntry` (JSON), seq u64 BE: the register in sequence order |
+//! | `r` env seq | where the entry's `certified` record is in the journal: offset (u64 BE), payload length (u32 BE), payload SHA-256 (32 bytes); seq u64 BE: the register in sequence order (the entry itself is read from the journal, `entry_ref.rs`) |
 //! | `R` org `\0` env seq | empty: the register entries of an organization |
 //! | `n` org `\0` env rn | seq of its entry (u64 BE) |
 //! | `i` intent id | open `Intent` (JSON) |
@@ -26,6 +26,7 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use sled::{IVec, Tree};
 
+use super::entry_ref::{EntryRef, JournalReader};
 use super::event::Hash;
 use super::journal::Checkpoint;
 use super::{EntryFilter, StoreError};
@@ -34,8 +35,9 @@ use crate::model::{
 };
 
 /// Layout version; an index of another version is rebuilt from the journal.
-/// 3: dashboard tokens (`t`, `T`).
-pub(super) const FORMAT: u32 = 3;
+/// 3: dashboard tokens (`t`, `T`). 4: `r` holds the place and hash of the entry's record, no
+/// longer the entry (whose JSON took most of the index's size).
+pub(super) const FORMAT: u32 = 4;
 pub(super) const META_APPLIED: &[u8] = b"m:applied";
 pub(super) const META_FORMAT: &[u8] = b"m:format";
 /// A [`Checkpoint`]: seq (8, BE), hash (32), start (8, BE), end (8, BE). Only a hint for the
@@ -62,6 +64,8 @@ pub enum Applied {
 pub struct Index {
     db: sled::Db,
     pub(super) tree: Tree,
+    /// Where register entries are read from.
+    journal: JournalReader,
 }
 
 pub(super) fn env_byte(env: Environment) -> u8 {
@@ -153,12 +157,13 @@ pub(super) fn json<T: DeserializeOwned>(bytes: &IVec) -> Result<T, StoreError> {
 
 impl Index {
     /// Opens (or creates) the sled database at `dir`, with a page cache of `cache_mib` MiB
-    /// (sled's default is 1 GiB; see [`super::DEFAULT_INDEX_CACHE_MIB`]).
+    /// (sled's default is 1 GiB; see [`super::DEFAULT_INDEX_CACHE_MIB`]), reading register
+    /// entries from the journal at `journal` (opened when first needed).
     ///
     /// sled's own file lock can outlive a dropped `Db` for a moment (its background threads
     /// hold the file), so a store closed and reopened in one process may find it still held.
     /// The caller holds `gateway.lock`, so no other gateway can hold it: retry for a while.
-    pub fn open(dir: &Path, cache_mib: u64) -> Result<Index, StoreError> {
+    pub fn open(dir: &Path, journal: &Path, cache_mib: u64) -> Result<Index, StoreError> {
         let mut tries = 0;
         let db = loop {
             match sled::Config::new()
@@ -176,7 +181,11 @@ impl Index {
             }
         };
         let tree = db.open_tree("projection")?;
-        Ok(Index { db, tree })
+        Ok(Index {
+            db,
+            tree,
+            journal: JournalReader::new(journal),
+        })
     }
 
     /// Whether it holds nothing at all.
@@ -301,7 +310,20 @@ impl Index {
     }
 
     pub fn entry(&self, env: Environment, seq: u64) -> Result<Option<RegisterEntry>, StoreError> {
-        self.get_json(&k_entry(env, seq))
+        match self.tree.get(k_entry(env, seq))? {
+            Some(at) => self.read_entry(&at, env, seq).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The entry whose `r` value is `at`, read from the journal.
+    pub(super) fn read_entry(
+        &self,
+        at: &[u8],
+        env: Environment,
+        seq: u64,
+    ) -> Result<RegisterEntry, StoreError> {
+        self.journal.entry(&EntryRef::decode(at)?, env, seq)
     }
 
     pub fn entry_by_rn(
@@ -327,7 +349,10 @@ impl Index {
                 .tree
                 .range(range)
                 .take(filter.limit)
-                .map(|kv| json(&kv?.1))
+                .map(|kv| {
+                    let (k, at) = kv?;
+                    self.read_entry(&at, env, be_u64(&k)?)
+                })
                 .collect();
         };
         let range = k_org_entry(org, env, first)..=k_org_entry(org, env, u64::MAX);

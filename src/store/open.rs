@@ -89,7 +89,7 @@ impl Store {
                 std::fs::rename(&index_dir, &aside)
                     .map_err(|e| error::io_at(&index_dir, "moving", e))?;
                 journal::sync_dir(state_dir)?;
-                index = Index::open(&index_dir, options.index_cache_mib)?;
+                index = Index::open(&index_dir, &journal_path, options.index_cache_mib)?;
                 replay(&index, &mut file, len, &journal_path, None, false)?
                     .map_err(|StaleIndex(e)| e)?
             }
@@ -124,7 +124,7 @@ fn open_index(
     journal_path: &Path,
     cache_mib: u64,
 ) -> Result<Index, StoreError> {
-    let error = match Index::open(index_dir, cache_mib) {
+    let error = match Index::open(index_dir, journal_path, cache_mib) {
         Ok(index) => return Ok(index),
         Err(StoreError::Index(error)) => error,
         Err(other) => return Err(other),
@@ -153,7 +153,7 @@ fn open_index(
     );
     std::fs::rename(index_dir, &aside).map_err(|e| error::io_at(index_dir, "moving", e))?;
     journal::sync_dir(state_dir)?;
-    Index::open(index_dir, cache_mib)
+    Index::open(index_dir, journal_path, cache_mib)
 }
 
 /// Takes the exclusive lock on `path`.
@@ -266,7 +266,7 @@ fn scan_and_apply(
     // Many records per sled batch (a batch is atomic, its last-applied marker included): a
     // crash mid-rebuild leaves the index at the end of its last batch, replayed from there.
     let mut staged = index.staged()?;
-    let scanned = journal::scan_from(file, start, len, Mode::Open, path, |record, hash| {
+    let scanned = journal::scan_from(file, start, len, Mode::Open, path, |record, hash, place| {
         if record.seq == probe.seq && *hash != probe.hash {
             let err = StoreError::damaged(
                 DamageAt::Seq(probe.seq),
@@ -280,7 +280,7 @@ fn scan_and_apply(
             stale = Some(err);
             return Err(StoreError::Conflict("stale index".to_string()));
         }
-        staged.apply(record, hash)?;
+        staged.apply(record, hash, place)?;
         if staged.len() >= REPLAY_BATCH {
             staged.commit()?;
         }

@@ -171,6 +171,16 @@ pub(crate) fn journal_path(dir: &Path) -> PathBuf {
     dir.join("journal").join("journal.log")
 }
 
+/// The index of the state directory `dir` (no store open on it).
+pub(crate) fn open_index(dir: &Path) -> super::index::Index {
+    super::index::Index::open(
+        &dir.join("index.sled"),
+        &journal_path(dir),
+        super::DEFAULT_INDEX_CACHE_MIB,
+    )
+    .unwrap()
+}
+
 /// The records of a journal file: (offset, payload).
 pub(crate) fn frames(dir: &Path) -> Vec<(u64, Vec<u8>)> {
     let bytes = std::fs::read(journal_path(dir)).unwrap();

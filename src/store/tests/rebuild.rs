@@ -6,6 +6,7 @@ use super::*;
 use crate::store::apply::REPLAY_BATCH;
 use crate::store::event::{hash, Event, Hash, Record, GENESIS};
 use crate::store::index::{Applied, Index};
+use crate::store::journal::Place;
 use crate::store::{DamageAt, EntryFilter, DEFAULT_INDEX_CACHE_MIB};
 
 const P: Environment = Environment::Production;
@@ -86,20 +87,32 @@ fn a_rebuild_in_batches_answers_as_appends_one_by_one() {
     let (payloads, _) = chain(events(entries));
     assert!(payloads.len() > 2 * REPLAY_BATCH, "several batches");
 
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("journal")).unwrap();
+    write_frames(dir.path(), &payloads);
+
     // The same records applied one at a time, each in a batch of its own.
     let one_by_one = tempfile::tempdir().unwrap();
+    let reference = one_by_one.path().join("index");
     {
-        let index = Index::open(&one_by_one.path().join("index"), DEFAULT_INDEX_CACHE_MIB).unwrap();
+        let index = Index::open(
+            &reference,
+            &journal_path(dir.path()),
+            DEFAULT_INDEX_CACHE_MIB,
+        )
+        .unwrap();
+        let mut start = 0;
         for payload in &payloads {
             let record: Record = serde_json::from_slice(payload).unwrap();
-            index.apply(&record, &hash(payload)).unwrap();
+            let len = payload.len() as u32;
+            index
+                .apply(&record, &hash(payload), Place { start, len })
+                .unwrap();
+            start += 8 + u64::from(len);
         }
         assert_eq!(index.applied_seq().unwrap(), payloads.len() as u64);
     }
 
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("journal")).unwrap();
-    write_frames(dir.path(), &payloads);
     let store = Store::open(dir.path()).unwrap();
     let (production, sandbox) = (register(&store, P), register(&store, S));
     assert_eq!(production.len() + sandbox.len(), entries as usize);
@@ -139,7 +152,12 @@ fn a_rebuild_in_batches_answers_as_appends_one_by_one() {
             .filter(|(k, _)| k.as_slice() != crate::store::index::META_CHECKPOINT)
             .collect()
     };
-    let reference = Index::open(&one_by_one.path().join("index"), DEFAULT_INDEX_CACHE_MIB).unwrap();
+    let reference = Index::open(
+        &reference,
+        &journal_path(dir.path()),
+        DEFAULT_INDEX_CACHE_MIB,
+    )
+    .unwrap();
     assert!(
         pairs(&store.index) == pairs(&reference),
         "the two indexes differ"
@@ -163,7 +181,7 @@ fn a_rebuild_stopped_by_damage_keeps_whole_batches_with_their_marker() {
 
     let bad = REPLAY_BATCH as u64 + 501;
     assert_damaged(Store::open(dir.path()).map(|_| ()), DamageAt::Seq(bad));
-    let index = Index::open(&dir.path().join("index.sled"), DEFAULT_INDEX_CACHE_MIB).unwrap();
+    let index = open_index(dir.path());
     let n = REPLAY_BATCH;
     assert_eq!(
         index.applied().unwrap(),
@@ -182,4 +200,46 @@ fn a_rebuild_stopped_by_damage_keeps_whole_batches_with_their_marker() {
         })
         .count() as u64;
     assert_eq!(index.next_sequence(P).unwrap(), certified + 1);
+}
+
+#[test]
+fn an_index_of_layout_3_is_rebuilt_once_with_the_same_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = seeded(dir.path());
+    for rn in ["FN-1", "FN-2"] {
+        certify(&store, "demo", P, rn, 2026);
+    }
+    certify(&store, "acme", S, "A-1", 2026);
+    let before = (register(&store, P), register(&store, S));
+    // What the release before wrote: layout 3, each entry's JSON under `r`.
+    for (env, entries) in [(P, &before.0), (S, &before.1)] {
+        for entry in entries {
+            let json = serde_json::to_vec(entry).unwrap();
+            let k = crate::store::index::k_entry(env, entry.sequence);
+            store.index.tree.insert(k, json).unwrap();
+        }
+    }
+    let format = crate::store::index::META_FORMAT;
+    store
+        .index
+        .tree
+        .insert(format, &3u32.to_be_bytes()[..])
+        .unwrap();
+    drop(store);
+
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!((register(&store, P), register(&store, S)), before);
+    let layout = store.index.tree.get(format).unwrap().unwrap();
+    assert_eq!(
+        layout.as_ref(),
+        &crate::store::index::FORMAT.to_be_bytes()[..]
+    );
+    let r = store
+        .index
+        .tree
+        .get(crate::store::index::k_entry(P, 2))
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.len(), 44, "a place and a hash, not the entry");
+    assert_eq!(certify(&store, "demo", P, "FN-3", 2026).sequence, 3);
 }
