@@ -17,13 +17,16 @@ use std::collections::BTreeMap;
 use serde::de::DeserializeOwned;
 use sled::{Batch, IVec};
 
+use super::blocks::{
+    bit_of, block_of, k_org_block, k_resolved, org_bits, resolution_in, resolved_bits,
+    resolved_value,
+};
 use super::entry_ref::EntryRef;
 use super::error::{DamageAt, StoreError};
 use super::event::{DashboardToken, Event, Hash, Record};
 use super::index::{
     be_u64, json, k_entry, k_idempotency, k_intent, k_intent_rn, k_key, k_key_by_org, k_org,
-    k_org_entry, k_quota, k_resolved, k_rn, k_token, k_token_by_org, Index, FORMAT, META_APPLIED,
-    META_FORMAT,
+    k_quota, k_rn, k_token, k_token_by_org, Index, FORMAT, META_APPLIED, META_FORMAT,
 };
 use super::journal::Place;
 use crate::model::{Environment, IdempotencyBinding, Intent, IntentId, KeyRecord, RegisterEntry};
@@ -132,10 +135,12 @@ impl Staged<'_> {
             return Ok(upto);
         }
         let mut upto = 0;
-        for prefix in [b'i', b'j'] {
-            if let Some(kv) = self.index.tree.scan_prefix([prefix]).next_back() {
-                upto = upto.max(be_u64(&kv?.0)?);
-            }
+        if let Some(kv) = self.index.tree.scan_prefix(b"i").next_back() {
+            upto = be_u64(&kv?.0)?;
+        }
+        if let Some(kv) = self.index.tree.scan_prefix(b"j").next_back() {
+            // The last id of the last block.
+            upto = upto.max(be_u64(&kv?.0)?.saturating_mul(64).saturating_add(63));
         }
         self.tree_intents_upto = Some(upto);
         Ok(upto)
@@ -170,7 +175,10 @@ impl Staged<'_> {
         if !self.writes.contains_key(&k) && id > self.tree_intents_upto()? {
             return Ok(None);
         }
-        Ok(self.get(&k)?.and_then(|v| v.first().copied()))
+        match self.get(&k)? {
+            Some(block) => resolution_in(&block, id),
+            None => Ok(None),
+        }
     }
 
     fn open_intent(&mut self, id: IntentId) -> Result<Option<Intent>, StoreError> {
@@ -378,7 +386,7 @@ impl Staged<'_> {
                 )));
             }
             self.insert(k_rn(&req.org, env, &req.rn), &seq.to_be_bytes()[..]);
-            self.insert(k_org_entry(&req.org, env, seq), &[][..]);
+            self.add_org_entry(&req.org, env, seq)?;
             if let Some(open) = self.open_intent(id)? {
                 self.close_intent(id, &open, CERTIFIED)?;
             }
@@ -407,7 +415,7 @@ impl Staged<'_> {
         self.insert(k_entry(env, seq), at.encode());
         self.next[env_slot(env)] = Some(seq + 1);
         self.insert(k_rn(&req.org, env, &req.rn), &seq.to_be_bytes()[..]);
-        self.insert(k_org_entry(&req.org, env, seq), &[][..]);
+        self.add_org_entry(&req.org, env, seq)?;
         self.close_intent(id, &open, CERTIFIED)?;
         if env == Environment::Production {
             let quota = k_quota(&req.org, entry.quota_year);
@@ -437,7 +445,26 @@ impl Staged<'_> {
                 }
             }
         }
-        self.insert(k_resolved(id), how);
+        let k = k_resolved(id);
+        let mut bits = match self.get(&k)? {
+            Some(block) => resolved_bits(&block)?,
+            None => [0, 0],
+        };
+        let (set, clear) = if how == CERTIFIED { (0, 1) } else { (1, 0) };
+        bits[set] |= bit_of(id);
+        bits[clear] &= !bit_of(id);
+        self.insert(k, resolved_value(bits));
+        Ok(())
+    }
+
+    /// Lists entry `seq` of `env` among `org`'s (its bit in the organization's block).
+    fn add_org_entry(&mut self, org: &str, env: Environment, seq: u64) -> Result<(), StoreError> {
+        let k = k_org_block(org, env, block_of(seq));
+        let bits = match self.get(&k)? {
+            Some(block) => org_bits(&block)?,
+            None => 0,
+        };
+        self.insert(k, &(bits | bit_of(seq)).to_be_bytes()[..]);
         Ok(())
     }
 }

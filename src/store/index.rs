@@ -10,11 +10,11 @@
 //! | `K` org `\0` key id | empty: the keys of an organization |
 //! | `q` org `\0` year | Production entries counted in that quota year (u64 BE) |
 //! | `r` env seq | where the entry's `certified` record is in the journal: offset (u64 BE), payload length (u32 BE), payload SHA-256 (32 bytes); seq u64 BE: the register in sequence order (the entry itself is read from the journal, `entry_ref.rs`) |
-//! | `R` org `\0` env seq | empty: the register entries of an organization |
+//! | `R` org `\0` env block | the register entries of an organization: 64 seqs a key, as bits (`blocks.rs`) |
 //! | `n` org `\0` env rn | seq of its entry (u64 BE) |
 //! | `i` intent id | open `Intent` (JSON) |
 //! | `I` org `\0` env rn | id of its open intent (u64 BE) |
-//! | `j` intent id | how a resolved intent ended: `c` certified, `a` abandoned |
+//! | `j` block | how resolved intents ended, certified or abandoned: 64 intent ids a key, as bits (`blocks.rs`) |
 //! | `d` org `\0` env key | `IdempotencyBinding` (JSON) of an `Idempotency-Key`: kept while its intent is open or certified, removed when abandoned |
 //! | `t` token id | `DashboardToken` (JSON): a dashboard sign-in token (hash only), revoked or not |
 //! | `T` org `\0` token id | empty: the dashboard tokens of an organization |
@@ -26,6 +26,7 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use sled::{IVec, Tree};
 
+use super::blocks::{k_resolved, resolution_in};
 use super::entry_ref::{EntryRef, JournalReader};
 use super::event::Hash;
 use super::journal::Checkpoint;
@@ -36,7 +37,7 @@ use crate::model::{
 
 /// Layout version; an index of another version is rebuilt from the journal.
 /// 3: dashboard tokens (`t`, `T`). 4: `r` holds the place and hash of the entry's record, no
-/// longer the entry (whose JSON took most of the index's size).
+/// longer the entry (whose JSON took most of the index's size); `R` and `j` hold 64 ids a key.
 pub(super) const FORMAT: u32 = 4;
 pub(super) const META_APPLIED: &[u8] = b"m:applied";
 pub(super) const META_FORMAT: &[u8] = b"m:format";
@@ -99,12 +100,6 @@ pub(super) fn k_quota(org: &str, year: i32) -> Vec<u8> {
 pub(super) fn k_entry(env: Environment, seq: u64) -> Vec<u8> {
     key(b'r', &[&[env_byte(env)], &seq.to_be_bytes()])
 }
-pub(super) fn k_org_entry(org: &str, env: Environment, seq: u64) -> Vec<u8> {
-    key(
-        b'R',
-        &[org.as_bytes(), b"\0", &[env_byte(env)], &seq.to_be_bytes()],
-    )
-}
 pub(super) fn k_rn(org: &str, env: Environment, rn: &str) -> Vec<u8> {
     key(
         b'n',
@@ -130,9 +125,6 @@ pub(super) fn k_intent_rn(org: &str, env: Environment, rn: &str) -> Vec<u8> {
         b'I',
         &[org.as_bytes(), b"\0", &[env_byte(env)], rn.as_bytes()],
     )
-}
-pub(super) fn k_resolved(id: IntentId) -> Vec<u8> {
-    key(b'j', &[&id.to_be_bytes()])
 }
 pub(super) fn k_token(id: &str) -> Vec<u8> {
     key(b't', &[id.as_bytes()])
@@ -355,20 +347,11 @@ impl Index {
                 })
                 .collect();
         };
-        let range = k_org_entry(org, env, first)..=k_org_entry(org, env, u64::MAX);
         let mut out = Vec::new();
-        for kv in self.tree.range(range).take(filter.limit) {
-            let seq = be_u64(&kv?.0)?;
-            match self.entry(env, seq)? {
-                Some(entry) => out.push(entry),
-                None => {
-                    return Err(StoreError::Invalid(format!(
-                        "index lists {} entry {seq} for {org:?} but does not hold it",
-                        env.as_str()
-                    )))
-                }
-            }
-        }
+        self.org_seqs(org, env, (first, u64::MAX), false, &mut |seq| {
+            out.push(self.listed_entry(org, env, seq)?);
+            Ok(out.len() < filter.limit)
+        })?;
         Ok(out)
     }
 
@@ -417,9 +400,24 @@ impl Index {
 
     /// How a resolved intent ended: `Some(b'c')` certified, `Some(b'a')` abandoned.
     pub fn resolution(&self, id: IntentId) -> Result<Option<u8>, StoreError> {
-        Ok(self
-            .tree
-            .get(k_resolved(id))?
-            .and_then(|v| v.first().copied()))
+        match self.tree.get(k_resolved(id))? {
+            Some(block) => resolution_in(&block, id),
+            None => Ok(None),
+        }
+    }
+
+    /// Entry `seq` of `env`, which the index lists among `org`'s.
+    pub(super) fn listed_entry(
+        &self,
+        org: &str,
+        env: Environment,
+        seq: u64,
+    ) -> Result<RegisterEntry, StoreError> {
+        self.entry(env, seq)?.ok_or_else(|| {
+            StoreError::Invalid(format!(
+                "index lists {} entry {seq} for {org:?} but does not hold it",
+                env.as_str()
+            ))
+        })
     }
 }

@@ -114,6 +114,7 @@
 //! * [`StoreError::Damaged`] and [`StoreError::Halted`] mean: stop certifying, tell an operator.
 
 mod apply;
+mod blocks;
 mod boxes;
 mod entry_ref;
 mod error;

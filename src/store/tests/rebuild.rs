@@ -33,8 +33,9 @@ fn chain(events: Vec<Event>) -> (Vec<Vec<u8>>, Vec<Hash>) {
     (payloads, hashes)
 }
 
-/// `demo` and `acme` with their keys, then `entries` invoices of `demo` (every 7th in the
-/// Sandbox, every 5th abandoned and certified again under another rn), then one open intent.
+/// `demo` and `acme` with their keys, then `entries` invoices (every 3rd of `acme`, the
+/// others of `demo`; every 7th in the Sandbox; every 5th abandoned once first under another
+/// rn), then one open intent.
 fn events(entries: u64) -> Vec<Event> {
     let mut events = Vec::new();
     for id in ["demo", "acme"] {
@@ -45,14 +46,15 @@ fn events(entries: u64) -> Vec<Event> {
     let mut next = [1u64, 1u64];
     for i in 0..entries {
         let env = if i % 7 == 0 { S } else { P };
+        let org = if i % 3 == 1 { "acme" } else { "demo" };
         if i % 5 == 0 {
-            events.push(Event::Intent(intent_in("demo", env, &format!("LOST-{i}"))));
+            events.push(Event::Intent(intent_in(org, env, &format!("LOST-{i}"))));
             events.push(Event::Abandoned {
                 intent: events.len() as u64,
                 reason: "refused".into(),
             });
         }
-        let request = intent_in("demo", env, &format!("FN-{i}"));
+        let request = intent_in(org, env, &format!("FN-{i}"));
         events.push(Event::Intent(request.clone()));
         let slot = usize::from(env == S);
         let entry = certified_entry(next[slot], events.len() as u64, request);
@@ -120,19 +122,57 @@ fn a_rebuild_in_batches_answers_as_appends_one_by_one() {
     for (i, entry) in production.iter().enumerate() {
         assert_eq!(entry.sequence, i as u64 + 1);
     }
-    assert_eq!(
-        store.quota_used("demo", 2026).unwrap(),
-        production.len() as u64
-    );
+    let of = |org: &str| -> Vec<RegisterEntry> {
+        let mut own: Vec<_> = production
+            .iter()
+            .filter(|e| e.request.org == org)
+            .cloned()
+            .collect();
+        own.reverse();
+        own
+    };
+    for org in ["demo", "acme"] {
+        let own = of(org);
+        assert_eq!(store.quota_used(org, 2026).unwrap(), own.len() as u64);
+        assert_eq!(store.org_entry_count(org, P).unwrap(), own.len() as u64);
+        // Pages across 64-entry blocks, newest first and in sequence order.
+        let before = own[100].sequence;
+        let back = store
+            .org_entries_back(org, P, before, 90, |_| true)
+            .unwrap();
+        assert_eq!(back, own[101..191]);
+        let odd = store
+            .org_entries_back(org, P, u64::MAX, 40, |e| e.sequence % 2 == 1)
+            .unwrap();
+        let expected: Vec<_> = own
+            .iter()
+            .filter(|e| e.sequence % 2 == 1)
+            .take(40)
+            .cloned()
+            .collect();
+        assert_eq!(odd, expected);
+        let forward = store
+            .entries(&EntryFilter {
+                org: Some(org.to_string()),
+                environment: P,
+                after_sequence: own[200].sequence,
+                limit: 150,
+            })
+            .unwrap();
+        let mut expected: Vec<_> = own[50..200].to_vec();
+        expected.reverse();
+        assert_eq!(forward, expected);
+    }
     let open = store.open_intents().unwrap();
     assert_eq!(open.len(), 1, "{open:?}");
     assert_eq!(open[0].1.rn, "OPEN-1");
     assert_eq!(store.open_intent_for("demo", P, "LOST-5").unwrap(), None);
+    assert_eq!(store.open_intent_for("acme", P, "LOST-10").unwrap(), None);
     for (env, register) in [(P, &production), (S, &sandbox)] {
         let last = register.last().unwrap();
         assert_eq!(
             store
-                .entry_by_rn("demo", env, &last.request.rn)
+                .entry_by_rn(&last.request.org, env, &last.request.rn)
                 .unwrap()
                 .as_ref(),
             Some(last)
