@@ -47,7 +47,11 @@ impl<'a> Runner<'a> {
         if let Some(answer) = socket::call(&socket::path_in(state_dir), &request)? {
             return Ok(answer);
         }
-        let store = match Store::open(state_dir) {
+        let options = StoreOptions {
+            index_cache_mib: self.config.index_cache_mib,
+            ..StoreOptions::default()
+        };
+        let store = match Store::open_with(state_dir, &options) {
             Ok(store) => store,
             Err(StoreError::Locked) => bail!(
                 "{} is held by a running gateway whose admin socket does not answer; check the service",
@@ -242,6 +246,7 @@ pub(super) fn rebuild_index(config: &Config) -> anyhow::Result<()> {
     let state_dir = config.resolved_state_dir();
     let options = StoreOptions {
         rebuild_stale_index: true,
+        index_cache_mib: config.index_cache_mib,
         ..StoreOptions::default()
     };
     let store = match Store::open_with(state_dir, &options) {

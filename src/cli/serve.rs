@@ -72,7 +72,7 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     {
         anyhow::bail!("the device name {EMBEDDED_DEVICE:?} and names starting with \"sandbox-\" are reserved for the bundled simulator");
     }
-    let store = match open_register(&state_dir)? {
+    let store = match open_register(&state_dir, &config)? {
         Ok(store) => store,
         Err(damage) => return serve_halted(&config, damage).await,
     };
@@ -174,8 +174,11 @@ async fn stop_simulators(simulators: &Mutex<Vec<RunningSim>>) {
 
 /// The register in `state_dir`; `Ok(Err(reason))` when it is damaged (the service then runs
 /// halted: 503, nothing written).
-fn open_register(state_dir: &std::path::Path) -> anyhow::Result<Result<Arc<Store>, String>> {
-    match Store::open_with(state_dir, &store_options()) {
+fn open_register(
+    state_dir: &std::path::Path,
+    config: &Config,
+) -> anyhow::Result<Result<Arc<Store>, String>> {
+    match Store::open_with(state_dir, &store_options(config)) {
         Ok(store) => {
             info!(state_dir = %state_dir.display(), "register open");
             Ok(Ok(Arc::new(store)))
@@ -282,13 +285,14 @@ fn server_settings(config: &Config) -> ServerSettings {
 /// 50 ms). `EMCF_BACKGROUND_CHECK_ABOVE_BYTES` sets another size (tests use 0).
 const BACKGROUND_CHECK_ABOVE_BYTES: u64 = 64 << 20;
 
-fn store_options() -> StoreOptions {
+fn store_options(config: &Config) -> StoreOptions {
     let above = std::env::var("EMCF_BACKGROUND_CHECK_ABOVE_BYTES")
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(BACKGROUND_CHECK_ABOVE_BYTES);
     StoreOptions {
         background_check_above: Some(above),
+        index_cache_mib: config.index_cache_mib,
         ..StoreOptions::default()
     }
 }

@@ -63,6 +63,8 @@ pub const DEFAULT_PLAN_GROW: u64 = 50_000;
 pub const DEFAULT_BAUD: u32 = 115_200;
 /// `queue_capacity` default of a device: invoices waiting for the port.
 pub const DEFAULT_QUEUE_CAPACITY: usize = crate::device::DEFAULT_QUEUE_CAPACITY;
+/// `index_cache_mib` default: sled's page cache for the register's index.
+pub const DEFAULT_INDEX_CACHE_MIB: u64 = crate::store::DEFAULT_INDEX_CACHE_MIB;
 
 const MAX_TIMEOUT_SECS: u64 = 3_600;
 const MAX_BUDGET_MS: u64 = 3_600_000;
@@ -73,6 +75,7 @@ const MIN_BODY_LIMIT: usize = 1024;
 const MAX_BODY_LIMIT: usize = 64 * 1024 * 1024;
 const MAX_DEVICE_NAME: usize = 32;
 const MAX_OFFSET_SECS: i32 = 14 * 3600;
+const MAX_INDEX_CACHE_MIB: u64 = 4096;
 
 /// What is wrong with the configuration, phrased for the person editing it.
 #[derive(Debug, Error)]
@@ -151,6 +154,8 @@ pub struct Config {
     /// `[http]`: per-peer connections, the dashboard's share, body rate, metrics labels.
     #[serde(skip_serializing_if = "HttpLimits::is_default")]
     pub http: HttpLimits,
+    /// sled's page cache for the register's index, in MiB.
+    pub index_cache_mib: u64,
     /// Annual quotas of the plans.
     pub plans: Plans,
     /// Fiscal devices. Empty: the embedded simulator (demo mode, not fiscal).
@@ -171,6 +176,7 @@ impl Default for Config {
             header_read_timeout_secs: DEFAULT_HEADER_READ_TIMEOUT_SECS,
             body_limit_bytes: DEFAULT_BODY_LIMIT_BYTES,
             http: HttpLimits::default(),
+            index_cache_mib: DEFAULT_INDEX_CACHE_MIB,
             plans: Plans::default(),
             devices: Vec::new(),
             source: None,

@@ -7,7 +7,7 @@ impl Config {
     /// Checks ranges and consistency; the first problem found is returned, naming its key.
     ///
     /// Rules: `max_connections` 1..=65536; `request_timeout_secs` and `header_read_timeout_secs`
-    /// 1..=3600; `body_limit_bytes` 1 KiB..=64 MiB; plan quotas >= 1; device names non-empty,
+    /// 1..=3600; `body_limit_bytes` 1 KiB..=64 MiB; `index_cache_mib` 1..=4096; plan quotas >= 1; device names non-empty,
     /// at most 32 ASCII letters, digits, `-` or `_`, unique ignoring case; device path not empty;
     /// baud > 0; `queue_capacity` 1..=10000; `tries` 1..=10; every ms value 1..=3600000;
     /// `seq_range` hex `first-last` from 20; `rates` letters A..P with percentages in
@@ -63,6 +63,8 @@ impl Config {
             " bytes",
         )
         .map_err(|m| invalid("body_limit_bytes", m))?;
+        in_range(self.index_cache_mib, 1, MAX_INDEX_CACHE_MIB, " MiB")
+            .map_err(|m| invalid("index_cache_mib", m))?;
         for (key, value) in [
             ("plans.start", self.plans.start),
             ("plans.grow", self.plans.grow),

@@ -1,31 +1,232 @@
-//! Applying one journal record to the index, idempotently and atomically.
+//! Applying journal records to the index, idempotently and atomically.
 //!
-//! Each record becomes one sled `Batch` holding its effects and the new last-applied marker,
-//! so the index is always "records 1..=n applied" for some n. Effects are states, not deltas
-//! (the one delta, quota, is counted only when the entry is inserted), so re-applying records
-//! that are already in the index (a marker older than the data) changes nothing. A record that
-//! contradicts the index (a certified intent that was never open, a register position taken)
-//! is damage: the journal's writer checks all of this before appending.
+//! Records are applied through a [`Staged`] set of writes: each record's effects are checked
+//! against the index *and* the writes staged before it (so an intent and its certification in
+//! the same set see each other), then [`Staged::commit`] turns the set into one sled `Batch`
+//! holding the effects and the new last-applied marker (seq and hash of the last record staged).
+//! So the index is always "records 1..=n applied" for some n, whether a batch holds one record
+//! (an append) or thousands (the replay or rebuild at open: [`REPLAY_BATCH`]). Effects are
+//! states, not deltas (the one delta, quota, is counted only when the entry is inserted), so
+//! re-applying records that are already in the index (a marker older than the data) changes
+//! nothing. A record that contradicts the index (a certified intent that was never open, a
+//! register position taken) is damage: the journal's writer checks all of this before
+//! appending.
 
-use sled::Batch;
+use std::collections::BTreeMap;
 
+use serde::de::DeserializeOwned;
+use sled::{Batch, IVec};
+
+use super::blocks::{
+    bit_of, block_of, k_org_block, k_resolved, org_bits, resolution_in, resolved_bits,
+    resolved_value,
+};
+use super::entry_ref::EntryRef;
 use super::error::{DamageAt, StoreError};
 use super::event::{DashboardToken, Event, Hash, Record};
 use super::index::{
     be_u64, json, k_entry, k_idempotency, k_intent, k_intent_rn, k_key, k_key_by_org, k_org,
-    k_org_entry, k_quota, k_resolved, k_rn, k_token, k_token_by_org, Index, FORMAT, META_APPLIED,
-    META_FORMAT,
+    k_quota, k_rn, k_token, k_token_by_org, Index, FORMAT, META_APPLIED, META_FORMAT,
 };
+use super::journal::Place;
 use crate::model::{Environment, IdempotencyBinding, Intent, IntentId, KeyRecord, RegisterEntry};
 
 const CERTIFIED: &[u8] = b"c";
 const ABANDONED: &[u8] = b"a";
 
+/// Records per sled batch when the open replays or rebuilds the index: large enough that
+/// the markers and counters rewritten by every record are written once per batch, small
+/// enough that the staged writes stay a few MiB.
+pub(super) const REPLAY_BATCH: usize = 4096;
+
+/// One staged write.
+enum Write {
+    Put(IVec),
+    /// A key sled does not hold (it was looked up): removed again, it is just forgotten.
+    PutNew(IVec),
+    Delete,
+}
+
+/// Writes not yet in sled, read back before sled's own values.
+pub(super) struct Staged<'a> {
+    index: &'a Index,
+    writes: BTreeMap<Vec<u8>, Write>,
+    /// Intents opened (`Some`) or closed (`None`) by the staged records: their `i` keys,
+    /// kept apart so that an intent opened and certified in one batch is never encoded, and
+    /// its key never written then removed.
+    intents: BTreeMap<IntentId, Option<Intent>>,
+    /// No `i` nor `j` key of sled is above this intent id (looked up once per batch): a
+    /// newer intent is known to be neither open nor resolved there without a lookup.
+    tree_intents_upto: Option<u64>,
+    /// The last record staged or applied (its seq; 0 for none).
+    applied: u64,
+    /// The next register sequence of (Production, Sandbox), once looked up.
+    next: [Option<u64>; 2],
+    /// Records staged since the last commit.
+    records: usize,
+}
+
 impl Index {
-    /// Applies `record` (whose payload hashes to `hash`) if it is the next one; records at or
-    /// below the last applied seq are skipped.
-    pub fn apply(&self, record: &Record, hash: &Hash) -> Result<(), StoreError> {
-        let applied = self.applied_seq()?;
+    /// Applies `record` (whose payload hashes to `hash`, at `place` in the journal) in a
+    /// batch of its own, if it is the next one; records at or below the last applied seq are
+    /// skipped.
+    pub fn apply(&self, record: &Record, hash: &Hash, place: Place) -> Result<(), StoreError> {
+        let mut staged = self.staged()?;
+        staged.apply(record, hash, place)?;
+        staged.commit()
+    }
+
+    /// An empty set of writes over this index.
+    pub(super) fn staged(&self) -> Result<Staged<'_>, StoreError> {
+        Ok(Staged {
+            index: self,
+            writes: BTreeMap::new(),
+            intents: BTreeMap::new(),
+            tree_intents_upto: None,
+            applied: self.applied_seq()?,
+            next: [None, None],
+            records: 0,
+        })
+    }
+}
+
+fn env_slot(env: Environment) -> usize {
+    match env {
+        Environment::Production => 0,
+        Environment::Sandbox => 1,
+    }
+}
+
+impl Staged<'_> {
+    /// Records staged since the last commit.
+    pub(super) fn len(&self) -> usize {
+        self.records
+    }
+
+    /// Writes the staged records to sled in one atomic batch.
+    pub(super) fn commit(&mut self) -> Result<(), StoreError> {
+        if self.writes.is_empty() && self.intents.is_empty() {
+            return Ok(());
+        }
+        let upto = self.tree_intents_upto()?;
+        let mut batch = Batch::default();
+        for (id, intent) in std::mem::take(&mut self.intents) {
+            match intent {
+                Some(intent) => batch.insert(k_intent(id), serde_json::to_vec(&intent)?),
+                None if id <= upto => batch.remove(k_intent(id)),
+                None => {} // opened and closed in this batch: never in sled
+            }
+        }
+        for (k, write) in std::mem::take(&mut self.writes) {
+            match write {
+                Write::Put(v) | Write::PutNew(v) => batch.insert(k, v),
+                Write::Delete => batch.remove(k),
+            }
+        }
+        self.records = 0;
+        self.tree_intents_upto = None;
+        self.index.tree.apply_batch(batch)?;
+        Ok(())
+    }
+
+    /// The highest intent id of sled's `i` and `j` keys.
+    fn tree_intents_upto(&mut self) -> Result<u64, StoreError> {
+        if let Some(upto) = self.tree_intents_upto {
+            return Ok(upto);
+        }
+        let mut upto = 0;
+        if let Some(kv) = self.index.tree.scan_prefix(b"i").next_back() {
+            upto = be_u64(&kv?.0)?;
+        }
+        if let Some(kv) = self.index.tree.scan_prefix(b"j").next_back() {
+            // The last id of the last block.
+            upto = upto.max(be_u64(&kv?.0)?.saturating_mul(64).saturating_add(63));
+        }
+        self.tree_intents_upto = Some(upto);
+        Ok(upto)
+    }
+
+    pub(super) fn get(&self, k: &[u8]) -> Result<Option<IVec>, StoreError> {
+        match self.writes.get(k) {
+            Some(Write::Put(v) | Write::PutNew(v)) => Ok(Some(v.clone())),
+            Some(Write::Delete) => Ok(None),
+            None => Ok(self.index.tree.get(k)?),
+        }
+    }
+
+    pub(super) fn get_json<T: DeserializeOwned>(&self, k: &[u8]) -> Result<Option<T>, StoreError> {
+        self.get(k)?.map(|v| json(&v)).transpose()
+    }
+
+    pub(super) fn insert(&mut self, k: Vec<u8>, v: impl Into<IVec>) {
+        self.writes.insert(k, Write::Put(v.into()));
+    }
+
+    fn remove(&mut self, k: Vec<u8>) {
+        if let Some(Write::PutNew(_)) = self.writes.get(&k) {
+            self.writes.remove(&k);
+        } else {
+            self.writes.insert(k, Write::Delete);
+        }
+    }
+
+    fn resolution(&mut self, id: IntentId) -> Result<Option<u8>, StoreError> {
+        let k = k_resolved(id);
+        if !self.writes.contains_key(&k) && id > self.tree_intents_upto()? {
+            return Ok(None);
+        }
+        match self.get(&k)? {
+            Some(block) => resolution_in(&block, id),
+            None => Ok(None),
+        }
+    }
+
+    fn open_intent(&mut self, id: IntentId) -> Result<Option<Intent>, StoreError> {
+        if let Some(staged) = self.intents.get(&id) {
+            return Ok(staged.clone());
+        }
+        if id > self.tree_intents_upto()? {
+            return Ok(None);
+        }
+        self.index
+            .tree
+            .get(k_intent(id))?
+            .map(|v| json(&v))
+            .transpose()
+    }
+
+    fn open_intent_for(
+        &self,
+        org: &str,
+        env: Environment,
+        rn: &str,
+    ) -> Result<Option<IntentId>, StoreError> {
+        self.get(&k_intent_rn(org, env, rn))?
+            .map(|v| be_u64(&v))
+            .transpose()
+    }
+
+    fn next_sequence(&mut self, env: Environment) -> Result<u64, StoreError> {
+        let slot = env_slot(env);
+        match self.next[slot] {
+            Some(next) => Ok(next),
+            None => {
+                let next = self.index.next_sequence(env)?;
+                self.next[slot] = Some(next);
+                Ok(next)
+            }
+        }
+    }
+
+    /// Stages `record` (whose payload hashes to `hash`, at `place` in the journal) if it is
+    /// the next one; records at or below the last applied seq are skipped.
+    pub(super) fn apply(
+        &mut self,
+        record: &Record,
+        hash: &Hash,
+        place: Place,
+    ) -> Result<(), StoreError> {
+        let applied = self.applied;
         if record.seq <= applied {
             return Ok(());
         }
@@ -36,22 +237,21 @@ impl Index {
                 record.seq
             )));
         }
-        let mut batch = Batch::default();
         match &record.event {
             Event::OrganizationSaved(org) => {
-                batch.insert(k_org(&org.id), serde_json::to_vec(org)?);
+                self.insert(k_org(&org.id), serde_json::to_vec(org)?);
             }
             Event::KeyIssued(key) => {
-                batch.insert(k_key(&key.id), serde_json::to_vec(key)?);
-                batch.insert(k_key_by_org(&key.org, &key.id), &[][..]);
+                self.insert(k_key(&key.id), serde_json::to_vec(key)?);
+                self.insert(k_key_by_org(&key.org, &key.id), &[][..]);
             }
             Event::KeyEnabled { id } | Event::KeyDisabled { id } => {
                 let enabled = matches!(record.event, Event::KeyEnabled { .. });
-                let mut key: KeyRecord = self.key(id)?.ok_or_else(|| {
+                let mut key: KeyRecord = self.get_json(&k_key(id))?.ok_or_else(|| {
                     damaged(format!("{} of unknown key {id:?}", record.event.kind()))
                 })?;
                 key.enabled = enabled;
-                batch.insert(k_key(id), serde_json::to_vec(&key)?);
+                self.insert(k_key(id), serde_json::to_vec(&key)?);
             }
             Event::DashboardTokenIssued {
                 token_id,
@@ -68,20 +268,24 @@ impl Index {
                     created_at: *created_at,
                     revoked: false,
                 };
-                batch.insert(k_token(token_id), serde_json::to_vec(&token)?);
-                batch.insert(k_token_by_org(org, token_id), &[][..]);
+                self.insert(k_token(token_id), serde_json::to_vec(&token)?);
+                self.insert(k_token_by_org(org, token_id), &[][..]);
             }
             Event::DashboardTokenRevoked { token_id } => {
-                let mut token = self.dashboard_token(token_id)?.ok_or_else(|| {
-                    damaged(format!(
-                        "revocation of unknown dashboard token {token_id:?}"
-                    ))
-                })?;
+                let mut token: DashboardToken =
+                    self.get_json(&k_token(token_id))?.ok_or_else(|| {
+                        damaged(format!(
+                            "revocation of unknown dashboard token {token_id:?}"
+                        ))
+                    })?;
                 token.revoked = true;
-                batch.insert(k_token(token_id), serde_json::to_vec(&token)?);
+                self.insert(k_token(token_id), serde_json::to_vec(&token)?);
             }
-            Event::Intent(intent) => self.apply_intent(&mut batch, record.seq, intent, damaged)?,
-            Event::Certified(entry) => self.apply_certified(&mut batch, entry, damaged)?,
+            Event::Intent(intent) => self.apply_intent(record.seq, intent, damaged)?,
+            Event::Certified(entry) => {
+                let at = EntryRef { place, hash: *hash };
+                self.apply_certified(entry, at, damaged)?
+            }
             // Their effects are all in `boxes.rs`.
             Event::FiscalAnomaly(_) | Event::FiscalAnomalyAcknowledged { .. } => {}
             Event::Abandoned { intent, .. } => match self.resolution(*intent)? {
@@ -95,22 +299,22 @@ impl Index {
                     let open = self.open_intent(*intent)?.ok_or_else(|| {
                         damaged(format!("abandoned intent {intent} was never open"))
                     })?;
-                    self.close_intent(&mut batch, *intent, &open, ABANDONED)?;
+                    self.close_intent(*intent, &open, ABANDONED)?;
                 }
             },
         }
-        self.apply_boxes(&mut batch, record)?;
+        self.apply_boxes(record)?;
         let mut marker = record.seq.to_be_bytes().to_vec();
         marker.extend_from_slice(hash);
-        batch.insert(META_APPLIED, marker);
-        batch.insert(META_FORMAT, &FORMAT.to_be_bytes()[..]);
-        self.tree.apply_batch(batch)?;
+        self.insert(META_APPLIED.to_vec(), marker);
+        self.insert(META_FORMAT.to_vec(), &FORMAT.to_be_bytes()[..]);
+        self.applied = record.seq;
+        self.records += 1;
         Ok(())
     }
 
     fn apply_intent(
-        &self,
-        batch: &mut Batch,
+        &mut self,
         id: IntentId,
         intent: &Intent,
         damaged: impl Fn(String) -> StoreError,
@@ -119,28 +323,37 @@ impl Index {
             return Ok(()); // already applied and resolved: do not reopen it
         }
         let (org, env, rn) = (&intent.org, intent.environment, &intent.rn);
-        if let Some(other) = self.open_intent_for(org, env, rn)? {
+        let by_rn = k_intent_rn(org, env, rn);
+        let staged_before = self.writes.contains_key(&by_rn);
+        let open = self.open_intent_for(org, env, rn)?;
+        if let Some(other) = open {
             if other != id {
                 return Err(damaged(format!(
                     "intent for rn {rn:?} while intent {other} is open"
                 )));
             }
         }
-        if let Some(seq) = self.tree.get(k_rn(org, env, rn))? {
+        if let Some(seq) = self.get(&k_rn(org, env, rn))? {
             let seq = be_u64(&seq)?;
             return Err(damaged(format!(
                 "intent for rn {rn:?} already certified as {seq}"
             )));
         }
-        batch.insert(k_intent(id), serde_json::to_vec(intent)?);
-        batch.insert(k_intent_rn(org, env, rn), &id.to_be_bytes()[..]);
+        self.intents.insert(id, Some(intent.clone()));
+        let value = IVec::from(&id.to_be_bytes()[..]);
+        let write = if open.is_none() && !staged_before {
+            Write::PutNew(value)
+        } else {
+            Write::Put(value)
+        };
+        self.writes.insert(by_rn, write);
         if let Some(idempotency_key) = &intent.idempotency_key {
             let binding = IdempotencyBinding {
                 intent: id,
                 rn: rn.clone(),
                 request_digest: intent.request_digest.clone(),
             };
-            batch.insert(
+            self.insert(
                 k_idempotency(org, env, idempotency_key),
                 serde_json::to_vec(&binding)?,
             );
@@ -149,44 +362,44 @@ impl Index {
     }
 
     fn apply_certified(
-        &self,
-        batch: &mut Batch,
+        &mut self,
         entry: &RegisterEntry,
+        at: EntryRef,
         damaged: impl Fn(String) -> StoreError,
     ) -> Result<(), StoreError> {
         let req = &entry.request;
         let env = req.environment;
         let (seq, id) = (entry.sequence, entry.intent);
-        if let Some(existing) = self.tree.get(k_entry(env, seq))? {
+        let next = self.next_sequence(env)?;
+        // Sequences below the next one are in the index (1, 2, 3... with no gap).
+        let existing = if seq < next {
+            self.get(&k_entry(env, seq))?
+        } else {
+            None
+        };
+        if let Some(existing) = existing {
             // Already applied (the marker was behind): only make sure the intent is closed.
-            let existing: RegisterEntry = json(&existing)?;
-            if &existing != entry {
+            if EntryRef::decode(&existing)? != at {
                 return Err(damaged(format!(
                     "{} register position {seq} holds another entry",
                     env.as_str()
                 )));
             }
-            batch.insert(k_rn(&req.org, env, &req.rn), &seq.to_be_bytes()[..]);
-            batch.insert(k_org_entry(&req.org, env, seq), &[][..]);
+            self.insert(k_rn(&req.org, env, &req.rn), &seq.to_be_bytes()[..]);
+            self.add_org_entry(&req.org, env, seq)?;
             if let Some(open) = self.open_intent(id)? {
-                self.close_intent(batch, id, &open, CERTIFIED)?;
+                self.close_intent(id, &open, CERTIFIED)?;
             }
             return Ok(());
         }
-        let next = self.next_sequence(env)?;
         if seq != next {
             return Err(damaged(format!(
                 "{} register sequence {seq}, expected {next}",
                 env.as_str()
             )));
         }
-        if let Some(other) = self.tree.get(k_rn(&req.org, env, &req.rn))? {
-            let other = be_u64(&other)?;
-            return Err(damaged(format!(
-                "rn {:?} already certified as {other}",
-                req.rn
-            )));
-        }
+        // No entry can hold the rn of an open intent: `apply_intent` refused the intent if
+        // one did, and no other intent for the rn could open or certify while it is open.
         let open = match self.open_intent(id)? {
             Some(open) => open,
             None if self.resolution(id)?.is_some() => {
@@ -199,43 +412,59 @@ impl Index {
         if &open != req {
             return Err(damaged(format!("entry {seq} differs from its intent {id}")));
         }
-        batch.insert(k_entry(env, seq), serde_json::to_vec(entry)?);
-        batch.insert(k_rn(&req.org, env, &req.rn), &seq.to_be_bytes()[..]);
-        batch.insert(k_org_entry(&req.org, env, seq), &[][..]);
-        self.close_intent(batch, id, &open, CERTIFIED)?;
+        self.insert(k_entry(env, seq), at.encode());
+        self.next[env_slot(env)] = Some(seq + 1);
+        self.insert(k_rn(&req.org, env, &req.rn), &seq.to_be_bytes()[..]);
+        self.add_org_entry(&req.org, env, seq)?;
+        self.close_intent(id, &open, CERTIFIED)?;
         if env == Environment::Production {
-            let used = self.quota_used(&req.org, entry.quota_year)?;
             let quota = k_quota(&req.org, entry.quota_year);
-            batch.insert(quota, &(used + 1).to_be_bytes()[..]);
+            let used = match self.get(&quota)? {
+                Some(v) => be_u64(&v)?,
+                None => 0,
+            };
+            self.insert(quota, &(used + 1).to_be_bytes()[..]);
         }
         Ok(())
     }
 
-    fn close_intent(
-        &self,
-        batch: &mut Batch,
-        id: IntentId,
-        open: &Intent,
-        how: &[u8],
-    ) -> Result<(), StoreError> {
-        batch.remove(k_intent(id));
-        let by_rn = k_intent_rn(&open.org, open.environment, &open.rn);
+    fn close_intent(&mut self, id: IntentId, open: &Intent, how: &[u8]) -> Result<(), StoreError> {
+        self.intents.insert(id, None);
         if self.open_intent_for(&open.org, open.environment, &open.rn)? == Some(id) {
-            batch.remove(by_rn);
+            self.remove(k_intent_rn(&open.org, open.environment, &open.rn));
         }
         if how == ABANDONED {
             // A request that certified nothing does not keep its Idempotency-Key.
             if let Some(idempotency_key) = &open.idempotency_key {
                 let by_key = k_idempotency(&open.org, open.environment, idempotency_key);
                 if self
-                    .idempotency_binding(&open.org, open.environment, idempotency_key)?
+                    .get_json::<IdempotencyBinding>(&by_key)?
                     .is_some_and(|binding| binding.intent == id)
                 {
-                    batch.remove(by_key);
+                    self.remove(by_key);
                 }
             }
         }
-        batch.insert(k_resolved(id), how);
+        let k = k_resolved(id);
+        let mut bits = match self.get(&k)? {
+            Some(block) => resolved_bits(&block)?,
+            None => [0, 0],
+        };
+        let (set, clear) = if how == CERTIFIED { (0, 1) } else { (1, 0) };
+        bits[set] |= bit_of(id);
+        bits[clear] &= !bit_of(id);
+        self.insert(k, resolved_value(bits));
+        Ok(())
+    }
+
+    /// Lists entry `seq` of `env` among `org`'s (its bit in the organization's block).
+    fn add_org_entry(&mut self, org: &str, env: Environment, seq: u64) -> Result<(), StoreError> {
+        let k = k_org_block(org, env, block_of(seq));
+        let bits = match self.get(&k)? {
+            Some(block) => org_bits(&block)?,
+            None => 0,
+        };
+        self.insert(k, &(bits | bit_of(seq)).to_be_bytes()[..]);
         Ok(())
     }
 }

@@ -12,8 +12,9 @@
 
 use sled::Batch;
 
+use super::apply::Staged;
 use super::event::{Event, Record};
-use super::index::{json, Index};
+use super::index::{be_u64, json, Index};
 use super::{Store, StoreError};
 use crate::model::{
     AnomalyAck, AnomalyRecord, BoxCounters, Environment, FiscalAnomaly, RegisterEntry,
@@ -49,43 +50,6 @@ impl Index {
         self.get_json(&k_anomaly(id))
     }
 
-    /// The effects of `record` on the keys of this module, added to `batch`.
-    pub(super) fn apply_boxes(&self, batch: &mut Batch, record: &Record) -> Result<(), StoreError> {
-        match &record.event {
-            Event::Certified(entry) => {
-                if let Some(counters) = production_counters(entry) {
-                    batch.insert(k_box(&counters.nim), serde_json::to_vec(&counters)?);
-                }
-            }
-            Event::FiscalAnomaly(anomaly) => {
-                let stored = AnomalyRecord {
-                    id: record.seq,
-                    detected_at: record.at,
-                    anomaly: anomaly.clone(),
-                    acknowledged: None,
-                };
-                batch.insert(k_anomaly(record.seq), serde_json::to_vec(&stored)?);
-            }
-            Event::FiscalAnomalyAcknowledged { anomaly, by, note } => {
-                let mut stored = self.anomaly(*anomaly)?.ok_or_else(|| {
-                    StoreError::damaged(
-                        super::error::DamageAt::Seq(record.seq),
-                        format!("acknowledgement of unknown fiscal anomaly {anomaly}"),
-                    )
-                })?;
-                stored.acknowledged = Some(AnomalyAck {
-                    by: by.clone(),
-                    note: note.clone(),
-                    at: record.at,
-                });
-                batch.insert(k_anomaly(*anomaly), serde_json::to_vec(&stored)?);
-            }
-            _ => {}
-        }
-        batch.insert(META_BOXES, &record.seq.to_be_bytes()[..]);
-        Ok(())
-    }
-
     /// An index whose `b` keys do not reflect every record it applied (written by 1.0.0, or by
     /// it since) gets them from the production entries it holds. Nothing else in it changes.
     pub(super) fn complete_boxes(&self) -> Result<(), StoreError> {
@@ -103,7 +67,8 @@ impl Index {
             .tree
             .scan_prefix([b'r', super::index::env_byte(Environment::Production)])
         {
-            let entry: RegisterEntry = json(&kv?.1)?;
+            let (k, at) = kv?;
+            let entry = self.read_entry(&at, Environment::Production, be_u64(&k)?)?;
             if let Some(counters) = production_counters(&entry) {
                 latest.insert(counters.nim.clone(), counters);
             }
@@ -119,6 +84,46 @@ impl Index {
             boxes,
             "register: each box's last counters indexed (first open by this release)"
         );
+        Ok(())
+    }
+}
+
+impl Staged<'_> {
+    /// The effects of `record` on the keys of this module, staged.
+    pub(super) fn apply_boxes(&mut self, record: &Record) -> Result<(), StoreError> {
+        match &record.event {
+            Event::Certified(entry) => {
+                if let Some(counters) = production_counters(entry) {
+                    self.insert(k_box(&counters.nim), serde_json::to_vec(&counters)?);
+                }
+            }
+            Event::FiscalAnomaly(anomaly) => {
+                let stored = AnomalyRecord {
+                    id: record.seq,
+                    detected_at: record.at,
+                    anomaly: anomaly.clone(),
+                    acknowledged: None,
+                };
+                self.insert(k_anomaly(record.seq), serde_json::to_vec(&stored)?);
+            }
+            Event::FiscalAnomalyAcknowledged { anomaly, by, note } => {
+                let mut stored: AnomalyRecord =
+                    self.get_json(&k_anomaly(*anomaly))?.ok_or_else(|| {
+                        StoreError::damaged(
+                            super::error::DamageAt::Seq(record.seq),
+                            format!("acknowledgement of unknown fiscal anomaly {anomaly}"),
+                        )
+                    })?;
+                stored.acknowledged = Some(AnomalyAck {
+                    by: by.clone(),
+                    note: note.clone(),
+                    at: record.at,
+                });
+                self.insert(k_anomaly(*anomaly), serde_json::to_vec(&stored)?);
+            }
+            _ => {}
+        }
+        self.insert(META_BOXES.to_vec(), &record.seq.to_be_bytes()[..]);
         Ok(())
     }
 }

@@ -9,12 +9,12 @@
 //! | `k` key id | `KeyRecord` (JSON) |
 //! | `K` org `\0` key id | empty: the keys of an organization |
 //! | `q` org `\0` year | Production entries counted in that quota year (u64 BE) |
-//! | `r` env seq | `RegisterEntry` (JSON), seq u64 BE: the register in sequence order |
-//! | `R` org `\0` env seq | empty: the register entries of an organization |
+//! | `r` env seq | where the entry's `certified` record is in the journal: offset (u64 BE), payload length (u32 BE), payload SHA-256 (32 bytes); seq u64 BE: the register in sequence order (the entry itself is read from the journal, `entry_ref.rs`) |
+//! | `R` org `\0` env block | the register entries of an organization: 64 seqs a key, as bits (`blocks.rs`) |
 //! | `n` org `\0` env rn | seq of its entry (u64 BE) |
 //! | `i` intent id | open `Intent` (JSON) |
 //! | `I` org `\0` env rn | id of its open intent (u64 BE) |
-//! | `j` intent id | how a resolved intent ended: `c` certified, `a` abandoned |
+//! | `j` block | how resolved intents ended, certified or abandoned: 64 intent ids a key, as bits (`blocks.rs`) |
 //! | `d` org `\0` env key | `IdempotencyBinding` (JSON) of an `Idempotency-Key`: kept while its intent is open or certified, removed when abandoned |
 //! | `t` token id | `DashboardToken` (JSON): a dashboard sign-in token (hash only), revoked or not |
 //! | `T` org `\0` token id | empty: the dashboard tokens of an organization |
@@ -26,6 +26,8 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use sled::{IVec, Tree};
 
+use super::blocks::{k_resolved, resolution_in};
+use super::entry_ref::{EntryRef, JournalReader};
 use super::event::Hash;
 use super::journal::Checkpoint;
 use super::{EntryFilter, StoreError};
@@ -34,8 +36,9 @@ use crate::model::{
 };
 
 /// Layout version; an index of another version is rebuilt from the journal.
-/// 3: dashboard tokens (`t`, `T`).
-pub(super) const FORMAT: u32 = 3;
+/// 3: dashboard tokens (`t`, `T`). 4: `r` holds the place and hash of the entry's record, no
+/// longer the entry (whose JSON took most of the index's size); `R` and `j` hold 64 ids a key.
+pub(super) const FORMAT: u32 = 4;
 pub(super) const META_APPLIED: &[u8] = b"m:applied";
 pub(super) const META_FORMAT: &[u8] = b"m:format";
 /// A [`Checkpoint`]: seq (8, BE), hash (32), start (8, BE), end (8, BE). Only a hint for the
@@ -62,6 +65,8 @@ pub enum Applied {
 pub struct Index {
     db: sled::Db,
     pub(super) tree: Tree,
+    /// Where register entries are read from.
+    journal: JournalReader,
 }
 
 pub(super) fn env_byte(env: Environment) -> u8 {
@@ -95,12 +100,6 @@ pub(super) fn k_quota(org: &str, year: i32) -> Vec<u8> {
 pub(super) fn k_entry(env: Environment, seq: u64) -> Vec<u8> {
     key(b'r', &[&[env_byte(env)], &seq.to_be_bytes()])
 }
-pub(super) fn k_org_entry(org: &str, env: Environment, seq: u64) -> Vec<u8> {
-    key(
-        b'R',
-        &[org.as_bytes(), b"\0", &[env_byte(env)], &seq.to_be_bytes()],
-    )
-}
 pub(super) fn k_rn(org: &str, env: Environment, rn: &str) -> Vec<u8> {
     key(
         b'n',
@@ -127,9 +126,6 @@ pub(super) fn k_intent_rn(org: &str, env: Environment, rn: &str) -> Vec<u8> {
         &[org.as_bytes(), b"\0", &[env_byte(env)], rn.as_bytes()],
     )
 }
-pub(super) fn k_resolved(id: IntentId) -> Vec<u8> {
-    key(b'j', &[&id.to_be_bytes()])
-}
 pub(super) fn k_token(id: &str) -> Vec<u8> {
     key(b't', &[id.as_bytes()])
 }
@@ -151,22 +147,20 @@ pub(super) fn json<T: DeserializeOwned>(bytes: &IVec) -> Result<T, StoreError> {
     Ok(serde_json::from_slice(bytes)?)
 }
 
-/// sled's page cache (its default is 1 GiB): with 1,000,000 entries the default let the idle
-/// service grow to 140 MiB; queries read the recent end of the index, which this holds.
-const CACHE_BYTES: u64 = 32 << 20;
-
 impl Index {
-    /// Opens (or creates) the sled database at `dir`.
+    /// Opens (or creates) the sled database at `dir`, with a page cache of `cache_mib` MiB
+    /// (sled's default is 1 GiB; see [`super::DEFAULT_INDEX_CACHE_MIB`]), reading register
+    /// entries from the journal at `journal` (opened when first needed).
     ///
     /// sled's own file lock can outlive a dropped `Db` for a moment (its background threads
     /// hold the file), so a store closed and reopened in one process may find it still held.
     /// The caller holds `gateway.lock`, so no other gateway can hold it: retry for a while.
-    pub fn open(dir: &Path) -> Result<Index, StoreError> {
+    pub fn open(dir: &Path, journal: &Path, cache_mib: u64) -> Result<Index, StoreError> {
         let mut tries = 0;
         let db = loop {
             match sled::Config::new()
                 .path(dir)
-                .cache_capacity(CACHE_BYTES)
+                .cache_capacity(cache_mib.max(1) << 20)
                 .open()
             {
                 Err(sled::Error::Io(e))
@@ -179,7 +173,11 @@ impl Index {
             }
         };
         let tree = db.open_tree("projection")?;
-        Ok(Index { db, tree })
+        Ok(Index {
+            db,
+            tree,
+            journal: JournalReader::new(journal),
+        })
     }
 
     /// Whether it holds nothing at all.
@@ -304,7 +302,20 @@ impl Index {
     }
 
     pub fn entry(&self, env: Environment, seq: u64) -> Result<Option<RegisterEntry>, StoreError> {
-        self.get_json(&k_entry(env, seq))
+        match self.tree.get(k_entry(env, seq))? {
+            Some(at) => self.read_entry(&at, env, seq).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The entry whose `r` value is `at`, read from the journal.
+    pub(super) fn read_entry(
+        &self,
+        at: &[u8],
+        env: Environment,
+        seq: u64,
+    ) -> Result<RegisterEntry, StoreError> {
+        self.journal.entry(&EntryRef::decode(at)?, env, seq)
     }
 
     pub fn entry_by_rn(
@@ -330,23 +341,17 @@ impl Index {
                 .tree
                 .range(range)
                 .take(filter.limit)
-                .map(|kv| json(&kv?.1))
+                .map(|kv| {
+                    let (k, at) = kv?;
+                    self.read_entry(&at, env, be_u64(&k)?)
+                })
                 .collect();
         };
-        let range = k_org_entry(org, env, first)..=k_org_entry(org, env, u64::MAX);
         let mut out = Vec::new();
-        for kv in self.tree.range(range).take(filter.limit) {
-            let seq = be_u64(&kv?.0)?;
-            match self.entry(env, seq)? {
-                Some(entry) => out.push(entry),
-                None => {
-                    return Err(StoreError::Invalid(format!(
-                        "index lists {} entry {seq} for {org:?} but does not hold it",
-                        env.as_str()
-                    )))
-                }
-            }
-        }
+        self.org_seqs(org, env, (first, u64::MAX), false, &mut |seq| {
+            out.push(self.listed_entry(org, env, seq)?);
+            Ok(out.len() < filter.limit)
+        })?;
         Ok(out)
     }
 
@@ -395,9 +400,24 @@ impl Index {
 
     /// How a resolved intent ended: `Some(b'c')` certified, `Some(b'a')` abandoned.
     pub fn resolution(&self, id: IntentId) -> Result<Option<u8>, StoreError> {
-        Ok(self
-            .tree
-            .get(k_resolved(id))?
-            .and_then(|v| v.first().copied()))
+        match self.tree.get(k_resolved(id))? {
+            Some(block) => resolution_in(&block, id),
+            None => Ok(None),
+        }
+    }
+
+    /// Entry `seq` of `env`, which the index lists among `org`'s.
+    pub(super) fn listed_entry(
+        &self,
+        org: &str,
+        env: Environment,
+        seq: u64,
+    ) -> Result<RegisterEntry, StoreError> {
+        self.entry(env, seq)?.ok_or_else(|| {
+            StoreError::Invalid(format!(
+                "index lists {} entry {seq} for {org:?} but does not hold it",
+                env.as_str()
+            ))
+        })
     }
 }

@@ -1,8 +1,9 @@
 //! Index queries of the dashboard: one organization's register pages (newest first, with a
 //! filter), its entry counts, and dashboard tokens. Keys are those of `index.rs`.
 
+use super::blocks::{k_org_prefix, org_bits};
 use super::event::DashboardToken;
-use super::index::{be_u64, k_org_entry, k_token, k_token_by_org, Index};
+use super::index::{k_token, k_token_by_org, Index};
 use super::StoreError;
 use crate::model::{Environment, RegisterEntry};
 
@@ -21,33 +22,21 @@ impl Index {
         if limit == 0 || before == 0 {
             return Ok(out);
         }
-        let range = k_org_entry(org, env, 0)..k_org_entry(org, env, before);
-        for kv in self.tree.range(range).rev() {
-            let seq = be_u64(&kv?.0)?;
-            let entry = self.entry(env, seq)?.ok_or_else(|| {
-                StoreError::Invalid(format!(
-                    "index lists {} entry {seq} for {org:?} but does not hold it",
-                    env.as_str()
-                ))
-            })?;
+        self.org_seqs(org, env, (0, before), true, &mut |seq| {
+            let entry = self.listed_entry(org, env, seq)?;
             if keep(&entry) {
                 out.push(entry);
-                if out.len() >= limit {
-                    break;
-                }
             }
-        }
+            Ok(out.len() < limit)
+        })?;
         Ok(out)
     }
 
     /// How many entries `org` has in the `env` register.
     pub fn org_entry_count(&self, org: &str, env: Environment) -> Result<u64, StoreError> {
-        let mut prefix = k_org_entry(org, env, 0);
-        prefix.truncate(prefix.len() - 8);
         let mut count = 0;
-        for kv in self.tree.scan_prefix(prefix).keys() {
-            kv?;
-            count += 1;
+        for kv in self.tree.scan_prefix(k_org_prefix(org, env)).values() {
+            count += u64::from(org_bits(&kv?)?.count_ones());
         }
         Ok(count)
     }

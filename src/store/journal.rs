@@ -14,9 +14,11 @@ use super::event::{hash, Event, Hash, Record, GENESIS};
 
 mod checkpoint;
 mod prefix;
+mod read;
 
 pub use checkpoint::Checkpoint;
 pub use prefix::{check_prefix, ChainCheck};
+pub use read::payload_at;
 
 /// The largest payload a record may have (1 MiB). A header announcing more is damage.
 pub const MAX_RECORD: u32 = 1 << 20;
@@ -83,6 +85,15 @@ impl Start {
     };
 }
 
+/// Where a record is in the journal: the offset of its header and its payload's length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    /// Byte offset of the record's `[len][crc32]` header.
+    pub start: u64,
+    /// Length of its payload.
+    pub len: u32,
+}
+
 /// Reads the records of `src` from offset 0 up to `limit`, checking each CRC, the sequence
 /// numbers and the hash chain, and hands each valid record to `visit` in order.
 pub fn scan<R: Read + Seek>(
@@ -90,7 +101,7 @@ pub fn scan<R: Read + Seek>(
     limit: u64,
     mode: Mode,
     path: &Path,
-    visit: impl FnMut(&Record, &Hash) -> Result<(), StoreError>,
+    visit: impl FnMut(&Record, &Hash, Place) -> Result<(), StoreError>,
 ) -> Result<Scanned, StoreError> {
     scan_from(src, Start::GENESIS, limit, mode, path, visit)
 }
@@ -103,7 +114,7 @@ pub fn scan_from<R: Read + Seek>(
     limit: u64,
     mode: Mode,
     path: &Path,
-    mut visit: impl FnMut(&Record, &Hash) -> Result<(), StoreError>,
+    mut visit: impl FnMut(&Record, &Hash, Place) -> Result<(), StoreError>,
 ) -> Result<Scanned, StoreError> {
     let read_err = |e| io_at(path, "reading", e);
     src.seek(SeekFrom::Start(start.offset)).map_err(read_err)?;
@@ -158,7 +169,7 @@ pub fn scan_from<R: Read + Seek>(
             })?;
             check_link(&record, seq, &head, offset)?;
             let digest = hash(&payload);
-            visit(&record, &digest)?;
+            visit(&record, &digest, Place { start: offset, len })?;
             seq = record.seq;
             head = digest;
             last_start = Some(offset);
@@ -385,9 +396,10 @@ impl Journal {
         })
     }
 
-    /// Appends `event` as the next record and fsyncs it before returning. After a write or
-    /// fsync failure the journal refuses further appends ([`StoreError::Halted`]).
-    pub fn append(&mut self, event: Event) -> Result<(Record, Hash), StoreError> {
+    /// Appends `event` as the next record and fsyncs it before returning (with its hash and
+    /// place). After a write or fsync failure the journal refuses further appends
+    /// ([`StoreError::Halted`]).
+    pub fn append(&mut self, event: Event) -> Result<(Record, Hash, Place), StoreError> {
         if let Some(why) = &self.halted {
             return Err(StoreError::Halted(why.clone()));
         }
@@ -424,11 +436,15 @@ impl Journal {
             return Err(io_at(&self.path, "appending to", e));
         }
         let digest = hash(&payload);
+        let place = Place {
+            start: self.end,
+            len: payload.len() as u32,
+        };
         self.last_start = Some(self.end);
         self.end += bytes.len() as u64;
         self.last_seq = record.seq;
         self.head = digest;
-        Ok((record, digest))
+        Ok((record, digest, place))
     }
 }
 
@@ -480,7 +496,7 @@ pub fn verify(path: &Path, end: u64) -> Result<(Scanned, u64), StoreError> {
         ));
     }
     let mut certified = 0u64;
-    let scanned = scan(&mut file, end, Mode::Strict, path, |record, _| {
+    let scanned = scan(&mut file, end, Mode::Strict, path, |record, _, _| {
         if matches!(record.event, Event::Certified(_)) {
             certified += 1;
         }

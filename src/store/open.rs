@@ -4,15 +4,16 @@ use std::collections::VecDeque;
 use std::fs::{File, TryLockError};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 
 use tracing::warn;
 
+use super::apply::REPLAY_BATCH;
 use super::error::{self, DamageAt, StoreError};
-use super::event::{Hash, GENESIS};
+use super::event::{Hash, Record, GENESIS};
 use super::history::History;
 use super::index::{Applied, Index};
-use super::journal::{self, Journal, Mode, Scanned, Start};
+use super::journal::{self, Journal, Mode, Place, Scanned, Start};
 use super::{Inner, Store, StoreOptions};
 
 /// The index is ahead of the journal or disagrees with it.
@@ -45,7 +46,12 @@ impl Store {
         } else {
             journal::ChainCheck::spawn(&journal_path)
         };
-        let mut index = open_index(state_dir, &index_dir, &journal_path)?;
+        let mut index = open_index(
+            state_dir,
+            &index_dir,
+            &journal_path,
+            options.index_cache_mib,
+        )?;
 
         let exists = journal_path
             .try_exists()
@@ -83,7 +89,7 @@ impl Store {
                 std::fs::rename(&index_dir, &aside)
                     .map_err(|e| error::io_at(&index_dir, "moving", e))?;
                 journal::sync_dir(state_dir)?;
-                index = Index::open(&index_dir)?;
+                index = Index::open(&index_dir, &journal_path, options.index_cache_mib)?;
                 replay(&index, &mut file, len, &journal_path, None, false)?
                     .map_err(|StaleIndex(e)| e)?
             }
@@ -116,11 +122,12 @@ fn open_index(
     state_dir: &Path,
     index_dir: &Path,
     journal_path: &Path,
+    cache_mib: u64,
 ) -> Result<Index, StoreError> {
     // sled creates its files with the process's umask (the binary's is 077); its folder is
     // created here for the owner only in any case.
     journal::create_private_dir(index_dir)?;
-    let error = match Index::open(index_dir) {
+    let error = match Index::open(index_dir, journal_path, cache_mib) {
         Ok(index) => return Ok(index),
         Err(StoreError::Index(error)) => error,
         Err(other) => return Err(other),
@@ -149,7 +156,7 @@ fn open_index(
     );
     std::fs::rename(index_dir, &aside).map_err(|e| error::io_at(index_dir, "moving", e))?;
     journal::sync_dir(state_dir)?;
-    Index::open(index_dir)
+    Index::open(index_dir, journal_path, cache_mib)
 }
 
 /// Takes the exclusive lock on `path` (created for the owner only).
@@ -245,6 +252,9 @@ struct Probe {
     hash: Hash,
 }
 
+/// Records handed from the journal's reader to the thread applying them, at a time.
+const CHUNK: usize = 256;
+
 /// Scans the records after `start` and applies them (records the index has are skipped by
 /// `apply`); the inner error: the index is ahead of the journal or disagrees with it.
 fn scan_and_apply(
@@ -259,26 +269,66 @@ fn scan_and_apply(
                   from a backup, or rebuild the index from the journal as it is \
                   (StoreOptions::rebuild_stale_index; entries missing from the journal are lost)";
     let mut stale = None;
-    let scanned = journal::scan_from(file, start, len, Mode::Open, path, |record, hash| {
-        if record.seq == probe.seq && *hash != probe.hash {
-            let err = StoreError::damaged(
-                DamageAt::Seq(probe.seq),
-                format!(
-                    "the index applied seq {} with sha256 {} but the journal's record hashes to {}: {advice}",
-                    probe.seq,
-                    hex::encode(probe.hash),
-                    hex::encode(hash)
-                ),
-            );
-            stale = Some(err);
-            return Err(StoreError::Conflict("stale index".to_string()));
-        }
-        index.apply(record, hash)
+    // Many records per sled batch (a batch is atomic, its last-applied marker included): a
+    // crash mid-rebuild leaves the index at the end of its last batch, replayed from there.
+    let mut staged = index.staged()?;
+    // The journal is read, checked, parsed and hashed on a thread of its own while this one
+    // applies its records to sled, in order.
+    let (tx, rx) = mpsc::sync_channel::<Vec<(Record, Hash, Place)>>(8);
+    let (scanned, applied) = std::thread::scope(|scope| {
+        let reader = scope.spawn(move || {
+            let mut chunk = Vec::with_capacity(CHUNK);
+            let scanned =
+                journal::scan_from(file, start, len, Mode::Open, path, |record, hash, place| {
+                    chunk.push((record.clone(), *hash, place));
+                    if chunk.len() == CHUNK {
+                        let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
+                        tx.send(full)
+                            .map_err(|_| StoreError::Conflict("replay stopped".into()))?;
+                    }
+                    Ok(())
+                });
+            if scanned.is_ok() && !chunk.is_empty() {
+                let _ = tx.send(chunk);
+            }
+            scanned
+        });
+        let applied = rx.iter().try_for_each(|chunk| {
+            for (record, hash, place) in &chunk {
+                if record.seq == probe.seq && *hash != probe.hash {
+                    stale = Some(StoreError::damaged(
+                        DamageAt::Seq(probe.seq),
+                        format!(
+                            "the index applied seq {} with sha256 {} but the journal's record hashes to {}: {advice}",
+                            probe.seq,
+                            hex::encode(probe.hash),
+                            hex::encode(hash)
+                        ),
+                    ));
+                    return Err(StoreError::Conflict("stale index".to_string()));
+                }
+                staged.apply(record, hash, *place)?;
+                if staged.len() >= REPLAY_BATCH {
+                    staged.commit()?;
+                }
+            }
+            Ok(())
+        });
+        drop(rx); // a reader still sending stops
+        let scanned = reader.join().unwrap_or_else(|_| {
+            Err(StoreError::Io(std::io::Error::other(
+                "the journal's reader panicked",
+            )))
+        });
+        (scanned, applied)
     });
     if let Some(err) = stale {
         return Ok(Err(StaleIndex(err)));
     }
+    // An error of the applying side comes first: the reader's is then only that it stopped.
+    applied?;
     let scanned = scanned?;
+    staged.commit()?;
     if scanned.records < probe.seq {
         return Ok(Err(StaleIndex(StoreError::damaged(
             DamageAt::Seq(probe.seq),

@@ -20,8 +20,8 @@ impl Store {
         self.history.refuse_if_damaged()?;
         self.apply_pending(&mut inner)?;
         let (event, out) = build(&self.index)?;
-        let (record, hash) = inner.journal.append(event)?;
-        inner.pending.push_back((record.clone(), hash));
+        let (record, hash, place) = inner.journal.append(event)?;
+        inner.pending.push_back((record.clone(), hash, place));
         if let Err(e) = self.apply_pending(&mut inner) {
             // The record is durable: the write happened. It is applied again before the next
             // read or write (which fail meanwhile if sled keeps failing).

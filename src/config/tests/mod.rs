@@ -64,6 +64,7 @@ fn defaults() {
     assert_eq!(config.request_timeout(), Duration::from_secs(120));
     assert_eq!(config.header_read_timeout(), Duration::from_secs(10));
     assert_eq!(config.body_limit_bytes, 262_144);
+    assert_eq!(config.index_cache_mib, 8);
     assert_eq!(
         config.plans,
         Plans {
@@ -117,6 +118,7 @@ fn full_file() {
         request_timeout_secs = 200
         header_read_timeout_secs = 5
         body_limit_bytes = 100000
+        index_cache_mib = 64
 
         [plans]
         start = 1000
@@ -151,6 +153,7 @@ fn full_file() {
     assert_eq!(config.request_timeout_secs, 200);
     assert_eq!(config.header_read_timeout_secs, 5);
     assert_eq!(config.body_limit_bytes, 100_000);
+    assert_eq!(config.index_cache_mib, 64);
     assert_eq!(
         config.plans,
         Plans {
@@ -235,6 +238,7 @@ fn documented_defaults_match_the_code() {
             "| `metrics_per_organization` | boolean | `{}` |",
             d.http.metrics_per_organization
         ),
+        format!("| `index_cache_mib` | integer | `{}` |", d.index_cache_mib),
         format!("| `start` | integer | `{}` |", d.plans.start),
         format!("| `grow` | integer | `{}` |", d.plans.grow),
         format!("| `baud` | integer | `{DEFAULT_BAUD}` |"),

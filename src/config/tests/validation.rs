@@ -113,6 +113,22 @@ fn validation_errors_name_the_key() {
         ),
         (
             Config {
+                index_cache_mib: 0,
+                ..Config::default()
+            },
+            "index_cache_mib".into(),
+            "between 1 and 4096 MiB",
+        ),
+        (
+            Config {
+                index_cache_mib: 5000,
+                ..Config::default()
+            },
+            "index_cache_mib".into(),
+            "between 1 and 4096 MiB",
+        ),
+        (
+            Config {
                 plans: Plans { start: 0, grow: 1 },
                 ..Config::default()
             },

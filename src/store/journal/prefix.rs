@@ -100,8 +100,13 @@ impl ChainCheck {
     /// `Some` only if records 1..=`seq` were found intact, record `seq` among the last ones
     /// and hashing to `head`. `None` otherwise (the caller falls back to [`check_prefix`]).
     pub fn start_after(mut self, len: u64, seq: u64, head: &Hash) -> Option<Start> {
+        if seq == 0 {
+            // An empty index (its first build): nothing to skip, and no reason to wait for
+            // the thread, which `Drop` stops.
+            return None;
+        }
         let (checked_len, last) = self.thread.take()?.join().ok()?;
-        if checked_len != len || seq == 0 {
+        if checked_len != len {
             return None;
         }
         last.into_iter()

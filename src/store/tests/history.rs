@@ -63,7 +63,7 @@ fn records_after_the_checkpoint_are_replayed_into_the_index() {
     // As if the service were killed: the checkpoint written at close is put back.
     drop(store);
     {
-        let index = crate::store::index::Index::open(&dir.path().join("index.sled")).unwrap();
+        let index = open_index(dir.path());
         index.set_checkpoint(&checkpoint).unwrap();
         index.flush().unwrap();
     }
@@ -137,7 +137,7 @@ fn a_checkpoint_that_does_not_hold_falls_back_to_the_full_check() {
     twenty(dir.path());
     // The checkpoint points one byte off: not trusted, the whole journal is checked first.
     {
-        let index = crate::store::index::Index::open(&dir.path().join("index.sled")).unwrap();
+        let index = open_index(dir.path());
         let mut checkpoint = index.checkpoint().unwrap().expect("a checkpoint");
         checkpoint.start += 1;
         index.set_checkpoint(&checkpoint).unwrap();

@@ -5,6 +5,7 @@
 mod boxes;
 mod dashboard;
 mod history;
+mod rebuild;
 mod recovery;
 mod register;
 
@@ -168,6 +169,16 @@ pub(crate) fn production_register(store: &Store) -> Vec<RegisterEntry> {
 
 pub(crate) fn journal_path(dir: &Path) -> PathBuf {
     dir.join("journal").join("journal.log")
+}
+
+/// The index of the state directory `dir` (no store open on it).
+pub(crate) fn open_index(dir: &Path) -> super::index::Index {
+    super::index::Index::open(
+        &dir.join("index.sled"),
+        &journal_path(dir),
+        super::DEFAULT_INDEX_CACHE_MIB,
+    )
+    .unwrap()
 }
 
 /// The records of a journal file: (offset, payload).

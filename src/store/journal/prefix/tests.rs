@@ -44,7 +44,7 @@ fn the_prefix_check_ends_after_the_record_the_index_applied() {
     }
     // What the full scan says about the same records.
     let (mut file, len) = open_file(&journal_path(dir.path())).unwrap();
-    let full = scan(&mut file, len, Mode::Strict, dir.path(), |_, _| Ok(())).unwrap();
+    let full = scan(&mut file, len, Mode::Strict, dir.path(), |_, _, _| Ok(())).unwrap();
     let fast = check(dir.path(), full.records, &full.head, PREFIX_BLOCK).unwrap();
     assert_eq!(
         (fast.offset, fast.seq, fast.head),
@@ -65,14 +65,14 @@ fn the_tail_scan_continues_where_the_prefix_check_ended() {
         len,
         Mode::Open,
         dir.path(),
-        |record, _| {
+        |record, _, _| {
             seen.push(record.seq);
             Ok(())
         },
     )
     .unwrap();
     assert_eq!(seen, (7..=payloads.len() as u64).collect::<Vec<_>>());
-    let full = scan(&mut file, len, Mode::Open, dir.path(), |_, _| Ok(())).unwrap();
+    let full = scan(&mut file, len, Mode::Open, dir.path(), |_, _, _| Ok(())).unwrap();
     assert_eq!(
         (tail.records, tail.end, tail.head),
         (full.records, full.end, full.head)

@@ -1,0 +1,285 @@
+//! Rebuilding the index from a journal longer than one sled batch ([`REPLAY_BATCH`] records):
+//! the same answers as appends one by one, and a rebuild stopped midway leaves an index that
+//! is "records 1..=n applied" for the n of its last committed batch.
+
+use super::*;
+use crate::store::apply::REPLAY_BATCH;
+use crate::store::event::{hash, Event, Hash, Record, GENESIS};
+use crate::store::index::{Applied, Index};
+use crate::store::journal::Place;
+use crate::store::{DamageAt, EntryFilter, DEFAULT_INDEX_CACHE_MIB};
+
+const P: Environment = Environment::Production;
+const S: Environment = Environment::Sandbox;
+
+/// Journal payloads of `events`, seq 1.. chained as the store writes them; with the hash of
+/// each payload.
+fn chain(events: Vec<Event>) -> (Vec<Vec<u8>>, Vec<Hash>) {
+    let mut head = GENESIS;
+    let mut payloads = Vec::new();
+    let mut hashes = Vec::new();
+    for (i, event) in events.into_iter().enumerate() {
+        let record = Record {
+            seq: i as u64 + 1,
+            prev: hex::encode(head),
+            at: time(3),
+            event,
+        };
+        let payload = serde_json::to_vec(&record).unwrap();
+        head = hash(&payload);
+        payloads.push(payload);
+        hashes.push(head);
+    }
+    (payloads, hashes)
+}
+
+/// `demo` and `acme` with their keys, then `entries` invoices (every 3rd of `acme`, the
+/// others of `demo`; every 7th in the Sandbox; every 5th abandoned once first under another
+/// rn), then one open intent.
+fn events(entries: u64) -> Vec<Event> {
+    let mut events = Vec::new();
+    for id in ["demo", "acme"] {
+        events.push(Event::OrganizationSaved(org(id)));
+        events.push(Event::KeyIssued(key(id, P)));
+        events.push(Event::KeyIssued(key(id, S)));
+    }
+    let mut next = [1u64, 1u64];
+    for i in 0..entries {
+        let env = if i % 7 == 0 { S } else { P };
+        let org = if i % 3 == 1 { "acme" } else { "demo" };
+        if i % 5 == 0 {
+            events.push(Event::Intent(intent_in(org, env, &format!("LOST-{i}"))));
+            events.push(Event::Abandoned {
+                intent: events.len() as u64,
+                reason: "refused".into(),
+            });
+        }
+        let request = intent_in(org, env, &format!("FN-{i}"));
+        events.push(Event::Intent(request.clone()));
+        let slot = usize::from(env == S);
+        let entry = certified_entry(next[slot], events.len() as u64, request);
+        next[slot] += 1;
+        events.push(Event::Certified(entry));
+    }
+    events.push(Event::Intent(intent("acme", "OPEN-1")));
+    events
+}
+
+fn register(store: &Store, env: Environment) -> Vec<RegisterEntry> {
+    let mut all = Vec::new();
+    loop {
+        let page = store
+            .entries(&EntryFilter {
+                org: None,
+                environment: env,
+                after_sequence: all.last().map_or(0, |e: &RegisterEntry| e.sequence),
+                limit: 1000,
+            })
+            .unwrap();
+        if page.is_empty() {
+            return all;
+        }
+        all.extend(page);
+    }
+}
+
+#[test]
+fn a_rebuild_in_batches_answers_as_appends_one_by_one() {
+    let entries = REPLAY_BATCH as u64 + 700;
+    let (payloads, _) = chain(events(entries));
+    assert!(payloads.len() > 2 * REPLAY_BATCH, "several batches");
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("journal")).unwrap();
+    write_frames(dir.path(), &payloads);
+
+    // The same records applied one at a time, each in a batch of its own.
+    let one_by_one = tempfile::tempdir().unwrap();
+    let reference = one_by_one.path().join("index");
+    {
+        let index = Index::open(
+            &reference,
+            &journal_path(dir.path()),
+            DEFAULT_INDEX_CACHE_MIB,
+        )
+        .unwrap();
+        let mut start = 0;
+        for payload in &payloads {
+            let record: Record = serde_json::from_slice(payload).unwrap();
+            let len = payload.len() as u32;
+            index
+                .apply(&record, &hash(payload), Place { start, len })
+                .unwrap();
+            start += 8 + u64::from(len);
+        }
+        assert_eq!(index.applied_seq().unwrap(), payloads.len() as u64);
+    }
+
+    let store = Store::open(dir.path()).unwrap();
+    let (production, sandbox) = (register(&store, P), register(&store, S));
+    assert_eq!(production.len() + sandbox.len(), entries as usize);
+    assert_eq!(sandbox.len(), entries.div_ceil(7) as usize);
+    for (i, entry) in production.iter().enumerate() {
+        assert_eq!(entry.sequence, i as u64 + 1);
+    }
+    let of = |org: &str| -> Vec<RegisterEntry> {
+        let mut own: Vec<_> = production
+            .iter()
+            .filter(|e| e.request.org == org)
+            .cloned()
+            .collect();
+        own.reverse();
+        own
+    };
+    for org in ["demo", "acme"] {
+        let own = of(org);
+        assert_eq!(store.quota_used(org, 2026).unwrap(), own.len() as u64);
+        assert_eq!(store.org_entry_count(org, P).unwrap(), own.len() as u64);
+        // Pages across 64-entry blocks, newest first and in sequence order.
+        let before = own[100].sequence;
+        let back = store
+            .org_entries_back(org, P, before, 90, |_| true)
+            .unwrap();
+        assert_eq!(back, own[101..191]);
+        let odd = store
+            .org_entries_back(org, P, u64::MAX, 40, |e| e.sequence % 2 == 1)
+            .unwrap();
+        let expected: Vec<_> = own
+            .iter()
+            .filter(|e| e.sequence % 2 == 1)
+            .take(40)
+            .cloned()
+            .collect();
+        assert_eq!(odd, expected);
+        let forward = store
+            .entries(&EntryFilter {
+                org: Some(org.to_string()),
+                environment: P,
+                after_sequence: own[200].sequence,
+                limit: 150,
+            })
+            .unwrap();
+        let mut expected: Vec<_> = own[50..200].to_vec();
+        expected.reverse();
+        assert_eq!(forward, expected);
+    }
+    let open = store.open_intents().unwrap();
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert_eq!(open[0].1.rn, "OPEN-1");
+    assert_eq!(store.open_intent_for("demo", P, "LOST-5").unwrap(), None);
+    assert_eq!(store.open_intent_for("acme", P, "LOST-10").unwrap(), None);
+    for (env, register) in [(P, &production), (S, &sandbox)] {
+        let last = register.last().unwrap();
+        assert_eq!(
+            store
+                .entry_by_rn(&last.request.org, env, &last.request.rn)
+                .unwrap()
+                .as_ref(),
+            Some(last)
+        );
+    }
+    assert_eq!(store.verify().unwrap().records, payloads.len() as u64);
+
+    // Every key and value sled holds is the one the record-by-record index holds.
+    let pairs = |index: &Index| -> Vec<(Vec<u8>, Vec<u8>)> {
+        index
+            .tree
+            .iter()
+            .map(|kv| {
+                let (k, v) = kv.unwrap();
+                (k.to_vec(), v.to_vec())
+            })
+            .filter(|(k, _)| k.as_slice() != crate::store::index::META_CHECKPOINT)
+            .collect()
+    };
+    let reference = Index::open(
+        &reference,
+        &journal_path(dir.path()),
+        DEFAULT_INDEX_CACHE_MIB,
+    )
+    .unwrap();
+    assert!(
+        pairs(&store.index) == pairs(&reference),
+        "the two indexes differ"
+    );
+
+    // Appends go on from where the rebuild ended.
+    let next = certify(&store, "acme", P, "A-1", 2026);
+    assert_eq!(next.sequence, production.len() as u64 + 1);
+}
+
+#[test]
+fn a_rebuild_stopped_by_damage_keeps_whole_batches_with_their_marker() {
+    let mut events = events(REPLAY_BATCH as u64);
+    // A certification of an intent that was never open, after more than one batch.
+    let bogus = certified_entry(1_000_000, 999_999, intent("demo", "NEVER"));
+    events.insert(REPLAY_BATCH + 500, Event::Certified(bogus));
+    let (payloads, hashes) = chain(events);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("journal")).unwrap();
+    write_frames(dir.path(), &payloads);
+
+    let bad = REPLAY_BATCH as u64 + 501;
+    assert_damaged(Store::open(dir.path()).map(|_| ()), DamageAt::Seq(bad));
+    let index = open_index(dir.path());
+    let n = REPLAY_BATCH;
+    assert_eq!(
+        index.applied().unwrap(),
+        Applied::At {
+            seq: n as u64,
+            hash: hashes[n - 1]
+        },
+        "the index ends at its last whole batch, with that record's hash"
+    );
+    // Exactly the entries of records 1..=n.
+    let certified = payloads[..n]
+        .iter()
+        .filter(|p| {
+            let record: Record = serde_json::from_slice(p).unwrap();
+            matches!(record.event, Event::Certified(ref e) if e.request.environment == P)
+        })
+        .count() as u64;
+    assert_eq!(index.next_sequence(P).unwrap(), certified + 1);
+}
+
+#[test]
+fn an_index_of_layout_3_is_rebuilt_once_with_the_same_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = seeded(dir.path());
+    for rn in ["FN-1", "FN-2"] {
+        certify(&store, "demo", P, rn, 2026);
+    }
+    certify(&store, "acme", S, "A-1", 2026);
+    let before = (register(&store, P), register(&store, S));
+    // What the release before wrote: layout 3, each entry's JSON under `r`.
+    for (env, entries) in [(P, &before.0), (S, &before.1)] {
+        for entry in entries {
+            let json = serde_json::to_vec(entry).unwrap();
+            let k = crate::store::index::k_entry(env, entry.sequence);
+            store.index.tree.insert(k, json).unwrap();
+        }
+    }
+    let format = crate::store::index::META_FORMAT;
+    store
+        .index
+        .tree
+        .insert(format, &3u32.to_be_bytes()[..])
+        .unwrap();
+    drop(store);
+
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!((register(&store, P), register(&store, S)), before);
+    let layout = store.index.tree.get(format).unwrap().unwrap();
+    assert_eq!(
+        layout.as_ref(),
+        &crate::store::index::FORMAT.to_be_bytes()[..]
+    );
+    let r = store
+        .index
+        .tree
+        .get(crate::store::index::k_entry(P, 2))
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.len(), 44, "a place and a hash, not the entry");
+    assert_eq!(certify(&store, "demo", P, "FN-3", 2026).sequence, 3);
+}
