@@ -24,9 +24,10 @@ use super::blocks::{
 use super::entry_ref::EntryRef;
 use super::error::{DamageAt, StoreError};
 use super::event::{DashboardToken, Event, Hash, Record};
+use super::grouped::{find_rn, k_entry_block, k_rn_bucket, slot, with_rn, with_slot};
 use super::index::{
-    be_u64, json, k_entry, k_idempotency, k_intent, k_intent_rn, k_key, k_key_by_org, k_org,
-    k_quota, k_rn, k_token, k_token_by_org, Index, FORMAT, META_APPLIED, META_FORMAT,
+    be_u64, json, k_idempotency, k_intent, k_intent_rn, k_key, k_key_by_org, k_org, k_quota,
+    k_token, k_token_by_org, Index, FORMAT, META_APPLIED, META_FORMAT,
 };
 use super::journal::Place;
 use crate::model::{Environment, IdempotencyBinding, Intent, IntentId, KeyRecord, RegisterEntry};
@@ -45,6 +46,9 @@ enum Write {
     /// A key sled does not hold (it was looked up): removed again, it is just forgotten.
     PutNew(IVec),
     Delete,
+    /// Not a write: sled's value, read for a record and kept for the next one (an rn's
+    /// bucket is read by its intent, then written by its certification).
+    Read(IVec),
 }
 
 /// Writes not yet in sled, read back before sled's own values.
@@ -58,6 +62,9 @@ pub(super) struct Staged<'a> {
     /// No `i` nor `j` key of sled is above this intent id (looked up once per batch): a
     /// newer intent is known to be neither open nor resolved there without a lookup.
     tree_intents_upto: Option<u64>,
+    /// sled's `I` keys (the rns of open intents), when there are few (looked up once per
+    /// batch): an intent's rn is then checked without a lookup.
+    tree_open_rns: Option<Option<std::collections::BTreeSet<IVec>>>,
     /// The last record staged or applied (its seq; 0 for none).
     applied: u64,
     /// The next register sequence of (Production, Sandbox), once looked up.
@@ -83,6 +90,7 @@ impl Index {
             writes: BTreeMap::new(),
             intents: BTreeMap::new(),
             tree_intents_upto: None,
+            tree_open_rns: None,
             applied: self.applied_seq()?,
             next: [None, None],
             records: 0,
@@ -121,10 +129,12 @@ impl Staged<'_> {
             match write {
                 Write::Put(v) | Write::PutNew(v) => batch.insert(k, v),
                 Write::Delete => batch.remove(k),
+                Write::Read(_) => {}
             }
         }
         self.records = 0;
         self.tree_intents_upto = None;
+        self.tree_open_rns = None;
         self.index.tree.apply_batch(batch)?;
         Ok(())
     }
@@ -148,7 +158,7 @@ impl Staged<'_> {
 
     pub(super) fn get(&self, k: &[u8]) -> Result<Option<IVec>, StoreError> {
         match self.writes.get(k) {
-            Some(Write::Put(v) | Write::PutNew(v)) => Ok(Some(v.clone())),
+            Some(Write::Put(v) | Write::PutNew(v) | Write::Read(v)) => Ok(Some(v.clone())),
             Some(Write::Delete) => Ok(None),
             None => Ok(self.index.tree.get(k)?),
         }
@@ -182,8 +192,9 @@ impl Staged<'_> {
     }
 
     fn open_intent(&mut self, id: IntentId) -> Result<Option<Intent>, StoreError> {
-        if let Some(staged) = self.intents.get(&id) {
-            return Ok(staged.clone());
+        if let Some(staged) = self.intents.get_mut(&id) {
+            // Asked for to be closed (or found closed): the caller closes it.
+            return Ok(staged.take());
         }
         if id > self.tree_intents_upto()? {
             return Ok(None);
@@ -196,14 +207,37 @@ impl Staged<'_> {
     }
 
     fn open_intent_for(
-        &self,
+        &mut self,
         org: &str,
         env: Environment,
         rn: &str,
     ) -> Result<Option<IntentId>, StoreError> {
-        self.get(&k_intent_rn(org, env, rn))?
-            .map(|v| be_u64(&v))
-            .transpose()
+        let k = k_intent_rn(org, env, rn);
+        if !self.writes.contains_key(&k) {
+            if let Some(open) = self.tree_open_rns()? {
+                if !open.contains(k.as_slice()) {
+                    return Ok(None);
+                }
+            }
+        }
+        self.get(&k)?.map(|v| be_u64(&v)).transpose()
+    }
+
+    /// sled's `I` keys if there are at most 1024.
+    fn tree_open_rns(&mut self) -> Result<Option<&std::collections::BTreeSet<IVec>>, StoreError> {
+        if self.tree_open_rns.is_none() {
+            let mut keys = std::collections::BTreeSet::new();
+            let mut few = true;
+            for k in self.index.tree.scan_prefix(b"I").keys() {
+                if keys.len() == 1024 {
+                    few = false;
+                    break;
+                }
+                keys.insert(k?);
+            }
+            self.tree_open_rns = Some(few.then_some(keys));
+        }
+        Ok(self.tree_open_rns.as_ref().and_then(Option::as_ref))
     }
 
     fn next_sequence(&mut self, env: Environment) -> Result<u64, StoreError> {
@@ -333,8 +367,7 @@ impl Staged<'_> {
                 )));
             }
         }
-        if let Some(seq) = self.get(&k_rn(org, env, rn))? {
-            let seq = be_u64(&seq)?;
+        if let Some(seq) = self.rn_seq(org, env, rn)? {
             return Err(damaged(format!(
                 "intent for rn {rn:?} already certified as {seq}"
             )));
@@ -373,19 +406,22 @@ impl Staged<'_> {
         let next = self.next_sequence(env)?;
         // Sequences below the next one are in the index (1, 2, 3... with no gap).
         let existing = if seq < next {
-            self.get(&k_entry(env, seq))?
+            match self.get(&k_entry_block(env, seq))? {
+                Some(block) => slot(&block, seq)?,
+                None => None,
+            }
         } else {
             None
         };
         if let Some(existing) = existing {
             // Already applied (the marker was behind): only make sure the intent is closed.
-            if EntryRef::decode(&existing)? != at {
+            if existing != at {
                 return Err(damaged(format!(
                     "{} register position {seq} holds another entry",
                     env.as_str()
                 )));
             }
-            self.insert(k_rn(&req.org, env, &req.rn), &seq.to_be_bytes()[..]);
+            self.add_rn(&req.org, env, &req.rn, seq)?;
             self.add_org_entry(&req.org, env, seq)?;
             if let Some(open) = self.open_intent(id)? {
                 self.close_intent(id, &open, CERTIFIED)?;
@@ -412,9 +448,11 @@ impl Staged<'_> {
         if &open != req {
             return Err(damaged(format!("entry {seq} differs from its intent {id}")));
         }
-        self.insert(k_entry(env, seq), at.encode());
+        let k = k_entry_block(env, seq);
+        let block = with_slot(self.get(&k)?.as_deref(), seq, &at);
+        self.insert(k, block);
         self.next[env_slot(env)] = Some(seq + 1);
-        self.insert(k_rn(&req.org, env, &req.rn), &seq.to_be_bytes()[..]);
+        self.add_rn(&req.org, env, &req.rn, seq)?;
         self.add_org_entry(&req.org, env, seq)?;
         self.close_intent(id, &open, CERTIFIED)?;
         if env == Environment::Production {
@@ -454,6 +492,39 @@ impl Staged<'_> {
         bits[set] |= bit_of(id);
         bits[clear] &= !bit_of(id);
         self.insert(k, resolved_value(bits));
+        Ok(())
+    }
+
+    /// The seq of the entry of `org` in `env` for invoice `rn`.
+    fn rn_seq(&mut self, org: &str, env: Environment, rn: &str) -> Result<Option<u64>, StoreError> {
+        let k = k_rn_bucket(org, env, rn);
+        let bucket = match self.writes.get(&k) {
+            Some(_) => self.get(&k)?,
+            None => {
+                let read = self.index.tree.get(&k)?;
+                if let Some(v) = &read {
+                    self.writes.insert(k, Write::Read(v.clone()));
+                }
+                read
+            }
+        };
+        match bucket {
+            Some(bucket) => find_rn(&bucket, rn),
+            None => Ok(None),
+        }
+    }
+
+    /// Entry `seq` of `env` is `org`'s invoice `rn` (in the rn's bucket).
+    fn add_rn(
+        &mut self,
+        org: &str,
+        env: Environment,
+        rn: &str,
+        seq: u64,
+    ) -> Result<(), StoreError> {
+        let k = k_rn_bucket(org, env, rn);
+        let bucket = with_rn(self.get(&k)?.as_deref(), rn, seq)?;
+        self.insert(k, bucket);
         Ok(())
     }
 

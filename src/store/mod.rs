@@ -119,6 +119,7 @@ mod boxes;
 mod entry_ref;
 mod error;
 mod event;
+mod grouped;
 mod history;
 mod index;
 mod index_org;
