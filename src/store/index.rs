@@ -1,5 +1,7 @@
 //! The sled index: a projection of the journal, in one sled tree with prefixed keys (so that
-//! a record's effects and the "last applied" marker go in one atomic `apply_batch`).
+//! the effects of records and the "last applied" marker go in one atomic `apply_batch`: one
+//! record per append, a batch of them when the open replays, `apply.rs`). Register entries are
+//! not copied here: the index finds them in the journal.
 //!
 //! | key | value |
 //! |---|---|
