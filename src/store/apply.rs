@@ -1,6 +1,6 @@
 //! Applying journal records to the index, idempotently and atomically.
 //!
-//! Records are applied through a [`Staged`] set of writes: each record's effects are checked
+//! Records are applied through a [`Staged`] set of writes (`staged.rs`): each record's effects are checked
 //! against the index *and* the writes staged before it (so an intent and its certification in
 //! the same set see each other), then [`Staged::commit`] turns the set into one sled `Batch`
 //! holding the effects and the new last-applied marker (seq and hash of the last record staged).
@@ -12,66 +12,25 @@
 //! register position taken) is damage: the journal's writer checks all of this before
 //! appending.
 
-use std::collections::BTreeMap;
-
-use serde::de::DeserializeOwned;
-use sled::{Batch, IVec};
+use sled::IVec;
 
 use super::blocks::{
-    bit_of, block_of, k_org_block, k_resolved, org_bits, resolution_in, resolved_bits,
-    resolved_value,
+    bit_of, block_of, k_org_block, k_resolved, org_bits, resolved_bits, resolved_value,
 };
 use super::entry_ref::EntryRef;
 use super::error::{DamageAt, StoreError};
 use super::event::{DashboardToken, Event, Hash, Record};
-use super::grouped::{find_rn, k_entry_block, k_rn_bucket, slot, with_rn, with_slot};
+use super::grouped::{k_entry_block, k_rn_bucket, slot, with_rn, with_slot};
 use super::index::{
-    be_u64, json, k_idempotency, k_intent, k_intent_rn, k_key, k_key_by_org, k_org, k_quota,
-    k_token, k_token_by_org, Index, FORMAT, META_APPLIED, META_FORMAT,
+    be_u64, k_idempotency, k_intent_rn, k_key, k_key_by_org, k_org, k_quota, k_token,
+    k_token_by_org, Index, FORMAT, META_APPLIED, META_FORMAT,
 };
 use super::journal::Place;
+use super::staged::{env_slot, Staged, Write};
 use crate::model::{Environment, IdempotencyBinding, Intent, IntentId, KeyRecord, RegisterEntry};
 
 const CERTIFIED: &[u8] = b"c";
 const ABANDONED: &[u8] = b"a";
-
-/// Records per sled batch when the open replays or rebuilds the index: large enough that
-/// the markers and counters rewritten by every record are written once per batch, small
-/// enough that the staged writes stay a few MiB.
-pub(super) const REPLAY_BATCH: usize = 4096;
-
-/// One staged write.
-enum Write {
-    Put(IVec),
-    /// A key sled does not hold (it was looked up): removed again, it is just forgotten.
-    PutNew(IVec),
-    Delete,
-    /// Not a write: sled's value, read for a record and kept for the next one (an rn's
-    /// bucket is read by its intent, then written by its certification).
-    Read(IVec),
-}
-
-/// Writes not yet in sled, read back before sled's own values.
-pub(super) struct Staged<'a> {
-    index: &'a Index,
-    writes: BTreeMap<Vec<u8>, Write>,
-    /// Intents opened (`Some`) or closed (`None`) by the staged records: their `i` keys,
-    /// kept apart so that an intent opened and certified in one batch is never encoded, and
-    /// its key never written then removed.
-    intents: BTreeMap<IntentId, Option<Intent>>,
-    /// No `i` nor `j` key of sled is above this intent id (looked up once per batch): a
-    /// newer intent is known to be neither open nor resolved there without a lookup.
-    tree_intents_upto: Option<u64>,
-    /// sled's `I` keys (the rns of open intents), when there are few (looked up once per
-    /// batch): an intent's rn is then checked without a lookup.
-    tree_open_rns: Option<Option<std::collections::BTreeSet<IVec>>>,
-    /// The last record staged or applied (its seq; 0 for none).
-    applied: u64,
-    /// The next register sequence of (Production, Sandbox), once looked up.
-    next: [Option<u64>; 2],
-    /// Records staged since the last commit.
-    records: usize,
-}
 
 impl Index {
     /// Applies `record` (whose payload hashes to `hash`, at `place` in the journal) in a
@@ -82,176 +41,9 @@ impl Index {
         staged.apply(record, hash, place)?;
         staged.commit()
     }
-
-    /// An empty set of writes over this index.
-    pub(super) fn staged(&self) -> Result<Staged<'_>, StoreError> {
-        Ok(Staged {
-            index: self,
-            writes: BTreeMap::new(),
-            intents: BTreeMap::new(),
-            tree_intents_upto: None,
-            tree_open_rns: None,
-            applied: self.applied_seq()?,
-            next: [None, None],
-            records: 0,
-        })
-    }
-}
-
-fn env_slot(env: Environment) -> usize {
-    match env {
-        Environment::Production => 0,
-        Environment::Sandbox => 1,
-    }
 }
 
 impl Staged<'_> {
-    /// Records staged since the last commit.
-    pub(super) fn len(&self) -> usize {
-        self.records
-    }
-
-    /// Writes the staged records to sled in one atomic batch.
-    pub(super) fn commit(&mut self) -> Result<(), StoreError> {
-        if self.writes.is_empty() && self.intents.is_empty() {
-            return Ok(());
-        }
-        let upto = self.tree_intents_upto()?;
-        let mut batch = Batch::default();
-        for (id, intent) in std::mem::take(&mut self.intents) {
-            match intent {
-                Some(intent) => batch.insert(k_intent(id), serde_json::to_vec(&intent)?),
-                None if id <= upto => batch.remove(k_intent(id)),
-                None => {} // opened and closed in this batch: never in sled
-            }
-        }
-        for (k, write) in std::mem::take(&mut self.writes) {
-            match write {
-                Write::Put(v) | Write::PutNew(v) => batch.insert(k, v),
-                Write::Delete => batch.remove(k),
-                Write::Read(_) => {}
-            }
-        }
-        self.records = 0;
-        self.tree_intents_upto = None;
-        self.tree_open_rns = None;
-        self.index.tree.apply_batch(batch)?;
-        Ok(())
-    }
-
-    /// The highest intent id of sled's `i` and `j` keys.
-    fn tree_intents_upto(&mut self) -> Result<u64, StoreError> {
-        if let Some(upto) = self.tree_intents_upto {
-            return Ok(upto);
-        }
-        let mut upto = 0;
-        if let Some(kv) = self.index.tree.scan_prefix(b"i").next_back() {
-            upto = be_u64(&kv?.0)?;
-        }
-        if let Some(kv) = self.index.tree.scan_prefix(b"j").next_back() {
-            // The last id of the last block.
-            upto = upto.max(be_u64(&kv?.0)?.saturating_mul(64).saturating_add(63));
-        }
-        self.tree_intents_upto = Some(upto);
-        Ok(upto)
-    }
-
-    pub(super) fn get(&self, k: &[u8]) -> Result<Option<IVec>, StoreError> {
-        match self.writes.get(k) {
-            Some(Write::Put(v) | Write::PutNew(v) | Write::Read(v)) => Ok(Some(v.clone())),
-            Some(Write::Delete) => Ok(None),
-            None => Ok(self.index.tree.get(k)?),
-        }
-    }
-
-    pub(super) fn get_json<T: DeserializeOwned>(&self, k: &[u8]) -> Result<Option<T>, StoreError> {
-        self.get(k)?.map(|v| json(&v)).transpose()
-    }
-
-    pub(super) fn insert(&mut self, k: Vec<u8>, v: impl Into<IVec>) {
-        self.writes.insert(k, Write::Put(v.into()));
-    }
-
-    fn remove(&mut self, k: Vec<u8>) {
-        if let Some(Write::PutNew(_)) = self.writes.get(&k) {
-            self.writes.remove(&k);
-        } else {
-            self.writes.insert(k, Write::Delete);
-        }
-    }
-
-    fn resolution(&mut self, id: IntentId) -> Result<Option<u8>, StoreError> {
-        let k = k_resolved(id);
-        if !self.writes.contains_key(&k) && id > self.tree_intents_upto()? {
-            return Ok(None);
-        }
-        match self.get(&k)? {
-            Some(block) => resolution_in(&block, id),
-            None => Ok(None),
-        }
-    }
-
-    fn open_intent(&mut self, id: IntentId) -> Result<Option<Intent>, StoreError> {
-        if let Some(staged) = self.intents.get_mut(&id) {
-            // Asked for to be closed (or found closed): the caller closes it.
-            return Ok(staged.take());
-        }
-        if id > self.tree_intents_upto()? {
-            return Ok(None);
-        }
-        self.index
-            .tree
-            .get(k_intent(id))?
-            .map(|v| json(&v))
-            .transpose()
-    }
-
-    fn open_intent_for(
-        &mut self,
-        org: &str,
-        env: Environment,
-        rn: &str,
-    ) -> Result<Option<IntentId>, StoreError> {
-        let k = k_intent_rn(org, env, rn);
-        if !self.writes.contains_key(&k) {
-            if let Some(open) = self.tree_open_rns()? {
-                if !open.contains(k.as_slice()) {
-                    return Ok(None);
-                }
-            }
-        }
-        self.get(&k)?.map(|v| be_u64(&v)).transpose()
-    }
-
-    /// sled's `I` keys if there are at most 1024.
-    fn tree_open_rns(&mut self) -> Result<Option<&std::collections::BTreeSet<IVec>>, StoreError> {
-        if self.tree_open_rns.is_none() {
-            let mut keys = std::collections::BTreeSet::new();
-            let mut few = true;
-            for k in self.index.tree.scan_prefix(b"I").keys() {
-                if keys.len() == 1024 {
-                    few = false;
-                    break;
-                }
-                keys.insert(k?);
-            }
-            self.tree_open_rns = Some(few.then_some(keys));
-        }
-        Ok(self.tree_open_rns.as_ref().and_then(Option::as_ref))
-    }
-
-    fn next_sequence(&mut self, env: Environment) -> Result<u64, StoreError> {
-        let slot = env_slot(env);
-        match self.next[slot] {
-            Some(next) => Ok(next),
-            None => {
-                let next = self.index.next_sequence(env)?;
-                self.next[slot] = Some(next);
-                Ok(next)
-            }
-        }
-    }
-
     /// Stages `record` (whose payload hashes to `hash`, at `place` in the journal) if it is
     /// the next one; records at or below the last applied seq are skipped.
     pub(super) fn apply(
@@ -493,25 +285,6 @@ impl Staged<'_> {
         bits[clear] &= !bit_of(id);
         self.insert(k, resolved_value(bits));
         Ok(())
-    }
-
-    /// The seq of the entry of `org` in `env` for invoice `rn`.
-    fn rn_seq(&mut self, org: &str, env: Environment, rn: &str) -> Result<Option<u64>, StoreError> {
-        let k = k_rn_bucket(org, env, rn);
-        let bucket = match self.writes.get(&k) {
-            Some(_) => self.get(&k)?,
-            None => {
-                let read = self.index.tree.get(&k)?;
-                if let Some(v) = &read {
-                    self.writes.insert(k, Write::Read(v.clone()));
-                }
-                read
-            }
-        };
-        match bucket {
-            Some(bucket) => find_rn(&bucket, rn),
-            None => Ok(None),
-        }
     }
 
     /// Entry `seq` of `env` is `org`'s invoice `rn` (in the rn's bucket).

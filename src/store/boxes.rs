@@ -12,10 +12,10 @@
 
 use sled::Batch;
 
-use super::apply::Staged;
 use super::event::{Event, Record};
 use super::grouped::{first_seq, slots};
 use super::index::{json, Index};
+use super::staged::Staged;
 use super::{Store, StoreError};
 use crate::model::{
     AnomalyAck, AnomalyRecord, BoxCounters, Environment, FiscalAnomaly, RegisterEntry,

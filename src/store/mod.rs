@@ -125,6 +125,7 @@ mod index;
 mod index_org;
 mod journal;
 mod open;
+mod staged;
 #[cfg(test)]
 pub(crate) mod tests;
 mod write;

@@ -8,12 +8,12 @@ use std::sync::{mpsc, Arc, Mutex};
 
 use tracing::warn;
 
-use super::apply::REPLAY_BATCH;
 use super::error::{self, DamageAt, StoreError};
 use super::event::{Hash, Record, GENESIS};
 use super::history::History;
 use super::index::{Applied, Index};
 use super::journal::{self, Journal, Mode, Place, Scanned, Start};
+use super::staged::REPLAY_BATCH;
 use super::{Inner, Store, StoreOptions};
 
 /// sled's page cache (MiB) while an index is built from a large journal (a first open, a

@@ -3,10 +3,10 @@
 //! is "records 1..=n applied" for the n of its last committed batch.
 
 use super::*;
-use crate::store::apply::REPLAY_BATCH;
 use crate::store::event::{hash, Event, Hash, Record, GENESIS};
 use crate::store::index::{Applied, Index};
 use crate::store::journal::Place;
+use crate::store::staged::REPLAY_BATCH;
 use crate::store::{DamageAt, EntryFilter, DEFAULT_INDEX_CACHE_MIB};
 
 const P: Environment = Environment::Production;
