@@ -1,6 +1,6 @@
 //! Applying journal records to the index, idempotently and atomically.
 //!
-//! Records are applied through a [`Staged`] set of writes: each record's effects are checked
+//! Records are applied through a [`Staged`] set of writes (`staged.rs`): each record's effects are checked
 //! against the index *and* the writes staged before it (so an intent and its certification in
 //! the same set see each other), then [`Staged::commit`] turns the set into one sled `Batch`
 //! holding the effects and the new last-applied marker (seq and hash of the last record staged).
@@ -12,59 +12,25 @@
 //! register position taken) is damage: the journal's writer checks all of this before
 //! appending.
 
-use std::collections::BTreeMap;
-
-use serde::de::DeserializeOwned;
-use sled::{Batch, IVec};
+use sled::IVec;
 
 use super::blocks::{
-    bit_of, block_of, k_org_block, k_resolved, org_bits, resolution_in, resolved_bits,
-    resolved_value,
+    bit_of, block_of, k_org_block, k_resolved, org_bits, resolved_bits, resolved_value,
 };
 use super::entry_ref::EntryRef;
 use super::error::{DamageAt, StoreError};
 use super::event::{DashboardToken, Event, Hash, Record};
+use super::grouped::{k_entry_block, k_rn_bucket, slot, with_rn, with_slot};
 use super::index::{
-    be_u64, json, k_entry, k_idempotency, k_intent, k_intent_rn, k_key, k_key_by_org, k_org,
-    k_quota, k_rn, k_token, k_token_by_org, Index, FORMAT, META_APPLIED, META_FORMAT,
+    be_u64, k_idempotency, k_intent_rn, k_key, k_key_by_org, k_org, k_quota, k_token,
+    k_token_by_org, Index, FORMAT, META_APPLIED, META_FORMAT,
 };
 use super::journal::Place;
+use super::staged::{env_slot, Staged, Write};
 use crate::model::{Environment, IdempotencyBinding, Intent, IntentId, KeyRecord, RegisterEntry};
 
 const CERTIFIED: &[u8] = b"c";
 const ABANDONED: &[u8] = b"a";
-
-/// Records per sled batch when the open replays or rebuilds the index: large enough that
-/// the markers and counters rewritten by every record are written once per batch, small
-/// enough that the staged writes stay a few MiB.
-pub(super) const REPLAY_BATCH: usize = 4096;
-
-/// One staged write.
-enum Write {
-    Put(IVec),
-    /// A key sled does not hold (it was looked up): removed again, it is just forgotten.
-    PutNew(IVec),
-    Delete,
-}
-
-/// Writes not yet in sled, read back before sled's own values.
-pub(super) struct Staged<'a> {
-    index: &'a Index,
-    writes: BTreeMap<Vec<u8>, Write>,
-    /// Intents opened (`Some`) or closed (`None`) by the staged records: their `i` keys,
-    /// kept apart so that an intent opened and certified in one batch is never encoded, and
-    /// its key never written then removed.
-    intents: BTreeMap<IntentId, Option<Intent>>,
-    /// No `i` nor `j` key of sled is above this intent id (looked up once per batch): a
-    /// newer intent is known to be neither open nor resolved there without a lookup.
-    tree_intents_upto: Option<u64>,
-    /// The last record staged or applied (its seq; 0 for none).
-    applied: u64,
-    /// The next register sequence of (Production, Sandbox), once looked up.
-    next: [Option<u64>; 2],
-    /// Records staged since the last commit.
-    records: usize,
-}
 
 impl Index {
     /// Applies `record` (whose payload hashes to `hash`, at `place` in the journal) in a
@@ -75,149 +41,9 @@ impl Index {
         staged.apply(record, hash, place)?;
         staged.commit()
     }
-
-    /// An empty set of writes over this index.
-    pub(super) fn staged(&self) -> Result<Staged<'_>, StoreError> {
-        Ok(Staged {
-            index: self,
-            writes: BTreeMap::new(),
-            intents: BTreeMap::new(),
-            tree_intents_upto: None,
-            applied: self.applied_seq()?,
-            next: [None, None],
-            records: 0,
-        })
-    }
-}
-
-fn env_slot(env: Environment) -> usize {
-    match env {
-        Environment::Production => 0,
-        Environment::Sandbox => 1,
-    }
 }
 
 impl Staged<'_> {
-    /// Records staged since the last commit.
-    pub(super) fn len(&self) -> usize {
-        self.records
-    }
-
-    /// Writes the staged records to sled in one atomic batch.
-    pub(super) fn commit(&mut self) -> Result<(), StoreError> {
-        if self.writes.is_empty() && self.intents.is_empty() {
-            return Ok(());
-        }
-        let upto = self.tree_intents_upto()?;
-        let mut batch = Batch::default();
-        for (id, intent) in std::mem::take(&mut self.intents) {
-            match intent {
-                Some(intent) => batch.insert(k_intent(id), serde_json::to_vec(&intent)?),
-                None if id <= upto => batch.remove(k_intent(id)),
-                None => {} // opened and closed in this batch: never in sled
-            }
-        }
-        for (k, write) in std::mem::take(&mut self.writes) {
-            match write {
-                Write::Put(v) | Write::PutNew(v) => batch.insert(k, v),
-                Write::Delete => batch.remove(k),
-            }
-        }
-        self.records = 0;
-        self.tree_intents_upto = None;
-        self.index.tree.apply_batch(batch)?;
-        Ok(())
-    }
-
-    /// The highest intent id of sled's `i` and `j` keys.
-    fn tree_intents_upto(&mut self) -> Result<u64, StoreError> {
-        if let Some(upto) = self.tree_intents_upto {
-            return Ok(upto);
-        }
-        let mut upto = 0;
-        if let Some(kv) = self.index.tree.scan_prefix(b"i").next_back() {
-            upto = be_u64(&kv?.0)?;
-        }
-        if let Some(kv) = self.index.tree.scan_prefix(b"j").next_back() {
-            // The last id of the last block.
-            upto = upto.max(be_u64(&kv?.0)?.saturating_mul(64).saturating_add(63));
-        }
-        self.tree_intents_upto = Some(upto);
-        Ok(upto)
-    }
-
-    pub(super) fn get(&self, k: &[u8]) -> Result<Option<IVec>, StoreError> {
-        match self.writes.get(k) {
-            Some(Write::Put(v) | Write::PutNew(v)) => Ok(Some(v.clone())),
-            Some(Write::Delete) => Ok(None),
-            None => Ok(self.index.tree.get(k)?),
-        }
-    }
-
-    pub(super) fn get_json<T: DeserializeOwned>(&self, k: &[u8]) -> Result<Option<T>, StoreError> {
-        self.get(k)?.map(|v| json(&v)).transpose()
-    }
-
-    pub(super) fn insert(&mut self, k: Vec<u8>, v: impl Into<IVec>) {
-        self.writes.insert(k, Write::Put(v.into()));
-    }
-
-    fn remove(&mut self, k: Vec<u8>) {
-        if let Some(Write::PutNew(_)) = self.writes.get(&k) {
-            self.writes.remove(&k);
-        } else {
-            self.writes.insert(k, Write::Delete);
-        }
-    }
-
-    fn resolution(&mut self, id: IntentId) -> Result<Option<u8>, StoreError> {
-        let k = k_resolved(id);
-        if !self.writes.contains_key(&k) && id > self.tree_intents_upto()? {
-            return Ok(None);
-        }
-        match self.get(&k)? {
-            Some(block) => resolution_in(&block, id),
-            None => Ok(None),
-        }
-    }
-
-    fn open_intent(&mut self, id: IntentId) -> Result<Option<Intent>, StoreError> {
-        if let Some(staged) = self.intents.get(&id) {
-            return Ok(staged.clone());
-        }
-        if id > self.tree_intents_upto()? {
-            return Ok(None);
-        }
-        self.index
-            .tree
-            .get(k_intent(id))?
-            .map(|v| json(&v))
-            .transpose()
-    }
-
-    fn open_intent_for(
-        &self,
-        org: &str,
-        env: Environment,
-        rn: &str,
-    ) -> Result<Option<IntentId>, StoreError> {
-        self.get(&k_intent_rn(org, env, rn))?
-            .map(|v| be_u64(&v))
-            .transpose()
-    }
-
-    fn next_sequence(&mut self, env: Environment) -> Result<u64, StoreError> {
-        let slot = env_slot(env);
-        match self.next[slot] {
-            Some(next) => Ok(next),
-            None => {
-                let next = self.index.next_sequence(env)?;
-                self.next[slot] = Some(next);
-                Ok(next)
-            }
-        }
-    }
-
     /// Stages `record` (whose payload hashes to `hash`, at `place` in the journal) if it is
     /// the next one; records at or below the last applied seq are skipped.
     pub(super) fn apply(
@@ -333,8 +159,7 @@ impl Staged<'_> {
                 )));
             }
         }
-        if let Some(seq) = self.get(&k_rn(org, env, rn))? {
-            let seq = be_u64(&seq)?;
+        if let Some(seq) = self.rn_seq(org, env, rn)? {
             return Err(damaged(format!(
                 "intent for rn {rn:?} already certified as {seq}"
             )));
@@ -373,19 +198,22 @@ impl Staged<'_> {
         let next = self.next_sequence(env)?;
         // Sequences below the next one are in the index (1, 2, 3... with no gap).
         let existing = if seq < next {
-            self.get(&k_entry(env, seq))?
+            match self.get(&k_entry_block(env, seq))? {
+                Some(block) => slot(&block, seq)?,
+                None => None,
+            }
         } else {
             None
         };
         if let Some(existing) = existing {
             // Already applied (the marker was behind): only make sure the intent is closed.
-            if EntryRef::decode(&existing)? != at {
+            if existing != at {
                 return Err(damaged(format!(
                     "{} register position {seq} holds another entry",
                     env.as_str()
                 )));
             }
-            self.insert(k_rn(&req.org, env, &req.rn), &seq.to_be_bytes()[..]);
+            self.add_rn(&req.org, env, &req.rn, seq)?;
             self.add_org_entry(&req.org, env, seq)?;
             if let Some(open) = self.open_intent(id)? {
                 self.close_intent(id, &open, CERTIFIED)?;
@@ -412,9 +240,11 @@ impl Staged<'_> {
         if &open != req {
             return Err(damaged(format!("entry {seq} differs from its intent {id}")));
         }
-        self.insert(k_entry(env, seq), at.encode());
+        let k = k_entry_block(env, seq);
+        let block = with_slot(self.get(&k)?.as_deref(), seq, &at);
+        self.insert(k, block);
         self.next[env_slot(env)] = Some(seq + 1);
-        self.insert(k_rn(&req.org, env, &req.rn), &seq.to_be_bytes()[..]);
+        self.add_rn(&req.org, env, &req.rn, seq)?;
         self.add_org_entry(&req.org, env, seq)?;
         self.close_intent(id, &open, CERTIFIED)?;
         if env == Environment::Production {
@@ -454,6 +284,20 @@ impl Staged<'_> {
         bits[set] |= bit_of(id);
         bits[clear] &= !bit_of(id);
         self.insert(k, resolved_value(bits));
+        Ok(())
+    }
+
+    /// Entry `seq` of `env` is `org`'s invoice `rn` (in the rn's bucket).
+    fn add_rn(
+        &mut self,
+        org: &str,
+        env: Environment,
+        rn: &str,
+        seq: u64,
+    ) -> Result<(), StoreError> {
+        let k = k_rn_bucket(org, env, rn);
+        let bucket = with_rn(self.get(&k)?.as_deref(), rn, seq)?;
+        self.insert(k, bucket);
         Ok(())
     }
 

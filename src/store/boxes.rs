@@ -12,9 +12,10 @@
 
 use sled::Batch;
 
-use super::apply::Staged;
 use super::event::{Event, Record};
-use super::index::{be_u64, json, Index};
+use super::grouped::{first_seq, slots};
+use super::index::{json, Index};
+use super::staged::Staged;
 use super::{Store, StoreError};
 use crate::model::{
     AnomalyAck, AnomalyRecord, BoxCounters, Environment, FiscalAnomaly, RegisterEntry,
@@ -67,10 +68,13 @@ impl Index {
             .tree
             .scan_prefix([b'r', super::index::env_byte(Environment::Production)])
         {
-            let (k, at) = kv?;
-            let entry = self.read_entry(&at, Environment::Production, be_u64(&k)?)?;
-            if let Some(counters) = production_counters(&entry) {
-                latest.insert(counters.nim.clone(), counters);
+            let (k, block) = kv?;
+            for held in slots(first_seq(&k)?, &block) {
+                let (seq, at) = held?;
+                let entry = self.read_entry(&at, Environment::Production, seq)?;
+                if let Some(counters) = production_counters(&entry) {
+                    latest.insert(counters.nim.clone(), counters);
+                }
             }
         }
         let mut batch = Batch::default();

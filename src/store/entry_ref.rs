@@ -16,7 +16,7 @@ use super::journal::{payload_at, Place};
 use crate::model::{Environment, RegisterEntry};
 
 /// Length of an encoded [`EntryRef`]: offset (u64 BE), payload length (u32 BE), SHA-256.
-const ENCODED: usize = 8 + 4 + 32;
+pub(super) const ENCODED: usize = 8 + 4 + 32;
 
 /// A register entry's record: its place in the journal and its payload's hash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,7 @@
 //! The sled index: a projection of the journal, in one sled tree with prefixed keys (so that
-//! a record's effects and the "last applied" marker go in one atomic `apply_batch`).
+//! the effects of records and the "last applied" marker go in one atomic `apply_batch`: one
+//! record per append, a batch of them when the open replays, `apply.rs`). Register entries are
+//! not copied here: the index finds them in the journal.
 //!
 //! | key | value |
 //! |---|---|
@@ -9,9 +11,9 @@
 //! | `k` key id | `KeyRecord` (JSON) |
 //! | `K` org `\0` key id | empty: the keys of an organization |
 //! | `q` org `\0` year | Production entries counted in that quota year (u64 BE) |
-//! | `r` env seq | where the entry's `certified` record is in the journal: offset (u64 BE), payload length (u32 BE), payload SHA-256 (32 bytes); seq u64 BE: the register in sequence order (the entry itself is read from the journal, `entry_ref.rs`) |
+//! | `r` env block | where the entries' `certified` records are in the journal: for each seq, offset (u64 BE), payload length (u32 BE), payload SHA-256 (32 bytes); 64 seqs a key (`grouped.rs`): the register in sequence order (the entries themselves are read from the journal, `entry_ref.rs`) |
 //! | `R` org `\0` env block | the register entries of an organization: 64 seqs a key, as bits (`blocks.rs`) |
-//! | `n` org `\0` env rn | seq of its entry (u64 BE) |
+//! | `n` org `\0` env bucket | (rn, seq of its entry) of the rns that hash to the bucket (`grouped.rs`) |
 //! | `i` intent id | open `Intent` (JSON) |
 //! | `I` org `\0` env rn | id of its open intent (u64 BE) |
 //! | `j` block | how resolved intents ended, certified or abandoned: 64 intent ids a key, as bits (`blocks.rs`) |
@@ -29,6 +31,7 @@ use sled::{IVec, Tree};
 use super::blocks::{k_resolved, resolution_in};
 use super::entry_ref::{EntryRef, JournalReader};
 use super::event::Hash;
+use super::grouped::{find_rn, first_seq, k_entry_block, k_rn_bucket, last_seq, slot, slots};
 use super::journal::Checkpoint;
 use super::{EntryFilter, StoreError};
 use crate::model::{
@@ -37,7 +40,8 @@ use crate::model::{
 
 /// Layout version; an index of another version is rebuilt from the journal.
 /// 3: dashboard tokens (`t`, `T`). 4: `r` holds the place and hash of the entry's record, no
-/// longer the entry (whose JSON took most of the index's size); `R` and `j` hold 64 ids a key.
+/// longer the entry (whose JSON took most of the index's size); `r`, `R` and `j` hold 64 ids a
+/// key, `n` hashed buckets of rns.
 pub(super) const FORMAT: u32 = 4;
 pub(super) const META_APPLIED: &[u8] = b"m:applied";
 pub(super) const META_FORMAT: &[u8] = b"m:format";
@@ -96,15 +100,6 @@ pub(super) fn k_key_by_org(org: &str, id: &str) -> Vec<u8> {
 pub(super) fn k_quota(org: &str, year: i32) -> Vec<u8> {
     let ordered = (year as u32) ^ 0x8000_0000;
     key(b'q', &[org.as_bytes(), b"\0", &ordered.to_be_bytes()])
-}
-pub(super) fn k_entry(env: Environment, seq: u64) -> Vec<u8> {
-    key(b'r', &[&[env_byte(env)], &seq.to_be_bytes()])
-}
-pub(super) fn k_rn(org: &str, env: Environment, rn: &str) -> Vec<u8> {
-    key(
-        b'n',
-        &[org.as_bytes(), b"\0", &[env_byte(env)], rn.as_bytes()],
-    )
 }
 pub(super) fn k_idempotency(org: &str, env: Environment, idempotency_key: &str) -> Vec<u8> {
     key(
@@ -302,20 +297,31 @@ impl Index {
     }
 
     pub fn entry(&self, env: Environment, seq: u64) -> Result<Option<RegisterEntry>, StoreError> {
-        match self.tree.get(k_entry(env, seq))? {
+        let Some(block) = self.tree.get(k_entry_block(env, seq))? else {
+            return Ok(None);
+        };
+        match slot(&block, seq)? {
             Some(at) => self.read_entry(&at, env, seq).map(Some),
             None => Ok(None),
         }
     }
 
-    /// The entry whose `r` value is `at`, read from the journal.
+    /// The entry `at` places, read from the journal.
     pub(super) fn read_entry(
         &self,
-        at: &[u8],
+        at: &EntryRef,
         env: Environment,
         seq: u64,
     ) -> Result<RegisterEntry, StoreError> {
-        self.journal.entry(&EntryRef::decode(at)?, env, seq)
+        self.journal.entry(at, env, seq)
+    }
+
+    /// The seq of the entry of `org` in `env` for invoice `rn`.
+    pub fn rn_seq(&self, org: &str, env: Environment, rn: &str) -> Result<Option<u64>, StoreError> {
+        match self.tree.get(k_rn_bucket(org, env, rn))? {
+            Some(bucket) => find_rn(&bucket, rn),
+            None => Ok(None),
+        }
     }
 
     pub fn entry_by_rn(
@@ -324,8 +330,8 @@ impl Index {
         env: Environment,
         rn: &str,
     ) -> Result<Option<RegisterEntry>, StoreError> {
-        match self.tree.get(k_rn(org, env, rn))? {
-            Some(seq) => self.entry(env, be_u64(&seq)?),
+        match self.rn_seq(org, env, rn)? {
+            Some(seq) => self.entry(env, seq),
             None => Ok(None),
         }
     }
@@ -336,16 +342,21 @@ impl Index {
         }
         let (env, first) = (filter.environment, filter.after_sequence + 1);
         let Some(org) = filter.org.as_deref() else {
-            let range = k_entry(env, first)..=k_entry(env, u64::MAX);
-            return self
-                .tree
-                .range(range)
-                .take(filter.limit)
-                .map(|kv| {
-                    let (k, at) = kv?;
-                    self.read_entry(&at, env, be_u64(&k)?)
-                })
-                .collect();
+            let mut out = Vec::new();
+            let range = k_entry_block(env, first)..=k_entry_block(env, u64::MAX);
+            for kv in self.tree.range(range) {
+                let (k, block) = kv?;
+                for held in slots(first_seq(&k)?, &block) {
+                    let (seq, at) = held?;
+                    if seq >= first {
+                        out.push(self.read_entry(&at, env, seq)?);
+                        if out.len() >= filter.limit {
+                            return Ok(out);
+                        }
+                    }
+                }
+            }
+            return Ok(out);
         };
         let mut out = Vec::new();
         self.org_seqs(org, env, (first, u64::MAX), false, &mut |seq| {
@@ -358,7 +369,10 @@ impl Index {
     /// The sequence the next entry of `env` takes: 1 + the last one, 1 when empty.
     pub fn next_sequence(&self, env: Environment) -> Result<u64, StoreError> {
         match self.tree.scan_prefix([b'r', env_byte(env)]).next_back() {
-            Some(kv) => Ok(be_u64(&kv?.0)? + 1),
+            Some(kv) => {
+                let (k, block) = kv?;
+                Ok(last_seq(first_seq(&k)?, &block) + 1)
+            }
             None => Ok(1),
         }
     }

@@ -119,11 +119,13 @@ mod boxes;
 mod entry_ref;
 mod error;
 mod event;
+mod grouped;
 mod history;
 mod index;
 mod index_org;
 mod journal;
 mod open;
+mod staged;
 #[cfg(test)]
 pub(crate) mod tests;
 mod write;

@@ -170,11 +170,10 @@ impl Store {
                     env.as_str()
                 )));
             }
-            if let Some(entry) = index.entry_by_rn(org, env, rn)? {
+            if let Some(sequence) = index.rn_seq(org, env, rn)? {
                 return Err(StoreError::Conflict(format!(
-                    "invoice {rn:?} of {org:?} is already certified ({} sequence {})",
-                    env.as_str(),
-                    entry.sequence
+                    "invoice {rn:?} of {org:?} is already certified ({} sequence {sequence})",
+                    env.as_str()
                 )));
             }
             if let Some(idempotency_key) = &intent.idempotency_key {

@@ -5,6 +5,7 @@ pub mod footprint;
 pub mod line;
 pub mod overhead;
 pub mod register;
+pub mod register_index;
 pub mod status;
 pub mod web_api;
 

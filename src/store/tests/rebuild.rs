@@ -3,10 +3,10 @@
 //! is "records 1..=n applied" for the n of its last committed batch.
 
 use super::*;
-use crate::store::apply::REPLAY_BATCH;
 use crate::store::event::{hash, Event, Hash, Record, GENESIS};
 use crate::store::index::{Applied, Index};
 use crate::store::journal::Place;
+use crate::store::staged::REPLAY_BATCH;
 use crate::store::{DamageAt, EntryFilter, DEFAULT_INDEX_CACHE_MIB};
 
 const P: Environment = Environment::Production;
@@ -255,7 +255,8 @@ fn an_index_of_layout_3_is_rebuilt_once_with_the_same_answers() {
     for (env, entries) in [(P, &before.0), (S, &before.1)] {
         for entry in entries {
             let json = serde_json::to_vec(entry).unwrap();
-            let k = crate::store::index::k_entry(env, entry.sequence);
+            let mut k = vec![b'r', crate::store::index::env_byte(env)];
+            k.extend_from_slice(&entry.sequence.to_be_bytes());
             store.index.tree.insert(k, json).unwrap();
         }
     }
@@ -274,12 +275,14 @@ fn an_index_of_layout_3_is_rebuilt_once_with_the_same_answers() {
         layout.as_ref(),
         &crate::store::index::FORMAT.to_be_bytes()[..]
     );
-    let r = store
-        .index
-        .tree
-        .get(crate::store::index::k_entry(P, 2))
-        .unwrap()
-        .unwrap();
-    assert_eq!(r.len(), 44, "a place and a hash, not the entry");
+    let block = crate::store::grouped::k_entry_block(P, 2);
+    let r = store.index.tree.get(block).unwrap().unwrap();
+    assert_eq!(
+        r.len(),
+        3 * 44,
+        "places and hashes of seqs 0 (none), 1 and 2"
+    );
+    let old_keys = store.index.tree.scan_prefix(b"r").count();
+    assert_eq!(old_keys, 2, "one block per register, none of the old keys");
     assert_eq!(certify(&store, "demo", P, "FN-3", 2026).sequence, 3);
 }

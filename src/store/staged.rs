@@ -1,0 +1,246 @@
+//! The writes of records not yet in sled ([`Staged`]): read back before sled's own values,
+//! committed as one atomic sled batch. How a record becomes writes is `apply.rs`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::de::DeserializeOwned;
+use sled::{Batch, IVec};
+
+use super::blocks::{k_resolved, resolution_in};
+use super::error::StoreError;
+use super::grouped::{find_rn, k_rn_bucket};
+use super::index::{be_u64, json, k_intent, k_intent_rn, Index};
+use crate::model::{Environment, Intent, IntentId};
+
+/// Records per sled batch when the open replays or rebuilds the index: large enough that
+/// the markers and counters rewritten by every record are written once per batch, small
+/// enough that the staged writes stay a few MiB.
+pub(super) const REPLAY_BATCH: usize = 4096;
+
+/// One staged write.
+pub(super) enum Write {
+    Put(IVec),
+    /// A key sled does not hold (it was looked up): removed again, it is just forgotten.
+    PutNew(IVec),
+    Delete,
+    /// Not a write: sled's value, read for a record and kept for the next one (an rn's
+    /// bucket is read by its intent, then written by its certification).
+    Read(IVec),
+}
+
+/// Writes not yet in sled, read back before sled's own values.
+pub(super) struct Staged<'a> {
+    pub(super) index: &'a Index,
+    pub(super) writes: BTreeMap<Vec<u8>, Write>,
+    /// Intents opened (`Some`) or closed (`None`) by the staged records: their `i` keys,
+    /// kept apart so that an intent opened and certified in one batch is never encoded, and
+    /// its key never written then removed.
+    pub(super) intents: BTreeMap<IntentId, Option<Intent>>,
+    /// No `i` nor `j` key of sled is above this intent id (looked up once per batch): a
+    /// newer intent is known to be neither open nor resolved there without a lookup.
+    tree_intents_upto: Option<u64>,
+    /// sled's `I` keys (the rns of open intents), when there are few (looked up once per
+    /// batch): an intent's rn is then checked without a lookup.
+    tree_open_rns: Option<Option<BTreeSet<IVec>>>,
+    /// The last record staged or applied (its seq; 0 for none).
+    pub(super) applied: u64,
+    /// The next register sequence of (Production, Sandbox), once looked up.
+    pub(super) next: [Option<u64>; 2],
+    /// Records staged since the last commit.
+    pub(super) records: usize,
+}
+
+impl Index {
+    /// An empty set of writes over this index.
+    pub(super) fn staged(&self) -> Result<Staged<'_>, StoreError> {
+        Ok(Staged {
+            index: self,
+            writes: BTreeMap::new(),
+            intents: BTreeMap::new(),
+            tree_intents_upto: None,
+            tree_open_rns: None,
+            applied: self.applied_seq()?,
+            next: [None, None],
+            records: 0,
+        })
+    }
+}
+
+pub(super) fn env_slot(env: Environment) -> usize {
+    match env {
+        Environment::Production => 0,
+        Environment::Sandbox => 1,
+    }
+}
+
+impl Staged<'_> {
+    /// Records staged since the last commit.
+    pub(super) fn len(&self) -> usize {
+        self.records
+    }
+
+    /// Writes the staged records to sled in one atomic batch.
+    pub(super) fn commit(&mut self) -> Result<(), StoreError> {
+        if self.writes.is_empty() && self.intents.is_empty() {
+            return Ok(());
+        }
+        let upto = self.tree_intents_upto()?;
+        let mut batch = Batch::default();
+        for (id, intent) in std::mem::take(&mut self.intents) {
+            match intent {
+                Some(intent) => batch.insert(k_intent(id), serde_json::to_vec(&intent)?),
+                None if id <= upto => batch.remove(k_intent(id)),
+                None => {} // opened and closed in this batch: never in sled
+            }
+        }
+        for (k, write) in std::mem::take(&mut self.writes) {
+            match write {
+                Write::Put(v) | Write::PutNew(v) => batch.insert(k, v),
+                Write::Delete => batch.remove(k),
+                Write::Read(_) => {}
+            }
+        }
+        self.records = 0;
+        self.tree_intents_upto = None;
+        self.tree_open_rns = None;
+        self.index.tree.apply_batch(batch)?;
+        Ok(())
+    }
+
+    /// The highest intent id of sled's `i` and `j` keys.
+    pub(super) fn tree_intents_upto(&mut self) -> Result<u64, StoreError> {
+        if let Some(upto) = self.tree_intents_upto {
+            return Ok(upto);
+        }
+        let mut upto = 0;
+        if let Some(kv) = self.index.tree.scan_prefix(b"i").next_back() {
+            upto = be_u64(&kv?.0)?;
+        }
+        if let Some(kv) = self.index.tree.scan_prefix(b"j").next_back() {
+            // The last id of the last block.
+            upto = upto.max(be_u64(&kv?.0)?.saturating_mul(64).saturating_add(63));
+        }
+        self.tree_intents_upto = Some(upto);
+        Ok(upto)
+    }
+
+    pub(super) fn get(&self, k: &[u8]) -> Result<Option<IVec>, StoreError> {
+        match self.writes.get(k) {
+            Some(Write::Put(v) | Write::PutNew(v) | Write::Read(v)) => Ok(Some(v.clone())),
+            Some(Write::Delete) => Ok(None),
+            None => Ok(self.index.tree.get(k)?),
+        }
+    }
+
+    pub(super) fn get_json<T: DeserializeOwned>(&self, k: &[u8]) -> Result<Option<T>, StoreError> {
+        self.get(k)?.map(|v| json(&v)).transpose()
+    }
+
+    pub(super) fn insert(&mut self, k: Vec<u8>, v: impl Into<IVec>) {
+        self.writes.insert(k, Write::Put(v.into()));
+    }
+
+    pub(super) fn remove(&mut self, k: Vec<u8>) {
+        if let Some(Write::PutNew(_)) = self.writes.get(&k) {
+            self.writes.remove(&k);
+        } else {
+            self.writes.insert(k, Write::Delete);
+        }
+    }
+
+    pub(super) fn resolution(&mut self, id: IntentId) -> Result<Option<u8>, StoreError> {
+        let k = k_resolved(id);
+        if !self.writes.contains_key(&k) && id > self.tree_intents_upto()? {
+            return Ok(None);
+        }
+        match self.get(&k)? {
+            Some(block) => resolution_in(&block, id),
+            None => Ok(None),
+        }
+    }
+
+    pub(super) fn open_intent(&mut self, id: IntentId) -> Result<Option<Intent>, StoreError> {
+        if let Some(staged) = self.intents.get_mut(&id) {
+            // Asked for to be closed (or found closed): the caller closes it.
+            return Ok(staged.take());
+        }
+        if id > self.tree_intents_upto()? {
+            return Ok(None);
+        }
+        self.index
+            .tree
+            .get(k_intent(id))?
+            .map(|v| json(&v))
+            .transpose()
+    }
+
+    pub(super) fn open_intent_for(
+        &mut self,
+        org: &str,
+        env: Environment,
+        rn: &str,
+    ) -> Result<Option<IntentId>, StoreError> {
+        let k = k_intent_rn(org, env, rn);
+        if !self.writes.contains_key(&k) {
+            if let Some(open) = self.tree_open_rns()? {
+                if !open.contains(k.as_slice()) {
+                    return Ok(None);
+                }
+            }
+        }
+        self.get(&k)?.map(|v| be_u64(&v)).transpose()
+    }
+
+    /// sled's `I` keys if there are at most 1024.
+    pub(super) fn tree_open_rns(&mut self) -> Result<Option<&BTreeSet<IVec>>, StoreError> {
+        if self.tree_open_rns.is_none() {
+            let mut keys = BTreeSet::new();
+            let mut few = true;
+            for k in self.index.tree.scan_prefix(b"I").keys() {
+                if keys.len() == 1024 {
+                    few = false;
+                    break;
+                }
+                keys.insert(k?);
+            }
+            self.tree_open_rns = Some(few.then_some(keys));
+        }
+        Ok(self.tree_open_rns.as_ref().and_then(Option::as_ref))
+    }
+
+    pub(super) fn next_sequence(&mut self, env: Environment) -> Result<u64, StoreError> {
+        let slot = env_slot(env);
+        match self.next[slot] {
+            Some(next) => Ok(next),
+            None => {
+                let next = self.index.next_sequence(env)?;
+                self.next[slot] = Some(next);
+                Ok(next)
+            }
+        }
+    }
+
+    /// The seq of the entry of `org` in `env` for invoice `rn`.
+    pub(super) fn rn_seq(
+        &mut self,
+        org: &str,
+        env: Environment,
+        rn: &str,
+    ) -> Result<Option<u64>, StoreError> {
+        let k = k_rn_bucket(org, env, rn);
+        let bucket = match self.writes.get(&k) {
+            Some(_) => self.get(&k)?,
+            None => {
+                let read = self.index.tree.get(&k)?;
+                if let Some(v) = &read {
+                    self.writes.insert(k, Write::Read(v.clone()));
+                }
+                read
+            }
+        };
+        match bucket {
+            Some(bucket) => find_rn(&bucket, rn),
+            None => Ok(None),
+        }
+    }
+}
