@@ -11,8 +11,6 @@ use std::time::Duration;
 use common::{
     csrf_field, form_body, get, http, issue_dashboard_token, set_cookie, ApiSetup, Response,
 };
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpSocket;
 
 fn ip(last: u8) -> IpAddr {
     IpAddr::V4(Ipv4Addr::new(127, 0, 0, last))
@@ -27,21 +25,10 @@ async fn request_from(
     headers: &[(&str, &str)],
     body: &str,
 ) -> Response {
-    let socket = TcpSocket::new_v4().expect("socket");
-    socket.bind(SocketAddr::new(local, 0)).expect("bind");
-    let mut stream = socket.connect(addr).await.expect("connect");
-    let mut text = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
-    for (name, value) in headers {
-        text.push_str(&format!("{name}: {value}\r\n"));
-    }
-    text.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-    stream.write_all(text.as_bytes()).await.expect("write");
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
+    let bytes = http::request_bytes(addr, method, path, headers, Some(body.as_bytes()));
+    http::exchange_from(Some(local), addr, &bytes, Duration::from_secs(10))
         .await
-        .expect("answered")
-        .expect("read");
-    http::parse_response(&raw).expect("a whole response")
+        .unwrap_or_else(|e| panic!("{method} {path} from {local}: {e}"))
 }
 
 /// The sign-in form as `local` loads it: its cookie and its form value.

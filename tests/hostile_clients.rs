@@ -15,7 +15,7 @@ use common::{
     issue_dashboard_token, post_invoice, Gateway, Response, Sim,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::net::TcpStream;
 
 const LOCAL: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1));
 const OTHER: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
@@ -42,39 +42,19 @@ fn short_limits() -> String {
     )
 }
 
-/// A connection to `addr` from `local`, with a small send buffer: what it writes beyond the
-/// server's receive buffer (and this 64 KiB) waits for the server to read it.
+/// A connection to `addr` from `local` (see `http::connect_from`).
 async fn connect_from(local: IpAddr, addr: SocketAddr) -> std::io::Result<TcpStream> {
-    let socket = TcpSocket::new_v4()?;
-    socket.set_send_buffer_size(64 * 1024)?;
-    socket.bind(SocketAddr::new(local, 0))?;
-    socket.connect(addr).await
+    http::connect_from(Some(local), addr).await
 }
 
-/// Writes `bytes` whole, then reads the answer to its end (at most `within`).
+/// Writes `bytes` whole from `local`, then reads the answer to its end (at most `within`).
 async fn exchange_from(
     local: IpAddr,
     addr: SocketAddr,
     bytes: &[u8],
     within: Duration,
 ) -> Result<Response, String> {
-    tokio::time::timeout(within, async {
-        let mut stream = connect_from(local, addr)
-            .await
-            .map_err(|e| format!("connect: {e}"))?;
-        stream
-            .write_all(bytes)
-            .await
-            .map_err(|e| format!("write: {e}"))?;
-        let mut raw = Vec::new();
-        stream
-            .read_to_end(&mut raw)
-            .await
-            .map_err(|e| format!("read: {e}"))?;
-        http::parse_response(&raw)
-    })
-    .await
-    .map_err(|_| format!("no answer within {within:?}"))?
+    http::exchange_from(Some(local), addr, bytes, within).await
 }
 
 fn status_request(addr: SocketAddr) -> Vec<u8> {

@@ -3,12 +3,12 @@
 //! `tests/common/mod.rs` and `tests/crash_oracle/mod.rs` (which `examples/crash.rs` includes
 //! too), since an example cannot use `tests/common`.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 
 /// An HTTP response.
 #[derive(Debug)]
@@ -39,22 +39,63 @@ pub async fn try_request(
     body: Option<&[u8]>,
     limit: Duration,
 ) -> Result<Response, String> {
+    let bytes = request_bytes(addr, method, path, headers, body);
+    exchange_from(None, addr, &bytes, limit)
+        .await
+        .map_err(|e| format!("{method} {path}: {e}"))
+}
+
+/// The bytes of one request (`Connection: close`, `Content-Length` when there is a body).
+pub fn request_bytes(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&[u8]>,
+) -> Vec<u8> {
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if let Some(body) = body {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(body.unwrap_or_default());
+    bytes
+}
+
+/// A connection to `addr`, from the local address `local` when given (tests of what the
+/// server does per peer use 127.0.0.2 and up, which loopback answers too), with a small send
+/// buffer then: what it writes beyond the server's receive buffer waits for the server to read.
+pub async fn connect_from(local: Option<IpAddr>, addr: SocketAddr) -> std::io::Result<TcpStream> {
+    let Some(local) = local else {
+        return TcpStream::connect(addr).await;
+    };
+    let socket = match local {
+        IpAddr::V4(_) => TcpSocket::new_v4()?,
+        IpAddr::V6(_) => TcpSocket::new_v6()?,
+    };
+    socket.set_send_buffer_size(64 * 1024)?;
+    socket.bind(SocketAddr::new(local, 0))?;
+    socket.connect(addr).await
+}
+
+/// Writes `bytes` whole (from `local` if given), then reads the answer to its end, within
+/// `limit`; `Err` saying what failed when no complete response came back.
+pub async fn exchange_from(
+    local: Option<IpAddr>,
+    addr: SocketAddr,
+    bytes: &[u8],
+    limit: Duration,
+) -> Result<Response, String> {
     let exchange = async {
-        let mut stream = TcpStream::connect(addr)
+        let mut stream = connect_from(local, addr)
             .await
             .map_err(|e| format!("connect: {e}"))?;
-        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
-        for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        if let Some(body) = body {
-            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
-        }
-        head.push_str("\r\n");
-        let mut bytes = head.into_bytes();
-        bytes.extend_from_slice(body.unwrap_or_default());
         stream
-            .write_all(&bytes)
+            .write_all(bytes)
             .await
             .map_err(|e| format!("write: {e}"))?;
         let mut raw = Vec::new();
@@ -66,7 +107,7 @@ pub async fn try_request(
     };
     tokio::time::timeout(limit, exchange)
         .await
-        .map_err(|_| format!("{method} {path}: timed out after {limit:?}"))?
+        .map_err(|_| format!("timed out after {limit:?}"))?
 }
 
 /// A whole response; `Err` if it is incomplete, has no status line, or its body is shorter
