@@ -19,6 +19,11 @@ use hyper::header::CONTENT_LENGTH;
 use hyper::Request;
 use tokio::time::Instant;
 
+/// An oversize body is read and dropped up to this much beyond the limit, so that a client
+/// which writes before it reads hears the 413 (a body that fits in the sockets' buffers, a few
+/// MiB, is heard anyway; beyond them the client would get a broken pipe).
+pub const DRAIN_BEYOND_LIMIT: usize = 16 * 1024 * 1024;
+
 /// How much, and how fast, a body must come.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BodyLimits {
@@ -57,7 +62,7 @@ impl Default for BodyLimits {
             limit: 256 * 1024,
             grace: Duration::from_secs(10),
             min_rate: 1024,
-            drain: 1024 * 1024,
+            drain: 256 * 1024 + DRAIN_BEYOND_LIMIT,
         }
     }
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::validate::in_range;
 use super::{Config, ConfigError, MAX_CONNECTIONS};
-use crate::http_body::BodyLimits;
+use crate::http_body::{BodyLimits, DRAIN_BEYOND_LIMIT};
 
 /// `http.max_connections_per_peer` default.
 pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 32;
@@ -19,10 +19,6 @@ pub const DEFAULT_DASHBOARD_MAX_REQUESTS: usize = 32;
 pub const DEFAULT_BODY_READ_GRACE_SECS: u64 = 10;
 /// `http.body_min_bytes_per_sec` default.
 pub const DEFAULT_BODY_MIN_BYTES_PER_SEC: u64 = 1024;
-/// An oversize body is read and dropped up to this much beyond `body_limit_bytes`, so that a
-/// client which writes before it reads hears the 413 (a body that fits in the sockets' buffers,
-/// a few MiB, is heard anyway; beyond them the client would get a broken pipe).
-pub const BODY_DRAIN_EXTRA: usize = 16 * 1024 * 1024;
 
 /// `[http]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,7 +64,7 @@ impl Config {
             limit: self.body_limit_bytes,
             grace: Duration::from_secs(self.http.body_read_grace_secs),
             min_rate: self.http.body_min_bytes_per_sec,
-            drain: self.body_limit_bytes.saturating_add(BODY_DRAIN_EXTRA),
+            drain: self.body_limit_bytes.saturating_add(DRAIN_BEYOND_LIMIT),
         }
     }
 

@@ -165,16 +165,11 @@ impl Dashboard {
                 "Busy",
                 "The dashboard is answering too many requests just now. Try again in a moment.",
             );
-            let headers = response.headers_mut();
-            headers.insert(
+            response.headers_mut().insert(
                 hyper::header::RETRY_AFTER,
                 hyper::header::HeaderValue::from_static("2"),
             );
-            headers.insert(
-                hyper::header::CONNECTION,
-                hyper::header::HeaderValue::from_static("close"),
-            );
-            return response;
+            return web::closing(response);
         };
         self.route(request, peer).await
     }
@@ -343,17 +338,12 @@ impl Dashboard {
                 ),
                 web::FormError::TooSlow => {
                     crate::metrics::connection_refused("body_too_slow");
-                    let mut response = self.error_page(
+                    web::closing(self.error_page(
                         None,
                         StatusCode::REQUEST_TIMEOUT,
                         "Form too slow",
                         "The form arrived too slowly. Send it again.",
-                    );
-                    response.headers_mut().insert(
-                        hyper::header::CONNECTION,
-                        hyper::header::HeaderValue::from_static("close"),
-                    );
-                    response
+                    ))
                 }
                 web::FormError::Body => self.error_page(
                     None,

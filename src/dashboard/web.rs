@@ -176,6 +176,15 @@ pub async fn read_form(
     Ok(parse_urlencoded(&String::from_utf8_lossy(&bytes)))
 }
 
+/// `response` with `Connection: close`: the request's body was not read to its end, so the
+/// connection cannot carry another request.
+pub fn closing(mut response: Response<Body>) -> Response<Body> {
+    response
+        .headers_mut()
+        .insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
 /// A response with the dashboard's security headers (no caching, no sniffing, no framing,
 /// the CSP, no referrer to other sites).
 pub fn response(
