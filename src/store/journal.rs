@@ -2,7 +2,7 @@
 //!
 //! See the [module documentation](super) for the format and the recovery rules.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -13,10 +13,12 @@ use super::error::{io_at, DamageAt, StoreError};
 use super::event::{hash, Event, Hash, Record, GENESIS};
 
 mod checkpoint;
+mod files;
 mod prefix;
 mod read;
 
 pub use checkpoint::Checkpoint;
+pub use files::{create, create_private_dir, open_file, private_file, sync_dir};
 pub use prefix::{check_prefix, ChainCheck};
 pub use read::payload_at;
 
@@ -277,66 +279,6 @@ pub fn frame(payload: &[u8]) -> Vec<u8> {
     bytes.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
     bytes.extend_from_slice(payload);
     bytes
-}
-
-/// fsyncs a directory, so that a file created (or renamed) in it survives a crash.
-pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
-    #[cfg(unix)]
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| io_at(dir, "syncing directory", e))?;
-    #[cfg(not(unix))]
-    let _ = dir;
-    Ok(())
-}
-
-/// Creates `dir` and its missing parents for the owner only (0700, whatever the umask).
-pub fn create_private_dir(dir: &Path) -> Result<(), StoreError> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).map_err(|e| io_at(dir, "creating", e))
-}
-
-/// Options that create a file for its owner only (0600, whatever the umask).
-pub fn private_file() -> OpenOptions {
-    let mut options = OpenOptions::new();
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options
-}
-
-/// Creates an empty journal file at `path` (its directory too), durably, owner only.
-pub fn create(path: &Path) -> Result<(), StoreError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    if !dir.exists() {
-        create_private_dir(dir)?;
-        if let Some(parent) = dir.parent() {
-            sync_dir(parent)?;
-        }
-    }
-    let file = private_file()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| io_at(path, "creating", e))?;
-    file.sync_all().map_err(|e| io_at(path, "syncing", e))?;
-    sync_dir(dir)
-}
-
-/// Opens an existing journal for reading and appending, with its current length.
-pub fn open_file(path: &Path) -> Result<(File, u64), StoreError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(|e| io_at(path, "opening", e))?;
-    let len = file
-        .metadata()
-        .map_err(|e| io_at(path, "reading", e))?
-        .len();
-    Ok((file, len))
 }
 
 /// The open journal: appends records after the last valid one.
