@@ -1,15 +1,16 @@
 //! Applying journal records to the index, idempotently and atomically.
 //!
-//! Records are applied through a [`Staged`] set of writes (`staged.rs`): each record's effects are checked
-//! against the index *and* the writes staged before it (so an intent and its certification in
-//! the same set see each other), then [`Staged::commit`] turns the set into one sled `Batch`
-//! holding the effects and the new last-applied marker (seq and hash of the last record staged).
-//! So the index is always "records 1..=n applied" for some n, whether a batch holds one record
-//! (an append) or thousands (the replay or rebuild at open: [`REPLAY_BATCH`]). Effects are
-//! states, not deltas (the one delta, quota, is counted only when the entry is inserted), so
-//! re-applying records that are already in the index (a marker older than the data) changes
-//! nothing. A record that contradicts the index (a certified intent that was never open, a
-//! register position taken) is damage: the journal's writer checks all of this before
+//! Records are applied through a [`Staged`] set of writes (`staged.rs`): each record's effects
+//! are checked against the index *and* the writes staged before it (so an intent and its
+//! certification in the same set see each other), then [`Staged::commit`] turns the set into
+//! one sled `Batch` holding the effects and the new last-applied marker (seq and hash of the
+//! last record staged). So the index is always "records 1..=n applied" for some n, whether a
+//! batch holds one record (an append) or thousands (the replay or rebuild at open:
+//! [`REPLAY_BATCH`](super::staged::REPLAY_BATCH)). Effects are states, not deltas (the one
+//! delta, quota, is counted only when the entry is inserted), so re-applying records that are
+//! already in the index (a marker older than the data) changes nothing. A record that
+//! contradicts the index (a certified intent that was never open, a register position taken,
+//! an rn already another entry's) is damage: the journal's writer checks all of this before
 //! appending.
 
 use sled::IVec;
@@ -239,6 +240,14 @@ impl Staged<'_> {
         };
         if &open != req {
             return Err(damaged(format!("entry {seq} differs from its intent {id}")));
+        }
+        // Checked anyway (its bucket is read for `add_rn` in any case): the rn lookup would
+        // otherwise move the rn from its entry to this one without a word.
+        if let Some(other) = self.rn_seq(&req.org, env, &req.rn)?.filter(|s| *s != seq) {
+            return Err(damaged(format!(
+                "rn {:?} is already entry {other}; entry {seq} cannot take it",
+                req.rn
+            )));
         }
         let k = k_entry_block(env, seq);
         let block = with_slot(self.get(&k)?.as_deref(), seq, &at);

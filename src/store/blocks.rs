@@ -12,7 +12,7 @@ use super::StoreError;
 use crate::model::{Environment, IntentId};
 
 /// Ids per block.
-const BLOCK: u64 = 64;
+pub(super) const BLOCK: u64 = 64;
 
 pub(super) fn block_of(id: u64) -> u64 {
     id / BLOCK

@@ -64,9 +64,17 @@ pub(super) fn slots(
         .map(move |(i, bytes)| Ok((first + i as u64, EntryRef::decode(bytes)?)))
 }
 
-/// The last seq a block holds (its value ends with it).
-pub(super) fn last_seq(first: u64, block: &[u8]) -> u64 {
-    first + (block.len() / ENCODED) as u64 - 1
+/// The last seq a block holds (its value ends with it); a value that is empty or not whole
+/// places is malformed.
+pub(super) fn last_seq(first: u64, block: &[u8]) -> Result<u64, StoreError> {
+    let held = block.len() / ENCODED;
+    if held == 0 || !block.len().is_multiple_of(ENCODED) {
+        return Err(StoreError::Invalid(format!(
+            "index holds a malformed register block of {} bytes at seq {first}",
+            block.len()
+        )));
+    }
+    Ok(first + held as u64 - 1)
 }
 
 /// `n` key of the bucket of `rn` among `org`'s entries of `env`.
@@ -122,7 +130,8 @@ pub(super) fn find_rn(bucket: &[u8], rn: &str) -> Result<Option<u64>, StoreError
     Ok(None)
 }
 
-/// The bucket's value with `rn` at `seq` (replacing its seq if it holds `rn`).
+/// The bucket's value with `rn` at `seq` (replacing its seq if it holds `rn`: the caller,
+/// `apply_certified`, has checked that `rn` names no other entry).
 pub(super) fn with_rn(bucket: Option<&[u8]>, rn: &str, seq: u64) -> Result<Vec<u8>, StoreError> {
     let len = u16::try_from(rn.len())
         .map_err(|_| StoreError::Invalid(format!("an rn of {} bytes", rn.len())))?;
@@ -171,7 +180,8 @@ mod tests {
         assert_eq!(slot(&block, 67).unwrap(), None);
         let held: Vec<_> = slots(64, &block).map(Result::unwrap).collect();
         assert_eq!(held, [(65, at(100)), (66, at(200))]);
-        assert_eq!(last_seq(64, &block), 66);
+        assert_eq!(last_seq(64, &block).unwrap(), 66);
+        assert!(last_seq(64, &[]).is_err(), "an empty block is malformed");
         let key = k_entry_block(Environment::Sandbox, 130);
         assert_eq!(first_seq(&key).unwrap(), 128);
     }

@@ -371,7 +371,7 @@ impl Index {
         match self.tree.scan_prefix([b'r', env_byte(env)]).next_back() {
             Some(kv) => {
                 let (k, block) = kv?;
-                Ok(last_seq(first_seq(&k)?, &block) + 1)
+                Ok(last_seq(first_seq(&k)?, &block)? + 1)
             }
             None => Ok(1),
         }

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::de::DeserializeOwned;
 use sled::{Batch, IVec};
 
-use super::blocks::{k_resolved, resolution_in};
+use super::blocks::{self, k_resolved, resolution_in};
 use super::error::StoreError;
 use super::grouped::{find_rn, k_rn_bucket};
 use super::index::{be_u64, json, k_intent, k_intent_rn, Index};
@@ -118,7 +118,8 @@ impl Staged<'_> {
         }
         if let Some(kv) = self.index.tree.scan_prefix(b"j").next_back() {
             // The last id of the last block.
-            upto = upto.max(be_u64(&kv?.0)?.saturating_mul(64).saturating_add(63));
+            let block = be_u64(&kv?.0)?;
+            upto = upto.max(block.saturating_add(1).saturating_mul(blocks::BLOCK) - 1);
         }
         self.tree_intents_upto = Some(upto);
         Ok(upto)

@@ -21,7 +21,12 @@ pub fn build_rate(ctx: &mut Ctx, config: &Path, state: &Path, entries: u64) -> a
     let index = state.join("index.sled");
     let aside = state.join("index.sled.bench-aside");
     if aside.exists() {
-        std::fs::remove_dir_all(&aside)?;
+        // An earlier run was stopped between the move and the end: the aside copy is the
+        // data set's index, what is at `index.sled` (if anything) a partial build.
+        if index.exists() {
+            std::fs::remove_dir_all(&index)?;
+        }
+        std::fs::rename(&aside, &index)?;
     }
     std::fs::rename(&index, &aside)?;
     let started = Instant::now();
