@@ -14,6 +14,7 @@ pub mod dashboard;
 pub mod device;
 pub mod failpoint;
 pub mod http_body;
+pub mod i18n;
 pub mod keys;
 pub mod metrics;
 pub mod model;

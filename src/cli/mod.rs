@@ -15,6 +15,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::{env_vars, Config, Overrides};
+use crate::i18n::Lang;
+
+fn parse_lang(text: &str) -> Result<Lang, String> {
+    Lang::parse(text).ok_or_else(|| format!("{text:?}: the gateway speaks fr and en"))
+}
 
 /// emcf-gateway: certify invoices with the DRC e-MCF fiscal device.
 #[derive(Debug, Parser)]
@@ -27,6 +32,10 @@ pub struct Cli {
     /// State directory: journal, index, admin socket (overrides the file and $EMCF_STATE_DIR).
     #[arg(long, global = true, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    /// Language of the messages: fr (default) or en (overrides the file's `language` and
+    /// $EMCF_LANG).
+    #[arg(long, global = true, value_name = "LANG", value_parser = parse_lang)]
+    pub lang: Option<Lang>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -321,8 +330,10 @@ pub fn main() -> anyhow::Result<()> {
             Command::Serve(args) => args.listen,
             _ => None,
         },
+        language: cli.lang,
     };
     let config = Config::resolve(cli.config.as_deref(), env_vars(), &overrides)?;
+    crate::i18n::set_default_lang(config.language);
     match cli.command {
         Command::Serve(args) => serve::run(config, args.capture),
         Command::Org(command) => admin_commands::org(&config, command),

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::device::LinkTiming;
+use crate::i18n::Lang;
 use crate::model::Plan;
 
 /// The file read when neither a path nor `EMCF_CONFIG` is given, if it exists.
@@ -37,6 +38,8 @@ pub const ENV_CONFIG: &str = "EMCF_CONFIG";
 pub const ENV_STATE_DIR: &str = "EMCF_STATE_DIR";
 /// Environment variable overriding `listen`.
 pub const ENV_LISTEN: &str = "EMCF_LISTEN";
+/// Environment variable overriding `language`.
+pub const ENV_LANG: &str = "EMCF_LANG";
 /// Set by systemd for units with `StateDirectory=`: the default `state_dir` when the file does
 /// not set one.
 pub const ENV_SYSTEMD_STATE_DIRECTORY: &str = "STATE_DIRECTORY";
@@ -142,6 +145,9 @@ pub struct Config {
     /// Offset from UTC of the quota year's time zone (no DST rules: a fixed offset).
     #[serde(with = "offset_text")]
     pub timezone_offset: FixedOffset,
+    /// The language of the dashboard, the CLI and the API's `errorDesc` when the reader does
+    /// not ask for another (`Accept-Language`, `--lang`): `fr` (default) or `en`.
+    pub language: Lang,
     /// HTTP connections served at once (the HTTP layer decides what happens to more).
     pub max_connections: usize,
     /// Longest time one HTTP request may take, queue wait included; must exceed every device's
@@ -171,6 +177,7 @@ impl Default for Config {
             state_dir: None,
             listen: DEFAULT_LISTEN,
             timezone_offset: default_offset(),
+            language: Lang::Fr,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             request_timeout_secs: DEFAULT_REQUEST_TIMEOUT_SECS,
             header_read_timeout_secs: DEFAULT_HEADER_READ_TIMEOUT_SECS,
@@ -210,6 +217,8 @@ pub struct Overrides {
     pub state_dir: Option<PathBuf>,
     /// `--listen`.
     pub listen: Option<SocketAddr>,
+    /// `--lang`.
+    pub language: Option<Lang>,
 }
 
 /// The process environment variables this module reads (`EMCF_*`, `STATE_DIRECTORY`), for
@@ -318,8 +327,13 @@ impl Config {
         let vars: HashMap<String, String> = vars
             .filter(|(name, value)| {
                 !value.is_empty()
-                    && [ENV_STATE_DIR, ENV_LISTEN, ENV_SYSTEMD_STATE_DIRECTORY]
-                        .contains(&name.as_str())
+                    && [
+                        ENV_STATE_DIR,
+                        ENV_LISTEN,
+                        ENV_LANG,
+                        ENV_SYSTEMD_STATE_DIRECTORY,
+                    ]
+                    .contains(&name.as_str())
             })
             .collect();
         if let Some(value) = vars.get(ENV_LISTEN) {
@@ -327,6 +341,13 @@ impl Config {
                 var: ENV_LISTEN.to_string(),
                 value: value.clone(),
                 message,
+            })?;
+        }
+        if let Some(value) = vars.get(ENV_LANG) {
+            self.language = Lang::parse(value).ok_or_else(|| ConfigError::Env {
+                var: ENV_LANG.to_string(),
+                value: value.clone(),
+                message: "the gateway speaks fr and en".to_string(),
             })?;
         }
         if let Some(value) = vars.get(ENV_STATE_DIR) {
@@ -349,6 +370,9 @@ impl Config {
         }
         if let Some(listen) = overrides.listen {
             self.listen = listen;
+        }
+        if let Some(language) = overrides.language {
+            self.language = language;
         }
     }
 

@@ -440,7 +440,9 @@ fn flags_override_everything() {
     config.apply_overrides(&Overrides {
         state_dir: Some(PathBuf::from("/from/flag")),
         listen: Some("10.0.0.1:80".parse().unwrap()),
+        language: Some(crate::i18n::Lang::En),
     });
+    assert_eq!(config.language, crate::i18n::Lang::En);
     assert_eq!(config.resolved_state_dir(), Path::new("/from/flag"));
     assert_eq!(config.listen, "10.0.0.1:80".parse().unwrap());
     // No flags: nothing changes.
@@ -500,6 +502,7 @@ fn resolve_runs_every_step() {
         &Overrides {
             state_dir: Some(PathBuf::from("/flag")),
             listen: None,
+            language: None,
         },
     )
     .unwrap();
@@ -513,4 +516,26 @@ fn resolve_runs_every_step() {
     let message = error.to_string();
     assert!(message.contains("request_timeout_secs"), "{message}");
     assert!(message.contains("config.toml"), "{message}");
+}
+
+#[test]
+fn language_from_the_file_then_the_environment() {
+    use crate::i18n::Lang;
+    assert_eq!(Config::default().language, Lang::Fr);
+    let config = Config::from_toml_str("language = \"en-GB\"\n", Path::new("t.toml")).unwrap();
+    assert_eq!(config.language, Lang::En);
+    let refused = Config::from_toml_str("language = \"ln\"\n", Path::new("t.toml"));
+    let message = refused.unwrap_err().to_string();
+    assert!(
+        message.contains("\"ln\"") && message.contains("fr"),
+        "{message}"
+    );
+    let mut config = Config::default();
+    config
+        .apply_env(vars(&[("EMCF_LANG", "en_US.UTF-8")]))
+        .unwrap();
+    assert_eq!(config.language, Lang::En);
+    assert!(Config::default()
+        .apply_env(vars(&[("EMCF_LANG", "de")]))
+        .is_err());
 }

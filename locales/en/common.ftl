@@ -1,0 +1,14 @@
+# Words shared by several areas (API, dashboard, CLI).
+# The same ids, with the same variables, in locales/fr and locales/en.
+
+yes = yes
+no = no
+environment-production = production
+environment-sandbox = sandbox
+
+# Used by the catalogue's own tests (src/i18n/catalogue.rs).
+test-greeting = Hello, { $name }
+test-count = { $n ->
+    [one] { $n } invoice
+   *[other] { $n } invoices
+}

@@ -1,0 +1,14 @@
+# Mots partagés par plusieurs parties (API, tableau de bord, CLI).
+# Les mêmes ids, avec les mêmes variables, dans locales/fr et locales/en.
+
+yes = oui
+no = non
+environment-production = production
+environment-sandbox = bac à sable
+
+# Utilisés par les tests du catalogue lui-même (src/i18n/catalogue.rs).
+test-greeting = Bonjour, { $name }
+test-count = { $n ->
+    [one] { $n } facture
+   *[other] { $n } factures
+}

@@ -1,0 +1,124 @@
+//! Amounts and times for people, per language. Inside, amounts are `Decimal` and times UTC;
+//! these functions are for the edges (dashboard, CLI tables, CSV when asked).
+//!
+//! - Amounts: French `168 040,00 CDF` (CLDR: a narrow no-break space U+202F between thousands,
+//!   a decimal comma, a no-break space U+00A0 before the currency), English `168,040.00 CDF`.
+//!   Two decimal places at least, more when the amount has them (rates, quantities).
+//! - Times: in the organization's zone, with its offset shown: French `23/11/2026 14:05:03
+//!   UTC+01:00`, English `2026-11-23 14:05:03 UTC+01:00`.
+
+use chrono::{DateTime, FixedOffset, Utc};
+use rust_decimal::Decimal;
+
+use super::Lang;
+
+/// The thousands separator of French amounts (narrow no-break space).
+pub const FR_GROUP: char = '\u{202F}';
+/// The space before a currency code in French (no-break space).
+pub const FR_BEFORE_CURRENCY: char = '\u{00A0}';
+
+/// `value` with its thousands grouped, at least two decimal places.
+pub fn number(value: Decimal, lang: Lang) -> String {
+    let places = value.scale().max(2);
+    let text = format!("{:.*}", places as usize, value.abs());
+    let (whole, fraction) = text.split_once('.').unwrap_or((text.as_str(), ""));
+    let (group, point) = match lang {
+        Lang::Fr => (FR_GROUP, ','),
+        Lang::En => (',', '.'),
+    };
+    let mut out = String::with_capacity(text.len() + whole.len() / 3 + 1);
+    if value.is_sign_negative() && !value.is_zero() {
+        out.push('-');
+    }
+    for (i, digit) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            out.push(group);
+        }
+        out.push(digit);
+    }
+    if !fraction.is_empty() {
+        out.push(point);
+        out.push_str(fraction);
+    }
+    out
+}
+
+/// An amount with its currency: `168 040,00 CDF` / `168,040.00 CDF`.
+pub fn amount(value: Decimal, currency: &str, lang: Lang) -> String {
+    let space = match lang {
+        Lang::Fr => FR_BEFORE_CURRENCY,
+        Lang::En => ' ',
+    };
+    format!("{}{space}{currency}", number(value, lang))
+}
+
+/// `UTC+01:00`, `UTC-03:30`, `UTC+00:00`.
+pub fn offset(offset: FixedOffset) -> String {
+    let seconds = offset.local_minus_utc();
+    let sign = if seconds < 0 { '-' } else { '+' };
+    let minutes = seconds.unsigned_abs() / 60;
+    format!("UTC{sign}{:02}:{:02}", minutes / 60, minutes % 60)
+}
+
+/// An instant in the zone `zone`, to the second, with the offset shown.
+pub fn date_time(at: DateTime<Utc>, zone: FixedOffset, lang: Lang) -> String {
+    let local = at.with_timezone(&zone);
+    let pattern = match lang {
+        Lang::Fr => "%d/%m/%Y %H:%M:%S",
+        Lang::En => "%Y-%m-%d %H:%M:%S",
+    };
+    format!("{} {}", local.format(pattern), offset(zone))
+}
+
+/// The calendar date of an instant in the zone `zone`.
+pub fn date(at: DateTime<Utc>, zone: FixedOffset, lang: Lang) -> String {
+    let local = at.with_timezone(&zone);
+    let pattern = match lang {
+        Lang::Fr => "%d/%m/%Y",
+        Lang::En => "%Y-%m-%d",
+    };
+    local.format(pattern).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rust_decimal_macros::dec;
+
+    #[test]
+    fn amounts_as_a_french_or_english_reader_writes_them() {
+        assert_eq!(
+            amount(dec!(168040.00), "CDF", Lang::Fr),
+            "168\u{202F}040,00\u{00A0}CDF"
+        );
+        assert_eq!(amount(dec!(168040), "CDF", Lang::En), "168,040.00 CDF");
+        assert_eq!(
+            number(dec!(1234567.5), Lang::Fr),
+            "1\u{202F}234\u{202F}567,50"
+        );
+        assert_eq!(number(dec!(999.999), Lang::En), "999.999");
+        assert_eq!(number(dec!(-1000), Lang::En), "-1,000.00");
+        assert_eq!(number(dec!(0), Lang::Fr), "0,00");
+        assert_eq!(number(dec!(-0.00), Lang::Fr), "0,00");
+        assert_eq!(number(dec!(100), Lang::En), "100.00");
+    }
+
+    #[test]
+    fn times_in_the_zone_with_the_offset_shown() {
+        let at = DateTime::parse_from_rfc3339("2026-11-23T23:30:05Z")
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_default();
+        let kinshasa = FixedOffset::east_opt(3600).unwrap_or(FixedOffset::east_opt(0).unwrap());
+        assert_eq!(
+            date_time(at, kinshasa, Lang::Fr),
+            "24/11/2026 00:30:05 UTC+01:00"
+        );
+        assert_eq!(
+            date_time(at, kinshasa, Lang::En),
+            "2026-11-24 00:30:05 UTC+01:00"
+        );
+        assert_eq!(date(at, kinshasa, Lang::Fr), "24/11/2026");
+        let west = FixedOffset::west_opt(12600).unwrap_or(kinshasa);
+        assert_eq!(offset(west), "UTC-03:30");
+    }
+}
