@@ -9,6 +9,7 @@ use rust_decimal::Decimal;
 
 use super::{code, Seller, ValidInvoice, ValidationError};
 use crate::certify::invoice::request::COMMENT_FIELDS;
+use crate::msg;
 
 /// A text of a command: the `mcf_sfe` field name, its JSON path and its value.
 type Text<'a> = (&'static str, String, &'a str);
@@ -39,7 +40,7 @@ pub(super) fn check(invoice: &ValidInvoice, seller: &Seller) -> Result<(), Valid
     ];
     encode(
         &Command::SetClient(invoice.client.clone()),
-        "client (C3h)",
+        "C3h (client)",
         &client_texts,
     )?;
     let open_texts = [
@@ -66,7 +67,7 @@ pub(super) fn check(invoice: &ValidInvoice, seller: &Seller) -> Result<(), Valid
     ];
     encode(
         &Command::OpenInvoice(invoice.open_command(seller)),
-        "invoice header (C0h)",
+        "C0h",
         &open_texts,
     )?;
     for (i, item) in invoice.items.iter().enumerate() {
@@ -90,7 +91,7 @@ pub(super) fn check(invoice: &ValidInvoice, seller: &Seller) -> Result<(), Valid
             ("original price", at("originalPrice"), ""),
         ];
         let command = Command::Item(item.to_command(Some(Decimal::ONE_HUNDRED)));
-        encode(&command, &format!("{path} (31h)"), &texts)?;
+        encode(&command, &format!("31h ({path})"), &texts)?;
     }
     for comment in &invoice.comments {
         let path = CommentLine::ALL
@@ -101,7 +102,7 @@ pub(super) fn check(invoice: &ValidInvoice, seller: &Seller) -> Result<(), Valid
         let texts = [("comment", path.to_owned(), comment.text.as_str())];
         encode(
             &Command::Comment(comment.clone()),
-            &format!("{path} (36h)"),
+            &format!("36h ({path})"),
             &texts,
         )?;
     }
@@ -109,7 +110,7 @@ pub(super) fn check(invoice: &ValidInvoice, seller: &Seller) -> Result<(), Valid
         let texts = [("payment amount", format!("payments[{i}].amount"), "")];
         encode(
             &Command::Payment(*payment),
-            &format!("payments[{i}] (35h)"),
+            &format!("35h (payments[{i}])"),
             &texts,
         )?;
     }
@@ -144,14 +145,18 @@ fn refusal(error: FieldError, what: &str, texts: &[Text<'_>]) -> ValidationError
             given.sort_by_key(|(_, _, t)| std::cmp::Reverse(wire_len(t)));
             let list = given
                 .iter()
-                .map(|(_, path, t)| format!("{path} ({} bytes)", wire_len(t)))
+                .map(|(_, path, t)| format!("{path} ({})", wire_len(t)))
                 .collect::<Vec<_>>()
                 .join(", ");
             ValidationError {
                 code: code::TEXT_TOO_LONG,
                 field: given.first().map(|(_, path, _)| path.clone()),
-                message: format!(
-                    "{what} would be {len} bytes on the device, a frame carries at most {max}; shorten: {list}"
+                message: msg!(
+                    "err-command-too-long",
+                    command = what,
+                    length = len,
+                    max = max,
+                    texts = list
                 ),
             }
         }
@@ -159,9 +164,10 @@ fn refusal(error: FieldError, what: &str, texts: &[Text<'_>]) -> ValidationError
             let path = path_of(texts, field);
             ValidationError {
                 code: code::CONTROL_CHARACTER,
-                message: format!(
-                    "{} contains the control character U+{c:04X}; only CR and LF are allowed in a text",
-                    path.as_deref().unwrap_or(what)
+                message: msg!(
+                    "err-control-character",
+                    field = path.as_deref().unwrap_or(what),
+                    char = format!("{c:04X}")
                 ),
                 field: path,
             }
@@ -172,9 +178,10 @@ fn refusal(error: FieldError, what: &str, texts: &[Text<'_>]) -> ValidationError
             let path = path_of(texts, field);
             ValidationError {
                 code: code::NOT_ENCODABLE,
-                message: format!(
-                    "{}: the device protocol cannot carry it: {error}",
-                    path.as_deref().unwrap_or(what)
+                message: msg!(
+                    "err-not-encodable",
+                    field = path.as_deref().unwrap_or(what),
+                    detail = error.to_string()
                 ),
                 field: path,
             }

@@ -2,13 +2,14 @@
 //! comment lines.
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime};
-use mcf_sfe::command::{check_rn, Client, Comment, CreditReference, UsdRate};
+use mcf_sfe::command::{check_rn, Client, Comment, CreditReference, UsdRate, MAX_RN_LEN};
 use mcf_sfe::fields::is_escaped;
 use mcf_sfe::types::{CommentLine, InvoiceType, PriceMode, ReferenceType};
 use rust_decimal::Decimal;
 
-use super::{code, Seller, ValidationError, MAX_AMOUNT, MAX_TYPE_DESC};
+use super::{code, quoted, Seller, ValidationError, MAX_AMOUNT, MAX_TYPE_DESC};
 use crate::certify::invoice::request::{InvoiceRequest, COMMENT_FIELDS};
+use crate::msg;
 
 /// Length of a codeDEFDGI (docs/design.md §6).
 pub(super) const REFERENCE_LEN: usize = 24;
@@ -33,24 +34,39 @@ pub(super) fn rn(request: &InvoiceRequest) -> Result<String, ValidationError> {
         return Err(ValidationError::at(
             code::RN_EMPTY,
             "rn",
-            "the invoice reference (rn) cannot be empty",
+            msg!("err-rn-empty"),
         ));
     }
+    let invalid = |message| ValidationError::at(code::RN_INVALID, "rn", message);
+    if rn.len() > MAX_RN_LEN {
+        return Err(invalid(msg!(
+            "err-rn-too-long",
+            rn = quoted(rn),
+            max = MAX_RN_LEN
+        )));
+    }
+    if let Some(c) = rn
+        .chars()
+        .find(|&c| !(c.is_ascii_graphic() || c == ' ') || is_escaped(c))
+    {
+        return Err(invalid(msg!(
+            "err-rn-character",
+            rn = quoted(rn),
+            char = format!("{c:?}")
+        )));
+    }
+    // The device's own rule, in case it says more than the two above.
     check_rn(rn).map_err(|e| {
-        ValidationError::at(
-            code::RN_INVALID,
-            "rn",
-            format!("rn {rn:?} is not a valid invoice number: {e}"),
-        )
+        invalid(msg!(
+            "err-rn-invalid",
+            rn = quoted(rn),
+            detail = e.to_string()
+        ))
     })?;
     if rn.trim_matches('.').is_empty() {
         // `.` and `..` are path segments that HTTP clients remove: GET /Invoice/{rn} could
         // never reach such an invoice.
-        return Err(ValidationError::at(
-            code::RN_INVALID,
-            "rn",
-            format!("rn {rn:?} is not a valid invoice number: it must not be only dots"),
-        ));
+        return Err(invalid(msg!("err-rn-dots", rn = quoted(rn))));
     }
     Ok(rn.to_owned())
 }
@@ -61,7 +77,7 @@ pub(super) fn invoice_type(request: &InvoiceRequest) -> Result<InvoiceType, Vali
         ValidationError::at(
             code::TYPE_INVALID,
             "type",
-            format!("type {text:?} is not one of FV, FT, FA, EV, ET, EA"),
+            msg!("err-type-invalid", value = quoted(text)),
         )
     })
 }
@@ -72,7 +88,7 @@ pub(super) fn price_mode(request: &InvoiceRequest) -> Result<PriceMode, Validati
         ValidationError::at(
             code::MODE_INVALID,
             "mode",
-            format!("mode {text:?} is not ht or ttc"),
+            msg!("err-mode-invalid", value = quoted(text)),
         )
     })
 }
@@ -83,14 +99,14 @@ pub(super) fn seller_ids(request: &InvoiceRequest, seller: &Seller) -> Result<()
         return Err(ValidationError::at(
             code::NIF_MISMATCH,
             "nif",
-            format!("nif {nif:?} is not the NIF of this API key's organization; leave it out to use the key's"),
+            msg!("err-nif-mismatch", value = quoted(nif)),
         ));
     }
     if let Some(isf) = given(&request.isf).filter(|i| *i != seller.isf) {
         return Err(ValidationError::at(
             code::ISF_MISMATCH,
             "isF",
-            format!("isF {isf:?} is not the ISF of this API key's organization; leave it out to use the key's"),
+            msg!("err-isf-mismatch", value = quoted(isf)),
         ));
     }
     Ok(())
@@ -104,7 +120,7 @@ pub(super) fn currency(request: &InvoiceRequest) -> Result<Currency, ValidationE
                 ValidationError::at(
                     code::CUR_DATE_INVALID,
                     "curDate",
-                    format!("curDate {text:?} is not an ISO 8601 date (2026-02-28) or date-time (2026-02-28T17:05:06Z)"),
+                    msg!("err-cur-date-invalid", value = quoted(text)),
                 )
             })
         })
@@ -115,7 +131,7 @@ pub(super) fn currency(request: &InvoiceRequest) -> Result<Currency, ValidationE
                 return Err(ValidationError::at(
                     code::CDF_RATE_INVALID,
                     "curRate",
-                    format!("a CDF invoice has curRate -1 (or none), not {rate}"),
+                    msg!("err-cdf-rate", rate = rate),
                 ));
             }
             Ok(Currency {
@@ -128,17 +144,13 @@ pub(super) fn currency(request: &InvoiceRequest) -> Result<Currency, ValidationE
                 .cur_rate
                 .filter(|r| *r > Decimal::ZERO && r.round_dp(4) == *r && *r <= MAX_AMOUNT)
                 .ok_or_else(|| {
-                    ValidationError::at(
-                        code::USD_RATE_INVALID,
-                        "curRate",
-                        "a USD invoice needs curRate, the CDF per USD rate: > 0, at most 4 decimals",
-                    )
+                    ValidationError::at(code::USD_RATE_INVALID, "curRate", msg!("err-usd-rate"))
                 })?;
             let date = date.ok_or_else(|| {
                 ValidationError::at(
                     code::CUR_DATE_INVALID,
                     "curDate",
-                    "a USD invoice needs curDate, the ISO 8601 date of its rate",
+                    msg!("err-usd-date-missing"),
                 )
             })?;
             Ok(Currency {
@@ -149,7 +161,11 @@ pub(super) fn currency(request: &InvoiceRequest) -> Result<Currency, ValidationE
         other => Err(ValidationError::at(
             code::CURRENCY_INVALID,
             "curCode",
-            format!("curCode {other:?} is not CDF or USD"),
+            msg!(
+                "err-currency-invalid",
+                field = "curCode",
+                value = quoted(other)
+            ),
         )),
     }
 }
@@ -184,14 +200,22 @@ pub(super) fn reference(
         return Err(ValidationError::at(
             code::REFERENCE_NOT_ALLOWED,
             field,
-            format!("{field} {value:?} is only for credit notes (FA, EA), not {invoice_type}"),
+            msg!(
+                "err-reference-not-allowed",
+                field = field,
+                value = quoted(value),
+                invoice_type = invoice_type.to_string()
+            ),
         ));
     }
     let reference = reference.ok_or_else(|| {
         ValidationError::at(
             code::REFERENCE_MISSING,
             "reference",
-            format!("a {invoice_type} needs reference, the codeDEFDGI of the original invoice"),
+            msg!(
+                "err-reference-missing",
+                invoice_type = invoice_type.to_string()
+            ),
         )
     })?;
     let wire_safe = |c: char| c.is_ascii_graphic() && !is_escaped(c);
@@ -199,7 +223,11 @@ pub(super) fn reference(
         return Err(ValidationError::at(
             code::REFERENCE_INVALID,
             "reference",
-            format!("reference {reference:?} is not a codeDEFDGI: {REFERENCE_LEN} printable ASCII characters, no space and none of , & < > ^"),
+            msg!(
+                "err-reference-invalid",
+                value = quoted(reference),
+                length = REFERENCE_LEN
+            ),
         ));
     }
     let kind = match kind {
@@ -208,7 +236,7 @@ pub(super) fn reference(
             ValidationError::at(
                 code::REFERENCE_TYPE_INVALID,
                 "referenceType",
-                format!("referenceType {text:?} is not one of COR, RAN, RAM, RRR"),
+                msg!("err-reference-type-invalid", value = quoted(text)),
             )
         })?,
     };
@@ -229,7 +257,7 @@ pub(super) fn operator(request: &InvoiceRequest) -> Result<(String, String), Val
         return Err(ValidationError::at(
             code::OPERATOR_NAME_EMPTY,
             "operator.name",
-            "operator.name cannot be empty",
+            msg!("err-operator-name-empty"),
         ));
     }
     Ok((operator.id.clone().unwrap_or_default(), name.to_owned()))
@@ -247,9 +275,10 @@ pub(super) fn client(
         return Err(ValidationError::at(
             code::TYPE_DESC_TOO_LONG,
             "client.typeDesc",
-            format!(
-                "client.typeDesc is {} bytes long, at most {MAX_TYPE_DESC} are accepted",
-                desc.len()
+            msg!(
+                "err-type-desc-too-long",
+                length = desc.len(),
+                max = MAX_TYPE_DESC
             ),
         ));
     }

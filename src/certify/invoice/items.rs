@@ -6,8 +6,9 @@ use rust_decimal::{Decimal, RoundingStrategy};
 
 use super::header::given;
 use super::json::parse_decimal;
-use super::{code, ValidItem, ValidationError, MAX_AMOUNT};
+use super::{code, quoted, ValidItem, ValidationError, MAX_AMOUNT};
 use crate::certify::invoice::request::{InvoiceRequest, ItemRequest};
+use crate::msg;
 
 /// `items`: at least one line, each valid.
 pub(super) fn items(request: &InvoiceRequest) -> Result<Vec<ValidItem>, ValidationError> {
@@ -16,7 +17,7 @@ pub(super) fn items(request: &InvoiceRequest) -> Result<Vec<ValidItem>, Validati
         return Err(ValidationError::at(
             code::NO_ITEMS,
             "items",
-            "items must hold at least one line",
+            msg!("err-no-items"),
         ));
     }
     items
@@ -39,14 +40,19 @@ pub(super) fn check_amount(
         return Err(ValidationError::at(
             negative,
             path,
-            format!("{path} must not be negative, got {value}"),
+            msg!("err-amount-negative", field = path, value = value),
         ));
     }
     if value.round_dp(places) != value {
         return Err(ValidationError::at(
             precise,
             path,
-            format!("{path} has at most {places} decimals, got {value}"),
+            msg!(
+                "err-too-precise",
+                field = path,
+                places = places,
+                value = value
+            ),
         ));
     }
     if value > MAX_AMOUNT {
@@ -59,7 +65,12 @@ fn out_of_range(path: &str, value: Decimal) -> ValidationError {
     ValidationError::at(
         code::AMOUNT_OUT_OF_RANGE,
         path,
-        format!("{path} is out of range: {value} is more than {MAX_AMOUNT}"),
+        msg!(
+            "err-out-of-range",
+            field = path,
+            value = value,
+            max = MAX_AMOUNT
+        ),
     )
 }
 
@@ -70,7 +81,7 @@ fn item(it: &ItemRequest, path: &str) -> Result<ValidItem, ValidationError> {
         return Err(ValidationError::at(
             code::ITEM_NAME_EMPTY,
             &at("name"),
-            format!("{} cannot be empty", at("name")),
+            msg!("err-item-name-empty", field = at("name")),
         ));
     }
     let type_text = given(&it.item_type).ok_or_else(|| ValidationError::missing(&at("type")))?;
@@ -78,7 +89,11 @@ fn item(it: &ItemRequest, path: &str) -> Result<ValidItem, ValidationError> {
         ValidationError::at(
             code::ITEM_TYPE_INVALID,
             &at("type"),
-            format!("{} {type_text:?} is not one of BIE, SER, TAX", at("type")),
+            msg!(
+                "err-item-type-invalid",
+                field = at("type"),
+                value = quoted(type_text)
+            ),
         )
     })?;
     let group_text =
@@ -92,7 +107,11 @@ fn item(it: &ItemRequest, path: &str) -> Result<ValidItem, ValidationError> {
         ValidationError::at(
             code::TAX_GROUP_INVALID,
             &at("taxGroup"),
-            format!("{} {group_text:?} is not a letter A to P", at("taxGroup")),
+            msg!(
+                "err-tax-group-invalid",
+                field = at("taxGroup"),
+                value = quoted(group_text)
+            ),
         )
     })?;
     let price = it
@@ -112,8 +131,12 @@ fn item(it: &ItemRequest, path: &str) -> Result<ValidItem, ValidationError> {
             ValidationError::at(
                 code::AMOUNT_OUT_OF_RANGE,
                 path,
-                format!(
-                    "{path}: price x quantity ({price} x {quantity}) is more than {MAX_AMOUNT}"
+                msg!(
+                    "err-line-out-of-range",
+                    field = path,
+                    price = price,
+                    quantity = quantity,
+                    max = MAX_AMOUNT
                 ),
             )
         })?;
@@ -136,14 +159,19 @@ fn quantity(it: &ItemRequest, path: &str) -> Result<Decimal, ValidationError> {
         return Err(ValidationError::at(
             code::QUANTITY_NOT_POSITIVE,
             path,
-            format!("{path} must be more than 0, got {quantity}"),
+            msg!("err-must-be-positive", field = path, value = quantity),
         ));
     }
     if quantity.round_dp(3) != quantity {
         return Err(ValidationError::at(
             code::QUANTITY_TOO_PRECISE,
             path,
-            format!("{path} has at most 3 decimals, got {quantity}"),
+            msg!(
+                "err-too-precise",
+                field = path,
+                places = 3u32,
+                value = quantity
+            ),
         ));
     }
     if quantity > MAX_AMOUNT {
@@ -170,7 +198,11 @@ fn specific_tax(
                 ValidationError::at(
                     code::SPECIFIC_VALUE_INVALID,
                     &value_path,
-                    format!("{value_path} {text:?} is not a percentage such as \"5.00%\" (>= 0, at most 2 decimals)"),
+                    msg!(
+                        "err-specific-value-invalid",
+                        field = &value_path,
+                        value = quoted(text)
+                    ),
                 )
             })
         })
@@ -192,7 +224,12 @@ fn specific_tax(
         (Some(rate), None) => Err(ValidationError::at(
             code::SPECIFIC_TAX_INCOHERENT,
             &amount_path,
-            format!("{value_path} is {rate}% but {amount_path} is missing"),
+            msg!(
+                "err-specific-amount-missing",
+                value_field = &value_path,
+                rate = rate,
+                field = &amount_path
+            ),
         )),
         (Some(rate), Some(amount)) => {
             let expected = line_amount
@@ -205,7 +242,14 @@ fn specific_tax(
                 return Err(ValidationError::at(
                     code::SPECIFIC_TAX_INCOHERENT,
                     &amount_path,
-                    format!("{amount_path} {amount} is not {rate}% of the line amount {line_amount} ({expected})"),
+                    msg!(
+                        "err-specific-amount-wrong",
+                        field = &amount_path,
+                        amount = amount,
+                        rate = rate,
+                        line_amount = line_amount,
+                        expected = expected
+                    ),
                 ));
             }
             Ok((!rate.is_zero()).then_some(SpecificTax {
@@ -246,14 +290,22 @@ fn price_change(
         (None, Some(_)) => Err(ValidationError::at(
             code::PRICE_CHANGE_INCOHERENT,
             &original_path,
-            format!("{text_path} is given but {original_path} is missing"),
+            msg!(
+                "err-price-change-without-original",
+                text_field = &text_path,
+                field = &original_path
+            ),
         )),
         (Some(original), None) if original == price => Ok(None),
         (Some(original), None) => Err(ValidationError::at(
             code::PRICE_CHANGE_INCOHERENT,
             &text_path,
-            format!(
-                "{original_path} {original} differs from the price {price}: say why in {text_path}"
+            msg!(
+                "err-price-change-unexplained",
+                original_field = &original_path,
+                original = original,
+                price = price,
+                field = &text_path
             ),
         )),
         (Some(original), Some(text)) => Ok(Some(PriceChange {

@@ -8,7 +8,8 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{code, ValidationError};
+use super::{code, quoted, ValidationError};
+use crate::msg;
 
 /// Checks `body` (UTF-8, nesting at most `max_depth`, one JSON value) and returns its value,
 /// unparsed.
@@ -16,14 +17,14 @@ pub(crate) fn root(body: &[u8], max_depth: usize) -> Result<&RawValue, Validatio
     let text = std::str::from_utf8(body).map_err(|e| {
         ValidationError::body(
             code::MALFORMED_JSON,
-            format!("the body is not UTF-8 (byte {})", e.valid_up_to()),
+            msg!("err-body-not-utf8", byte = e.valid_up_to()),
         )
     })?;
     check_depth(body, max_depth)?;
     serde_json::from_str(text).map_err(|e| {
         ValidationError::body(
             code::MALFORMED_JSON,
-            format!("the body is not valid JSON: {e}"),
+            msg!("err-body-not-json", detail = e.to_string()),
         )
     })
 }
@@ -49,7 +50,7 @@ pub(crate) fn check_depth(bytes: &[u8], max: usize) -> Result<(), ValidationErro
                 if depth > max {
                     return Err(ValidationError::body(
                         code::TOO_DEEP,
-                        format!("the body nests arrays and objects deeper than {max} levels (byte {at})"),
+                        msg!("err-body-too-deep", max = max, byte = at),
                     ));
                 }
             }
@@ -60,23 +61,30 @@ pub(crate) fn check_depth(bytes: &[u8], max: usize) -> Result<(), ValidationErro
     Ok(())
 }
 
-/// The JSON kind of a raw value, from its first byte (serde_json strips leading blanks).
+/// The JSON kind of a raw value, from its first byte (serde_json strips leading blanks); the
+/// messages' `$actual` and `$expected` select their words by it.
 fn kind(raw: &RawValue) -> &'static str {
     match raw.get().as_bytes().first() {
-        Some(b'{') => "an object",
-        Some(b'[') => "an array",
-        Some(b'"') => "a string",
-        Some(b't' | b'f') => "a boolean",
+        Some(b'{') => "object",
+        Some(b'[') => "array",
+        Some(b'"') => "string",
+        Some(b't' | b'f') => "boolean",
         Some(b'n') => "null",
-        _ => "a number",
+        _ => "number",
     }
 }
 
-fn wrong_type(path: &str, expected: &str, raw: &RawValue) -> ValidationError {
+/// `expected`: `object`, `array`, `string` or `decimal`.
+fn wrong_type(path: &str, expected: &'static str, raw: &RawValue) -> ValidationError {
     ValidationError::at(
         code::WRONG_TYPE,
         path,
-        format!("{path} must be {expected}, not {}", kind(raw)),
+        msg!(
+            "err-wrong-type",
+            field = path,
+            expected = expected,
+            actual = kind(raw)
+        ),
     )
 }
 
@@ -118,14 +126,18 @@ impl<'a> Obj<'a> {
         path: &str,
         fields: &'static [&'static str],
     ) -> Result<Obj<'a>, ValidationError> {
-        let shown = if path.is_empty() { "the body" } else { path };
         if !raw.get().starts_with('{') {
-            let mut error = wrong_type(shown, "an object", raw);
-            error.field = (!path.is_empty()).then(|| path.to_owned());
-            return Err(error);
+            return Err(if path.is_empty() {
+                ValidationError::body(
+                    code::WRONG_TYPE,
+                    msg!("err-body-not-object", actual = kind(raw)),
+                )
+            } else {
+                wrong_type(path, "object", raw)
+            });
         }
-        let Entries(entries) = serde_json::from_str(raw.get())
-            .map_err(|e| ValidationError::body(code::MALFORMED_JSON, format!("{shown}: {e}")))?;
+        let Entries(entries) =
+            serde_json::from_str(raw.get()).map_err(|e| syntax_error(path, &e))?;
         let mut values = vec![None; fields.len()];
         let mut seen = vec![false; fields.len()];
         for (key, value) in entries {
@@ -134,9 +146,10 @@ impl<'a> Obj<'a> {
                 return Err(ValidationError::at(
                     code::UNKNOWN_FIELD,
                     &child,
-                    format!(
-                        "unknown field {child} (the fields here are: {})",
-                        fields.join(", ")
+                    msg!(
+                        "err-unknown-field",
+                        field = &child,
+                        known = fields.join(", ")
                     ),
                 ));
             };
@@ -144,7 +157,7 @@ impl<'a> Obj<'a> {
                 return Err(ValidationError::at(
                     code::DUPLICATE_FIELD,
                     &child,
-                    format!("field {child} is given more than once"),
+                    msg!("err-duplicate-field", field = &child),
                 ));
             }
             values[index] = (value.get() != "null").then_some(value);
@@ -172,8 +185,8 @@ impl<'a> Obj<'a> {
         };
         let path = self.child(key);
         match kind(raw) {
-            "a string" => text_of(raw, &path).map(Some),
-            _ => Err(wrong_type(&path, "a string", raw)),
+            "string" => text_of(raw, &path).map(Some),
+            _ => Err(wrong_type(&path, "string", raw)),
         }
     }
 
@@ -184,9 +197,9 @@ impl<'a> Obj<'a> {
         };
         let path = self.child(key);
         let text = match kind(raw) {
-            "a number" => raw.get().to_owned(),
-            "a string" => text_of(raw, &path)?,
-            _ => return Err(wrong_type(&path, "a decimal (string or number)", raw)),
+            "number" => raw.get().to_owned(),
+            "string" => text_of(raw, &path)?,
+            _ => return Err(wrong_type(&path, "decimal", raw)),
         };
         if text.is_empty() {
             return Ok(None);
@@ -195,7 +208,12 @@ impl<'a> Obj<'a> {
             ValidationError::at(
                 code::BAD_DECIMAL,
                 &path,
-                format!("{path} must be a plain decimal such as \"1200.50\": {text:?} {reason}"),
+                msg!(
+                    "err-bad-decimal",
+                    field = &path,
+                    value = quoted(&text),
+                    reason = reason.as_str()
+                ),
             )
         })
     }
@@ -212,10 +230,10 @@ impl<'a> Obj<'a> {
         };
         let path = self.child(key);
         if !raw.get().starts_with('[') {
-            return Err(wrong_type(&path, "an array", raw));
+            return Err(wrong_type(&path, "array", raw));
         }
-        let elements: Vec<&RawValue> = serde_json::from_str(raw.get())
-            .map_err(|e| ValidationError::body(code::MALFORMED_JSON, format!("{path}: {e}")))?;
+        let elements: Vec<&RawValue> =
+            serde_json::from_str(raw.get()).map_err(|e| syntax_error(&path, &e))?;
         elements
             .iter()
             .enumerate()
@@ -238,6 +256,17 @@ impl<'a> Obj<'a> {
     }
 }
 
+/// A syntax error inside the value at `path` (the body when empty).
+fn syntax_error(path: &str, error: &serde_json::Error) -> ValidationError {
+    let detail = error.to_string();
+    let message = if path.is_empty() {
+        msg!("err-body-not-json", detail = detail)
+    } else {
+        msg!("err-json-syntax-at", field = path, detail = detail)
+    };
+    ValidationError::body(code::MALFORMED_JSON, message)
+}
+
 fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_owned()
@@ -253,10 +282,7 @@ fn text_of(raw: &RawValue, path: &str) -> Result<String, ValidationError> {
         ValidationError::at(
             code::WRONG_TYPE,
             path,
-            format!(
-                "{path} must be text: it holds a \\u escape of half a UTF-16 surrogate pair \
-                 without its other half, which is not a character"
-            ),
+            msg!("err-lone-surrogate", field = path),
         )
     })
 }
@@ -268,9 +294,31 @@ fn string_of(raw: &RawValue) -> Option<String> {
     serde_json::from_str(raw.get()).ok()
 }
 
+/// Why a text is not a plain decimal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DecimalFault {
+    /// `1e3`.
+    Exponent,
+    /// Letters, blanks, a `+`, a comma...
+    NotANumber,
+    /// More than 28 significant digits.
+    TooManyDigits,
+}
+
+impl DecimalFault {
+    /// The key `err-bad-decimal`'s `$reason` selects its words by.
+    fn as_str(self) -> &'static str {
+        match self {
+            DecimalFault::Exponent => "exponent",
+            DecimalFault::NotANumber => "other",
+            DecimalFault::TooManyDigits => "digits",
+        }
+    }
+}
+
 /// Reads `-?digits[.digits]` exactly (at most 28 significant digits, scale kept, `-0` read
 /// as `0`); why not, otherwise.
-pub(crate) fn parse_decimal(text: &str) -> Result<Decimal, &'static str> {
+pub(crate) fn parse_decimal(text: &str) -> Result<Decimal, DecimalFault> {
     let unsigned = text.strip_prefix('-').unwrap_or(text);
     let (whole, fraction) = match unsigned.split_once('.') {
         Some((w, f)) => (w, Some(f)),
@@ -278,12 +326,12 @@ pub(crate) fn parse_decimal(text: &str) -> Result<Decimal, &'static str> {
     };
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     if unsigned.contains(['e', 'E']) {
-        return Err("has an exponent");
+        return Err(DecimalFault::Exponent);
     }
     if !digits(whole) || !fraction.is_none_or(digits) {
-        return Err("is not a decimal number");
+        return Err(DecimalFault::NotANumber);
     }
-    let mut value = Decimal::from_str_exact(text).map_err(|_| "has too many digits")?;
+    let mut value = Decimal::from_str_exact(text).map_err(|_| DecimalFault::TooManyDigits)?;
     if value.is_zero() {
         // "-0.00" is 0.00: a negative sign on zero would read as negative downstream.
         value.set_sign_positive(true);

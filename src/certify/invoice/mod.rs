@@ -22,6 +22,9 @@ use rust_decimal::Decimal;
 
 use request::InvoiceRequest;
 
+use crate::i18n::Message;
+use crate::msg;
+
 pub use request::parse_body;
 
 mod canonical;
@@ -51,33 +54,42 @@ pub struct ValidationError {
     pub code: u16,
     /// JSON path of the field at fault (`items[2].price`), `None` for the body as a whole.
     pub field: Option<String>,
-    /// What is wrong, for a human (`errorDesc`).
-    pub message: String,
+    /// What is wrong, for a human (`errorDesc`, in the reader's language; English in logs).
+    pub message: Message,
 }
 
 impl ValidationError {
     /// An error about the field at `path`.
-    pub fn at(code: u16, path: &str, message: impl Into<String>) -> ValidationError {
+    pub fn at(code: u16, path: &str, message: Message) -> ValidationError {
         ValidationError {
             code,
             field: Some(path.to_owned()),
-            message: message.into(),
+            message,
         }
     }
 
     /// An error about the body as a whole.
-    pub fn body(code: u16, message: impl Into<String>) -> ValidationError {
+    pub fn body(code: u16, message: Message) -> ValidationError {
         ValidationError {
             code,
             field: None,
-            message: message.into(),
+            message,
         }
     }
 
     /// A required field is absent.
     pub(crate) fn missing(path: &str) -> ValidationError {
-        ValidationError::at(code::MISSING_FIELD, path, format!("{path} is required"))
+        ValidationError::at(
+            code::MISSING_FIELD,
+            path,
+            msg!("err-field-required", field = path),
+        )
     }
+}
+
+/// A value the client sent, as the messages quote it: `"F,1"` (escapes as Rust writes them).
+pub(crate) fn quoted(value: &str) -> String {
+    format!("{value:?}")
 }
 
 /// The seller, from the API key's organization: injected into C0h, and what `nif`/`isF` must

@@ -6,8 +6,9 @@ use rust_decimal::Decimal;
 
 use super::header::given;
 use super::items::check_amount;
-use super::{code, ValidationError, MAX_AMOUNT};
+use super::{code, quoted, ValidationError, MAX_AMOUNT};
 use crate::certify::invoice::request::{InvoiceRequest, PaymentRequest};
+use crate::msg;
 
 /// A validated payment: the 35h command and the currency fields the client sent (they go to
 /// the digest only; the device carries method and amount).
@@ -35,7 +36,7 @@ pub(super) fn payments(request: &InvoiceRequest) -> Result<Vec<ValidPayment>, Va
                 ValidationError::at(
                     code::AMOUNT_OUT_OF_RANGE,
                     &format!("{path}.amount"),
-                    format!("the payments add up to more than {MAX_AMOUNT}"),
+                    msg!("err-payments-sum-out-of-range", max = MAX_AMOUNT),
                 )
             })?;
         out.push(valid);
@@ -50,9 +51,10 @@ fn payment(p: &PaymentRequest, path: &str) -> Result<ValidPayment, ValidationErr
         ValidationError::at(
             code::PAYMENT_METHOD_INVALID,
             &at("name"),
-            format!(
-                "{} {name:?} is not one of ESPECES, VIREMENT, CARTEBANCAIRE, MOBILEMONEY, CHEQUES, CREDIT, AUTRE",
-                at("name")
+            msg!(
+                "err-payment-method-invalid",
+                field = at("name"),
+                value = quoted(name)
             ),
         )
     })?;
@@ -63,7 +65,7 @@ fn payment(p: &PaymentRequest, path: &str) -> Result<ValidPayment, ValidationErr
         return Err(ValidationError::at(
             code::PAYMENT_NOT_POSITIVE,
             &at("amount"),
-            format!("{} must be more than 0, got {amount}", at("amount")),
+            msg!("err-must-be-positive", field = at("amount"), value = amount),
         ));
     }
     check_amount(
@@ -78,7 +80,11 @@ fn payment(p: &PaymentRequest, path: &str) -> Result<ValidPayment, ValidationErr
         return Err(ValidationError::at(
             code::PAYMENT_CURRENCY_INVALID,
             &at("curCode"),
-            format!("{} {other:?} is not CDF or USD", at("curCode")),
+            msg!(
+                "err-currency-invalid",
+                field = at("curCode"),
+                value = quoted(other)
+            ),
         ));
     }
     let cur_rate = match p.cur_rate {
@@ -96,9 +102,10 @@ fn payment(p: &PaymentRequest, path: &str) -> Result<ValidPayment, ValidationErr
             return Err(ValidationError::at(
                 code::PAYMENT_RATE_INVALID,
                 &at("curRate"),
-                format!(
-                    "{} {rate} does not fit the payment's currency: -1 for CDF, the CDF per USD rate (> 0, at most 4 decimals) for USD",
-                    at("curRate")
+                msg!(
+                    "err-payment-rate-invalid",
+                    field = at("curRate"),
+                    rate = rate
                 ),
             ))
         }

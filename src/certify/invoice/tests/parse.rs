@@ -93,7 +93,7 @@ fn unknown_fields_are_refused_with_their_path() {
     let error = parse_error(&misspelt);
     assert_eq!(error.code, code::UNKNOWN_FIELD);
     assert_eq!(error.field.as_deref(), Some("items[0].origìnaÎPříče"));
-    assert!(error.message.contains("origìnaÎPříče"), "{error}");
+    assert!(error.to_string().contains("origìnaÎPříče"), "{error}");
     for (body, field) in [
         (r#"{"rn":"1","isf":"X"}"#, "isf"),
         (r#"{"client":{"emial":"a@b.c"}}"#, "client.emial"),
@@ -163,7 +163,11 @@ fn bad_json_and_bad_utf8_are_malformed() {
     }
     let error = parse_body(b"{\"rn\":\"\xff\"}").unwrap_err();
     assert_eq!(error.code, code::MALFORMED_JSON);
-    assert!(error.message.contains("UTF-8"), "{error}");
+    assert!(error.to_string().contains("UTF-8"), "{error}");
+    assert_eq!(
+        error.message.render(crate::i18n::Lang::Fr),
+        "le corps de la requête n'est pas en UTF-8 (octet 7)"
+    );
 }
 
 #[test]

@@ -11,6 +11,7 @@ use serde_json::json;
 use super::cases::{cases, credit, DEF};
 use super::*;
 use crate::certify::invoice::{code, MAX_AMOUNT};
+use crate::i18n::Lang;
 
 #[test]
 fn each_rule_refuses_with_its_code_and_field() {
@@ -24,7 +25,14 @@ fn each_rule_refuses_with_its_code_and_field() {
             (code, field),
             "case {i}: {error}"
         );
-        assert!(!error.message.is_empty());
+        for lang in Lang::ALL {
+            let text = error.message.render(lang);
+            assert!(
+                !text.is_empty() && text != error.message.id() && !text.contains("{$"),
+                "case {i} in {lang}: {text:?} ({:?})",
+                error.message
+            );
+        }
     }
 }
 
@@ -194,7 +202,45 @@ fn the_error_displays_its_message_and_rn_has_the_seed_text() {
         error.to_string(),
         "the invoice reference (rn) cannot be empty"
     );
+    assert_eq!(
+        error.message.render(Lang::Fr),
+        "la référence de facture (rn) ne peut pas être vide"
+    );
     assert_eq!(error.code, 31);
+}
+
+#[test]
+fn messages_quote_the_value_and_keep_field_names_in_both_languages() {
+    let mut v = reference();
+    v["items"][1]["price"] = json!("30.001");
+    let error = refused(&v);
+    assert_eq!(error.field.as_deref(), Some("items[1].price"));
+    assert_eq!(
+        error.message.render(Lang::Fr),
+        "items[1].price a 2 décimales au plus, reçu 30.001"
+    );
+    assert_eq!(
+        error.message.render(Lang::En),
+        "items[1].price has at most 2 decimals, got 30.001"
+    );
+    let mut v = reference();
+    v["mode"] = json!("TTC");
+    let error = refused(&v);
+    assert_eq!(
+        error.message.render(Lang::Fr),
+        "mode \"TTC\" n'est ni ht ni ttc"
+    );
+    let mut v = reference();
+    v["items"][0]["quantity"] = json!({"n": 1});
+    let error = parse_body(v.to_string().as_bytes()).unwrap_err();
+    assert_eq!(
+        error.message.render(Lang::Fr),
+        "items[0].quantity doit être un décimal (chaîne ou nombre), pas un objet"
+    );
+    assert_eq!(
+        error.message.render(Lang::En),
+        "items[0].quantity must be a decimal (string or number), not an object"
+    );
 }
 
 #[test]
