@@ -1,2 +1,71 @@
 # api
+# The API's errorDesc other than the invoice body's rules (validation.ftl): src/certify/error.rs,
+# src/api. Texts the gateway only passes on (the device's refusal, the DGI's errorDesc, a
+# technical detail) are variables ($text, $detail, $reason), quoted as they came.
 # The same ids, with the same variables, in locales/fr and locales/en (src/i18n/catalogue.rs tests).
+
+## Certification (src/certify/error.rs)
+
+err-api-key-missing = missing API key: send the header 'Authorization: Bearer <key>'
+err-api-key-invalid = invalid API key
+err-api-key-disabled = this API key is disabled
+err-duplicate-rn = invoice { $rn } was already certified with different content; a new invoice needs a new rn
+err-idempotency-key-reused = this Idempotency-Key was already used with a different request (invoice { $rn }); a new request needs a new key
+err-idempotency-key-malformed = the Idempotency-Key header must be 1 to 255 printable ASCII characters, optionally in double quotes
+err-in-flight = invoice { $rn } is being certified; retry later to get its result
+err-quota-exhausted = the annual invoice quota of this organization is reached ({ $used } of { $quota } in { $year }); ask the administrator to upgrade the plan
+err-device-refused = the e-MCF device refused the invoice: { $text }
+err-device-refused-silently = the e-MCF device refused the invoice: no text (an empty reply with the refusal status bit)
+err-payments-short = the payments ({ $paid }) do not cover the invoice total computed by the device ({ $total })
+err-zero-total = the invoice total is 0: the device needs a positive payment to finalize, so an invoice of free lines only cannot be certified
+err-totals-mismatch = the device's { $field } ({ $device }) differs from the gateway's computation ({ $expected }); the invoice was cancelled
+err-totals-mismatch-absent = the device's { $field } (not in its 33h reply) differs from the gateway's computation ({ $expected }); the invoice was cancelled
+err-totals-mismatch-dgi = the DGI's { $field } ({ $dgi }) differs from the gateway's computation ({ $expected }); the request was cancelled and nothing was certified
+err-dgi-refused = the DGI refused the invoice (DGI error { $code }: { $text })
+err-token-rejected = the DGI web API does not accept this gateway's token for device { $device }: { $reason }; an administrator must install a new token
+err-awaiting-administrator = invoice { $rn }: the DGI's answer to its confirmation was lost and the DGI no longer lists it as pending, so whether it was certified is not known; an administrator must settle it (emcf-gateway intent resolve). Do not send it again under another rn
+err-totals-too-large = the invoice's totals are too large for the device's subtotal reply (too many tax groups with large amounts); split the invoice
+err-wrong-device = the e-MCF device is personalized for NIF { $device_nif }, not this organization's NIF { $org_nif }; the device binding must be fixed
+err-device-not-configured = the organization's device { $device } is not configured on this gateway; an administrator must add it to the configuration or bind the organization to a configured device (a retry will not help)
+err-no-sandbox = this gateway runs no sandbox, so a test key (mcf_test_) cannot certify here; use a live key or ask the administrator (a retry will not help)
+err-device-not-ready = the e-MCF device cannot certify now: { $reason }
+err-device-unavailable = the e-MCF device is unavailable: { $reason }
+err-queue-full = the e-MCF device is busy (queue full); retry shortly
+err-outcome-unknown = the e-MCF device did not confirm invoice { $rn }; the gateway is checking it with the device, retry the same request to get the result
+err-register-unavailable = the invoice register is unavailable: { $detail }
+err-not-found = no certified invoice with rn { $rn }
+err-internal = internal error: { $detail }
+
+## Why the device cannot certify now ($reason of err-device-not-ready, err-device-unavailable)
+
+reason-link-down = { $detail }
+reason-no-answer = the device did not answer command { $command }
+reason-disconnected = the device link is disconnected
+reason-outcome-unknown = the outcome of the finalization (38h) is unknown
+reason-state-unreadable = the box's state (C1h) cannot be read: { $detail }
+reason-bad-reply = unreadable reply to command { $command }: { $detail }
+reason-not-sent = command not sent: { $detail }
+reason-stopping = the gateway is stopping
+reason-job-aborted = the work on the device ended without an answer
+reason-state-refused = it refused to give its state (C1h): { $text }
+reason-state-refused-silently = it refused to give its state (C1h): no text
+reason-rate-unreadable = its C1h gives the VAT rate of group { $group } as { $value }, which is not a rate
+reason-not-confirmed-cancelled = the device did not confirm the invoice; it was cancelled and nothing was certified
+reason-settling-earlier = the gateway is settling an earlier invoice with the device
+reason-sandbox-start-failed = the sandbox device could not start: { $detail }
+reason-dgi-no-answer = no answer from the DGI web API to the request; nothing was certified ({ $detail })
+reason-dgi-unreadable = the DGI's answer to the request could not be read; nothing was certified ({ $detail })
+reason-dgi-request-expired = the DGI's request was held too long and was cancelled; nothing was certified
+reason-dgi-confirm-unreachable = the DGI could not be reached to confirm; nothing was certified ({ $detail })
+
+## The HTTP layer (src/api)
+
+err-no-such-path = no such path; the API is under /api/v1
+err-method-not-allowed = method not allowed on this path; allowed: { $allowed }
+err-body-too-large = request body larger than { $limit } bytes
+err-body-too-slow = the request body arrived too slowly (under { $rate } bytes per second); send the whole body at once
+err-not-json = the body must be JSON: send 'Content-Type: application/json'
+err-body-unreadable = the request body could not be read: { $detail }
+err-request-timeout = the request took too long; if it was an invoice, GET /api/v1/Invoice/{"{"}rn{"}"} or retry the same request later to get its result
+err-register-halted = the invoice register is damaged and certification is stopped until an operator restores it: { $detail }
+err-too-many-connections = too many connections from your address (at most { $max } at once); close idle connections or retry in a moment

@@ -6,6 +6,9 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
+use crate::i18n::{self, Lang};
+use crate::msg;
+
 /// Open connections by peer address, capped.
 #[derive(Debug)]
 pub(crate) struct Peers {
@@ -69,14 +72,20 @@ fn canonical(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// The bytes of the answer to a connection over the cap (HTTP/1.1, JSON, closes).
+/// The bytes of the answer to a connection over the cap (HTTP/1.1, JSON, closes). It is
+/// written before any HTTP is read, so its text is in the installation's default language.
 pub(crate) fn refusal(cap: usize) -> Vec<u8> {
-    let body = format!(
-        "{{\"errorCode\":127,\"errorDesc\":\"too many connections from your address (at most {cap} at once); close idle connections or retry in a moment\"}}"
-    );
+    refusal_in(cap, i18n::default_lang())
+}
+
+fn refusal_in(cap: usize, lang: Lang) -> Vec<u8> {
+    let desc = msg!("err-too-many-connections", max = cap).render(lang);
+    let body = serde_json::json!({"errorCode": 127, "errorDesc": desc}).to_string();
     format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json; charset=utf-8\r\n\
-         retry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+         content-language: {}\r\nretry-after: 1\r\nconnection: close\r\n\
+         content-length: {}\r\n\r\n{body}",
+        lang.code(),
         body.len()
     )
     .into_bytes()
@@ -116,5 +125,21 @@ mod tests {
         assert!(head.contains(&format!("content-length: {}", body.len())));
         let json: serde_json::Value = serde_json::from_str(body).expect("json");
         assert_eq!(json["errorCode"], 127);
+    }
+
+    #[test]
+    fn the_refusal_speaks_the_language_it_is_given() {
+        let french = String::from_utf8(refusal_in(32, Lang::Fr)).expect("utf-8");
+        let (head, body) = french.split_once("\r\n\r\n").expect("head and body");
+        assert!(head.contains("content-language: fr"), "{head}");
+        let json: serde_json::Value = serde_json::from_str(body).expect("json");
+        assert_eq!(
+            json["errorDesc"],
+            "trop de connexions depuis votre adresse (32 au plus à la fois) ; \
+             fermez les connexions inactives ou réessayez dans un instant"
+        );
+        let english = String::from_utf8(refusal_in(32, Lang::En)).expect("utf-8");
+        assert!(english.contains("content-language: en"));
+        assert!(english.contains("too many connections from your address (at most 32 at once)"));
     }
 }

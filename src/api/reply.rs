@@ -1,17 +1,23 @@
 //! JSON response bodies: the certification result, the status report and the error body
-//! `{"errorCode", "errorDesc", "field"?}` with its HTTP status and `Retry-After`.
+//! `{"errorCode", "errorDesc", "field"?}` with its HTTP status and `Retry-After`. `errorDesc` is
+//! in the request's language (`Accept-Language`, see `routes`), said by `Content-Language`;
+//! `errorCode` and `field` never depend on it.
 
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
+use hyper::header::{
+    HeaderValue, CONTENT_LANGUAGE, CONTENT_TYPE, RETRY_AFTER, VARY, WWW_AUTHENTICATE,
+};
 use hyper::{Response, StatusCode};
 use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
 use crate::certify::CertifyError;
+use crate::i18n::{Lang, Message};
 use crate::model::RegisterEntry;
+use crate::msg;
 
 /// The body type of every response.
 pub(crate) type Body = Full<Bytes>;
@@ -54,14 +60,26 @@ pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response<Body>
     response
 }
 
-fn error_body(code: u16, desc: &str, field: Option<&str>) -> Value {
+/// An error response: `{"errorCode", "errorDesc", "field"?}` with `Content-Language` (the
+/// language of `desc`) and `Vary: Accept-Language` (another reader may get another text).
+fn error_response(
+    status: StatusCode,
+    code: u16,
+    desc: &str,
+    field: Option<&str>,
+    lang: Lang,
+) -> Response<Body> {
     let mut body = Map::new();
     body.insert("errorCode".into(), json!(code));
     body.insert("errorDesc".into(), json!(desc));
     if let Some(field) = field {
         body.insert("field".into(), json!(field));
     }
-    Value::Object(body)
+    let mut response = json_response(status, &Value::Object(body));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_LANGUAGE, HeaderValue::from_static(lang.code()));
+    headers.insert(VARY, HeaderValue::from_static("accept-language"));
+    response
 }
 
 fn with_retry_after(mut response: Response<Body>, retry_after: Option<Duration>) -> Response<Body> {
@@ -95,6 +113,8 @@ pub(crate) fn status_of(error: &CertifyError) -> StatusCode {
         CertifyError::WrongDevice { .. }
         | CertifyError::DeviceNotReady { .. }
         | CertifyError::TokenRejected { .. }
+        | CertifyError::DeviceNotConfigured { .. }
+        | CertifyError::NoSandbox
         | CertifyError::DeviceUnavailable { .. }
         | CertifyError::QueueFull { .. }
         | CertifyError::OutcomeUnknown { .. }
@@ -104,12 +124,15 @@ pub(crate) fn status_of(error: &CertifyError) -> StatusCode {
     }
 }
 
-/// The response of a certification error.
-pub(crate) fn certify_error(error: &CertifyError) -> Response<Body> {
+/// The response of a certification error, its text in `lang`.
+pub(crate) fn certify_error(error: &CertifyError, lang: Lang) -> Response<Body> {
     let status = status_of(error);
-    let response = json_response(
+    let response = error_response(
         status,
-        &error_body(error.code(), &error.to_string(), error.field()),
+        error.code(),
+        &error.describe(lang),
+        error.field(),
+        lang,
     );
     let mut response = with_retry_after(response, error.retry_after());
     if status == StatusCode::UNAUTHORIZED {
@@ -120,47 +143,43 @@ pub(crate) fn certify_error(error: &CertifyError) -> Response<Body> {
     response
 }
 
-/// The response of an HTTP-level error.
-pub(crate) fn http_error(error: &HttpError) -> Response<Body> {
-    let (status, code, desc) = match error {
-        HttpError::NotFound => (StatusCode::NOT_FOUND, 120, "no such path; the API is under /api/v1".to_string()),
-        HttpError::MethodNotAllowed(allow) => (
-            StatusCode::METHOD_NOT_ALLOWED,
-            121,
-            format!("method not allowed on this path; allowed: {allow}"),
-        ),
-        HttpError::TooLarge { limit, .. } => (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            122,
-            format!("request body larger than {limit} bytes"),
-        ),
-        HttpError::TooSlow(rate) => (
-            StatusCode::REQUEST_TIMEOUT,
-            126,
-            format!("the request body arrived too slowly (under {rate} bytes per second); send the whole body at once"),
-        ),
-        HttpError::UnsupportedMediaType => (
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            123,
-            "the body must be JSON: send 'Content-Type: application/json'".to_string(),
-        ),
-        HttpError::BadBody(reason) => (
-            StatusCode::BAD_REQUEST,
-            124,
-            format!("the request body could not be read: {reason}"),
-        ),
-        HttpError::Timeout => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            125,
-            "the request took too long; if it was an invoice, GET /api/v1/Invoice/{rn} or retry the same request later to get its result".to_string(),
-        ),
-        HttpError::Halted(reason) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            160,
-            format!("the invoice register is damaged and certification is stopped until an operator restores it: {reason}"),
-        ),
-    };
-    let mut response = json_response(status, &error_body(code, &desc, None));
+impl HttpError {
+    /// Its HTTP status and code.
+    fn status_and_code(&self) -> (StatusCode, u16) {
+        match self {
+            HttpError::NotFound => (StatusCode::NOT_FOUND, 120),
+            HttpError::MethodNotAllowed(_) => (StatusCode::METHOD_NOT_ALLOWED, 121),
+            HttpError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, 122),
+            HttpError::TooSlow(_) => (StatusCode::REQUEST_TIMEOUT, 126),
+            HttpError::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, 123),
+            HttpError::BadBody(_) => (StatusCode::BAD_REQUEST, 124),
+            HttpError::Timeout => (StatusCode::SERVICE_UNAVAILABLE, 125),
+            HttpError::Halted(_) => (StatusCode::SERVICE_UNAVAILABLE, 160),
+        }
+    }
+
+    /// Its text for the client (`errorDesc`).
+    fn message(&self) -> Message {
+        match self {
+            HttpError::NotFound => msg!("err-no-such-path"),
+            HttpError::MethodNotAllowed(allowed) => {
+                msg!("err-method-not-allowed", allowed = *allowed)
+            }
+            HttpError::TooLarge { limit, .. } => msg!("err-body-too-large", limit = *limit),
+            HttpError::TooSlow(rate) => msg!("err-body-too-slow", rate = *rate),
+            HttpError::UnsupportedMediaType => msg!("err-not-json"),
+            HttpError::BadBody(detail) => msg!("err-body-unreadable", detail = detail),
+            HttpError::Timeout => msg!("err-request-timeout"),
+            HttpError::Halted(detail) => msg!("err-register-halted", detail = detail),
+        }
+    }
+}
+
+/// The response of an HTTP-level error, its text in `lang`.
+pub(crate) fn http_error(error: &HttpError, lang: Lang) -> Response<Body> {
+    let (status, code) = error.status_and_code();
+    let desc = error.message().render(lang);
+    let mut response = error_response(status, code, &desc, None, lang);
     if let HttpError::MethodNotAllowed(allow) = error {
         response
             .headers_mut()
@@ -226,4 +245,76 @@ pub(crate) fn certification_body(entry: &RegisterEntry) -> Value {
         "sequence": entry.sequence,
         "certifiedAt": entry.certified_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::certify::invoice::{code, ValidationError};
+
+    fn desc(response: &Response<Body>) -> Option<&HeaderValue> {
+        response.headers().get(CONTENT_LANGUAGE)
+    }
+
+    #[test]
+    fn an_error_says_its_language_and_varies_by_it() {
+        let error = CertifyError::Validation(ValidationError::at(
+            code::RN_EMPTY,
+            "rn",
+            msg!("err-rn-empty"),
+        ));
+        for (lang, code) in [(Lang::Fr, "fr"), (Lang::En, "en")] {
+            let response = certify_error(&error, lang);
+            assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+            assert_eq!(desc(&response).map(|v| v.as_bytes()), Some(code.as_bytes()));
+            assert_eq!(
+                response.headers().get(VARY).map(|v| v.as_bytes()),
+                Some(&b"accept-language"[..])
+            );
+        }
+        let refused = http_error(&HttpError::NotFound, Lang::Fr);
+        assert_eq!(refused.status(), StatusCode::NOT_FOUND);
+        assert_eq!(desc(&refused).map(|v| v.as_bytes()), Some(&b"fr"[..]));
+        assert_eq!(
+            HttpError::MethodNotAllowed("GET, HEAD")
+                .message()
+                .render(Lang::Fr),
+            "méthode non permise sur ce chemin ; méthodes permises : GET, HEAD"
+        );
+    }
+
+    #[test]
+    fn setup_errors_are_503_without_retry_after() {
+        for error in [
+            CertifyError::DeviceNotConfigured {
+                device: "shop2".into(),
+            },
+            CertifyError::WrongDevice {
+                device_nif: "B9999999Z".into(),
+                org_nif: "A1234567B".into(),
+            },
+            CertifyError::TokenRejected {
+                device: "dgi".into(),
+                reason: "HTTP 401".into(),
+            },
+        ] {
+            let response = certify_error(&error, Lang::Fr);
+            assert_eq!(
+                response.status(),
+                StatusCode::SERVICE_UNAVAILABLE,
+                "{error}"
+            );
+            assert!(response.headers().get(RETRY_AFTER).is_none(), "{error}");
+        }
+        let busy = certify_error(
+            &CertifyError::QueueFull {
+                retry_after: Duration::from_secs(3),
+            },
+            Lang::Fr,
+        );
+        assert_eq!(
+            busy.headers().get(RETRY_AFTER).map(|v| v.as_bytes()),
+            Some(&b"3"[..])
+        );
+    }
 }

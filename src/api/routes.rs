@@ -1,7 +1,9 @@
 //! The routes of the v1 API and their handlers:
 //! `GET /api/v1/status` and `GET /api/v1/openapi.yaml` (public), `POST /api/v1/Invoice`,
 //! `GET /api/v1/Invoice/{rn}` and `GET /api/v1/Invoice/{rn}/qr.svg` (Bearer); `/dashboard...`
-//! goes to the dashboard. Unknown paths and methods get JSON 404/405.
+//! goes to the dashboard. Unknown paths and methods get JSON 404/405. The language of an error's
+//! `errorDesc` is read once per request from `Accept-Language` ([`Lang::negotiate`], the
+//! configuration's `language` by default) and handed to every answer.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -19,6 +21,7 @@ use super::reply::{certification_body, certify_error, http_error, json_response,
 use super::{App, Backend};
 use crate::certify::CertifyError;
 use crate::http_body::{self, BodyError, BodyLimits};
+use crate::i18n::{self, Lang};
 
 /// The version the status report shows ("major.minor").
 pub const API_VERSION: &str = "1.0";
@@ -81,55 +84,57 @@ fn is_probe(method: &Method, path: &str) -> bool {
 
 async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Response<Body> {
     let path = request.uri().path().to_string();
+    let lang = Lang::negotiate(header(&request, "accept-language"), i18n::default_lang());
     if path == "/dashboard" || path.starts_with("/dashboard/") {
         return match &app.backend {
             Backend::Ready {
                 dashboard: Some(dashboard),
                 ..
-            } => with_timeout(app, dashboard.handle(request, peer)).await,
-            Backend::Ready { .. } => http_error(&HttpError::NotFound),
-            Backend::Halted { reason } => http_error(&HttpError::Halted(reason.clone())),
+            } => with_timeout(app, lang, dashboard.handle(request, peer)).await,
+            Backend::Ready { .. } => http_error(&HttpError::NotFound, lang),
+            Backend::Halted { reason } => http_error(&HttpError::Halted(reason.clone()), lang),
         };
     }
     if path == "/metrics" {
         return match *request.method() {
             Method::GET => metrics(app),
-            _ => http_error(&HttpError::MethodNotAllowed("GET")),
+            _ => http_error(&HttpError::MethodNotAllowed("GET"), lang),
         };
     }
     let Some(rest) = path.strip_prefix(PREFIX) else {
-        return http_error(&HttpError::NotFound);
+        return http_error(&HttpError::NotFound, lang);
     };
+    let not_allowed = |allowed| http_error(&HttpError::MethodNotAllowed(allowed), lang);
     match rest {
         "/openapi.yaml" => match *request.method() {
             Method::GET | Method::HEAD => openapi(),
-            _ => http_error(&HttpError::MethodNotAllowed("GET, HEAD")),
+            _ => not_allowed("GET, HEAD"),
         },
         "/status" => match *request.method() {
             Method::GET | Method::HEAD => status(app),
-            _ => http_error(&HttpError::MethodNotAllowed("GET, HEAD")),
+            _ => not_allowed("GET, HEAD"),
         },
         "/Invoice" => match *request.method() {
-            Method::POST => with_timeout(app, post_invoice(request, app)).await,
-            _ => http_error(&HttpError::MethodNotAllowed("POST")),
+            Method::POST => with_timeout(app, lang, post_invoice(request, app, lang)).await,
+            _ => not_allowed("POST"),
         },
         _ => match rest.strip_prefix("/Invoice/") {
             Some(encoded) if !encoded.is_empty() && !encoded.contains('/') => {
                 match *request.method() {
-                    Method::GET => get_invoice(&request, app, encoded, Format::Json),
-                    _ => http_error(&HttpError::MethodNotAllowed("GET")),
+                    Method::GET => get_invoice(&request, app, encoded, Format::Json, lang),
+                    _ => not_allowed("GET"),
                 }
             }
             Some(tail) => match tail.strip_suffix("/qr.svg") {
                 Some(encoded) if !encoded.is_empty() && !encoded.contains('/') => {
                     match *request.method() {
-                        Method::GET => get_invoice(&request, app, encoded, Format::QrSvg),
-                        _ => http_error(&HttpError::MethodNotAllowed("GET")),
+                        Method::GET => get_invoice(&request, app, encoded, Format::QrSvg, lang),
+                        _ => not_allowed("GET"),
                     }
                 }
-                _ => http_error(&HttpError::NotFound),
+                _ => http_error(&HttpError::NotFound, lang),
             },
-            _ => http_error(&HttpError::NotFound),
+            _ => http_error(&HttpError::NotFound, lang),
         },
     }
 }
@@ -151,15 +156,16 @@ fn status(app: &App) -> Response<Body> {
 
 async fn with_timeout(
     app: &App,
+    lang: Lang,
     work: impl std::future::Future<Output = Response<Body>>,
 ) -> Response<Body> {
     match tokio::time::timeout(app.settings.request_timeout, work).await {
         Ok(response) => response,
-        Err(_) => http_error(&HttpError::Timeout),
+        Err(_) => http_error(&HttpError::Timeout, lang),
     }
 }
 
-async fn post_invoice(request: Request<Incoming>, app: &App) -> Response<Body> {
+async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Response<Body> {
     let limit = app.settings.body.limit;
     let certifier = match &app.backend {
         Backend::Ready { certifier, .. } => certifier,
@@ -167,23 +173,23 @@ async fn post_invoice(request: Request<Incoming>, app: &App) -> Response<Body> {
             return unread(
                 request,
                 limit,
-                http_error(&HttpError::Halted(reason.clone())),
+                http_error(&HttpError::Halted(reason.clone()), lang),
             )
             .await
         }
     };
     let principal = match certifier.authenticate(authorization(&request).as_deref()) {
         Ok(principal) => principal,
-        Err(error) => return unread(request, limit, certify_error(&error)).await,
+        Err(error) => return unread(request, limit, certify_error(&error, lang)).await,
     };
     if !is_json(header(&request, CONTENT_TYPE.as_str())) {
-        let refused = http_error(&HttpError::UnsupportedMediaType);
+        let refused = http_error(&HttpError::UnsupportedMediaType, lang);
         return unread(request, limit, refused).await;
     }
     let idempotency_key = header(&request, "idempotency-key").map(str::to_string);
     let body = match read_body(request, &app.settings.body).await {
         Ok(body) => body,
-        Err(error) => return http_error(&error),
+        Err(error) => return http_error(&error, lang),
     };
     match certifier
         .certify(&principal, &body, idempotency_key.as_deref())
@@ -202,7 +208,7 @@ async fn post_invoice(request: Request<Incoming>, app: &App) -> Response<Body> {
             if !matches!(error, CertifyError::Validation(_)) {
                 info!(code = error.code(), %error, "certification not done");
             }
-            certify_error(&error)
+            certify_error(&error, lang)
         }
     }
 }
@@ -250,17 +256,18 @@ fn get_invoice(
     app: &App,
     encoded: &str,
     format: Format,
+    lang: Lang,
 ) -> Response<Body> {
     let certifier = match &app.backend {
         Backend::Ready { certifier, .. } => certifier,
-        Backend::Halted { reason } => return http_error(&HttpError::Halted(reason.clone())),
+        Backend::Halted { reason } => return http_error(&HttpError::Halted(reason.clone()), lang),
     };
     let principal = match certifier.authenticate(authorization(request).as_deref()) {
         Ok(principal) => principal,
-        Err(error) => return certify_error(&error),
+        Err(error) => return certify_error(&error, lang),
     };
     let Some(rn) = percent_decode(encoded) else {
-        return http_error(&HttpError::NotFound);
+        return http_error(&HttpError::NotFound, lang);
     };
     match (certifier.lookup(&principal, &rn), format) {
         (Ok(entry), Format::Json) => json_response(StatusCode::OK, &certification_body(&entry)),
@@ -272,9 +279,9 @@ fn get_invoice(
                     .insert(CONTENT_TYPE, HeaderValue::from_static("image/svg+xml"));
                 response
             }
-            Err(error) => certify_error(&CertifyError::Internal(error.to_string())),
+            Err(error) => certify_error(&CertifyError::Internal(error.to_string()), lang),
         },
-        (Err(error), _) => certify_error(&error),
+        (Err(error), _) => certify_error(&error, lang),
     }
 }
 

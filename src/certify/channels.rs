@@ -15,6 +15,7 @@ use crate::certify::backend::SharedChannel;
 use crate::certify::journal::Journal;
 use crate::certify::CertifyError;
 use crate::model::{Environment, Organization};
+use crate::msg;
 
 /// Starts the sandbox channel of an organization (a simulator on a pty).
 pub type SandboxFactory = std::sync::Arc<
@@ -77,9 +78,8 @@ impl Channels {
     ) -> Result<SharedChannel, CertifyError> {
         match env {
             Environment::Production => self.configured.get(&org.device).cloned().ok_or_else(|| {
-                CertifyError::DeviceUnavailable {
-                    reason: format!("device {} is not configured", org.device),
-                    retry_after: Duration::from_secs(30),
+                CertifyError::DeviceNotConfigured {
+                    device: org.device.clone(),
                 }
             }),
             Environment::Sandbox => self.sandbox_of(org).await,
@@ -96,10 +96,7 @@ impl Channels {
             return Ok(channel.clone());
         }
         let Some(factory) = &self.factory else {
-            return Err(CertifyError::DeviceUnavailable {
-                reason: "this gateway has no sandbox".to_string(),
-                retry_after: Duration::from_secs(60),
-            });
+            return Err(CertifyError::NoSandbox);
         };
         let _one_at_a_time = self.starting.lock().await;
         if let Some(channel) = self.sandboxes().get(&name) {
@@ -109,7 +106,7 @@ impl Channels {
             factory(org.clone())
                 .await
                 .map_err(|reason| CertifyError::DeviceUnavailable {
-                    reason: format!("the sandbox device could not start: {reason}"),
+                    reason: msg!("reason-sandbox-start-failed", detail = reason.to_string()),
                     retry_after: Duration::from_secs(30),
                 })?;
         channel.adopt(self.journal.clone());

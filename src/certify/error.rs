@@ -6,6 +6,8 @@ use std::time::Duration;
 use rust_decimal::Decimal;
 
 use crate::certify::invoice::ValidationError;
+use crate::i18n::{Lang, Message};
+use crate::msg;
 use crate::store::StoreError;
 
 /// Why the API key was refused (all HTTP 401).
@@ -19,44 +21,39 @@ pub enum AuthFailure {
     Disabled,
 }
 
-/// A certification or lookup that did not succeed.
+/// A certification or lookup that did not succeed. Its text for the client is
+/// [`CertifyError::describe`] in the reader's language; `Display` is the English one, for logs.
 #[derive(Debug, thiserror::Error)]
 pub enum CertifyError {
     /// The request body broke a rule (400).
     #[error("{0}")]
     Validation(#[from] ValidationError),
     /// The API key was refused (401).
-    #[error("{}", match .0 {
-        AuthFailure::Missing => "missing API key: send the header 'Authorization: Bearer <key>'",
-        AuthFailure::Invalid => "invalid API key",
-        AuthFailure::Disabled => "this API key is disabled",
-    })]
+    #[error("{}", self.describe(Lang::En))]
     Unauthorized(AuthFailure),
     /// The rn was certified before with other content (409).
-    #[error(
-        "invoice {rn} was already certified with different content; a new invoice needs a new rn"
-    )]
+    #[error("{}", self.describe(Lang::En))]
     DuplicateRn {
         /// The client's invoice number.
         rn: String,
     },
     /// The `Idempotency-Key` was used before with another request (422).
-    #[error("this Idempotency-Key was already used with a different request (invoice {rn}); a new request needs a new key")]
+    #[error("{}", self.describe(Lang::En))]
     IdempotencyKeyReused {
         /// The rn the key is bound to.
         rn: String,
     },
     /// The `Idempotency-Key` header is malformed (400).
-    #[error("the Idempotency-Key header must be 1 to 255 printable ASCII characters, optionally in double quotes")]
+    #[error("{}", self.describe(Lang::En))]
     BadIdempotencyKey,
     /// The rn is being certified right now, or its outcome is being reconciled (409).
-    #[error("invoice {rn} is being certified; retry later to get its result")]
+    #[error("{}", self.describe(Lang::En))]
     InFlight {
         /// The client's invoice number.
         rn: String,
     },
     /// The annual quota is used up (429).
-    #[error("the annual invoice quota of this organization is reached ({used} of {quota} in {year}); ask the administrator to upgrade the plan")]
+    #[error("{}", self.describe(Lang::En))]
     QuotaExhausted {
         /// Certified this year.
         used: u64,
@@ -67,15 +64,13 @@ pub enum CertifyError {
     },
     /// The device refused the invoice with a text (422), or without one (an empty reply with
     /// its refusal status bit).
-    #[error("the e-MCF device refused the invoice: {}", refusal_text(.text))]
+    #[error("{}", self.describe(Lang::En))]
     DeviceRefused {
         /// The device's text.
         text: String,
     },
     /// The payments do not cover the device's total (400).
-    #[error(
-        "the payments ({paid}) do not cover the invoice total computed by the device ({total})"
-    )]
+    #[error("{}", self.describe(Lang::En))]
     PaymentsShort {
         /// Sum of the payments sent.
         paid: Decimal,
@@ -83,20 +78,20 @@ pub enum CertifyError {
         total: Decimal,
     },
     /// Every line is free: the device cannot finalize an invoice without a positive payment (400).
-    #[error("the invoice total is 0: the device needs a positive payment to finalize, so an invoice of free lines only cannot be certified")]
+    #[error("{}", self.describe(Lang::En))]
     ZeroTotal,
     /// A field of the device's 33h subtotal differs from the gateway's own computation (422).
-    #[error("the device's {field} ({device}) differs from the gateway's computation ({expected}); the invoice was cancelled")]
+    #[error("{}", self.describe(Lang::En))]
     TotalsMismatch {
         /// The 33h field (MV, MVB, MTB, MTS...).
         field: &'static str,
-        /// The device's value (or why there is none).
-        device: String,
+        /// The device's value; `None` when its 33h reply does not carry the field.
+        device: Option<String>,
         /// The gateway's value.
         expected: String,
     },
     /// A figure of the DGI's calculation differs from the gateway's own computation (422).
-    #[error("the DGI's {field} ({dgi}) differs from the gateway's computation ({expected}); the request was cancelled and nothing was certified")]
+    #[error("{}", self.describe(Lang::En))]
     TotalsMismatchDgi {
         /// The calculation's field (`total`, `vtotal`, `tab`, `vab`...).
         field: String,
@@ -106,16 +101,16 @@ pub enum CertifyError {
         expected: String,
     },
     /// The DGI's web API refused the invoice (422), with its own code and text.
-    #[error("the DGI refused the invoice (DGI error {code}: {text})")]
+    #[error("{}", self.describe(Lang::En))]
     DgiRefused {
         /// The DGI's `errorCode`.
         code: String,
         /// The DGI's `errorDesc`.
         text: String,
     },
-    /// The e-MCF's token for the web API is missing, unreadable, expired or rejected (503: an
-    /// operator must install a new one).
-    #[error("the DGI web API does not accept this gateway's token for device {device}: {reason}; an administrator must install a new token")]
+    /// The e-MCF's token for the web API is missing, unreadable, expired or rejected (503
+    /// without `Retry-After`: an operator must install a new one).
+    #[error("{}", self.describe(Lang::En))]
     TokenRejected {
         /// The device entry.
         device: String,
@@ -123,45 +118,57 @@ pub enum CertifyError {
         reason: String,
     },
     /// The rn's outcome with the DGI is not known and only an administrator can settle it (409).
-    #[error("invoice {rn}: the DGI's answer to its confirmation was lost and the DGI no longer lists it as pending, so whether it was certified is not known; an administrator must settle it (emcf-gateway intent resolve). Do not send it again under another rn")]
+    #[error("{}", self.describe(Lang::En))]
     AwaitingAdministrator {
         /// The client's invoice number.
         rn: String,
     },
     /// The invoice's totals would not fit the device's 33h reply frame (422).
-    #[error("the invoice's totals are too large for the device's subtotal reply (too many tax groups with large amounts); split the invoice")]
+    #[error("{}", self.describe(Lang::En))]
     TotalsTooLarge,
-    /// The device is personalized for another taxpayer (503: configuration).
-    #[error("the e-MCF device is personalized for NIF {device_nif}, not this organization's NIF {org_nif}; the device binding must be fixed")]
+    /// The device is personalized for another taxpayer (503 without `Retry-After`: the
+    /// configuration must be fixed).
+    #[error("{}", self.describe(Lang::En))]
     WrongDevice {
         /// The device's NIF.
         device_nif: String,
         /// The organization's NIF.
         org_nif: String,
     },
+    /// The organization's device is not in this gateway's configuration (503 without
+    /// `Retry-After`: the gateway's setup must be fixed, a retry cannot help).
+    #[error("{}", self.describe(Lang::En))]
+    DeviceNotConfigured {
+        /// The device entry the organization is bound to.
+        device: String,
+    },
+    /// A sandbox key on a gateway that runs no sandbox (503 without `Retry-After`, like
+    /// [`CertifyError::DeviceNotConfigured`]).
+    #[error("{}", self.describe(Lang::En))]
+    NoSandbox,
     /// The device answers but cannot certify now: its state cannot be read, or it does not
     /// give a rate the invoice needs (503: a setting or a person must act).
-    #[error("the e-MCF device cannot certify now: {reason}")]
+    #[error("{}", self.describe(Lang::En))]
     DeviceNotReady {
         /// Why, in words.
-        reason: String,
+        reason: Message,
     },
     /// The device cannot be reached or is busy (503).
-    #[error("the e-MCF device is unavailable: {reason}")]
+    #[error("{}", self.describe(Lang::En))]
     DeviceUnavailable {
         /// Why.
-        reason: String,
+        reason: Message,
         /// When to retry.
         retry_after: Duration,
     },
     /// The device's queue is full (503).
-    #[error("the e-MCF device is busy (queue full); retry shortly")]
+    #[error("{}", self.describe(Lang::En))]
     QueueFull {
         /// When to retry.
         retry_after: Duration,
     },
     /// The device did not confirm the finalization; it is being reconciled (503).
-    #[error("the e-MCF device did not confirm invoice {rn}; the gateway is checking it with the device, retry the same request to get the result")]
+    #[error("{}", self.describe(Lang::En))]
     OutcomeUnknown {
         /// The client's invoice number.
         rn: String,
@@ -169,26 +176,17 @@ pub enum CertifyError {
         retry_after: Duration,
     },
     /// The register (journal or index) failed (503).
-    #[error("the invoice register is unavailable: {0}")]
+    #[error("{}", self.describe(Lang::En))]
     Store(#[from] StoreError),
     /// No certified invoice with that rn (404).
-    #[error("no certified invoice with rn {rn}")]
+    #[error("{}", self.describe(Lang::En))]
     NotFound {
         /// The client's invoice number.
         rn: String,
     },
     /// A bug or an unexpected state (500).
-    #[error("internal error: {0}")]
+    #[error("{}", self.describe(Lang::En))]
     Internal(String),
-}
-
-/// The box's refusal text, or what stood for it.
-fn refusal_text(text: &str) -> &str {
-    if text.is_empty() {
-        "no text (an empty reply with the refusal status bit)"
-    } else {
-        text
-    }
 }
 
 impl CertifyError {
@@ -216,6 +214,7 @@ impl CertifyError {
             CertifyError::WrongDevice { .. } => 153,
             CertifyError::DeviceNotReady { .. } => 154,
             CertifyError::TokenRejected { .. } => 155,
+            CertifyError::DeviceNotConfigured { .. } | CertifyError::NoSandbox => 156,
             CertifyError::Store(_) => 160,
             CertifyError::NotFound { .. } => 170,
             CertifyError::Internal(_) => 199,
@@ -229,12 +228,15 @@ impl CertifyError {
             | CertifyError::QueueFull { retry_after }
             | CertifyError::OutcomeUnknown { retry_after, .. } => Some(*retry_after),
             CertifyError::InFlight { .. } => Some(Duration::from_secs(2)),
-            CertifyError::Store(_) | CertifyError::WrongDevice { .. } => {
-                Some(Duration::from_secs(30))
-            }
+            CertifyError::Store(_) => Some(Duration::from_secs(30)),
             CertifyError::DeviceNotReady { .. } => Some(Duration::from_secs(60)),
-            CertifyError::TokenRejected { .. } => Some(Duration::from_secs(300)),
             CertifyError::AwaitingAdministrator { .. } => Some(Duration::from_secs(300)),
+            // The setup is wrong (a device of another taxpayer, a token to install, a device
+            // or sandbox this gateway does not have): a person must act, a retry cannot help.
+            CertifyError::WrongDevice { .. }
+            | CertifyError::TokenRejected { .. }
+            | CertifyError::DeviceNotConfigured { .. }
+            | CertifyError::NoSandbox => None,
             _ => None,
         }
     }
@@ -248,5 +250,200 @@ impl CertifyError {
             CertifyError::BadIdempotencyKey => Some("Idempotency-Key"),
             _ => None,
         }
+    }
+
+    /// The text for the client (`errorDesc`) in `lang`. The device's refusal text, the DGI's
+    /// own text and technical details (the register's, a bug's) are quoted as they are.
+    pub fn describe(&self, lang: Lang) -> String {
+        self.message(lang).render(lang)
+    }
+
+    /// The catalogue message, with any nested reason already rendered in `lang`.
+    fn message(&self, lang: Lang) -> Message {
+        match self {
+            CertifyError::Validation(e) => e.message.clone(),
+            CertifyError::Unauthorized(AuthFailure::Missing) => msg!("err-api-key-missing"),
+            CertifyError::Unauthorized(AuthFailure::Invalid) => msg!("err-api-key-invalid"),
+            CertifyError::Unauthorized(AuthFailure::Disabled) => msg!("err-api-key-disabled"),
+            CertifyError::DuplicateRn { rn } => msg!("err-duplicate-rn", rn = rn),
+            CertifyError::IdempotencyKeyReused { rn } => {
+                msg!("err-idempotency-key-reused", rn = rn)
+            }
+            CertifyError::BadIdempotencyKey => msg!("err-idempotency-key-malformed"),
+            CertifyError::InFlight { rn } => msg!("err-in-flight", rn = rn),
+            CertifyError::QuotaExhausted { used, quota, year } => msg!(
+                "err-quota-exhausted",
+                used = *used,
+                quota = *quota,
+                year = year.to_string()
+            ),
+            CertifyError::DeviceRefused { text } if text.is_empty() => {
+                msg!("err-device-refused-silently")
+            }
+            CertifyError::DeviceRefused { text } => msg!("err-device-refused", text = text),
+            CertifyError::PaymentsShort { paid, total } => {
+                msg!("err-payments-short", paid = *paid, total = *total)
+            }
+            CertifyError::ZeroTotal => msg!("err-zero-total"),
+            CertifyError::TotalsMismatch {
+                field,
+                device: Some(device),
+                expected,
+            } => msg!(
+                "err-totals-mismatch",
+                field = *field,
+                device = device,
+                expected = expected
+            ),
+            CertifyError::TotalsMismatch {
+                field,
+                device: None,
+                expected,
+            } => msg!(
+                "err-totals-mismatch-absent",
+                field = *field,
+                expected = expected
+            ),
+            CertifyError::TotalsMismatchDgi {
+                field,
+                dgi,
+                expected,
+            } => msg!(
+                "err-totals-mismatch-dgi",
+                field = field,
+                dgi = dgi,
+                expected = expected
+            ),
+            CertifyError::DgiRefused { code, text } => {
+                msg!("err-dgi-refused", code = code, text = text)
+            }
+            CertifyError::TokenRejected { device, reason } => {
+                msg!("err-token-rejected", device = device, reason = reason)
+            }
+            CertifyError::AwaitingAdministrator { rn } => {
+                msg!("err-awaiting-administrator", rn = rn)
+            }
+            CertifyError::TotalsTooLarge => msg!("err-totals-too-large"),
+            CertifyError::WrongDevice {
+                device_nif,
+                org_nif,
+            } => msg!(
+                "err-wrong-device",
+                device_nif = device_nif,
+                org_nif = org_nif
+            ),
+            CertifyError::DeviceNotConfigured { device } => {
+                msg!("err-device-not-configured", device = device)
+            }
+            CertifyError::NoSandbox => msg!("err-no-sandbox"),
+            CertifyError::DeviceNotReady { reason } => {
+                msg!("err-device-not-ready", reason = reason.render(lang))
+            }
+            CertifyError::DeviceUnavailable { reason, .. } => {
+                msg!("err-device-unavailable", reason = reason.render(lang))
+            }
+            CertifyError::QueueFull { .. } => msg!("err-queue-full"),
+            CertifyError::OutcomeUnknown { rn, .. } => msg!("err-outcome-unknown", rn = rn),
+            CertifyError::Store(error) => {
+                msg!("err-register-unavailable", detail = error.to_string())
+            }
+            CertifyError::NotFound { rn } => msg!("err-not-found", rn = rn),
+            CertifyError::Internal(detail) => msg!("err-internal", detail = detail),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn french_by_describe_english_by_display() {
+        let quota = CertifyError::QuotaExhausted {
+            used: 1000,
+            quota: 1000,
+            year: 2026,
+        };
+        assert_eq!(
+            quota.describe(Lang::Fr),
+            "le quota annuel de factures de cette organisation est atteint (1000 sur 1000 en \
+             2026) ; demandez à l'administrateur de changer de formule"
+        );
+        assert_eq!(
+            quota.to_string(),
+            "the annual invoice quota of this organization is reached (1000 of 1000 in 2026); \
+             ask the administrator to upgrade the plan"
+        );
+        assert_eq!(
+            CertifyError::Unauthorized(AuthFailure::Invalid).describe(Lang::Fr),
+            "clé API invalide"
+        );
+    }
+
+    #[test]
+    fn foreign_texts_are_passed_on_as_they_came() {
+        let refused = CertifyError::DeviceRefused {
+            text: "original invoice not found".into(),
+        };
+        assert_eq!(
+            refused.describe(Lang::Fr),
+            "le boîtier e-MCF a refusé la facture : original invoice not found"
+        );
+        let dgi = CertifyError::DgiRefused {
+            code: "11".into(),
+            text: "Facture d'origine introuvable".into(),
+        };
+        assert_eq!(
+            dgi.describe(Lang::Fr),
+            "la DGI a refusé la facture (erreur DGI 11 : Facture d'origine introuvable)"
+        );
+        assert_eq!(
+            dgi.to_string(),
+            "the DGI refused the invoice (DGI error 11: Facture d'origine introuvable)"
+        );
+    }
+
+    #[test]
+    fn a_reason_is_rendered_in_the_language_of_its_sentence() {
+        let error = CertifyError::DeviceNotReady {
+            reason: msg!("reason-state-refused", text = "E: busy"),
+        };
+        assert_eq!(
+            error.describe(Lang::Fr),
+            "le boîtier e-MCF ne peut pas certifier pour le moment : il a refusé de donner son \
+             état (C1h) : E: busy"
+        );
+        assert_eq!(
+            error.to_string(),
+            "the e-MCF device cannot certify now: it refused to give its state (C1h): E: busy"
+        );
+    }
+
+    #[test]
+    fn setup_errors_have_their_code_and_no_retry() {
+        let not_configured = CertifyError::DeviceNotConfigured {
+            device: "shop2".into(),
+        };
+        assert_eq!(not_configured.code(), 156);
+        assert_eq!(CertifyError::NoSandbox.code(), 156);
+        let wrong = CertifyError::WrongDevice {
+            device_nif: "B9999999Z".into(),
+            org_nif: "A1234567B".into(),
+        };
+        let token = CertifyError::TokenRejected {
+            device: "dgi".into(),
+            reason: "HTTP 401".into(),
+        };
+        for error in [&not_configured, &CertifyError::NoSandbox, &wrong, &token] {
+            assert_eq!(error.retry_after(), None, "{error}");
+        }
+        assert!(not_configured
+            .describe(Lang::Fr)
+            .starts_with("l'appareil shop2 de cette organisation n'est pas configuré"));
+        // What a retry can fix keeps its delay.
+        let busy = CertifyError::QueueFull {
+            retry_after: Duration::from_secs(3),
+        };
+        assert_eq!(busy.retry_after(), Some(Duration::from_secs(3)));
     }
 }

@@ -15,6 +15,7 @@ use crate::certify::channels::Channels;
 use crate::certify::journal::Journal;
 use crate::certify::CertifyError;
 use crate::model::{Environment, Intent};
+use crate::msg;
 use crate::store::Store;
 
 /// The channels whose last outcome is not known yet. Cheap to clone (shared).
@@ -48,7 +49,7 @@ impl InDoubt {
     pub(crate) fn refuse(&self, channel: &str) -> Result<(), CertifyError> {
         if self.contains(channel) {
             return Err(CertifyError::DeviceUnavailable {
-                reason: "the gateway is settling an earlier invoice with the device".to_string(),
+                reason: msg!("reason-settling-earlier"),
                 retry_after: Duration::from_secs(5),
             });
         }

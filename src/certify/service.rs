@@ -360,6 +360,8 @@ fn outcome_of(result: &Result<Certified, CertifyError>) -> &'static str {
         | Err(CertifyError::WrongDevice { .. })
         | Err(CertifyError::DeviceNotReady { .. })
         | Err(CertifyError::TokenRejected { .. })
+        | Err(CertifyError::DeviceNotConfigured { .. })
+        | Err(CertifyError::NoSandbox)
         | Err(CertifyError::Store(_)) => "unavailable",
         Err(CertifyError::NotFound { .. }) | Err(CertifyError::Internal(_)) => "error",
     }

@@ -17,6 +17,7 @@ use crate::certify::journal::Journal;
 use crate::certify::status::{ChannelView, Problem};
 use crate::certify::CertifyError;
 use crate::model::{Organization, ProbeReport};
+use crate::msg;
 
 /// How long before its expiry a token is warned about.
 const TOKEN_WARNING: chrono::Duration = chrono::Duration::days(7);
@@ -122,7 +123,7 @@ impl Health {
             ApiError::NotSent(reason) | ApiError::NoAnswer(reason) => {
                 self.unreachable(&reason);
                 CertifyError::DeviceUnavailable {
-                    reason: format!("no answer from the DGI web API to the request; nothing was certified ({reason})"),
+                    reason: msg!("reason-dgi-no-answer", detail = reason),
                     retry_after: Duration::from_secs(10),
                 }
             }
@@ -147,7 +148,7 @@ impl Health {
                 }
             }
             ApiError::Unreadable(reason) => CertifyError::DeviceNotReady {
-                reason: format!("the DGI's answer to the request could not be read; nothing was certified ({reason})"),
+                reason: msg!("reason-dgi-unreadable", detail = reason),
             },
         }
     }

@@ -29,6 +29,7 @@ use crate::certify::journal::Journal;
 use crate::certify::CertifyError;
 use crate::failpoint;
 use crate::model::{Environment, Intent, IntentId, RegisterEntry};
+use crate::msg;
 use std::sync::Arc;
 
 /// A place in the channel's arrival order.
@@ -72,7 +73,7 @@ impl Waiting for EdefWaiting {
                 std::task::Poll::Pending => permit.await,
             }
             .map_err(|_| CertifyError::DeviceUnavailable {
-                reason: "the gateway is stopping".into(),
+                reason: msg!("reason-stopping"),
                 retry_after: Duration::from_secs(5),
             })?;
             drop(counted);
@@ -275,8 +276,7 @@ async fn certify_requested(
         );
         journal.abandoned(intent_id, reason).await?;
         return Err(CertifyError::DeviceUnavailable {
-            reason: "the DGI's request was held too long and was cancelled; nothing was certified"
-                .into(),
+            reason: msg!("reason-dgi-request-expired"),
             retry_after: Duration::from_secs(2),
         }
         .into());
@@ -315,9 +315,7 @@ async fn confirm(
                 .abandoned(intent_id, format!("confirm not sent: {reason}"))
                 .await?;
             Err(CertifyError::DeviceUnavailable {
-                reason: format!(
-                    "the DGI could not be reached to confirm; nothing was certified ({reason})"
-                ),
+                reason: msg!("reason-dgi-confirm-unreachable", detail = &reason),
                 retry_after: Duration::from_secs(10),
             }
             .into())

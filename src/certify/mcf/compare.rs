@@ -46,10 +46,7 @@ fn check(
     }
     Err(CertifyError::TotalsMismatch {
         field,
-        device: device.map_or_else(
-            || "not in its 33h reply".to_owned(),
-            |value| value.to_string(),
-        ),
+        device: device.map(|value| value.to_string()),
         expected: expected.to_string(),
     })
 }
@@ -80,7 +77,11 @@ mod tests {
                 field,
                 device,
                 expected,
-            }) => (field.to_owned(), device, expected),
+            }) => (
+                field.to_owned(),
+                device.unwrap_or_else(|| "not in its 33h reply".to_owned()),
+                expected,
+            ),
             other => panic!("expected a mismatch, got {other:?}"),
         }
     }
@@ -103,7 +104,7 @@ mod tests {
         );
         let message = CertifyError::TotalsMismatch {
             field: "MTB",
-            device: got,
+            device: Some(got),
             expected: wanted,
         }
         .to_string();

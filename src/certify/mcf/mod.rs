@@ -22,6 +22,7 @@ use crate::certify::status::{ChannelView, DgiContact, Problem};
 use crate::certify::CertifyError;
 use crate::device::{DeviceError, DeviceHandle, LinkStatus, PortSession, SessionJob};
 use crate::model::{Intent, IntentId, Organization, ProbeReport};
+use crate::msg;
 
 /// The box behind `device` as a certification channel.
 pub fn box_channel(device: DeviceHandle) -> SharedChannel {
@@ -129,14 +130,33 @@ impl SessionJob for SettleOnBox {
 /// whose state cannot be read is not ready (154).
 fn unavailable(error: DeviceError) -> CertifyError {
     let retry_after = error.retry_after();
-    match error {
-        DeviceError::QueueFull => CertifyError::QueueFull { retry_after },
-        DeviceError::UnreadableState { .. } => CertifyError::DeviceNotReady {
-            reason: error.to_string(),
-        },
-        other => CertifyError::DeviceUnavailable {
-            reason: other.to_string(),
-            retry_after,
-        },
+    let command_of = |command: u8| format!("{command:#04x}");
+    let reason = match error {
+        DeviceError::QueueFull => return CertifyError::QueueFull { retry_after },
+        DeviceError::UnreadableState { reason, .. } => {
+            return CertifyError::DeviceNotReady {
+                reason: msg!("reason-state-unreadable", detail = reason),
+            }
+        }
+        DeviceError::Unavailable(detail) => msg!("reason-link-down", detail = detail),
+        DeviceError::NoAnswer { command } => {
+            msg!("reason-no-answer", command = command_of(command))
+        }
+        DeviceError::Disconnected => msg!("reason-disconnected"),
+        DeviceError::OutcomeUnknown => msg!("reason-outcome-unknown"),
+        DeviceError::BadReply { command, reason } => msg!(
+            "reason-bad-reply",
+            command = command_of(command),
+            detail = reason
+        ),
+        DeviceError::Encode(field_error) => {
+            msg!("reason-not-sent", detail = field_error.to_string())
+        }
+        DeviceError::ShuttingDown => msg!("reason-stopping"),
+        DeviceError::JobAborted => msg!("reason-job-aborted"),
+    };
+    CertifyError::DeviceUnavailable {
+        reason,
+        retry_after,
     }
 }

@@ -10,6 +10,7 @@ use rust_decimal::Decimal;
 use crate::certify::invoice::ValidInvoice;
 use crate::certify::CertifyError;
 use crate::device::PortSession;
+use crate::msg;
 
 /// The VAT rates of this invoice's groups: the box's (C1h), or the device's configured ones
 /// when its C1h carries none. A rate the box gives unreadably stops only an invoice that uses
@@ -28,8 +29,10 @@ pub(crate) fn rates_for(
             Ok(rate) => rates[group.index()] = rate,
             Err(raw) if invoice.items.iter().any(|item| item.group == group) => {
                 return Err(CertifyError::DeviceNotReady {
-                    reason: format!(
-                        "its C1h gives the VAT rate of group {group} as {raw:?}, which is not a rate"
+                    reason: msg!(
+                        "reason-rate-unreadable",
+                        group = group.to_string(),
+                        value = format!("{raw:?}")
                     ),
                 })
             }

@@ -30,6 +30,7 @@ use crate::device::{
 };
 use crate::failpoint;
 use crate::model::{BoxCounters, Environment, Intent, IntentId, RegisterEntry};
+use crate::msg;
 
 /// One invoice's run: the job, the register, the device's name.
 struct Run<'a> {
@@ -298,10 +299,11 @@ async fn device_state(
         Ok(Reply::DeviceState(state)) => Ok(state),
         // Not the client's invoice that is refused: the box will not say what it is.
         Ok(Reply::Refused(text)) => Err(CertifyError::DeviceNotReady {
-            reason: format!(
-                "it refused to give its state (C1h): {}",
-                if text.is_empty() { "no text" } else { &text }
-            ),
+            reason: if text.is_empty() {
+                msg!("reason-state-refused-silently")
+            } else {
+                msg!("reason-state-refused", text = text)
+            },
         }),
         Ok(other) => Err(CertifyError::Internal(format!(
             "unexpected answer to C1h: {other:?}"
@@ -329,9 +331,7 @@ async fn reconcile_now(
     match settle(session, run.journal, intent_id, intent).await {
         Ok(Settled::Certified(entry)) => Ok(*entry),
         Ok(Settled::Abandoned) => Err(CertifyError::DeviceUnavailable {
-            reason:
-                "the device did not confirm the invoice; it was cancelled and nothing was certified"
-                    .to_string(),
+            reason: msg!("reason-not-confirmed-cancelled"),
             retry_after: Duration::from_secs(2),
         }
         .into()),
