@@ -70,8 +70,9 @@ async fn rn_empty_or_missing_is_code_31() {
     ] {
         let response = post_invoice(api.addr(), &api.key, &body).await;
         let error = assert_error(&response, 400, 31);
+        // French unless the client asks otherwise (tests/api_languages.rs).
         assert_eq!(
-            error["errorDesc"], "the invoice reference (rn) cannot be empty",
+            error["errorDesc"], "la référence de facture (rn) ne peut pas être vide",
             "{label}"
         );
         assert_eq!(error["field"], "rn", "{label}");

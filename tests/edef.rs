@@ -112,7 +112,7 @@ async fn every_kind_is_certified_through_the_web_api_with_the_dgi_elements_as_se
     assert!(bogus.json["errorDesc"]
         .as_str()
         .unwrap()
-        .contains("DGI error 11"));
+        .contains("erreur DGI 11"));
     assert!(api.pending_uids().is_empty(), "nothing left pending");
 
     // The register keeps the DGI's dateTime exactly as sent.
@@ -143,7 +143,7 @@ async fn a_lost_confirm_answer_is_never_certified_twice_and_an_administrator_set
     assert!(lost.json["errorDesc"]
         .as_str()
         .unwrap()
-        .contains("administrator"));
+        .contains("Un administrateur doit régler son sort"));
     assert_eq!(api.finalized_count(), 1, "the DGI certified it once");
 
     // The ERP retries: still 409, nothing sent again.

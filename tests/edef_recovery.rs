@@ -130,7 +130,7 @@ async fn a_request_the_dgi_forgets_before_its_confirm_waits_for_an_administrator
     let expired = post_invoice(gateway.addr, &key, &common::invoice("E-1")).await;
     let body = common::assert_error(&expired, 409, 111);
     let desc = body["errorDesc"].as_str().unwrap_or_default();
-    assert!(desc.contains("administrator"), "{desc}");
+    assert!(desc.contains("administrateur"), "{desc}");
 
     // Nothing certified, nothing counted; the administrator sees why, with the uid to look up.
     assert_eq!(api.finalized_count(), 0, "nothing finalized on the DGI");
@@ -213,7 +213,12 @@ async fn a_token_written_into_the_token_file_is_used_without_a_restart_and_never
     std::fs::write(&token_file, format!("{WRONG}\n")).unwrap();
     let refused = post_invoice(gateway.addr, &key, &common::invoice("T-2")).await;
     common::assert_error(&refused, 503, 155);
-    assert!(refused.header("retry-after").is_some());
+    // A token to install: a person must act, a retry cannot help.
+    assert!(
+        refused.header("retry-after").is_none(),
+        "{:?}",
+        refused.headers
+    );
     common::wait_status(gateway.addr, false, Duration::from_secs(30)).await;
     let metrics = common::get(gateway.addr, "/metrics", None).await.body;
     assert!(
@@ -486,6 +491,12 @@ async fn an_organization_whose_nif_is_not_the_e_mcf_s_is_refused_before_anything
     assert!(
         desc.contains("B7654321C") && desc.contains("A1234567B"),
         "{desc}"
+    );
+    // The binding must be fixed by a person: no Retry-After for the ERP to loop on.
+    assert!(
+        refused.header("retry-after").is_none(),
+        "{:?}",
+        refused.headers
     );
     assert_eq!(api.finalized_count(), 1, "nothing certified for it");
     assert!(api.pending_uids().is_empty(), "nothing requested for it");

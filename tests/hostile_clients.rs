@@ -282,6 +282,7 @@ async fn odd_bytes_get_the_documented_codes() {
         &[
             ("Authorization", &format!("Bearer {key}")),
             ("Content-Type", "application/json"),
+            ("Accept-Language", "en"),
         ],
         Some(text.as_bytes()),
     )
