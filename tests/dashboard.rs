@@ -5,7 +5,25 @@
 
 mod common;
 
+use std::net::SocketAddr;
+
 use common::*;
+
+/// The header of a browser that prefers English.
+const ENGLISH: (&str, &str) = ("Accept-Language", "en-GB,en;q=0.9,fr;q=0.5");
+
+/// `GET path` with the session `session` and `extra` headers.
+async fn dashboard_get_with(
+    addr: SocketAddr,
+    session: &str,
+    path: &str,
+    extra: &[(&str, &str)],
+) -> Response {
+    let cookie = format!("emcf_session={session}");
+    let mut headers = vec![("Cookie", cookie.as_str())];
+    headers.extend_from_slice(extra);
+    request(addr, "GET", path, &headers, None).await
+}
 
 /// The public id of an API key (`mcf_live_` + 12 characters).
 fn key_id(key: &str) -> &str {
@@ -46,6 +64,15 @@ async fn sign_in_sessions_and_cookie_flags() {
 
     // A wrong token, a forged one, no sign-in cookie, another site's form.
     let wrong = dashboard_sign_in_response(addr, "mcf_dash_nope", &[]).await;
+    assert_eq!(wrong.status, 401);
+    assert!(
+        wrong
+            .body
+            .contains("jeton de tableau de bord n&#39;est pas valide"),
+        "French unless the browser prefers English: {}",
+        wrong.body
+    );
+    let wrong = dashboard_sign_in_response(addr, "mcf_dash_nope", &[ENGLISH]).await;
     assert_eq!(wrong.status, 401);
     assert!(wrong.body.contains("token is not valid"), "{}", wrong.body);
     let forged = format!("{}{}", &token[..22], "A".repeat(32));
@@ -89,12 +116,24 @@ async fn sign_in_sessions_and_cookie_flags() {
     assert!(overview.body.contains("Test shop"), "{}", overview.body);
     assert!(overview.body.contains("<meter id=\"quota\""));
     assert!(
-        overview.body.contains("id=\"link-production\">connected"),
+        overview.body.contains("id=\"link-production\">connecté"),
         "{}",
         overview.body
     );
     assert!(overview.body.contains("id=\"dgi-contact\""));
     // The device's C2h (read at connection) is shown: its counts of invoices sent and stored.
+    assert!(
+        overview.body.contains("factures envoyées")
+            && overview.body.contains("stockées pas encore envoyées"),
+        "{}",
+        overview.body
+    );
+    let overview = dashboard_get_with(addr, session, "/dashboard/", &[ENGLISH]).await;
+    assert!(
+        overview.body.contains("id=\"link-production\">connected"),
+        "{}",
+        overview.body
+    );
     assert!(
         overview.body.contains("invoices sent") && overview.body.contains("stored not yet sent"),
         "{}",
@@ -124,7 +163,7 @@ async fn sign_in_sessions_and_cookie_flags() {
     assert_eq!(gone.status, 303);
     assert_eq!(gone.header("location"), Some("/dashboard/login?expired=1"));
     let login = dashboard_get(addr, None, "/dashboard/login?expired=1").await;
-    assert!(login.body.contains("session has expired"), "{}", login.body);
+    assert!(login.body.contains("session a expiré"), "{}", login.body);
 
     // Sign-out needs the CSRF token, then ends the session.
     let (second, csrf) = dashboard_sign_in(addr, &token).await;
@@ -223,9 +262,13 @@ async fn each_admin_sees_and_changes_only_their_organization() {
     let found = get(&acme_session, "/dashboard/invoices?rn=a-%221").await;
     assert!(found.body.contains("A-&quot;1&#39;"), "{}", found.body);
     let none = get(&acme_session, "/dashboard/invoices?rn=B-1").await;
-    assert!(none.body.contains("No invoice in this register matches"));
+    assert!(none
+        .body
+        .contains("Aucune facture de ce registre ne correspond"));
     let later = get(&acme_session, "/dashboard/invoices?from=2999-01-01").await;
-    assert!(later.body.contains("No invoice in this register matches"));
+    assert!(later
+        .body
+        .contains("Aucune facture de ce registre ne correspond"));
     assert!(get(&beta_session, "/dashboard/invoices")
         .await
         .body
@@ -288,12 +331,18 @@ async fn each_admin_sees_and_changes_only_their_organization() {
         )
         .await
     };
-    let other = toggle(
-        acme_cookie.clone(),
-        acme_csrf.clone(),
-        key_id(&beta_key).into(),
-        "false",
-        vec![],
+    for (path, form) in [
+        ("/dashboard/keys/toggle", ("enabled", "true")),
+        ("/dashboard/keys/disable", ("x", "")),
+    ] {
+        let beta_id = key_id(&beta_key);
+        let fields = [("csrf", acme_csrf.as_str()), ("id", beta_id), form];
+        let other = dashboard_post(addr, Some(&acme_cookie), path, &fields, &[]).await;
+        assert_eq!(other.status, 404, "{path}: {}", other.body);
+    }
+    let other = get(
+        &acme_session,
+        &format!("/dashboard/keys/disable?id={}", key_id(&beta_key)),
     )
     .await;
     assert_eq!(other.status, 404, "{}", other.body);
@@ -340,13 +389,15 @@ async fn each_admin_sees_and_changes_only_their_organization() {
         200
     );
 
-    // The right form disables the key: the next API call gets 401; enabled again: 200.
-    let done = toggle(
-        acme_cookie.clone(),
-        acme_csrf.clone(),
-        acme_id.clone(),
-        "false",
-        vec![],
+    // Disabling is asked first (tests/dashboard_keys.rs), then confirmed with the CSRF token:
+    // the next API call gets 401; enabled again (one click): 200.
+    let fields = [("csrf", acme_csrf.as_str()), ("id", acme_id.as_str())];
+    let done = dashboard_post(
+        addr,
+        Some(&acme_cookie),
+        "/dashboard/keys/disable",
+        &fields,
+        &[],
     )
     .await;
     assert_eq!(done.status, 303, "{}", done.body);

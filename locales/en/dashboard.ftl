@@ -1,2 +1,217 @@
-# dashboard
+# The organization dashboard (src/dashboard). Ids prefixed with dash-.
 # The same ids, with the same variables, in locales/fr and locales/en (src/i18n/catalogue.rs tests).
+
+## Page frame
+
+dash-brand = e-MCF gateway
+dash-subtitle = organization dashboard
+dash-lang-switch = Language
+dash-nav-overview = Overview
+dash-nav-keys = API keys
+dash-nav-invoices = LogInvoices
+dash-nav-sign-out = Sign out
+dash-back-overview = Back to the overview
+dash-back-keys = Back to the keys
+dash-yes = yes
+dash-no = no
+dash-never = never
+dash-env-production = production
+dash-env-sandbox = sandbox
+
+## Errors
+
+dash-err-busy-title = Busy
+dash-err-busy = The dashboard is answering too many requests just now. Try again in a moment.
+dash-err-not-found-title = Not found
+dash-err-no-such-page = There is no such page in the dashboard.
+dash-err-method-title = Method not allowed
+dash-err-method = This page does not accept that kind of request.
+dash-err-not-possible-title = Not possible
+dash-err-unavailable-title = Temporarily unavailable
+dash-err-unavailable = The gateway could not read or write its register just now. Try again in a moment; if it persists, tell the gateway's operator.
+dash-err-csrf-title = Request refused
+dash-err-csrf = This form was not sent from this dashboard's own page, or the page was too old (security check failed). Go back, reload the page and try again.
+dash-err-form-type-title = Unsupported form
+dash-err-form-type = Forms must be sent as application/x-www-form-urlencoded.
+dash-err-form-large-title = Form too large
+dash-err-form-large = The form is larger than this page accepts.
+dash-err-form-slow-title = Form too slow
+dash-err-form-slow = The form arrived too slowly. Send it again.
+dash-err-form-cut-title = Form unreadable
+dash-err-form-cut = The form could not be read (cut off). Send it again.
+
+## Sign-in
+
+dash-sign-in-title = Sign in
+dash-signin-intro = Sign in with the dashboard token the gateway's operator gave you
+dash-signin-token = Dashboard token
+dash-signin-submit = Sign in
+dash-signin-expired = Your session has expired or was ended. Please sign in again.
+dash-signin-signed-out = You are signed out.
+dash-signin-foreign = This sign-in form was not sent from this dashboard.
+dash-signin-cookie = Your browser did not send back this form's cookie (cookies are disabled, or the form was too old). Allow cookies for this site, then sign in again.
+dash-signin-empty = Type or paste your dashboard token.
+dash-signin-invalid = This dashboard token is not valid: it may be mistyped or cut, or it was revoked. Paste it again in full, or ask the gateway's operator for a new one.
+dash-signin-whose-address = this address
+dash-signin-whose-org = this organization
+dash-signin-throttled = Too many sign-ins with a wrong token from { $whose }. Wait { $seconds } s, then paste the token again in full.
+
+## Overview
+
+dash-overview-title = Overview
+dash-settled-certified = The invoice in doubt is settled as certified, with your name in the register: the ERP's next try of its number gets its elements.
+dash-settled-not-certified = The invoice in doubt is settled as not certified, with your name in the register: the ERP may send it again.
+dash-org-title = Organization
+dash-org-name = Name
+dash-org-id = Id
+dash-org-plan = Plan
+dash-quota-title = Quota { $year }
+dash-quota-used = { $used } of { $quota } production invoices used, { $left } left this year
+dash-quota-sandbox = Sandbox invoices never count.
+dash-devices-title = Devices
+dash-device-register = Register
+dash-device-device = Device
+dash-device-link = Link
+dash-device-since = Since
+dash-device-last-reply = Last reply from the device
+dash-device-queued = Queued
+dash-device-last-error = Last link error
+dash-register-production = Production
+dash-register-sandbox = Sandbox
+dash-link-connected = connected
+dash-link-disconnected = disconnected
+dash-link-not-configured = not configured
+dash-device-not-ready = Invoices cannot be certified now: { $reason }.
+dash-reconciling = The gateway is settling an earlier invoice with this device; new invoices wait.
+dash-anomaly-title = Fiscal anomaly
+dash-anomaly-intro = The box contradicts what the register knows of it. Invoices are still certified (the box is the fiscal authority); tell the gateway's administrator, who checks it with the DGI and acknowledges it.
+dash-anomaly-counter-went-back = its invoice counter went back
+dash-anomaly-nif-changed = it reports another taxpayer NIF
+dash-anomaly-item = No. { $id }, { $at }: box { $nim } { $what }: the register's last entry ({ $entry }) has NIF { $known_nif } and counter { $known_tc }; the box said NIF { $seen_nif } and counter { $seen_tc } ({ $seen_in }).
+dash-dgi-token-valid = DGI web API token valid until { $until }.
+dash-dgi-token-soon = It expires within 7 days: install a new token from the DGI portal.
+dash-dgi-unknown = Last contact of the device with the DGI (C2h): unknown (the device has not answered C2h since the gateway started).
+dash-dgi-contact = Last contact of the device with the DGI (C2h, device clock): { $at }; link { $state }; { $sent } invoices sent, { $stored } stored not yet sent.
+dash-dgi-error = Last error: { $error }.
+dash-registers-title = Registers
+dash-registers-invoices = LogInvoices:
+dash-registers-production = { $n } production
+dash-registers-sandbox = { $n } sandbox
+dash-registers-separate = a separate register and counter
+dash-registers-keys = API keys:
+dash-registers-keys-enabled = { $enabled } enabled of { $total }
+
+## Invoices in doubt
+
+dash-doubt-title = { $n ->
+        [one] { $n } invoice in doubt
+       *[other] { $n } invoices in doubt
+    }
+dash-doubt-intro = The DGI's answer to these confirmations was lost and the DGI no longer lists them as pending: whether they were certified is not known. Do not send them again under another number. Look each one up on the DGI's portal (by its number or its request), then say here what the portal shows; the ERP's next try of the same number then gets the answer. The gateway's administrator can do the same with emcf-gateway intent list and intent resolve.
+dash-doubt-item = rn { $rn } ({ $kind }, total { $total }), received { $received }; request { $request }
+dash-doubt-settle-rn = Settle rn { $rn }
+dash-doubt-portal = What the DGI's portal shows
+dash-doubt-certified = Certified, with these elements:
+dash-doubt-qr = QR code (its text)
+dash-doubt-counters = Counters, e.g. 12/345 FV
+dash-doubt-date = Date and time on the portal
+dash-doubt-not-certified = Not certified: the portal shows no such invoice (the ERP may then send it again)
+dash-doubt-by = Your name (journaled)
+dash-doubt-note = Note
+dash-doubt-submit = Settle
+dash-doubt-not-settled-title = Not settled
+dash-doubt-not-mine = This invoice is not in doubt for your organization (already settled?).
+dash-doubt-need-date = Give the date and time the DGI's portal shows for it.
+dash-doubt-say-outcome = Say what the DGI's portal shows: certified, or not certified.
+dash-doubt-not-awaiting = This invoice is no longer waiting for a person: the gateway settled it, or someone else did.
+dash-doubt-register-failed = The register could not take it: { $error }. Nothing was changed; try again.
+
+## API keys
+
+dash-keys-title = API keys
+dash-key-id = Id
+dash-key-environment = Environment
+dash-key-label = Label
+dash-key-created = Created
+dash-key-enabled-heading = Enabled
+dash-key-action = Action
+dash-key-disable = Disable
+dash-key-enable = Enable
+dash-key-disabled = Key { $id } is disabled: requests with it now get 401.
+dash-key-enabled = Key { $id } is enabled again.
+dash-keys-none = No API key yet.
+dash-key-not-found = Your organization has no key { $id }.
+dash-issue-legend = Issue a new API key
+dash-issue-production = production (mcf_live_: the fiscal device, counts in the quota)
+dash-issue-sandbox = sandbox (mcf_test_: the simulator, separate register)
+dash-issue-placeholder = e.g. ERP till 2
+dash-issue-submit = Issue key
+dash-issue-choose-env = Choose production or sandbox.
+dash-issue-label-too-long = The label must be at most { $max } characters, on one line.
+dash-issued-title = API key issued
+dash-issued = Key issued.
+dash-issued-key = Key { $id } ({ $environment }):
+dash-issued-copy = Copy it into the ERP now. The gateway keeps only a hash of it: it will never be shown again, and if it is lost, issue another and disable this one.
+dash-toggle-say = Say whether to enable or disable the key.
+dash-disable-title = Disable key { $id }?
+dash-disable-question = Disable key { $id } ({ $label })? The tills using it will be refused at once.
+dash-disable-question-unlabelled = Disable key { $id }? The tills using it will be refused at once.
+dash-disable-undo = You can enable it again later on the keys page.
+dash-disable-confirm = Disable the key
+dash-disable-cancel = Cancel
+dash-disable-already = Key { $id } is already disabled.
+
+## LogInvoices
+
+dash-invoices-title = LogInvoices
+dash-invoices-none = No invoice in this register matches.
+dash-tab-production = Production register
+dash-tab-sandbox = Sandbox register
+dash-tabs-note = (the sandbox register is separate and never counts in the quota)
+dash-search-legend = Search the register ({ $environment })
+dash-search-rn = Invoice number (rn)
+dash-search-from = Certified from
+dash-search-to = to
+dash-search-submit = Search
+dash-search-clear = Clear
+dash-export = Export the whole register ({ $environment }) as CSV
+dash-page-newest = Newest
+dash-page-older = Older →
+dash-search-bad-title = Bad search
+dash-search-bad-env = env must be production or sandbox.
+dash-search-bad-date = Expected a date as YYYY-MM-DD, got "{ $value }".
+dash-search-dates-reversed = The start date is after the end date.
+dash-search-bad-before = before: expected a number.
+dash-export-bad-title = Bad export
+dash-entry-sequence = Seq
+dash-entry-rn = rn
+dash-entry-type = Type
+dash-entry-total = Total TTC
+dash-entry-code = codeDEFDGI
+dash-entry-certified = Certified
+dash-entry-device-time = Device time
+dash-invoice-title = Invoice { $rn }
+dash-invoice-back = Register ({ $environment })
+dash-security-title = Security elements
+dash-qr-caption = QR code of
+dash-field-code = codeDEFDGI
+dash-field-nim = nim
+dash-field-counters = counters
+dash-field-device-time = dateTime (device)
+dash-field-qr = qrCode
+dash-invoice-section = Invoice
+dash-field-register = Register
+dash-field-sequence = Sequence
+dash-field-seller = Seller NIF / ISF
+dash-field-received = Received
+dash-field-source = Recorded from
+dash-field-key = API key
+dash-field-device = Device
+dash-field-digest = Request digest (SHA-256)
+dash-totals-title = Totals (from the device)
+dash-field-total = Total TTC
+dash-field-vat = VAT
+dash-field-group-ttc = TTC per group
+dash-field-group-vat = VAT per group
+dash-field-specific-tax = Specific tax
+dash-field-usd = USD equivalent

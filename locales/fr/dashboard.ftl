@@ -1,2 +1,223 @@
-# dashboard
-# The same ids, with the same variables, in locales/fr and locales/en (src/i18n/catalogue.rs tests).
+# Le tableau de bord de l'organisation (src/dashboard). Ids préfixés par dash-.
+# Les mêmes ids, avec les mêmes variables, dans locales/fr et locales/en (tests de src/i18n/catalogue.rs).
+
+## Cadre des pages
+
+dash-brand = Passerelle e-MCF
+dash-subtitle = tableau de bord de l'organisation
+dash-lang-switch = Langue
+dash-nav-overview = Vue d'ensemble
+dash-nav-keys = Clés API
+dash-nav-invoices = LogInvoices
+dash-nav-sign-out = Se déconnecter
+dash-back-overview = Retour à la vue d'ensemble
+dash-back-keys = Retour aux clés
+dash-yes = oui
+dash-no = non
+dash-never = jamais
+dash-env-production = production
+dash-env-sandbox = bac à sable
+
+## Erreurs
+
+dash-err-busy-title = Occupé
+dash-err-busy = Le tableau de bord répond à trop de demandes en ce moment. Réessayez dans un instant.
+dash-err-not-found-title = Introuvable
+dash-err-no-such-page = Cette page n'existe pas dans le tableau de bord.
+dash-err-method-title = Méthode non permise
+dash-err-method = Cette page n'accepte pas ce genre de requête.
+dash-err-not-possible-title = Impossible
+dash-err-unavailable-title = Momentanément indisponible
+dash-err-unavailable = La passerelle n'a pas pu lire ou écrire son registre à l'instant. Réessayez dans un moment ; si cela persiste, prévenez l'opérateur de la passerelle.
+dash-err-csrf-title = Requête refusée
+dash-err-csrf = Ce formulaire n'a pas été envoyé depuis une page de ce tableau de bord, ou la page était trop ancienne (contrôle de sécurité). Revenez en arrière, rechargez la page et réessayez.
+dash-err-form-type-title = Formulaire non pris en charge
+dash-err-form-type = Les formulaires doivent être envoyés en application/x-www-form-urlencoded.
+dash-err-form-large-title = Formulaire trop grand
+dash-err-form-large = Le formulaire dépasse ce que cette page accepte.
+dash-err-form-slow-title = Formulaire trop lent
+dash-err-form-slow = Le formulaire est arrivé trop lentement. Envoyez-le de nouveau.
+dash-err-form-cut-title = Formulaire illisible
+dash-err-form-cut = Le formulaire n'a pas pu être lu (coupé). Envoyez-le de nouveau.
+
+## Connexion
+
+dash-sign-in-title = Connexion
+dash-signin-intro = Connectez-vous avec le jeton de tableau de bord que l'opérateur de la passerelle vous a donné
+dash-signin-token = Jeton du tableau de bord
+dash-signin-submit = Se connecter
+dash-signin-expired = Votre session a expiré ou a été fermée. Connectez-vous de nouveau.
+dash-signin-signed-out = Vous êtes déconnecté.
+dash-signin-foreign = Ce formulaire de connexion n'a pas été envoyé depuis ce tableau de bord.
+dash-signin-cookie = Votre navigateur n'a pas renvoyé le cookie de ce formulaire (cookies désactivés, ou formulaire trop ancien). Autorisez les cookies pour ce site, puis connectez-vous de nouveau.
+dash-signin-empty = Saisissez ou collez votre jeton de tableau de bord.
+dash-signin-invalid = Ce jeton de tableau de bord n'est pas valide : il est peut-être mal saisi ou coupé, ou il a été révoqué. Collez-le de nouveau en entier, ou demandez-en un nouveau à l'opérateur de la passerelle.
+dash-signin-whose-address = cette adresse
+dash-signin-whose-org = cette organisation
+dash-signin-throttled = Trop de connexions avec un mauvais jeton depuis { $whose }. Attendez { $seconds } s, puis collez de nouveau le jeton en entier.
+
+## Vue d'ensemble
+
+dash-overview-title = Vue d'ensemble
+dash-settled-certified = La facture en doute est réglée comme certifiée, avec votre nom au registre : le prochain essai de ce numéro par l'ERP reçoit ses éléments.
+dash-settled-not-certified = La facture en doute est réglée comme non certifiée, avec votre nom au registre : l'ERP peut l'envoyer de nouveau.
+dash-org-title = Organisation
+dash-org-name = Nom
+dash-org-id = Identifiant
+dash-org-plan = Formule
+dash-quota-title = Quota { $year }
+dash-quota-used = { $used } sur { $quota } factures de production utilisées, { $left ->
+        [one] { $left } restante
+       *[other] { $left } restantes
+    } cette année
+dash-quota-sandbox = Les factures du bac à sable ne comptent jamais.
+dash-devices-title = Appareils
+dash-device-register = Registre
+dash-device-device = Appareil
+dash-device-link = Liaison
+dash-device-since = Depuis
+dash-device-last-reply = Dernière réponse de l'appareil
+dash-device-queued = En file
+dash-device-last-error = Dernière erreur de liaison
+dash-register-production = Production
+dash-register-sandbox = Bac à sable
+dash-link-connected = connecté
+dash-link-disconnected = déconnecté
+dash-link-not-configured = non configuré
+dash-device-not-ready = Les factures ne peuvent pas être certifiées maintenant : { $reason }.
+dash-reconciling = La passerelle règle une facture précédente avec cet appareil ; les nouvelles factures attendent.
+dash-anomaly-title = Anomalie fiscale
+dash-anomaly-intro = Le boîtier contredit ce que le registre sait de lui. Les factures sont toujours certifiées (le boîtier fait foi) ; prévenez l'administrateur de la passerelle, qui vérifie avec la DGI et en prend acte.
+dash-anomaly-counter-went-back = son compteur de factures a reculé
+dash-anomaly-nif-changed = il annonce un autre NIF de contribuable
+dash-anomaly-item = N° { $id }, { $at } : boîtier { $nim } : { $what } ; la dernière entrée du registre ({ $entry }) a le NIF { $known_nif } et le compteur { $known_tc } ; le boîtier a dit NIF { $seen_nif } et compteur { $seen_tc } ({ $seen_in }).
+dash-dgi-token-valid = Jeton de l'API web de la DGI valable jusqu'au { $until }.
+dash-dgi-token-soon = Il expire dans moins de 7 jours : installez un nouveau jeton depuis le portail de la DGI.
+dash-dgi-unknown = Dernier contact de l'appareil avec la DGI (C2h) : inconnu (l'appareil n'a pas répondu à C2h depuis le démarrage de la passerelle).
+dash-dgi-contact = Dernier contact de l'appareil avec la DGI (C2h, horloge de l'appareil) : { $at } ; liaison { $state } ; { $sent } factures envoyées, { $stored } stockées pas encore envoyées.
+dash-dgi-error = Dernière erreur : { $error }.
+dash-registers-title = Registres
+dash-registers-invoices = LogInvoices :
+dash-registers-production = { $n } en production
+dash-registers-sandbox = { $n } en bac à sable
+dash-registers-separate = un registre et un compteur à part
+dash-registers-keys = Clés API :
+dash-registers-keys-enabled = { $enabled ->
+        [one] { $enabled } activée
+       *[other] { $enabled } activées
+    } sur { $total }
+
+## Factures en doute
+
+dash-doubt-title = { $n ->
+        [one] { $n } facture en doute
+       *[other] { $n } factures en doute
+    }
+dash-doubt-intro = La réponse de la DGI à ces confirmations a été perdue et la DGI ne les liste plus comme en attente : on ne sait pas si elles ont été certifiées. Ne les renvoyez pas sous un autre numéro. Cherchez chacune sur le portail de la DGI (par son numéro ou sa requête), puis indiquez ici ce que montre le portail ; le prochain essai du même numéro par l'ERP reçoit alors la réponse. L'administrateur de la passerelle peut faire de même avec emcf-gateway intent list et intent resolve.
+dash-doubt-item = rn { $rn } ({ $kind }, total { $total }), reçue le { $received } ; requête { $request }
+dash-doubt-settle-rn = Régler la facture rn { $rn }
+dash-doubt-portal = Ce que montre le portail de la DGI
+dash-doubt-certified = Certifiée, avec ces éléments :
+dash-doubt-qr = Code QR (son texte)
+dash-doubt-counters = Compteurs, p. ex. 12/345 FV
+dash-doubt-date = Date et heure sur le portail
+dash-doubt-not-certified = Non certifiée : le portail ne montre aucune facture de ce numéro (l'ERP peut alors l'envoyer de nouveau)
+dash-doubt-by = Votre nom (journalisé)
+dash-doubt-note = Note
+dash-doubt-submit = Régler
+dash-doubt-not-settled-title = Non réglée
+dash-doubt-not-mine = Cette facture n'est pas en doute pour votre organisation (déjà réglée ?).
+dash-doubt-need-date = Indiquez la date et l'heure que le portail de la DGI montre pour elle.
+dash-doubt-say-outcome = Indiquez ce que montre le portail de la DGI : certifiée, ou non certifiée.
+dash-doubt-not-awaiting = Cette facture n'attend plus personne : la passerelle l'a réglée, ou quelqu'un d'autre l'a fait.
+dash-doubt-register-failed = Le registre n'a pas pu l'enregistrer : { $error }. Rien n'a été changé ; réessayez.
+
+## Clés API
+
+dash-keys-title = Clés API
+dash-key-id = Identifiant
+dash-key-environment = Environnement
+dash-key-label = Libellé
+dash-key-created = Créée le
+dash-key-enabled-heading = Activée
+dash-key-action = Action
+dash-key-disable = Désactiver
+dash-key-enable = Activer
+dash-key-disabled = La clé { $id } est désactivée : les requêtes avec elle reçoivent maintenant 401.
+dash-key-enabled = La clé { $id } est de nouveau activée.
+dash-keys-none = Aucune clé API pour l'instant.
+dash-key-not-found = Votre organisation n'a pas de clé { $id }.
+dash-issue-legend = Émettre une nouvelle clé API
+dash-issue-production = production (mcf_live_ : l'appareil fiscal, compte dans le quota)
+dash-issue-sandbox = bac à sable (mcf_test_ : le simulateur, registre à part)
+dash-issue-placeholder = p. ex. caisse ERP 2
+dash-issue-submit = Émettre la clé
+dash-issue-choose-env = Choisissez production ou bac à sable.
+dash-issue-label-too-long = Le libellé doit faire au plus { $max } caractères, sur une ligne.
+dash-issued-title = Clé API émise
+dash-issued = Clé émise.
+dash-issued-key = Clé { $id } ({ $environment }) :
+dash-issued-copy = Copiez-la dans l'ERP maintenant. La passerelle n'en garde qu'une empreinte : elle ne sera plus jamais affichée ; si elle est perdue, émettez-en une autre et désactivez celle-ci.
+dash-toggle-say = Indiquez s'il faut activer ou désactiver la clé.
+dash-disable-title = Désactiver la clé { $id } ?
+dash-disable-question = Désactiver la clé { $id } ({ $label }) ? Les caisses qui l'utilisent seront refusées aussitôt.
+dash-disable-question-unlabelled = Désactiver la clé { $id } ? Les caisses qui l'utilisent seront refusées aussitôt.
+dash-disable-undo = Vous pourrez la réactiver ensuite sur la page des clés.
+dash-disable-confirm = Désactiver la clé
+dash-disable-cancel = Annuler
+dash-disable-already = La clé { $id } est déjà désactivée.
+
+## LogInvoices
+
+dash-invoices-title = LogInvoices
+dash-invoices-none = Aucune facture de ce registre ne correspond.
+dash-tab-production = Registre de production
+dash-tab-sandbox = Registre du bac à sable
+dash-tabs-note = (le registre du bac à sable est à part et ne compte jamais dans le quota)
+dash-search-legend = Chercher dans le registre ({ $environment })
+dash-search-rn = Numéro de facture (rn)
+dash-search-from = Certifiée du
+dash-search-to = au
+dash-search-submit = Chercher
+dash-search-clear = Effacer
+dash-export = Exporter tout le registre ({ $environment }) en CSV
+dash-page-newest = Les plus récentes
+dash-page-older = Plus anciennes →
+dash-search-bad-title = Recherche incorrecte
+dash-search-bad-env = env doit valoir production ou sandbox.
+dash-search-bad-date = Date attendue au format AAAA-MM-JJ (YYYY-MM-DD), reçu « { $value } ».
+dash-search-dates-reversed = La date de début est après la date de fin.
+dash-search-bad-before = before : un nombre est attendu.
+dash-export-bad-title = Export impossible
+dash-entry-sequence = N°
+dash-entry-rn = rn
+dash-entry-type = Type
+dash-entry-total = Total TTC
+dash-entry-code = codeDEFDGI
+dash-entry-certified = Certifiée le
+dash-entry-device-time = Heure de l'appareil
+dash-invoice-title = Facture { $rn }
+dash-invoice-back = Registre ({ $environment })
+dash-security-title = Éléments de sécurité
+dash-qr-caption = Code QR de
+dash-field-code = codeDEFDGI
+dash-field-nim = nim
+dash-field-counters = compteurs (counters)
+dash-field-device-time = dateTime (appareil)
+dash-field-qr = qrCode
+dash-invoice-section = Facture
+dash-field-register = Registre
+dash-field-sequence = Numéro d'ordre
+dash-field-seller = NIF / ISF du vendeur
+dash-field-received = Reçue le
+dash-field-source = Enregistrée par
+dash-field-key = Clé API
+dash-field-device = Appareil
+dash-field-digest = Empreinte de la requête (SHA-256)
+dash-totals-title = Totaux (de l'appareil)
+dash-field-total = Total TTC
+dash-field-vat = TVA
+dash-field-group-ttc = TTC par groupe
+dash-field-group-vat = TVA par groupe
+dash-field-specific-tax = Taxe spécifique
+dash-field-usd = Équivalent en USD

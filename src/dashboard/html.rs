@@ -1,8 +1,18 @@
-//! HTML building: escaping and the page shell. Every dynamic value that goes into a page goes
-//! through [`esc`] (text and attribute values alike); the QR code's SVG is the only markup
-//! inserted as is, and it is drawn by the `qrcode` crate from the text, never copied from it.
+//! HTML building: escaping, texts in the reader's language, amounts and times, tables that
+//! become cards on a phone, and the page shell. Every dynamic value that goes into a page goes
+//! through [`esc`] (text and attribute values alike), catalogue texts too ([`t`]); the QR
+//! code's SVG is the only markup inserted as is, and it is drawn by the `qrcode` crate from the
+//! text, never copied from it.
 
-use chrono::{DateTime, FixedOffset, Utc};
+use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
+use rust_decimal::Decimal;
+
+use super::lang::Reader;
+use crate::i18n::{format, Lang, Message};
+use crate::msg;
+
+/// The currency of the totals a box computes (the DRC's fiscal currency).
+pub const FISCAL_CURRENCY: &str = "CDF";
 
 /// `text` with `& < > " '` replaced by entities: safe in element content and in quoted
 /// attribute values.
@@ -19,6 +29,59 @@ pub fn esc(text: &str) -> String {
         }
     }
     out
+}
+
+/// `message` in `lang`, escaped.
+pub fn t(lang: Lang, message: Message) -> String {
+    esc(&message.render(lang))
+}
+
+/// An instant in the organization's zone, with the offset shown (`24/11/2026 00:30:05
+/// UTC+01:00`).
+pub fn time(at: &DateTime<Utc>, zone: FixedOffset, lang: Lang) -> String {
+    format::date_time(*at, zone, lang)
+}
+
+/// A time read from a device's clock (no zone known): as its reader writes dates.
+pub fn device_time(at: &NaiveDateTime, lang: Lang) -> String {
+    let pattern = match lang {
+        Lang::Fr => "%d/%m/%Y %H:%M:%S",
+        Lang::En => "%Y-%m-%d %H:%M:%S",
+    };
+    at.format(pattern).to_string()
+}
+
+/// An amount in the fiscal currency (`168 040,00 CDF`).
+pub fn amount(value: Decimal, lang: Lang) -> String {
+    format::amount(value, FISCAL_CURRENCY, lang)
+}
+
+/// The start of a table that is a card per row on a phone: `headings` are its columns (each
+/// cell repeats its column's name, see [`cell`]).
+pub fn table_start(id: &str, headings: &[String]) -> String {
+    let mut html = format!(
+        "<div class=\"table-wrap\"><table id=\"{}\" class=\"cards\"><thead><tr>",
+        esc(id)
+    );
+    for heading in headings {
+        html.push_str(&format!("<th scope=\"col\">{}</th>", esc(heading)));
+    }
+    html.push_str("</tr></thead><tbody>");
+    html
+}
+
+/// The end of a [`table_start`] table.
+pub const TABLE_END: &str = "</tbody></table></div>";
+
+/// One cell of column `label` (shown before the value on a phone), `class` if not empty,
+/// `inner` already HTML.
+pub fn cell(label: &str, class: &str, inner: &str) -> String {
+    let class = if class.is_empty() {
+        String::new()
+    } else {
+        format!(" class=\"{}\"", esc(class))
+    };
+    format!("<td data-label=\"{}\"{class}>{inner}</td>", esc(label))
 }
 
 /// Which navigation entry is current.
@@ -46,40 +109,77 @@ pub struct Shell<'a> {
     pub tab: Tab,
 }
 
-/// A whole page: `title`, the navigation when signed in, then `body` (already HTML).
-pub fn page(title: &str, shell: Option<&Shell<'_>>, body: &str) -> String {
+/// The FR / EN switch: links to `/dashboard/lang`, the current language marked.
+fn switch(reader: &Reader) -> String {
+    let links: Vec<String> = Lang::ALL
+        .iter()
+        .map(|&lang| {
+            let current = if lang == reader.lang {
+                " aria-current=\"true\""
+            } else {
+                ""
+            };
+            let name = match lang {
+                Lang::Fr => "Français",
+                Lang::En => "English",
+            };
+            format!(
+                "<a href=\"{}\" id=\"lang-{code}\" lang=\"{code}\" hreflang=\"{code}\" \
+                 title=\"{name}\"{current}>{}</a>",
+                esc(&reader.switch_href(lang)),
+                lang.code().to_ascii_uppercase(),
+                code = lang.code(),
+            )
+        })
+        .collect();
+    format!(
+        "<span class=\"lang\" id=\"lang-switch\" aria-label=\"{}\">{}</span>",
+        t(reader.lang, msg!("dash-lang-switch")),
+        links.join(" ")
+    )
+}
+
+/// A whole page in the reader's language: `title` (plain text), the navigation when signed
+/// in, then `body` (already HTML).
+pub fn page(reader: &Reader, title: &str, shell: Option<&Shell<'_>>, body: &str) -> String {
+    let lang = reader.lang;
     let nav = match shell {
         None => String::new(),
         Some(shell) => {
-            let link = |tab: Tab, href: &str, text: &str| {
+            let link = |tab: Tab, href: &str, text: Message| {
                 let current = if shell.tab == tab {
                     " aria-current=\"page\""
                 } else {
                     ""
                 };
-                format!("<a href=\"{href}\"{current}>{text}</a>")
+                format!("<a href=\"{href}\"{current}>{}</a>", t(lang, text))
             };
             format!(
                 "<nav><span class=\"org\" id=\"org-name\">{name} <small>({id})</small></span>{}{}{}\
                  <form method=\"post\" action=\"/dashboard/logout\" class=\"inline\">{}\
-                 <button type=\"submit\" id=\"sign-out\">Sign out</button></form></nav>",
-                link(Tab::Overview, "/dashboard/", "Overview"),
-                link(Tab::Keys, "/dashboard/keys", "API keys"),
-                link(Tab::Invoices, "/dashboard/invoices", "LogInvoices"),
+                 <button type=\"submit\" id=\"sign-out\">{}</button></form></nav>",
+                link(Tab::Overview, "/dashboard/", msg!("dash-nav-overview")),
+                link(Tab::Keys, "/dashboard/keys", msg!("dash-nav-keys")),
+                link(Tab::Invoices, "/dashboard/invoices", msg!("dash-nav-invoices")),
                 csrf_input(shell.csrf),
+                t(lang, msg!("dash-nav-sign-out")),
                 name = esc(shell.org_name),
                 id = esc(shell.org_id),
             )
         }
     };
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+        "<!DOCTYPE html>\n<html lang=\"{code}\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{title} · e-MCF gateway</title>\
+         <title>{title} · {brand}</title>\
          <link rel=\"icon\" href=\"data:,\"><link rel=\"stylesheet\" href=\"/dashboard/style.css\"></head>\
-         <body><header><strong>e-MCF gateway</strong> · organization dashboard</header>{nav}\
+         <body><header><span class=\"brand\"><strong>{brand}</strong> · {subtitle}</span>{switch}</header>{nav}\
          <main><h1>{title}</h1>\n{body}\n</main></body></html>\n",
+        code = lang.code(),
         title = esc(title),
+        brand = t(lang, msg!("dash-brand")),
+        subtitle = t(lang, msg!("dash-subtitle")),
+        switch = switch(reader),
     )
 }
 
@@ -91,7 +191,7 @@ pub fn csrf_input(csrf: &str) -> String {
     )
 }
 
-/// A message box: `kind` is `info`, `ok` or `error`.
+/// A message box: `kind` is `info`, `ok`, `warn` or `error`; `text` is plain text.
 pub fn notice(kind: &str, text: &str) -> String {
     let role = if kind == "error" { "alert" } else { "status" };
     format!(
@@ -100,44 +200,16 @@ pub fn notice(kind: &str, text: &str) -> String {
     )
 }
 
-/// A UTC time in the gateway's time zone, to the second (`2026-03-02 11:00:00 +01:00`).
-pub fn time(at: &DateTime<Utc>, offset: FixedOffset) -> String {
-    at.with_timezone(&offset)
-        .format("%Y-%m-%d %H:%M:%S %:z")
-        .to_string()
-}
-
-/// The stylesheet served at `/dashboard/style.css`.
-pub const STYLE: &str = "\
-body{font-family:system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}\
-header{background:#123;color:#fff;padding:.6em 1em}\
-nav{display:flex;gap:1em;align-items:center;padding:.5em 1em;background:#e4e8ee;flex-wrap:wrap}\
-nav a[aria-current]{font-weight:bold;text-decoration:none;color:#000}\
-nav .org{font-weight:600;margin-right:auto}\
-main{padding:1em;max-width:75em}\
-table{border-collapse:collapse;background:#fff;margin:.5em 0}\
-th,td{border:1px solid #ccd;padding:.3em .6em;text-align:left;vertical-align:top}\
-th{background:#eef1f5}\
-td.num{text-align:right;font-variant-numeric:tabular-nums}\
-code,.mono{font-family:ui-monospace,monospace;word-break:break-all}\
-form.inline{display:inline;margin:0}\
-fieldset{background:#fff;border:1px solid #ccd;margin:1em 0}\
-label{margin-right:1em}\
-.notice{padding:.6em 1em;border-radius:4px;background:#eef}\
-.notice.ok{background:#e3f6e6}.notice.error{background:#fde8e8;color:#8a1111}\
-.badge{display:inline-block;padding:0 .4em;border-radius:3px;font-size:.85em;background:#dde}\
-.badge.production{background:#d8ecff}.badge.sandbox{background:#fff0c9}\
-.badge.up{background:#d6f5dc}.badge.down{background:#fbd5d5}\
-.secret{font-size:1.2em;background:#fff;border:2px dashed #c60;padding:.5em;display:block}\
-meter{width:20em;height:1.4em}\
-figure#qr svg{width:220px;height:220px}\
-dl.grid{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}\
-dl.grid dt{font-weight:600}dl.grid dd{margin:0}\
-";
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn reader(lang: Lang) -> Reader {
+        Reader {
+            lang,
+            here: "/dashboard/keys".into(),
+        }
+    }
 
     #[test]
     fn escaping_covers_text_and_attributes() {
@@ -156,11 +228,54 @@ mod tests {
             csrf: "abc\"",
             tab: Tab::Keys,
         };
-        let html = page("Keys & more", Some(&shell), "<p>x</p>");
+        let html = page(&reader(Lang::En), "Keys & more", Some(&shell), "<p>x</p>");
         assert!(html.contains("&lt;b&gt;Shop&lt;/b&gt;"));
         assert!(!html.contains("<b>Shop"));
         assert!(html.contains("value=\"abc&quot;\""));
         assert!(html.contains("<title>Keys &amp; more"));
         assert!(html.contains("href=\"/dashboard/keys\" aria-current=\"page\""));
+    }
+
+    #[test]
+    fn pages_say_their_language_and_offer_the_other() {
+        let fr = page(&reader(Lang::Fr), "Clés", None, "");
+        assert!(fr.contains("<html lang=\"fr\">"), "{fr}");
+        assert!(fr.contains("name=\"viewport\""));
+        assert!(fr.contains(
+            "href=\"/dashboard/lang?to=en&amp;back=%2Fdashboard%2Fkeys\" id=\"lang-en\""
+        ));
+        assert!(fr.contains(
+            "id=\"lang-fr\" lang=\"fr\" hreflang=\"fr\" title=\"Français\" aria-current"
+        ));
+        let en = page(&reader(Lang::En), "Keys", None, "");
+        assert!(en.contains("<html lang=\"en\">"));
+        assert!(en.contains("title=\"English\" aria-current"));
+    }
+
+    #[test]
+    fn amounts_and_times_as_the_reader_writes_them() {
+        let value = Decimal::new(16_804_000, 2);
+        assert_eq!(amount(value, Lang::Fr), "168\u{202F}040,00\u{00A0}CDF");
+        assert_eq!(amount(value, Lang::En), "168,040.00 CDF");
+        let at = DateTime::parse_from_rfc3339("2026-11-23T23:30:05Z")
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_default();
+        let zone = FixedOffset::east_opt(3600).unwrap_or(FixedOffset::east_opt(0).unwrap());
+        assert_eq!(time(&at, zone, Lang::Fr), "24/11/2026 00:30:05 UTC+01:00");
+        assert_eq!(
+            device_time(&at.naive_utc(), Lang::En),
+            "2026-11-23 23:30:05"
+        );
+    }
+
+    #[test]
+    fn table_cells_carry_their_column() {
+        let head = table_start("keys", &["Id".into(), "<x>".into()]);
+        assert!(head.contains("<table id=\"keys\" class=\"cards\">"));
+        assert!(head.contains("<th scope=\"col\">&lt;x&gt;</th>"));
+        assert_eq!(
+            cell("Créée le", "num", "1"),
+            "<td data-label=\"Créée le\" class=\"num\">1</td>"
+        );
     }
 }

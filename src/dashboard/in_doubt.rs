@@ -6,35 +6,41 @@
 use chrono::NaiveDateTime;
 use hyper::{Response, StatusCode};
 
-use super::html::{self, csrf_input, esc};
+use super::html::{self, csrf_input, t};
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
 use crate::certify::{OpenIntent, Resolution, ResolveError};
+use crate::i18n::Lang;
+use crate::msg;
 
 /// The overview's section: nothing when no invoice of the organization is in doubt.
-pub(super) fn section(mine: &[OpenIntent], offset: chrono::FixedOffset, csrf: &str) -> String {
+pub(super) fn section(
+    mine: &[OpenIntent],
+    zone: chrono::FixedOffset,
+    csrf: &str,
+    lang: Lang,
+) -> String {
     if mine.is_empty() {
         return String::new();
     }
     let mut html = format!(
-        "<section class=\"notice error\" role=\"alert\" id=\"in-doubt\"><h2>{} invoice(s) in \
-         doubt</h2><p>The DGI's answer to these confirmations was lost and the DGI no longer lists \
-         them as pending: whether they were certified is not known. Do not send them again under \
-         another number. Look each one up on the DGI's portal (by its number or its request), then \
-         say here what the portal shows; the ERP's next try of the same number then gets the \
-         answer. The gateway's administrator can do the same with <code>emcf-gateway intent \
-         list</code> and <code>intent resolve</code>.</p><ul>",
-        mine.len()
+        "<section class=\"notice error\" role=\"alert\" id=\"in-doubt\"><h2>{}</h2><p>{}</p><ul>",
+        t(lang, msg!("dash-doubt-title", n = mine.len())),
+        t(lang, msg!("dash-doubt-intro")),
     );
     for intent in mine {
+        let item = msg!(
+            "dash-doubt-item",
+            rn = &intent.rn,
+            kind = &intent.invoice_type,
+            total = html::amount(intent.total, lang),
+            received = html::time(&intent.received_at, zone, lang),
+            request = intent.channel_ref.as_deref().unwrap_or("-"),
+        );
         html.push_str(&format!(
-            "<li>rn <strong>{}</strong> ({}, total {}), received {}; request {}{}</li>",
-            esc(&intent.rn),
-            esc(&intent.invoice_type),
-            intent.total,
-            esc(&html::time(&intent.received_at, offset)),
-            esc(intent.channel_ref.as_deref().unwrap_or("-")),
-            form(intent, csrf),
+            "<li>{}{}</li>",
+            t(lang, item),
+            form(intent, csrf, lang)
         ));
     }
     html.push_str("</ul></section>");
@@ -42,28 +48,36 @@ pub(super) fn section(mine: &[OpenIntent], offset: chrono::FixedOffset, csrf: &s
 }
 
 /// The settle form of one invoice in doubt.
-fn form(intent: &OpenIntent, csrf: &str) -> String {
+fn form(intent: &OpenIntent, csrf: &str, lang: Lang) -> String {
     let id = intent.intent;
+    let l = |message| t(lang, message);
     format!(
-        "<details id=\"settle-{id}\"><summary>Settle rn {rn}</summary>\
+        "<details id=\"settle-{id}\"><summary>{summary}</summary>\
          <form method=\"post\" action=\"/dashboard/in-doubt/resolve\">{csrf}\
          <input type=\"hidden\" name=\"intent\" value=\"{id}\">\
-         <fieldset><legend>What the DGI's portal shows</legend>\
-         <label><input type=\"radio\" name=\"outcome\" value=\"certified\" required> Certified, with \
-         these elements:</label>\
+         <fieldset><legend>{portal}</legend>\
+         <label><input type=\"radio\" name=\"outcome\" value=\"certified\" required> {certified}</label>\
          <label>codeDEFDGI <input name=\"code_def\" maxlength=\"500\"></label>\
-         <label>QR code (its text) <input name=\"qr_code\" maxlength=\"500\"></label>\
-         <label>Counters, e.g. 12/345 FV <input name=\"counters\" maxlength=\"40\"></label>\
+         <label>{qr} <input name=\"qr_code\" maxlength=\"500\"></label>\
+         <label>{counters} <input name=\"counters\" maxlength=\"40\"></label>\
          <label>NIM <input name=\"nim\" maxlength=\"100\"></label>\
-         <label>Date and time on the portal <input type=\"datetime-local\" step=\"1\" \
-         name=\"date_time\"></label>\
-         <label><input type=\"radio\" name=\"outcome\" value=\"not_certified\"> Not certified: the \
-         portal shows no such invoice (the ERP may then send it again)</label></fieldset>\
-         <label>Your name (journaled) <input name=\"by\" required maxlength=\"100\"></label>\
-         <label>Note <input name=\"note\" maxlength=\"300\"></label>\
-         <button type=\"submit\">Settle</button></form></details>",
-        rn = esc(&intent.rn),
+         <label>{date} <input type=\"datetime-local\" step=\"1\" name=\"date_time\"></label>\
+         <label><input type=\"radio\" name=\"outcome\" value=\"not_certified\"> {not_certified}</label>\
+         </fieldset>\
+         <label>{by} <input name=\"by\" required maxlength=\"100\"></label>\
+         <label>{note} <input name=\"note\" maxlength=\"300\"></label>\
+         <button type=\"submit\">{submit}</button></form></details>",
+        summary = l(msg!("dash-doubt-settle-rn", rn = &intent.rn)),
         csrf = csrf_input(csrf),
+        portal = l(msg!("dash-doubt-portal")),
+        certified = l(msg!("dash-doubt-certified")),
+        qr = l(msg!("dash-doubt-qr")),
+        counters = l(msg!("dash-doubt-counters")),
+        date = l(msg!("dash-doubt-date")),
+        not_certified = l(msg!("dash-doubt-not-certified")),
+        by = l(msg!("dash-doubt-by")),
+        note = l(msg!("dash-doubt-note")),
+        submit = l(msg!("dash-doubt-submit")),
     )
 }
 
@@ -83,8 +97,13 @@ impl Dashboard {
         form: &[(String, String)],
     ) -> Response<Body> {
         let field = |name: &str| web::field(form, name).unwrap_or("").to_string();
-        let refuse = |message: &str| {
-            self.error_page(Some(ctx), StatusCode::BAD_REQUEST, "Not settled", message)
+        let refuse = |message: super::errors::Text| {
+            self.error_in(
+                ctx,
+                StatusCode::BAD_REQUEST,
+                msg!("dash-doubt-not-settled-title"),
+                message,
+            )
         };
         // Only this organization's invoices in doubt can be named (the form is anyone's to
         // write).
@@ -94,14 +113,12 @@ impl Dashboard {
             .ok()
             .and_then(|id| mine.into_iter().find(|open| open.intent == id))
         else {
-            return refuse(
-                "This invoice is not in doubt for your organization (already settled?).",
-            );
+            return refuse(msg!("dash-doubt-not-mine").into());
         };
         let resolution = match field("outcome").as_str() {
             "certified" => {
                 let Some(at) = date_time(&field("date_time")) else {
-                    return refuse("Give the date and time the DGI's portal shows for it.");
+                    return refuse(msg!("dash-doubt-need-date").into());
                 };
                 Resolution::Certified {
                     code_def: field("code_def"),
@@ -112,7 +129,7 @@ impl Dashboard {
                 }
             }
             "not_certified" => Resolution::NotCertified,
-            _ => return refuse("Say what the DGI's portal shows: certified, or not certified."),
+            _ => return refuse(msg!("dash-doubt-say-outcome").into()),
         };
         let note = format!("dashboard of {}; {}", ctx.org.id, field("note").trim());
         match self
@@ -128,16 +145,14 @@ impl Dashboard {
                 web::redirect(&format!("/dashboard/?settled={outcome}"))
             }
             Err(error @ (ResolveError::NoName | ResolveError::BadElement(_))) => {
-                refuse(&error.to_string())
+                refuse(error.to_string().into())
             }
-            Err(ResolveError::NotAwaiting(_)) => refuse(
-                "This invoice is no longer waiting for a person: the gateway settled it, or someone else did.",
-            ),
-            Err(ResolveError::Certify(error)) => self.error_page(
-                Some(ctx),
+            Err(ResolveError::NotAwaiting(_)) => refuse(msg!("dash-doubt-not-awaiting").into()),
+            Err(ResolveError::Certify(error)) => self.error_in(
+                ctx,
                 StatusCode::SERVICE_UNAVAILABLE,
-                "Not settled",
-                &format!("The register could not take it: {error}. Nothing was changed; try again."),
+                msg!("dash-doubt-not-settled-title"),
+                msg!("dash-doubt-register-failed", error = error.to_string()),
             ),
         }
     }

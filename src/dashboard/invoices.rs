@@ -6,11 +6,14 @@ use chrono::NaiveDate;
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 
-use super::html::{self, esc, notice, Tab};
+use super::html::{self, cell, esc, notice, t, Tab};
+use super::keys::env_name;
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
 use crate::admin::{csv, Admin, EntryFilter, LogPage, Search};
+use crate::i18n::{format, Lang, Message};
 use crate::model::{Environment, RegisterEntry};
+use crate::msg;
 
 /// Entries per page.
 const PAGE: usize = 50;
@@ -36,7 +39,7 @@ struct Query {
 }
 
 impl Query {
-    fn parse(pairs: &[(String, String)]) -> Result<Query, String> {
+    fn parse(pairs: &[(String, String)]) -> Result<Query, Message> {
         let text = |name: &str| -> Option<String> {
             web::field(pairs, name)
                 .map(str::trim)
@@ -45,23 +48,26 @@ impl Query {
         };
         let env = match text("env") {
             None => Environment::Production,
-            Some(env) => parse_env(&env).ok_or("env must be production or sandbox")?,
+            Some(env) => parse_env(&env).ok_or(msg!("dash-search-bad-env"))?,
         };
         let day = |name: &str| match text(name) {
             None => Ok(None),
             Some(v) => NaiveDate::parse_from_str(&v, "%Y-%m-%d")
                 .map(Some)
-                .map_err(|_| format!("{name}: expected a date as YYYY-MM-DD, got {v:?}")),
+                .map_err(|_| msg!("dash-search-bad-date", value = v)),
         };
         let (from, to) = (day("from")?, day("to")?);
         if let (Some(from), Some(to)) = (from, to) {
             if from > to {
-                return Err("the start date is after the end date".to_string());
+                return Err(msg!("dash-search-dates-reversed"));
             }
         }
         let before = match text("before") {
             None => None,
-            Some(v) => Some(v.parse::<u64>().map_err(|_| "before: expected a number")?),
+            Some(v) => Some(
+                v.parse::<u64>()
+                    .map_err(|_| msg!("dash-search-bad-before"))?,
+            ),
         };
         let rn = text("rn").unwrap_or_default();
         Ok(Query {
@@ -101,7 +107,12 @@ impl Dashboard {
         let query = match Query::parse(&web::query(request)) {
             Ok(query) => query,
             Err(text) => {
-                return self.error_page(Some(ctx), StatusCode::BAD_REQUEST, "Bad search", &text)
+                return self.error_in(
+                    ctx,
+                    StatusCode::BAD_REQUEST,
+                    msg!("dash-search-bad-title"),
+                    text,
+                )
             }
         };
         let search = Search {
@@ -118,42 +129,62 @@ impl Dashboard {
             next_before: next,
         } = match self.blocking(find).await {
             Ok(page) => page,
-            Err(error) => return self.failure(Some(ctx), &error),
+            Err(error) => return self.failure_in(ctx, &error),
         };
-        let mut body = search_form(&query);
+        let lang = ctx.lang();
+        let mut body = search_form(&query, lang);
         if entries.is_empty() {
-            body.push_str(&notice("info", "No invoice in this register matches."));
+            body.push_str(&notice("info", &ctx.text(msg!("dash-invoices-none"))));
         } else {
-            body.push_str(&self.entries_table(&entries));
+            body.push_str(&self.entries_table(&entries, lang));
         }
-        body.push_str(&paging(&query, next));
-        web::html(
-            StatusCode::OK,
-            html::page("LogInvoices", Some(&ctx.shell(Tab::Invoices)), &body),
-        )
+        body.push_str(&paging(&query, next, lang));
+        ctx.page(&ctx.text(msg!("dash-invoices-title")), Tab::Invoices, &body)
     }
 
-    fn entries_table(&self, entries: &[RegisterEntry]) -> String {
-        let offset = self.admin.time_zone();
-        let mut out = String::from(
-            "<table id=\"entries\"><tr><th>Seq</th><th>rn</th><th>Type</th><th>Total</th>\
-             <th>codeDEFDGI</th><th>Certified</th><th>Device time</th></tr>",
-        );
+    fn entries_table(&self, entries: &[RegisterEntry], lang: Lang) -> String {
+        let zone = self.admin.time_zone();
+        let h = [
+            msg!("dash-entry-sequence"),
+            msg!("dash-entry-rn"),
+            msg!("dash-entry-type"),
+            msg!("dash-entry-total"),
+            msg!("dash-entry-code"),
+            msg!("dash-entry-certified"),
+            msg!("dash-entry-device-time"),
+        ]
+        .map(|m| m.render(lang));
+        let mut out = html::table_start("entries", &h);
         for e in entries {
-            out.push_str(&format!(
-                "<tr><td class=\"num\">{seq}</td><td><a class=\"rn\" href=\"/dashboard/invoices/{env}/{seq}\">{rn}</a></td>\
-                 <td>{kind}</td><td class=\"num\">{total}</td><td><code>{code}</code></td><td>{at}</td><td>{dt}</td></tr>",
-                seq = e.sequence,
-                env = e.request.environment.as_str(),
-                rn = esc(&e.request.rn),
-                kind = esc(&e.request.invoice_type),
-                total = esc(&e.request.totals.total.to_string()),
-                code = esc(&e.security.code_def),
-                at = esc(&html::time(&e.certified_at, offset)),
-                dt = esc(&e.security.date_time.format("%Y-%m-%d %H:%M:%S").to_string()),
-            ));
+            let (seq, env) = (e.sequence, e.request.environment.as_str());
+            let link = format!(
+                "<a class=\"rn\" href=\"/dashboard/invoices/{env}/{seq}\">{}</a>",
+                esc(&e.request.rn)
+            );
+            let cells = [
+                cell(&h[0], "num", &seq.to_string()),
+                cell(&h[1], "", &link),
+                cell(&h[2], "", &esc(&e.request.invoice_type)),
+                cell(
+                    &h[3],
+                    "num total",
+                    &esc(&html::amount(e.request.totals.total, lang)),
+                ),
+                cell(
+                    &h[4],
+                    "",
+                    &format!("<code>{}</code>", esc(&e.security.code_def)),
+                ),
+                cell(&h[5], "", &esc(&html::time(&e.certified_at, zone, lang))),
+                cell(
+                    &h[6],
+                    "",
+                    &esc(&html::device_time(&e.security.date_time, lang)),
+                ),
+            ];
+            out.push_str(&format!("<tr>{}</tr>", cells.concat()));
         }
-        out.push_str("</table>");
+        out.push_str(html::TABLE_END);
         out
     }
 
@@ -167,16 +198,21 @@ impl Dashboard {
         let show = move |admin: &Admin| admin.org_log_show(&org_id, env, sequence);
         let entry: RegisterEntry = match self.blocking(show).await {
             Ok(entry) => entry,
-            Err(error) => return self.failure(Some(ctx), &error),
+            Err(error) => return self.failure_in(ctx, &error),
         };
-        let offset = self.admin.time_zone();
+        let (lang, zone) = (ctx.lang(), self.admin.time_zone());
         let (r, s) = (&entry.request, &entry.security);
-        let row = |name: &str, id: &str, value: &str| {
-            format!("<dt>{}</dt><dd id=\"{id}\">{}</dd>", esc(name), esc(value))
+        let row = |name: Message, id: &str, value: &str| {
+            format!(
+                "<dt>{}</dt><dd id=\"{id}\">{}</dd>",
+                t(lang, name),
+                esc(value)
+            )
         };
         let groups = |list: &[(char, rust_decimal::Decimal)]| {
+            let colon = if lang == Lang::Fr { "\u{a0}: " } else { ": " };
             list.iter()
-                .map(|(g, v)| format!("{g}: {v}"))
+                .map(|(g, v)| format!("{g}{colon}{}", format::number(*v, lang)))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -185,57 +221,101 @@ impl Dashboard {
             Err(error) => notice("error", &error.to_string()),
         };
         let mut body = format!(
-            "<p><a href=\"/dashboard/invoices?env={env}\">← {env} register</a></p>\
-             <section id=\"security\"><h2>Security elements</h2><div class=\"qr-box\">\
-             <figure id=\"qr\">{qr}<figcaption>QR code of <code>qrCode</code></figcaption></figure></div>\
+            "<p><a href=\"/dashboard/invoices?env={env}\">← {}</a></p>\
+             <section id=\"security\"><h2>{}</h2><div class=\"qr-box\">\
+             <figure id=\"qr\">{qr}<figcaption>{} <code>qrCode</code></figcaption></figure></div>\
              <dl class=\"grid\">{}{}{}{}{}</dl></section>",
-            row("codeDEFDGI", "codeDEFDGI", &s.code_def),
-            row("nim", "nim", &s.nim),
-            row("counters", "counters", &s.counters),
-            row("dateTime (device)", "dateTime", &s.date_time.format("%Y-%m-%d %H:%M:%S").to_string()),
-            row("qrCode", "qrCode", &s.qr_code),
+            t(
+                lang,
+                msg!(
+                    "dash-invoice-back",
+                    environment = env_name(env).render(lang)
+                )
+            ),
+            t(lang, msg!("dash-security-title")),
+            t(lang, msg!("dash-qr-caption")),
+            row(msg!("dash-field-code"), "codeDEFDGI", &s.code_def),
+            row(msg!("dash-field-nim"), "nim", &s.nim),
+            row(msg!("dash-field-counters"), "counters", &s.counters),
+            row(
+                msg!("dash-field-device-time"),
+                "dateTime",
+                &html::device_time(&s.date_time, lang)
+            ),
+            row(msg!("dash-field-qr"), "qrCode", &s.qr_code),
             env = env.as_str(),
         );
         body.push_str(&format!(
-            "<section><h2>Invoice</h2><dl class=\"grid\">{}{}{}{}{}{}{}{}{}{}{}</dl></section>",
-            row("Register", "env", env.as_str()),
-            row("Sequence", "sequence", &entry.sequence.to_string()),
-            row("rn", "rn", &r.rn),
-            row("Type", "type", &r.invoice_type),
+            "<section><h2>{}</h2><dl class=\"grid\">{}{}{}{}{}{}{}{}{}{}{}</dl></section>",
+            t(lang, msg!("dash-invoice-section")),
             row(
-                "Seller NIF / ISF",
+                msg!("dash-field-register"),
+                "env",
+                &env_name(env).render(lang)
+            ),
+            row(
+                msg!("dash-field-sequence"),
+                "sequence",
+                &entry.sequence.to_string()
+            ),
+            row(msg!("dash-entry-rn"), "rn", &r.rn),
+            row(msg!("dash-entry-type"), "type", &r.invoice_type),
+            row(
+                msg!("dash-field-seller"),
                 "seller",
                 &format!("{} / {}", r.nif, r.isf)
             ),
-            row("Received", "received", &html::time(&r.received_at, offset)),
             row(
-                "Certified",
+                msg!("dash-field-received"),
+                "received",
+                &html::time(&r.received_at, zone, lang)
+            ),
+            row(
+                msg!("dash-entry-certified"),
                 "certified",
-                &html::time(&entry.certified_at, offset)
+                &html::time(&entry.certified_at, zone, lang)
             ),
-            row("Recorded from", "source", &entry.source),
-            row("API key", "key", &r.key_id),
-            row("Device", "device", &r.device),
-            row("Request digest (SHA-256)", "digest", &r.request_digest),
+            row(msg!("dash-field-source"), "source", &entry.source),
+            row(msg!("dash-field-key"), "key", &r.key_id),
+            row(msg!("dash-field-device"), "device", &r.device),
+            row(msg!("dash-field-digest"), "digest", &r.request_digest),
         ));
+        let usd = r
+            .totals
+            .usd_equivalent
+            .map_or_else(|| "-".into(), |v| format::amount(v, "USD", lang));
         body.push_str(&format!(
-            "<section><h2>Totals (from the device)</h2><dl class=\"grid\">{}{}{}{}{}{}</dl></section>",
-            row("Total TTC", "total", &r.totals.total.to_string()),
-            row("VAT", "vat", &r.totals.vat.to_string()),
-            row("TTC per group", "group-ttc", &groups(&r.totals.group_ttc)),
-            row("VAT per group", "group-vat", &groups(&r.totals.group_vat)),
-            row("Specific tax", "specific-tax", &r.totals.specific_tax.to_string()),
+            "<section><h2>{}</h2><dl class=\"grid\">{}{}{}{}{}{}</dl></section>",
+            t(lang, msg!("dash-totals-title")),
             row(
-                "USD equivalent",
-                "usd",
-                &r.totals.usd_equivalent.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
+                msg!("dash-field-total"),
+                "total",
+                &html::amount(r.totals.total, lang)
             ),
+            row(
+                msg!("dash-field-vat"),
+                "vat",
+                &html::amount(r.totals.vat, lang)
+            ),
+            row(
+                msg!("dash-field-group-ttc"),
+                "group-ttc",
+                &groups(&r.totals.group_ttc)
+            ),
+            row(
+                msg!("dash-field-group-vat"),
+                "group-vat",
+                &groups(&r.totals.group_vat)
+            ),
+            row(
+                msg!("dash-field-specific-tax"),
+                "specific-tax",
+                &html::amount(r.totals.specific_tax, lang)
+            ),
+            row(msg!("dash-field-usd"), "usd", &usd),
         ));
-        let title = format!("Invoice {}", r.rn);
-        web::html(
-            StatusCode::OK,
-            html::page(&title, Some(&ctx.shell(Tab::Invoices)), &body),
-        )
+        let title = ctx.text(msg!("dash-invoice-title", rn = &r.rn));
+        ctx.page(&title, Tab::Invoices, &body)
     }
 
     pub(super) async fn invoices_csv(
@@ -248,11 +328,11 @@ impl Dashboard {
             None => Environment::Production,
             Some(Some(env)) => env,
             Some(None) => {
-                return self.error_page(
-                    Some(ctx),
+                return self.error_in(
+                    ctx,
                     StatusCode::BAD_REQUEST,
-                    "Bad export",
-                    "env must be production or sandbox",
+                    msg!("dash-export-bad-title"),
+                    msg!("dash-search-bad-env"),
                 )
             }
         };
@@ -268,7 +348,7 @@ impl Dashboard {
             let entries: Vec<RegisterEntry> =
                 match self.blocking(move |admin| admin.log_list(filter)).await {
                     Ok(entries) => entries,
-                    Err(error) => return self.failure(Some(ctx), &error),
+                    Err(error) => return self.failure_in(ctx, &error),
                 };
             let Some(last) = entries.last() else { break };
             after = last.sequence;
@@ -303,33 +383,43 @@ fn strip_prolog(svg: &str) -> &str {
 }
 
 /// The register tabs and the search form of `query`.
-fn search_form(query: &Query) -> String {
+fn search_form(query: &Query, lang: Lang) -> String {
     let env = query.env.as_str();
-    let tab = |e: Environment, text: &str| {
+    let tab = |e: Environment, text: Message| {
         let current = if e == query.env {
             " aria-current=\"page\""
         } else {
             ""
         };
         format!(
-            "<a href=\"/dashboard/invoices?env={}\" id=\"tab-{0}\"{current}>{text}</a>",
-            e.as_str()
+            "<a href=\"/dashboard/invoices?env={}\" id=\"tab-{0}\"{current}>{}</a>",
+            e.as_str(),
+            t(lang, text)
         )
     };
     let mut body = format!(
-        "<p class=\"tabs\">{} · {} <small>(the sandbox register is separate and never counts in the quota)</small></p>",
-        tab(Environment::Production, "Production register"),
-        tab(Environment::Sandbox, "Sandbox register"),
+        "<p class=\"tabs\">{} · {} <small>{}</small></p>",
+        tab(Environment::Production, msg!("dash-tab-production")),
+        tab(Environment::Sandbox, msg!("dash-tab-sandbox")),
+        t(lang, msg!("dash-tabs-note")),
     );
+    let name = env_name(query.env).render(lang);
     body.push_str(&format!(
         "<form method=\"get\" action=\"/dashboard/invoices\" id=\"search-form\"><fieldset>\
-         <legend>Search the {env} register</legend><input type=\"hidden\" name=\"env\" value=\"{env}\">\
-         <label>Invoice number (rn) <input name=\"rn\" id=\"rn\" value=\"{rn}\" maxlength=\"64\"></label>\
-         <label>Certified from <input type=\"date\" name=\"from\" id=\"from\" value=\"{from}\"></label>\
-         <label>to <input type=\"date\" name=\"to\" id=\"to\" value=\"{to}\"></label>\
-         <button type=\"submit\" id=\"search\">Search</button> <a href=\"/dashboard/invoices?env={env}\">Clear</a>\
+         <legend>{legend}</legend><input type=\"hidden\" name=\"env\" value=\"{env}\">\
+         <label>{rn_label} <input name=\"rn\" id=\"rn\" value=\"{rn}\" maxlength=\"64\"></label>\
+         <label>{from_label} <input type=\"date\" name=\"from\" id=\"from\" value=\"{from}\"></label>\
+         <label>{to_label} <input type=\"date\" name=\"to\" id=\"to\" value=\"{to}\"></label>\
+         <button type=\"submit\" id=\"search\">{search}</button> <a href=\"/dashboard/invoices?env={env}\">{clear}</a>\
          </fieldset></form><p><a href=\"/dashboard/invoices.csv?env={env}\" id=\"csv\" download>\
-         Export the whole {env} register (CSV)</a></p>",
+         {export}</a></p>",
+        legend = t(lang, msg!("dash-search-legend", environment = name.clone())),
+        rn_label = t(lang, msg!("dash-search-rn")),
+        from_label = t(lang, msg!("dash-search-from")),
+        to_label = t(lang, msg!("dash-search-to")),
+        search = t(lang, msg!("dash-search-submit")),
+        clear = t(lang, msg!("dash-search-clear")),
+        export = t(lang, msg!("dash-export", environment = name)),
         rn = esc(&query.rn),
         from = query.from.map(|d| d.to_string()).unwrap_or_default(),
         to = query.to.map(|d| d.to_string()).unwrap_or_default(),
@@ -338,18 +428,20 @@ fn search_form(query: &Query) -> String {
 }
 
 /// The links to the newest and the older page.
-fn paging(query: &Query, next: Option<u64>) -> String {
+fn paging(query: &Query, next: Option<u64>, lang: Lang) -> String {
     let mut paging = Vec::new();
     if query.before.is_some() {
         paging.push(format!(
-            "<a href=\"{}\" id=\"newest\">Newest</a>",
-            esc(&query.href(None))
+            "<a href=\"{}\" id=\"newest\">{}</a>",
+            esc(&query.href(None)),
+            t(lang, msg!("dash-page-newest"))
         ));
     }
     if let Some(next) = next {
         paging.push(format!(
-            "<a href=\"{}\" id=\"older\">Older →</a>",
-            esc(&query.href(Some(next)))
+            "<a href=\"{}\" id=\"older\">{}</a>",
+            esc(&query.href(Some(next))),
+            t(lang, msg!("dash-page-older"))
         ));
     }
     if paging.is_empty() {

@@ -1,17 +1,27 @@
 //! The organization dashboard (docs/design.md §8), served by the gateway under `/dashboard`: plain
 //! HTML forms, no script, no build step.
 //!
+//! French first, English too: every text comes from `locales/<lang>/dashboard.ftl` (ids
+//! `dash-*`), in the reader's language (`lang`: the FR / EN switch's cookie, else
+//! `Accept-Language`, else the installation's default); amounts and times as that reader
+//! writes them, times in the organization's zone (the configured `timezone_offset`, the quota
+//! year's) with the offset shown. Every page fits a phone's width (`style`).
+//!
 //! # Routes
 //!
 //! | method | path | what |
 //! |---|---|---|
 //! | GET | `/dashboard` | redirect to `/dashboard/` |
 //! | GET | `/dashboard/style.css` | the stylesheet (public) |
+//! | GET | `/dashboard/lang?to=fr\|en&back=` | keeps the reader's language choice (cookie), goes back |
 //! | GET, POST | `/dashboard/login` | sign-in form; sign in with a dashboard token |
 //! | POST | `/dashboard/logout` | sign out |
 //! | GET | `/dashboard/` | overview: organization, device link, quota gauge, counters |
 //! | GET, POST | `/dashboard/keys` | API keys; POST issues one (secret shown once) |
-//! | POST | `/dashboard/keys/toggle` | enable or disable a key (`id`, `enabled`) |
+//! | GET | `/dashboard/keys/disable?id=` | asks to confirm disabling a key (its tills are cut off) |
+//! | POST | `/dashboard/keys/disable` | disables a key (`id`), the confirmation's form |
+//! | POST | `/dashboard/keys/toggle` | enables a key (`id`, `enabled=true`); `enabled=false` leads to the confirmation |
+//! | POST | `/dashboard/in-doubt/resolve` | settles an invoice in doubt |
 //! | GET | `/dashboard/invoices` | LogInvoices: `env`, `rn`, `from`, `to`, `before` (paging) |
 //! | GET | `/dashboard/invoices/{env}/{seq}` | one entry, security elements, QR code |
 //! | GET | `/dashboard/invoices.csv?env=` | the organization's register of `env` as CSV |
@@ -29,17 +39,23 @@
 //!   when sent, must name the requested host; otherwise 403 and nothing is done.
 //! * Isolation: the organization comes from the session only; every admin request is an
 //!   `Org*` one scoped to it, so another organization's key or entry is "not found".
+//! * Disabling a key cuts off the tills using it: it is asked, then confirmed (a page with
+//!   the key's id and label, and a POST form with the CSRF token); enabling is one click.
 //! * Output: every dynamic value is HTML-escaped (`html::esc`); the CSP forbids scripts.
 //!   Tokens, keys and session ids are never logged.
 
+mod errors;
 mod html;
 mod in_doubt;
 mod invoices;
+mod keys;
+mod lang;
 mod nonces;
-mod pages;
+mod overview;
 mod route;
 mod session;
 mod signin;
+mod style;
 mod throttle;
 mod web;
 
@@ -55,8 +71,12 @@ use tracing::{info, warn};
 use crate::admin::{Admin, AdminError};
 use crate::certify::Certifier;
 use crate::http_body::BodyLimits;
+use crate::i18n::{Lang, Message};
 use crate::model::Organization;
+use crate::msg;
 use html::{Shell, Tab};
+use lang::Reader;
+pub use lang::LANG_COOKIE;
 use route::{route, Route};
 use session::{Lookup, Session, Sessions};
 use web::Body;
@@ -109,10 +129,11 @@ pub struct Dashboard {
     options: DashboardOptions,
 }
 
-/// A signed-in request: its session and organization.
+/// A signed-in request: its session, organization and reader.
 struct Ctx {
     session: Session,
     org: Organization,
+    reader: Reader,
 }
 
 impl Ctx {
@@ -123,6 +144,23 @@ impl Ctx {
             csrf: &self.session.csrf,
             tab,
         }
+    }
+
+    fn lang(&self) -> Lang {
+        self.reader.lang
+    }
+
+    /// `message` in the reader's language (plain text).
+    fn text(&self, message: Message) -> String {
+        message.render(self.reader.lang)
+    }
+
+    /// A signed-in page: `title` (plain text), the navigation with `tab` current, `body`.
+    fn page(&self, title: &str, tab: Tab, body: &str) -> Response<Body> {
+        web::html(
+            StatusCode::OK,
+            html::page(&self.reader, title, Some(&self.shell(tab)), body),
+        )
     }
 }
 
@@ -157,13 +195,15 @@ impl Dashboard {
         request: Request<Incoming>,
         peer: SocketAddr,
     ) -> Response<Full<Bytes>> {
+        let reader = Reader::of(&request);
         let Ok(_permit) = self.busy.try_acquire() else {
             crate::metrics::connection_refused("dashboard_busy");
             let mut response = self.error_page(
+                &reader,
                 None,
                 StatusCode::SERVICE_UNAVAILABLE,
-                "Busy",
-                "The dashboard is answering too many requests just now. Try again in a moment.",
+                msg!("dash-err-busy-title"),
+                msg!("dash-err-busy"),
             );
             response.headers_mut().insert(
                 hyper::header::RETRY_AFTER,
@@ -171,62 +211,68 @@ impl Dashboard {
             );
             return web::closing(response);
         };
-        self.route(request, peer).await
+        self.route(request, peer, reader).await
     }
 
-    async fn route(&self, request: Request<Incoming>, peer: SocketAddr) -> Response<Full<Bytes>> {
+    async fn route(
+        &self,
+        request: Request<Incoming>,
+        peer: SocketAddr,
+        reader: Reader,
+    ) -> Response<Full<Bytes>> {
         let method = request.method().clone();
         let route = route(request.uri().path());
         let get = method == Method::GET || method == Method::HEAD;
         let post = method == Method::POST;
         match route {
             Route::Root if get => web::redirect("/dashboard/"),
-            Route::Style if get => web::response(StatusCode::OK, "text/css", html::STYLE),
-            Route::Login if get => self.login_form(&request, peer),
-            Route::Login if post => self.sign_in(request, peer).await,
-            Route::Logout if post => self.sign_out(request).await,
+            Route::Style if get => web::response(StatusCode::OK, "text/css", style::STYLE),
+            Route::Lang if get => lang::switch(&request, self.secure(&request)),
+            Route::Login if get => self.login_form(&request, peer, &reader),
+            Route::Login if post => self.sign_in(request, peer, &reader).await,
+            Route::Logout if post => self.sign_out(request, &reader).await,
             Route::NotFound => self.error_page(
+                &reader,
                 None,
                 StatusCode::NOT_FOUND,
-                "Not found",
-                "There is no such page in the dashboard.",
+                msg!("dash-err-not-found-title"),
+                msg!("dash-err-no-such-page"),
             ),
-            Route::Overview | Route::Invoices | Route::InvoicesCsv | Route::Invoice(..) if get => {
-                match self.signed_in(&request).await {
+            Route::Overview
+            | Route::Invoices
+            | Route::InvoicesCsv
+            | Route::Invoice(..)
+            | Route::Keys
+            | Route::KeyDisable
+                if get =>
+            {
+                match self.signed_in(&request, reader).await {
                     Ok(ctx) => self.get_page(route, &request, &ctx).await,
                     Err(response) => response,
                 }
             }
-            Route::Keys if get => match self.signed_in(&request).await {
-                Ok(ctx) => self.keys_page(&ctx, &request, None).await,
-                Err(response) => response,
-            },
-            Route::ResolveInDoubt if post => {
-                let ctx = match self.signed_in(&request).await {
+            Route::ResolveInDoubt | Route::Keys | Route::KeysToggle | Route::KeyDisable if post => {
+                let ctx = match self.signed_in(&request, reader).await {
                     Ok(ctx) => ctx,
                     Err(response) => return response,
                 };
-                match self.checked_form(request, &ctx.session).await {
-                    Ok(form) => self.resolve_in_doubt(&ctx, &form).await,
-                    Err(response) => response,
-                }
-            }
-            Route::Keys | Route::KeysToggle if post => {
-                let ctx = match self.signed_in(&request).await {
-                    Ok(ctx) => ctx,
+                let form = match self.checked_form(request, &ctx.session, &ctx.reader).await {
+                    Ok(form) => form,
                     Err(response) => return response,
                 };
-                match self.checked_form(request, &ctx.session).await {
-                    Ok(form) if route == Route::Keys => self.issue_key(&ctx, &form).await,
-                    Ok(form) => self.toggle_key(&ctx, &form).await,
-                    Err(response) => response,
+                match route {
+                    Route::ResolveInDoubt => self.resolve_in_doubt(&ctx, &form).await,
+                    Route::Keys => self.issue_key(&ctx, &form).await,
+                    Route::KeyDisable => self.disable_key(&ctx, &form).await,
+                    _ => self.toggle_key(&ctx, &form).await,
                 }
             }
             _ => self.error_page(
+                &reader,
                 None,
                 StatusCode::METHOD_NOT_ALLOWED,
-                "Method not allowed",
-                "This page does not accept that kind of request.",
+                msg!("dash-err-method-title"),
+                msg!("dash-err-method"),
             ),
         }
     }
@@ -239,21 +285,27 @@ impl Dashboard {
     ) -> Response<Body> {
         match route {
             Route::Overview => self.overview(ctx, request).await,
+            Route::Keys => self.keys_page(ctx, request).await,
+            Route::KeyDisable => self.confirm_disable(ctx, request).await,
             Route::Invoices => self.invoices_page(ctx, request).await,
             Route::InvoicesCsv => self.invoices_csv(ctx, request).await,
             Route::Invoice(env, seq) => self.invoice_page(ctx, env, seq).await,
-            _ => self.error_page(
-                Some(ctx),
+            _ => self.error_in(
+                ctx,
                 StatusCode::NOT_FOUND,
-                "Not found",
-                "No such page.",
+                msg!("dash-err-not-found-title"),
+                msg!("dash-err-no-such-page"),
             ),
         }
     }
 
     /// The signed-in context of a request, or the answer to give instead: to the sign-in page
     /// (saying the session ended when the cookie named one that is gone).
-    async fn signed_in(&self, request: &Request<Incoming>) -> Result<Ctx, Response<Body>> {
+    async fn signed_in(
+        &self,
+        request: &Request<Incoming>,
+        reader: Reader,
+    ) -> Result<Ctx, Response<Body>> {
         let Some(cookie) = web::cookie(request, SESSION_COOKIE).filter(|c| !c.is_empty()) else {
             return Err(web::redirect("/dashboard/login"));
         };
@@ -279,13 +331,14 @@ impl Dashboard {
             Ok(Some(shown)) => Ok(Ctx {
                 session,
                 org: shown.organization,
+                reader,
             }),
             Ok(None) | Err(AdminError::Invalid(_)) => {
                 info!(org = %session.org, token = %session.token_id, "dashboard session ended: token revoked or organization gone");
                 self.sessions.close(&cookie);
                 Err(ended())
             }
-            Err(error) => Err(self.failure(None, &error)),
+            Err(error) => Err(self.failure(&reader, None, &error)),
         }
     }
 
@@ -294,64 +347,26 @@ impl Dashboard {
         &self,
         request: Request<Incoming>,
         session: &Session,
+        reader: &Reader,
     ) -> Result<Vec<(String, String)>, Response<Body>> {
         let forbidden = |why: &str| {
             warn!(org = %session.org, why, "dashboard form refused (CSRF check)");
             self.error_page(
+                reader,
                 None,
                 StatusCode::FORBIDDEN,
-                "Request refused",
-                "This form was not sent from this dashboard's own page, or the page was too old \
-                 (security check failed). Go back, reload the page and try again.",
+                msg!("dash-err-csrf-title"),
+                msg!("dash-err-csrf"),
             )
         };
         if !web::same_origin(&request) {
             return Err(forbidden("foreign origin"));
         }
-        let form = self.read_form(request, web::FORM_LIMIT).await?;
+        let form = self.read_form(request, web::FORM_LIMIT, reader).await?;
         if !session.csrf_ok(web::field(&form, "csrf")) {
             return Err(forbidden("missing or wrong CSRF token"));
         }
         Ok(form)
-    }
-
-    async fn read_form(
-        &self,
-        request: Request<Incoming>,
-        limit: usize,
-    ) -> Result<Vec<(String, String)>, Response<Body>> {
-        let limits = self.options.body.with_limit(limit);
-        web::read_form(request, &limits)
-            .await
-            .map_err(|error| match error {
-                web::FormError::ContentType => self.error_page(
-                    None,
-                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    "Unsupported form",
-                    "Forms must be sent as application/x-www-form-urlencoded.",
-                ),
-                web::FormError::TooLarge => self.error_page(
-                    None,
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "Form too large",
-                    "The form is larger than this page accepts.",
-                ),
-                web::FormError::TooSlow => {
-                    crate::metrics::connection_refused("body_too_slow");
-                    web::closing(self.error_page(
-                        None,
-                        StatusCode::REQUEST_TIMEOUT,
-                        "Form too slow",
-                        "The form arrived too slowly. Send it again.",
-                    ))
-                }
-                web::FormError::Body => self.error_page(
-                    None,
-                    StatusCode::BAD_REQUEST,
-                    "Form unreadable",
-                    "The form could not be read (cut off). Send it again.",
-                ),
-            })
     }
 
     /// Whether cookies set in answer to `request` get `Secure` (per the options and the
@@ -369,45 +384,5 @@ impl Dashboard {
         tokio::task::spawn_blocking(move || work(&admin))
             .await
             .map_err(|e| AdminError::Socket(format!("dashboard task failed: {e}")))?
-    }
-
-    /// The answer to a failed admin request: 404 for "not found", 400 for a refusal, 503 when
-    /// the register cannot be read (details in the log, not on the page).
-    fn failure(&self, ctx: Option<&Ctx>, error: &AdminError) -> Response<Body> {
-        match error {
-            AdminError::NotFound(text) => {
-                self.error_page(ctx, StatusCode::NOT_FOUND, "Not found", text)
-            }
-            AdminError::Invalid(text) => {
-                self.error_page(ctx, StatusCode::BAD_REQUEST, "Not possible", text)
-            }
-            other => {
-                warn!(error = %other, "dashboard: admin request failed");
-                self.error_page(
-                    ctx,
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "Temporarily unavailable",
-                    "The gateway could not read or write its register just now. Try again in a \
-                     moment; if it persists, tell the gateway's operator.",
-                )
-            }
-        }
-    }
-
-    fn error_page(
-        &self,
-        ctx: Option<&Ctx>,
-        status: StatusCode,
-        title: &str,
-        message: &str,
-    ) -> Response<Body> {
-        let shell = ctx.map(|ctx| ctx.shell(Tab::None));
-        let back = if ctx.is_some() {
-            "<p><a href=\"/dashboard/\">Back to the overview</a></p>"
-        } else {
-            "<p><a href=\"/dashboard/login\">Sign in</a></p>"
-        };
-        let body = format!("{}{back}", html::notice("error", message));
-        web::html(status, html::page(title, shell.as_ref(), &body))
     }
 }

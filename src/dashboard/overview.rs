@@ -1,298 +1,221 @@
-//! The overview (device link, quota gauge, counters) and the API keys page (list, issue with
-//! the secret shown once, enable/disable).
+//! The overview: the organization, its quota gauge, its devices' links, what stops or worries
+//! certification (device not ready, fiscal anomalies, invoices in doubt), the device's last
+//! contact with the DGI, and the counts of its registers and keys.
 
+use chrono::FixedOffset;
 use hyper::body::Incoming;
-use hyper::{Request, Response, StatusCode};
-use tracing::info;
+use hyper::{Request, Response};
 
-use super::html::{self, csrf_input, esc, notice, Tab};
+use super::html::{self, cell, esc, notice, t, Tab};
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
-use crate::admin::Admin;
 use crate::certify::ChannelView;
-use crate::model::{Environment, KeyRecord};
-
-/// Longest key label accepted from the dashboard.
-const MAX_LABEL: usize = 100;
+use crate::i18n::Lang;
+use crate::model::{AnomalyRecord, FiscalAnomalyKind};
+use crate::msg;
 
 impl Dashboard {
     pub(super) async fn overview(&self, ctx: &Ctx, request: &Request<Incoming>) -> Response<Body> {
+        let lang = ctx.lang();
         let org_id = ctx.org.id.clone();
         let summary = match self.blocking(move |admin| admin.org_summary(&org_id)).await {
             Ok(summary) => summary,
-            Err(error) => return self.failure(Some(ctx), &error),
+            Err(error) => return self.failure_in(ctx, &error),
         };
         let (year, used, quota) = (summary.quota.year, summary.quota.used, summary.quota.quota);
         let status = self.certifier.status();
         let device = |name: &str| status.devices.iter().find(|view| view.name == name);
         let org = &ctx.org;
-        let offset = self.admin.time_zone();
+        let zone = self.admin.time_zone();
         let mut body = match web::field(&web::query(request), "settled") {
-            Some("certified") => notice(
-                "ok",
-                "The invoice in doubt is settled as certified, with your name in the register: \
-                 the ERP's next try of its number gets its elements.",
-            ),
-            Some("not_certified") => notice(
-                "ok",
-                "The invoice in doubt is settled as not certified, with your name in the register: \
-                 the ERP may send it again.",
-            ),
+            Some("certified") => notice("ok", &ctx.text(msg!("dash-settled-certified"))),
+            Some("not_certified") => notice("ok", &ctx.text(msg!("dash-settled-not-certified"))),
             _ => String::new(),
         };
         body.push_str(&format!(
-            "<section><h2>Organization</h2><dl class=\"grid\"><dt>Name</dt><dd>{}</dd>\
-             <dt>Id</dt><dd>{}</dd><dt>NIF</dt><dd>{}</dd><dt>ISF</dt><dd>{}</dd>\
-             <dt>Plan</dt><dd>{}</dd></dl></section>",
+            "<section><h2>{}</h2><dl class=\"grid\"><dt>{}</dt><dd>{}</dd>\
+             <dt>{}</dt><dd>{}</dd><dt>NIF</dt><dd>{}</dd><dt>ISF</dt><dd>{}</dd>\
+             <dt>{}</dt><dd>{}</dd></dl></section>",
+            t(lang, msg!("dash-org-title")),
+            t(lang, msg!("dash-org-name")),
             esc(&org.name),
+            t(lang, msg!("dash-org-id")),
             esc(&org.id),
             esc(&org.nif),
             esc(&org.isf),
+            t(lang, msg!("dash-org-plan")),
             esc(org.plan.as_str()),
         ));
         body.push_str(&format!(
-            "<section><h2>Quota {year}</h2><p><meter id=\"quota\" min=\"0\" max=\"{max}\" \
+            "<section><h2>{}</h2><p><meter id=\"quota\" min=\"0\" max=\"{max}\" \
              value=\"{used}\" low=\"{low}\" high=\"{high}\" optimum=\"0\">{used} / {quota}</meter> \
-             <span id=\"quota-text\">{used} of {quota} production invoices used, {left} left \
-             this year</span></p><p>Sandbox invoices never count.</p></section>",
+             <span id=\"quota-text\">{}</span></p><p>{}</p></section>",
+            t(lang, msg!("dash-quota-title", year = year.to_string())),
+            t(
+                lang,
+                msg!(
+                    "dash-quota-used",
+                    used = used,
+                    quota = quota,
+                    left = quota.saturating_sub(used)
+                )
+            ),
+            t(lang, msg!("dash-quota-sandbox")),
             max = quota.max(1),
             low = quota * 7 / 10,
             high = quota * 9 / 10,
-            left = quota.saturating_sub(used),
         ));
-        body.push_str(
-            "<section><h2>Devices</h2><table><tr><th>Register</th><th>Device</th>\
-                       <th>Link</th><th>Since</th><th>Last reply from the device</th>\
-                       <th>Queued</th><th>Last link error</th></tr>",
-        );
+        let headings = [
+            msg!("dash-device-register"),
+            msg!("dash-device-device"),
+            msg!("dash-device-link"),
+            msg!("dash-device-since"),
+            msg!("dash-device-last-reply"),
+            msg!("dash-device-queued"),
+            msg!("dash-device-last-error"),
+        ]
+        .map(|m| m.render(lang));
+        body.push_str(&format!(
+            "<section><h2>{}</h2>{}",
+            t(lang, msg!("dash-devices-title")),
+            html::table_start("devices", &headings)
+        ));
         let sandbox = crate::certify::sandbox_device_name(&org.id);
-        for (label, name) in [
-            ("Production", org.device.as_str()),
-            ("Sandbox", sandbox.as_str()),
+        for (id, label, name) in [
+            (
+                "production",
+                msg!("dash-register-production"),
+                org.device.as_str(),
+            ),
+            ("sandbox", msg!("dash-register-sandbox"), sandbox.as_str()),
         ] {
-            body.push_str(&device_row(label, name, device(name), offset));
+            let row = DeviceRow {
+                id,
+                label: &label.render(lang),
+                name,
+                headings: &headings,
+            };
+            body.push_str(&row.html(device(name), zone, lang));
         }
-        body.push_str("</table>");
+        body.push_str(html::TABLE_END);
         if let Some(reason) = self.certifier.problem_for(org) {
             body.push_str(&format!(
-                "<p class=\"notice error\" role=\"alert\" id=\"device-not-ready\">\
-                 Invoices cannot be certified now: {}.</p>",
-                esc(&reason)
+                "<p class=\"notice error\" role=\"alert\" id=\"device-not-ready\">{}</p>",
+                t(lang, msg!("dash-device-not-ready", reason = reason))
             ));
         }
         body.push_str(&fiscal_anomalies(
             &self.certifier.fiscal_anomalies().unwrap_or_default(),
             &org.device,
-            offset,
+            zone,
+            lang,
         ));
         if status.reconciling.contains(&org.device) {
-            body.push_str(&notice(
-                "info",
-                "The gateway is settling an earlier invoice with this device; new invoices wait.",
-            ));
+            body.push_str(&notice("info", &ctx.text(msg!("dash-reconciling"))));
         }
         body.push_str(&super::in_doubt::section(
             &self.certifier.in_doubt_of(&org.id).unwrap_or_default(),
-            offset,
+            zone,
             &ctx.session.csrf,
+            lang,
         ));
-        body.push_str(&dgi_paragraph(device(&org.device)));
+        body.push_str(&dgi_paragraph(device(&org.device), zone, lang));
+        body.push_str("</section>");
+        let (p, s) = (summary.entries.production, summary.entries.sandbox);
         body.push_str(&format!(
-            "<section><h2>Registers</h2><p>LogInvoices: <a href=\"/dashboard/invoices?env=production\">\
-             {} production</a> · <a href=\"/dashboard/invoices?env=sandbox\">{} sandbox</a> (a separate \
-             register and counter). API keys: <a href=\"/dashboard/keys\">{} enabled of {}</a>.</p></section>",
-            summary.entries.production,
-            summary.entries.sandbox,
-            summary.keys.enabled,
-            summary.keys.total,
-        ));
-        web::html(
-            StatusCode::OK,
-            html::page("Overview", Some(&ctx.shell(Tab::Overview)), &body),
-        )
-    }
-
-    pub(super) async fn keys_page(
-        &self,
-        ctx: &Ctx,
-        request: &Request<Incoming>,
-        message: Option<String>,
-    ) -> Response<Body> {
-        let org_id = ctx.org.id.clone();
-        let keys: Vec<KeyRecord> = match self.blocking(move |admin| admin.key_list(&org_id)).await {
-            Ok(keys) => keys,
-            Err(error) => return self.failure(Some(ctx), &error),
-        };
-        let query = web::query(request);
-        let mut body = message.unwrap_or_default();
-        // Only this organization's keys are named (the query string is anyone's to write).
-        let known =
-            |name: &str| web::field(&query, name).filter(|id| keys.iter().any(|k| k.id == *id));
-        if let Some(id) = known("disabled") {
-            body.push_str(&notice(
-                "ok",
-                &format!("Key {id} is disabled: requests with it now get 401."),
-            ));
-        } else if let Some(id) = known("enabled") {
-            body.push_str(&notice("ok", &format!("Key {id} is enabled again.")));
-        }
-        let offset = self.admin.time_zone();
-        body.push_str(
-            "<table id=\"keys\"><tr><th>Id</th><th>Environment</th><th>Label</th>\
-                       <th>Created</th><th>Enabled</th><th></th></tr>",
-        );
-        for key in &keys {
-            let env = key.environment.as_str();
-            let (state, action, next) = if key.enabled {
-                ("yes", "Disable", "false")
-            } else {
-                ("no", "Enable", "true")
-            };
-            body.push_str(&format!(
-                "<tr id=\"key-{id}\"><td><code>{id}</code></td><td><span class=\"badge {env}\">{env}</span></td>\
-                 <td>{label}</td><td>{created}</td><td class=\"enabled\">{state}</td><td>\
-                 <form method=\"post\" action=\"/dashboard/keys/toggle\" class=\"inline\">{csrf}\
-                 <input type=\"hidden\" name=\"id\" value=\"{id}\">\
-                 <input type=\"hidden\" name=\"enabled\" value=\"{next}\">\
-                 <button type=\"submit\" id=\"toggle-{id}\">{action}</button></form></td></tr>",
-                id = esc(&key.id),
-                label = esc(&key.label),
-                created = esc(&html::time(&key.created_at, offset)),
-                csrf = csrf_input(&ctx.session.csrf),
-            ));
-        }
-        body.push_str("</table>");
-        if keys.is_empty() {
-            body.push_str("<p>No API key yet.</p>");
-        }
-        body.push_str(&format!(
-            "<form method=\"post\" action=\"/dashboard/keys\" id=\"issue-form\"><fieldset>\
-             <legend>Issue a new API key</legend>{}\
-             <label>Environment <select name=\"environment\" id=\"environment\">\
-             <option value=\"production\">production (mcf_live_: the fiscal device, counts in the quota)</option>\
-             <option value=\"sandbox\">sandbox (mcf_test_: the simulator, separate register)</option>\
-             </select></label> <label>Label <input name=\"label\" id=\"label\" maxlength=\"{MAX_LABEL}\" \
-             placeholder=\"e.g. ERP till 2\"></label> <button type=\"submit\" id=\"issue\">Issue key</button>\
-             </fieldset></form>",
-            csrf_input(&ctx.session.csrf)
-        ));
-        web::html(
-            StatusCode::OK,
-            html::page("API keys", Some(&ctx.shell(Tab::Keys)), &body),
-        )
-    }
-
-    pub(super) async fn issue_key(&self, ctx: &Ctx, form: &[(String, String)]) -> Response<Body> {
-        let environment = match web::field(form, "environment") {
-            Some("production") => Environment::Production,
-            Some("sandbox") => Environment::Sandbox,
-            _ => {
-                return self.error_page(
-                    Some(ctx),
-                    StatusCode::BAD_REQUEST,
-                    "Not possible",
-                    "Choose production or sandbox.",
+            "<section><h2>{}</h2><ul><li>{} <a href=\"/dashboard/invoices?env=production\">{}</a> · \
+             <a href=\"/dashboard/invoices?env=sandbox\">{}</a> ({})</li><li>{} \
+             <a href=\"/dashboard/keys\">{}</a></li></ul></section>",
+            t(lang, msg!("dash-registers-title")),
+            t(lang, msg!("dash-registers-invoices")),
+            t(lang, msg!("dash-registers-production", n = p)),
+            t(lang, msg!("dash-registers-sandbox", n = s)),
+            t(lang, msg!("dash-registers-separate")),
+            t(lang, msg!("dash-registers-keys")),
+            t(
+                lang,
+                msg!(
+                    "dash-registers-keys-enabled",
+                    enabled = summary.keys.enabled,
+                    total = summary.keys.total
                 )
-            }
-        };
-        let label = web::field(form, "label").unwrap_or("").trim().to_string();
-        if label.chars().count() > MAX_LABEL || label.chars().any(char::is_control) {
-            let text = format!("The label must be at most {MAX_LABEL} characters, on one line.");
-            return self.error_page(Some(ctx), StatusCode::BAD_REQUEST, "Not possible", &text);
-        }
-        let org_id = ctx.org.id.clone();
-        let issue = move |admin: &Admin| admin.key_issue(&org_id, environment, &label);
-        let issued = match self.blocking(issue).await {
-            Ok(issued) => issued,
-            Err(error) => return self.failure(Some(ctx), &error),
-        };
-        let (key, id) = (issued.key.as_str(), issued.record.id.as_str());
-        info!(org = %ctx.org.id, key = %id, environment = environment.as_str(), "API key issued from the dashboard");
-        let body = format!(
-            "{}<p>Key <code>{}</code> ({}):</p><code class=\"secret\" id=\"new-key\">{}</code>\
-             <p>Copy it into the ERP now. The gateway keeps only a hash of it: it will never be \
-             shown again, and if it is lost, issue another and disable this one.</p>\
-             <p><a href=\"/dashboard/keys\">Back to the keys</a></p>",
-            notice("ok", "Key issued."),
-            esc(id),
-            esc(environment.as_str()),
-            esc(key),
-        );
-        web::html(
-            StatusCode::OK,
-            html::page("API key issued", Some(&ctx.shell(Tab::Keys)), &body),
-        )
-    }
-
-    pub(super) async fn toggle_key(&self, ctx: &Ctx, form: &[(String, String)]) -> Response<Body> {
-        let id = web::field(form, "id").unwrap_or("").to_string();
-        let enabled = match web::field(form, "enabled") {
-            Some("true") => true,
-            Some("false") => false,
-            _ => {
-                return self.error_page(
-                    Some(ctx),
-                    StatusCode::BAD_REQUEST,
-                    "Not possible",
-                    "Say whether to enable or disable the key.",
-                )
-            }
-        };
-        let (org_id, key_id) = (ctx.org.id.clone(), id.clone());
-        let toggle = move |admin: &Admin| admin.org_key_set_enabled(&org_id, &key_id, enabled);
-        if let Err(error) = self.blocking(toggle).await {
-            return self.failure(Some(ctx), &error);
-        }
-        info!(org = %ctx.org.id, key = %id, enabled, "API key toggled from the dashboard");
-        let done = if enabled { "enabled" } else { "disabled" };
-        web::redirect(&format!("/dashboard/keys?{done}={}", web::url_encode(&id)))
+            ),
+        ));
+        ctx.page(&ctx.text(msg!("dash-overview-title")), Tab::Overview, &body)
     }
 }
 
-/// One device's row of the overview.
-fn device_row(
-    label: &str,
-    name: &str,
-    status: Option<&ChannelView>,
-    offset: chrono::FixedOffset,
-) -> String {
-    let Some(s) = status else {
-        return format!(
-            "<tr><td>{}</td><td>{}</td><td><span class=\"badge down\">not configured</span></td>\
-             <td></td><td></td><td></td><td></td></tr>",
-            esc(label),
-            esc(name)
+/// One device's row of the overview's table.
+struct DeviceRow<'a> {
+    /// `production` or `sandbox` (the link badge's id).
+    id: &'a str,
+    /// The register it certifies for, in the reader's language.
+    label: &'a str,
+    /// The device's configured name.
+    name: &'a str,
+    /// The table's column names.
+    headings: &'a [String; 7],
+}
+
+impl DeviceRow<'_> {
+    fn html(&self, status: Option<&ChannelView>, zone: FixedOffset, lang: Lang) -> String {
+        let h = self.headings;
+        let mut row = format!(
+            "<tr class=\"device\">{}{}",
+            cell(&h[0], "", &esc(self.label)),
+            cell(&h[1], "", &esc(self.name))
         );
-    };
-    let (class, text) = if s.connected {
-        ("up", "connected")
-    } else {
-        ("down", "disconnected")
-    };
-    let at = |t: &Option<chrono::DateTime<chrono::Utc>>| {
-        t.as_ref()
-            .map(|t| html::time(t, offset))
-            .unwrap_or_else(|| "never".to_string())
-    };
-    format!(
-        "<tr class=\"device\"><td>{}</td><td>{}</td><td><span class=\"badge {class}\" \
-         id=\"link-{}\">{text}</span></td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-        esc(label),
-        esc(name),
-        esc(&label.to_ascii_lowercase()),
-        esc(&html::time(&s.since, offset)),
-        esc(&at(&s.last_reply_at)),
-        s.queued,
-        esc(s.last_error.as_deref().unwrap_or("")),
-    )
+        let Some(s) = status else {
+            row.push_str(&cell(
+                &h[2],
+                "",
+                &format!(
+                    "<span class=\"badge down\" id=\"link-{}\">{}</span>",
+                    esc(self.id),
+                    t(lang, msg!("dash-link-not-configured"))
+                ),
+            ));
+            row.push_str("</tr>");
+            return row;
+        };
+        let (class, text) = if s.connected {
+            ("up", msg!("dash-link-connected"))
+        } else {
+            ("down", msg!("dash-link-disconnected"))
+        };
+        let last_reply = s.last_reply_at.as_ref().map_or_else(
+            || msg!("dash-never").render(lang),
+            |at| html::time(at, zone, lang),
+        );
+        row.push_str(&cell(
+            &h[2],
+            "",
+            &format!(
+                "<span class=\"badge {class}\" id=\"link-{}\">{}</span>",
+                esc(self.id),
+                t(lang, text)
+            ),
+        ));
+        row.push_str(&cell(&h[3], "", &esc(&html::time(&s.since, zone, lang))));
+        row.push_str(&cell(&h[4], "", &esc(&last_reply)));
+        row.push_str(&cell(&h[5], "num", &s.queued.to_string()));
+        if let Some(error) = s.last_error.as_deref().filter(|e| !e.is_empty()) {
+            row.push_str(&cell(&h[6], "", &esc(error)));
+        } else {
+            row.push_str(&cell(&h[6], "", "-"));
+        }
+        row.push_str("</tr>");
+        row
+    }
 }
 
 /// The unacknowledged fiscal anomalies of `device`: a box whose counters contradict the
 /// register. Certification goes on; an administrator acknowledges them with the CLI.
 fn fiscal_anomalies(
-    anomalies: &[crate::model::AnomalyRecord],
+    anomalies: &[AnomalyRecord],
     device: &str,
-    offset: chrono::FixedOffset,
+    zone: FixedOffset,
+    lang: Lang,
 ) -> String {
     let open: Vec<_> = anomalies
         .iter()
@@ -301,28 +224,32 @@ fn fiscal_anomalies(
     if open.is_empty() {
         return String::new();
     }
-    let mut html = String::from(
-        "<section class=\"notice error\" role=\"alert\" id=\"fiscal-anomalies\"><h2>Fiscal \
-         anomaly</h2><p>The box contradicts what the register knows of it. Invoices are still \
-         certified (the box is the fiscal authority); tell the gateway's administrator, who \
-         checks it with the DGI and acknowledges it.</p><ul>",
+    let mut html = format!(
+        "<section class=\"notice error\" role=\"alert\" id=\"fiscal-anomalies\"><h2>{}</h2>\
+         <p>{}</p><ul>",
+        t(lang, msg!("dash-anomaly-title")),
+        t(lang, msg!("dash-anomaly-intro")),
     );
     for record in open {
         let a = &record.anomaly;
-        html.push_str(&format!(
-            "<li>No. {}, {}: box {} {}: the register's last entry ({}) has NIF {} and counter \
-             {}; the box said NIF {} and counter {} ({}).</li>",
-            record.id,
-            esc(&html::time(&record.detected_at, offset)),
-            esc(&a.nim),
-            esc(a.kind.describe()),
-            a.known.sequence,
-            esc(&a.known.nif),
-            a.known.tc,
-            esc(&a.seen_nif),
-            a.seen_tc,
-            esc(&a.seen_in),
-        ));
+        let what = match a.kind {
+            FiscalAnomalyKind::CounterWentBack => msg!("dash-anomaly-counter-went-back"),
+            FiscalAnomalyKind::NifChanged => msg!("dash-anomaly-nif-changed"),
+        };
+        let item = msg!(
+            "dash-anomaly-item",
+            id = record.id.to_string(),
+            at = html::time(&record.detected_at, zone, lang),
+            nim = &a.nim,
+            what = what.render(lang),
+            entry = a.known.sequence.to_string(),
+            known_nif = &a.known.nif,
+            known_tc = a.known.tc.to_string(),
+            seen_nif = &a.seen_nif,
+            seen_tc = a.seen_tc.to_string(),
+            seen_in = &a.seen_in,
+        );
+        html.push_str(&format!("<li>{}</li>", t(lang, item)));
     }
     html.push_str("</ul></section>");
     html
@@ -330,40 +257,43 @@ fn fiscal_anomalies(
 
 /// The device's link with the DGI server, as C2h last reported it; for the web API, the
 /// token's expiry.
-fn dgi_paragraph(status: Option<&ChannelView>) -> String {
+fn dgi_paragraph(status: Option<&ChannelView>, zone: FixedOffset, lang: Lang) -> String {
     if let Some(until) = status.and_then(|s| s.token_valid) {
         let soon = until - chrono::Utc::now() < chrono::Duration::days(7);
-        return format!(
-            "<p>DGI web API token valid until <em id=\"token-valid\">{}</em>{}</p></section>",
-            esc(&until.format("%Y-%m-%d %H:%M UTC").to_string()),
-            if soon {
-                ": <strong>it expires within 7 days; install a new token from the DGI portal.</strong>"
-            } else {
-                "."
-            }
-        );
+        let until = html::time(&until, zone, lang);
+        let mut text = t(lang, msg!("dash-dgi-token-valid", until = until));
+        if soon {
+            text.push_str(&format!(
+                " <strong>{}</strong>",
+                t(lang, msg!("dash-dgi-token-soon"))
+            ));
+        }
+        return format!("<p id=\"token-valid\">{text}</p>");
     }
     let Some(dgi) = status.and_then(|s| s.dgi.as_ref()) else {
-        return "<p>Last contact of the device with the DGI (C2h): <em id=\"dgi-contact\">\
-                unknown</em> (the device has not answered C2h since the gateway started).</p></section>"
-            .to_string();
+        return format!(
+            "<p id=\"dgi-contact\">{}</p>",
+            t(lang, msg!("dash-dgi-unknown"))
+        );
     };
     let contact = dgi.last_contact.map_or_else(
-        || "never".to_string(),
-        |at| at.format("%Y-%m-%d %H:%M:%S").to_string(),
+        || msg!("dash-never").render(lang),
+        |at| html::device_time(&at, lang),
     );
-    let error = if dgi.error.is_empty() {
-        String::new()
-    } else {
-        format!(" Last error: {}.", esc(&dgi.error))
-    };
-    format!(
-        "<p>Last contact of the device with the DGI (C2h, device clock): \
-         <em id=\"dgi-contact\">{}</em>; link {}; {} invoices sent, {} stored not yet sent.{}</p></section>",
-        esc(&contact),
-        esc(&dgi.state),
-        dgi.sent.map_or_else(|| "?".to_owned(), |n| n.to_string()),
-        dgi.stored.map_or_else(|| "?".to_owned(), |n| n.to_string()),
-        error
-    )
+    let count = |n: Option<u64>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
+    let mut text = t(
+        lang,
+        msg!(
+            "dash-dgi-contact",
+            at = contact,
+            state = &dgi.state,
+            sent = count(dgi.sent),
+            stored = count(dgi.stored)
+        ),
+    );
+    if !dgi.error.is_empty() {
+        text.push(' ');
+        text.push_str(&t(lang, msg!("dash-dgi-error", error = &dgi.error)));
+    }
+    format!("<p id=\"dgi-contact\">{text}</p>")
 }

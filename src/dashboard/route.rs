@@ -8,11 +8,13 @@ use crate::model::Environment;
 pub(super) enum Route {
     Root,
     Style,
+    Lang,
     Login,
     Logout,
     Overview,
     Keys,
     KeysToggle,
+    KeyDisable,
     ResolveInDoubt,
     Invoices,
     InvoicesCsv,
@@ -25,10 +27,12 @@ pub(super) fn route(path: &str) -> Route {
         "/dashboard" => Route::Root,
         "/dashboard/" => Route::Overview,
         "/dashboard/style.css" => Route::Style,
+        "/dashboard/lang" => Route::Lang,
         "/dashboard/login" => Route::Login,
         "/dashboard/logout" => Route::Logout,
         "/dashboard/keys" => Route::Keys,
         "/dashboard/keys/toggle" => Route::KeysToggle,
+        "/dashboard/keys/disable" => Route::KeyDisable,
         "/dashboard/in-doubt/resolve" => Route::ResolveInDoubt,
         "/dashboard/invoices" => Route::Invoices,
         "/dashboard/invoices.csv" => Route::InvoicesCsv,
@@ -57,6 +61,8 @@ mod tests {
         assert_eq!(route("/dashboard"), Route::Root);
         assert_eq!(route("/dashboard/"), Route::Overview);
         assert_eq!(route("/dashboard/keys/toggle"), Route::KeysToggle);
+        assert_eq!(route("/dashboard/keys/disable"), Route::KeyDisable);
+        assert_eq!(route("/dashboard/lang"), Route::Lang);
         assert_eq!(route("/dashboard/in-doubt/resolve"), Route::ResolveInDoubt);
         assert_eq!(
             route("/dashboard/invoices/production/12"),

@@ -12,11 +12,14 @@ use hyper::header::{HeaderValue, RETRY_AFTER};
 use hyper::{Request, Response, StatusCode};
 use tracing::{info, warn};
 
-use super::html::{self, csrf_input, notice};
+use super::html::{self, csrf_input, notice, t};
+use super::lang::Reader;
 use super::session::{self, Lookup};
 use super::throttle::PEER_FREE_FAILURES;
 use super::web::{self, Body};
 use super::{Dashboard, SESSION_COOKIE, SIGNIN_COOKIE};
+use crate::i18n::Message;
+use crate::msg;
 
 /// What checking a token said.
 enum Checked {
@@ -31,43 +34,51 @@ impl Dashboard {
         &self,
         request: &Request<Incoming>,
         peer: SocketAddr,
+        reader: &Reader,
     ) -> Response<Body> {
         let secure = self.secure(request);
         let query = web::query(request);
         let message = if web::field(&query, "expired").is_some() {
-            notice(
-                "info",
-                "Your session has expired or was ended. Please sign in again.",
-            )
+            Some(("info", msg!("dash-signin-expired")))
         } else if web::field(&query, "signed_out").is_some() {
-            notice("ok", "You are signed out.")
+            Some(("ok", msg!("dash-signin-signed-out")))
         } else {
-            String::new()
+            None
         };
-        self.login_page(peer.ip(), secure, StatusCode::OK, &message)
+        let page = LoginPage {
+            reader,
+            secure,
+            status: StatusCode::OK,
+        };
+        self.login_page(peer.ip(), &page, message)
     }
 
     pub(super) async fn sign_in(
         &self,
         request: Request<Incoming>,
         peer: SocketAddr,
+        reader: &Reader,
     ) -> Response<Body> {
         let ip = peer.ip();
         let secure = self.secure(&request);
+        let refuse = |status, text: Message| {
+            let page = LoginPage {
+                reader,
+                secure,
+                status,
+            };
+            self.login_page(ip, &page, Some(("error", text)))
+        };
         if !web::same_origin(&request) {
             crate::metrics::dashboard_sign_in("bad_form");
-            let message = notice(
-                "error",
-                "This sign-in form was not sent from this dashboard.",
-            );
-            return self.login_page(ip, secure, StatusCode::FORBIDDEN, &message);
+            return refuse(StatusCode::FORBIDDEN, msg!("dash-signin-foreign"));
         }
         let wait = self.throttle.peer_wait(ip);
         if !wait.is_zero() {
-            return self.throttled(ip, secure, wait, "this address");
+            return self.throttled(ip, reader, secure, wait, Whose::Address);
         }
         let nonce = web::cookie(&request, SIGNIN_COOKIE);
-        let form = match self.read_form(request, web::SIGN_IN_LIMIT).await {
+        let form = match self.read_form(request, web::SIGN_IN_LIMIT, reader).await {
             Ok(form) => form,
             Err(response) => return response,
         };
@@ -79,17 +90,11 @@ impl Dashboard {
         };
         if !paired {
             crate::metrics::dashboard_sign_in("bad_form");
-            let message = notice(
-                "error",
-                "Your browser did not send back this form's cookie (cookies are disabled, or the \
-                 form was too old). Allow cookies for this site, then sign in again.",
-            );
-            return self.login_page(ip, secure, StatusCode::FORBIDDEN, &message);
+            return refuse(StatusCode::FORBIDDEN, msg!("dash-signin-cookie"));
         }
         let token = web::field(&form, "token").unwrap_or("").trim().to_string();
         if token.is_empty() {
-            let message = notice("error", "Type or paste your dashboard token.");
-            return self.login_page(ip, secure, StatusCode::BAD_REQUEST, &message);
+            return refuse(StatusCode::BAD_REQUEST, msg!("dash-signin-empty"));
         }
         let checked = self
             .blocking(move |admin| {
@@ -111,7 +116,7 @@ impl Dashboard {
         if let Some(org) = org {
             let wait = self.throttle.org_wait(org);
             if !wait.is_zero() {
-                return self.throttled(ip, secure, wait, "this organization");
+                return self.throttled(ip, reader, secure, wait, Whose::Organization);
             }
         }
         match checked {
@@ -139,22 +144,21 @@ impl Dashboard {
                 } else {
                     info!(%peer, "dashboard sign-in refused: not a valid token");
                 }
-                let message = notice(
-                    "error",
-                    "This dashboard token is not valid: it may be mistyped or cut, or it was \
-                     revoked. Paste it again in full, or ask the gateway's operator for a new one.",
-                );
-                self.login_page(ip, secure, StatusCode::UNAUTHORIZED, &message)
+                refuse(StatusCode::UNAUTHORIZED, msg!("dash-signin-invalid"))
             }
-            Err(error) => self.failure(None, &error),
+            Err(error) => self.failure(reader, None, &error),
         }
     }
 
-    pub(super) async fn sign_out(&self, request: Request<Incoming>) -> Response<Body> {
+    pub(super) async fn sign_out(
+        &self,
+        request: Request<Incoming>,
+        reader: &Reader,
+    ) -> Response<Body> {
         let secure = self.secure(&request);
         if let Some(cookie) = web::cookie(&request, SESSION_COOKIE) {
             if let Lookup::Live(session) = self.sessions.get(&cookie) {
-                if let Err(response) = self.checked_form(request, &session).await {
+                if let Err(response) = self.checked_form(request, &session, reader).await {
                     return response;
                 }
                 self.sessions.close(&cookie);
@@ -170,18 +174,32 @@ impl Dashboard {
     }
 
     /// The answer to an attempt that came before its wait was over: 429, nothing checked.
-    fn throttled(&self, ip: IpAddr, secure: bool, wait: Duration, whose: &str) -> Response<Body> {
+    fn throttled(
+        &self,
+        ip: IpAddr,
+        reader: &Reader,
+        secure: bool,
+        wait: Duration,
+        whose: Whose,
+    ) -> Response<Body> {
         crate::metrics::dashboard_sign_in("throttled");
         let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-        info!(peer = %ip, wait_secs = seconds, whose, "dashboard sign-in throttled");
-        let message = notice(
-            "error",
-            &format!(
-                "Too many sign-ins with a wrong token from {whose}. Wait {seconds} s, then \
-                 paste the token again in full."
-            ),
+        let (logged, shown) = match whose {
+            Whose::Address => ("this address", msg!("dash-signin-whose-address")),
+            Whose::Organization => ("this organization", msg!("dash-signin-whose-org")),
+        };
+        info!(peer = %ip, wait_secs = seconds, whose = logged, "dashboard sign-in throttled");
+        let text = msg!(
+            "dash-signin-throttled",
+            whose = shown.render(reader.lang),
+            seconds = seconds
         );
-        let mut response = self.login_page(ip, secure, StatusCode::TOO_MANY_REQUESTS, &message);
+        let page = LoginPage {
+            reader,
+            secure,
+            status: StatusCode::TOO_MANY_REQUESTS,
+        };
+        let mut response = self.login_page(ip, &page, Some(("error", text)));
         if let Ok(value) = HeaderValue::from_str(&seconds.max(1).to_string()) {
             response.headers_mut().insert(RETRY_AFTER, value);
         }
@@ -189,34 +207,55 @@ impl Dashboard {
     }
 
     /// The sign-in page with a fresh double-submit value (form field and cookie), kept for
-    /// `ip`.
+    /// `ip`, and `message` (a notice's kind and text) above the form.
     fn login_page(
         &self,
         ip: IpAddr,
-        secure: bool,
-        status: StatusCode,
-        message: &str,
+        page: &LoginPage<'_>,
+        message: Option<(&str, Message)>,
     ) -> Response<Body> {
-        login_page(&self.nonces.issue(ip), secure, status, message)
+        page.render(&self.nonces.issue(ip), message)
     }
 }
 
-/// The sign-in page with `nonce` as its double-submit value (form field and cookie).
-fn login_page(nonce: &str, secure: bool, status: StatusCode, message: &str) -> Response<Body> {
-    let body = format!(
-        "{message}<p>Sign in with the dashboard token the gateway's operator gave you \
-             (<code>emcf-gateway dashboard-token issue --org &lt;id&gt;</code>).</p>\
+/// Whose wrong tokens slowed a sign-in.
+#[derive(Debug, Clone, Copy)]
+enum Whose {
+    Address,
+    Organization,
+}
+
+/// How a sign-in page is answered.
+struct LoginPage<'a> {
+    reader: &'a Reader,
+    secure: bool,
+    status: StatusCode,
+}
+
+impl LoginPage<'_> {
+    /// The page with `nonce` as its double-submit value (form field and cookie).
+    fn render(&self, nonce: &str, message: Option<(&str, Message)>) -> Response<Body> {
+        let lang = self.reader.lang;
+        let message =
+            message.map_or_else(String::new, |(kind, text)| notice(kind, &text.render(lang)));
+        let body = format!(
+            "{message}<p>{} (<code>emcf-gateway dashboard-token issue --org &lt;id&gt;</code>).</p>\
              <form method=\"post\" action=\"/dashboard/login\" id=\"sign-in-form\">{}\
-             <p><label for=\"token\">Dashboard token</label>\
-             <input type=\"password\" name=\"token\" id=\"token\" size=\"60\" autocomplete=\"off\" \
-             required autofocus></p><p><button type=\"submit\" id=\"sign-in\">Sign in</button></p>\
+             <p><label for=\"token\">{}</label><br>\
+             <input type=\"password\" name=\"token\" id=\"token\" autocomplete=\"off\" \
+             required autofocus></p><p><button type=\"submit\" id=\"sign-in\">{}</button></p>\
              </form>",
-        csrf_input(nonce)
-    );
-    let mut response = web::html(status, html::page("Sign in", None, &body));
-    web::set_cookie(
-        &mut response,
-        &web::cookie_text(SIGNIN_COOKIE, nonce, Some(3600), secure),
-    );
-    response
+            t(lang, msg!("dash-signin-intro")),
+            csrf_input(nonce),
+            t(lang, msg!("dash-signin-token")),
+            t(lang, msg!("dash-signin-submit")),
+        );
+        let title = msg!("dash-sign-in-title").render(lang);
+        let mut response = web::html(self.status, html::page(self.reader, &title, None, &body));
+        web::set_cookie(
+            &mut response,
+            &web::cookie_text(SIGNIN_COOKIE, nonce, Some(3600), self.secure),
+        );
+        response
+    }
 }

@@ -1,0 +1,175 @@
+//! Error pages in the reader's language: what went wrong and the way back (the overview when
+//! signed in, else the sign-in page). A text from another layer (an admin refusal, a
+//! certification error) is shown as it comes, under a title in the reader's language.
+
+use hyper::body::Incoming;
+use hyper::{Request, Response, StatusCode};
+use tracing::warn;
+
+use super::html::{self, notice};
+use super::lang::Reader;
+use super::web::{self, Body};
+use super::{Ctx, Dashboard};
+use crate::admin::AdminError;
+use crate::i18n::{Lang, Message};
+use crate::msg;
+
+/// What an error page explains.
+pub(super) enum Text {
+    /// A catalogue message, in the reader's language.
+    Msg(Message),
+    /// A text from another layer, as it is.
+    Raw(String),
+}
+
+impl Text {
+    fn render(&self, lang: Lang) -> String {
+        match self {
+            Text::Msg(message) => message.render(lang),
+            Text::Raw(text) => text.clone(),
+        }
+    }
+}
+
+impl From<Message> for Text {
+    fn from(message: Message) -> Text {
+        Text::Msg(message)
+    }
+}
+
+impl From<String> for Text {
+    fn from(text: String) -> Text {
+        Text::Raw(text)
+    }
+}
+
+impl Dashboard {
+    /// An error page for `reader`, with the navigation of `ctx` when signed in.
+    pub(super) fn error_page(
+        &self,
+        reader: &Reader,
+        ctx: Option<&Ctx>,
+        status: StatusCode,
+        title: Message,
+        text: impl Into<Text>,
+    ) -> Response<Body> {
+        let lang = reader.lang;
+        let shell = ctx.map(|ctx| ctx.shell(html::Tab::None));
+        let back = if ctx.is_some() {
+            format!(
+                "<p><a href=\"/dashboard/\" id=\"back\">{}</a></p>",
+                html::t(lang, msg!("dash-back-overview"))
+            )
+        } else {
+            format!(
+                "<p><a href=\"/dashboard/login\" id=\"back\">{}</a></p>",
+                html::t(lang, msg!("dash-signin-submit"))
+            )
+        };
+        let body = format!("{}{back}", notice("error", &text.into().render(lang)));
+        web::html(
+            status,
+            html::page(reader, &title.render(lang), shell.as_ref(), &body),
+        )
+    }
+
+    /// An error page of a signed-in request.
+    pub(super) fn error_in(
+        &self,
+        ctx: &Ctx,
+        status: StatusCode,
+        title: Message,
+        text: impl Into<Text>,
+    ) -> Response<Body> {
+        self.error_page(&ctx.reader, Some(ctx), status, title, text)
+    }
+
+    /// "Not possible" (400) with `text`.
+    pub(super) fn refused(&self, ctx: &Ctx, text: impl Into<Text>) -> Response<Body> {
+        self.error_in(
+            ctx,
+            StatusCode::BAD_REQUEST,
+            msg!("dash-err-not-possible-title"),
+            text,
+        )
+    }
+
+    /// The answer to a failed admin request: 404 for "not found", 400 for a refusal, 503 when
+    /// the register cannot be read (details in the log, not on the page).
+    pub(super) fn failure(
+        &self,
+        reader: &Reader,
+        ctx: Option<&Ctx>,
+        error: &AdminError,
+    ) -> Response<Body> {
+        match error {
+            AdminError::NotFound(text) => self.error_page(
+                reader,
+                ctx,
+                StatusCode::NOT_FOUND,
+                msg!("dash-err-not-found-title"),
+                text.clone(),
+            ),
+            AdminError::Invalid(text) => self.error_page(
+                reader,
+                ctx,
+                StatusCode::BAD_REQUEST,
+                msg!("dash-err-not-possible-title"),
+                text.clone(),
+            ),
+            other => {
+                warn!(error = %other, "dashboard: admin request failed");
+                self.error_page(
+                    reader,
+                    ctx,
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    msg!("dash-err-unavailable-title"),
+                    msg!("dash-err-unavailable"),
+                )
+            }
+        }
+    }
+
+    /// [`failure`](Self::failure) of a signed-in request.
+    pub(super) fn failure_in(&self, ctx: &Ctx, error: &AdminError) -> Response<Body> {
+        self.failure(&ctx.reader, Some(ctx), error)
+    }
+
+    /// The form of a request, read under `limit`, or the error page to answer.
+    pub(super) async fn read_form(
+        &self,
+        request: Request<Incoming>,
+        limit: usize,
+        reader: &Reader,
+    ) -> Result<Vec<(String, String)>, Response<Body>> {
+        let limits = self.options.body.with_limit(limit);
+        let page = |status, title, text| self.error_page(reader, None, status, title, text);
+        web::read_form(request, &limits)
+            .await
+            .map_err(|error| match error {
+                web::FormError::ContentType => page(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    msg!("dash-err-form-type-title"),
+                    msg!("dash-err-form-type"),
+                ),
+                web::FormError::TooLarge => page(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    msg!("dash-err-form-large-title"),
+                    msg!("dash-err-form-large"),
+                ),
+                web::FormError::TooSlow => {
+                    crate::metrics::connection_refused("body_too_slow");
+                    web::closing(page(
+                        StatusCode::REQUEST_TIMEOUT,
+                        msg!("dash-err-form-slow-title"),
+                        msg!("dash-err-form-slow"),
+                    ))
+                }
+                web::FormError::Body => page(
+                    StatusCode::BAD_REQUEST,
+                    msg!("dash-err-form-cut-title"),
+                    msg!("dash-err-form-cut"),
+                ),
+            })
+    }
+}
