@@ -7,7 +7,12 @@ fn main() -> ExitCode {
     match emcf_gateway::cli::main() {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            let lang = emcf_gateway::i18n::default_lang();
+            let text = format!("{error:#}");
+            eprintln!(
+                "{}",
+                emcf_gateway::msg!("cli-error", text = text).render(lang)
+            );
             ExitCode::FAILURE
         }
     }

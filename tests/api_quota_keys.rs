@@ -176,13 +176,17 @@ async fn bad_keys_are_401_and_certify_nothing() {
 
 /// The key list of `acme` as (id, environment, enabled) rows.
 fn key_rows(api: &ApiSetup) -> Vec<(String, String, String)> {
-    api.cli_ok(&["key", "list", "--org", "acme"])
-        .lines()
-        .skip(1)
-        .map(|line| {
-            let mut words = line.split_whitespace();
-            let mut next = || words.next().unwrap_or_default().to_string();
-            (next(), next(), next())
+    let listed: Value =
+        serde_json::from_str(&api.cli_ok(&["key", "list", "--org", "acme", "--json"]))
+            .expect("key list --json prints JSON");
+    listed
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|key| {
+            let text = |name: &str| key[name].as_str().unwrap_or_default().to_string();
+            let enabled = if key["enabled"] == true { "yes" } else { "no" };
+            (text("id"), text("environment"), enabled.to_string())
         })
         .collect()
 }
@@ -330,22 +334,7 @@ async fn only_successes_use_the_quota_which_survives_a_restart() {
 
     // Raising the quota (org add updates the organization) lets the next one through, with
     // the next counters: none of the refused requests reached the device.
-    api.cli_ok(&[
-        "org",
-        "add",
-        "--id",
-        "acme",
-        "--name",
-        "Test shop",
-        "--nif",
-        SIM_NIF,
-        "--isf",
-        "ISF-1",
-        "--device",
-        "shop",
-        "--quota",
-        "4",
-    ]);
+    api.cli_ok(&["org", "update", "acme", "--quota", "4"]);
     let response = post_invoice(api.addr(), &api.key, &invoice("Q-4")).await;
     assert_eq!(response.status, 200, "{}", response.body);
     assert_eq!(counters_of(&response), (4, 4, "FV".into()));

@@ -220,17 +220,9 @@ async fn sign_in_sessions_and_cookie_flags() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_admin_sees_and_changes_only_their_organization() {
-    let setup = ApiSetup::start(None).await;
+    let mut setup = ApiSetup::start(None).await;
+    let (_second_box, beta_key) = common::second_shop(&mut setup.gateway, "beta").await;
     let addr = setup.addr();
-    let beta_key = tokio::task::block_in_place(|| {
-        add_org_with_key(
-            setup.dir.path(),
-            &setup.gateway.config,
-            "beta",
-            "shop",
-            None,
-        )
-    });
     let acme_token = issue_dashboard_token(&setup.gateway, "acme");
     let beta_token = issue_dashboard_token(&setup.gateway, "beta");
 

@@ -371,8 +371,17 @@ async fn a_request_refused_for_a_full_dgi_window_is_sent_again_and_every_invoice
 async fn an_invoice_in_doubt_is_settled_on_the_dashboard_by_its_own_organization_only() {
     let dir = tempfile::tempdir().unwrap();
     let api = web_api(EdefOptions::default()).await;
-    let (gateway, key) = gateway_on(dir.path(), &api, SIM_TOKEN);
-    let _other_key = add_org_with_key(dir.path(), &gateway.config, "beta", "dgi", None);
+    // Another organization, on an e-MCF of its own (one NIF, one organization per device).
+    let second = web_api(EdefOptions::default()).await;
+    let config = format!(
+        "{}\n[[devices]]\nname = \"dgi2\"\nkind = \"edef\"\nurl = {:?}\ntoken_file = {:?}\nstatus_interval_secs = 1\n",
+        config_on(dir.path(), &api, SIM_TOKEN),
+        second.url(),
+        dir.path().join("dgi.token"),
+    );
+    let gateway = Gateway::start(dir.path(), &config);
+    let key = add_org_with_key(dir.path(), &gateway.config, "acme", "dgi", None);
+    let _other_key = add_org_with_key(dir.path(), &gateway.config, "beta", "dgi2", None);
     gateway.wait_ready().await;
     api.faults().update(|f| f.drop_next_confirm_answer = 1);
     let lost = post_invoice(gateway.addr, &key, &common::invoice("D-1")).await;
@@ -389,7 +398,11 @@ async fn an_invoice_in_doubt_is_settled_on_the_dashboard_by_its_own_organization
         "{}",
         overview.body
     );
-    assert!(overview.body.contains("Settle rn D-1"), "{}", overview.body);
+    assert!(
+        overview.body.contains("Régler la facture rn D-1"),
+        "{}",
+        overview.body
+    );
 
     // Another organization cannot name it.
     let beta = common::issue_dashboard_token(&gateway, "beta");
@@ -423,7 +436,9 @@ async fn an_invoice_in_doubt_is_settled_on_the_dashboard_by_its_own_organization
     let foreign = post(beta_cookie, settle(&beta_csrf, "not_certified", "")).await;
     assert_eq!(foreign.status, 400, "{}", foreign.body);
     assert!(
-        foreign.body.contains("not in doubt for your organization"),
+        foreign
+            .body
+            .contains("pas en doute pour votre organisation"),
         "{}",
         foreign.body
     );
@@ -452,7 +467,7 @@ async fn an_invoice_in_doubt_is_settled_on_the_dashboard_by_its_own_organization
     )
     .await;
     assert!(
-        after.body.contains("settled as certified"),
+        after.body.contains("réglée comme certifiée"),
         "{}",
         after.body
     );
@@ -477,14 +492,19 @@ async fn an_invoice_in_doubt_is_settled_on_the_dashboard_by_its_own_organization
 async fn an_organization_whose_nif_is_not_the_e_mcf_s_is_refused_before_anything_reaches_the_dgi() {
     let dir = tempfile::tempdir().unwrap();
     let api = web_api(EdefOptions::default()).await;
-    let (gateway, key) = gateway_on(dir.path(), &api, SIM_TOKEN);
+    let (mut gateway, key) = gateway_on(dir.path(), &api, SIM_TOKEN);
     gateway.wait_ready().await;
     let ok = post_invoice(gateway.addr, &key, &common::invoice("N-1")).await;
     assert_eq!(ok.status, 200, "{}", ok.body);
 
-    // Bound to the same e-MCF by mistake: another taxpayer's NIF.
-    let other =
-        common::add_org_with_key_nif(dir.path(), &gateway.config, "other", "dgi", "B7654321C");
+    // Bound to the same e-MCF by mistake, while the service was stopped (with it running,
+    // `org add` refuses a NIF the e-MCF is not for): another taxpayer's NIF.
+    assert!(gateway.terminate(), "the gateway stops cleanly");
+    let config = gateway.config.clone();
+    let other = common::add_org_with_key_nif(dir.path(), &config, "other", "dgi", "B7654321C");
+    let gateway = Gateway::start(dir.path(), &std::fs::read_to_string(&config).unwrap());
+    common::wait_status(gateway.addr, false, Duration::from_secs(10)).await;
+
     let refused = post_invoice(gateway.addr, &other, &common::invoice("N-2")).await;
     let body = common::assert_error(&refused, 503, 153);
     let desc = body["errorDesc"].as_str().unwrap_or_default();

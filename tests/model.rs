@@ -851,7 +851,7 @@ async fn check_state(world: &World, model: &Model) {
             );
         }
     }
-    let text = world.cli_ok(&["org", "show", ORG]);
+    let text = world.cli_ok(&["org", "show", ORG, "--json"]);
     let shown: Value = serde_json::from_str(&text).expect("org show prints JSON");
     assert_eq!(
         (

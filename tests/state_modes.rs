@@ -74,10 +74,27 @@ async fn serve_and_the_cli_keep_the_state_private_under_a_shell_s_umask() {
     shell_umask();
     let dir = tempfile::tempdir().expect("tempdir");
 
-    // The CLI on a new state directory, service stopped: it creates the store.
+    // `org add` on a new state directory, service stopped: it creates the store.
     let config_path = dir.path().join("config.toml");
     std::fs::write(&config_path, demo_config(dir.path())).expect("config");
-    common::cli_success(dir.path(), &config_path, &["org", "list"]);
+    common::cli_success(
+        dir.path(),
+        &config_path,
+        &[
+            "org",
+            "add",
+            "--id",
+            "shop",
+            "--name",
+            "Shop",
+            "--nif",
+            common::SIM_NIF,
+            "--isf",
+            "ISF-1",
+            "--device",
+            "embedded",
+        ],
+    );
     let state = dir.path().join("state");
     let seen = assert_private_tree(&state);
     assert!(seen.iter().any(|p| p == "journal/journal.log"), "{seen:?}");

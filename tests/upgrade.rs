@@ -74,7 +74,7 @@ fn the_1_0_0_journal_verifies_and_its_entries_read_back() {
     assert_eq!(entries[3]["security"]["counters"], "1/4 FA");
     assert_eq!(entries[2]["totals"]["usd_equivalent"], "10.00");
 
-    let shop = cli_json(dir.path(), &["org", "show", "fx-shop"]);
+    let shop = cli_json(dir.path(), &["org", "show", "fx-shop", "--json"]);
     assert_eq!(shop["organization"]["plan"], "Grow", "{shop}");
 }
 

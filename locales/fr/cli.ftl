@@ -1,2 +1,52 @@
 # cli
 # The same ids, with the same variables, in locales/fr and locales/en (src/i18n/catalogue.rs tests).
+
+## Démarrage de démonstration (src/cli/demo.rs)
+cli-demo-created = Organisation de démonstration créée sur le simulateur intégré (rien n'est fiscal). Ses clés ne sont affichées qu'une fois : notez-les maintenant.
+cli-demo-try = Essayez :
+cli-demo-lost = Clé perdue ? Une nouvelle : emcf-gateway key issue --org { $org }
+cli-demo-existing = L'organisation de démonstration « { $org } » existe déjà : ses clés ont été affichées à son premier démarrage. Pour une nouvelle clé API :
+cli-demo-dashboard = Pour le tableau de bord ({ $url }), un jeton de connexion :
+
+## Répertoire d'état (src/cli/state_dir.rs)
+cli-no-state-dir = aucun registre dans { $dir } : cette commande ne crée rien. Lancez-la depuis le dossier du service, ou indiquez le répertoire d'état (--state-dir, EMCF_STATE_DIR, ou state_dir dans le fichier de configuration). Seuls « serve » et « org add » créent un registre.
+
+## index rebuild
+cli-index-service-running = arrêtez d'abord le service : il tient { $dir }
+cli-index-agrees = l'index concorde avec le journal : rien à reconstruire, rien n'a été changé (--force le reconstruit quand même)
+cli-index-rebuilt = index reconstruit à partir du journal (l'ancien est gardé à part : { $aside }) ; le journal est vérifié
+
+## org (src/cli/org_commands.rs)
+cli-org-exists = l'organisation « { $id } » existe déjà : pour la modifier, emcf-gateway org update { $id } ...
+cli-org-not-found = aucune organisation « { $id } »
+cli-org-bad-plan = --plan doit valoir start ou grow
+cli-org-unknown-device = aucun appareil « { $device } » dans la configuration (appareils : { $known }) ; une organisation ne peut certifier que sur un appareil configuré
+cli-org-nif-differs = l'appareil « { $device } » est personnalisé pour le NIF { $device_nif }, pas pour { $nif } : chaque facture serait refusée (code 153). Corrigez le NIF, ou l'appareil de l'organisation.
+cli-org-nif-unchecked = attention : le NIF n'a pas pu être vérifié auprès de l'appareil « { $device } » ({ $reason }) ; il le sera à la première facture (code 153 s'il diffère).
+cli-org-service-stopped = le service n'est pas démarré
+cli-org-saved = organisation « { $id } » enregistrée
+cli-org-list-header = ID | NIF | ISF | FORMULE | APPAREIL | NOM
+cli-org-quota-override = quota propre à l'organisation
+cli-org-quota-plan = quota de la formule { $plan }
+cli-org-quota-use = { $used } utilisées sur { $quota }, reste { $remaining } ({ $source })
+cli-field-id = Id
+cli-field-name = Nom
+cli-field-plan = Formule
+cli-field-device = Appareil
+cli-field-quota = Quota { $year }
+
+## key, dashboard-token (src/cli/key_commands.rs)
+cli-key-issued = clé { $id } : notez-la maintenant, elle ne sera plus affichée
+cli-key-list-header = ID | ENVIRONNEMENT | ACTIVE | CRÉÉE | LIBELLÉ
+cli-key-enabled = clé { $id } réactivée
+cli-key-disabled = clé { $id } désactivée : la prochaine requête avec elle reçoit 401
+cli-token-issued = jeton du tableau de bord { $id } : remettez-le maintenant à l'administrateur de l'organisation, il ne sera plus affiché
+cli-token-list-header = ID | RÉVOQUÉ | CRÉÉ | LIBELLÉ
+cli-token-revoked = jeton du tableau de bord { $id } révoqué ; ses sessions sont terminées
+
+## log (src/cli/admin_commands.rs)
+cli-log-list-header = N° | ORG | RN | TYPE | TOTAL | CODEDEFDGI | CERTIFIÉE LE
+
+## main.rs
+cli-error = erreur : { $text }
+cli-org-nif-not-said = l'appareil n'a pas encore dit pour quel NIF il est personnalisé

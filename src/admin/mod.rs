@@ -78,6 +78,19 @@ impl Admin {
     /// Creates or updates an organization.
     pub fn org_save(&self, org: Organization) -> Result<Organization, AdminError> {
         check_organization(&org)?;
+        // One device certifies for one taxpayer: a second organization with the same NIF on
+        // the same device would share its counters and its register under two names.
+        if let Some(other) = self
+            .store
+            .organizations()?
+            .into_iter()
+            .find(|o| o.id != org.id && o.nif == org.nif && o.device == org.device)
+        {
+            return Err(AdminError::Invalid(format!(
+                "organization {:?} already certifies NIF {} on device {:?}: one NIF, one organization per device",
+                other.id, org.nif, org.device
+            )));
+        }
         self.store.save_organization(org.clone())?;
         Ok(org)
     }

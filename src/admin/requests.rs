@@ -145,6 +145,12 @@ pub enum AdminRequest {
         /// The device; `None`: the only configured one.
         device: Option<String>,
     },
+    /// The NIF a configured device last said it is personalized for (`org add` checks with
+    /// it): answered by the running service only, without traffic to the device.
+    DeviceNif {
+        /// The device.
+        device: String,
+    },
     /// The open intents and which wait for an administrator (`intent list`): answered by the
     /// running service only (the channels know which).
     IntentList,
@@ -168,6 +174,7 @@ impl AdminRequest {
         matches!(
             self,
             AdminRequest::DeviceProbe { .. }
+                | AdminRequest::DeviceNif { .. }
                 | AdminRequest::IntentList
                 | AdminRequest::IntentResolve { .. }
         )
@@ -241,11 +248,13 @@ impl Admin {
             AdminRequest::FiscalAnomalyAck { id, by, note } => {
                 json(self.fiscal_anomaly_ack(id, &by, &note))
             }
-            AdminRequest::DeviceProbe { .. } => Err(AdminError::Invalid(
-                "a device is probed by the running service (or by the CLI on the port when \
+            AdminRequest::DeviceProbe { .. } | AdminRequest::DeviceNif { .. } => {
+                Err(AdminError::Invalid(
+                    "a device is probed by the running service (or by the CLI on the port when \
                  the service is stopped), not on the register"
-                    .into(),
-            )),
+                        .into(),
+                ))
+            }
             AdminRequest::IntentList | AdminRequest::IntentResolve { .. } => {
                 Err(AdminError::Invalid(
                     "invoices in doubt are listed and settled by the running service (it asks \

@@ -86,6 +86,10 @@ pub trait Channel: Send + Sync {
     /// checked), `None` when it could; `settling` when an intent of it is in doubt.
     fn problem(&self, organizations: &[Organization], settling: bool) -> Option<Problem>;
 
+    /// The NIF the device is personalized for, as it last said (no traffic to the device);
+    /// `None` until it has said.
+    fn known_nif(&self) -> Option<String>;
+
     /// What a technician needs on first contact (`device probe`).
     fn probe(&self) -> BoxFuture<'_, Result<ProbeReport, CertifyError>>;
 

@@ -182,6 +182,18 @@ impl Certifier {
         })
     }
 
+    /// The NIF the configured device `device` is personalized for, as it last said (`org
+    /// add` checks an organization's NIF with it; nothing is sent to the device).
+    pub fn device_nif(&self, device: &str) -> Result<Option<String>, CertifyError> {
+        match self.channels.configured(device) {
+            Some(channel) => Ok(channel.known_nif()),
+            None => Err(CertifyError::Internal(format!(
+                "no configured device is named {device:?} (configured: {})",
+                self.channels.configured_names().join(", ")
+            ))),
+        }
+    }
+
     /// Probes a configured channel (`device probe` through the admin socket): `device`, or
     /// the only configured one.
     pub async fn probe(&self, device: Option<&str>) -> Result<ProbeReport, CertifyError> {

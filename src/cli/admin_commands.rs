@@ -7,14 +7,16 @@ use std::sync::Arc;
 use anyhow::{bail, Context};
 use serde_json::Value;
 
-use super::{DashboardTokenCommand, ExportFormat, KeyCommand, LogCommand, OrgCommand};
+use super::{ExportFormat, LogCommand};
 use crate::admin::{csv, socket, Admin, AdminRequest, QuotaSettings};
 use crate::config::Config;
-use crate::model::{Environment, Organization, Plan, RegisterEntry};
+use crate::i18n::{default_lang, format};
+use crate::model::{Environment, RegisterEntry};
+use crate::msg;
 use crate::store::{Store, StoreError, StoreOptions};
 
 /// Runs `request` on the service if it runs, else on the store.
-fn run(config: &Config, request: AdminRequest) -> anyhow::Result<Value> {
+pub(super) fn run(config: &Config, request: AdminRequest) -> anyhow::Result<Value> {
     Runner::new(config).run(request)
 }
 
@@ -47,6 +49,13 @@ impl<'a> Runner<'a> {
         if let Some(answer) = socket::call(&socket::path_in(state_dir), &request)? {
             return Ok(answer);
         }
+        // Only `org add` starts a register; any other command run from the wrong folder
+        // must not look like an empty system.
+        if matches!(request, AdminRequest::OrgSave { .. }) {
+            super::state_dir::prepare(state_dir)?.warn_if_readable(state_dir);
+        } else {
+            super::state_dir::require_existing(state_dir)?;
+        }
         let options = StoreOptions {
             index_cache_mib: self.config.index_cache_mib,
             ..StoreOptions::default()
@@ -77,7 +86,7 @@ pub(super) fn quota_settings(config: &Config) -> QuotaSettings {
     }
 }
 
-fn environment(sandbox: bool) -> Environment {
+pub(super) fn environment(sandbox: bool) -> Environment {
     if sandbox {
         Environment::Sandbox
     } else {
@@ -85,14 +94,18 @@ fn environment(sandbox: bool) -> Environment {
     }
 }
 
-fn print_json(value: &Value) -> anyhow::Result<()> {
+pub(super) fn print_json(value: &Value) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
 }
 
 /// Prints a header line and rows: every column but the last left-aligned and padded to its
 /// width in `widths` (a longer value is not cut), one space apart; the last one as is.
-fn print_table<const N: usize>(widths: &[usize], header: [&str; N], rows: Vec<[String; N]>) {
+pub(super) fn print_table<const N: usize>(
+    widths: &[usize],
+    header: [&str; N],
+    rows: Vec<[String; N]>,
+) {
     debug_assert_eq!(widths.len() + 1, N);
     let line = |cells: &[&str]| {
         let mut line = String::new();
@@ -108,157 +121,65 @@ fn print_table<const N: usize>(widths: &[usize], header: [&str; N], rows: Vec<[S
     }
 }
 
-/// The text field `name` of a JSON answer, `""` if absent.
-fn text(value: &Value, name: &str) -> String {
-    value
-        .get(name)
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
-}
-
-/// The boolean field `name` of a JSON answer (absent: false) as `yes` or `no`.
-fn yes_no(value: &Value, name: &str) -> String {
-    let set = value.get(name).and_then(Value::as_bool).unwrap_or(false);
-    if set { "yes" } else { "no" }.to_string()
-}
-
-/// `org ...`
-pub(super) fn org(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
-    match command {
-        OrgCommand::Add {
-            id,
-            name,
-            nif,
-            isf,
-            plan,
-            quota,
-            device,
-        } => {
-            let Some(plan) = Plan::parse(&plan) else {
-                bail!("--plan must be start or grow");
-            };
-            if config.has_devices() && config.device(&device).is_none() {
-                eprintln!("warning: no device named {device:?} in the configuration yet");
-            }
-            let org = Organization {
-                id,
-                name,
-                nif,
-                isf,
-                plan,
-                quota_override: quota,
-                device,
-            };
-            print_json(&run(config, AdminRequest::OrgSave { org })?)
-        }
-        OrgCommand::List => {
-            let orgs: Vec<Organization> =
-                serde_json::from_value(run(config, AdminRequest::OrgList)?)?;
-            println!(
-                "{:<16} {:<12} {:<12} {:<6} {:<12} NAME",
-                "ID", "NIF", "ISF", "PLAN", "DEVICE"
-            );
-            for org in orgs {
-                println!(
-                    "{:<16} {:<12} {:<12} {:<6} {:<12} {}",
-                    org.id,
-                    org.nif,
-                    org.isf,
-                    org.plan.as_str(),
-                    org.device,
-                    org.name
-                );
-            }
-            Ok(())
-        }
-        OrgCommand::Show { id } => print_json(&run(config, AdminRequest::OrgShow { id })?),
-    }
-}
-
-/// `key ...`
-pub(super) fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
-    match command {
-        KeyCommand::Issue {
-            org,
-            sandbox,
-            label,
-        } => {
-            let answer = run(
-                config,
-                AdminRequest::KeyIssue {
-                    org,
-                    environment: environment(sandbox),
-                    label,
-                },
-            )?;
-            print_issued(
-                &answer,
-                "key",
-                "key id",
-                "store this key now, it is not shown again",
-            );
-            Ok(())
-        }
-        KeyCommand::List { org } => {
-            let keys = run(config, AdminRequest::KeyList { org })?;
-            let rows = keys
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|key| {
-                    [
-                        text(key, "id"),
-                        text(key, "environment"),
-                        yes_no(key, "enabled"),
-                        text(key, "created_at"),
-                        text(key, "label"),
-                    ]
-                })
-                .collect();
-            print_table(
-                &[16, 11, 8, 25],
-                ["ID", "ENV", "ENABLED", "CREATED", "LABEL"],
-                rows,
-            );
-            Ok(())
-        }
-        KeyCommand::Disable { id } => set_enabled(config, id, false),
-        KeyCommand::Enable { id } => set_enabled(config, id, true),
-    }
-}
-
-fn set_enabled(config: &Config, id: String, enabled: bool) -> anyhow::Result<()> {
-    run(
-        config,
-        AdminRequest::KeySetEnabled {
-            id: id.clone(),
-            enabled,
-        },
-    )?;
-    println!("key {id} {}", if enabled { "enabled" } else { "disabled" });
-    Ok(())
-}
-
 /// `index rebuild`: opens the store (the service must be stopped) accepting the journal as
-/// the truth.
-pub(super) fn rebuild_index(config: &Config) -> anyhow::Result<()> {
+/// the truth. An index that disagrees with the journal is moved aside and rebuilt; one that
+/// agrees is left alone and said so, unless `force`: then it is moved aside and rebuilt too.
+pub(super) fn rebuild_index(config: &Config, force: bool) -> anyhow::Result<()> {
+    let lang = default_lang();
     let state_dir = config.resolved_state_dir();
+    super::state_dir::require_existing(state_dir)?;
     let options = StoreOptions {
         rebuild_stale_index: true,
         index_cache_mib: config.index_cache_mib,
         ..StoreOptions::default()
     };
-    let store = match Store::open_with(state_dir, &options) {
-        Ok(store) => store,
-        Err(StoreError::Locked) => {
-            bail!("stop the service first: it holds {}", state_dir.display())
-        }
-        Err(error) => return Err(error).context("rebuilding the index"),
+    let open = || match Store::open_with(state_dir, &options) {
+        Ok(store) => Ok(store),
+        Err(StoreError::Locked) => Err(anyhow::anyhow!(
+            "{}",
+            msg!(
+                "cli-index-service-running",
+                dir = state_dir.display().to_string()
+            )
+            .render(lang)
+        )),
+        Err(error) => Err(anyhow::Error::from(error).context("rebuilding the index")),
     };
+    let before = set_aside(state_dir);
+    let mut store = open()?;
+    let mut aside: Vec<_> = set_aside(state_dir).difference(&before).cloned().collect();
+    if aside.is_empty() && force {
+        drop(store);
+        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+        let to = state_dir.join(format!("index.sled.stale-{stamp}"));
+        std::fs::rename(state_dir.join("index.sled"), &to)
+            .with_context(|| format!("moving the index aside to {}", to.display()))?;
+        aside.push(
+            to.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        );
+        store = open()?;
+    }
     print_json(&serde_json::to_value(store.verify()?)?)?;
-    eprintln!("index rebuilt from the journal; the journal verifies");
+    if aside.is_empty() {
+        eprintln!("{}", msg!("cli-index-agrees").render(lang));
+    } else {
+        let aside = aside.join(", ");
+        eprintln!("{}", msg!("cli-index-rebuilt", aside = aside).render(lang));
+    }
     Ok(())
+}
+
+/// The names of the indexes kept aside in `state_dir` (`index.sled.stale-*`, `.corrupt-*`).
+fn set_aside(state_dir: &std::path::Path) -> std::collections::BTreeSet<String> {
+    std::fs::read_dir(state_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("index.sled."))
+        .collect()
 }
 
 /// `log ...`
@@ -269,7 +190,12 @@ pub(super) fn log(config: &Config, command: LogCommand) -> anyhow::Result<()> {
             sandbox,
             after,
             limit,
+            json,
         } => {
+            if let Some(org) = &org {
+                // An organization that does not exist is an error, not an empty page.
+                run(config, AdminRequest::OrgShow { id: org.clone() })?;
+            }
             let entries = page(
                 &mut Runner::new(config),
                 org,
@@ -277,23 +203,30 @@ pub(super) fn log(config: &Config, command: LogCommand) -> anyhow::Result<()> {
                 after,
                 limit,
             )?;
-            println!(
-                "{:>8} {:<12} {:<24} {:<4} {:>14} {:<24} CERTIFIED",
-                "SEQ", "ORG", "RN", "TYPE", "TOTAL", "CODEDEFDGI"
-            );
-            for e in entries {
-                println!(
-                    "{:>8} {:<12} {:<24} {:<4} {:>14} {:<24} {}",
-                    e.sequence,
-                    e.request.org,
-                    e.request.rn,
-                    e.request.invoice_type,
-                    e.request.totals.total,
-                    e.security.code_def,
-                    e.certified_at
-                        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                );
+            if json {
+                return print_json(&serde_json::to_value(&entries)?);
             }
+            let lang = default_lang();
+            let header = msg!("cli-log-list-header").render(lang);
+            let rows = entries
+                .into_iter()
+                .map(|e| {
+                    [
+                        e.sequence.to_string(),
+                        e.request.org,
+                        e.request.rn,
+                        e.request.invoice_type.to_string(),
+                        format::number(e.request.totals.total, lang),
+                        e.security.code_def,
+                        format::date_time(e.certified_at, config.offset(), lang),
+                    ]
+                })
+                .collect();
+            print_table(
+                &[8, 12, 24, 4, 16, 24],
+                super::key_commands::columns(&header),
+                rows,
+            );
             Ok(())
         }
         LogCommand::Show { sequence, sandbox } => print_json(&run(
@@ -360,66 +293,4 @@ fn export(
     }
     out.flush()?;
     Ok(())
-}
-
-// ---- dashboard-token ----
-
-/// `dashboard-token ...`
-/// Prints a secret just issued (`answer[secret]`) alone on stdout, for scripts, and its record's
-/// id with `advice` on stderr: the secret is shown this once.
-fn print_issued(answer: &Value, secret: &str, what: &str, advice: &str) {
-    let secret = answer
-        .get(secret)
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let id = answer
-        .pointer("/record/id")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    println!("{secret}");
-    eprintln!("{what} {id}: {advice}");
-}
-
-pub(super) fn dashboard_token(
-    config: &Config,
-    command: DashboardTokenCommand,
-) -> anyhow::Result<()> {
-    match command {
-        DashboardTokenCommand::Issue { org, label } => {
-            let answer = run(config, AdminRequest::DashboardTokenIssue { org, label })?;
-            print_issued(
-                &answer,
-                "token",
-                "dashboard token",
-                "give it to the organization's admin now, it is not shown again",
-            );
-            Ok(())
-        }
-        DashboardTokenCommand::List { org } => {
-            let tokens = run(config, AdminRequest::DashboardTokenList { org })?;
-            let rows = tokens
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|token| {
-                    [
-                        text(token, "id"),
-                        yes_no(token, "revoked"),
-                        text(token, "created_at"),
-                        text(token, "label"),
-                    ]
-                })
-                .collect();
-            print_table(&[14, 8, 25], ["ID", "REVOKED", "CREATED", "LABEL"], rows);
-            Ok(())
-        }
-        DashboardTokenCommand::Revoke { id } => {
-            run(
-                config,
-                AdminRequest::DashboardTokenRevoke { id: id.clone() },
-            )?;
-            println!("dashboard token {id} revoked; its sessions have ended");
-            Ok(())
-        }
-    }
 }

@@ -32,8 +32,12 @@ pub(super) fn run(config: &Config, command: DeviceCommand) -> anyhow::Result<()>
             }
             Ok(())
         }
-        DeviceCommand::Anomalies(AnomaliesCommand::List) => {
+        DeviceCommand::Anomalies(AnomaliesCommand::List { json }) => {
             let value = run_request(config, AdminRequest::FiscalAnomalies)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&value)?);
+                return Ok(());
+            }
             let anomalies: Vec<AnomalyRecord> = serde_json::from_value(value)?;
             print_anomalies(&anomalies, config);
             Ok(())

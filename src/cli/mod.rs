@@ -4,9 +4,12 @@
 //! This is the binary's edge: errors are `anyhow` here and nowhere below.
 
 mod admin_commands;
+mod demo;
 mod device_commands;
 mod embedded;
 mod intent_commands;
+mod key_commands;
+mod org_commands;
 mod serve;
 mod state_dir;
 
@@ -141,7 +144,11 @@ pub enum DeviceCommand {
 #[derive(Debug, Subcommand)]
 pub enum AnomaliesCommand {
     /// List them (acknowledged or not).
-    List,
+    List {
+        /// Print JSON (for scripts).
+        #[arg(long)]
+        json: bool,
+    },
     /// Acknowledge one: journaled with who and why; it leaves the dashboard and /metrics.
     Ack {
         /// Its id (as listed).
@@ -172,6 +179,9 @@ pub enum DashboardTokenCommand {
         /// Organization id.
         #[arg(long)]
         org: String,
+        /// Print JSON (for scripts).
+        #[arg(long)]
+        json: bool,
     },
     /// Revoke a token: it signs in no more and its open sessions end.
     Revoke {
@@ -186,14 +196,20 @@ pub enum IndexCommand {
     /// Accept the journal as it is and rebuild the index from it, when the index is ahead of
     /// the journal or disagrees with it. The old index is kept aside (index.sled.stale-<time>).
     /// Only after checking the journal against a backup: entries missing from it stay lost.
-    Rebuild,
+    /// An index that agrees with the journal is left as it is (and said so) unless --force.
+    Rebuild {
+        /// Rebuild even an index that agrees with the journal (the old one is kept aside).
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 /// `serve` options.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Address to listen on (overrides the file and $EMCF_LISTEN).
-    #[arg(long, value_name = "ADDR")]
+    /// An address or a host name, and a port: 0.0.0.0:8080, localhost:8080, [::]:8080.
+    #[arg(long, value_name = "ADDR", value_parser = crate::config::parse_listen)]
     pub listen: Option<std::net::SocketAddr>,
     /// Write every byte both ways on every device's port to this file, with monotonic
     /// timestamps (the wire capture format of docs/install.md; readable by its owner only).
@@ -204,7 +220,8 @@ pub struct ServeArgs {
 /// `org` commands.
 #[derive(Debug, Subcommand)]
 pub enum OrgCommand {
-    /// Create or update an organization.
+    /// Create an organization (refused if its id exists: use `org update`). Creates the
+    /// register at its first use.
     Add {
         /// Short id: a-z, 0-9, '-'.
         #[arg(long)]
@@ -212,7 +229,8 @@ pub enum OrgCommand {
         /// Display name.
         #[arg(long)]
         name: String,
-        /// Seller NIF (must equal the NIF of its device).
+        /// Seller NIF (must equal the NIF of its device; checked with the device when the
+        /// service runs).
         #[arg(long)]
         nif: String,
         /// Seller ISF.
@@ -224,16 +242,49 @@ pub enum OrgCommand {
         /// Annual quota overriding the plan's.
         #[arg(long)]
         quota: Option<u64>,
-        /// Name of the configured device it certifies on.
+        /// Name of the configured device it certifies on (`embedded` without devices).
         #[arg(long)]
         device: String,
     },
+    /// Change an organization: only the options given change.
+    Update {
+        /// Organization id.
+        id: String,
+        /// Display name.
+        #[arg(long)]
+        name: Option<String>,
+        /// Seller NIF.
+        #[arg(long)]
+        nif: Option<String>,
+        /// Seller ISF.
+        #[arg(long)]
+        isf: Option<String>,
+        /// Plan: start or grow.
+        #[arg(long)]
+        plan: Option<String>,
+        /// Annual quota overriding the plan's.
+        #[arg(long, conflicts_with = "plan_quota")]
+        quota: Option<u64>,
+        /// Go back to the plan's quota.
+        #[arg(long)]
+        plan_quota: bool,
+        /// Name of the configured device.
+        #[arg(long)]
+        device: Option<String>,
+    },
     /// List organizations.
-    List,
+    List {
+        /// Print JSON (for scripts).
+        #[arg(long)]
+        json: bool,
+    },
     /// Show an organization and its quota use this year.
     Show {
         /// Organization id.
         id: String,
+        /// Print JSON (for scripts).
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -257,6 +308,9 @@ pub enum KeyCommand {
         /// Organization id.
         #[arg(long)]
         org: String,
+        /// Print JSON (for scripts).
+        #[arg(long)]
+        json: bool,
     },
     /// Disable a key: the next request with it gets 401.
     Disable {
@@ -296,6 +350,9 @@ pub enum LogCommand {
         /// At most this many.
         #[arg(long, default_value_t = 50)]
         limit: usize,
+        /// Print JSON (for scripts).
+        #[arg(long)]
+        json: bool,
     },
     /// Show one entry in full.
     Show {
@@ -336,11 +393,13 @@ pub fn main() -> anyhow::Result<()> {
     crate::i18n::set_default_lang(config.language);
     match cli.command {
         Command::Serve(args) => serve::run(config, args.capture),
-        Command::Org(command) => admin_commands::org(&config, command),
-        Command::Key(command) => admin_commands::key(&config, command),
+        Command::Org(command) => org_commands::run(&config, command),
+        Command::Key(command) => key_commands::key(&config, command),
         Command::Log(command) => admin_commands::log(&config, command),
-        Command::Index(IndexCommand::Rebuild) => admin_commands::rebuild_index(&config),
-        Command::DashboardToken(command) => admin_commands::dashboard_token(&config, command),
+        Command::Index(IndexCommand::Rebuild { force }) => {
+            admin_commands::rebuild_index(&config, force)
+        }
+        Command::DashboardToken(command) => key_commands::dashboard_token(&config, command),
         Command::Device(command) => device_commands::run(&config, command),
         Command::Intent(command) => intent_commands::run(&config, command),
     }

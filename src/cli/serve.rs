@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
 use super::admin_commands::quota_settings;
+use super::demo;
 use super::embedded;
 use super::state_dir;
 use crate::admin::{socket, Admin, AdminRequest};
@@ -26,15 +27,11 @@ use crate::config::{Config, DeviceEntry, DeviceKind};
 use crate::dashboard::{Dashboard, DashboardOptions};
 use crate::device::capture::Capture;
 use crate::device::{self, DeviceConfig, DeviceHandle};
-use crate::keys;
-use crate::model::{Environment, Organization, Plan};
+use crate::model::Organization;
 use crate::notify;
 use crate::store::{Store, StoreError, StoreOptions};
 
-/// Name of the bundled simulator used when no device is configured.
-pub const EMBEDDED_DEVICE: &str = "embedded";
-/// Id of the demo organization created on the embedded simulator.
-pub const DEMO_ORG: &str = "demo";
+use super::demo::EMBEDDED_DEVICE;
 
 pub(super) fn run(config: Config, capture: Option<PathBuf>) -> anyhow::Result<()> {
     init_logging();
@@ -62,6 +59,9 @@ fn init_logging() {
 }
 
 async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
+    // The port first: a start that cannot listen creates nothing (no demo organization whose
+    // keys nobody saw).
+    let listener = listen(config.listen)?;
     let state_dir = config.resolved_state_dir().to_path_buf();
     state_dir::prepare(&state_dir)?.warn_if_readable(&state_dir);
     if config.device(EMBEDDED_DEVICE).is_some()
@@ -74,7 +74,7 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     }
     let store = match open_register(&state_dir, &config)? {
         Ok(store) => store,
-        Err(damage) => return serve_halted(&config, damage).await,
+        Err(damage) => return serve_halted(&config, listener, damage).await,
     };
 
     let simulators: Arc<Mutex<Vec<RunningSim>>> = Arc::default();
@@ -87,9 +87,9 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
             .collect();
     channels.extend(web_api_channels(&config)?);
     let demo_keys = if demo {
-        ensure_demo_organization(&store)?
+        demo::ensure_organization(&store)?
     } else {
-        None
+        demo::DemoKeys::NotDemo
     };
 
     let web_devices: BTreeMap<String, DeviceEntry> = config
@@ -122,12 +122,9 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
         stop.clone(),
     ));
 
-    let listener = listen(config.listen)?;
     let addr = listener.local_addr()?;
     println!("emcf-gateway listening on http://{addr}");
-    if let Some((live, sandbox)) = &demo_keys {
-        print_demo(addr, live, sandbox);
-    }
+    demo::print(addr, &demo_keys);
 
     spawn_signal_stop(stop.clone());
     if let Err(error) = notify::notify(&format!("READY=1\nSTATUS=listening on {addr}")) {
@@ -320,8 +317,11 @@ fn listen(addr: SocketAddr) -> anyhow::Result<TcpListener> {
 
 /// Serves the API with certification stopped: `status` false, 503 (code 160) elsewhere. No
 /// device is opened and nothing is written.
-async fn serve_halted(config: &Config, reason: String) -> anyhow::Result<()> {
-    let listener = listen(config.listen)?;
+async fn serve_halted(
+    config: &Config,
+    listener: TcpListener,
+    reason: String,
+) -> anyhow::Result<()> {
     println!(
         "emcf-gateway listening on http://{}",
         listener.local_addr()?
@@ -365,6 +365,10 @@ fn service_requests(certifier: Arc<Certifier>) -> socket::ServiceRequests {
                     .await
                     .map_err(|e| e.to_string())
                     .and_then(|report| serde_json::to_value(report).map_err(|e| e.to_string())),
+                AdminRequest::DeviceNif { device } => certifier
+                    .device_nif(&device)
+                    .map(|nif| serde_json::json!({ "nif": nif }))
+                    .map_err(|e| e.to_string()),
                 AdminRequest::IntentList => certifier
                     .open_intents()
                     .map_err(|e| e.to_string())
@@ -438,44 +442,6 @@ fn sandbox_factory(
             Ok(box_channel(handle))
         })
     })
-}
-
-/// Creates the demo organization on the embedded simulator at first start, with one live
-/// and one sandbox key (returned to be printed once).
-fn ensure_demo_organization(store: &Store) -> anyhow::Result<Option<(String, String)>> {
-    if store.organization(DEMO_ORG)?.is_some() {
-        return Ok(None);
-    }
-    store.save_organization(Organization {
-        id: DEMO_ORG.to_string(),
-        name: "Demo shop (simulated device, not fiscal)".to_string(),
-        nif: embedded::simulator_nif(),
-        isf: "ISF-DEMO-001".to_string(),
-        plan: Plan::Start,
-        quota_override: None,
-        device: EMBEDDED_DEVICE.to_string(),
-    })?;
-    let now = chrono::Utc::now();
-    let live = keys::issue(DEMO_ORG, Environment::Production, "demo live key", now);
-    let sandbox = keys::issue(DEMO_ORG, Environment::Sandbox, "demo sandbox key", now);
-    store.issue_key(live.record)?;
-    store.issue_key(sandbox.record)?;
-    Ok(Some((live.plaintext, sandbox.plaintext)))
-}
-
-fn print_demo(addr: std::net::SocketAddr, live: &str, sandbox: &str) {
-    let host = if addr.ip().is_unspecified() {
-        format!("127.0.0.1:{}", addr.port())
-    } else {
-        addr.to_string()
-    };
-    println!("demo organization created (shown once, store these keys now):");
-    println!("live key: {live}");
-    println!("sandbox key: {sandbox}");
-    println!("try:");
-    println!(
-        "curl -s http://{host}/api/v1/Invoice -H 'Authorization: Bearer {live}' -H 'Content-Type: application/json' -d '{{\"rn\":\"DEMO-1\",\"mode\":\"ttc\",\"type\":\"FV\",\"curCode\":\"CDF\",\"curRate\":\"-1\",\"items\":[{{\"name\":\"STYLO BIC\",\"type\":\"BIE\",\"price\":\"1160.00\",\"quantity\":\"1\",\"taxGroup\":\"B\"}}],\"operator\":{{\"id\":\"1\",\"name\":\"Caisse 1\"}}}}'"
-    );
 }
 
 async fn wait_for_signal() {

@@ -20,6 +20,10 @@ pub enum StateDirError {
         dir.display()
     )]
     WritableByOthers { dir: PathBuf, mode: u32 },
+    /// It does not exist, and this command does not start a register (only `serve` and
+    /// `org add` do): the command was probably run from another folder.
+    #[error("{}", crate::msg!("cli-no-state-dir", dir = dir.display().to_string()).render(crate::i18n::default_lang()))]
+    Missing { dir: PathBuf },
     /// Creating it or reading its mode failed.
     #[error("{action} the state directory {}: {source}", dir.display())]
     Io {
@@ -70,6 +74,22 @@ pub fn prepare(dir: &Path) -> Result<Access, StateDirError> {
     builder.create(dir).map_err(io("creating"))?;
     let meta = std::fs::metadata(dir).map_err(io("reading the mode of"))?;
     access(dir, &meta)
+}
+
+/// Fails with [`StateDirError::Missing`] unless `dir` exists (commands that only read or
+/// change an existing register).
+pub fn require_existing(dir: &Path) -> Result<(), StateDirError> {
+    match dir.try_exists() {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(StateDirError::Missing {
+            dir: dir.to_path_buf(),
+        }),
+        Err(source) => Err(StateDirError::Io {
+            action: "reading",
+            dir: dir.to_path_buf(),
+            source,
+        }),
+    }
 }
 
 #[cfg(unix)]

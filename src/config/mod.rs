@@ -435,8 +435,8 @@ mod web_api;
 
 pub use device::{ActionCaseSetting, DeviceEntry, DeviceKind, LineBreaksSetting, StatusMapSetting};
 pub use http::HttpLimits;
-pub use text::parse_offset;
-use text::{listen_text, offset_text, parse_listen};
+use text::{listen_text, offset_text};
+pub use text::{parse_listen, parse_offset};
 
 #[cfg(test)]
 mod tests;

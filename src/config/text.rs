@@ -45,12 +45,32 @@ pub fn parse_offset(text: &str) -> Option<FixedOffset> {
     FixedOffset::east_opt(sign * seconds)
 }
 
-pub(super) fn parse_listen(text: &str) -> Result<SocketAddr, String> {
-    text.trim().parse().map_err(|_| {
-        "expected an IP address and a port, e.g. 0.0.0.0:8080 (all interfaces), \
-         127.0.0.1:8080 (this machine only) or [::]:8080"
-            .to_string()
-    })
+/// Parses `listen`: an IP address and a port (`0.0.0.0:8080`, `[::]:8080`), or a host name
+/// and a port (`localhost:8080`, `gateway.shop.lan:8080`) resolved now, its IPv4 address
+/// first (the address a LAN's ERPs most likely reach).
+pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    let text = text.trim();
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    const EXPECTED: &str = "expected an address or a host name and a port, e.g. \
+         0.0.0.0:8080 (all interfaces), 127.0.0.1:8080 or localhost:8080 (this machine only), \
+         [::]:8080";
+    let Some((host, port)) = text.rsplit_once(':') else {
+        return Err(EXPECTED.to_string());
+    };
+    if host.is_empty() || port.parse::<u16>().is_err() {
+        return Err(EXPECTED.to_string());
+    }
+    let addrs: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(text)
+        .map_err(|e| format!("host name {host:?} cannot be resolved ({e}); {EXPECTED}"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| format!("host name {host:?} has no address; {EXPECTED}"))
 }
 
 pub(super) mod offset_text {

@@ -43,6 +43,13 @@ pub fn number(value: Decimal, lang: Lang) -> String {
     out
 }
 
+/// A count with its thousands grouped: `12 500` / `12,500`.
+pub fn integer(value: u64, lang: Lang) -> String {
+    let text = number(rust_decimal::Decimal::from(value), lang);
+    let decimals = 3; // the point and the two zero places `number` adds
+    text[..text.len() - decimals].to_string()
+}
+
 /// An amount with its currency: `168 040,00 CDF` / `168,040.00 CDF`.
 pub fn amount(value: Decimal, currency: &str, lang: Lang) -> String {
     let space = match lang {
@@ -101,6 +108,8 @@ mod tests {
         assert_eq!(number(dec!(0), Lang::Fr), "0,00");
         assert_eq!(number(dec!(-0.00), Lang::Fr), "0,00");
         assert_eq!(number(dec!(100), Lang::En), "100.00");
+        assert_eq!(integer(12500, Lang::Fr), "12\u{202F}500");
+        assert_eq!(integer(7, Lang::En), "7");
     }
 
     #[test]

@@ -565,7 +565,7 @@ pub fn cli_ok(gateway: &Gateway, args: &[&str]) -> String {
 
 /// `org show <org>`: its `quota` object (`year`, `used`, `quota`, `remaining`).
 pub fn quota_of(gateway: &Gateway, org: &str) -> Value {
-    let text = cli_ok(gateway, &["org", "show", org]);
+    let text = cli_ok(gateway, &["org", "show", org, "--json"]);
     let value: Value = serde_json::from_str(&text).expect("org show prints JSON");
     value["quota"].clone()
 }
@@ -721,7 +721,7 @@ pub fn cli_success(dir: &Path, config: &Path, args: &[&str]) -> String {
 
 /// The quota used this year by `org`, as `org show` prints it.
 pub fn quota_used(dir: &Path, config: &Path, org: &str) -> u64 {
-    let text = cli_success(dir, config, &["org", "show", org]);
+    let text = cli_success(dir, config, &["org", "show", org, "--json"]);
     let value: Value = serde_json::from_str(&text).expect("org show prints JSON");
     value["quota"]["used"]
         .as_u64()
@@ -1151,4 +1151,30 @@ pub fn context_switches(pid: u32) -> u64 {
                 .collect::<Vec<_>>()
         })
         .sum()
+}
+
+/// A second box for a second organization (one NIF, one organization per device): starts a
+/// simulator (NIM `SIM0000002`) in `dir/second-shop`, adds it to `gateway`'s configuration as device `shop2`,
+/// restarts the gateway on it (SIGTERM, clean exit asserted) and adds organization `id` on it
+/// with a key; returns the simulator and the key.
+pub async fn second_shop(gateway: &mut Gateway, id: &str) -> (Sim, String) {
+    let dir = gateway.dir.join("second-shop");
+    std::fs::create_dir_all(&dir).expect("second shop folder");
+    // A box of its own: its own NIM (same NIF: one NIF may certify on several devices).
+    let sim = Sim::start_custom(&dir, |options| options.device.nim = "SIM0000002".into()).await;
+    let mut config = std::fs::read_to_string(&gateway.config).expect("config");
+    config.push_str(&format!(
+        "\n[[devices]]\nname = \"shop2\"\npath = {:?}\n",
+        sim.link
+    ));
+    for (key, value) in SIMULATOR_KEYS {
+        config.push_str(&format!("{key} = {value}\n"));
+    }
+    assert!(gateway.terminate(), "gateway exits cleanly on SIGTERM");
+    let root = gateway.dir.clone();
+    *gateway = Gateway::start(&root, &config);
+    gateway.wait_ready().await;
+    let key =
+        tokio::task::block_in_place(|| add_org_with_key(&root, &gateway.config, id, "shop2", None));
+    (sim, key)
 }

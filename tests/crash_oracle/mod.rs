@@ -620,7 +620,7 @@ impl Harness {
             .map(|line| serde_json::from_str(line).map_err(|e| format!("export line: {e}")))
             .collect::<Result<_, _>>()?;
         let device = self.device.invoices()?;
-        let shown: Value = serde_json::from_str(&self.cli(&["org", "show", ORG]).await?)
+        let shown: Value = serde_json::from_str(&self.cli(&["org", "show", ORG, "--json"]).await?)
             .map_err(|e| format!("org show: {e}"))?;
 
         let text = |value: &Value| value.as_str().unwrap_or_default().to_string();

@@ -213,6 +213,11 @@ impl Health {
         }
     }
 
+    /// The e-MCF's NIF, as the DGI's status last said.
+    pub(super) fn known_nif(&self) -> Option<String> {
+        self.seen().nif.clone()
+    }
+
     /// Why the channel `device` could not certify now for `organizations` (those bound to it
     /// are checked).
     pub(super) fn problem(

@@ -176,6 +176,10 @@ impl Channel for EdefChannel {
             .problem(self.name(), organizations, settling)
     }
 
+    fn known_nif(&self) -> Option<String> {
+        self.shared.health.known_nif()
+    }
+
     fn probe(&self) -> BoxFuture<'_, Result<ProbeReport, CertifyError>> {
         Box::pin(health::probe(&self.shared))
     }

@@ -75,6 +75,10 @@ impl Channel for BoxChannel {
         readiness::problem(self.device.name(), &status, organizations, settling)
     }
 
+    fn known_nif(&self) -> Option<String> {
+        self.device.status().state.map(|state| state.nif)
+    }
+
     fn probe(&self) -> BoxFuture<'_, Result<ProbeReport, CertifyError>> {
         Box::pin(async move {
             crate::device::probe::probe(&self.device)

@@ -1,0 +1,251 @@
+//! A new user following the README, and the setup mistakes a shop's IT person makes: the
+//! first `serve` that cannot listen creates nothing (the demo keys cannot be lost), a later
+//! start says how to get a key, the CLI run from the wrong folder does not look like an
+//! empty system, `index rebuild` says what it did, and `org add`/`org update` refuse a device
+//! that is not configured, a NIF the device is not personalized for, and a second
+//! organization with the same NIF on the same device.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::{binary, Gateway};
+
+/// Runs the CLI in `dir` (no configuration file) with `args`, in `lang`.
+fn run_in(dir: &Path, lang: &str, args: &[&str]) -> Output {
+    Command::new(binary())
+        .args(args)
+        .env("EMCF_CONFIG", "")
+        .env("EMCF_STATE_DIR", "")
+        .env("EMCF_LANG", lang)
+        .current_dir(dir)
+        .output()
+        .expect("the CLI runs")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+#[test]
+fn a_first_start_that_cannot_listen_creates_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = taken.local_addr().expect("addr").port();
+    let listen = format!("127.0.0.1:{port}");
+    let out = run_in(dir.path(), "en", &["serve", "--listen", &listen]);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains(&listen), "{}", text(&out));
+    assert!(
+        !dir.path().join("emcf-state").exists(),
+        "a start that could not listen created the state directory"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_later_start_says_how_to_get_a_demo_key() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut first = Gateway::start_demo(dir.path());
+    assert!(
+        first.banner_value("live key:").is_some(),
+        "{:?}",
+        first.banner
+    );
+    assert!(first.terminate(), "the first gateway stops");
+    let second = Gateway::start_demo(dir.path());
+    assert!(second.banner_value("live key:").is_none());
+    assert!(
+        second
+            .banner
+            .iter()
+            .any(|line| line.contains("emcf-gateway key issue --org demo")),
+        "{:?}",
+        second.banner
+    );
+}
+
+#[test]
+fn the_cli_in_a_folder_without_a_register_says_so_and_creates_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for args in [
+        &["org", "list"][..],
+        &["org", "show", "demo"],
+        &["log", "list"],
+        &["key", "list", "--org", "demo"],
+        &["log", "verify"],
+        &["index", "rebuild"],
+    ] {
+        let out = run_in(dir.path(), "fr", args);
+        assert!(!out.status.success(), "{args:?}: {}", text(&out));
+        assert!(
+            text(&out).contains("aucun registre dans ./emcf-state"),
+            "{args:?}: {}",
+            text(&out)
+        );
+        assert!(
+            !dir.path().join("emcf-state").exists(),
+            "{args:?} created it"
+        );
+    }
+    let out = run_in(dir.path(), "en", &["org", "list"]);
+    assert!(
+        text(&out).contains("no register in ./emcf-state"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn setup_mistakes_are_refused_at_once_and_not_found_fails() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let add = |id: &str, nif: &str, device: &str| {
+        run_in(
+            dir.path(),
+            "en",
+            &[
+                "org", "add", "--id", id, "--name", "Shop", "--nif", nif, "--isf", "ISF-1",
+                "--device", device,
+            ],
+        )
+    };
+    // No device configured: only the bundled simulator exists.
+    let nosuch = add("shop", common::SIM_NIF, "nosuch");
+    assert!(!nosuch.status.success());
+    assert!(
+        text(&nosuch).contains("no device \"nosuch\""),
+        "{}",
+        text(&nosuch)
+    );
+    assert!(text(&nosuch).contains("embedded"), "{}", text(&nosuch));
+    // The simulator's NIF is known without the service.
+    let wrong_nif = add("shop", "B9999999Z", "embedded");
+    assert!(!wrong_nif.status.success());
+    assert!(
+        text(&wrong_nif).contains("code 153"),
+        "{}",
+        text(&wrong_nif)
+    );
+    let created = add("shop", common::SIM_NIF, "embedded");
+    assert!(created.status.success(), "{}", text(&created));
+    assert!(dir.path().join("emcf-state").exists());
+    // The same id again is not an update in disguise.
+    let again = add("shop", common::SIM_NIF, "embedded");
+    assert!(!again.status.success());
+    assert!(text(&again).contains("org update shop"), "{}", text(&again));
+    // A second organization with the same NIF on the same device.
+    let twin = add("twin", common::SIM_NIF, "embedded");
+    assert!(!twin.status.success());
+    assert!(text(&twin).contains("\"shop\""), "{}", text(&twin));
+    // org update changes only what is given, with the same checks.
+    let moved = run_in(
+        dir.path(),
+        "en",
+        &["org", "update", "shop", "--device", "nosuch"],
+    );
+    assert!(!moved.status.success(), "{}", text(&moved));
+    let renamed = run_in(
+        dir.path(),
+        "en",
+        &[
+            "org",
+            "update",
+            "shop",
+            "--name",
+            "Boutique Gombe",
+            "--quota",
+            "12500",
+        ],
+    );
+    assert!(renamed.status.success(), "{}", text(&renamed));
+    let shown = run_in(dir.path(), "fr", &["org", "show", "shop"]);
+    let shown = text(&shown);
+    assert!(shown.contains("Boutique Gombe"), "{shown}");
+    assert!(shown.contains("12\u{202F}500"), "{shown}");
+    let json = run_in(dir.path(), "en", &["org", "show", "shop", "--json"]);
+    let value: serde_json::Value =
+        serde_json::from_slice(&json.stdout).expect("org show --json prints JSON");
+    assert_eq!(value["organization"]["name"], "Boutique Gombe");
+    assert_eq!(value["organization"]["device"], "embedded");
+    // Every "not found" fails.
+    for args in [
+        &["org", "show", "nosuch"][..],
+        &["org", "update", "nosuch", "--name", "X"],
+        &["log", "list", "--org", "nosuch"],
+        &["key", "list", "--org", "nosuch"],
+        &["key", "disable", "nosuch"],
+    ] {
+        let out = run_in(dir.path(), "en", args);
+        assert!(!out.status.success(), "{args:?} succeeded: {}", text(&out));
+    }
+}
+
+#[test]
+fn index_rebuild_says_what_it_did() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let created = run_in(
+        dir.path(),
+        "en",
+        &[
+            "org",
+            "add",
+            "--id",
+            "shop",
+            "--name",
+            "Shop",
+            "--nif",
+            common::SIM_NIF,
+            "--isf",
+            "ISF-1",
+            "--device",
+            "embedded",
+        ],
+    );
+    assert!(created.status.success(), "{}", text(&created));
+    let healthy = run_in(dir.path(), "en", &["index", "rebuild"]);
+    assert!(healthy.status.success(), "{}", text(&healthy));
+    assert!(
+        text(&healthy).contains("nothing to rebuild"),
+        "{}",
+        text(&healthy)
+    );
+    let forced = run_in(dir.path(), "en", &["index", "rebuild", "--force"]);
+    assert!(forced.status.success(), "{}", text(&forced));
+    assert!(text(&forced).contains("index rebuilt"), "{}", text(&forced));
+    let aside = std::fs::read_dir(dir.path().join("emcf-state"))
+        .expect("state")
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("index.sled.stale-")
+        })
+        .count();
+    assert_eq!(aside, 1, "the old index is kept aside");
+    let listed = run_in(dir.path(), "en", &["org", "list", "--json"]);
+    let orgs: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("JSON");
+    assert_eq!(
+        orgs[0]["id"], "shop",
+        "the rebuilt index still knows the organization"
+    );
+}
+
+#[test]
+fn host_names_are_accepted_in_listen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = taken.local_addr().expect("addr").port();
+    // The port is taken on purpose: the name must be resolved and the bind attempted.
+    let out = run_in(
+        dir.path(),
+        "en",
+        &["serve", "--listen", &format!("localhost:{port}")],
+    );
+    let said = text(&out);
+    assert!(!said.contains("invalid socket address"), "{said}");
+    assert!(said.contains(&format!(":{port}")), "{said}");
+}
