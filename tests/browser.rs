@@ -1,6 +1,9 @@
 //! The dashboard in a real headless Chromium: starts the gateway on a simulator (harness),
 //! issues a dashboard token and an API key through the CLI, then runs
-//! `tests/browser/dashboard_test.py` (selenium) against it and expects exit status 0.
+//! `tests/browser/dashboard_test.py` (selenium) against it and expects exit status 0: every
+//! page at phone size (390x844) and desktop size (1280x800), in French and in English, fits
+//! the screen and says its language; Disable asks for confirmation; amounts and times as each
+//! reader writes them. One browser session, resized (about 10 s).
 //!
 //! Needs `scripts/setup-browser` (Debian chromium + chromium-driver, selenium in `.venv`).
 //! The Python is `$EMCF_TEST_PYTHON`, else `.venv/bin/python` if it exists, else `python3`.
@@ -121,6 +124,10 @@ async fn dashboard_in_headless_chromium() {
         setup.gateway.log()
     );
     assert!(out.contains("all checks passed"), "{out}");
+    assert!(
+        out.contains("24 page views checked"),
+        "6 pages x 2 sizes x 2 languages: {out}"
+    );
     let log = setup.gateway.log();
     assert!(
         !log.contains(&token[21..]),

@@ -175,6 +175,9 @@ impl DeviceRow<'_> {
                     t(lang, msg!("dash-link-not-configured"))
                 ),
             ));
+            for heading in &h[3..] {
+                row.push_str(&cell(heading, "", "-"));
+            }
             row.push_str("</tr>");
             return row;
         };

@@ -55,6 +55,7 @@ dl.grid dt{font-weight:600}dl.grid dd{margin:0;min-width:0;overflow-wrap:anywher
 header,nav{padding:.5em .6em}main{padding:.6em}\
 dl.grid{grid-template-columns:minmax(0,1fr);gap:0}dl.grid dd{margin:0 0 .5em}\
 label{display:block;margin-right:0}\
+meter{display:block;margin:0 0 .3em}\
 table.cards{border:0;background:none;width:100%}\
 table.cards thead{display:none}\
 table.cards tbody,table.cards tr,table.cards td{display:block;width:100%}\
