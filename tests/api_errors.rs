@@ -571,7 +571,7 @@ async fn http_layer_errors_are_json_and_harmless() {
 
     // 404 and 405, JSON.
     for path in [
-        "/",
+        "/nosuch",
         "/api/v2/Invoice",
         "/api/v1/invoice",
         "/api/v1/Invoice/A/B",

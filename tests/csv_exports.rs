@@ -82,6 +82,27 @@ async fn an_rn_that_is_a_formula_reaches_the_csv_as_text_and_the_json_unchanged(
         assert!(!formula, "cell {cell:?} in\n{csv}");
     }
 
+    // For a French spreadsheet: a byte order mark, semicolons, decimal commas; the same rows.
+    let french = api.cli_ok(&[
+        "log",
+        "export",
+        "--format",
+        "csv",
+        "--separator",
+        "semicolon",
+        "--bom",
+        "--org",
+        "acme",
+    ]);
+    let body = french
+        .strip_prefix('\u{FEFF}')
+        .unwrap_or_else(|| panic!("no byte order mark: {french:?}"));
+    assert!(body.starts_with("sequence;environment;org;"), "{body}");
+    let lines: Vec<&str> = body.lines().collect();
+    assert_eq!(lines.len(), 1 + CASES.len(), "{body}");
+    assert!(lines[1].contains(";1200,00;"), "{}", lines[1]);
+    assert!(!lines[1].contains(",00,"), "{}", lines[1]);
+
     // The register is not rewritten: the JSON export and `log show` carry the rn as certified.
     let entries = common::exported_entries(api.dir.path(), &api.gateway.config);
     let rns: Vec<&str> = entries.iter().filter_map(|e| e["rn"].as_str()).collect();

@@ -249,3 +249,51 @@ fn host_names_are_accepted_in_listen() {
     assert!(!said.contains("invalid socket address"), "{said}");
     assert!(said.contains(&format!(":{port}")), "{said}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_root_says_what_this_is_in_the_reader_s_language() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gateway = Gateway::start_demo(dir.path());
+    gateway.wait_ready().await;
+    let french = common::request(gateway.addr, "GET", "/", &[], None).await;
+    assert_eq!(french.status, 200, "{}", french.body);
+    assert_eq!(
+        french.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert!(french.body.contains("<html lang=\"fr\""), "{}", french.body);
+    assert!(
+        french
+            .body
+            .contains("La certification fonctionne en ce moment."),
+        "{}",
+        french.body
+    );
+    for link in ["/dashboard/", "/api/v1/openapi.yaml", "/api/v1/status"] {
+        assert!(french.body.contains(&format!("href=\"{link}\"")), "{link}");
+    }
+    let english = common::request(
+        gateway.addr,
+        "GET",
+        "/",
+        &[("Accept-Language", "en-GB,en;q=0.9")],
+        None,
+    )
+    .await;
+    assert!(
+        english.body.contains("<html lang=\"en\""),
+        "{}",
+        english.body
+    );
+    assert!(english.body.contains("Certification works right now."));
+    let chosen = common::request(gateway.addr, "GET", "/?lang=en", &[], None).await;
+    assert!(chosen.body.contains("<html lang=\"en\""), "{}", chosen.body);
+    for path in ["/api/v1", "/api/v1/"] {
+        let index = common::get(gateway.addr, path, None).await;
+        assert_eq!(index.status, 200, "{path}: {}", index.body);
+        assert_eq!(index.json["version"], "1.0");
+        assert_eq!(index.json["links"]["invoice"], "/api/v1/Invoice");
+    }
+    let refused = common::request(gateway.addr, "POST", "/", &[], Some(b"{}")).await;
+    assert_eq!(refused.status, 405, "{}", refused.body);
+}

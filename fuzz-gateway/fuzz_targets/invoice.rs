@@ -58,7 +58,7 @@ fn check_refusal(error: &ValidationError) {
         "undocumented code {}: {error:?}",
         error.code
     );
-    assert!(!error.message.trim().is_empty(), "{error:?}");
+    assert!(!error.to_string().trim().is_empty(), "{error:?}");
     if let Some(field) = &error.field {
         // An unknown or repeated key may be the empty string: `{"": 1}` names field "".
         let key_named = matches!(error.code, code::UNKNOWN_FIELD | code::DUPLICATE_FIELD);

@@ -69,3 +69,13 @@ err-body-unreadable = the request body could not be read: { $detail }
 err-request-timeout = the request took too long; if it was an invoice, GET /api/v1/Invoice/{"{"}rn{"}"} or retry the same request later to get its result
 err-register-halted = the invoice register is damaged and certification is stopped until an operator restores it: { $detail }
 err-too-many-connections = too many connections from your address (at most { $max } at once); close idle connections or retry in a moment
+
+## The landing page (src/api/landing.rs)
+landing-title = e-MCF gateway
+landing-what = This service certifies the business's invoices with the DGI, through its e-MCF box or the e-MCF web API. Tills and ERPs on the local network call it; administrators follow everything on the dashboard.
+landing-ready = Certification works right now.
+landing-not-ready = Certification does not work right now: the dashboard and the service's log say why.
+landing-dashboard = Dashboard (organizations' administrators)
+landing-openapi = API description (OpenAPI, for integrators)
+landing-status = Service status (JSON)
+landing-docs = The documentation (installation, configuration, error codes) is in the docs/ folder shipped with the program.

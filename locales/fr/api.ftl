@@ -69,3 +69,13 @@ err-body-unreadable = le corps de la requête n'a pas pu être lu : { $detail }
 err-request-timeout = la requête a pris trop de temps ; s'il s'agissait d'une facture, faites GET /api/v1/Invoice/{"{"}rn{"}"} ou renvoyez plus tard la même requête pour obtenir son résultat
 err-register-halted = le registre des factures est endommagé et la certification est arrêtée jusqu'à sa restauration par un opérateur : { $detail }
 err-too-many-connections = trop de connexions depuis votre adresse ({ $max } au plus à la fois) ; fermez les connexions inactives ou réessayez dans un instant
+
+## La page d'accueil (src/api/landing.rs)
+landing-title = Passerelle e-MCF
+landing-what = Ce service certifie les factures de l'entreprise auprès de la DGI, par son boîtier e-MCF ou l'API web e-MCF. Les logiciels de caisse et ERP du réseau local l'appellent ; les administrateurs suivent tout dans le tableau de bord.
+landing-ready = La certification fonctionne en ce moment.
+landing-not-ready = La certification ne fonctionne pas en ce moment : le tableau de bord et le journal du service disent pourquoi.
+landing-dashboard = Tableau de bord (administrateurs des organisations)
+landing-openapi = Description de l'API (OpenAPI, pour les intégrateurs)
+landing-status = État du service (JSON)
+landing-docs = La documentation (installation, configuration, codes d'erreur) est dans le dossier docs/ livré avec le programme.

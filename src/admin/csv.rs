@@ -10,6 +10,11 @@
 //! credit note) cannot be a formula and is left as it is, so that amounts stay numbers. Then
 //! the cell is quoted per RFC 4180 where needed (a comma, a double quote, CR or LF).
 //!
+//! Two dialects ([`Dialect`]): the standard one (commas, decimal points: for programs), and
+//! the one a French spreadsheet opens as columns (`--separator semicolon`: semicolons, and
+//! decimal commas in the amounts so that they stay numbers), each optionally preceded by a
+//! UTF-8 byte order mark (`--bom`: Excel then reads accents right).
+//!
 //! Only the CSV is neutralized: the register, `log show` and the JSON export keep every value
 //! exactly as certified (the JSON export is the exact copy).
 
@@ -20,8 +25,51 @@ use crate::model::RegisterEntry;
 /// The header line.
 pub const HEADER: &str = "sequence,environment,org,nif,isf,rn,type,total,vat,codeDEFDGI,counters,nim,qrCode,deviceDateTime,receivedAt,certifiedAt,keyId,requestDigest,source";
 
-/// One entry as a CSV line (without the line end).
+/// How the CSV is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Dialect {
+    /// Semicolons between cells and decimal commas in amounts (a French spreadsheet); else
+    /// commas and decimal points.
+    pub semicolon: bool,
+    /// A UTF-8 byte order mark before the header line.
+    pub bom: bool,
+}
+
+impl Dialect {
+    fn separator(self) -> char {
+        if self.semicolon {
+            ';'
+        } else {
+            ','
+        }
+    }
+
+    fn amount(self, value: rust_decimal::Decimal) -> String {
+        let text = value.to_string();
+        if self.semicolon {
+            text.replace('.', ",")
+        } else {
+            text
+        }
+    }
+}
+
+/// The header line in `dialect` (with the byte order mark when asked).
+pub fn header_in(dialect: Dialect) -> String {
+    let bom = if dialect.bom { "\u{FEFF}" } else { "" };
+    format!(
+        "{bom}{}",
+        HEADER.replace(',', &dialect.separator().to_string())
+    )
+}
+
+/// One entry as a CSV line (without the line end), standard dialect.
 pub fn row(e: &RegisterEntry) -> String {
+    row_in(e, Dialect::default())
+}
+
+/// One entry as a CSV line (without the line end) in `dialect`.
+pub fn row_in(e: &RegisterEntry, dialect: Dialect) -> String {
     let millis =
         |t: &chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let fields = [
@@ -32,8 +80,8 @@ pub fn row(e: &RegisterEntry) -> String {
         e.request.isf.clone(),
         e.request.rn.clone(),
         e.request.invoice_type.clone(),
-        e.request.totals.total.to_string(),
-        e.request.totals.vat.to_string(),
+        dialect.amount(e.request.totals.total),
+        dialect.amount(e.request.totals.vat),
         e.security.code_def.clone(),
         e.security.counters.clone(),
         e.security.nim.clone(),
@@ -45,17 +93,18 @@ pub fn row(e: &RegisterEntry) -> String {
         e.request.request_digest.clone(),
         e.source.clone(),
     ];
+    let separator = dialect.separator();
     fields
         .iter()
-        .map(|f| field(f))
+        .map(|f| field(f, separator))
         .collect::<Vec<_>>()
-        .join(",")
+        .join(&separator.to_string())
 }
 
 /// One cell: neutralized, then quoted if needed.
-fn field(value: &str) -> String {
+fn field(value: &str, separator: char) -> String {
     let value = neutralized(value);
-    if value.contains([',', '"', '\n', '\r']) {
+    if value.contains([separator, '"', '\n', '\r']) {
         format!("\"{}\"", value.replace('"', "\"\""))
     } else {
         value.into_owned()
@@ -72,11 +121,11 @@ fn neutralized(value: &str) -> Cow<'_, str> {
     }
 }
 
-/// An optional `-`, digits, and optionally `.` and digits: `-116.00`, `-5`, `12.5`.
+/// An optional `-`, digits, and optionally `.` or `,` and digits: `-116.00`, `-116,00`, `-5`.
 fn is_plain_number(value: &str) -> bool {
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     let unsigned = value.strip_prefix('-').unwrap_or(value);
-    match unsigned.split_once('.') {
+    match unsigned.split_once(['.', ',']) {
         Some((whole, fraction)) => digits(whole) && digits(fraction),
         None => digits(unsigned),
     }
@@ -98,7 +147,7 @@ mod tests {
             "{line}"
         );
         assert_eq!(HEADER.split(',').count(), 19);
-        assert_eq!(field("plain"), "plain");
+        assert_eq!(field("plain", ','), "plain");
     }
 
     #[test]
@@ -117,14 +166,14 @@ mod tests {
             ("\rCR", "\"'\rCR\""),
         ];
         for (value, cell) in cases {
-            assert_eq!(field(value), cell, "{value:?}");
+            assert_eq!(field(value, ','), cell, "{value:?}");
         }
         // Plain numbers cannot be formulas: a credit note's negative total stays a number.
         for number in ["-116.00", "116.00", "-5", "0"] {
-            assert_eq!(field(number), number);
+            assert_eq!(field(number, ','), number);
         }
         // A trigger character elsewhere than at the start is left alone.
-        assert_eq!(field("F-1=2"), "F-1=2");
+        assert_eq!(field("F-1=2", ','), "F-1=2");
     }
 
     #[test]
@@ -135,6 +184,34 @@ mod tests {
         let line = row(&certified_entry(4, 10, note));
         assert!(
             line.contains(",\"'=HYPERLINK(\"\"http://e.x\"\")\",FV,-116.00,-16.00,"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn the_spreadsheet_dialect_uses_semicolons_decimal_commas_and_a_bom() {
+        let spreadsheet = Dialect {
+            semicolon: true,
+            bom: true,
+        };
+        let header = header_in(spreadsheet);
+        assert!(
+            header.starts_with("\u{FEFF}sequence;environment;org;"),
+            "{header}"
+        );
+        assert_eq!(header.split(';').count(), 19);
+        assert_eq!(header_in(Dialect::default()), HEADER);
+        let mut note = intent("demo", "F;1");
+        note.totals.total = dec!(-116.00);
+        note.totals.vat = dec!(-16.00);
+        let line = row_in(&certified_entry(4, 10, note), spreadsheet);
+        assert!(
+            line.starts_with("4;production;demo;NIF-demo;ISF-demo;\"F;1\";FV;-116,00;-16,00;"),
+            "{line}"
+        );
+        // The QR code's own semicolons stay inside its quoted cell.
+        assert!(
+            line.contains(";\"RDCDEF01;NIM1;SIG4;NIF;20260302100000\";"),
             "{line}"
         );
     }

@@ -3,6 +3,7 @@
 //! graceful shutdown (docs/design.md §6). The routes are in `routes`, the JSON bodies and the
 //! error mapping in `reply`. This layer knows the certification service only, never the store.
 
+mod landing;
 mod peers;
 mod reply;
 mod routes;

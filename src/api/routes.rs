@@ -18,7 +18,7 @@ use serde_json::json;
 use tracing::{debug, info, Instrument};
 
 use super::reply::{certification_body, certify_error, http_error, json_response, Body, HttpError};
-use super::{App, Backend};
+use super::{landing, App, Backend};
 use crate::certify::CertifyError;
 use crate::http_body::{self, BodyError, BodyLimits};
 use crate::i18n::{self, Lang};
@@ -95,6 +95,12 @@ async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Respo
             Backend::Halted { reason } => http_error(&HttpError::Halted(reason.clone()), lang),
         };
     }
+    if path == "/" || path == PREFIX || path == format!("{PREFIX}/") {
+        return match *request.method() {
+            Method::GET | Method::HEAD => root(app, &path, request.uri().query(), lang),
+            _ => http_error(&HttpError::MethodNotAllowed("GET, HEAD"), lang),
+        };
+    }
     if path == "/metrics" {
         return match *request.method() {
             Method::GET => metrics(app),
@@ -139,11 +145,25 @@ async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Respo
     }
 }
 
-fn status(app: &App) -> Response<Body> {
-    let ready = match &app.backend {
+/// `/` (a page for people) and `/api/v1` (the same for clients).
+fn root(app: &App, path: &str, query: Option<&str>, lang: Lang) -> Response<Body> {
+    if path == "/" {
+        let lang = landing::query_lang(query).unwrap_or(lang);
+        landing::page(ready(app), env!("CARGO_PKG_VERSION"), lang)
+    } else {
+        landing::index(ready(app), API_VERSION)
+    }
+}
+
+fn ready(app: &App) -> bool {
+    match &app.backend {
         Backend::Ready { certifier, .. } => certifier.status().ready,
         Backend::Halted { .. } => false,
-    };
+    }
+}
+
+fn status(app: &App) -> Response<Body> {
+    let ready = ready(app);
     json_response(
         StatusCode::OK,
         &json!({

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context};
 use serde_json::Value;
 
-use super::{ExportFormat, LogCommand};
+use super::{CsvSeparator, ExportFormat, LogCommand};
 use crate::admin::{csv, socket, Admin, AdminRequest, QuotaSettings};
 use crate::config::Config;
 use crate::i18n::{default_lang, format};
@@ -238,9 +238,17 @@ pub(super) fn log(config: &Config, command: LogCommand) -> anyhow::Result<()> {
         )?),
         LogCommand::Export {
             format,
+            separator,
+            bom,
             org,
             sandbox,
-        } => export(config, format, org, environment(sandbox)),
+        } => {
+            let dialect = csv::Dialect {
+                semicolon: matches!(separator, CsvSeparator::Semicolon),
+                bom,
+            };
+            export(config, format, dialect, org, environment(sandbox))
+        }
         LogCommand::Verify => {
             let report = run(config, AdminRequest::LogVerify)?;
             print_json(&report)?;
@@ -269,13 +277,14 @@ fn page(
 fn export(
     config: &Config,
     format: ExportFormat,
+    dialect: csv::Dialect,
     org: Option<String>,
     environment: Environment,
 ) -> anyhow::Result<()> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if let ExportFormat::Csv = format {
-        writeln!(out, "{}", csv::HEADER)?;
+        writeln!(out, "{}", csv::header_in(dialect))?;
     }
     // Through the service, one request a page; without it, the store opened once.
     let mut runner = Runner::new(config);
@@ -286,7 +295,7 @@ fn export(
         after = last.sequence;
         for entry in &entries {
             match format {
-                ExportFormat::Csv => writeln!(out, "{}", csv::row(entry))?,
+                ExportFormat::Csv => writeln!(out, "{}", csv::row_in(entry, dialect))?,
                 ExportFormat::Json => writeln!(out, "{}", serde_json::to_string(entry)?)?,
             }
         }

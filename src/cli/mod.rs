@@ -333,6 +333,15 @@ pub enum ExportFormat {
     Json,
 }
 
+/// The CSV export's cell separator.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CsvSeparator {
+    /// `,` and decimal points.
+    Comma,
+    /// `;` and decimal commas.
+    Semicolon,
+}
+
 /// `log` commands.
 #[derive(Debug, Subcommand)]
 pub enum LogCommand {
@@ -367,6 +376,13 @@ pub enum LogCommand {
         /// csv or json.
         #[arg(long, value_enum, default_value = "csv")]
         format: ExportFormat,
+        /// CSV cell separator: comma (programs) or semicolon (a French spreadsheet: decimal
+        /// commas in amounts too).
+        #[arg(long, value_enum, default_value = "comma")]
+        separator: CsvSeparator,
+        /// Start the CSV with a UTF-8 byte order mark (Excel then reads accents right).
+        #[arg(long)]
+        bom: bool,
         /// Only this organization's.
         #[arg(long)]
         org: Option<String>,

@@ -1,0 +1,122 @@
+//! What a person or a client finds at the server's root: `GET /` is a small HTML page (what
+//! this is, whether it can certify now, where the dashboard, the API description and the
+//! docs are), in the reader's language; `GET /api/v1` is the same as JSON for a client.
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_LANGUAGE, CONTENT_TYPE, VARY};
+use hyper::{Response, StatusCode};
+use serde_json::json;
+
+use super::reply::{json_response, Body};
+use crate::i18n::Lang;
+use crate::msg;
+
+/// The HTML page at `/`.
+pub(super) fn page(ready: bool, version: &str, lang: Lang) -> Response<Body> {
+    let text = |message: crate::i18n::Message| escape(&message.render(lang));
+    let (state_class, state) = if ready {
+        ("ready", text(msg!("landing-ready")))
+    } else {
+        ("not-ready", text(msg!("landing-not-ready")))
+    };
+    let html = format!(
+        "<!DOCTYPE html>\n<html lang=\"{code}\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<title>{title}</title><style>{STYLE}</style></head><body><main>\
+<h1>{title}</h1><p>{what}</p>\
+<p id=\"status\" class=\"{state_class}\">{state}</p>\
+<ul>\
+<li><a href=\"/dashboard/\">{dashboard}</a></li>\
+<li><a href=\"/api/v1/openapi.yaml\">{openapi}</a></li>\
+<li><a href=\"/api/v1/status\">{status}</a></li>\
+</ul><p>{docs}</p><p class=\"small\">emcf-gateway {version} · \
+<a href=\"/?lang=fr\" hreflang=\"fr\">FR</a> · <a href=\"/?lang=en\" hreflang=\"en\">EN</a></p>\
+</main></body></html>\n",
+        code = lang.code(),
+        title = text(msg!("landing-title")),
+        what = text(msg!("landing-what")),
+        dashboard = text(msg!("landing-dashboard")),
+        openapi = text(msg!("landing-openapi")),
+        status = text(msg!("landing-status")),
+        docs = text(msg!("landing-docs")),
+        version = escape(version),
+    );
+    let mut response = Response::new(Full::new(Bytes::from(html)));
+    *response.status_mut() = StatusCode::OK;
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(VARY, HeaderValue::from_static("Accept-Language"));
+    if let Ok(value) = HeaderValue::from_str(lang.code()) {
+        headers.insert(CONTENT_LANGUAGE, value);
+    }
+    response
+}
+
+/// The JSON index at `/api/v1`.
+pub(super) fn index(ready: bool, api_version: &str) -> Response<Body> {
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "name": "emcf-gateway",
+            "version": api_version,
+            "status": ready,
+            "links": {
+                "status": "/api/v1/status",
+                "invoice": "/api/v1/Invoice",
+                "openapi": "/api/v1/openapi.yaml",
+                "dashboard": "/dashboard/",
+            },
+        }),
+    )
+}
+
+/// The language a `?lang=` query asks for, if any.
+pub(super) fn query_lang(query: Option<&str>) -> Option<Lang> {
+    query?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("lang="))
+        .and_then(Lang::parse)
+}
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:0;color:#1b1b1b;background:#f6f6f4}\
+main{max-width:40em;margin:0 auto;padding:1.5em 1em}h1{font-size:1.4em}\
+#status{padding:.6em .8em;border-radius:4px}.ready{background:#e3f4e1}.not-ready{background:#fde8e4}\
+li{margin:.4em 0}a{color:#0b5cad}.small{font-size:.85em;color:#555}";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_language_of_a_query() {
+        assert_eq!(query_lang(Some("lang=en")), Some(Lang::En));
+        assert_eq!(query_lang(Some("x=1&lang=fr-CD")), Some(Lang::Fr));
+        assert_eq!(query_lang(Some("lang=xx")), None);
+        assert_eq!(query_lang(None), None);
+    }
+
+    #[test]
+    fn escapes_what_could_be_markup() {
+        assert_eq!(escape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+    }
+}
