@@ -152,7 +152,10 @@ impl Dashboard {
                 ctx,
                 StatusCode::SERVICE_UNAVAILABLE,
                 msg!("dash-doubt-not-settled-title"),
-                msg!("dash-doubt-register-failed", error = error.to_string()),
+                msg!(
+                    "dash-doubt-register-failed",
+                    error = error.describe(ctx.lang())
+                ),
             ),
         }
     }
