@@ -9,6 +9,7 @@ use hyper::{Response, StatusCode};
 use serde_json::json;
 
 use super::reply::{json_response, Body};
+use crate::dashboard::escape;
 use crate::i18n::Lang;
 use crate::msg;
 
@@ -83,21 +84,6 @@ pub(super) fn query_lang(query: Option<&str>) -> Option<Lang> {
         .and_then(Lang::parse)
 }
 
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:0;color:#1b1b1b;background:#f6f6f4}\
 main{max-width:40em;margin:0 auto;padding:1.5em 1em}h1{font-size:1.4em}\
 #status{padding:.6em .8em;border-radius:4px}.ready{background:#e3f4e1}.not-ready{background:#fde8e4}\
@@ -113,10 +99,5 @@ mod tests {
         assert_eq!(query_lang(Some("x=1&lang=fr-CD")), Some(Lang::Fr));
         assert_eq!(query_lang(Some("lang=xx")), None);
         assert_eq!(query_lang(None), None);
-    }
-
-    #[test]
-    fn escapes_what_could_be_markup() {
-        assert_eq!(escape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
     }
 }

@@ -74,6 +74,7 @@ use crate::http_body::BodyLimits;
 use crate::i18n::{Lang, Message};
 use crate::model::Organization;
 use crate::msg;
+pub use html::esc as escape;
 use html::{Shell, Tab};
 use lang::Reader;
 pub use lang::LANG_COOKIE;
