@@ -264,7 +264,10 @@ fn documented_defaults_match_the_code() {
             "| `poll_interval_ms` | integer | `{}` |",
             LinkTiming::default().poll_interval.as_millis()
         ),
-        format!("| `listen` | `\"IP:port\"` | `\"{}\"` |", d.listen),
+        format!(
+            "| `listen` | `\"IP:port\"` or `\"host:port\"` | `\"{}\"` |",
+            d.listen
+        ),
         format!(
             "| `timezone_offset` | `\"+HH:MM\"` | `\"{}\"` |",
             d.timezone_offset
@@ -293,7 +296,11 @@ fn unknown_keys_are_rejected_with_their_name() {
 
 #[test]
 fn wrong_types_and_missing_keys_are_named() {
-    let message = parse_error("listen = \"localhost:8080\"\n");
+    // A host name is resolved (1.4.0); a port that is not one is refused with examples.
+    let config = parse("listen = \"localhost:8080\"\n").unwrap();
+    assert_eq!(config.listen.port(), 8080);
+    assert!(config.listen.ip().is_loopback(), "{}", config.listen);
+    let message = parse_error("listen = \"localhost:http\"\n");
     assert!(message.contains("listen"), "{message}");
     assert!(message.contains("0.0.0.0:8080"), "{message}");
 
