@@ -101,12 +101,13 @@ pub(super) fn print_json(value: &Value) -> anyhow::Result<()> {
 
 /// Prints a header line and rows: every column but the last left-aligned and padded to its
 /// width in `widths` (a longer value is not cut), one space apart; the last one as is.
-pub(super) fn print_table<const N: usize>(
-    widths: &[usize],
-    header: [&str; N],
-    rows: Vec<[String; N]>,
-) {
+/// `header` is the catalogue's line of column names, `|` between them (`ID | NIF | ...`).
+pub(super) fn print_table<const N: usize>(widths: &[usize], header: &str, rows: Vec<[String; N]>) {
     debug_assert_eq!(widths.len() + 1, N);
+    let mut names = [""; N];
+    for (slot, name) in names.iter_mut().zip(header.split('|')) {
+        *slot = name.trim();
+    }
     let line = |cells: &[&str]| {
         let mut line = String::new();
         for (cell, width) in cells.iter().zip(widths) {
@@ -115,7 +116,7 @@ pub(super) fn print_table<const N: usize>(
         line.push_str(cells[N - 1]);
         println!("{line}");
     };
-    line(&header);
+    line(&names);
     for row in &rows {
         line(&row.each_ref().map(String::as_str));
     }
@@ -222,11 +223,7 @@ pub(super) fn log(config: &Config, command: LogCommand) -> anyhow::Result<()> {
                     ]
                 })
                 .collect();
-            print_table(
-                &[8, 12, 24, 4, 16, 24],
-                super::key_commands::columns(&header),
-                rows,
-            );
+            print_table(&[8, 12, 24, 4, 16, 24], &header, rows);
             Ok(())
         }
         LogCommand::Show { sequence, sandbox } => print_json(&run(

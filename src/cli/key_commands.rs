@@ -54,7 +54,7 @@ pub(super) fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
                 })
                 .collect();
             let header = msg!("cli-key-list-header").render(lang);
-            print_table(&[16, 12, 8, 30], columns(&header), rows);
+            print_table(&[16, 12, 8, 30], &header, rows);
             Ok(())
         }
         KeyCommand::Disable { id } => set_enabled(config, id, false, lang),
@@ -109,7 +109,7 @@ pub(super) fn dashboard_token(
                 })
                 .collect();
             let header = msg!("cli-token-list-header").render(lang);
-            print_table(&[14, 8, 30], columns(&header), rows);
+            print_table(&[14, 8, 30], &header, rows);
             Ok(())
         }
         DashboardTokenCommand::Revoke { id } => {
@@ -139,15 +139,6 @@ fn issued(answer: &Value, field: &str) -> (String, String) {
 /// The items of a JSON array answer.
 fn listed(value: &Value) -> impl Iterator<Item = &Value> {
     value.as_array().into_iter().flatten()
-}
-
-/// A table's column names from one catalogue line (`ID | ENV | ...`).
-pub(super) fn columns<const N: usize>(line: &str) -> [&str; N] {
-    let mut names = [""; N];
-    for (slot, name) in names.iter_mut().zip(line.split('|')) {
-        *slot = name.trim();
-    }
-    names
 }
 
 /// The text field `name` of a JSON answer, `""` if absent.

@@ -7,7 +7,6 @@ use anyhow::bail;
 
 use super::admin_commands::{print_json, print_table, run as run_request};
 use super::demo::EMBEDDED_DEVICE;
-use super::key_commands::columns;
 use super::{embedded, OrgCommand};
 use crate::admin::{socket, AdminRequest, OrgShown};
 use crate::config::Config;
@@ -91,7 +90,7 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
                 })
                 .collect();
             let header = msg!("cli-org-list-header").render(lang);
-            print_table(&[16, 12, 12, 7, 12], columns(&header), rows);
+            print_table(&[16, 12, 12, 7, 12], &header, rows);
             Ok(())
         }
         OrgCommand::Show { id, json } => {

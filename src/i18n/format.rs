@@ -22,32 +22,37 @@ pub fn number(value: Decimal, lang: Lang) -> String {
     let places = value.scale().max(2);
     let text = format!("{:.*}", places as usize, value.abs());
     let (whole, fraction) = text.split_once('.').unwrap_or((text.as_str(), ""));
-    let (group, point) = match lang {
-        Lang::Fr => (FR_GROUP, ','),
-        Lang::En => (',', '.'),
+    let point = match lang {
+        Lang::Fr => ',',
+        Lang::En => '.',
     };
-    let mut out = String::with_capacity(text.len() + whole.len() / 3 + 1);
-    if value.is_sign_negative() && !value.is_zero() {
-        out.push('-');
-    }
-    for (i, digit) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
-            out.push(group);
-        }
-        out.push(digit);
-    }
-    if !fraction.is_empty() {
-        out.push(point);
-        out.push_str(fraction);
-    }
-    out
+    let sign = if value.is_sign_negative() && !value.is_zero() {
+        "-"
+    } else {
+        ""
+    };
+    format!("{sign}{}{point}{fraction}", grouped(whole, lang))
 }
 
 /// A count with its thousands grouped: `12 500` / `12,500`.
 pub fn integer(value: u64, lang: Lang) -> String {
-    let text = number(rust_decimal::Decimal::from(value), lang);
-    let decimals = 3; // the point and the two zero places `number` adds
-    text[..text.len() - decimals].to_string()
+    grouped(&value.to_string(), lang)
+}
+
+/// `digits` with the language's thousands separator every three digits from the right.
+fn grouped(digits: &str, lang: Lang) -> String {
+    let group = match lang {
+        Lang::Fr => FR_GROUP,
+        Lang::En => ',',
+    };
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 * 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(group);
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// An amount with its currency: `168 040,00 CDF` / `168,040.00 CDF`.
