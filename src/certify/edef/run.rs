@@ -358,7 +358,8 @@ async fn confirm(
 }
 
 /// A confirm the DGI refused. While the request is still pending the refusal is plain:
-/// nothing was finalized, the request is cancelled and the ERP hears the DGI's reason (422).
+/// nothing was finalized, the request is cancelled and the ERP hears the DGI's reason (422);
+/// if the cancel is not accepted, the intent stays in doubt (settled from the pending list).
 /// A request no longer pending is another matter: "missing or already finalized/cancelled"
 /// (Benin's error 20) covers an expired request, but also a confirm repeated on the way (a
 /// proxy may send a PUT again) whose first copy finalized it. Never guessed: in doubt, for an
@@ -373,7 +374,12 @@ async fn refused_confirm(
 ) -> Result<RegisterEntry, RunFailure> {
     match pending_on_dgi(shared, uid, &intent.rn).await {
         Some(true) => {
-            cancel(shared, uid).await;
+            if !cancel(shared, uid).await {
+                // Still pending a moment ago, but the cancel was refused or its answer lost:
+                // a copy of the confirm may have finalized it meanwhile. Never guessed: the
+                // intent stays open and is settled from the pending list.
+                return Err(RunFailure::InDoubt(intent_id));
+            }
             journal
                 .abandoned(intent_id, format!("confirm refused by the DGI: {refusal}"))
                 .await?;
@@ -422,9 +428,14 @@ async fn certified(
     }
 }
 
-/// Cancels a pending request; a failure is logged (the DGI expires it anyway).
-pub(super) async fn cancel(shared: &Shared, uid: &str) {
-    if let Err(error) = shared.api.cancel(uid).await {
-        warn!(device = %shared.settings.name, %error, "the request could not be cancelled; the DGI will expire it");
+/// Cancels a pending request; whether the DGI accepted it. A failure is logged (the DGI
+/// expires the request anyway).
+pub(super) async fn cancel(shared: &Shared, uid: &str) -> bool {
+    match shared.api.cancel(uid).await {
+        Ok(()) => true,
+        Err(error) => {
+            warn!(device = %shared.settings.name, %error, "the request could not be cancelled; the DGI will expire it");
+            false
+        }
     }
 }
