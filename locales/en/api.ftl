@@ -38,7 +38,7 @@ err-internal = internal error: { $detail }
 
 ## Why the device cannot certify now ($reason of err-device-not-ready, err-device-unavailable)
 
-reason-link-down = { $detail }
+reason-link-down = the link with the box is down ({ $detail })
 reason-no-answer = the device did not answer command { $command }
 reason-disconnected = the device link is disconnected
 reason-outcome-unknown = the outcome of the finalization (38h) is unknown
@@ -79,3 +79,11 @@ landing-dashboard = Dashboard (organizations' administrators)
 landing-openapi = API description (OpenAPI, for integrators)
 landing-status = Service status (JSON)
 landing-docs = The documentation (installation, configuration, error codes) is in the docs/ folder shipped with the program.
+
+## An administrator settling an invoice in doubt (src/certify/settlement.rs)
+resolve-no-name = say who settles it (a name): it is journaled with the outcome
+resolve-not-awaiting = invoice in doubt { $id } is not waiting for an administrator (see `emcf-gateway intent list`): the gateway is still settling it with its channel, or it is already settled
+resolve-element-missing = { $name } is missing: copy it from the DGI's portal
+resolve-element-bad = { $name } is not a value the DGI shows (too long, or a control character)
+resolve-counters-bad = counters "{ $counters }": write them as the DGI shows them, e.g. "12/345 FV"
+resolve-text-too-long = the name and the note are { $max } characters at most

@@ -12,11 +12,7 @@ dash-nav-invoices = LogInvoices
 dash-nav-sign-out = Sign out
 dash-back-overview = Back to the overview
 dash-back-keys = Back to the keys
-dash-yes = yes
-dash-no = no
 dash-never = never
-dash-env-production = production
-dash-env-sandbox = sandbox
 
 ## Errors
 
@@ -91,7 +87,7 @@ dash-anomaly-item = No. { $id }, { $at }: box { $nim } { $what }: the register's
 dash-dgi-token-valid = DGI web API token valid until { $until }.
 dash-dgi-token-soon = It expires within 7 days: install a new token from the DGI portal.
 dash-dgi-unknown = Last contact of the device with the DGI (C2h): unknown (the device has not answered C2h since the gateway started).
-dash-dgi-contact = Last contact of the device with the DGI (C2h, device clock): { $at }; link { $state }; { $sent } invoices sent, { $stored } stored not yet sent.
+dash-dgi-contact = Last contact of the device with the DGI (C2h, device clock): { $at }; link { $state }; invoices sent: { $sent }, stored not yet sent: { $stored }.
 dash-dgi-error = Last error: { $error }.
 dash-registers-title = Registers
 dash-registers-invoices = LogInvoices:
@@ -99,7 +95,7 @@ dash-registers-production = { $n } production
 dash-registers-sandbox = { $n } sandbox
 dash-registers-separate = a separate register and counter
 dash-registers-keys = API keys:
-dash-registers-keys-enabled = { $enabled } enabled of { $total }
+dash-registers-keys-enabled = { $enabled } of { $total } enabled
 
 ## Invoices in doubt
 

@@ -38,7 +38,7 @@ err-internal = erreur interne : { $detail }
 
 ## Pourquoi le boîtier ne peut pas certifier pour le moment ($reason de err-device-not-ready, err-device-unavailable)
 
-reason-link-down = { $detail }
+reason-link-down = la liaison avec le boîtier n'est pas établie ({ $detail })
 reason-no-answer = le boîtier n'a pas répondu à la commande { $command }
 reason-disconnected = la liaison avec le boîtier est coupée
 reason-outcome-unknown = l'issue de la finalisation (38h) est inconnue
@@ -79,3 +79,11 @@ landing-dashboard = Tableau de bord (administrateurs des organisations)
 landing-openapi = Description de l'API (OpenAPI, pour les intégrateurs)
 landing-status = État du service (JSON)
 landing-docs = La documentation (installation, configuration, codes d'erreur) est dans le dossier docs/ livré avec le programme.
+
+## Le règlement d'une facture en doute par un administrateur (src/certify/settlement.rs)
+resolve-no-name = indiquez qui règle cette facture (un nom) : il est journalisé avec la décision
+resolve-not-awaiting = la facture en doute { $id } n'attend pas d'administrateur (voir « emcf-gateway intent list ») : la passerelle la règle encore avec son canal, ou elle est déjà réglée
+resolve-element-missing = { $name } manque : recopiez-le depuis le portail de la DGI
+resolve-element-bad = { $name } n'est pas une valeur que la DGI affiche (trop long, ou un caractère de contrôle)
+resolve-counters-bad = compteurs « { $counters } » : écrivez-les comme la DGI les affiche, par exemple « 12/345 FV »
+resolve-text-too-long = le nom et la note font au plus { $max } caractères

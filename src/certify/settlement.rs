@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 use tracing::warn;
 
 use super::{Certifier, CertifyError, Principal};
+use crate::i18n::{Lang, Message};
 use crate::model::{Environment, IntentId, RegisterEntry, SecurityElements};
+use crate::msg;
 
 /// An open intent, as an administrator sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,17 +67,29 @@ pub enum Resolution {
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
     /// Who settles it is journaled: a name is needed.
-    #[error("say who settles it (a name): it is journaled with the outcome")]
+    #[error("{}", self.describe(Lang::En))]
     NoName,
     /// The intent is not one waiting for an administrator.
-    #[error("invoice in doubt {0} is not waiting for an administrator (see `emcf-gateway intent list`): the gateway is still settling it with its channel, or it is already settled")]
+    #[error("{}", self.describe(Lang::En))]
     NotAwaiting(IntentId),
     /// A security element read from the portal is missing or malformed.
     #[error("{0}")]
-    BadElement(String),
+    BadElement(Message),
     /// The register could not take it.
     #[error(transparent)]
     Certify(#[from] CertifyError),
+}
+
+impl ResolveError {
+    /// What is wrong, in `lang` (`Display` is the English, for logs).
+    pub fn describe(&self, lang: Lang) -> String {
+        match self {
+            ResolveError::NoName => msg!("resolve-no-name").render(lang),
+            ResolveError::NotAwaiting(id) => msg!("resolve-not-awaiting", id = *id).render(lang),
+            ResolveError::BadElement(message) => message.render(lang),
+            ResolveError::Certify(error) => error.describe(lang),
+        }
+    }
 }
 
 /// Longest text of an element, a name or a note.
@@ -101,19 +115,22 @@ impl Resolution {
             ("nim", nim),
         ] {
             if value.trim().is_empty() {
-                return Err(ResolveError::BadElement(format!(
-                    "{name} is missing: copy it from the DGI's portal"
+                return Err(ResolveError::BadElement(msg!(
+                    "resolve-element-missing",
+                    name = name
                 )));
             }
             if value.len() > MAX_TEXT || value.chars().any(char::is_control) {
-                return Err(ResolveError::BadElement(format!(
-                    "{name} is not a value the DGI shows (too long, or a control character)"
+                return Err(ResolveError::BadElement(msg!(
+                    "resolve-element-bad",
+                    name = name
                 )));
             }
         }
         if !counters_well_formed(counters.trim()) {
-            return Err(ResolveError::BadElement(format!(
-                "counters {counters:?}: write them as the DGI shows them, e.g. \"12/345 FV\""
+            return Err(ResolveError::BadElement(msg!(
+                "resolve-counters-bad",
+                counters = counters.as_str()
             )));
         }
         Ok(())
@@ -210,8 +227,9 @@ impl Certifier {
             return Err(ResolveError::NoName);
         }
         if by.len() > MAX_TEXT || note.len() > MAX_TEXT {
-            return Err(ResolveError::BadElement(format!(
-                "the name and the note are {MAX_TEXT} characters at most"
+            return Err(ResolveError::BadElement(msg!(
+                "resolve-text-too-long",
+                max = MAX_TEXT
             )));
         }
         resolution.check()?;

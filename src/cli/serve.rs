@@ -381,7 +381,7 @@ fn service_requests(certifier: Arc<Certifier>) -> socket::ServiceRequests {
                 } => certifier
                     .resolve_intent(intent, resolution, &by, &note)
                     .await
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| e.describe(crate::i18n::default_lang()))
                     .and_then(|entry| serde_json::to_value(entry).map_err(|e| e.to_string())),
                 other => Err(format!("not a request of the running service: {other:?}")),
             };

@@ -10,7 +10,7 @@ use tracing::info;
 use super::html::{self, cell, csrf_input, esc, notice, t, Tab};
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
-use crate::admin::Admin;
+use crate::admin::{Admin, AdminError};
 use crate::i18n::{Lang, Message};
 use crate::model::{Environment, KeyRecord};
 use crate::msg;
@@ -21,8 +21,8 @@ const MAX_LABEL: usize = 100;
 /// An environment's name in the reader's language.
 pub(super) fn env_name(env: Environment) -> Message {
     match env {
-        Environment::Production => msg!("dash-env-production"),
-        Environment::Sandbox => msg!("dash-env-sandbox"),
+        Environment::Production => msg!("environment-production"),
+        Environment::Sandbox => msg!("environment-sandbox"),
     }
 }
 
@@ -75,7 +75,7 @@ impl Dashboard {
             let id = esc(&key.id);
             let (state, action) = if key.enabled {
                 (
-                    msg!("dash-yes"),
+                    msg!("yes"),
                     // Asked first: a GET to the confirmation page.
                     format!(
                         "<form method=\"get\" action=\"/dashboard/keys/disable\" class=\"inline\">\
@@ -86,7 +86,7 @@ impl Dashboard {
                 )
             } else {
                 (
-                    msg!("dash-no"),
+                    msg!("no"),
                     format!(
                         "<form method=\"post\" action=\"/dashboard/keys/toggle\" class=\"inline\">{}\
                          <input type=\"hidden\" name=\"id\" value=\"{id}\">\
@@ -197,8 +197,17 @@ impl Dashboard {
     async fn set_enabled(&self, ctx: &Ctx, id: String, enabled: bool) -> Response<Body> {
         let (org_id, key_id) = (ctx.org.id.clone(), id.clone());
         let toggle = move |admin: &Admin| admin.org_key_set_enabled(&org_id, &key_id, enabled);
-        if let Err(error) = self.blocking(toggle).await {
-            return self.failure_in(ctx, &error);
+        match self.blocking(toggle).await {
+            Ok(_) => {}
+            Err(AdminError::NotFound(_)) => {
+                return self.error_in(
+                    ctx,
+                    StatusCode::NOT_FOUND,
+                    msg!("dash-err-not-found-title"),
+                    msg!("dash-key-not-found", id = id),
+                )
+            }
+            Err(error) => return self.failure_in(ctx, &error),
         }
         info!(org = %ctx.org.id, key = %id, enabled, "API key toggled from the dashboard");
         let done = if enabled { "enabled" } else { "disabled" };

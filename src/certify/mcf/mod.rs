@@ -134,7 +134,7 @@ impl SessionJob for SettleOnBox {
 /// whose state cannot be read is not ready (154).
 fn unavailable(error: DeviceError) -> CertifyError {
     let retry_after = error.retry_after();
-    let command_of = |command: u8| format!("{command:#04x}");
+    let command_of = mcf_sfe::command::code::name;
     let reason = match error {
         DeviceError::QueueFull => return CertifyError::QueueFull { retry_after },
         DeviceError::UnreadableState { reason, .. } => {
