@@ -248,13 +248,16 @@ impl Admin {
             AdminRequest::FiscalAnomalyAck { id, by, note } => {
                 json(self.fiscal_anomaly_ack(id, &by, &note))
             }
-            AdminRequest::DeviceProbe { .. } | AdminRequest::DeviceNif { .. } => {
-                Err(AdminError::Invalid(
-                    "a device is probed by the running service (or by the CLI on the port when \
+            AdminRequest::DeviceProbe { .. } => Err(AdminError::Invalid(
+                "a device is probed by the running service (or by the CLI on the port when \
                  the service is stopped), not on the register"
-                        .into(),
-                ))
-            }
+                    .into(),
+            )),
+            AdminRequest::DeviceNif { .. } => Err(AdminError::Invalid(
+                "what a device last said of its NIF is known by the running service only, \
+                 not by the register"
+                    .into(),
+            )),
             AdminRequest::IntentList | AdminRequest::IntentResolve { .. } => {
                 Err(AdminError::Invalid(
                     "invoices in doubt are listed and settled by the running service (it asks \

@@ -237,7 +237,22 @@ impl CertifyError {
             | CertifyError::TokenRejected { .. }
             | CertifyError::DeviceNotConfigured { .. }
             | CertifyError::NoSandbox => None,
-            _ => None,
+            // The request itself must change (or the key, the plan): never worth a retry.
+            CertifyError::Validation(_)
+            | CertifyError::Unauthorized(_)
+            | CertifyError::DuplicateRn { .. }
+            | CertifyError::IdempotencyKeyReused { .. }
+            | CertifyError::BadIdempotencyKey
+            | CertifyError::QuotaExhausted { .. }
+            | CertifyError::DeviceRefused { .. }
+            | CertifyError::PaymentsShort { .. }
+            | CertifyError::ZeroTotal
+            | CertifyError::TotalsMismatch { .. }
+            | CertifyError::TotalsMismatchDgi { .. }
+            | CertifyError::DgiRefused { .. }
+            | CertifyError::TotalsTooLarge
+            | CertifyError::NotFound { .. }
+            | CertifyError::Internal(_) => None,
         }
     }
 

@@ -74,7 +74,7 @@ impl DeviceEntry {
     pub fn edef_settings(&self) -> EdefSettings {
         let mut settings = EdefSettings::new(
             self.name.as_str(),
-            self.url.clone().unwrap_or_default(),
+            self.url.as_deref().unwrap_or_default().trim().to_owned(),
             self.token_file.clone().unwrap_or_default(),
         );
         settings.ca_file.clone_from(&self.ca_file);

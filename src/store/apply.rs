@@ -123,7 +123,7 @@ impl Staged<'_> {
                     )))
                 }
                 None => {
-                    let open = self.open_intent(*intent)?.ok_or_else(|| {
+                    let open = self.take_open_intent(*intent)?.ok_or_else(|| {
                         damaged(format!("abandoned intent {intent} was never open"))
                     })?;
                     self.close_intent(*intent, &open, ABANDONED)?;
@@ -216,7 +216,7 @@ impl Staged<'_> {
             }
             self.add_rn(&req.org, env, &req.rn, seq)?;
             self.add_org_entry(&req.org, env, seq)?;
-            if let Some(open) = self.open_intent(id)? {
+            if let Some(open) = self.take_open_intent(id)? {
                 self.close_intent(id, &open, CERTIFIED)?;
             }
             return Ok(());
@@ -229,7 +229,7 @@ impl Staged<'_> {
         }
         // No entry can hold the rn of an open intent: `apply_intent` refused the intent if
         // one did, and no other intent for the rn could open or certify while it is open.
-        let open = match self.open_intent(id)? {
+        let open = match self.take_open_intent(id)? {
             Some(open) => open,
             None if self.resolution(id)?.is_some() => {
                 return Err(damaged(format!(

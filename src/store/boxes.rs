@@ -7,8 +7,9 @@
 //! | `m:boxes` | the seq of the last record the `b` keys reflect (u64 BE); an index without it (written by 1.0.0), or whose marker lags its last applied record (a release that does not know these keys wrote to it since), gets its `b` keys again from its entries at open |
 //! | `x` id | `AnomalyRecord` (JSON), id = the journal seq of its `fiscal_anomaly` record |
 //!
-//! The keys are additions to layout 3: an index without them is completed at open
-//! ([`Index::complete_boxes`]), never rebuilt.
+//! Every batch of records writes its `b`, `x` keys and `m:boxes` with `m:applied` (layout 4),
+//! so they agree after any crash; [`Index::complete_boxes`] at open only catches up an index
+//! whose `m:boxes` lags (an index edited by another release), never by a rebuild.
 
 use sled::Batch;
 

@@ -160,9 +160,10 @@ impl Staged<'_> {
         }
     }
 
-    pub(super) fn open_intent(&mut self, id: IntentId) -> Result<Option<Intent>, StoreError> {
+    /// The open intent `id`, to be closed by the caller (`close_intent`): a staged one is
+    /// taken out of the staged writes at once.
+    pub(super) fn take_open_intent(&mut self, id: IntentId) -> Result<Option<Intent>, StoreError> {
         if let Some(staged) = self.intents.get_mut(&id) {
-            // Asked for to be closed (or found closed): the caller closes it.
             return Ok(staged.take());
         }
         if id > self.tree_intents_upto()? {
