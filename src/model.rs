@@ -3,15 +3,21 @@
 //! read them).
 
 mod anomaly;
+mod invoice_content;
 mod key;
 mod org;
 mod probe;
 mod register;
 
 pub use anomaly::{AnomalyAck, AnomalyRecord, BoxCounters, FiscalAnomaly, FiscalAnomalyKind};
+pub use invoice_content::{
+    reference_of, ClientContent, ContentError, InvoiceContent, ItemContent, OperatorContent,
+    PaymentContent,
+};
 pub use key::{KeyId, KeyRecord};
 pub use org::{Environment, OrgId, Organization, Plan};
 pub use probe::{ProbeReport, SeenAnomaly};
 pub use register::{
-    DeviceTotals, IdempotencyBinding, Intent, IntentId, RegisterEntry, SecurityElements,
+    DeviceTotals, GroupAmounts, IdempotencyBinding, Intent, IntentId, RegisterEntry,
+    SecurityElements,
 };

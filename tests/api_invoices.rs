@@ -354,7 +354,8 @@ async fn results_can_be_fetched_again_and_are_in_the_register() {
         rows[1].contains(odd_rn) && rows[1].contains(&second_code),
         "{list}"
     );
-    let shown: Value = serde_json::from_str(&api.cli_ok(&["log", "show", "1"])).expect("JSON");
+    let shown: Value =
+        serde_json::from_str(&api.cli_ok(&["log", "show", "1", "--json"])).expect("JSON");
     assert_eq!(shown["sequence"], 1);
     assert_eq!(shown["rn"], "REG-1");
     assert_eq!(shown["org"], "acme");
@@ -500,7 +501,8 @@ async fn a_sandbox_key_certifies_into_the_sandbox_register_without_quota() {
     let production_list = api.cli_ok(&["log", "list"]);
     assert!(!production_list.contains("SBX-1"), "{production_list}");
     let shown: Value =
-        serde_json::from_str(&api.cli_ok(&["log", "show", "1", "--sandbox"])).expect("JSON");
+        serde_json::from_str(&api.cli_ok(&["log", "show", "1", "--sandbox", "--json"]))
+            .expect("JSON");
     assert_eq!(shown["rn"], "SBX-1");
     assert_eq!(shown["security"]["codeDEFDGI"], response.json["codeDEFDGI"]);
 

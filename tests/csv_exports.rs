@@ -109,6 +109,6 @@ async fn an_rn_that_is_a_formula_reaches_the_csv_as_text_and_the_json_unchanged(
     let sent: Vec<&str> = CASES.iter().map(|(rn, _)| *rn).collect();
     assert_eq!(rns, sent);
     let shown: serde_json::Value =
-        serde_json::from_str(&api.cli_ok(&["log", "show", "1"])).expect("JSON");
+        serde_json::from_str(&api.cli_ok(&["log", "show", "1", "--json"])).expect("JSON");
     assert_eq!(shown["rn"], CASES[0].0);
 }

@@ -117,9 +117,12 @@ async fn an_invoice_answered_200_is_in_the_register_after_kill_9() {
     );
     let report: Value = serde_json::from_slice(&verify.stdout).expect("verify report is JSON");
     assert_eq!(report["certified"], 1, "{report}");
-    let shown: Value =
-        serde_json::from_str(&cli_success(setup.path(), &config, &["log", "show", "1"]))
-            .expect("log show prints JSON");
+    let shown: Value = serde_json::from_str(&cli_success(
+        setup.path(),
+        &config,
+        &["log", "show", "1", "--json"],
+    ))
+    .expect("log show prints JSON");
     assert_eq!(shown["rn"], "KILL-1", "{shown}");
     assert_eq!(shown["security"]["codeDEFDGI"], code.as_str(), "{shown}");
     assert_eq!(shown["security"]["counters"], "1/1 FV", "{shown}");

@@ -116,7 +116,7 @@ async fn every_kind_is_certified_through_the_web_api_with_the_dgi_elements_as_se
     assert!(api.pending_uids().is_empty(), "nothing left pending");
 
     // The register keeps the DGI's dateTime exactly as sent.
-    let shown = common::cli_ok(&gateway, &["log", "show", "1"]);
+    let shown = common::cli_ok(&gateway, &["log", "show", "1", "--json"]);
     let shown: Value = serde_json::from_str(&shown).unwrap_or(Value::Null);
     let as_sent = shown["security"]["dateTimeAsSent"]
         .as_str()

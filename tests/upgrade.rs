@@ -146,12 +146,14 @@ async fn the_1_2_0_web_api_journal_verifies_reads_back_and_is_extended() {
     assert_eq!(report["certified"], 2, "{report}");
     assert_eq!(report["head_sha256"], HEAD_1_2_0, "{report}");
 
-    let first = with_state(&["log", "show", "1"]);
+    let first = with_state(&["log", "show", "1", "--json"]);
     assert_eq!(first["rn"], "F-1");
     assert_eq!(first["channel_ref"], "37f012ad-0208-4092-b42e-42ee8627f2ba");
     assert_eq!(first["security"]["dateTimeAsSent"], "23/11/2026 18:55:53");
     assert_eq!(first["security"]["dateTime"], "2026-11-23T18:55:53");
-    let second = with_state(&["log", "show", "2"]);
+    // 1.2.0 kept the digest only: said so, never invented.
+    assert_eq!(first["certified_invoice"]["status"], "not_kept", "{first}");
+    let second = with_state(&["log", "show", "2", "--json"]);
     assert_eq!(second["rn"], "F-2");
     assert_eq!(
         second["source"],

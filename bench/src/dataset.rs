@@ -73,6 +73,7 @@ pub fn intent(i: u64, key_id: &str, at: DateTime<Utc>) -> Intent {
         idempotency_key: None,
         device_tc: None,
         channel_ref: None,
+        invoice: None,
     }
 }
 

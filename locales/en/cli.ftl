@@ -50,3 +50,57 @@ cli-log-list-header = SEQ | ORG | RN | TYPE | TOTAL | CODEDEFDGI | CERTIFIED
 ## main.rs
 cli-error = error: { $text }
 cli-org-nif-not-said = the device has not said yet which NIF it is personalized for
+
+## log show (src/cli/invoice_view.rs)
+cli-show-title = Invoice { $rn } — { $environment } register, entry { $sequence }
+cli-show-seller = Seller
+cli-show-type = Type
+cli-show-certified = Certified at
+cli-show-received = Received at
+cli-show-channel = Device · key · source
+cli-show-mode = Prices · currency
+cli-show-usd-rate = USD rate (date)
+cli-show-reference = Original invoice
+cli-show-operator = Operator
+cli-show-client = Client
+cli-show-no-client = (no client on the invoice)
+cli-show-client-name = Name
+cli-show-client-nif = NIF
+cli-show-client-type = Client type
+cli-show-client-type-desc = Type description
+cli-show-client-contact = Contact
+cli-show-client-address = Address
+cli-show-client-email = E-mail
+cli-show-client-rccm = RCCM
+cli-show-items = Items
+cli-show-items-header = # | NAME | TYPE | GR. | QUANTITY | UNIT PRICE | AMOUNT
+cli-show-item-specific-tax = { $name }: specific tax { $amount }
+cli-show-item-price-change = { $name }: original price { $original } ({ $why })
+cli-show-payments = Payments
+cli-show-no-payments = (none sent: one ESPECES payment of the total was recorded)
+cli-show-comments = Comments
+cli-show-groups = Amounts per tax group (CDF)
+cli-show-groups-header = GROUP | HT | VAT | TTC
+cli-show-total = Total TTC
+cli-show-vat = Total VAT
+cli-show-specific-tax = Specific taxes
+cli-show-usd = USD equivalent
+cli-show-security = Security elements
+cli-show-counters = Counters
+cli-show-device-time = Device date
+cli-show-original = This credit note reduces the invoice:
+cli-show-original-unknown = { $code } (not in this register: certified elsewhere or before the gateway)
+cli-show-credit-notes = Credit notes that reduce this invoice:
+cli-show-links-header = # | RN | TYPE | TOTAL | CODEDEFDGI | CERTIFIED AT
+cli-show-kept = Content kept as certified: its SHA-256 is the entry's digest ({ $digest }).
+cli-show-not-kept = Content not kept: invoice certified by 1.4.0 or before, which kept only the digest { $digest }.
+cli-show-unreadable = The kept content cannot be shown as the certified one: { $reason } (run "log verify").
+
+## log export (src/cli/export.rs)
+cli-export-dates-reversed = --from is after --to
+cli-export-done = { $count ->
+    [one] { $count } entry exported
+   *[other] { $count } entries exported
+}
+cli-progress-entries = entries read
+cli-progress-rebuild = of the journal read again (index rebuild)

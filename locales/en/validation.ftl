@@ -61,6 +61,7 @@ err-reference-missing = a { $invoice_type } needs reference, the codeDEFDGI of t
 err-reference-invalid = reference { $value } is not a codeDEFDGI: { $length } printable ASCII characters, no space and none of , & < > ^
 err-reference-type-invalid = referenceType { $value } is not one of COR, RAN, RAM, RRR
 err-operator-name-empty = operator.name cannot be empty
+err-too-large-to-keep = the validated invoice is { $length } bytes long in its canonical form; the register keeps at most { $max }: split it into several invoices
 err-type-desc-too-long = client.typeDesc is { $length } bytes long, at most { $max } are accepted
 
 ## Items (40..53)

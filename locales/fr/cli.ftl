@@ -50,3 +50,57 @@ cli-log-list-header = N° | ORG | RN | TYPE | TOTAL | CODEDEFDGI | CERTIFIÉE LE
 ## main.rs
 cli-error = erreur : { $text }
 cli-org-nif-not-said = l'appareil n'a pas encore dit pour quel NIF il est personnalisé
+
+## log show (src/cli/invoice_view.rs)
+cli-show-title = Facture { $rn } — registre { $environment }, entrée { $sequence }
+cli-show-seller = Vendeur
+cli-show-type = Type
+cli-show-certified = Certifiée le
+cli-show-received = Reçue le
+cli-show-channel = Appareil · clé · source
+cli-show-mode = Prix · devise
+cli-show-usd-rate = Taux USD (date)
+cli-show-reference = Facture d'origine
+cli-show-operator = Opérateur
+cli-show-client = Client
+cli-show-no-client = (aucun client sur la facture)
+cli-show-client-name = Nom
+cli-show-client-nif = NIF
+cli-show-client-type = Type de client
+cli-show-client-type-desc = Description du type
+cli-show-client-contact = Contact
+cli-show-client-address = Adresse
+cli-show-client-email = Courriel
+cli-show-client-rccm = RCCM
+cli-show-items = Articles
+cli-show-items-header = N° | DÉSIGNATION | TYPE | GR. | QUANTITÉ | PRIX UNITAIRE | MONTANT
+cli-show-item-specific-tax = { $name } : taxe spécifique { $amount }
+cli-show-item-price-change = { $name } : prix d'origine { $original } ({ $why })
+cli-show-payments = Paiements
+cli-show-no-payments = (aucun envoyé : un paiement ESPECES du total a été enregistré)
+cli-show-comments = Commentaires
+cli-show-groups = Montants par groupe de taxation (CDF)
+cli-show-groups-header = GROUPE | HT | TVA | TTC
+cli-show-total = Total TTC
+cli-show-vat = Total TVA
+cli-show-specific-tax = Taxes spécifiques
+cli-show-usd = Équivalent USD
+cli-show-security = Éléments de sécurité
+cli-show-counters = Compteurs
+cli-show-device-time = Date de l'appareil
+cli-show-original = Cet avoir réduit la facture :
+cli-show-original-unknown = { $code } (absente de ce registre : certifiée ailleurs ou avant la passerelle)
+cli-show-credit-notes = Avoirs qui réduisent cette facture :
+cli-show-links-header = N° | RN | TYPE | TOTAL | CODEDEFDGI | CERTIFIÉE LE
+cli-show-kept = Contenu gardé tel que certifié : son empreinte SHA-256 est celle de l'entrée ({ $digest }).
+cli-show-not-kept = Contenu non gardé : facture certifiée par une version 1.4.0 ou antérieure, qui ne gardait que l'empreinte { $digest }.
+cli-show-unreadable = Le contenu gardé ne peut pas être montré comme celui certifié : { $reason } (lancez « log verify »).
+
+## log export (src/cli/export.rs)
+cli-export-dates-reversed = --from est après --to
+cli-export-done = { $count ->
+    [one] { $count } entrée exportée
+   *[other] { $count } entrées exportées
+}
+cli-progress-entries = entrées lues
+cli-progress-rebuild = du journal relus (reconstruction de l'index)

@@ -61,6 +61,7 @@ err-reference-missing = une facture { $invoice_type } exige reference, le codeDE
 err-reference-invalid = reference { $value } n'est pas un codeDEFDGI : { $length } caractères ASCII imprimables, sans espace et sans , & < > ^
 err-reference-type-invalid = referenceType { $value } n'est pas l'un de COR, RAN, RAM, RRR
 err-operator-name-empty = operator.name ne peut pas être vide
+err-too-large-to-keep = la facture validée fait { $length } octets sous sa forme canonique ; le registre en garde { $max } au plus : scindez-la en plusieurs factures
 err-type-desc-too-long = client.typeDesc fait { $length } octets, { $max } au plus sont acceptés
 
 ## Articles (40 à 53)

@@ -22,8 +22,23 @@ use std::borrow::Cow;
 
 use crate::model::RegisterEntry;
 
-/// The header line.
-pub const HEADER: &str = "sequence,environment,org,nif,isf,rn,type,total,vat,codeDEFDGI,counters,nim,qrCode,deviceDateTime,receivedAt,certifiedAt,keyId,requestDigest,source";
+/// The header line: the 19 columns of 1.4.0 first, in their order (a script reading them
+/// by position still reads them), then since 1.5.0 what an audit needs: the client, the
+/// credit note's reference, the currency, HT and specific taxes, and HT/VAT/TTC of each of
+/// the 16 tax groups A..P (empty cells for a group the invoice does not use; the client and
+/// reference cells are empty for entries of 1.4.0 and before, which kept no invoice).
+pub const HEADER: &str = concat!(
+    "sequence,environment,org,nif,isf,rn,type,total,vat,codeDEFDGI,counters,nim,qrCode,",
+    "deviceDateTime,receivedAt,certifiedAt,keyId,requestDigest,source,",
+    "clientNif,clientName,clientType,reference,referenceType,currency,usdRate,usdEquivalent,",
+    "specificTax,ht,",
+    "htA,vatA,ttcA,htB,vatB,ttcB,htC,vatC,ttcC,htD,vatD,ttcD,htE,vatE,ttcE,htF,vatF,ttcF,",
+    "htG,vatG,ttcG,htH,vatH,ttcH,htI,vatI,ttcI,htJ,vatJ,ttcJ,htK,vatK,ttcK,htL,vatL,ttcL,",
+    "htM,vatM,ttcM,htN,vatN,ttcN,htO,vatO,ttcO,htP,vatP,ttcP"
+);
+
+/// The tax groups, in the header's order.
+const GROUPS: &str = "ABCDEFGHIJKLMNOP";
 
 /// How the CSV is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -72,7 +87,14 @@ pub fn row(e: &RegisterEntry) -> String {
 pub fn row_in(e: &RegisterEntry, dialect: Dialect) -> String {
     let millis =
         |t: &chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let fields = [
+    let content = e.request.content().and_then(Result::ok);
+    let client = content
+        .as_ref()
+        .and_then(|c| c.client.clone())
+        .unwrap_or_default();
+    let text = |v: Option<&String>| v.cloned().unwrap_or_default();
+    let totals = &e.request.totals;
+    let mut fields = vec![
         e.sequence.to_string(),
         e.request.environment.as_str().to_string(),
         e.request.org.clone(),
@@ -92,7 +114,31 @@ pub fn row_in(e: &RegisterEntry, dialect: Dialect) -> String {
         e.request.key_id.clone(),
         e.request.request_digest.clone(),
         e.source.clone(),
+        text(client.nif.as_ref()),
+        text(client.name.as_ref()),
+        text(client.client_type.as_ref()),
+        text(content.as_ref().and_then(|c| c.reference.as_ref())),
+        text(content.as_ref().and_then(|c| c.reference_type.as_ref())),
+        text(content.as_ref().map(|c| &c.cur_code)),
+        content
+            .as_ref()
+            .and_then(|c| c.cur_rate)
+            .map(|r| dialect.amount(r))
+            .unwrap_or_default(),
+        totals
+            .usd_equivalent
+            .map(|v| dialect.amount(v))
+            .unwrap_or_default(),
+        dialect.amount(totals.specific_tax),
+        dialect.amount(totals.ht()),
     ];
+    let groups = totals.groups();
+    for letter in GROUPS.chars() {
+        match groups.iter().find(|g| g.group == letter) {
+            Some(g) => fields.extend([g.ht, g.vat, g.ttc].map(|v| dialect.amount(v))),
+            None => fields.extend(std::iter::repeat_n(String::new(), 3)),
+        }
+    }
     let separator = dialect.separator();
     fields
         .iter()
@@ -146,7 +192,8 @@ mod tests {
             line.ends_with(",live-demo,") || line.contains(",live-demo,"),
             "{line}"
         );
-        assert_eq!(HEADER.split(',').count(), 19);
+        assert_eq!(HEADER.split(',').count(), 19 + 10 + 48);
+        assert_eq!(line.matches(',').count(), HEADER.matches(',').count() + 1);
         assert_eq!(field("plain", ','), "plain");
     }
 
@@ -199,7 +246,7 @@ mod tests {
             header.starts_with("\u{FEFF}sequence;environment;org;"),
             "{header}"
         );
-        assert_eq!(header.split(';').count(), 19);
+        assert_eq!(header.split(';').count(), 77);
         assert_eq!(header_in(Dialect::default()), HEADER);
         let mut note = intent("demo", "F;1");
         note.totals.total = dec!(-116.00);
@@ -214,5 +261,40 @@ mod tests {
             line.contains(";\"RDCDEF01;NIM1;SIG4;NIF;20260302100000\";"),
             "{line}"
         );
+    }
+}
+
+#[cfg(test)]
+mod audit_columns {
+    use sha2::{Digest, Sha256};
+
+    use super::*;
+    use crate::store::tests::{certified_entry, intent};
+
+    /// A credit note whose invoice was kept: client, reference and the group columns.
+    #[test]
+    fn a_kept_credit_note_has_its_client_reference_and_groups() {
+        let form = r#"{"canon":"1","client":{"name":"Kinshasa SARL","nif":"A7654321Z","type":"PM"},"curCode":"CDF","items":[{"name":"Retour","price":"116","quantity":"1","taxGroup":"B","type":"BIE"}],"mode":"ttc","operator":{"name":"A"},"reference":"XN56YAPV37MZLNZLX6MOC3A5","referenceType":"COR","rn":"FA-1","type":"FA"}"#;
+        let mut note = intent("demo", "FA-1");
+        note.request_digest = hex::encode(Sha256::digest(form.as_bytes()));
+        note.invoice = Some(form.to_string());
+        let line = row(&certified_entry(4, 10, note));
+        let cells: Vec<&str> = line.split(',').collect();
+        let at = |name: &str| {
+            let i = HEADER.split(',').position(|h| h == name).expect(name);
+            cells[i]
+        };
+        assert_eq!(at("clientName"), "Kinshasa SARL");
+        assert_eq!(at("clientNif"), "A7654321Z");
+        assert_eq!(at("reference"), "XN56YAPV37MZLNZLX6MOC3A5");
+        assert_eq!(at("referenceType"), "COR");
+        assert_eq!(at("currency"), "CDF");
+        // The fixture's totals: group B TTC 116.00 with VAT 16.00.
+        assert_eq!(
+            (at("htB"), at("vatB"), at("ttcB")),
+            ("100.00", "16.00", "116.00")
+        );
+        assert_eq!((at("htA"), at("ttcP")), ("", ""));
+        assert_eq!(at("ht"), "100.00");
     }
 }

@@ -8,6 +8,7 @@
 //! Nothing here modifies or deletes a register entry: the register has no such operation.
 
 mod answers;
+pub mod audit;
 pub mod csv;
 mod requests;
 mod scoped;
@@ -158,6 +159,11 @@ impl Admin {
                 environment.as_str()
             ))
         })
+    }
+
+    /// How many entries the `environment` register holds.
+    pub fn log_length(&self, environment: Environment) -> Result<u64, AdminError> {
+        Ok(self.store.register_length(environment)?)
     }
 
     /// Checks every CRC and the hash chain of the journal.

@@ -65,6 +65,26 @@ pub enum AdminRequest {
         /// Its sequence number.
         sequence: u64,
     },
+    /// One register entry for an auditor: the invoice it certified, its groups, its credit
+    /// notes or original; by sequence, or by organization and rn.
+    LogInvoice {
+        /// Which register.
+        environment: Environment,
+        /// Its sequence number (else `org` and `rn`).
+        #[serde(default)]
+        sequence: Option<u64>,
+        /// Organization (with `rn`).
+        #[serde(default)]
+        org: Option<String>,
+        /// Invoice number (with `org`).
+        #[serde(default)]
+        rn: Option<String>,
+    },
+    /// How many entries the `environment` register holds (its last sequence).
+    LogLength {
+        /// Which register.
+        environment: Environment,
+    },
     /// Check every CRC and the hash chain of the journal.
     LogVerify,
     /// Issue a dashboard sign-in token; the answer carries the plaintext, shown once.
@@ -211,6 +231,19 @@ impl Admin {
                 environment,
                 sequence,
             } => json(self.log_show(environment, sequence)),
+            AdminRequest::LogInvoice {
+                environment,
+                sequence,
+                org,
+                rn,
+            } => json(match (sequence, org, rn) {
+                (Some(sequence), None, None) => self.log_invoice(environment, sequence),
+                (None, Some(org), Some(rn)) => self.log_invoice_by_rn(&org, environment, &rn),
+                _ => Err(AdminError::Invalid(
+                    "name an entry by its sequence, or by --org and --rn".into(),
+                )),
+            }),
+            AdminRequest::LogLength { environment } => json(self.log_length(environment)),
             AdminRequest::LogVerify => json(self.log_verify()),
             AdminRequest::DashboardTokenIssue { org, label } => {
                 json(self.dashboard_token_issue(&org, &label))

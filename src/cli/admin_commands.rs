@@ -1,13 +1,13 @@
 //! `org`, `key` and `log`: through the running service's admin socket when there is one,
 //! else on the store directly (which fails clearly if another process holds it).
 
-use std::io::Write;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use serde_json::Value;
 
-use super::{CsvSeparator, ExportFormat, LogCommand};
+use super::{CsvSeparator, LogCommand};
+use crate::admin::audit::InvoiceRecord;
 use crate::admin::{csv, socket, Admin, AdminRequest, QuotaSettings};
 use crate::config::Config;
 use crate::i18n::{default_lang, format};
@@ -27,20 +27,20 @@ pub(super) fn run_request(config: &Config, request: AdminRequest) -> anyhow::Res
 
 /// Runs requests on the service if it runs, else on the store, which is opened on the first
 /// such request and kept for the next ones (a long export opens it once, not once a page).
-struct Runner<'a> {
+pub(super) struct Runner<'a> {
     config: &'a Config,
     local: Option<Admin>,
 }
 
 impl<'a> Runner<'a> {
-    fn new(config: &'a Config) -> Runner<'a> {
+    pub(super) fn new(config: &'a Config) -> Runner<'a> {
         Runner {
             config,
             local: None,
         }
     }
 
-    fn run(&mut self, request: AdminRequest) -> anyhow::Result<Value> {
+    pub(super) fn run(&mut self, request: AdminRequest) -> anyhow::Result<Value> {
         // While this process holds the store, no service can have started on it.
         if let Some(admin) = &self.local {
             return Ok(admin.handle(request)?);
@@ -56,11 +56,15 @@ impl<'a> Runner<'a> {
         } else {
             super::state_dir::require_existing(state_dir)?;
         }
+        let (progress, bar) = super::export::rebuild_progress(default_lang());
         let options = StoreOptions {
             index_cache_mib: self.config.index_cache_mib,
+            progress,
             ..StoreOptions::default()
         };
-        let store = match Store::open_with(state_dir, &options) {
+        let opened = Store::open_with(state_dir, &options);
+        super::export::clear(&bar);
+        let store = match opened {
             Ok(store) => store,
             Err(StoreError::Locked) => bail!(
                 "{} is held by a running gateway whose admin socket does not answer; check the service",
@@ -75,6 +79,25 @@ impl<'a> Runner<'a> {
             .local
             .insert(Admin::new(Arc::new(store), quota_settings(self.config)));
         Ok(admin.handle(request)?)
+    }
+}
+
+impl Runner<'_> {
+    /// A page of `org`'s entries (or everyone's) after `after`, in sequence order.
+    pub(super) fn page(
+        &mut self,
+        org: Option<String>,
+        environment: Environment,
+        after: u64,
+        limit: usize,
+    ) -> anyhow::Result<Vec<RegisterEntry>> {
+        let value = self.run(AdminRequest::LogList {
+            org,
+            environment,
+            after,
+            limit,
+        })?;
+        Ok(serde_json::from_value(value)?)
     }
 }
 
@@ -99,10 +122,20 @@ pub(super) fn print_json(value: &Value) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints a header line and rows: every column but the last left-aligned and padded to its
-/// width in `widths` (a longer value is not cut), one space apart; the last one as is.
-/// `header` is the catalogue's line of column names, `|` between them (`ID | NIF | ...`).
+/// Prints a header line and rows (see [`format_table`]).
 pub(super) fn print_table<const N: usize>(widths: &[usize], header: &str, rows: Vec<[String; N]>) {
+    print!("{}", format_table(widths, header, rows));
+}
+
+/// A header line and rows, each ending with a line end: every column but the last
+/// left-aligned and padded to its width in `widths` (a longer value is not cut), one space
+/// apart; the last one as is. `header` is the catalogue's line of column names, `|` between
+/// them (`ID | NIF | ...`).
+pub(super) fn format_table<const N: usize>(
+    widths: &[usize],
+    header: &str,
+    rows: Vec<[String; N]>,
+) -> String {
     debug_assert_eq!(widths.len() + 1, N);
     let mut names = [""; N];
     for (slot, name) in names.iter_mut().zip(header.split('|')) {
@@ -114,12 +147,14 @@ pub(super) fn print_table<const N: usize>(widths: &[usize], header: &str, rows: 
             line.push_str(&format!("{cell:<width$} "));
         }
         line.push_str(cells[N - 1]);
-        println!("{line}");
+        line.push('\n');
+        line
     };
-    line(&names);
+    let mut out = line(&names);
     for row in &rows {
-        line(&row.each_ref().map(String::as_str));
+        out.push_str(&line(&row.each_ref().map(String::as_str)));
     }
+    out
 }
 
 /// `index rebuild`: opens the store (the service must be stopped) accepting the journal as
@@ -129,13 +164,18 @@ pub(super) fn rebuild_index(config: &Config, force: bool) -> anyhow::Result<()> 
     let lang = default_lang();
     let state_dir = config.resolved_state_dir();
     super::state_dir::require_existing(state_dir)?;
+    let (progress, bar) = super::export::rebuild_progress(lang);
     let options = StoreOptions {
         rebuild_stale_index: true,
         index_cache_mib: config.index_cache_mib,
+        progress,
         ..StoreOptions::default()
     };
     let open = || match Store::open_with(state_dir, &options) {
-        Ok(store) => Ok(store),
+        Ok(store) => {
+            super::export::clear(&bar);
+            Ok(store)
+        }
         Err(StoreError::Locked) => Err(anyhow::anyhow!(
             "{}",
             msg!(
@@ -197,13 +237,7 @@ pub(super) fn log(config: &Config, command: LogCommand) -> anyhow::Result<()> {
                 // An organization that does not exist is an error, not an empty page.
                 run(config, AdminRequest::OrgShow { id: org.clone() })?;
             }
-            let entries = page(
-                &mut Runner::new(config),
-                org,
-                environment(sandbox),
-                after,
-                limit,
-            )?;
+            let entries = Runner::new(config).page(org, environment(sandbox), after, limit)?;
             if json {
                 return print_json(&serde_json::to_value(&entries)?);
             }
@@ -226,25 +260,56 @@ pub(super) fn log(config: &Config, command: LogCommand) -> anyhow::Result<()> {
             print_table(&[8, 12, 24, 4, 16, 24], &header, rows);
             Ok(())
         }
-        LogCommand::Show { sequence, sandbox } => print_json(&run(
-            config,
-            AdminRequest::LogShow {
-                environment: environment(sandbox),
-                sequence,
-            },
-        )?),
+        LogCommand::Show {
+            sequence,
+            org,
+            rn,
+            sandbox,
+            json,
+        } => {
+            let value = run(
+                config,
+                AdminRequest::LogInvoice {
+                    environment: environment(sandbox),
+                    sequence,
+                    org,
+                    rn,
+                },
+            )?;
+            if json {
+                return print_json(&value);
+            }
+            let record: InvoiceRecord = serde_json::from_value(value)?;
+            print!(
+                "{}",
+                super::invoice_view::render(&record, config.offset(), default_lang())
+            );
+            Ok(())
+        }
         LogCommand::Export {
             format,
             separator,
             bom,
             org,
             sandbox,
+            from,
+            to,
         } => {
-            let dialect = csv::Dialect {
-                semicolon: matches!(separator, CsvSeparator::Semicolon),
-                bom,
+            if let Some(org) = &org {
+                run(config, AdminRequest::OrgShow { id: org.clone() })?;
+            }
+            let request = super::export::ExportRequest {
+                format,
+                dialect: csv::Dialect {
+                    semicolon: matches!(separator, CsvSeparator::Semicolon),
+                    bom,
+                },
+                org,
+                environment: environment(sandbox),
+                from,
+                to,
             };
-            export(config, format, dialect, org, environment(sandbox))
+            super::export::export(config, request)
         }
         LogCommand::Verify => {
             let report = run(config, AdminRequest::LogVerify)?;
@@ -253,50 +318,4 @@ pub(super) fn log(config: &Config, command: LogCommand) -> anyhow::Result<()> {
             Ok(())
         }
     }
-}
-
-fn page(
-    runner: &mut Runner<'_>,
-    org: Option<String>,
-    environment: Environment,
-    after: u64,
-    limit: usize,
-) -> anyhow::Result<Vec<RegisterEntry>> {
-    let value = runner.run(AdminRequest::LogList {
-        org,
-        environment,
-        after,
-        limit,
-    })?;
-    Ok(serde_json::from_value(value)?)
-}
-
-fn export(
-    config: &Config,
-    format: ExportFormat,
-    dialect: csv::Dialect,
-    org: Option<String>,
-    environment: Environment,
-) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    if let ExportFormat::Csv = format {
-        writeln!(out, "{}", csv::header_in(dialect))?;
-    }
-    // Through the service, one request a page; without it, the store opened once.
-    let mut runner = Runner::new(config);
-    let mut after = 0;
-    loop {
-        let entries = page(&mut runner, org.clone(), environment, after, 1000)?;
-        let Some(last) = entries.last() else { break };
-        after = last.sequence;
-        for entry in &entries {
-            match format {
-                ExportFormat::Csv => writeln!(out, "{}", csv::row_in(entry, dialect))?,
-                ExportFormat::Json => writeln!(out, "{}", serde_json::to_string(entry)?)?,
-            }
-        }
-    }
-    out.flush()?;
-    Ok(())
 }

@@ -7,7 +7,9 @@ mod admin_commands;
 mod demo;
 mod device_commands;
 mod embedded;
+mod export;
 mod intent_commands;
+mod invoice_view;
 mod key_commands;
 mod org_commands;
 mod serve;
@@ -363,13 +365,26 @@ pub enum LogCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Show one entry in full.
+    /// Show one entry as an auditor reads it: the invoice it certified (client, items,
+    /// payments, reference), its amounts per tax group, its security elements, and the credit
+    /// notes that reduce it or the invoice it reduces. By sequence, or by --org and --rn.
     Show {
-        /// Sequence number.
-        sequence: u64,
+        /// Sequence number (else --org and --rn).
+        #[arg(required_unless_present = "rn", conflicts_with_all = ["rn", "org"])]
+        sequence: Option<u64>,
+        /// The organization (with --rn).
+        #[arg(long, requires = "rn")]
+        org: Option<String>,
+        /// The invoice number (with --org).
+        #[arg(long, requires = "org")]
+        rn: Option<String>,
         /// The sandbox register.
         #[arg(long)]
         sandbox: bool,
+        /// Print JSON (for scripts): the entry as journaled, with `certified_invoice`,
+        /// `groups`, `original` and `credit_notes`.
+        #[arg(long)]
+        json: bool,
     },
     /// Export the register to stdout.
     Export {
@@ -389,9 +404,23 @@ pub enum LogCommand {
         /// The sandbox register.
         #[arg(long)]
         sandbox: bool,
+        /// Only entries certified on or after this day (YYYY-MM-DD, in the configured time
+        /// zone).
+        #[arg(long, value_parser = parse_day)]
+        from: Option<chrono::NaiveDate>,
+        /// Only entries certified on or before this day (YYYY-MM-DD, in the configured time
+        /// zone).
+        #[arg(long, value_parser = parse_day)]
+        to: Option<chrono::NaiveDate>,
     },
     /// Verify every record's CRC and the hash chain of the journal.
     Verify,
+}
+
+/// A calendar day on the command line.
+fn parse_day(text: &str) -> Result<chrono::NaiveDate, String> {
+    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .map_err(|_| format!("{text:?} is not a day: write YYYY-MM-DD"))
 }
 
 /// Parses the command line and runs it.

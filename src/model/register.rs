@@ -4,6 +4,7 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+use super::invoice_content::{ContentError, InvoiceContent};
 use super::key::KeyId;
 use super::org::{Environment, OrgId};
 
@@ -49,6 +50,22 @@ pub struct Intent {
     /// of 1.1.0 and before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel_ref: Option<String>,
+    /// The invoice as it was certified: the canonical form of the validated request
+    /// (docs/error-codes.md, "Request digest"), whose SHA-256 is `request_digest`, so that the
+    /// register alone says what the invoice said. Read it with [`Intent::content`]. Absent
+    /// from intents of 1.4.0 and before (they kept the digest only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invoice: Option<String>,
+}
+
+impl Intent {
+    /// What the kept invoice says: `None` when this intent kept no content (1.4.0 and
+    /// before), else the content read back, or why it cannot be trusted.
+    pub fn content(&self) -> Option<Result<InvoiceContent, ContentError>> {
+        self.invoice
+            .as_deref()
+            .map(|text| InvoiceContent::read(text, &self.request_digest))
+    }
 }
 
 /// What an `Idempotency-Key` is bound to: the request it first came with.
@@ -82,6 +99,58 @@ pub struct DeviceTotals {
     /// `0.00` for a CDF invoice, or for every invoice). Absent from entries of 1.0.0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcur: Option<String>,
+}
+
+/// One tax group's amounts of an invoice: HT, VAT and TTC (HT = TTC - VAT, the device's
+/// own split; specific taxes are outside every group).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupAmounts {
+    /// The group's letter.
+    pub group: char,
+    /// Amount before VAT.
+    pub ht: Decimal,
+    /// VAT.
+    pub vat: Decimal,
+    /// Amount with VAT.
+    pub ttc: Decimal,
+}
+
+impl DeviceTotals {
+    /// The amounts of each group that has any, in letter order.
+    pub fn groups(&self) -> Vec<GroupAmounts> {
+        let mut letters: Vec<char> = self
+            .group_ttc
+            .iter()
+            .chain(&self.group_vat)
+            .map(|(g, _)| *g)
+            .collect();
+        letters.sort_unstable();
+        letters.dedup();
+        let find = |list: &[(char, Decimal)], g: char| {
+            list.iter()
+                .find(|(l, _)| *l == g)
+                .map_or(Decimal::ZERO, |(_, v)| *v)
+        };
+        letters
+            .into_iter()
+            .map(|group| {
+                let (ttc, vat) = (find(&self.group_ttc, group), find(&self.group_vat, group));
+                GroupAmounts {
+                    group,
+                    ht: ttc.saturating_sub(vat),
+                    vat,
+                    ttc,
+                }
+            })
+            .collect()
+    }
+
+    /// Total before VAT and specific taxes: TTC - VAT - specific taxes.
+    pub fn ht(&self) -> Decimal {
+        self.total
+            .saturating_sub(self.vat)
+            .saturating_sub(self.specific_tax)
+    }
 }
 
 /// The security elements a certification returns.

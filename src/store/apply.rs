@@ -216,6 +216,7 @@ impl Staged<'_> {
             }
             self.add_rn(&req.org, env, &req.rn, seq)?;
             self.add_org_entry(&req.org, env, seq)?;
+            self.add_links(entry)?;
             if let Some(open) = self.take_open_intent(id)? {
                 self.close_intent(id, &open, CERTIFIED)?;
             }
@@ -255,6 +256,7 @@ impl Staged<'_> {
         self.next[env_slot(env)] = Some(seq + 1);
         self.add_rn(&req.org, env, &req.rn, seq)?;
         self.add_org_entry(&req.org, env, seq)?;
+        self.add_links(entry)?;
         self.close_intent(id, &open, CERTIFIED)?;
         if env == Environment::Production {
             let quota = k_quota(&req.org, entry.quota_year);

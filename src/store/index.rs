@@ -20,6 +20,7 @@
 //! | `d` org `\0` env key | `IdempotencyBinding` (JSON) of an `Idempotency-Key`: kept while its intent is open or certified, removed when abandoned |
 //! | `t` token id | `DashboardToken` (JSON): a dashboard sign-in token (hash only), revoked or not |
 //! | `T` org `\0` token id | empty: the dashboard tokens of an organization |
+//! | `c`, `a` | entries by codeDEFDGI, credit notes by their original (`links.rs`) |
 //!
 //! env is one byte, `P` or `S`. Organization ids never contain `\0` (checked when saved).
 
@@ -41,8 +42,9 @@ use crate::model::{
 /// Layout version; an index of another version is rebuilt from the journal.
 /// 3: dashboard tokens (`t`, `T`). 4: `r` holds the place and hash of the entry's record, no
 /// longer the entry (whose JSON took most of the index's size); `r`, `R` and `j` hold 64 ids a
-/// key, `n` hashed buckets of rns.
-pub(super) const FORMAT: u32 = 4;
+/// key, `n` hashed buckets of rns. 5: `c` and `a`, entries by codeDEFDGI and credit notes by
+/// their original (`links.rs`).
+pub(super) const FORMAT: u32 = 5;
 pub(super) const META_APPLIED: &[u8] = b"m:applied";
 pub(super) const META_FORMAT: &[u8] = b"m:format";
 /// A [`Checkpoint`]: seq (8, BE), hash (32), start (8, BE), end (8, BE). Only a hint for the

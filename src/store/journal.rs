@@ -423,9 +423,19 @@ fn truncate_torn(path: &Path, file: &File, torn: &Torn) -> Result<(), StoreError
     Ok(())
 }
 
+/// What [`verify`] counted.
+pub struct Counted {
+    /// `certified` records.
+    pub certified: u64,
+    /// Of those, the ones that keep their invoice (1.5.0 and later), each checked against
+    /// its request digest.
+    pub invoices_kept: u64,
+}
+
 /// Re-reads the journal at `path` from disk up to `end` in [`Mode::Strict`]; returns the
-/// scan and the number of `certified` records.
-pub fn verify(path: &Path, end: u64) -> Result<(Scanned, u64), StoreError> {
+/// scan and what it counted. A kept invoice that does not hash to its entry's request digest
+/// is damage: the register would show content that is not what was certified.
+pub fn verify(path: &Path, end: u64) -> Result<(Scanned, Counted), StoreError> {
     let mut file = File::open(path).map_err(|e| io_at(path, "opening", e))?;
     let len = file
         .metadata()
@@ -437,12 +447,24 @@ pub fn verify(path: &Path, end: u64) -> Result<(Scanned, u64), StoreError> {
             format!("the journal is {len} bytes long but {end} bytes were written"),
         ));
     }
-    let mut certified = 0u64;
+    let mut counted = Counted {
+        certified: 0,
+        invoices_kept: 0,
+    };
     let scanned = scan(&mut file, end, Mode::Strict, path, |record, _, _| {
-        if matches!(record.event, Event::Certified(_)) {
-            certified += 1;
+        if let Event::Certified(entry) = &record.event {
+            counted.certified += 1;
+            if let Some(content) = entry.request.content() {
+                if let Err(error) = content {
+                    return Err(StoreError::damaged(
+                        DamageAt::Seq(record.seq),
+                        format!("entry {}: {error}", entry.sequence),
+                    ));
+                }
+                counted.invoices_kept += 1;
+            }
         }
         Ok(())
     })?;
-    Ok((scanned, certified))
+    Ok((scanned, counted))
 }

@@ -124,6 +124,7 @@ mod history;
 mod index;
 mod index_org;
 mod journal;
+mod links;
 mod open;
 mod staged;
 #[cfg(test)]
@@ -145,7 +146,8 @@ pub use history::HistoryCheck;
 pub use journal::MAX_RECORD;
 
 use crate::model::{
-    Environment, IdempotencyBinding, Intent, IntentId, KeyRecord, Organization, RegisterEntry,
+    reference_of, Environment, IdempotencyBinding, Intent, IntentId, KeyRecord, Organization,
+    RegisterEntry,
 };
 use event::Hash;
 use index::{Applied, Index};
@@ -169,6 +171,36 @@ pub struct StoreOptions {
     pub background_check_above: Option<u64>,
     /// sled's page cache for the index, in MiB (the configuration's `index_cache_mib`).
     pub index_cache_mib: u64,
+    /// Told how far a replay or rebuild at the open has read (a CLI's progress bar).
+    pub progress: Progress,
+}
+
+/// A hook told how far an open's replay or rebuild has applied the journal: (bytes applied,
+/// the journal's length). Called from the thread that opens, once per few hundred records.
+#[derive(Clone, Default)]
+pub struct Progress(Option<Arc<dyn Fn(u64, u64) + Send + Sync>>);
+
+impl Progress {
+    /// A hook calling `report`.
+    pub fn new(report: impl Fn(u64, u64) + Send + Sync + 'static) -> Progress {
+        Progress(Some(Arc::new(report)))
+    }
+
+    pub(crate) fn report(&self, done: u64, total: u64) {
+        if let Some(report) = &self.0 {
+            report(done, total);
+        }
+    }
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Progress(hook)"
+        } else {
+            "Progress(none)"
+        })
+    }
 }
 
 impl Default for StoreOptions {
@@ -177,6 +209,7 @@ impl Default for StoreOptions {
             rebuild_stale_index: false,
             background_check_above: None,
             index_cache_mib: DEFAULT_INDEX_CACHE_MIB,
+            progress: Progress::default(),
         }
     }
 }
@@ -201,6 +234,10 @@ pub struct VerifyReport {
     pub records: u64,
     /// Number of `certified` records (LogInvoices entries, both environments).
     pub certified: u64,
+    /// Of those, the entries that keep the invoice as certified (1.5.0 and later), each found
+    /// to hash to its request digest. Absent from reports of 1.4.0 and before.
+    #[serde(default)]
+    pub invoices_kept: u64,
     /// Lowercase hex SHA-256 of the last record's payload (64 zeros when empty).
     pub head_sha256: String,
 }
@@ -267,6 +304,35 @@ impl Store {
         sequence: u64,
     ) -> Result<Option<RegisterEntry>, StoreError> {
         self.read(|index| index.entry(env, sequence))
+    }
+
+    /// A credit note's original and an invoice's credit notes, in the entry's organization
+    /// and register (`links.rs`): the entry `entry`'s kept invoice names as its original (if
+    /// the register holds it), and the entries that name `entry` as theirs, in order.
+    pub fn credit_links(
+        &self,
+        entry: &RegisterEntry,
+    ) -> Result<(Option<RegisterEntry>, Vec<RegisterEntry>), StoreError> {
+        let (org, env) = (entry.request.org.as_str(), entry.request.environment);
+        self.read(|index| {
+            let original = match entry.request.invoice.as_deref().and_then(reference_of) {
+                Some(code) => match index.entry_seq_by_code(org, env, &code)? {
+                    Some(seq) => index.entry(env, seq)?,
+                    None => None,
+                },
+                None => None,
+            };
+            let mut credit_notes = Vec::new();
+            for seq in index.credit_note_seqs(org, env, &entry.security.code_def)? {
+                credit_notes.extend(index.entry(env, seq)?);
+            }
+            Ok((original, credit_notes))
+        })
+    }
+
+    /// How many entries the `env` register holds (its last sequence: no gaps).
+    pub fn register_length(&self, env: Environment) -> Result<u64, StoreError> {
+        self.read(|index| Ok(index.next_sequence(env)?.saturating_sub(1)))
     }
 
     /// Entries of one register after a sequence, in sequence order, at most `limit`.
@@ -356,7 +422,7 @@ impl Store {
                 inner.journal.head(),
             )
         };
-        let (scanned, certified) = journal::verify(&self.journal_path, end)?;
+        let (scanned, counted) = journal::verify(&self.journal_path, end)?;
         if scanned.records != records || scanned.head != head {
             return Err(StoreError::damaged(
                 DamageAt::Seq(records),
@@ -398,7 +464,8 @@ impl Store {
         }
         Ok(VerifyReport {
             records,
-            certified,
+            certified: counted.certified,
+            invoices_kept: counted.invoices_kept,
             head_sha256: hex::encode(head),
         })
     }

@@ -14,7 +14,7 @@ use super::history::History;
 use super::index::{Applied, Index};
 use super::journal::{self, Journal, Mode, Place, Scanned, Start};
 use super::staged::REPLAY_BATCH;
-use super::{Inner, Store, StoreOptions};
+use super::{Inner, Progress, Store, StoreOptions};
 
 /// sled's page cache (MiB) while an index is built from a large journal (a first open, a
 /// new layout after an upgrade, `index rebuild`): the rns' buckets are read and written all
@@ -99,6 +99,7 @@ impl Store {
             &journal_path,
             chain,
             background,
+            &options.progress,
         )? {
             Ok(opened) => opened,
             Err(StaleIndex(err)) if options.rebuild_stale_index => {
@@ -116,8 +117,16 @@ impl Store {
                 };
                 built_with = (build != cache).then_some(build);
                 index = Index::open(&index_dir, &journal_path, build)?;
-                replay(&index, &mut file, len, &journal_path, None, false)?
-                    .map_err(|StaleIndex(e)| e)?
+                replay(
+                    &index,
+                    &mut file,
+                    len,
+                    &journal_path,
+                    None,
+                    false,
+                    &options.progress,
+                )?
+                .map_err(|StaleIndex(e)| e)?
             }
             Err(StaleIndex(err)) => return Err(err),
         };
@@ -241,6 +250,7 @@ fn replay(
     path: &Path,
     chain: Option<journal::ChainCheck>,
     background: bool,
+    progress: &Progress,
 ) -> Result<Result<(Scanned, Arc<History>), StaleIndex>, StoreError> {
     let (probe_seq, probe_hash) = match index.applied()? {
         Applied::Empty => (0, GENESIS),
@@ -268,7 +278,14 @@ fn replay(
             .checkpoint()?
             .filter(|c| c.seq >= 1 && c.seq <= probe_seq && c.end <= len && c.holds_in(file));
         if let Some(checkpoint) = usable {
-            let scanned = match scan_and_apply(index, file, checkpoint.next(), len, path, &probe)? {
+            let scanned = match scan_and_apply(
+                index,
+                file,
+                (checkpoint.next(), len),
+                path,
+                &probe,
+                progress,
+            )? {
                 Ok(scanned) => scanned,
                 Err(stale) => return Ok(Err(stale)),
             };
@@ -283,7 +300,7 @@ fn replay(
         .and_then(|chain| chain.start_after(len, probe_seq, &probe_hash))
         .or_else(|| journal::check_prefix(file, len, probe_seq, &probe_hash));
     let start = checked.unwrap_or(Start::GENESIS);
-    let scanned = match scan_and_apply(index, file, start, len, path, &probe)? {
+    let scanned = match scan_and_apply(index, file, (start, len), path, &probe, progress)? {
         Ok(scanned) => scanned,
         Err(stale) => return Ok(Err(stale)),
     };
@@ -305,10 +322,10 @@ const CHUNK: usize = 256;
 fn scan_and_apply(
     index: &Index,
     file: &mut File,
-    start: Start,
-    len: u64,
+    (start, len): (Start, u64),
     path: &Path,
     probe: &Probe,
+    progress: &Progress,
 ) -> Result<Result<Scanned, StaleIndex>, StoreError> {
     let advice = "the journal lost or changed acknowledged records: restore journal/journal.log \
                   from a backup, or rebuild the index from the journal as it is \
@@ -356,6 +373,9 @@ fn scan_and_apply(
                 if staged.len() >= REPLAY_BATCH {
                     staged.commit()?;
                 }
+            }
+            if let Some((_, _, place)) = chunk.last() {
+                progress.report(place.start + 8 + u64::from(place.len), len);
             }
             Ok(())
         });

@@ -258,6 +258,7 @@ async fn certify_requested(
         idempotency_key: job.idempotency_key.clone(),
         device_tc: None,
         channel_ref: Some(calculation.uid.clone()),
+        invoice: Some(job.invoice.canonical.clone()),
     };
     let intent_id = match journal.intent(intent.clone()).await {
         Ok(id) => id,

@@ -18,6 +18,9 @@ pub const WRONG_TYPE: u16 = 5;
 pub const BAD_DECIMAL: u16 = 6;
 /// A required field is absent (`null` and, for decimals, `""` count as absent).
 pub const MISSING_FIELD: u16 = 7;
+/// The validated invoice is too large to be kept whole in the register (its canonical form is
+/// over `MAX_KEPT_BYTES`: a journal record holds at most 1 MiB).
+pub const TOO_LARGE_TO_KEEP: u16 = 8;
 
 /// `rn` is not a valid invoice number for the device (`mcf_sfe::command::check_rn`).
 pub const RN_INVALID: u16 = 10;
@@ -109,6 +112,7 @@ pub const ALL: &[u16] = &[
     WRONG_TYPE,
     BAD_DECIMAL,
     MISSING_FIELD,
+    TOO_LARGE_TO_KEEP,
     RN_INVALID,
     MODE_INVALID,
     TYPE_INVALID,

@@ -229,6 +229,11 @@ impl ValidInvoice {
     }
 }
 
+/// The largest canonical form kept in the register with its intent. The intent record and
+/// the certified record each carry it as a JSON string (escaping can double it), under the
+/// journal's 1 MiB record limit; the default body limit (256 KiB) never reaches it.
+pub const MAX_KEPT_BYTES: usize = 384 * 1024;
+
 /// Checks `request` against every content rule, in a fixed order (the first failure is
 /// reported): rn, type, mode, seller ids, currency, reference, operator, client, items,
 /// payments, comments, then the device frames of every command.
@@ -262,6 +267,16 @@ pub fn validate(request: InvoiceRequest, seller: &Seller) -> Result<ValidInvoice
     };
     frames::check(&invoice, seller)?;
     invoice.canonical = canonical::form(&invoice, &currency, &type_desc, &payments);
+    if invoice.canonical.len() > MAX_KEPT_BYTES {
+        return Err(ValidationError::body(
+            code::TOO_LARGE_TO_KEEP,
+            msg!(
+                "err-too-large-to-keep",
+                length = invoice.canonical.len(),
+                max = MAX_KEPT_BYTES
+            ),
+        ));
+    }
     invoice.digest = canonical::digest(&invoice.canonical);
     Ok(invoice)
 }

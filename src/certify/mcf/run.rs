@@ -374,5 +374,6 @@ fn intent_of(run: &Run<'_>, subtotal: &Subtotal, expected: Option<&Subtotal>, tc
         idempotency_key: job.idempotency_key.clone(),
         device_tc: Some(tc),
         channel_ref: None,
+        invoice: Some(job.invoice.canonical.clone()),
     }
 }

@@ -214,6 +214,7 @@ mod tests {
             idempotency_key: None,
             device_tc: None,
             channel_ref: None,
+            invoice: None,
         }
     }
 

@@ -5,6 +5,7 @@
 mod boxes;
 mod dashboard;
 mod history;
+mod links;
 mod rebuild;
 mod recovery;
 mod register;
@@ -85,6 +86,7 @@ pub(crate) fn intent_in(org: &str, env: Environment, rn: &str) -> Intent {
         idempotency_key: None,
         device_tc: None,
         channel_ref: None,
+        invoice: None,
     }
 }
 

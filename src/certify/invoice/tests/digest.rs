@@ -194,3 +194,48 @@ proptest! {
         prop_assert_ne!(a.digest, b.digest);
     }
 }
+
+/// What the register keeps of an invoice (its canonical form) reads back as the invoice the
+/// client sent: client, items, payments, operator, under the seed's names.
+#[test]
+fn the_kept_form_reads_back_as_the_invoice_sent() {
+    let invoice = check(REFERENCE.as_bytes()).unwrap();
+    let content = crate::model::InvoiceContent::read(&invoice.canonical, &invoice.digest)
+        .expect("the kept form reads back");
+    assert_eq!(content.rn, "FC0002");
+    assert_eq!(content.invoice_type, "FV");
+    let client = content.client.expect("client kept");
+    assert_eq!(client.name.as_deref(), Some("DUPONT"));
+    assert_eq!(client.type_desc.as_deref(), Some("Personne morale"));
+    assert_eq!(content.items.len(), 2);
+    assert_eq!(content.items[0].name, "STYLO BIC");
+    assert_eq!(content.items[0].line_amount(), Some(Decimal::from(1200)));
+    assert_eq!(content.payments[0].amount, Decimal::from(1230));
+    assert_eq!(content.operator.name, "ADMIN");
+    assert_eq!(content.reference, None);
+}
+
+/// An invoice whose canonical form the register could not keep whole is refused with code 8
+/// before anything is reserved or sent.
+#[test]
+fn an_invoice_too_large_to_keep_is_refused_with_code_8() {
+    let item = json!({"name": "x".repeat(100), "type": "BIE", "price": "1",
+                      "quantity": "1", "taxGroup": "B"});
+    let items: Vec<_> = std::iter::repeat_n(item, 4000).collect();
+    let error = refused(&with_items("ttc", json!(items)));
+    assert_eq!(error.code, crate::certify::invoice::code::TOO_LARGE_TO_KEEP);
+    assert_eq!(error.field, None);
+}
+
+proptest! {
+    #[test]
+    fn every_kept_form_reads_back(
+        items in prop::collection::vec(item_strategy(), 1..6),
+        seed in any::<u64>(),
+    ) {
+        let invoice = check(render(&items, seed).as_bytes()).unwrap();
+        let content = crate::model::InvoiceContent::read(&invoice.canonical, &invoice.digest);
+        prop_assert!(content.is_ok(), "{:?}", content);
+        prop_assert_eq!(content.unwrap().items.len(), items.len());
+    }
+}

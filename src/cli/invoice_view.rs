@@ -1,0 +1,293 @@
+//! `log show` for people: one register entry as an auditor reads it (the invoice it
+//! certified, its groups, its credit notes or its original, its security elements), in the
+//! reader's language. `--json` prints the [`InvoiceRecord`] instead.
+
+use chrono::FixedOffset;
+
+use super::admin_commands::format_table;
+use crate::admin::audit::{EntryLink, InvoiceRecord, KeptInvoice};
+use crate::i18n::{format, Lang, Message};
+use crate::model::InvoiceContent;
+use crate::msg;
+
+/// The text `log show` prints for `record`.
+pub(super) fn render(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> String {
+    let (e, r) = (&record.entry, &record.entry.request);
+    let t = |m: Message| m.render(lang);
+    let line = |label: Message, value: &str| format!("  {:<22} {value}\n", t(label));
+    let mut out = format!(
+        "{}\n",
+        t(msg!(
+            "cli-show-title",
+            rn = r.rn.as_str(),
+            environment = r.environment.as_str(),
+            sequence = e.sequence
+        ))
+    );
+    out.push_str(&line(
+        msg!("cli-show-seller"),
+        &format!("{} (NIF {}, ISF {})", r.org, r.nif, r.isf),
+    ));
+    out.push_str(&line(msg!("cli-show-type"), &r.invoice_type));
+    out.push_str(&line(
+        msg!("cli-show-certified"),
+        &format::date_time(e.certified_at, zone, lang),
+    ));
+    out.push_str(&line(
+        msg!("cli-show-received"),
+        &format::date_time(r.received_at, zone, lang),
+    ));
+    out.push_str(&line(
+        msg!("cli-show-channel"),
+        &format!("{} · {} · {}", r.device, r.key_id, e.source),
+    ));
+    match &record.certified_invoice {
+        KeptInvoice::Kept { invoice } => out.push_str(&content(invoice, lang)),
+        KeptInvoice::NotKept => out.push_str(&format!(
+            "\n{}\n",
+            t(msg!(
+                "cli-show-not-kept",
+                digest = r.request_digest.as_str()
+            ))
+        )),
+        KeptInvoice::Unreadable { reason } => out.push_str(&format!(
+            "\n{}\n",
+            t(msg!("cli-show-unreadable", reason = reason.as_str()))
+        )),
+    }
+    // Totals are in CDF whatever the invoice's currency (the channel computes in CDF).
+    out.push_str(&format!("\n{}\n", t(msg!("cli-show-groups"))));
+    let rows = record
+        .groups
+        .iter()
+        .map(|g| {
+            [
+                g.group.to_string(),
+                format::number(g.ht, lang),
+                format::number(g.vat, lang),
+                format::number(g.ttc, lang),
+            ]
+        })
+        .collect();
+    out.push_str(&indent(&format_table(
+        &[8, 18, 18],
+        &t(msg!("cli-show-groups-header")),
+        rows,
+    )));
+    let totals = &r.totals;
+    out.push_str(&line(
+        msg!("cli-show-total"),
+        &format::amount(totals.total, "CDF", lang),
+    ));
+    out.push_str(&line(
+        msg!("cli-show-vat"),
+        &format::amount(totals.vat, "CDF", lang),
+    ));
+    if !totals.specific_tax.is_zero() {
+        out.push_str(&line(
+            msg!("cli-show-specific-tax"),
+            &format::amount(totals.specific_tax, "CDF", lang),
+        ));
+    }
+    if let Some(usd) = totals.usd_equivalent {
+        out.push_str(&line(
+            msg!("cli-show-usd"),
+            &format::amount(usd, "USD", lang),
+        ));
+    }
+    let s = &e.security;
+    out.push_str(&format!("\n{}\n", t(msg!("cli-show-security"))));
+    out.push_str(&format!("  {:<22} {}\n", "codeDEFDGI", s.code_def));
+    out.push_str(&line(msg!("cli-show-counters"), &s.counters));
+    out.push_str(&format!("  {:<22} {}\n", "NIM", s.nim));
+    out.push_str(&line(
+        msg!("cli-show-device-time"),
+        &s.date_time.format("%Y-%m-%d %H:%M:%S").to_string(),
+    ));
+    out.push_str(&format!("  {:<22} {}\n", "qrCode", s.qr_code));
+    out.push_str(&links(record, zone, lang));
+    if let KeptInvoice::Kept { .. } = record.certified_invoice {
+        out.push_str(&format!(
+            "\n{}\n",
+            t(msg!("cli-show-kept", digest = r.request_digest.as_str()))
+        ));
+    }
+    out
+}
+
+/// The credit note's original and the invoice's credit notes.
+fn links(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> String {
+    let t = |m: Message| m.render(lang);
+    let mut out = String::new();
+    let row = |l: &EntryLink| {
+        [
+            l.sequence.to_string(),
+            l.rn.clone(),
+            l.invoice_type.clone(),
+            format::number(l.total, lang),
+            l.code_def.clone(),
+            format::date_time(l.certified_at, zone, lang),
+        ]
+    };
+    let reference = match &record.certified_invoice {
+        KeptInvoice::Kept { invoice } => invoice.reference.clone(),
+        _ => None,
+    };
+    if let Some(reference) = reference {
+        out.push_str(&format!("\n{}\n", t(msg!("cli-show-original"))));
+        match &record.original {
+            Some(original) => out.push_str(&indent(&format_table(
+                &[8, 24, 4, 16, 24],
+                &t(msg!("cli-show-links-header")),
+                vec![row(original)],
+            ))),
+            None => out.push_str(&format!(
+                "  {}\n",
+                t(msg!("cli-show-original-unknown", code = reference.as_str()))
+            )),
+        }
+    }
+    if !record.credit_notes.is_empty() {
+        out.push_str(&format!("\n{}\n", t(msg!("cli-show-credit-notes"))));
+        out.push_str(&indent(&format_table(
+            &[8, 24, 4, 16, 24],
+            &t(msg!("cli-show-links-header")),
+            record.credit_notes.iter().map(row).collect(),
+        )));
+    }
+    out
+}
+
+/// Client, operator, reference, items, payments and comments of the kept invoice.
+fn content(invoice: &InvoiceContent, lang: Lang) -> String {
+    let t = |m: Message| m.render(lang);
+    let line = |label: Message, value: &str| format!("  {:<22} {value}\n", t(label));
+    let mut out = String::new();
+    out.push_str(&line(
+        msg!("cli-show-mode"),
+        &format!("{} · {}", invoice.mode, invoice.cur_code),
+    ));
+    if let Some(rate) = invoice.cur_rate {
+        let date = invoice.cur_date.as_deref().unwrap_or("-");
+        out.push_str(&line(
+            msg!("cli-show-usd-rate"),
+            &format!("{} ({date})", format::number(rate, lang)),
+        ));
+    }
+    if let Some(reference) = &invoice.reference {
+        let kind = invoice.reference_type.as_deref().unwrap_or("COR");
+        out.push_str(&line(
+            msg!("cli-show-reference"),
+            &format!("{reference} ({kind})"),
+        ));
+    }
+    let operator = match &invoice.operator.id {
+        Some(id) => format!("{} ({id})", invoice.operator.name),
+        None => invoice.operator.name.clone(),
+    };
+    out.push_str(&line(msg!("cli-show-operator"), &operator));
+    out.push_str(&format!("\n{}\n", t(msg!("cli-show-client"))));
+    match &invoice.client {
+        None => out.push_str(&format!("  {}\n", t(msg!("cli-show-no-client")))),
+        Some(c) => {
+            let fields = [
+                (msg!("cli-show-client-name"), &c.name),
+                (msg!("cli-show-client-nif"), &c.nif),
+                (msg!("cli-show-client-type"), &c.client_type),
+                (msg!("cli-show-client-type-desc"), &c.type_desc),
+                (msg!("cli-show-client-contact"), &c.contact),
+                (msg!("cli-show-client-address"), &c.address),
+                (msg!("cli-show-client-email"), &c.email),
+                (msg!("cli-show-client-rccm"), &c.rccm),
+            ];
+            for (label, value) in fields {
+                if let Some(value) = value {
+                    out.push_str(&line(label, value));
+                }
+            }
+        }
+    }
+    out.push_str(&format!("\n{}\n", t(msg!("cli-show-items"))));
+    let rows = invoice
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let mut name = item.name.clone();
+            if let Some(code) = &item.code {
+                name = format!("{name} [{code}]");
+            }
+            [
+                (i + 1).to_string(),
+                name,
+                item.item_type.clone(),
+                item.tax_group.clone(),
+                quantity(item.quantity, lang),
+                format::number(item.price, lang),
+                item.line_amount()
+                    .map_or_else(|| "-".into(), |v| format::number(v, lang)),
+            ]
+        })
+        .collect();
+    out.push_str(&indent(&format_table(
+        &[3, 32, 4, 3, 10, 14],
+        &t(msg!("cli-show-items-header")),
+        rows,
+    )));
+    for item in &invoice.items {
+        if let Some(amount) = item.tax_specific_amount {
+            out.push_str(&format!(
+                "  {}\n",
+                t(msg!(
+                    "cli-show-item-specific-tax",
+                    name = item.name.as_str(),
+                    amount = format::number(amount, lang)
+                ))
+            ));
+        }
+        if let Some(original) = item.original_price {
+            out.push_str(&format!(
+                "  {}\n",
+                t(msg!(
+                    "cli-show-item-price-change",
+                    name = item.name.as_str(),
+                    original = format::number(original, lang),
+                    why = item.price_modification.as_deref().unwrap_or("-")
+                ))
+            ));
+        }
+    }
+    out.push_str(&format!("\n{}\n", t(msg!("cli-show-payments"))));
+    if invoice.payments.is_empty() {
+        out.push_str(&format!("  {}\n", t(msg!("cli-show-no-payments"))));
+    }
+    for p in &invoice.payments {
+        let currency = p.cur_code.as_deref().unwrap_or(&invoice.cur_code);
+        out.push_str(&format!(
+            "  {:<22} {}\n",
+            p.name,
+            format::amount(p.amount, currency, lang)
+        ));
+    }
+    let comments = invoice.comments();
+    if !comments.is_empty() {
+        out.push_str(&format!("\n{}\n", t(msg!("cli-show-comments"))));
+        for comment in comments {
+            out.push_str(&format!("  {comment}\n"));
+        }
+    }
+    out
+}
+
+/// A quantity as sent (`2`, `1,5`, `0,125`): amounts keep two places, quantities do not.
+fn quantity(value: rust_decimal::Decimal, lang: Lang) -> String {
+    let text = value.normalize().to_string();
+    match lang {
+        Lang::Fr => text.replace('.', ","),
+        Lang::En => text,
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
+}

@@ -1,0 +1,86 @@
+//! Credit notes and their originals, both ways: a credit note (FA, EA) names its original by
+//! codeDEFDGI (`reference`, kept with its intent since 1.5.0), so the index keeps, per
+//! organization and register,
+//!
+//! | key | value |
+//! |---|---|
+//! | `c` org `\0` env codeDEFDGI | seq of the entry that codeDEFDGI certified (u64 BE) |
+//! | `a` org `\0` env reference `\0` seq (u64 BE) | empty: entry seq is a credit note of the invoice certified as `reference` |
+//!
+//! `a` is keyed by the original's codeDEFDGI, not its seq: a credit note may name an invoice
+//! certified before the gateway kept invoices (or never through it), and is still found once
+//! it is. Links never cross organizations or registers.
+
+use super::index::{be_u64, env_byte, Index};
+use super::staged::Staged;
+use super::StoreError;
+use crate::model::{reference_of, Environment, RegisterEntry};
+
+fn k_code(org: &str, env: Environment, code_def: &str) -> Vec<u8> {
+    let mut k = vec![b'c'];
+    k.extend_from_slice(org.as_bytes());
+    k.push(0);
+    k.push(env_byte(env));
+    k.extend_from_slice(code_def.as_bytes());
+    k
+}
+
+fn k_credits_prefix(org: &str, env: Environment, reference: &str) -> Vec<u8> {
+    let mut k = vec![b'a'];
+    k.extend_from_slice(org.as_bytes());
+    k.push(0);
+    k.push(env_byte(env));
+    k.extend_from_slice(reference.as_bytes());
+    k.push(0);
+    k
+}
+
+impl Staged<'_> {
+    /// Entry `entry` is found by its codeDEFDGI, and under its original if it is a credit
+    /// note. A codeDEFDGI already taken keeps its first entry (the register is not the place
+    /// to settle a channel that signed twice alike).
+    pub(super) fn add_links(&mut self, entry: &RegisterEntry) -> Result<(), StoreError> {
+        let req = &entry.request;
+        let (org, env) = (req.org.as_str(), req.environment);
+        let code = k_code(org, env, &entry.security.code_def);
+        if self.get(&code)?.is_none() {
+            self.insert(code, &entry.sequence.to_be_bytes()[..]);
+        }
+        if let Some(reference) = req.invoice.as_deref().and_then(reference_of) {
+            let mut k = k_credits_prefix(org, env, &reference);
+            k.extend_from_slice(&entry.sequence.to_be_bytes());
+            self.insert(k, &[][..]);
+        }
+        Ok(())
+    }
+}
+
+impl Index {
+    /// The seq of `org`'s entry in `env` certified as `code_def`.
+    pub fn entry_seq_by_code(
+        &self,
+        org: &str,
+        env: Environment,
+        code_def: &str,
+    ) -> Result<Option<u64>, StoreError> {
+        self.tree
+            .get(k_code(org, env, code_def))?
+            .map(|v| be_u64(&v))
+            .transpose()
+    }
+
+    /// The seqs of `org`'s credit notes in `env` that name `code_def` as their original, in
+    /// register order.
+    pub fn credit_note_seqs(
+        &self,
+        org: &str,
+        env: Environment,
+        code_def: &str,
+    ) -> Result<Vec<u64>, StoreError> {
+        self.tree
+            .scan_prefix(k_credits_prefix(org, env, code_def))
+            .keys()
+            .map(|k| be_u64(&k?))
+            .collect()
+    }
+}
