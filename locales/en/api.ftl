@@ -87,3 +87,6 @@ resolve-element-missing = { $name } is missing: copy it from the DGI's portal
 resolve-element-bad = { $name } is not a value the DGI shows (too long, or a control character)
 resolve-counters-bad = counters "{ $counters }": write them as the DGI shows them, e.g. "12/345 FV"
 resolve-text-too-long = the name and the note are { $max } characters at most
+
+## Warnings on a certified invoice (src/certify/warnings.rs): warningDesc, beside warningCode
+warn-usd-amounts-in-cdf = invoice { $rn } is in USD but worth only { $usd } USD in all (total { $total } CDF): amounts are always in CDF, and curRate is the CDF per USD rate. If its prices were sent in USD, it was certified for far less than meant: cancel it with a credit note (FA) and certify it again under a new rn with its amounts in CDF

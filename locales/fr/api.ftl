@@ -87,3 +87,6 @@ resolve-element-missing = { $name } manque : recopiez-le depuis le portail de la
 resolve-element-bad = { $name } n'est pas une valeur que la DGI affiche (trop long, ou un caractère de contrôle)
 resolve-counters-bad = compteurs « { $counters } » : écrivez-les comme la DGI les affiche, par exemple « 12/345 FV »
 resolve-text-too-long = le nom et la note font au plus { $max } caractères
+
+## Les avertissements sur une facture certifiée (src/certify/warnings.rs) : warningDesc, à côté de warningCode
+warn-usd-amounts-in-cdf = la facture { $rn } est en USD mais ne vaut en tout que { $usd } USD (total { $total } CDF) : les montants sont toujours en CDF, et curRate est le cours en CDF pour un USD. Si ses prix ont été envoyés en USD, elle a été certifiée pour bien moins que prévu : annulez-la par une facture d'avoir (FA) et certifiez-la de nouveau sous un nouveau rn avec ses montants en CDF

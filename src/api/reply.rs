@@ -14,6 +14,7 @@ use hyper::{Response, StatusCode};
 use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
+use crate::certify::warnings::warnings_of;
 use crate::certify::CertifyError;
 use crate::i18n::{Lang, Message};
 use crate::model::RegisterEntry;
@@ -211,9 +212,17 @@ fn amount(value: Decimal) -> String {
     value.to_string()
 }
 
-/// The certification result: the seed's four security elements, then what an ERP and an
-/// auditor need beside them. Amounts are JSON strings with 2 decimals (exact).
+/// The certification result with its warnings' texts in the configuration's language: see
+/// [`certification_body_in`], which `routes` should call with the request's language.
 pub(crate) fn certification_body(entry: &RegisterEntry) -> Value {
+    certification_body_in(entry, crate::i18n::default_lang())
+}
+
+/// The certification result: the seed's four security elements, then what an ERP and an
+/// auditor need beside them, and `warnings` when there are any (`[{"warningCode",
+/// "warningDesc"}]`, `warningDesc` in `lang`; absent when empty: `certify::warnings`).
+/// Amounts are JSON strings with 2 decimals (exact).
+pub(crate) fn certification_body_in(entry: &RegisterEntry, lang: Lang) -> Value {
     let totals = &entry.request.totals;
     let mut groups = Map::new();
     for (letter, ttc) in &totals.group_ttc {
@@ -228,7 +237,7 @@ pub(crate) fn certification_body(entry: &RegisterEntry) -> Value {
             json!({"total": amount(*ttc), "vat": amount(vat)}),
         );
     }
-    json!({
+    let mut body = json!({
         "codeDEFDGI": entry.security.code_def,
         "qrCode": entry.security.qr_code,
         "counters": entry.security.counters,
@@ -244,7 +253,17 @@ pub(crate) fn certification_body(entry: &RegisterEntry) -> Value {
         "environment": entry.request.environment.as_str(),
         "sequence": entry.sequence,
         "certifiedAt": entry.certified_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-    })
+    });
+    let warnings: Vec<Value> = warnings_of(entry)
+        .iter()
+        .map(|warning| {
+            json!({"warningCode": warning.code, "warningDesc": warning.message.render(lang)})
+        })
+        .collect();
+    if !warnings.is_empty() {
+        body["warnings"] = Value::Array(warnings);
+    }
+    body
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@
 //! | `settlement` | invoices in doubt only an administrator can settle: list, count, resolve (journaled with who) |
 //! | `status` | the service's own status types, readiness, gauges, probe |
 //! | `error` | `CertifyError` and its stable codes |
+//! | `warnings` | warnings on a certified invoice (301: a USD invoice worth less than a dollar), from its register entry |
 
 mod admission;
 mod backend;
@@ -32,6 +33,7 @@ mod reconcile;
 mod service;
 mod settlement;
 mod status;
+pub mod warnings;
 
 pub use admission::Principal;
 pub use backend::{Channel, SharedChannel};

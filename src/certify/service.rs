@@ -274,6 +274,14 @@ impl Certifier {
             Ok(entry) => {
                 failpoint::hit("after_certified");
                 info!(sequence = entry.sequence, "certified");
+                for warning in super::warnings::warnings_of(&entry) {
+                    warn!(
+                        sequence = entry.sequence,
+                        code = warning.code,
+                        "certified with a warning: {}",
+                        warning.message
+                    );
+                }
                 Ok(entry)
             }
             Err(RunFailure::Failed(error)) => {
