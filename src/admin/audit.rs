@@ -73,6 +73,30 @@ pub struct InvoiceRecord {
     pub credit_notes: Vec<EntryLink>,
 }
 
+/// One line of a JSON export (CLI and dashboard): the entry exactly as journaled, the
+/// invoice it certified, its amounts per group.
+#[derive(Debug, Serialize)]
+pub struct ExportedEntry<'a> {
+    /// The entry.
+    #[serde(flatten)]
+    pub entry: &'a RegisterEntry,
+    /// The invoice it certified.
+    pub certified_invoice: KeptInvoice,
+    /// HT, VAT and TTC per group.
+    pub groups: Vec<GroupAmounts>,
+}
+
+impl<'a> ExportedEntry<'a> {
+    /// The export line of `entry`.
+    pub fn of(entry: &'a RegisterEntry) -> ExportedEntry<'a> {
+        ExportedEntry {
+            entry,
+            certified_invoice: kept_invoice(entry),
+            groups: entry.request.totals.groups(),
+        }
+    }
+}
+
 /// What the register kept of `entry`'s invoice.
 pub fn kept_invoice(entry: &RegisterEntry) -> KeptInvoice {
     match entry.request.content() {

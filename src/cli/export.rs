@@ -6,15 +6,14 @@ use std::sync::{Arc, Mutex};
 
 use chrono::NaiveDate;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
 
 use super::admin_commands::Runner;
 use super::ExportFormat;
-use crate::admin::audit::{kept_invoice, KeptInvoice};
+use crate::admin::audit::ExportedEntry;
 use crate::admin::{csv, AdminRequest};
 use crate::config::Config;
 use crate::i18n::{default_lang, Lang};
-use crate::model::{Environment, GroupAmounts, RegisterEntry};
+use crate::model::{Environment, RegisterEntry};
 use crate::msg;
 use crate::store::Progress;
 
@@ -27,15 +26,6 @@ pub(super) struct ExportRequest {
     /// First and last day of certification, in `zone`.
     pub from: Option<NaiveDate>,
     pub to: Option<NaiveDate>,
-}
-
-/// One JSON line: the entry exactly as journaled, the invoice it certified, its groups.
-#[derive(Serialize)]
-struct ExportedEntry<'a> {
-    #[serde(flatten)]
-    entry: &'a RegisterEntry,
-    certified_invoice: KeptInvoice,
-    groups: Vec<GroupAmounts>,
 }
 
 /// Entries fetched per admin request.
@@ -78,12 +68,7 @@ pub(super) fn export(config: &Config, request: ExportRequest) -> anyhow::Result<
             match request.format {
                 ExportFormat::Csv => writeln!(out, "{}", csv::row_in(entry, request.dialect))?,
                 ExportFormat::Json => {
-                    let line = ExportedEntry {
-                        entry,
-                        certified_invoice: kept_invoice(entry),
-                        groups: entry.request.totals.groups(),
-                    };
-                    writeln!(out, "{}", serde_json::to_string(&line)?)?
+                    writeln!(out, "{}", serde_json::to_string(&ExportedEntry::of(entry))?)?
                 }
             }
         }

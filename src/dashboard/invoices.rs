@@ -10,8 +10,9 @@ use super::html::{self, cell, esc, notice, t, Tab};
 use super::keys::env_name;
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
-use crate::admin::{csv, Admin, EntryFilter, LogPage, Search};
-use crate::i18n::{format, Lang, Message};
+use crate::admin::audit::ExportedEntry;
+use crate::admin::{csv, Admin, AdminError, EntryFilter, LogPage, Search};
+use crate::i18n::{Lang, Message};
 use crate::model::{Environment, RegisterEntry};
 use crate::msg;
 
@@ -188,155 +189,47 @@ impl Dashboard {
         out
     }
 
-    pub(super) async fn invoice_page(
-        &self,
-        ctx: &Ctx,
-        env: Environment,
-        sequence: u64,
-    ) -> Response<Body> {
-        let org_id = ctx.org.id.clone();
-        let show = move |admin: &Admin| admin.org_log_show(&org_id, env, sequence);
-        let entry: RegisterEntry = match self.blocking(show).await {
-            Ok(entry) => entry,
-            Err(error) => return self.failure_in(ctx, &error),
-        };
-        let (lang, zone) = (ctx.lang(), self.admin.time_zone());
-        let (r, s) = (&entry.request, &entry.security);
-        let row = |name: Message, id: &str, value: &str| {
-            format!(
-                "<dt>{}</dt><dd id=\"{id}\">{}</dd>",
-                t(lang, name),
-                esc(value)
-            )
-        };
-        let groups = |list: &[(char, rust_decimal::Decimal)]| {
-            let colon = if lang == Lang::Fr { "\u{a0}: " } else { ": " };
-            list.iter()
-                .map(|(g, v)| format!("{g}{colon}{}", format::number(*v, lang)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let qr = match crate::qr::svg_of(&s.qr_code) {
-            Ok(svg) => strip_prolog(&svg).to_string(),
-            Err(error) => notice("error", &error.to_string()),
-        };
-        let mut body = format!(
-            "<p><a href=\"/dashboard/invoices?env={env}\">← {}</a></p>\
-             <section id=\"security\"><h2>{}</h2><div class=\"qr-box\">\
-             <figure id=\"qr\">{qr}<figcaption>{} <code>qrCode</code></figcaption></figure></div>\
-             <dl class=\"grid\">{}{}{}{}{}</dl></section>",
-            t(
-                lang,
-                msg!(
-                    "dash-invoice-back",
-                    environment = env_name(env).render(lang)
-                )
-            ),
-            t(lang, msg!("dash-security-title")),
-            t(lang, msg!("dash-qr-caption")),
-            row(msg!("dash-field-code"), "codeDEFDGI", &s.code_def),
-            row(msg!("dash-field-nim"), "nim", &s.nim),
-            row(msg!("dash-field-counters"), "counters", &s.counters),
-            row(
-                msg!("dash-field-device-time"),
-                "dateTime",
-                &html::device_time(&s.date_time, lang)
-            ),
-            row(msg!("dash-field-qr"), "qrCode", &s.qr_code),
-            env = env.as_str(),
-        );
-        body.push_str(&format!(
-            "<section><h2>{}</h2><dl class=\"grid\">{}{}{}{}{}{}{}{}{}{}{}</dl></section>",
-            t(lang, msg!("dash-invoice-section")),
-            row(
-                msg!("dash-field-register"),
-                "env",
-                &env_name(env).render(lang)
-            ),
-            row(
-                msg!("dash-field-sequence"),
-                "sequence",
-                &entry.sequence.to_string()
-            ),
-            row(msg!("dash-entry-rn"), "rn", &r.rn),
-            row(msg!("dash-entry-type"), "type", &r.invoice_type),
-            row(
-                msg!("dash-field-seller"),
-                "seller",
-                &format!("{} / {}", r.nif, r.isf)
-            ),
-            row(
-                msg!("dash-field-received"),
-                "received",
-                &html::time(&r.received_at, zone, lang)
-            ),
-            row(
-                msg!("dash-entry-certified"),
-                "certified",
-                &html::time(&entry.certified_at, zone, lang)
-            ),
-            row(msg!("dash-field-source"), "source", &entry.source),
-            row(msg!("dash-field-key"), "key", &r.key_id),
-            row(msg!("dash-field-device"), "device", &r.device),
-            row(msg!("dash-field-digest"), "digest", &r.request_digest),
-        ));
-        let usd = r
-            .totals
-            .usd_equivalent
-            .map_or_else(|| "-".into(), |v| format::amount(v, "USD", lang));
-        body.push_str(&format!(
-            "<section><h2>{}</h2><dl class=\"grid\">{}{}{}{}{}{}</dl></section>",
-            t(lang, msg!("dash-totals-title")),
-            row(
-                msg!("dash-field-total"),
-                "total",
-                &html::amount(r.totals.total, lang)
-            ),
-            row(
-                msg!("dash-field-vat"),
-                "vat",
-                &html::amount(r.totals.vat, lang)
-            ),
-            row(
-                msg!("dash-field-group-ttc"),
-                "group-ttc",
-                &groups(&r.totals.group_ttc)
-            ),
-            row(
-                msg!("dash-field-group-vat"),
-                "group-vat",
-                &groups(&r.totals.group_vat)
-            ),
-            row(
-                msg!("dash-field-specific-tax"),
-                "specific-tax",
-                &html::amount(r.totals.specific_tax, lang)
-            ),
-            row(msg!("dash-field-usd"), "usd", &usd),
-        ));
-        let title = ctx.text(msg!("dash-invoice-title", rn = &r.rn));
-        ctx.page(&title, Tab::Invoices, &body)
-    }
-
+    /// The register of the search's period as CSV (`admin::csv`), or as JSON lines with
+    /// `format=json` (the entry as journaled, the invoice it certified, its groups).
     pub(super) async fn invoices_csv(
         &self,
         ctx: &Ctx,
         request: &Request<Incoming>,
     ) -> Response<Body> {
-        let query = web::query(request);
-        let env = match web::field(&query, "env").map(parse_env) {
-            None => Environment::Production,
-            Some(Some(env)) => env,
-            Some(None) => {
+        let pairs = web::query(request);
+        let json = match web::field(&pairs, "format") {
+            None | Some("csv") => false,
+            Some("json") => true,
+            Some(_) => {
                 return self.error_in(
                     ctx,
                     StatusCode::BAD_REQUEST,
                     msg!("dash-export-bad-title"),
-                    msg!("dash-search-bad-env"),
+                    msg!("dash-export-bad-format"),
                 )
             }
         };
-        let mut out = format!("{}\r\n", csv::HEADER);
+        let query = match Query::parse(&pairs) {
+            Ok(query) => query,
+            Err(text) => {
+                return self.error_in(
+                    ctx,
+                    StatusCode::BAD_REQUEST,
+                    msg!("dash-export-bad-title"),
+                    text,
+                )
+            }
+        };
+        let (env, zone) = (query.env, self.admin.time_zone());
+        let in_period = |entry: &RegisterEntry| {
+            let day = entry.certified_at.with_timezone(&zone).date_naive();
+            query.from.is_none_or(|from| day >= from) && query.to.is_none_or(|to| day <= to)
+        };
+        let mut out = if json {
+            String::new()
+        } else {
+            format!("{}\r\n", csv::HEADER)
+        };
         let mut after = 0;
         loop {
             let filter = EntryFilter {
@@ -352,14 +245,40 @@ impl Dashboard {
                 };
             let Some(last) = entries.last() else { break };
             after = last.sequence;
-            for entry in entries.iter().filter(|e| e.request.org == ctx.org.id) {
-                out.push_str(&csv::row(entry));
-                out.push_str("\r\n");
+            let mine = entries
+                .iter()
+                .filter(|e| e.request.org == ctx.org.id && in_period(e));
+            for entry in mine {
+                if json {
+                    match serde_json::to_string(&ExportedEntry::of(entry)) {
+                        Ok(line) => out.push_str(&line),
+                        Err(error) => {
+                            return self.failure_in(ctx, &AdminError::Invalid(error.to_string()))
+                        }
+                    }
+                    out.push('\n');
+                } else {
+                    out.push_str(&csv::row(entry));
+                    out.push_str("\r\n");
+                }
             }
         }
-        let mut response = web::response(StatusCode::OK, "text/csv; charset=utf-8", out);
+        let (content_type, extension) = if json {
+            ("application/x-ndjson; charset=utf-8", "jsonl")
+        } else {
+            ("text/csv; charset=utf-8", "csv")
+        };
+        let mut response = web::response(StatusCode::OK, content_type, out);
+        let period = match (query.from, query.to) {
+            (None, None) => String::new(),
+            (from, to) => format!(
+                "-{}_{}",
+                from.map(|d| d.to_string()).unwrap_or_default(),
+                to.map(|d| d.to_string()).unwrap_or_default()
+            ),
+        };
         let name = format!(
-            "attachment; filename=\"loginvoices-{}-{}.csv\"",
+            "attachment; filename=\"loginvoices-{}-{}{period}.{extension}\"",
             ctx.org
                 .id
                 .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"),
@@ -371,14 +290,6 @@ impl Dashboard {
                 .insert(hyper::header::CONTENT_DISPOSITION, value);
         }
         response
-    }
-}
-
-/// The SVG element without the XML declaration, to be inlined in HTML.
-fn strip_prolog(svg: &str) -> &str {
-    match svg.find("<svg") {
-        Some(start) => &svg[start..],
-        None => svg,
     }
 }
 
@@ -411,8 +322,9 @@ fn search_form(query: &Query, lang: Lang) -> String {
          <label>{from_label} <input type=\"date\" name=\"from\" id=\"from\" value=\"{from}\"></label>\
          <label>{to_label} <input type=\"date\" name=\"to\" id=\"to\" value=\"{to}\"></label>\
          <button type=\"submit\" id=\"search\">{search}</button> <a href=\"/dashboard/invoices?env={env}\">{clear}</a>\
-         </fieldset></form><p><a href=\"/dashboard/invoices.csv?env={env}\" id=\"csv\" download>\
-         {export}</a></p>",
+         </fieldset></form><p><a href=\"/dashboard/invoices.csv?env={env}{period}\" id=\"csv\" download>\
+         {export}</a> · <a href=\"/dashboard/invoices.csv?env={env}{period}&amp;format=json\" id=\"json\" \
+         download>{export_json}</a></p>",
         legend = t(lang, msg!("dash-search-legend", environment = name.clone())),
         rn_label = t(lang, msg!("dash-search-rn")),
         from_label = t(lang, msg!("dash-search-from")),
@@ -420,11 +332,25 @@ fn search_form(query: &Query, lang: Lang) -> String {
         search = t(lang, msg!("dash-search-submit")),
         clear = t(lang, msg!("dash-search-clear")),
         export = t(lang, msg!("dash-export", environment = name)),
+        export_json = t(lang, msg!("dash-export-json")),
+        period = period_query(query),
         rn = esc(&query.rn),
         from = query.from.map(|d| d.to_string()).unwrap_or_default(),
         to = query.to.map(|d| d.to_string()).unwrap_or_default(),
     ));
     body
+}
+
+/// `&from=...&to=...` of the search (for the export links), HTML-escaped.
+fn period_query(query: &Query) -> String {
+    let mut out = String::new();
+    if let Some(from) = query.from {
+        out.push_str(&format!("&amp;from={from}"));
+    }
+    if let Some(to) = query.to {
+        out.push_str(&format!("&amp;to={to}"));
+    }
+    out
 }
 
 /// The links to the newest and the older page.

@@ -1,0 +1,254 @@
+//! What an auditor asks (issue 15, point 1-2): "what exactly did invoice X say, and which
+//! credit notes reduce it?", answered from the CLI and the dashboard alone, and exports by
+//! period with the client, the reference and HT/VAT/TTC per group.
+//!
+//! Real binary, simulator on a pty, real HTTP (see `common`).
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+/// An invoice with a client, two groups, a payment and a comment.
+fn detailed(rn: &str) -> Value {
+    json!({
+        "rn": rn, "mode": "ttc", "type": "FV",
+        "client": {"name": "Kinshasa Matériaux SARL", "nif": "A7654321Z", "type": "PM",
+                   "address": "12 av. du Commerce, Gombe"},
+        "items": [
+            {"name": "Sac de ciment 50 kg", "code": "CIM-50", "type": "BIE", "price": "14500",
+             "quantity": "2", "taxGroup": "B"},
+            {"name": "Livraison", "type": "SER", "price": "5000", "quantity": "1",
+             "taxGroup": "A"}
+        ],
+        "payments": [{"name": "VIREMENT", "amount": "34000", "curCode": "CDF", "curRate": "-1"}],
+        "operator": {"id": "7", "name": "Amani"},
+        "cmta": "Livré au dépôt de Limete"
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auditor_reads_what_an_invoice_said_and_its_credit_notes() {
+    let setup = ApiSetup::start(None).await;
+    let addr = setup.addr();
+    let original = post_invoice(addr, &setup.key, &detailed("AUD-1")).await;
+    assert_eq!(original.status, 200, "{}", original.body);
+    let code = original.json["codeDEFDGI"]
+        .as_str()
+        .expect("code")
+        .to_string();
+    let other = post_invoice(addr, &setup.key, &invoice("AUD-2")).await;
+    assert_eq!(other.status, 200, "{}", other.body);
+    let mut note = credit_note_of("AUD-FA-1", &code, "FA");
+    note["referenceType"] = json!("RAN");
+    let credit = post_invoice(addr, &setup.key, &note).await;
+    assert_eq!(credit.status, 200, "{}", credit.body);
+
+    // The CLI, for people: client, items, payments, comment, groups, and the credit note.
+    let shown = setup.cli_ok(&["log", "show", "1"]);
+    for text in [
+        "Facture AUD-1",
+        "Kinshasa Matériaux SARL",
+        "A7654321Z",
+        "Sac de ciment 50 kg [CIM-50]",
+        "VIREMENT",
+        "34\u{202f}000,00\u{a0}CDF",
+        "Livré au dépôt de Limete",
+        "Avoirs qui réduisent cette facture",
+        "AUD-FA-1",
+        "Contenu gardé tel que certifié",
+    ] {
+        assert!(shown.contains(text), "{text:?} missing:\n{shown}");
+    }
+    // Group B: TTC 29 000, VAT 4 000 (16 % included), HT 25 000.
+    assert!(
+        shown.contains("25\u{202f}000,00") && shown.contains("4\u{202f}000,00"),
+        "{shown}"
+    );
+    // The credit note names its original, found by rn.
+    let note_shown = setup.cli_ok(&[
+        "log", "show", "--org", "acme", "--rn", "AUD-FA-1", "--lang", "en",
+    ]);
+    assert!(
+        note_shown.contains("This credit note reduces the invoice"),
+        "{note_shown}"
+    );
+    assert!(
+        note_shown.contains("AUD-1") && note_shown.contains(&code),
+        "{note_shown}"
+    );
+    assert!(note_shown.contains("(RAN)"), "{note_shown}");
+
+    // The same for scripts.
+    let json: Value =
+        serde_json::from_str(&setup.cli_ok(&["log", "show", "1", "--json"])).expect("JSON");
+    let kept = &json["certified_invoice"];
+    assert_eq!(kept["status"], "kept", "{json}");
+    assert_eq!(kept["invoice"]["client"]["name"], "Kinshasa Matériaux SARL");
+    assert_eq!(kept["invoice"]["items"][0]["quantity"], "2");
+    assert_eq!(json["credit_notes"][0]["rn"], "AUD-FA-1", "{json}");
+    assert_eq!(json["credit_notes"].as_array().map(Vec::len), Some(1));
+    let groups = json["groups"].as_array().expect("groups");
+    assert_eq!(groups.len(), 2, "{json}");
+    assert_eq!(groups[1]["group"], "B");
+    assert_eq!(groups[1]["ht"], "25000.00");
+    let note_json: Value = serde_json::from_str(
+        &setup.cli_ok(&["log", "show", "--org", "acme", "--rn", "AUD-FA-1", "--json"]),
+    )
+    .expect("JSON");
+    assert_eq!(note_json["original"]["rn"], "AUD-1", "{note_json}");
+    assert!(note_json["credit_notes"]
+        .as_array()
+        .is_some_and(Vec::is_empty));
+    // An invoice without a credit note has none; an unknown rn is an error.
+    let plain: Value =
+        serde_json::from_str(&setup.cli_ok(&["log", "show", "2", "--json"])).expect("JSON");
+    assert_eq!(plain["original"], Value::Null);
+    let missing = setup
+        .gateway
+        .cli(&["log", "show", "--org", "acme", "--rn", "NOPE"]);
+    assert!(!missing.status.success());
+
+    // The register verifies, and says how many invoices it keeps.
+    let verify: Value = serde_json::from_str(&setup.cli_ok(&["log", "verify"])).expect("JSON");
+    assert_eq!(verify["invoices_kept"], 3, "{verify}");
+
+    // The dashboard: the same content and the links both ways, and the print links.
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let (session, _csrf) = dashboard_sign_in(addr, &token).await;
+    let page = dashboard_get(addr, Some(&session), "/dashboard/invoices/production/1").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    for text in [
+        "Kinshasa Matériaux SARL",
+        "Sac de ciment 50 kg",
+        "Livré au dépôt de Limete",
+        "id=\"credit-notes\"",
+        "href=\"/dashboard/invoices/production/3\">AUD-FA-1</a>",
+        "href=\"/dashboard/invoices/production/1/receipt?layout=a4\"",
+        "href=\"/dashboard/invoices/production/1/receipt?layout=80mm\"",
+    ] {
+        assert!(page.body.contains(text), "{text:?} missing:\n{}", page.body);
+    }
+    let note_page = dashboard_get(addr, Some(&session), "/dashboard/invoices/production/3").await;
+    assert!(
+        note_page
+            .body
+            .contains("href=\"/dashboard/invoices/production/1\">AUD-1</a>"),
+        "{}",
+        note_page.body
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exports_by_period_carry_client_reference_and_groups() {
+    let setup = ApiSetup::start(None).await;
+    let addr = setup.addr();
+    let original = post_invoice(addr, &setup.key, &detailed("EXP-1")).await;
+    assert_eq!(original.status, 200, "{}", original.body);
+    let code = original.json["codeDEFDGI"]
+        .as_str()
+        .expect("code")
+        .to_string();
+    let credit = post_invoice(addr, &setup.key, &credit_note_of("EXP-FA-1", &code, "FA")).await;
+    assert_eq!(credit.status, 200, "{}", credit.body);
+    let today = chrono::Utc::now().date_naive();
+    let (yesterday, tomorrow) = (
+        today.pred_opt().expect("day"),
+        today.succ_opt().expect("day"),
+    );
+
+    // The period is read in the configured zone: the whole window around today holds both.
+    let csv = setup.cli_ok(&[
+        "log",
+        "export",
+        "--org",
+        "acme",
+        "--from",
+        &yesterday.to_string(),
+        "--to",
+        &tomorrow.to_string(),
+    ]);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    let at = |row: &[&str], name: &str| -> String {
+        let i = header.iter().position(|h| *h == name).expect(name);
+        row[i].to_string()
+    };
+    assert_eq!(
+        header[..3],
+        ["sequence", "environment", "org"],
+        "1.4.0's columns first"
+    );
+    assert_eq!(at(&rows[0], "clientName"), "Kinshasa Matériaux SARL");
+    assert_eq!(at(&rows[0], "htB"), "25000.00");
+    assert_eq!(at(&rows[0], "vatB"), "4000.00");
+    assert_eq!(at(&rows[0], "ttcB"), "29000.00");
+    assert_eq!(at(&rows[0], "ttcA"), "5000.00");
+    assert_eq!(at(&rows[1], "type"), "FA");
+    assert_eq!(at(&rows[1], "reference"), code);
+    assert_eq!(at(&rows[1], "referenceType"), "RAM");
+
+    // A period after today holds nothing; reversed dates are refused.
+    let later = setup.cli_ok(&["log", "export", "--from", &tomorrow.to_string()]);
+    assert_eq!(later.lines().count(), 1, "header only: {later}");
+    let reversed = setup.gateway.cli(&[
+        "log",
+        "export",
+        "--from",
+        &tomorrow.to_string(),
+        "--to",
+        &yesterday.to_string(),
+    ]);
+    assert!(!reversed.status.success());
+
+    // JSON lines: the entry as journaled, the invoice, the groups.
+    let json = setup.cli_ok(&["log", "export", "--format", "json", "--org", "acme"]);
+    let first: Value = serde_json::from_str(json.lines().next().expect("line")).expect("JSON");
+    assert_eq!(first["rn"], "EXP-1");
+    assert_eq!(
+        first["certified_invoice"]["invoice"]["client"]["nif"],
+        "A7654321Z"
+    );
+    assert_eq!(first["groups"][1]["ttc"], "29000.00");
+
+    // The dashboard's downloads follow the search's dates, in CSV and JSON.
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let (session, _csrf) = dashboard_sign_in(addr, &token).await;
+    let empty = dashboard_get(
+        addr,
+        Some(&session),
+        &format!("/dashboard/invoices.csv?env=production&from={tomorrow}"),
+    )
+    .await;
+    assert_eq!(empty.status, 200, "{}", empty.body);
+    assert_eq!(empty.body.lines().count(), 1, "{}", empty.body);
+    let both = dashboard_get(
+        addr,
+        Some(&session),
+        &format!(
+            "/dashboard/invoices.csv?env=production&from={yesterday}&to={tomorrow}&format=json"
+        ),
+    )
+    .await;
+    assert_eq!(both.status, 200, "{}", both.body);
+    assert_eq!(both.body.lines().count(), 2, "{}", both.body);
+    assert!(both.body.contains("\"reference\":\""), "{}", both.body);
+    let bad = dashboard_get(addr, Some(&session), "/dashboard/invoices.csv?format=xml").await;
+    assert_eq!(bad.status, 400);
+    // The search page links the downloads with its dates.
+    let search = dashboard_get(
+        addr,
+        Some(&session),
+        &format!("/dashboard/invoices?env=production&from={yesterday}"),
+    )
+    .await;
+    assert!(
+        search
+            .body
+            .contains(&format!("invoices.csv?env=production&amp;from={yesterday}")),
+        "{}",
+        search.body
+    );
+}
