@@ -1,7 +1,8 @@
 //! An upgrade never strands a register: this release opens, verifies, serves and extends
 //! what release 1.0.0 wrote (`tests/fixtures/release-1.0.0/`: its journal, the bundled
 //! simulator's fiscal memories, and a configuration with every key it knew), and what 1.2.0
-//! wrote through the DGI web API (`tests/fixtures/release-1.2.0/`).
+//! wrote through the DGI web API (`tests/fixtures/release-1.2.0/`), and the first register that
+//! keeps invoices, written by 1.5.0 (`tests/fixtures/release-1.5.0/`).
 
 mod common;
 
@@ -173,4 +174,60 @@ async fn the_1_2_0_web_api_journal_verifies_reads_back_and_is_extended() {
     drop(gateway);
     let report = with_state(&["log", "verify"]);
     assert!(report["records"].as_u64().unwrap() > 6, "{report}");
+}
+
+const FIXTURE_1_5_0: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/release-1.5.0");
+const HEAD_1_5_0: &str = "f2ecf8a6116161d7694f242f3ba2fd727519626172fa3c2f44aae9d82bb98293";
+/// The demo organization's live key, printed by 1.5.0 when it wrote the fixture.
+const DEMO_LIVE_KEY_1_5_0: &str = "mcf_live_YpL6uaVWuhOz_0lhEjVlwamt2Fc4Yj7qHbNi63H9tLn";
+
+/// The first register that keeps invoices (tests/fixtures/release-1.5.0): it verifies, each
+/// kept invoice reads back with its client, items and credit-note links, and this release
+/// serves and extends it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_1_5_0_register_keeps_its_invoices_and_links_after_the_upgrade() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(state.join("journal")).expect("journal dir");
+    std::fs::create_dir_all(state.join("simulator")).expect("simulator dir");
+    let from = Path::new(FIXTURE_1_5_0);
+    std::fs::copy(from.join("journal.log"), state.join("journal/journal.log")).expect("journal");
+    std::fs::copy(
+        from.join("embedded.fiscal.json"),
+        state.join("simulator/embedded.fiscal.json"),
+    )
+    .expect("fiscal memory");
+    let report = cli_json(dir.path(), &["log", "verify"]);
+    assert_eq!(report["records"], 9, "{report}");
+    assert_eq!(report["invoices_kept"], 3, "{report}");
+    assert_eq!(report["head_sha256"], HEAD_1_5_0, "{report}");
+
+    let original = cli_json(dir.path(), &["log", "show", "1", "--json"]);
+    let kept = &original["certified_invoice"];
+    assert_eq!(kept["status"], "kept", "{original}");
+    assert_eq!(kept["invoice"]["client"]["name"], "Kinshasa Matériaux SARL");
+    assert_eq!(kept["invoice"]["items"][0]["code"], "CIM-50");
+    assert_eq!(kept["invoice"]["cmta"], "Livré au dépôt de Limete");
+    assert_eq!(original["credit_notes"][0]["rn"], "FX15-FA-1", "{original}");
+    let note = cli_json(dir.path(), &["log", "show", "2", "--json"]);
+    assert_eq!(note["original"]["rn"], "FX15-FV-1", "{note}");
+    assert_eq!(note["certified_invoice"]["invoice"]["referenceType"], "RAN");
+    let usd = cli_json(dir.path(), &["log", "show", "3", "--json"]);
+    assert_eq!(usd["certified_invoice"]["invoice"]["curRate"], "2850");
+    assert_eq!(usd["totals"]["usd_equivalent"], "580.00");
+
+    let gateway = Gateway::start_demo(dir.path());
+    gateway.wait_ready().await;
+    let old = get(
+        gateway.addr,
+        "/api/v1/Invoice/FX15-FA-1",
+        Some(DEMO_LIVE_KEY_1_5_0),
+    )
+    .await;
+    assert_eq!(old.status, 200, "{}", old.body);
+    assert_eq!(old.json["counters"], "1/2 FA");
+    let next = post_invoice(gateway.addr, DEMO_LIVE_KEY_1_5_0, &invoice("UPGRADE-15")).await;
+    assert_eq!(next.status, 200, "{}\n{}", next.body, gateway.log());
+    assert_eq!(next.json["counters"], "3/4 FV", "the box's counters go on");
+    assert_eq!(next.json["sequence"], 4, "the register's sequence goes on");
 }
