@@ -5,6 +5,7 @@
 //! [`cli`]. [`store`] (journal + sled) is used by `certify` and [`admin`] only.
 
 pub mod admin;
+pub mod alerts;
 pub mod api;
 pub mod arrivals;
 pub mod certify;
@@ -20,4 +21,5 @@ pub mod metrics;
 pub mod model;
 pub mod notify;
 pub mod qr;
+pub mod receipt;
 pub mod store;

@@ -53,6 +53,21 @@ const RULES: &[(&str, &[&str], &[&str], &str)] = &[
         "plain data shared by all",
     ),
     (
+        "receipt",
+        &[],
+        &[
+            "certify",
+            "device",
+            "store",
+            "api",
+            "dashboard",
+            "admin",
+            "cli",
+            "mcf_sfe",
+        ],
+        "the printable fiscal block is drawn from a register entry alone, for api and dashboard",
+    ),
+    (
         "admin",
         &[],
         &["device", "api", "dashboard", "cli", "mcf_sfe"],

@@ -39,6 +39,21 @@ const OPERATIONS: &[(&str, &str, &[&str])] = &[
         "get",
         &["200", "401", "404", "409", "500", "503"],
     ),
+    (
+        "/Invoice/{rn}/qr.png",
+        "get",
+        &["200", "400", "401", "404", "409", "500", "503"],
+    ),
+    (
+        "/Invoice/{rn}/receipt.html",
+        "get",
+        &["200", "400", "401", "404", "409", "500", "503"],
+    ),
+    (
+        "/Invoice/{rn}/receipt.escpos",
+        "get",
+        &["200", "400", "401", "404", "409", "500", "503"],
+    ),
 ];
 
 // ---- reading the document by indentation ----

@@ -47,6 +47,15 @@ pub(crate) enum HttpError {
     Timeout,
     /// The register is damaged: certification is stopped.
     Halted(String),
+    /// A query parameter has a value the path does not take (`field`: its name).
+    BadParameter {
+        /// The parameter.
+        name: &'static str,
+        /// Its value, as sent.
+        value: String,
+        /// The values it takes.
+        allowed: &'static str,
+    },
 }
 
 /// A JSON response with `status`.
@@ -156,6 +165,7 @@ impl HttpError {
             HttpError::BadBody(_) => (StatusCode::BAD_REQUEST, 124),
             HttpError::Timeout => (StatusCode::SERVICE_UNAVAILABLE, 125),
             HttpError::Halted(_) => (StatusCode::SERVICE_UNAVAILABLE, 160),
+            HttpError::BadParameter { .. } => (StatusCode::BAD_REQUEST, 128),
         }
     }
 
@@ -172,6 +182,16 @@ impl HttpError {
             HttpError::BadBody(detail) => msg!("err-body-unreadable", detail = detail),
             HttpError::Timeout => msg!("err-request-timeout"),
             HttpError::Halted(detail) => msg!("err-register-halted", detail = detail),
+            HttpError::BadParameter {
+                name,
+                value,
+                allowed,
+            } => msg!(
+                "err-bad-parameter",
+                name = *name,
+                value = value.chars().take(40).collect::<String>(),
+                allowed = *allowed
+            ),
         }
     }
 }
@@ -180,7 +200,11 @@ impl HttpError {
 pub(crate) fn http_error(error: &HttpError, lang: Lang) -> Response<Body> {
     let (status, code) = error.status_and_code();
     let desc = error.message().render(lang);
-    let mut response = error_response(status, code, &desc, None, lang);
+    let field = match error {
+        HttpError::BadParameter { name, .. } => Some(*name),
+        _ => None,
+    };
+    let mut response = error_response(status, code, &desc, field, lang);
     if let HttpError::MethodNotAllowed(allow) = error {
         response
             .headers_mut()

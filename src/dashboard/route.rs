@@ -19,6 +19,8 @@ pub(super) enum Route {
     Invoices,
     InvoicesCsv,
     Invoice(Environment, u64),
+    /// The printable fiscal block of an entry (`receipt.rs`).
+    Receipt(Environment, u64),
     NotFound,
 }
 
@@ -41,11 +43,14 @@ pub(super) fn route(path: &str) -> Route {
                 return Route::NotFound;
             };
             let mut parts = rest.split('/');
-            let (Some(env), Some(seq), None) = (parts.next(), parts.next(), parts.next()) else {
+            let (Some(env), Some(seq), view, None) =
+                (parts.next(), parts.next(), parts.next(), parts.next())
+            else {
                 return Route::NotFound;
             };
-            match (invoices::parse_env(env), seq.parse::<u64>()) {
-                (Some(env), Ok(seq)) => Route::Invoice(env, seq),
+            match (invoices::parse_env(env), seq.parse::<u64>(), view) {
+                (Some(env), Ok(seq), None) => Route::Invoice(env, seq),
+                (Some(env), Ok(seq), Some("receipt")) => Route::Receipt(env, seq),
                 _ => Route::NotFound,
             }
         }
@@ -72,10 +77,16 @@ mod tests {
             route("/dashboard/invoices/sandbox/1"),
             Route::Invoice(Environment::Sandbox, 1)
         );
+        assert_eq!(
+            route("/dashboard/invoices/production/12/receipt"),
+            Route::Receipt(Environment::Production, 12)
+        );
         for path in [
             "/dashboard/invoices/prod/1",
             "/dashboard/invoices/production/x",
             "/dashboard/invoices/production/1/2",
+            "/dashboard/invoices/production/1/receipt/",
+            "/dashboard/invoices/production/x/receipt",
             "/dashboard/invoices/production/",
             "/dashboard/nope",
             "/dashboardx",
