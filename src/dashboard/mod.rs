@@ -24,6 +24,7 @@
 //! | POST | `/dashboard/in-doubt/resolve` | settles an invoice in doubt |
 //! | GET | `/dashboard/invoices` | LogInvoices: `env`, `rn`, `from`, `to`, `before` (paging) |
 //! | GET | `/dashboard/invoices/{env}/{seq}` | one entry, security elements, QR code |
+//! | GET | `/dashboard/invoices/{env}/{seq}/receipt?layout=a4\|80mm\|58mm` | its printable fiscal block |
 //! | GET | `/dashboard/invoices.csv?env=` | the organization's register of `env` as CSV |
 //!
 //! # Security
@@ -47,11 +48,13 @@
 mod errors;
 mod html;
 mod in_doubt;
+mod invoice_page;
 mod invoices;
 mod keys;
 mod lang;
 mod nonces;
 mod overview;
+mod receipt;
 mod route;
 mod session;
 mod signin;
@@ -69,6 +72,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use tracing::{info, warn};
 
 use crate::admin::{Admin, AdminError};
+use crate::alerts::AlertEngine;
 use crate::certify::Certifier;
 use crate::http_body::BodyLimits;
 use crate::i18n::{Lang, Message};
@@ -128,6 +132,8 @@ pub struct Dashboard {
     throttle: throttle::SignInThrottle,
     busy: tokio::sync::Semaphore,
     options: DashboardOptions,
+    /// The raised alerts (the overview's banners); none without an engine (tests).
+    alerts: Option<Arc<AlertEngine>>,
 }
 
 /// A signed-in request: its session, organization and reader.
@@ -185,7 +191,14 @@ impl Dashboard {
             throttle: throttle::SignInThrottle::new(),
             busy: tokio::sync::Semaphore::new(options.max_requests.max(1)),
             options,
+            alerts: None,
         }
+    }
+
+    /// The overview shows the alerts `engine` raised for the signed-in organization.
+    pub fn with_alerts(mut self, engine: Arc<AlertEngine>) -> Dashboard {
+        self.alerts = Some(engine);
+        self
     }
 
     /// Handles a request whose path starts with `/dashboard`, from `peer`. At most
@@ -243,6 +256,7 @@ impl Dashboard {
             | Route::Invoices
             | Route::InvoicesCsv
             | Route::Invoice(..)
+            | Route::Receipt(..)
             | Route::Keys
             | Route::KeyDisable
                 if get =>
@@ -291,6 +305,7 @@ impl Dashboard {
             Route::Invoices => self.invoices_page(ctx, request).await,
             Route::InvoicesCsv => self.invoices_csv(ctx, request).await,
             Route::Invoice(env, seq) => self.invoice_page(ctx, env, seq).await,
+            Route::Receipt(env, seq) => self.receipt_page(ctx, request, env, seq).await,
             _ => self.error_in(
                 ctx,
                 StatusCode::NOT_FOUND,
