@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{get, invoice, post_invoice, usd_invoice, ApiSetup, Response};
+use common::{get, invoice, post_invoice, request, usd_invoice, ApiSetup, Response};
 use serde_json::{json, Value};
 
 /// A USD invoice whose prices were typed in USD: 2 x 40.00 "CDF" at 2850 CDF per USD, so
@@ -76,6 +76,20 @@ async fn a_usd_invoice_worth_less_than_a_dollar_is_certified_with_a_warning() {
     let stored = get(addr, "/api/v1/Invoice/USD-TINY-1", Some(key)).await;
     assert_eq!(warnings_of(&stored), warnings);
     assert_eq!(stored.json["codeDEFDGI"], first.json["codeDEFDGI"]);
+    // In the request's language: English when asked, the code unchanged.
+    let auth = format!("Bearer {key}");
+    let english = request(
+        addr,
+        "GET",
+        "/api/v1/Invoice/USD-TINY-1",
+        &[("Authorization", auth.as_str()), ("Accept-Language", "en")],
+        None,
+    )
+    .await;
+    let in_english = warnings_of(&english);
+    assert_eq!(in_english[0].0, 301);
+    assert_ne!(in_english[0].1, warnings[0].1, "{}", english.body);
+    assert!(in_english[0].1.contains("USD-TINY-1"), "{}", english.body);
 
     // Logged once, when it was certified (not at the replay or the lookup).
     let log = setup.gateway.log();

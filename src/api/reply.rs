@@ -236,12 +236,6 @@ fn amount(value: Decimal) -> String {
     value.to_string()
 }
 
-/// The certification result with its warnings' texts in the configuration's language: see
-/// [`certification_body_in`], which `routes` should call with the request's language.
-pub(crate) fn certification_body(entry: &RegisterEntry) -> Value {
-    certification_body_in(entry, crate::i18n::default_lang())
-}
-
 /// The certification result: the seed's four security elements, then what an ERP and an
 /// auditor need beside them, and `warnings` when there are any (`[{"warningCode",
 /// "warningDesc"}]`, `warningDesc` in `lang`; absent when empty: `certify::warnings`).

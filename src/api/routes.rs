@@ -20,7 +20,9 @@ use hyper::{Method, Request, Response, StatusCode};
 use serde_json::json;
 use tracing::{debug, info, Instrument};
 
-use super::reply::{certification_body, certify_error, http_error, json_response, Body, HttpError};
+use super::reply::{
+    certification_body_in, certify_error, http_error, json_response, Body, HttpError,
+};
 use super::{landing, App, Backend};
 use crate::certify::CertifyError;
 use crate::http_body::{self, BodyError, BodyLimits};
@@ -220,7 +222,8 @@ async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Resp
         .await
     {
         Ok(done) => {
-            let mut response = json_response(StatusCode::OK, &certification_body(&done.entry));
+            let mut response =
+                json_response(StatusCode::OK, &certification_body_in(&done.entry, lang));
             if done.replayed {
                 response
                     .headers_mut()
@@ -405,7 +408,7 @@ fn get_invoice(
         Err(error) => certify_error(&CertifyError::Internal(error.to_string()), lang),
     };
     match format {
-        Format::Json => json_response(StatusCode::OK, &certification_body(&entry)),
+        Format::Json => json_response(StatusCode::OK, &certification_body_in(&entry, lang)),
         Format::QrSvg => drawn(
             crate::qr::svg_of(&entry.security.qr_code).map(String::into_bytes),
             "image/svg+xml",
