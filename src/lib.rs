@@ -5,6 +5,7 @@
 //! [`cli`]. [`store`] (journal + sled) is used by `certify` and [`admin`] only.
 
 pub mod admin;
+pub mod alerts;
 pub mod api;
 pub mod arrivals;
 pub mod certify;

@@ -67,6 +67,8 @@ struct Registry {
     queue_waits: Mutex<BTreeMap<String, &'static Histogram>>,
     refusals: Mutex<BTreeMap<&'static str, u64>>,
     sign_ins: Mutex<BTreeMap<&'static str, u64>>,
+    alerts_active: Mutex<BTreeMap<String, u64>>,
+    alerts_raised: Mutex<BTreeMap<String, u64>>,
 }
 
 fn registry() -> &'static Registry {
@@ -145,6 +147,24 @@ pub fn dashboard_sign_in(outcome: &'static str) {
     *lock(&registry().sign_ins).entry(outcome).or_insert(0) += 1;
 }
 
+/// The alerts raised now, by kind (`quota_80`, `channel_down`...; set by `alerts`).
+pub fn alerts_active(by_kind: BTreeMap<String, u64>) {
+    *lock(&registry().alerts_active) = by_kind;
+}
+
+/// An alert of `kind` was raised.
+pub fn alert_raised(kind: &str) {
+    *lock(&registry().alerts_raised)
+        .entry(kind.to_string())
+        .or_insert(0) += 1;
+}
+
+/// `POST /Invoice` answered so far, whatever the outcome (the alerts evaluate again when it
+/// moves).
+pub fn answered_invoices() -> u64 {
+    lock(&registry().certifications).values().sum()
+}
+
 /// A session waited `elapsed` in `device`'s queue before it got the port.
 pub fn queue_wait(device: &str, elapsed: Duration) {
     histogram(&registry().queue_waits, &device.to_string()).observe(elapsed);
@@ -200,6 +220,7 @@ pub fn render(gauges: &Gauges, per_organization: bool) -> String {
     render_devices(&mut out, gauges);
     render_device_traffic(&mut out);
     render_http(&mut out);
+    render_alerts(&mut out);
     if per_organization {
         render_quotas(&mut out, gauges);
     } else {
@@ -222,6 +243,26 @@ fn render_http(out: &mut String) {
         let _ = writeln!(
             out,
             "emcf_dashboard_sign_ins_total{{outcome=\"{outcome}\"}} {count}"
+        );
+    }
+}
+
+/// The alerts, by kind only (never by organization: see `alerts`).
+fn render_alerts(out: &mut String) {
+    out.push_str("# HELP emcf_alerts_active Alerts raised and not cleared, by kind (quota_80, quota_90, quota_100, channel_down, dgi_contact_old, in_doubt).\n# TYPE emcf_alerts_active gauge\n");
+    for (kind, count) in lock(&registry().alerts_active).iter() {
+        let _ = writeln!(
+            out,
+            "emcf_alerts_active{{kind=\"{}\"}} {count}",
+            label(kind)
+        );
+    }
+    out.push_str("# HELP emcf_alerts_raised_total Alerts raised since the start, by kind.\n# TYPE emcf_alerts_raised_total counter\n");
+    for (kind, count) in lock(&registry().alerts_raised).iter() {
+        let _ = writeln!(
+            out,
+            "emcf_alerts_raised_total{{kind=\"{}\"}} {count}",
+            label(kind)
         );
     }
 }
@@ -389,6 +430,16 @@ mod tests {
         assert!(text.contains("emcf_quota_used{org=\"demo\"} 7"));
         assert!(text.contains("emcf_quota_limit{org=\"demo\"} 5000"));
         assert!(text.contains("emcf_ready 1"));
+
+        alerts_active(BTreeMap::from([("quota_80".to_string(), 1)]));
+        alert_raised("quota_80");
+        assert!(answered_invoices() >= 2);
+        let text = render(&gauges, false);
+        assert!(
+            text.contains("emcf_alerts_active{kind=\"quota_80\"} 1"),
+            "{text}"
+        );
+        assert!(text.contains("emcf_alerts_raised_total{kind=\"quota_80\"} "));
 
         let public = render(&gauges, false);
         assert!(!public.contains("demo"), "{public}");

@@ -15,7 +15,7 @@ pub use invoice_content::{
     PaymentContent,
 };
 pub use key::{KeyId, KeyRecord};
-pub use org::{Environment, OrgId, Organization, Plan};
+pub use org::{is_plausible_email, Environment, OrgId, Organization, Plan};
 pub use probe::{ProbeReport, SeenAnomaly};
 pub use register::{
     DeviceTotals, GroupAmounts, IdempotencyBinding, Intent, IntentId, RegisterEntry,

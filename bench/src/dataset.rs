@@ -32,6 +32,7 @@ pub fn organization() -> Organization {
         plan: Plan::Grow,
         quota_override: Some(100_000_000),
         device: "shop".to_string(),
+        admin_emails: Vec::new(),
     }
 }
 

@@ -20,6 +20,7 @@ cli-index-rebuilt = index rebuilt from the journal (the old one is kept aside: {
 cli-org-exists = organization "{ $id }" exists: to change it, emcf-gateway org update { $id } ...
 cli-org-not-found = no organization "{ $id }"
 cli-org-bad-plan = --plan must be start or grow
+cli-org-bad-email = --admin-email { $address }: not an e-mail address (name@example.cd)
 cli-org-unknown-device = no device "{ $device }" in the configuration (devices: { $known }); an organization can only certify on a configured device
 cli-org-nif-differs = device "{ $device }" is personalized for NIF { $device_nif }, not { $nif }: every invoice would be refused (code 153). Fix the NIF, or the organization's device.
 cli-org-nif-unchecked = warning: the NIF could not be checked with device "{ $device }" ({ $reason }); it will be at the first invoice (code 153 if it differs).
@@ -33,6 +34,7 @@ cli-field-id = Id
 cli-field-name = Name
 cli-field-plan = Plan
 cli-field-device = Device
+cli-field-admin-emails = Alerts to
 cli-field-quota = Quota { $year }
 
 ## key, dashboard-token (src/cli/key_commands.rs)

@@ -78,6 +78,14 @@ dash-link-connected = connected
 dash-link-disconnected = disconnected
 dash-link-not-configured = not configured
 dash-device-not-ready = Invoices cannot be certified now: { $reason }.
+dash-alert-quota = { $percent }% of the { $year } annual quota is used ({ $used } invoices of { $quota }).
+dash-alert-quota-full = The { $year } annual quota is reached ({ $used } invoices of { $quota }): new invoices are refused (HTTP 429). Upgrade to a larger plan (Grow) to go on certifying.
+dash-alert-channel-down = Device { $device } has not answered since { $since }: no invoice can be certified.
+dash-alert-dgi-contact = The last contact of device { $device } with the DGI was on { $at }: check its network connection.
+dash-alert-in-doubt = { $count ->
+    [one] One invoice is in doubt: see "Invoices in doubt" below.
+   *[other] { $count } invoices are in doubt: see "Invoices in doubt" below.
+}
 dash-reconciling = The gateway is settling an earlier invoice with this device; new invoices wait.
 dash-anomaly-title = Fiscal anomaly
 dash-anomaly-intro = The box contradicts what the register knows of it. Invoices are still certified (the box is the fiscal authority); tell the gateway's administrator, who checks it with the DGI and acknowledges it.
@@ -207,8 +215,6 @@ dash-field-digest = Request digest (SHA-256)
 dash-totals-title = Totals (from the device)
 dash-field-total = Total TTC
 dash-field-vat = VAT
-dash-field-group-ttc = TTC per group
-dash-field-group-vat = VAT per group
 dash-field-specific-tax = Specific tax
 dash-field-usd = USD equivalent
 

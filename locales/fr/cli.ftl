@@ -20,6 +20,7 @@ cli-index-rebuilt = index reconstruit à partir du journal (l'ancien est gardé 
 cli-org-exists = l'organisation « { $id } » existe déjà : pour la modifier, emcf-gateway org update { $id } ...
 cli-org-not-found = aucune organisation « { $id } »
 cli-org-bad-plan = --plan doit valoir start ou grow
+cli-org-bad-email = --admin-email { $address } : ce n'est pas une adresse e-mail (nom@exemple.cd)
 cli-org-unknown-device = aucun appareil « { $device } » dans la configuration (appareils : { $known }) ; une organisation ne peut certifier que sur un appareil configuré
 cli-org-nif-differs = l'appareil « { $device } » est personnalisé pour le NIF { $device_nif }, pas pour { $nif } : chaque facture serait refusée (code 153). Corrigez le NIF, ou l'appareil de l'organisation.
 cli-org-nif-unchecked = attention : le NIF n'a pas pu être vérifié auprès de l'appareil « { $device } » ({ $reason }) ; il le sera à la première facture (code 153 s'il diffère).
@@ -33,6 +34,7 @@ cli-field-id = Id
 cli-field-name = Nom
 cli-field-plan = Formule
 cli-field-device = Appareil
+cli-field-admin-emails = Alertes à
 cli-field-quota = Quota { $year }
 
 ## key, dashboard-token (src/cli/key_commands.rs)

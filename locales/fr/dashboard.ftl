@@ -81,6 +81,14 @@ dash-link-connected = connecté
 dash-link-disconnected = déconnecté
 dash-link-not-configured = non configuré
 dash-device-not-ready = Les factures ne peuvent pas être certifiées maintenant : { $reason }.
+dash-alert-quota = { $percent } % du quota annuel { $year } est utilisé ({ $used } factures sur { $quota }).
+dash-alert-quota-full = Le quota annuel { $year } est atteint ({ $used } factures sur { $quota }) : les nouvelles factures sont refusées (HTTP 429). Passez à une formule supérieure (Grow) pour continuer à certifier.
+dash-alert-channel-down = L'appareil { $device } ne répond plus depuis le { $since } : aucune facture ne peut être certifiée.
+dash-alert-dgi-contact = Le dernier contact de l'appareil { $device } avec la DGI date du { $at } : vérifiez sa connexion au réseau.
+dash-alert-in-doubt = { $count ->
+    [one] Une facture est en doute : voir « Factures en doute » ci-dessous.
+   *[other] { $count } factures sont en doute : voir « Factures en doute » ci-dessous.
+}
 dash-reconciling = La passerelle règle une facture précédente avec cet appareil ; les nouvelles factures attendent.
 dash-anomaly-title = Anomalie fiscale
 dash-anomaly-intro = Le boîtier contredit ce que le registre sait de lui. Les factures sont toujours certifiées (le boîtier fait foi) ; prévenez l'administrateur de la passerelle, qui vérifie avec la DGI et en prend acte.
@@ -213,8 +221,6 @@ dash-field-digest = Empreinte de la requête (SHA-256)
 dash-totals-title = Totaux (de l'appareil)
 dash-field-total = Total TTC
 dash-field-vat = TVA
-dash-field-group-ttc = TTC par groupe
-dash-field-group-vat = TVA par groupe
 dash-field-specific-tax = Taxe spécifique
 dash-field-usd = Équivalent en USD
 

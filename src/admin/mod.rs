@@ -239,6 +239,16 @@ fn check_organization(org: &Organization) -> Result<(), AdminError> {
             )));
         }
     }
+    if org.admin_emails.len() > 20
+        || !org
+            .admin_emails
+            .iter()
+            .all(|a| crate::model::is_plausible_email(a))
+    {
+        return Err(AdminError::Invalid(
+            "admin e-mail addresses: at most 20, each like name@example.cd".to_string(),
+        ));
+    }
     if org.name.trim().is_empty() || org.device.trim().is_empty() {
         return Err(AdminError::Invalid(
             "organization name and device must not be empty".to_string(),

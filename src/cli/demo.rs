@@ -48,6 +48,7 @@ pub(super) fn ensure_organization(store: &Store) -> anyhow::Result<DemoKeys> {
         plan: Plan::Start,
         quota_override: None,
         device: EMBEDDED_DEVICE.to_string(),
+        admin_emails: Vec::new(),
     })?;
     let now = chrono::Utc::now();
     let live = keys::issue(DEMO_ORG, Environment::Production, "demo live key", now);

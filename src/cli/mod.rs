@@ -247,6 +247,9 @@ pub enum OrgCommand {
         /// Name of the configured device it certifies on (`embedded` without devices).
         #[arg(long)]
         device: String,
+        /// An administrator's e-mail address for the alerts (repeatable).
+        #[arg(long = "admin-email", value_name = "ADDRESS")]
+        admin_emails: Vec<String>,
     },
     /// Change an organization: only the options given change.
     Update {
@@ -273,6 +276,16 @@ pub enum OrgCommand {
         /// Name of the configured device.
         #[arg(long)]
         device: Option<String>,
+        /// The administrators' e-mail addresses for the alerts (repeatable; replaces the list).
+        #[arg(
+            long = "admin-email",
+            value_name = "ADDRESS",
+            conflicts_with = "no_admin_email"
+        )]
+        admin_emails: Vec<String>,
+        /// Remove every administrator e-mail address.
+        #[arg(long)]
+        no_admin_email: bool,
     },
     /// List organizations.
     List {

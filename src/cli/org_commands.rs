@@ -26,8 +26,10 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
             plan,
             quota,
             device,
+            admin_emails,
         } => {
             let plan = parse_plan(&plan, lang)?;
+            check_emails(&admin_emails, lang)?;
             if config.resolved_state_dir().exists() && find(config, &id)?.is_some() {
                 bail!("{}", msg!("cli-org-exists", id = id.as_str()).render(lang));
             }
@@ -39,6 +41,7 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
                 plan,
                 quota_override: quota,
                 device,
+                admin_emails,
             };
             save(config, org, lang)
         }
@@ -51,7 +54,10 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
             quota,
             plan_quota,
             device,
+            admin_emails,
+            no_admin_email,
         } => {
+            check_emails(&admin_emails, lang)?;
             let Some(mut org) = find(config, &id)? else {
                 bail!(
                     "{}",
@@ -68,6 +74,9 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
             org.nif = nif.unwrap_or(org.nif);
             org.isf = isf.unwrap_or(org.isf);
             org.device = device.unwrap_or(org.device);
+            if no_admin_email || !admin_emails.is_empty() {
+                org.admin_emails = admin_emails;
+            }
             save(config, org, lang)
         }
         OrgCommand::List { json } => {
@@ -102,6 +111,20 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
             print_shown(&shown, lang);
             Ok(())
         }
+    }
+}
+
+/// Refuses an address that does not look like one (a rough check: typing mistakes).
+fn check_emails(addresses: &[String], lang: Lang) -> anyhow::Result<()> {
+    match addresses
+        .iter()
+        .find(|a| !crate::model::is_plausible_email(a))
+    {
+        Some(bad) => bail!(
+            "{}",
+            msg!("cli-org-bad-email", address = bad.as_str()).render(lang)
+        ),
+        None => Ok(()),
     }
 }
 
@@ -222,6 +245,10 @@ fn print_shown(shown: &OrgShown, lang: Lang) {
             org.plan.as_str().into(),
         ],
         [msg!("cli-field-device").render(lang), org.device.clone()],
+        [
+            msg!("cli-field-admin-emails").render(lang),
+            org.admin_emails.join(", "),
+        ],
         [
             msg!("cli-field-quota", year = quota.year).render(lang),
             msg!(

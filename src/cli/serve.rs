@@ -18,6 +18,7 @@ use super::demo;
 use super::embedded;
 use super::state_dir;
 use crate::admin::{socket, Admin, AdminRequest};
+use crate::alerts::{AlertEngine, EngineSettings};
 use crate::api::{self, Backend, ServerSettings};
 use crate::certify::{
     box_channel, edef_channel, sandbox_device_name, Certifier, CertifierSettings, SandboxFactory,
@@ -131,6 +132,8 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
         warn!(%error, "could not notify systemd");
     }
     spawn_watchdog(stop.clone());
+    let alerts = alert_engine(&config, &state_dir)?;
+    let alerts_task = alerts.spawn(Arc::clone(&certifier), Arc::clone(&admin), stop.clone());
     let dashboard = Dashboard::with_options(
         Arc::clone(&admin),
         Arc::clone(&certifier),
@@ -139,7 +142,8 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
             body: config.body_limits(),
             ..DashboardOptions::default()
         },
-    );
+    )
+    .with_alerts(Arc::clone(&alerts));
     let backend = Backend::Ready {
         certifier: Arc::clone(&certifier),
         dashboard: Some(Arc::new(dashboard)),
@@ -148,9 +152,22 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     certifier.shutdown().await;
     stop.cancel();
     let _ = admin_task.await;
+    let _ = alerts_task.await;
     stop_simulators(&simulators).await;
     info!("stopped");
     Ok(())
+}
+
+/// The alerts (`[alerts]`, `[smtp]`), their raised state read back from the state directory.
+fn alert_engine(config: &Config, state_dir: &std::path::Path) -> anyhow::Result<Arc<AlertEngine>> {
+    let settings = EngineSettings {
+        alerts: config.alerts.clone(),
+        zone: config.offset(),
+        lang: config.language,
+    };
+    let engine = AlertEngine::open(state_dir, settings, config.smtp.as_ref())
+        .context("setting up the alerts' e-mail ([smtp])")?;
+    Ok(Arc::new(engine))
 }
 
 fn certifier_settings(config: &Config) -> CertifierSettings {

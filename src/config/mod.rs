@@ -166,6 +166,12 @@ pub struct Config {
     pub plans: Plans,
     /// Fiscal devices. Empty: the embedded simulator (demo mode, not fiscal).
     pub devices: Vec<DeviceEntry>,
+    /// `[alerts]`: quota thresholds, how long a channel may be down, how old a DGI contact.
+    #[serde(skip_serializing_if = "AlertSettings::is_default")]
+    pub alerts: AlertSettings,
+    /// `[smtp]`: the relay alerts are e-mailed through; none: no e-mail.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub smtp: Option<SmtpSettings>,
     /// The file this was loaded from (not a key; set by [`Config::load`]).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -186,6 +192,8 @@ impl Default for Config {
             index_cache_mib: DEFAULT_INDEX_CACHE_MIB,
             plans: Plans::default(),
             devices: Vec::new(),
+            alerts: AlertSettings::default(),
+            smtp: None,
             source: None,
         }
     }
@@ -427,12 +435,14 @@ fn default_offset() -> FixedOffset {
     FixedOffset::east_opt(DEFAULT_TIMEZONE_OFFSET_SECS).unwrap_or(Utc.fix())
 }
 
+mod alerts;
 mod device;
 mod http;
 mod text;
 mod validate;
 mod web_api;
 
+pub use alerts::{AlertSettings, SmtpSettings, SmtpTls};
 pub use device::{ActionCaseSetting, DeviceEntry, DeviceKind, LineBreaksSetting, StatusMapSetting};
 pub use http::HttpLimits;
 use text::{listen_text, offset_text};

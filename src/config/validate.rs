@@ -18,6 +18,7 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.validate_service()?;
         self.validate_http()?;
+        self.validate_alerts()?;
         let mut seen: HashMap<String, usize> = HashMap::new();
         for (index, device) in self.devices.iter().enumerate() {
             self.validate_device(index, device, &mut seen)?;

@@ -45,6 +45,7 @@
 //! * Output: every dynamic value is HTML-escaped (`html::esc`); the CSP forbids scripts.
 //!   Tokens, keys and session ids are never logged.
 
+mod alerts;
 mod errors;
 mod html;
 mod in_doubt;

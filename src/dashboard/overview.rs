@@ -32,6 +32,9 @@ impl Dashboard {
             Some("not_certified") => notice("ok", &ctx.text(msg!("dash-settled-not-certified"))),
             _ => String::new(),
         };
+        if let Some(engine) = &self.alerts {
+            body.push_str(&super::alerts::banners(&engine.active_for(org), zone, lang));
+        }
         body.push_str(&format!(
             "<section><h2>{}</h2><dl class=\"grid\"><dt>{}</dt><dd>{}</dd>\
              <dt>{}</dt><dd>{}</dd><dt>NIF</dt><dd>{}</dd><dt>ISF</dt><dd>{}</dd>\

@@ -70,4 +70,44 @@ pub struct Organization {
     pub quota_override: Option<u64>,
     /// Name of the configured device it certifies on.
     pub device: String,
+    /// Where its alerts are e-mailed (quota, channel down, DGI contact, invoices in doubt)
+    /// when SMTP is configured; absent from older journals.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub admin_emails: Vec<String>,
+}
+
+/// Whether `address` looks like an e-mail address (`local@domain.tld`, no spaces or angle
+/// brackets, at most 254 bytes): a rough check that catches typing mistakes, not a proof
+/// that the mailbox exists.
+pub fn is_plausible_email(address: &str) -> bool {
+    let Some((local, domain)) = address.rsplit_once('@') else {
+        return false;
+    };
+    address.len() <= 254
+        && !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !domain.contains("..")
+        && address
+            .chars()
+            .all(|c| c.is_ascii_graphic() && !"<>()[]\\,;:\"".contains(c))
+        && !local.contains('@')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_plausible_email;
+
+    #[test]
+    fn rough_email_check() {
+        for good in ["a@b.cd", "admin.shop+alerts@example.co.cd"] {
+            assert!(is_plausible_email(good), "{good}");
+        }
+        for bad in [
+            "", "a", "a@b", "@b.cd", "a@.cd", "a@b.", "a b@c.cd", "<a@b.cd>", "a@b@c.cd",
+        ] {
+            assert!(!is_plausible_email(bad), "{bad}");
+        }
+    }
 }

@@ -66,6 +66,7 @@ mod tests {
             plan: Plan::Start,
             quota_override: None,
             device: "shop".into(),
+            admin_emails: Vec::new(),
         }
     }
 

@@ -34,6 +34,7 @@ pub(crate) fn org(id: &str) -> Organization {
         plan: Plan::Start,
         quota_override: None,
         device: "box1".to_string(),
+        admin_emails: Vec::new(),
     }
 }
 

@@ -1,0 +1,261 @@
+//! Which alert conditions hold now, from a [`Snapshot`] of the service (plain data, so that
+//! the rules are tested without a running gateway).
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::kind::{AlertKey, AlertKind, Subject};
+use crate::config::AlertSettings;
+use crate::model::Organization;
+
+/// What the evaluation looks at, read from the certification service and the register.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// When it was taken.
+    pub now: DateTime<Utc>,
+    /// The same instant in the configured time zone, without offset (a box's clock).
+    pub local_now: NaiveDateTime,
+    /// Each organization with its quota use and its invoices in doubt.
+    pub orgs: Vec<OrgFacts>,
+    /// Each configured channel (never a sandbox).
+    pub channels: Vec<ChannelFacts>,
+}
+
+/// An organization as the alerts see it.
+#[derive(Debug, Clone)]
+pub struct OrgFacts {
+    /// The organization (its device, its admin addresses).
+    pub org: Organization,
+    /// The quota year.
+    pub year: i32,
+    /// Production invoices certified this quota year.
+    pub used: u64,
+    /// Its annual quota.
+    pub quota: u64,
+    /// Its invoices in doubt (see [`AlertKind::InDoubt`]).
+    pub in_doubt: u64,
+}
+
+/// A configured channel as the alerts see it.
+#[derive(Debug, Clone)]
+pub struct ChannelFacts {
+    /// Its configured name.
+    pub name: String,
+    /// It answers.
+    pub connected: bool,
+    /// When `connected` last changed.
+    pub since: DateTime<Utc>,
+    /// A box's last contact with the DGI as its C2h said (`Some(None)`: never); `None` when
+    /// the channel says nothing of it (the web API, a box not read yet).
+    pub last_contact: Option<Option<NaiveDateTime>>,
+}
+
+/// What an alert says, kept with it (for the log, the e-mail and the banner).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Facts {
+    /// Quota: the quota year.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub year: Option<i32>,
+    /// Quota: invoices certified this year.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub used: Option<u64>,
+    /// Quota: the annual quota.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quota: Option<u64>,
+    /// Channel down: since when.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<DateTime<Utc>>,
+    /// DGI contact: the last one, as the box said (`None` with `never`: never).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_contact: Option<NaiveDateTime>,
+    /// In doubt: how many invoices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+}
+
+/// A condition that holds now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Condition {
+    /// Which alert.
+    pub key: AlertKey,
+    /// What makes one crossing differ from the next while the condition holds (the quota
+    /// year: a new year is a new crossing); empty for the others.
+    pub episode: String,
+    /// What it says.
+    pub facts: Facts,
+    /// The organizations whose administrators are told (ids).
+    pub recipients: Vec<String>,
+}
+
+/// The conditions that hold in `snapshot` under `settings`.
+pub fn evaluate(snapshot: &Snapshot, settings: &AlertSettings) -> Vec<Condition> {
+    let mut conditions = Vec::new();
+    for facts in &snapshot.orgs {
+        let org = &facts.org;
+        for &threshold in &settings.quota_thresholds {
+            // used / quota >= threshold %, in integers.
+            let reached = facts.quota > 0
+                && u128::from(facts.used) * 100 >= u128::from(facts.quota) * u128::from(threshold);
+            if reached {
+                conditions.push(Condition {
+                    key: key(AlertKind::Quota(threshold), Subject::Org(org.id.clone())),
+                    episode: facts.year.to_string(),
+                    facts: Facts {
+                        year: Some(facts.year),
+                        used: Some(facts.used),
+                        quota: Some(facts.quota),
+                        ..Facts::default()
+                    },
+                    recipients: vec![org.id.clone()],
+                });
+            }
+        }
+        if facts.in_doubt > 0 {
+            conditions.push(Condition {
+                key: key(AlertKind::InDoubt, Subject::Org(org.id.clone())),
+                episode: String::new(),
+                facts: Facts {
+                    count: Some(facts.in_doubt),
+                    ..Facts::default()
+                },
+                recipients: vec![org.id.clone()],
+            });
+        }
+    }
+    let down_for = chrono::Duration::from_std(settings.channel_down()).unwrap_or_default();
+    let contact_age = chrono::Duration::from_std(settings.dgi_contact()).unwrap_or_default();
+    for channel in &snapshot.channels {
+        let recipients: Vec<String> = snapshot
+            .orgs
+            .iter()
+            .filter(|o| o.org.device == channel.name)
+            .map(|o| o.org.id.clone())
+            .collect();
+        let subject = Subject::Device(channel.name.clone());
+        if !channel.connected && snapshot.now - channel.since >= down_for {
+            conditions.push(Condition {
+                key: key(AlertKind::ChannelDown, subject.clone()),
+                episode: String::new(),
+                facts: Facts {
+                    since: Some(channel.since),
+                    ..Facts::default()
+                },
+                recipients: recipients.clone(),
+            });
+        }
+        if let Some(last) = channel.last_contact {
+            let old = last.is_none_or(|at| snapshot.local_now - at >= contact_age);
+            if old {
+                conditions.push(Condition {
+                    key: key(AlertKind::DgiContactOld, subject),
+                    episode: String::new(),
+                    facts: Facts {
+                        last_contact: last,
+                        ..Facts::default()
+                    },
+                    recipients,
+                });
+            }
+        }
+    }
+    conditions
+}
+
+fn key(kind: AlertKind, subject: Subject) -> AlertKey {
+    AlertKey { kind, subject }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::model::Plan;
+
+    pub(in crate::alerts) fn org(id: &str, device: &str) -> Organization {
+        Organization {
+            id: id.into(),
+            name: format!("{id} shop"),
+            nif: "A1234567B".into(),
+            isf: "ISF-1".into(),
+            plan: Plan::Start,
+            quota_override: Some(5),
+            device: device.into(),
+            admin_emails: vec![format!("admin@{id}.cd")],
+        }
+    }
+
+    pub(in crate::alerts) fn snapshot(used: u64) -> Snapshot {
+        let now = "2025-06-01T12:00:00Z".parse().expect("time");
+        Snapshot {
+            now,
+            local_now: (now + chrono::Duration::hours(1)).naive_utc(),
+            orgs: vec![OrgFacts {
+                org: org("acme", "shop"),
+                year: 2025,
+                used,
+                quota: 5,
+                in_doubt: 0,
+            }],
+            channels: vec![ChannelFacts {
+                name: "shop".into(),
+                connected: true,
+                since: now - chrono::Duration::hours(5),
+                last_contact: Some(Some((now - chrono::Duration::hours(2)).naive_utc())),
+            }],
+        }
+    }
+
+    fn kinds(snapshot: &Snapshot) -> Vec<String> {
+        evaluate(snapshot, &AlertSettings::default())
+            .iter()
+            .map(|c| format!("{} {}", c.key.kind, c.key.subject))
+            .collect()
+    }
+
+    #[test]
+    fn quota_thresholds_in_whole_percent() {
+        assert!(kinds(&snapshot(3)).is_empty());
+        assert_eq!(kinds(&snapshot(4)), ["quota_80 organization acme"]);
+        assert_eq!(
+            kinds(&snapshot(5)),
+            [
+                "quota_80 organization acme",
+                "quota_90 organization acme",
+                "quota_100 organization acme"
+            ]
+        );
+        let mut none = snapshot(0);
+        none.orgs[0].quota = 0;
+        assert!(kinds(&none).is_empty(), "no quota, no percentage");
+    }
+
+    #[test]
+    fn a_channel_is_down_after_the_delay_only() {
+        let mut s = snapshot(0);
+        s.channels[0].connected = false;
+        s.channels[0].since = s.now - chrono::Duration::minutes(14);
+        assert!(kinds(&s).is_empty());
+        s.channels[0].since = s.now - chrono::Duration::minutes(15);
+        assert_eq!(kinds(&s), ["channel_down device shop"]);
+        let condition = &evaluate(&s, &AlertSettings::default())[0];
+        assert_eq!(condition.recipients, ["acme"]);
+    }
+
+    #[test]
+    fn an_old_or_missing_dgi_contact() {
+        let mut s = snapshot(0);
+        s.channels[0].last_contact = Some(Some(s.local_now - chrono::Duration::days(3)));
+        assert_eq!(kinds(&s), ["dgi_contact_old device shop"]);
+        s.channels[0].last_contact = Some(None);
+        assert_eq!(kinds(&s), ["dgi_contact_old device shop"], "never");
+        s.channels[0].last_contact = None;
+        assert!(kinds(&s).is_empty(), "the web API says nothing of it");
+    }
+
+    #[test]
+    fn invoices_in_doubt() {
+        let mut s = snapshot(0);
+        s.orgs[0].in_doubt = 2;
+        assert_eq!(kinds(&s), ["in_doubt organization acme"]);
+    }
+}

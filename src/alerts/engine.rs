@@ -1,0 +1,346 @@
+//! The alert engine: evaluates the conditions every [`EVERY`] and soon after each answered
+//! invoice, raises and clears (the log, `/metrics`), e-mails what is raised and not yet
+//! sent, keeps the state file, and answers the dashboard's banners.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, FixedOffset, Utc};
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+use super::conditions::{evaluate, ChannelFacts, OrgFacts, Snapshot};
+use super::kind::{AlertKind, Subject};
+use super::mail::Mailer;
+use super::state::{AlertState, RaisedAlert, Transitions, STATE_FILE};
+use super::{text, AlertError};
+use crate::admin::Admin;
+use crate::certify::Certifier;
+use crate::config::{AlertSettings, SmtpSettings};
+use crate::i18n::Lang;
+use crate::metrics;
+use crate::model::Organization;
+
+/// How often the conditions are evaluated when nothing happens.
+pub const EVERY: Duration = Duration::from_secs(30);
+/// How often the engine looks whether an invoice was answered since its last evaluation.
+const TICK: Duration = Duration::from_secs(1);
+
+/// What the engine needs besides the service.
+#[derive(Debug, Clone)]
+pub struct EngineSettings {
+    /// `[alerts]`.
+    pub alerts: AlertSettings,
+    /// The configured time zone (the quota year, times in e-mails).
+    pub zone: FixedOffset,
+    /// The e-mails' language (the configuration's `language`).
+    pub lang: Lang,
+}
+
+/// The alerts of a running gateway.
+pub struct AlertEngine {
+    settings: EngineSettings,
+    path: PathBuf,
+    state: Mutex<AlertState>,
+    mailer: Option<Mailer>,
+}
+
+impl AlertEngine {
+    /// The engine of `state_dir`, its raised alerts read back from `alerts.json` (missing or
+    /// unreadable: none raised, logged). With `smtp`, alerts are e-mailed; a relay that
+    /// cannot be set up (password file unreadable) is an error.
+    pub fn open(
+        state_dir: &Path,
+        settings: EngineSettings,
+        smtp: Option<&SmtpSettings>,
+    ) -> Result<AlertEngine, AlertError> {
+        let path = state_dir.join(STATE_FILE);
+        let state = AlertState::load(&path).unwrap_or_else(|error| {
+            warn!(%error, "alerts: state file not read; starting with no alert raised");
+            AlertState::default()
+        });
+        let mailer = smtp.map(Mailer::new).transpose()?;
+        if mailer.is_none() {
+            info!("alerts: no [smtp] configured, alerts are not e-mailed");
+        }
+        let engine = AlertEngine {
+            settings,
+            path,
+            state: Mutex::new(state),
+            mailer,
+        };
+        engine.publish();
+        Ok(engine)
+    }
+
+    /// The alerts raised for `org`: its own, and those of its device.
+    pub fn active_for(&self, org: &Organization) -> Vec<RaisedAlert> {
+        self.lock()
+            .raised()
+            .filter(|alert| match &alert.key.subject {
+                Subject::Org(id) => *id == org.id,
+                Subject::Device(name) => *name == org.device,
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Moves to what `snapshot` shows: logs each raised and cleared alert, counts them,
+    /// saves the state when it changed.
+    pub fn apply(&self, snapshot: &Snapshot) -> Transitions {
+        let conditions = evaluate(snapshot, &self.settings.alerts);
+        let mut state = self.lock();
+        let before = state.clone();
+        let transitions = state.step(&conditions, snapshot.now);
+        for alert in &transitions.raised {
+            warn!(alert = %alert.key.kind, about = %alert.key.subject, facts = ?alert.facts, "alert raised");
+            metrics::alert_raised(&alert.key.kind.label());
+        }
+        for alert in &transitions.cleared {
+            info!(alert = %alert.key.kind, about = %alert.key.subject, "alert cleared");
+        }
+        // Several quota thresholds crossed at once: the highest one is e-mailed.
+        suppress_lower_quota_mails(&mut state, &transitions);
+        if *state != before {
+            self.save(&state);
+        }
+        drop(state);
+        self.publish();
+        transitions
+    }
+
+    /// E-mails every raised alert not yet sent to its organizations' administrators; a
+    /// failure is logged and tried again at the next evaluation.
+    pub async fn send_pending(&self, orgs: &[Organization]) {
+        let Some(mailer) = &self.mailer else { return };
+        let pending: Vec<(RaisedAlert, Organization)> = self
+            .lock()
+            .raised()
+            .flat_map(|alert| {
+                alert.unsent.iter().filter_map(|id| {
+                    let org = orgs.iter().find(|o| o.id == *id)?;
+                    Some((alert.clone(), org.clone()))
+                })
+            })
+            .collect();
+        for (alert, org) in pending {
+            let sent = match text::mail(&alert, &org, self.settings.zone, self.settings.lang) {
+                None => true, // No address: nothing to send, ever.
+                Some(mail) => match mailer.send(&mail).await {
+                    Ok(()) => {
+                        info!(alert = %alert.key.kind, org = %org.id, to = %mail.to.join(", "), "alert e-mailed");
+                        true
+                    }
+                    Err(error) => {
+                        warn!(alert = %alert.key.kind, org = %org.id, %error, "alert e-mail not sent; trying again at the next evaluation");
+                        false
+                    }
+                },
+            };
+            if sent {
+                let mut state = self.lock();
+                if let Some(raised) = state.get_mut(&alert.key) {
+                    raised.unsent.remove(&org.id);
+                }
+                self.save(&state);
+            }
+        }
+        // An organization gone or removed from the list: nobody left to tell.
+        let mut state = self.lock();
+        let before = state.clone();
+        let known: Vec<&str> = orgs.iter().map(|o| o.id.as_str()).collect();
+        let keys: Vec<_> = state.raised().map(|a| a.key.clone()).collect();
+        for key in keys {
+            if let Some(raised) = state.get_mut(&key) {
+                raised.unsent.retain(|id| known.contains(&id.as_str()));
+            }
+        }
+        if *state != before {
+            self.save(&state);
+        }
+    }
+
+    /// Evaluates every [`EVERY`], and within a second of an answered invoice, until `stop`.
+    pub fn spawn(
+        self: &Arc<Self>,
+        certifier: Arc<Certifier>,
+        admin: Arc<Admin>,
+        stop: CancellationToken,
+    ) -> tokio::task::JoinHandle<()> {
+        let engine = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut last: Option<(Instant, u64)> = None;
+            loop {
+                let answered = metrics::answered_invoices();
+                let due = last.is_none_or(|(at, count)| at.elapsed() >= EVERY || count != answered);
+                if due {
+                    last = Some((Instant::now(), answered));
+                    match collect(&certifier, &admin, &engine.settings) {
+                        Ok(snapshot) => {
+                            engine.apply(&snapshot);
+                            let orgs: Vec<Organization> =
+                                snapshot.orgs.into_iter().map(|f| f.org).collect();
+                            engine.send_pending(&orgs).await;
+                        }
+                        Err(error) => warn!(%error, "alerts: not evaluated"),
+                    }
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(TICK) => {}
+                    () = stop.cancelled() => return,
+                }
+            }
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, AlertState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn save(&self, state: &AlertState) {
+        if let Err(error) = state.save(&self.path) {
+            warn!(%error, "alerts: state not saved (a restart may e-mail an alert again)");
+        }
+    }
+
+    /// Sets `emcf_alerts_active` from the raised alerts.
+    fn publish(&self) {
+        let mut counts: std::collections::BTreeMap<String, u64> = self
+            .settings
+            .alerts
+            .quota_thresholds
+            .iter()
+            .map(|p| AlertKind::Quota(*p))
+            .chain([
+                AlertKind::ChannelDown,
+                AlertKind::DgiContactOld,
+                AlertKind::InDoubt,
+            ])
+            .map(|kind| (kind.label(), 0))
+            .collect();
+        for alert in self.lock().raised() {
+            *counts.entry(alert.key.kind.label()).or_insert(0) += 1;
+        }
+        metrics::alerts_active(counts);
+    }
+}
+
+/// Of quota alerts raised together for one organization, only the highest is e-mailed.
+fn suppress_lower_quota_mails(state: &mut AlertState, transitions: &Transitions) {
+    for alert in &transitions.raised {
+        let AlertKind::Quota(percent) = alert.key.kind else {
+            continue;
+        };
+        let higher = transitions.raised.iter().any(|other| {
+            other.key.subject == alert.key.subject
+                && matches!(other.key.kind, AlertKind::Quota(p) if p > percent)
+        });
+        if higher {
+            if let Some(raised) = state.get_mut(&alert.key) {
+                raised.unsent.clear();
+            }
+        }
+    }
+}
+
+/// What the alerts look at now: every organization's quota use and invoices in doubt, every
+/// configured channel's link and DGI contact.
+pub fn collect(
+    certifier: &Certifier,
+    admin: &Admin,
+    settings: &EngineSettings,
+) -> Result<Snapshot, AlertError> {
+    let service = |e: &dyn std::fmt::Display| AlertError::Service(e.to_string());
+    let now: DateTime<Utc> = Utc::now();
+    let gauges = certifier.gauges().map_err(|e| service(&e))?;
+    let status = certifier.status();
+    let open = certifier.open_intents().map_err(|e| service(&e))?;
+    let late = chrono::Duration::from_std(settings.alerts.channel_down()).unwrap_or_default();
+    let mut orgs = Vec::new();
+    for org in admin.org_list().map_err(|e| service(&e))? {
+        let shown = admin.org_show(&org.id).map_err(|e| service(&e))?;
+        let in_doubt = open
+            .iter()
+            .filter(|i| i.org == org.id)
+            .filter(|i| i.reason.is_some() || now - i.received_at >= late)
+            .count() as u64;
+        orgs.push(OrgFacts {
+            year: shown.quota.year,
+            used: shown.quota.used,
+            quota: shown.quota.quota,
+            in_doubt,
+            org,
+        });
+    }
+    let channels = status
+        .devices
+        .iter()
+        .filter(|view| gauges.configured.contains(&view.name))
+        .map(|view| ChannelFacts {
+            name: view.name.clone(),
+            connected: view.connected,
+            since: view.since,
+            last_contact: view.dgi.as_ref().map(|dgi| dgi.last_contact),
+        })
+        .collect();
+    Ok(Snapshot {
+        now,
+        local_now: now.with_timezone(&settings.zone).naive_local(),
+        orgs,
+        channels,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alerts::conditions::tests::snapshot;
+
+    fn engine(dir: &Path) -> AlertEngine {
+        let settings = EngineSettings {
+            alerts: AlertSettings::default(),
+            zone: FixedOffset::east_opt(3600).expect("offset"),
+            lang: Lang::Fr,
+        };
+        AlertEngine::open(dir, settings, None).expect("engine")
+    }
+
+    #[test]
+    fn raised_once_and_kept_across_a_restart() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let first = engine(dir.path());
+        assert_eq!(first.apply(&snapshot(4)).raised.len(), 1);
+        assert!(first.apply(&snapshot(4)).raised.is_empty());
+        let org = &snapshot(4).orgs[0].org;
+        assert_eq!(first.active_for(org).len(), 1);
+
+        let again = engine(dir.path());
+        assert_eq!(again.active_for(org).len(), 1, "read back");
+        assert!(
+            again.apply(&snapshot(4)).raised.is_empty(),
+            "not raised twice"
+        );
+        let t = again.apply(&snapshot(5));
+        assert_eq!(t.raised.len(), 2);
+        let unsent: Vec<_> = again
+            .active_for(org)
+            .into_iter()
+            .filter(|a| !a.unsent.is_empty())
+            .map(|a| a.key.kind.label())
+            .collect();
+        assert_eq!(
+            unsent,
+            ["quota_80", "quota_100"],
+            "90 % is not mailed with 100 %"
+        );
+    }
+
+    #[test]
+    fn a_damaged_state_file_means_nothing_raised() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join(STATE_FILE), b"garbage").expect("write");
+        let engine = engine(dir.path());
+        assert_eq!(engine.apply(&snapshot(4)).raised.len(), 1);
+    }
+}

@@ -1,0 +1,71 @@
+//! Alerts: what an organization's administrators must know before it costs them invoices.
+//!
+//! | kind | about | raised when | cleared when |
+//! |---|---|---|---|
+//! | `quota_80`, `quota_90`, `quota_100` (`[alerts] quota_thresholds`) | organization | its production invoices of the quota year reach that share of its annual quota | a new quota year, or a larger quota |
+//! | `channel_down` | configured device | it has not answered for `channel_down_minutes` | it answers |
+//! | `dgi_contact_old` | configured box | its last contact with the DGI (C2h) is older than `dgi_contact_days` | a fresher contact |
+//! | `in_doubt` | organization | an invoice waits for an administrator, or is not settled after `channel_down_minutes` | nothing in doubt |
+//!
+//! Each alert is raised once per crossing, never once per request: [`state`] keeps what is
+//! raised (and whose e-mail is still to send) in `<state_dir>/alerts.json`, so a restart sends
+//! nothing twice. A raised alert is a `warn!` line, `emcf_alerts_active` and
+//! `emcf_alerts_raised_total` in `/metrics` (by kind, never by organization), a banner on the
+//! organization's dashboard overview, and with `[smtp]` an e-mail to the organization's
+//! `admin_emails` (in the configured language); a clearing is an `info!` line. An e-mail that
+//! fails is tried again at the next evaluation; nothing here ever blocks a certification.
+
+mod conditions;
+mod engine;
+mod kind;
+mod mail;
+mod state;
+mod text;
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+pub use conditions::{evaluate, ChannelFacts, Condition, Facts, OrgFacts, Snapshot};
+pub use engine::{collect, AlertEngine, EngineSettings, EVERY};
+pub use kind::{AlertKey, AlertKind, Subject};
+pub use mail::{Mail, Mailer};
+pub use state::{AlertState, RaisedAlert, Transitions, STATE_FILE};
+
+/// What went wrong with the alerts (never with a certification).
+#[derive(Debug, Error)]
+pub enum AlertError {
+    /// The state of the service or the register could not be read.
+    #[error("reading the service's state: {0}")]
+    Service(String),
+    /// The state file could not be read or written.
+    #[error("alerts state file {}: {source}", path.display())]
+    StateFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The state file is not what this version writes.
+    #[error("alerts state file {} is damaged: {reason}", path.display())]
+    StateDamaged {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// `smtp.password_file` could not be read.
+    #[error("smtp.password_file {}: {source}", path.display())]
+    PasswordFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// An address the relay would refuse.
+    #[error("e-mail address {0:?}: {1}")]
+    Address(String, String),
+    /// The relay refused or could not be reached.
+    #[error("SMTP: {0}")]
+    Smtp(String),
+}

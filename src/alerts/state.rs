@@ -1,0 +1,238 @@
+//! The alerts raised and not yet cleared, and the crossing logic: a condition that appears is
+//! raised once; while it holds nothing more happens; when it goes away the alert clears and
+//! the next crossing raises it again. Kept in `<state_dir>/alerts.json` (written to a temp
+//! file, fsync'd, renamed, the directory fsync'd) so that a restart sends no e-mail twice.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::conditions::{Condition, Facts};
+use super::kind::AlertKey;
+use super::AlertError;
+
+/// The state file's name in the state directory.
+pub const STATE_FILE: &str = "alerts.json";
+
+/// One raised alert.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RaisedAlert {
+    /// Which alert.
+    #[serde(flatten)]
+    pub key: AlertKey,
+    /// The crossing it belongs to (the quota year; empty for the others).
+    #[serde(default)]
+    pub episode: String,
+    /// When it was raised.
+    pub raised_at: DateTime<Utc>,
+    /// What it says, as last evaluated.
+    #[serde(default)]
+    pub facts: Facts,
+    /// Organizations (ids) whose administrators have not been e-mailed yet.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub unsent: BTreeSet<String>,
+}
+
+/// What one evaluation changed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Transitions {
+    /// Alerts raised now.
+    pub raised: Vec<RaisedAlert>,
+    /// Alerts whose condition went away.
+    pub cleared: Vec<RaisedAlert>,
+}
+
+/// The raised alerts, by key.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AlertState {
+    raised: BTreeMap<AlertKey, RaisedAlert>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StateFile {
+    version: u32,
+    raised: Vec<RaisedAlert>,
+}
+
+impl AlertState {
+    /// Moves to the conditions that hold now: new ones are raised (their recipients to be
+    /// e-mailed), those gone are cleared, those still there keep their raising and get the
+    /// latest facts.
+    pub fn step(&mut self, now: &[Condition], at: DateTime<Utc>) -> Transitions {
+        let mut transitions = Transitions::default();
+        let current: BTreeMap<&AlertKey, &Condition> = now.iter().map(|c| (&c.key, c)).collect();
+        let gone: Vec<AlertKey> = self
+            .raised
+            .iter()
+            .filter(|(key, raised)| current.get(key).is_none_or(|c| c.episode != raised.episode))
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in gone {
+            if let Some(raised) = self.raised.remove(&key) {
+                transitions.cleared.push(raised);
+            }
+        }
+        for condition in now {
+            match self.raised.get_mut(&condition.key) {
+                Some(raised) => raised.facts = condition.facts.clone(),
+                None => {
+                    let raised = RaisedAlert {
+                        key: condition.key.clone(),
+                        episode: condition.episode.clone(),
+                        raised_at: at,
+                        facts: condition.facts.clone(),
+                        unsent: condition.recipients.iter().cloned().collect(),
+                    };
+                    self.raised.insert(condition.key.clone(), raised.clone());
+                    transitions.raised.push(raised);
+                }
+            }
+        }
+        transitions
+    }
+
+    /// The raised alerts, by key.
+    pub fn raised(&self) -> impl Iterator<Item = &RaisedAlert> {
+        self.raised.values()
+    }
+
+    /// The alert of `key` if raised.
+    pub fn get_mut(&mut self, key: &AlertKey) -> Option<&mut RaisedAlert> {
+        self.raised.get_mut(key)
+    }
+
+    /// Reads `path`. A missing file is an empty state; an unreadable or damaged one is an
+    /// error the caller logs (and then starts empty).
+    pub fn load(path: &Path) -> Result<AlertState, AlertError> {
+        let bytes = match fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(AlertState::default()),
+            Err(source) => return Err(state_error(path, source)),
+        };
+        let file: StateFile =
+            serde_json::from_slice(&bytes).map_err(|e| AlertError::StateDamaged {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            })?;
+        Ok(AlertState {
+            raised: file
+                .raised
+                .into_iter()
+                .map(|raised| (raised.key.clone(), raised))
+                .collect(),
+        })
+    }
+
+    /// Writes the state to `path` atomically: `<path>.tmp`, fsync, rename, fsync of the
+    /// directory.
+    pub fn save(&self, path: &Path) -> Result<(), AlertError> {
+        let file = StateFile {
+            version: 1,
+            raised: self.raised.values().cloned().collect(),
+        };
+        let bytes = serde_json::to_vec_pretty(&file).map_err(|e| AlertError::StateDamaged {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        let tmp: PathBuf = path.with_extension("json.tmp");
+        let write = || -> std::io::Result<()> {
+            let mut out = fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(true)
+                .open(&tmp)?;
+            out.write_all(&bytes)?;
+            out.sync_all()?;
+            fs::rename(&tmp, path)?;
+            if let Some(dir) = path.parent() {
+                fs::File::open(dir)?.sync_all()?;
+            }
+            Ok(())
+        };
+        write().map_err(|source| state_error(path, source))
+    }
+}
+
+fn state_error(path: &Path, source: std::io::Error) -> AlertError {
+    AlertError::StateFile {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alerts::conditions::evaluate;
+    use crate::alerts::conditions::tests::snapshot;
+    use crate::config::AlertSettings;
+
+    fn labels(alerts: &[RaisedAlert]) -> Vec<String> {
+        alerts.iter().map(|a| a.key.kind.label()).collect()
+    }
+
+    fn step(state: &mut AlertState, used: u64) -> Transitions {
+        let s = snapshot(used);
+        state.step(&evaluate(&s, &AlertSettings::default()), s.now)
+    }
+
+    #[test]
+    fn raised_once_per_crossing_and_rearmed_after_clearing() {
+        let mut state = AlertState::default();
+        assert_eq!(step(&mut state, 3), Transitions::default());
+        let t = step(&mut state, 4);
+        assert_eq!(labels(&t.raised), ["quota_80"]);
+        assert_eq!(t.raised[0].unsent, BTreeSet::from(["acme".to_owned()]));
+        assert_eq!(step(&mut state, 4), Transitions::default(), "not again");
+        let t = step(&mut state, 5);
+        assert_eq!(labels(&t.raised), ["quota_90", "quota_100"]);
+        assert!(t.cleared.is_empty());
+        assert_eq!(step(&mut state, 5), Transitions::default());
+        // A new year (or a larger quota): cleared, re-armed.
+        let t = step(&mut state, 0);
+        assert_eq!(labels(&t.cleared), ["quota_80", "quota_90", "quota_100"]);
+        assert_eq!(labels(&step(&mut state, 4).raised), ["quota_80"]);
+    }
+
+    #[test]
+    fn a_new_quota_year_is_a_new_crossing() {
+        let mut state = AlertState::default();
+        step(&mut state, 4);
+        let mut s = snapshot(4);
+        s.orgs[0].year = 2026;
+        let t = state.step(&evaluate(&s, &AlertSettings::default()), s.now);
+        assert_eq!(labels(&t.cleared), ["quota_80"]);
+        assert_eq!(labels(&t.raised), ["quota_80"]);
+    }
+
+    #[test]
+    fn persisted_across_a_reload() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(STATE_FILE);
+        assert_eq!(
+            AlertState::load(&path).expect("missing"),
+            AlertState::default()
+        );
+        let mut state = AlertState::default();
+        step(&mut state, 4);
+        state.save(&path).expect("saved");
+        let mut again = AlertState::load(&path).expect("loaded");
+        assert_eq!(again, state);
+        assert_eq!(
+            step(&mut again, 4),
+            Transitions::default(),
+            "not raised twice"
+        );
+        assert!(!path.with_extension("json.tmp").exists());
+
+        fs::write(&path, b"{not json").expect("write");
+        assert!(matches!(
+            AlertState::load(&path),
+            Err(AlertError::StateDamaged { .. })
+        ));
+    }
+}

@@ -1,0 +1,143 @@
+//! The `[alerts]` and `[smtp]` tables (1.5.0): when the gateway warns, and how it e-mails the
+//! organizations' administrators. Every key optional, so older files read unchanged; without
+//! `[smtp]` no e-mail is attempted (docs/configuration.md, "Alerts").
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::validate::in_range;
+use super::{Config, ConfigError};
+
+/// `alerts.channel_down_minutes` default.
+pub const DEFAULT_CHANNEL_DOWN_MINUTES: u64 = 15;
+/// `alerts.dgi_contact_days` default.
+pub const DEFAULT_DGI_CONTACT_DAYS: u64 = 3;
+/// `alerts.quota_thresholds` default, in percent of the annual quota.
+pub const DEFAULT_QUOTA_THRESHOLDS: [u8; 3] = [80, 90, 100];
+/// `smtp.port` default (submission, STARTTLS).
+pub const DEFAULT_SMTP_PORT: u16 = 587;
+
+/// `[alerts]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AlertSettings {
+    /// A configured channel that does not answer for this long raises `channel_down`.
+    pub channel_down_minutes: u64,
+    /// A box whose last contact with the DGI (C2h) is older than this raises
+    /// `dgi_contact_old`.
+    pub dgi_contact_days: u64,
+    /// Quota use, in percent of the annual quota, at which an organization is warned.
+    pub quota_thresholds: Vec<u8>,
+}
+
+impl Default for AlertSettings {
+    fn default() -> Self {
+        AlertSettings {
+            channel_down_minutes: DEFAULT_CHANNEL_DOWN_MINUTES,
+            dgi_contact_days: DEFAULT_DGI_CONTACT_DAYS,
+            quota_thresholds: DEFAULT_QUOTA_THRESHOLDS.to_vec(),
+        }
+    }
+}
+
+impl AlertSettings {
+    /// Whether every key has its default (the table is then left out when written).
+    pub fn is_default(&self) -> bool {
+        *self == AlertSettings::default()
+    }
+
+    /// `channel_down_minutes` as a duration.
+    pub fn channel_down(&self) -> Duration {
+        Duration::from_secs(self.channel_down_minutes.saturating_mul(60))
+    }
+
+    /// `dgi_contact_days` as a duration.
+    pub fn dgi_contact(&self) -> Duration {
+        Duration::from_secs(self.dgi_contact_days.saturating_mul(86_400))
+    }
+}
+
+/// How the SMTP connection is secured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SmtpTls {
+    /// Plain connection upgraded with STARTTLS (required), usually port 587.
+    #[default]
+    Starttls,
+    /// TLS from the first byte, usually port 465.
+    Tls,
+    /// No encryption: only for a relay on the same machine or a trusted LAN.
+    None,
+}
+
+/// `[smtp]`: the relay the alerts go through.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmtpSettings {
+    /// The relay's host name (checked against its certificate with TLS).
+    pub host: String,
+    /// Its port.
+    #[serde(default = "default_port")]
+    pub port: u16,
+    /// The sender, e.g. `"emcf-gateway <alertes@example.cd>"`.
+    pub from: String,
+    /// User name for SMTP authentication, if the relay asks for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// A file holding the password (its first line); never the password itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_file: Option<PathBuf>,
+    /// `starttls` (default), `tls` or `none`.
+    #[serde(default)]
+    pub tls: SmtpTls,
+}
+
+fn default_port() -> u16 {
+    DEFAULT_SMTP_PORT
+}
+
+impl Config {
+    /// The `[alerts]` and `[smtp]` keys.
+    pub(super) fn validate_alerts(&self) -> Result<(), ConfigError> {
+        let alerts = &self.alerts;
+        let invalid = |key: &str, message: String| self.invalid(key, message);
+        in_range(alerts.channel_down_minutes, 1, 10_080, " minutes")
+            .map_err(|m| invalid("alerts.channel_down_minutes", m))?;
+        in_range(alerts.dgi_contact_days, 1, 365, " days")
+            .map_err(|m| invalid("alerts.dgi_contact_days", m))?;
+        let mut seen = Vec::new();
+        for threshold in &alerts.quota_thresholds {
+            if !(1..=100).contains(threshold) || seen.contains(threshold) {
+                return Err(invalid(
+                    "alerts.quota_thresholds",
+                    "takes distinct percentages from 1 to 100, e.g. [80, 90, 100]".into(),
+                ));
+            }
+            seen.push(*threshold);
+        }
+        let Some(smtp) = &self.smtp else {
+            return Ok(());
+        };
+        if smtp.host.trim().is_empty() || smtp.host.contains(char::is_whitespace) {
+            return Err(invalid("smtp.host", "must be a host name".into()));
+        }
+        if smtp.port == 0 {
+            return Err(invalid("smtp.port", "must be 1 to 65535".into()));
+        }
+        if smtp.from.parse::<lettre::message::Mailbox>().is_err() {
+            return Err(invalid(
+                "smtp.from",
+                "must be an address, e.g. \"emcf-gateway <alertes@example.cd>\"".into(),
+            ));
+        }
+        if smtp.username.is_some() != smtp.password_file.is_some() {
+            return Err(invalid(
+                "smtp.username",
+                "and smtp.password_file go together (the password is read from that file)".into(),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,99 @@
+//! The overview's alert banners: the alerts raised for the signed-in organization (its quota,
+//! its invoices in doubt) and its device (down, DGI contact old), at the top of the page.
+
+use chrono::FixedOffset;
+
+use super::html::{self, esc, t};
+use crate::alerts::{AlertKind, RaisedAlert};
+use crate::i18n::{format, Lang};
+use crate::msg;
+
+/// The banners of `alerts` (of one organization); empty when none. Of its quota alerts only
+/// the highest threshold shows.
+pub(super) fn banners(alerts: &[RaisedAlert], zone: FixedOffset, lang: Lang) -> String {
+    let top_quota = alerts
+        .iter()
+        .filter_map(|a| match a.key.kind {
+            AlertKind::Quota(percent) => Some(percent),
+            _ => None,
+        })
+        .max();
+    let mut html = String::new();
+    for alert in alerts {
+        let facts = &alert.facts;
+        let (class, text) = match alert.key.kind {
+            AlertKind::Quota(percent) if Some(percent) != top_quota => continue,
+            AlertKind::Quota(percent) => {
+                let used = format::integer(facts.used.unwrap_or_default(), lang);
+                let quota = format::integer(facts.quota.unwrap_or_default(), lang);
+                let year = facts.year.unwrap_or_default().to_string();
+                if percent >= 100 {
+                    (
+                        "error",
+                        msg!(
+                            "dash-alert-quota-full",
+                            used = used,
+                            quota = quota,
+                            year = year
+                        ),
+                    )
+                } else {
+                    (
+                        "warn",
+                        msg!(
+                            "dash-alert-quota",
+                            percent = percent,
+                            used = used,
+                            quota = quota,
+                            year = year
+                        ),
+                    )
+                }
+            }
+            AlertKind::ChannelDown => (
+                "error",
+                msg!(
+                    "dash-alert-channel-down",
+                    device = subject(alert),
+                    since = facts
+                        .since
+                        .map(|at| html::time(&at, zone, lang))
+                        .unwrap_or_default()
+                ),
+            ),
+            AlertKind::DgiContactOld => (
+                "warn",
+                msg!(
+                    "dash-alert-dgi-contact",
+                    device = subject(alert),
+                    at = facts.last_contact.map_or_else(
+                        || msg!("dash-never").render(lang),
+                        |at| html::device_time(&at, lang)
+                    )
+                ),
+            ),
+            AlertKind::InDoubt => (
+                "warn",
+                msg!(
+                    "dash-alert-in-doubt",
+                    count = facts.count.unwrap_or_default()
+                ),
+            ),
+        };
+        html.push_str(&format!(
+            "<p class=\"notice {class}\" role=\"alert\" id=\"alert-{}\">{}</p>",
+            esc(&alert.key.kind.label()),
+            t(lang, text)
+        ));
+    }
+    if html.is_empty() {
+        return html;
+    }
+    format!("<section id=\"alerts\">{html}</section>")
+}
+
+fn subject(alert: &RaisedAlert) -> String {
+    match &alert.key.subject {
+        crate::alerts::Subject::Device(name) | crate::alerts::Subject::Org(name) => name.clone(),
+    }
+}
