@@ -8,6 +8,7 @@
 //! | `validation.ftl` | the invoice body's rules (HTTP 400, codes 1..99) |
 //! | `dashboard.ftl` | the dashboard's pages |
 //! | `cli.ftl` | the CLI's messages and table headings |
+//! | `alerts.ftl` | the alerts e-mailed to organizations' administrators |
 //! | `receipt.ftl` | the printable fiscal block (API `receipt.html`/`receipt.escpos`, dashboard) |
 //!
 //! Texts are plain (no bidi isolation marks: they go into JSON, HTML and terminals). A message
@@ -49,6 +50,11 @@ pub const FILES: &[(&str, &str, &str)] = &[
         "cli.ftl",
         include_str!("../../locales/fr/cli.ftl"),
         include_str!("../../locales/en/cli.ftl"),
+    ),
+    (
+        "alerts.ftl",
+        include_str!("../../locales/fr/alerts.ftl"),
+        include_str!("../../locales/en/alerts.ftl"),
     ),
     (
         "receipt.ftl",
