@@ -1,0 +1,170 @@
+//! A minimal SMTP sink for the tests: listens on a local socket, greets 220, answers EHLO/HELO,
+//! MAIL FROM, RCPT TO, DATA (until `<CRLF>.<CRLF>`), RSET, NOOP and QUIT, and records every
+//! message it accepted. No TLS, no authentication (the gateway's `tls = "none"`).
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+
+/// A message the sink accepted.
+#[derive(Debug, Clone, Default)]
+pub struct Received {
+    /// `MAIL FROM` address.
+    pub from: String,
+    /// `RCPT TO` addresses.
+    pub to: Vec<String>,
+    /// The message as sent (headers and body, dot-unstuffed).
+    pub data: String,
+}
+
+impl Received {
+    /// The value of header `name` (first one, unfolded), if any.
+    pub fn header(&self, name: &str) -> Option<String> {
+        let head = self.data.split("\r\n\r\n").next().unwrap_or_default();
+        let mut lines = head.split("\r\n").peekable();
+        while let Some(line) = lines.next() {
+            let Some((key, value)) = line.split_once(':') else {
+                continue;
+            };
+            if key.eq_ignore_ascii_case(name) {
+                let mut value = value.trim().to_string();
+                while let Some(next) = lines.peek() {
+                    if !next.starts_with([' ', '\t']) {
+                        break;
+                    }
+                    value.push(' ');
+                    value.push_str(next.trim());
+                    lines.next();
+                }
+                return Some(value);
+            }
+        }
+        None
+    }
+}
+
+/// The running sink.
+pub struct SmtpSink {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    messages: Arc<Mutex<Vec<Received>>>,
+}
+
+impl SmtpSink {
+    /// Starts it on 127.0.0.1 (an ephemeral port).
+    pub async fn start() -> SmtpSink {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("smtp bind");
+        let addr = listener.local_addr().expect("smtp addr");
+        let messages: Arc<Mutex<Vec<Received>>> = Arc::default();
+        let store = Arc::clone(&messages);
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let store = Arc::clone(&store);
+                tokio::spawn(async move {
+                    let _ = session(stream, store).await;
+                });
+            }
+        });
+        SmtpSink { addr, messages }
+    }
+
+    /// The messages accepted so far.
+    pub fn messages(&self) -> Vec<Received> {
+        self.messages.lock().expect("messages").clone()
+    }
+
+    /// Waits until at least `n` messages arrived (panics after `within`).
+    pub async fn wait_for(&self, n: usize, within: std::time::Duration) -> Vec<Received> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let messages = self.messages();
+            if messages.len() >= n {
+                return messages;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{} e-mail(s) after {within:?}, {n} expected: {messages:?}",
+                messages.len()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+}
+
+async fn session(stream: TcpStream, store: Arc<Mutex<Vec<Received>>>) -> std::io::Result<()> {
+    let (read, mut write) = stream.into_split();
+    let mut lines = BufReader::new(read);
+    write.write_all(b"220 sink.test ESMTP ready\r\n").await?;
+    let mut current = Received::default();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if lines.read_line(&mut line).await? == 0 {
+            return Ok(());
+        }
+        let command = line.trim_end().to_string();
+        let upper = command.to_ascii_uppercase();
+        let reply: &[u8] = if upper.starts_with("EHLO") {
+            b"250-sink.test\r\n250-8BITMIME\r\n250 SMTPUTF8\r\n"
+        } else if upper.starts_with("HELO") {
+            b"250 sink.test\r\n"
+        } else if upper.starts_with("MAIL FROM:") {
+            current = Received {
+                from: address(&command["MAIL FROM:".len()..]),
+                ..Received::default()
+            };
+            b"250 OK\r\n"
+        } else if upper.starts_with("RCPT TO:") {
+            current.to.push(address(&command["RCPT TO:".len()..]));
+            b"250 OK\r\n"
+        } else if upper == "DATA" {
+            write
+                .write_all(b"354 end data with <CR><LF>.<CR><LF>\r\n")
+                .await?;
+            let mut data = String::new();
+            loop {
+                line.clear();
+                if lines.read_line(&mut line).await? == 0 {
+                    return Ok(());
+                }
+                if line == ".\r\n" || line == ".\n" {
+                    break;
+                }
+                let unstuffed = line.strip_prefix('.').unwrap_or(&line);
+                data.push_str(unstuffed);
+            }
+            current.data = data;
+            store
+                .lock()
+                .expect("messages")
+                .push(std::mem::take(&mut current));
+            b"250 OK queued\r\n"
+        } else if upper == "RSET" {
+            current = Received::default();
+            b"250 OK\r\n"
+        } else if upper == "NOOP" {
+            b"250 OK\r\n"
+        } else if upper == "QUIT" {
+            write.write_all(b"221 bye\r\n").await?;
+            return Ok(());
+        } else {
+            b"502 command not implemented\r\n"
+        };
+        write.write_all(reply).await?;
+    }
+}
+
+/// `<a@b.cd> SIZE=...` -> `a@b.cd`.
+fn address(text: &str) -> String {
+    let text = text.trim();
+    match (text.find('<'), text.find('>')) {
+        (Some(start), Some(end)) if start < end => text[start + 1..end].to_string(),
+        _ => text
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
