@@ -46,15 +46,21 @@ fn base_time() -> DateTime<Utc> {
         .expect("a valid date")
 }
 
-/// The intent of entry `i` (0-based): a 3-item sale of group B, received at `at`.
+/// The intent of entry `i` (0-based): a 3-item sale of group B to a named client, received
+/// at `at`, keeping its invoice as 1.5.0 does (the canonical form, about 450 bytes).
 pub fn intent(i: u64, key_id: &str, at: DateTime<Utc>) -> Intent {
     let total = Decimal::new(100_000 + (i % 50_000) as i64 * 10, 2);
     let vat = (total * Decimal::new(16, 0) / Decimal::new(116, 0)).round_dp(2);
     let rn = format!("FV-{:09}", i + 1);
+    let invoice = format!(
+        r#"{{"canon":"1","client":{{"name":"Client {c}","nif":"A{c:07}Z","type":"PM"}},"curCode":"CDF","items":[{{"code":"ART-1","name":"Sac de ciment 50 kg","price":"{p}","quantity":"1","taxGroup":"B","type":"BIE"}},{{"name":"Fer a beton 12 mm","price":"0","quantity":"2","taxGroup":"B","type":"BIE"}},{{"name":"Livraison","price":"0","quantity":"1","taxGroup":"B","type":"SER"}}],"mode":"ttc","operator":{{"id":"1","name":"Caisse 1"}},"payments":[{{"amount":"{p}","curCode":"CDF","name":"ESPECES"}}],"rn":"{rn}","type":"FV"}}"#,
+        c = i % 10_000,
+        p = total.normalize(),
+    );
     Intent {
         org: ORG.to_string(),
         environment: Environment::Production,
-        request_digest: hex::encode(Sha256::digest(rn.as_bytes())),
+        request_digest: hex::encode(Sha256::digest(invoice.as_bytes())),
         rn,
         invoice_type: "FV".to_string(),
         key_id: key_id.to_string(),
@@ -74,7 +80,7 @@ pub fn intent(i: u64, key_id: &str, at: DateTime<Utc>) -> Intent {
         idempotency_key: None,
         device_tc: None,
         channel_ref: None,
-        invoice: None,
+        invoice: Some(invoice),
     }
 }
 
