@@ -239,6 +239,22 @@ fn documented_defaults_match_the_code() {
             d.http.metrics_per_organization
         ),
         format!("| `index_cache_mib` | integer | `{}` |", d.index_cache_mib),
+        format!(
+            "| `channel_down_minutes` | integer | `{}` |",
+            d.alerts.channel_down_minutes
+        ),
+        format!(
+            "| `dgi_contact_days` | integer | `{}` |",
+            d.alerts.dgi_contact_days
+        ),
+        format!(
+            "| `quota_thresholds` | list of integers | `{:?}` |",
+            d.alerts.quota_thresholds
+        ),
+        format!(
+            "| `port` | integer | `{}` |",
+            super::alerts::DEFAULT_SMTP_PORT
+        ),
         format!("| `start` | integer | `{}` |", d.plans.start),
         format!("| `grow` | integer | `{}` |", d.plans.grow),
         format!("| `baud` | integer | `{DEFAULT_BAUD}` |"),

@@ -1,7 +1,7 @@
 //! What `Config::validate` refuses, and how it names the key: devices (box and web API
 //! entries), names, timeouts; and the 1.0.0 file that must still load.
 
-use super::{invalid, parse};
+use super::{invalid, parse, parse_error};
 use crate::config::*;
 use std::time::Duration;
 
@@ -333,4 +333,45 @@ fn a_release_1_0_0_configuration_still_loads() {
     assert_eq!(timing.command_budget, Duration::from_millis(8000));
     assert_eq!(timing.credit_note_budget, Duration::from_millis(180_000));
     assert_eq!(timing.poll_interval, Duration::from_millis(1000));
+}
+
+#[test]
+fn alerts_and_smtp_are_optional_and_validated() {
+    let config = parse("").expect("no [alerts], no [smtp]");
+    assert!(config.smtp.is_none());
+    assert_eq!(config.alerts.quota_thresholds, [80, 90, 100]);
+    let config =
+        parse("[smtp]\nhost = \"relay.example.cd\"\nfrom = \"a@example.cd\"\n").expect("smtp");
+    config.validate().expect("valid");
+    let smtp = config.smtp.expect("smtp");
+    assert_eq!((smtp.port, smtp.tls), (587, SmtpTls::Starttls));
+    for (text, key) in [
+        (
+            "[alerts]\nquota_thresholds = [80, 80]\n",
+            "alerts.quota_thresholds",
+        ),
+        (
+            "[alerts]\nquota_thresholds = [0]\n",
+            "alerts.quota_thresholds",
+        ),
+        (
+            "[alerts]\nchannel_down_minutes = 0\n",
+            "alerts.channel_down_minutes",
+        ),
+        (
+            "[smtp]\nhost = \"h\"\nfrom = \"not an address\"\n",
+            "smtp.from",
+        ),
+        (
+            "[smtp]\nhost = \"h\"\nfrom = \"a@b.cd\"\nusername = \"u\"\n",
+            "smtp.username",
+        ),
+    ] {
+        let config = parse(text).expect("parses");
+        assert_eq!(invalid(&config).0, key, "{text}");
+    }
+    assert!(
+        parse_error("[smtp]\nhost = \"h\"\nfrom = \"a@b.cd\"\npassword = \"x\"\n")
+            .contains("password")
+    );
 }
