@@ -17,6 +17,7 @@ pub mod failpoint;
 pub mod http_body;
 pub mod i18n;
 pub mod keys;
+pub mod markup;
 pub mod metrics;
 pub mod model;
 pub mod notify;

@@ -109,7 +109,7 @@ pub fn inline_svg(text: &str, label: &str) -> Result<String, QrError> {
          shape-rendering=\"crispEdges\" role=\"img\" aria-label=\"{}\">\
          <rect width=\"{side}\" height=\"{side}\" fill=\"#fff\"/>\
          <path fill=\"#000\" d=\"{path}\"/></svg>",
-        escape_attribute(label)
+        crate::markup::escape(label)
     ))
 }
 
@@ -157,22 +157,6 @@ pub fn png_of(text: &str, scale: Option<u32>) -> Result<Vec<u8>, QrError> {
 fn code_of(text: &str) -> Result<QrCode, QrError> {
     QrCode::with_error_correction_level(text.as_bytes(), EcLevel::M)
         .map_err(|e| QrError(e.to_string()))
-}
-
-/// `text` safe inside a double-quoted attribute.
-fn escape_attribute(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

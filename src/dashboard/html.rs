@@ -17,18 +17,7 @@ pub const FISCAL_CURRENCY: &str = "CDF";
 /// `text` with `& < > " '` replaced by entities: safe in element content and in quoted
 /// attribute values.
 pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    crate::markup::escape(text)
 }
 
 /// `message` in `lang`, escaped.

@@ -8,6 +8,7 @@
 //! label, the totals stay on one line each. The block avoids a page break inside itself.
 
 use crate::i18n::Lang;
+use crate::markup::escape as esc;
 
 use super::{block, Layout, Line};
 use crate::model::RegisterEntry;
@@ -139,20 +140,4 @@ dl.security dd{text-align:left;margin-bottom:.6mm}\
 dl.totals dt{white-space:normal}dl.totals dd{white-space:nowrap}\n"
         }
     }
-}
-
-/// `text` for HTML text and double-quoted attributes.
-pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
