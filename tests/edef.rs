@@ -46,6 +46,20 @@ async fn every_kind_is_certified_through_the_web_api_with_the_dgi_elements_as_se
 
     let sale = post_invoice(gateway.addr, &key, &common::invoice("W-1")).await;
     assert_eq!(sale.status, 200, "{}", sale.body);
+    // Monitoring sees a web API device (public status, no organization named).
+    let status = common::get(gateway.addr, "/api/v1/status", None).await;
+    let devices = status.json["devices"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        devices
+            .iter()
+            .any(|d| d["kind"] == "web_api" && d["ready"] == true),
+        "{}",
+        status.body
+    );
+    assert!(!status.body.contains("acme"), "{}", status.body);
     let body = &sale.json;
     assert_eq!(body["counters"], "1/1 FV");
     assert_eq!(body["nim"], "CD01000001-1");

@@ -68,6 +68,27 @@ const RULES: &[(&str, &[&str], &[&str], &str)] = &[
         "the printable fiscal block is drawn from a register entry alone, for api and dashboard",
     ),
     (
+        "alerts",
+        &[],
+        &["device", "store", "api", "dashboard", "cli", "mcf_sfe"],
+        "alerts watch through certify and admin, and are shown by the dashboard, never the reverse",
+    ),
+    (
+        "markup",
+        &[],
+        &[
+            "certify",
+            "device",
+            "store",
+            "api",
+            "dashboard",
+            "admin",
+            "cli",
+            "mcf_sfe",
+        ],
+        "one HTML escape, below every page",
+    ),
+    (
         "admin",
         &[],
         &["device", "api", "dashboard", "cli", "mcf_sfe"],

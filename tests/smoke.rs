@@ -27,6 +27,14 @@ async fn demo_mode_certifies_with_the_printed_key() {
         .as_str()
         .expect("serverDateTime");
     assert!(chrono::DateTime::parse_from_rfc3339(time).is_ok() && time.ends_with('Z'));
+    // Beside the seed's three fields, each configured device for monitoring: here only the
+    // bundled simulator (the demo's sandbox is never listed).
+    let devices = status.json["devices"].as_array().expect("devices");
+    assert_eq!(devices.len(), 1, "{}", status.body);
+    assert_eq!(devices[0]["name"], "embedded");
+    assert_eq!(devices[0]["kind"], "box");
+    assert_eq!(devices[0]["ready"], true, "{}", status.body);
+    assert_eq!(devices[0]["connected"], true);
 
     let response = post_invoice(gateway.addr, &live, &invoice("SMOKE-1")).await;
     assert_eq!(response.status, 200, "{}", response.body);

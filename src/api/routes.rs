@@ -168,14 +168,23 @@ fn ready(app: &App) -> bool {
     }
 }
 
+/// The seed's three fields, then `devices`: each configured channel for monitoring
+/// (`certify::status::DeviceHealth`; no sandbox, no organization).
 fn status(app: &App) -> Response<Body> {
-    let ready = ready(app);
+    let (ready, devices) = match &app.backend {
+        Backend::Ready { certifier, .. } => {
+            let status = certifier.status();
+            (status.ready, status.monitored)
+        }
+        Backend::Halted { .. } => (false, Vec::new()),
+    };
     json_response(
         StatusCode::OK,
         &json!({
             "status": ready,
             "version": API_VERSION,
             "serverDateTime": Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
+            "devices": devices,
         }),
     )
 }

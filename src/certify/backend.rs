@@ -67,6 +67,10 @@ pub trait Channel: Send + Sync {
     /// Its name (the intents' `device`).
     fn name(&self) -> &str;
 
+    /// What it is, for monitoring: `"box"` (an e-MCF on a serial line) or `"web_api"` (the
+    /// DGI's e-MCF web API).
+    fn kind(&self) -> &'static str;
+
     /// A place in this channel's arrival order, taken when a request arrives: invoices reach
     /// the channel in that order. Dropping it gives the place up.
     fn arrive(&self) -> Box<dyn Waiting>;

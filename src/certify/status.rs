@@ -28,6 +28,34 @@ pub struct ServiceStatus {
     /// Each configured channel that could not certify now, and why, for the log, `/metrics`
     /// and the administrator (it may name every organization bound to it).
     pub not_ready: Vec<(String, Problem)>,
+    /// Each configured channel for monitoring (`GET /api/v1/status`: public, so no sandbox,
+    /// no organization and no free text).
+    pub monitored: Vec<DeviceHealth>,
+}
+
+/// One configured channel's state for monitoring.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceHealth {
+    /// Its configured name.
+    pub name: String,
+    /// `box` or `web_api`.
+    pub kind: &'static str,
+    /// It can certify now.
+    pub ready: bool,
+    /// Why not, as a fixed code (`link_down`, `box_blocked`, `nif_mismatch`, `settling`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<&'static str>,
+    /// It answers.
+    pub connected: bool,
+    /// Since when it answers or not (UTC).
+    pub since: DateTime<Utc>,
+    /// When it last answered (UTC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_reply_at: Option<DateTime<Utc>>,
+    /// A box's last contact with the DGI, as it reported it (its own clock, no zone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_dgi_contact: Option<NaiveDateTime>,
 }
 
 /// One channel's state, as the dashboard and `/metrics` show it.
@@ -101,8 +129,30 @@ impl Certifier {
             && reconciling.is_empty()
             && all.iter().any(|(_, configured)| *configured)
             && not_ready.is_empty();
+        let monitored = all
+            .iter()
+            .filter(|(_, configured)| *configured)
+            .map(|(channel, _)| {
+                let view = channel.view();
+                let problem = not_ready
+                    .iter()
+                    .find(|(name, _)| name == channel.name())
+                    .map(|(_, problem)| problem.code);
+                DeviceHealth {
+                    name: view.name.clone(),
+                    kind: channel.kind(),
+                    ready: problem.is_none(),
+                    problem,
+                    connected: view.connected,
+                    since: view.since,
+                    last_reply_at: view.last_reply_at,
+                    last_dgi_contact: view.dgi.as_ref().and_then(|d| d.last_contact),
+                }
+            })
+            .collect();
         ServiceStatus {
             ready,
+            monitored,
             devices: all.iter().map(|(channel, _)| channel.view()).collect(),
             reconciling,
             not_ready,

@@ -148,6 +148,10 @@ impl Channel for EdefChannel {
         &self.shared.settings.name
     }
 
+    fn kind(&self) -> &'static str {
+        "web_api"
+    }
+
     fn arrive(&self) -> Box<dyn Waiting> {
         Box::new(run::EdefWaiting::new(&self.shared))
     }

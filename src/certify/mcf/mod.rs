@@ -38,6 +38,10 @@ impl Channel for BoxChannel {
         self.device.name()
     }
 
+    fn kind(&self) -> &'static str {
+        "box"
+    }
+
     fn arrive(&self) -> Box<dyn Waiting> {
         Box::new(run::BoxWaiting {
             device: self.device.clone(),
