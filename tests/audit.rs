@@ -157,7 +157,8 @@ async fn exports_by_period_carry_client_reference_and_groups() {
         today.succ_opt().expect("day"),
     );
 
-    // The period is read in the configured zone: the whole window around today holds both.
+    // The period is read in the configured zone (UTC+1 here), not UTC: the window from the day
+    // before to the day after today (UTC) holds both whatever the hour.
     let csv = setup.cli_ok(&[
         "log",
         "export",
@@ -190,8 +191,10 @@ async fn exports_by_period_carry_client_reference_and_groups() {
     assert_eq!(at(&rows[1], "reference"), code);
     assert_eq!(at(&rows[1], "referenceType"), "RAM");
 
-    // A period after today holds nothing; reversed dates are refused.
-    let later = setup.cli_ok(&["log", "export", "--from", &tomorrow.to_string()]);
+    // A period after today (in any zone: days after tomorrow) holds nothing; reversed dates
+    // are refused.
+    let after = today + chrono::Days::new(3);
+    let later = setup.cli_ok(&["log", "export", "--from", &after.to_string()]);
     assert_eq!(later.lines().count(), 1, "header only: {later}");
     let reversed = setup.gateway.cli(&[
         "log",
@@ -219,7 +222,7 @@ async fn exports_by_period_carry_client_reference_and_groups() {
     let empty = dashboard_get(
         addr,
         Some(&session),
-        &format!("/dashboard/invoices.csv?env=production&from={tomorrow}"),
+        &format!("/dashboard/invoices.csv?env=production&from={after}"),
     )
     .await;
     assert_eq!(empty.status, 200, "{}", empty.body);
