@@ -2,12 +2,38 @@
 //! 1.5.0), its amounts per tax group, and the credit notes that reduce it or the invoice it
 //! reduces. What `log show` and the dashboard's invoice page show.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use super::{Admin, AdminError};
 use crate::model::{Environment, GroupAmounts, InvoiceContent, RegisterEntry};
+
+/// Certification days, inclusive, read in the configured time zone: what a search and an
+/// export by period keep.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Period {
+    /// First day, if any.
+    pub from: Option<NaiveDate>,
+    /// Last day, if any.
+    pub to: Option<NaiveDate>,
+}
+
+impl Period {
+    /// The days from `from` to `to`; `None` when `from` is after `to`.
+    pub fn new(from: Option<NaiveDate>, to: Option<NaiveDate>) -> Option<Period> {
+        match (from, to) {
+            (Some(from), Some(to)) if from > to => None,
+            _ => Some(Period { from, to }),
+        }
+    }
+
+    /// Whether `entry` was certified on one of these days in `zone`.
+    pub fn holds(&self, entry: &RegisterEntry, zone: FixedOffset) -> bool {
+        let day = entry.certified_at.with_timezone(&zone).date_naive();
+        self.from.is_none_or(|from| day >= from) && self.to.is_none_or(|to| day <= to)
+    }
+}
 
 /// What the register kept of the invoice.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -166,5 +192,27 @@ impl Admin {
     ) -> Result<InvoiceRecord, AdminError> {
         let entry = self.org_log_show(org, environment, sequence)?;
         self.invoice_record(entry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::NaiveDate;
+
+    use super::Period;
+    use crate::store::tests::{certified_entry, intent};
+
+    #[test]
+    fn a_period_is_read_in_the_configured_zone_and_refuses_reversed_days() {
+        let day = |d| NaiveDate::from_ymd_opt(2026, 3, d);
+        assert_eq!(Period::new(day(4), day(3)), None);
+        // Certified 2026-03-03 10:00 UTC: still the 3rd at UTC+1, the 4th at UTC+14.
+        let entry = certified_entry(1, 1, intent("demo", "F-1"));
+        let third = Period::new(day(3), day(3)).expect("period");
+        let plus_one = chrono::FixedOffset::east_opt(3600).expect("zone");
+        let plus_14 = chrono::FixedOffset::east_opt(14 * 3600).expect("zone");
+        assert!(third.holds(&entry, plus_one));
+        assert!(!third.holds(&entry, plus_14));
+        assert!(Period::default().holds(&entry, plus_14));
     }
 }

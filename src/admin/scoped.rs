@@ -8,6 +8,7 @@
 use chrono::{NaiveDate, Utc};
 
 use super::answers::{EntryCounts, IssuedToken, KeyCounts, LogPage, OrgSummary, PublicToken};
+use super::audit::Period;
 use super::token;
 use super::{Admin, AdminError};
 use crate::model::{Environment, KeyRecord, RegisterEntry};
@@ -164,13 +165,15 @@ impl Admin {
             .filter(|s| !s.is_empty())
             .map(str::to_ascii_lowercase);
         let offset = self.quotas.offset;
+        let period = Period {
+            from: search.from,
+            to: search.to,
+        };
         let keep = |entry: &RegisterEntry| {
-            let day = entry.certified_at.with_timezone(&offset).date_naive();
             needle
                 .as_deref()
                 .is_none_or(|n| entry.request.rn.to_ascii_lowercase().contains(n))
-                && search.from.is_none_or(|from| day >= from)
-                && search.to.is_none_or(|to| day <= to)
+                && period.holds(entry, offset)
         };
         let before = search.before.unwrap_or(u64::MAX);
         let mut entries = self

@@ -9,11 +9,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::admin_commands::Runner;
 use super::ExportFormat;
-use crate::admin::audit::ExportedEntry;
+use crate::admin::audit::{ExportedEntry, Period};
 use crate::admin::{csv, AdminRequest};
 use crate::config::Config;
 use crate::i18n::{default_lang, Lang};
-use crate::model::{Environment, RegisterEntry};
+use crate::model::Environment;
 use crate::msg;
 use crate::store::Progress;
 
@@ -33,23 +33,18 @@ const PAGE: usize = 1000;
 
 /// Writes the export to stdout.
 pub(super) fn export(config: &Config, request: ExportRequest) -> anyhow::Result<()> {
-    if let (Some(from), Some(to)) = (request.from, request.to) {
-        anyhow::ensure!(
-            from <= to,
+    let period = Period::new(request.from, request.to).ok_or_else(|| {
+        anyhow::anyhow!(
             "{}",
             msg!("cli-export-dates-reversed").render(default_lang())
-        );
-    }
+        )
+    })?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if let ExportFormat::Csv = request.format {
         writeln!(out, "{}", csv::header_in(request.dialect))?;
     }
     let zone = config.offset();
-    let in_period = |entry: &RegisterEntry| {
-        let day = entry.certified_at.with_timezone(&zone).date_naive();
-        request.from.is_none_or(|from| day >= from) && request.to.is_none_or(|to| day <= to)
-    };
     // Through the service, one request a page; without it, the store opened once.
     let mut runner = Runner::new(config);
     let length: u64 = serde_json::from_value(runner.run(AdminRequest::LogLength {
@@ -63,7 +58,7 @@ pub(super) fn export(config: &Config, request: ExportRequest) -> anyhow::Result<
         let Some(last) = entries.last() else { break };
         bar.set_position(last.sequence);
         after = last.sequence;
-        for entry in entries.iter().filter(|e| in_period(e)) {
+        for entry in entries.iter().filter(|e| period.holds(e, zone)) {
             written += 1;
             match request.format {
                 ExportFormat::Csv => writeln!(out, "{}", csv::row_in(entry, request.dialect))?,

@@ -222,7 +222,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
                 name,
                 item.item_type.clone(),
                 item.tax_group.clone(),
-                quantity(item.quantity, lang),
+                format::quantity(item.quantity, lang),
                 format::number(item.price, lang),
                 item.line_amount()
                     .map_or_else(|| "-".into(), |v| format::number(v, lang)),
@@ -277,15 +277,6 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
         }
     }
     out
-}
-
-/// A quantity as sent (`2`, `1,5`, `0,125`): amounts keep two places, quantities do not.
-fn quantity(value: rust_decimal::Decimal, lang: Lang) -> String {
-    let text = value.normalize().to_string();
-    match lang {
-        Lang::Fr => text.replace('.', ","),
-        Lang::En => text,
-    }
 }
 
 fn indent(text: &str) -> String {

@@ -31,13 +31,6 @@ impl Dashboard {
         let (lang, zone) = (ctx.lang(), self.admin.time_zone());
         let entry = &record.entry;
         let (r, s) = (&entry.request, &entry.security);
-        let row = |name: Message, id: &str, value: &str| {
-            format!(
-                "<dt>{}</dt><dd id=\"{id}\">{}</dd>",
-                t(lang, name),
-                esc(value)
-            )
-        };
         let qr = match crate::qr::svg_of(&s.qr_code) {
             Ok(svg) => strip_prolog(&svg).to_string(),
             Err(error) => notice("error", &error.to_string()),
@@ -63,15 +56,16 @@ impl Dashboard {
             t(lang, msg!("dash-print-80mm")),
             t(lang, msg!("dash-security-title")),
             t(lang, msg!("dash-qr-caption")),
-            row(msg!("dash-field-code"), "codeDEFDGI", &s.code_def),
-            row(msg!("dash-field-nim"), "nim", &s.nim),
-            row(msg!("dash-field-counters"), "counters", &s.counters),
+            row(lang, msg!("dash-field-code"), "codeDEFDGI", &s.code_def),
+            row(lang, msg!("dash-field-nim"), "nim", &s.nim),
+            row(lang, msg!("dash-field-counters"), "counters", &s.counters),
             row(
+                lang,
                 msg!("dash-field-device-time"),
                 "dateTime",
                 &html::device_time(&s.date_time, lang)
             ),
-            row(msg!("dash-field-qr"), "qrCode", &s.qr_code),
+            row(lang, msg!("dash-field-qr"), "qrCode", &s.qr_code),
             env = env.as_str(),
         );
         body.push_str(&links(&record, env, zone, lang));
@@ -79,36 +73,41 @@ impl Dashboard {
             "<section><h2>{}</h2><dl class=\"grid\">{}{}{}{}{}{}{}{}{}{}{}</dl></section>",
             t(lang, msg!("dash-invoice-section")),
             row(
+                lang,
                 msg!("dash-field-register"),
                 "env",
                 &env_name(env).render(lang)
             ),
             row(
+                lang,
                 msg!("dash-field-sequence"),
                 "sequence",
                 &entry.sequence.to_string()
             ),
-            row(msg!("dash-entry-rn"), "rn", &r.rn),
-            row(msg!("dash-entry-type"), "type", &r.invoice_type),
+            row(lang, msg!("dash-entry-rn"), "rn", &r.rn),
+            row(lang, msg!("dash-entry-type"), "type", &r.invoice_type),
             row(
+                lang,
                 msg!("dash-field-seller"),
                 "seller",
                 &format!("{} / {}", r.nif, r.isf)
             ),
             row(
+                lang,
                 msg!("dash-field-received"),
                 "received",
                 &html::time(&r.received_at, zone, lang)
             ),
             row(
+                lang,
                 msg!("dash-entry-certified"),
                 "certified",
                 &html::time(&entry.certified_at, zone, lang)
             ),
-            row(msg!("dash-field-source"), "source", &entry.source),
-            row(msg!("dash-field-key"), "key", &r.key_id),
-            row(msg!("dash-field-device"), "device", &r.device),
-            row(msg!("dash-field-digest"), "digest", &r.request_digest),
+            row(lang, msg!("dash-field-source"), "source", &entry.source),
+            row(lang, msg!("dash-field-key"), "key", &r.key_id),
+            row(lang, msg!("dash-field-device"), "device", &r.device),
+            row(lang, msg!("dash-field-digest"), "digest", &r.request_digest),
         ));
         match &record.certified_invoice {
             KeptInvoice::Kept { invoice } => body.push_str(&content(invoice, lang)),
@@ -127,6 +126,15 @@ impl Dashboard {
         let title = ctx.text(msg!("dash-invoice-title", rn = &r.rn));
         ctx.page(&title, super::html::Tab::Invoices, &body)
     }
+}
+
+/// One `<dt>`/`<dd>` pair; the value is escaped.
+fn row(lang: Lang, name: Message, id: &str, value: &str) -> String {
+    format!(
+        "<dt>{}</dt><dd id=\"{id}\">{}</dd>",
+        t(lang, name),
+        esc(value)
+    )
 }
 
 /// The original a credit note reduces, and the credit notes that reduce this invoice.
@@ -197,18 +205,12 @@ fn links(
 
 /// Client, operator, items, payments and comments of the kept invoice.
 fn content(invoice: &InvoiceContent, lang: Lang) -> String {
-    let row = |name: Message, id: &str, value: &str| {
-        format!(
-            "<dt>{}</dt><dd id=\"{id}\">{}</dd>",
-            t(lang, name),
-            esc(value)
-        )
-    };
     let mut out = format!(
         "<section id=\"certified-invoice\"><h2>{}</h2><dl class=\"grid\">",
         t(lang, msg!("dash-content-title"))
     );
     out.push_str(&row(
+        lang,
         msg!("dash-content-mode"),
         "mode",
         &format!("{} · {}", invoice.mode, invoice.cur_code),
@@ -216,6 +218,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
     if let Some(rate) = invoice.cur_rate {
         let date = invoice.cur_date.as_deref().unwrap_or("-");
         out.push_str(&row(
+            lang,
             msg!("dash-content-usd-rate"),
             "usd-rate",
             &format!("{} ({date})", format::number(rate, lang)),
@@ -225,9 +228,15 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
         Some(id) => format!("{} ({id})", invoice.operator.name),
         None => invoice.operator.name.clone(),
     };
-    out.push_str(&row(msg!("dash-content-operator"), "operator", &operator));
+    out.push_str(&row(
+        lang,
+        msg!("dash-content-operator"),
+        "operator",
+        &operator,
+    ));
     match &invoice.client {
         None => out.push_str(&row(
+            lang,
             msg!("dash-content-client"),
             "client",
             &t(lang, msg!("dash-content-no-client")),
@@ -248,6 +257,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
             .cloned()
             .collect();
             out.push_str(&row(
+                lang,
                 msg!("dash-content-client"),
                 "client",
                 &parts.join(" · "),
@@ -257,6 +267,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
     let comments = invoice.comments();
     if !comments.is_empty() {
         out.push_str(&row(
+            lang,
             msg!("dash-content-comments"),
             "comments",
             &comments.join(" / "),
@@ -306,11 +317,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
         let amount = item
             .line_amount()
             .map_or_else(|| "-".into(), |v| format::number(v, lang));
-        let quantity = item.quantity.normalize().to_string();
-        let quantity = match lang {
-            Lang::Fr => quantity.replace('.', ","),
-            Lang::En => quantity,
-        };
+        let quantity = format::quantity(item.quantity, lang);
         let cells = [
             cell(&h[0], "", &name),
             cell(&h[1], "", &esc(&item.item_type)),
@@ -368,13 +375,6 @@ fn totals(record: &InvoiceRecord, lang: Lang) -> String {
         out.push_str(&format!("<tr>{}</tr>", cells.concat()));
     }
     out.push_str(html::TABLE_END);
-    let row = |name: Message, id: &str, value: &str| {
-        format!(
-            "<dt>{}</dt><dd id=\"{id}\">{}</dd>",
-            t(lang, name),
-            esc(value)
-        )
-    };
     let usd = r
         .totals
         .usd_equivalent
@@ -382,21 +382,24 @@ fn totals(record: &InvoiceRecord, lang: Lang) -> String {
     out.push_str(&format!(
         "<dl class=\"grid\">{}{}{}{}</dl></section>",
         row(
+            lang,
             msg!("dash-field-total"),
             "total",
             &html::amount(r.totals.total, lang)
         ),
         row(
+            lang,
             msg!("dash-field-vat"),
             "vat",
             &html::amount(r.totals.vat, lang)
         ),
         row(
+            lang,
             msg!("dash-field-specific-tax"),
             "specific-tax",
             &html::amount(r.totals.specific_tax, lang)
         ),
-        row(msg!("dash-field-usd"), "usd", &usd),
+        row(lang, msg!("dash-field-usd"), "usd", &usd),
     ));
     out
 }

@@ -10,7 +10,7 @@ use super::html::{self, cell, esc, notice, t, Tab};
 use super::keys::env_name;
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
-use crate::admin::audit::ExportedEntry;
+use crate::admin::audit::{ExportedEntry, Period};
 use crate::admin::{csv, Admin, AdminError, EntryFilter, LogPage, Search};
 use crate::i18n::{Lang, Message};
 use crate::model::{Environment, RegisterEntry};
@@ -58,11 +58,7 @@ impl Query {
                 .map_err(|_| msg!("dash-search-bad-date", value = v)),
         };
         let (from, to) = (day("from")?, day("to")?);
-        if let (Some(from), Some(to)) = (from, to) {
-            if from > to {
-                return Err(msg!("dash-search-dates-reversed"));
-            }
-        }
+        Period::new(from, to).ok_or(msg!("dash-search-dates-reversed"))?;
         let before = match text("before") {
             None => None,
             Some(v) => Some(
@@ -221,9 +217,9 @@ impl Dashboard {
             }
         };
         let (env, zone) = (query.env, self.admin.time_zone());
-        let in_period = |entry: &RegisterEntry| {
-            let day = entry.certified_at.with_timezone(&zone).date_naive();
-            query.from.is_none_or(|from| day >= from) && query.to.is_none_or(|to| day <= to)
+        let period = Period {
+            from: query.from,
+            to: query.to,
         };
         let mut out = if json {
             String::new()
@@ -247,7 +243,7 @@ impl Dashboard {
             after = last.sequence;
             let mine = entries
                 .iter()
-                .filter(|e| e.request.org == ctx.org.id && in_period(e));
+                .filter(|e| e.request.org == ctx.org.id && period.holds(e, zone));
             for entry in mine {
                 if json {
                     match serde_json::to_string(&ExportedEntry::of(entry)) {

@@ -34,6 +34,16 @@ pub fn number(value: Decimal, lang: Lang) -> String {
     format!("{sign}{}{point}{fraction}", grouped(whole, lang))
 }
 
+/// A quantity as sent, without padding (`2`, `1,5`, `0,125`; amounts keep two places,
+/// quantities do not).
+pub fn quantity(value: Decimal, lang: Lang) -> String {
+    let text = value.normalize().to_string();
+    match lang {
+        Lang::Fr => text.replace('.', ","),
+        Lang::En => text,
+    }
+}
+
 /// A count with its thousands grouped: `12 500` / `12,500`.
 pub fn integer(value: u64, lang: Lang) -> String {
     grouped(&value.to_string(), lang)
@@ -96,6 +106,13 @@ pub fn date(at: DateTime<Utc>, zone: FixedOffset, lang: Lang) -> String {
 mod tests {
     use super::*;
     use rust_decimal_macros::dec;
+
+    #[test]
+    fn quantities_keep_their_own_places() {
+        assert_eq!(quantity(dec!(2.000), Lang::Fr), "2");
+        assert_eq!(quantity(dec!(0.125), Lang::Fr), "0,125");
+        assert_eq!(quantity(dec!(1.5), Lang::En), "1.5");
+    }
 
     #[test]
     fn amounts_as_a_french_or_english_reader_writes_them() {

@@ -82,7 +82,7 @@ pub(super) fn env_byte(env: Environment) -> u8 {
     }
 }
 
-fn key(prefix: u8, parts: &[&[u8]]) -> Vec<u8> {
+pub(super) fn key(prefix: u8, parts: &[&[u8]]) -> Vec<u8> {
     let mut k = vec![prefix];
     for p in parts {
         k.extend_from_slice(p);

@@ -11,28 +11,29 @@
 //! certified before the gateway kept invoices (or never through it), and is still found once
 //! it is. Links never cross organizations or registers.
 
-use super::index::{be_u64, env_byte, Index};
+use super::index::{be_u64, env_byte, key, Index};
 use super::staged::Staged;
 use super::StoreError;
 use crate::model::{reference_of, Environment, RegisterEntry};
 
 fn k_code(org: &str, env: Environment, code_def: &str) -> Vec<u8> {
-    let mut k = vec![b'c'];
-    k.extend_from_slice(org.as_bytes());
-    k.push(0);
-    k.push(env_byte(env));
-    k.extend_from_slice(code_def.as_bytes());
-    k
+    key(
+        b'c',
+        &[org.as_bytes(), b"\0", &[env_byte(env)], code_def.as_bytes()],
+    )
 }
 
 fn k_credits_prefix(org: &str, env: Environment, reference: &str) -> Vec<u8> {
-    let mut k = vec![b'a'];
-    k.extend_from_slice(org.as_bytes());
-    k.push(0);
-    k.push(env_byte(env));
-    k.extend_from_slice(reference.as_bytes());
-    k.push(0);
-    k
+    key(
+        b'a',
+        &[
+            org.as_bytes(),
+            b"\0",
+            &[env_byte(env)],
+            reference.as_bytes(),
+            b"\0",
+        ],
+    )
 }
 
 impl Staged<'_> {
