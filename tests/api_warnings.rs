@@ -88,6 +88,8 @@ async fn a_usd_invoice_worth_less_than_a_dollar_is_certified_with_a_warning() {
     .await;
     let in_english = warnings_of(&english);
     assert_eq!(in_english[0].0, 301);
+    assert_eq!(english.header("content-language"), Some("en"));
+    assert_eq!(stored.header("content-language"), Some("fr"));
     assert_ne!(in_english[0].1, warnings[0].1, "{}", english.body);
     assert!(in_english[0].1.contains("USD-TINY-1"), "{}", english.body);
 

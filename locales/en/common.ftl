@@ -12,3 +12,6 @@ test-count = { $n ->
     [one] { $n } invoice
    *[other] { $n } invoices
 }
+
+## the QR code of a certification (receipts, dashboard)
+qr-not-drawn = The QR code could not be drawn from the qrCode text; the text is given below.

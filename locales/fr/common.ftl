@@ -12,3 +12,6 @@ test-count = { $n ->
     [one] { $n } facture
    *[other] { $n } factures
 }
+
+## the QR code of a certification (receipts, dashboard)
+qr-not-drawn = Le code QR n'a pas pu être dessiné à partir du texte qrCode ; le texte est donné ci-dessous.

@@ -236,11 +236,22 @@ fn amount(value: Decimal) -> String {
     value.to_string()
 }
 
+/// The 200 answer of a certification (`POST /Invoice`, its replay, `GET /Invoice/{rn}`): its
+/// warnings' texts are in `lang`, said by `Content-Language`, and another reader may get
+/// another text (`Vary: Accept-Language`), as for errors.
+pub(crate) fn certification_response(entry: &RegisterEntry, lang: Lang) -> Response<Body> {
+    let mut response = json_response(StatusCode::OK, &certification_body(entry, lang));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_LANGUAGE, HeaderValue::from_static(lang.code()));
+    headers.insert(VARY, HeaderValue::from_static("accept-language"));
+    response
+}
+
 /// The certification result: the seed's four security elements, then what an ERP and an
 /// auditor need beside them, and `warnings` when there are any (`[{"warningCode",
 /// "warningDesc"}]`, `warningDesc` in `lang`; absent when empty: `certify::warnings`).
 /// Amounts are JSON strings with 2 decimals (exact).
-pub(crate) fn certification_body_in(entry: &RegisterEntry, lang: Lang) -> Value {
+pub(crate) fn certification_body(entry: &RegisterEntry, lang: Lang) -> Value {
     let totals = &entry.request.totals;
     let mut groups = Map::new();
     for (letter, ttc) in &totals.group_ttc {

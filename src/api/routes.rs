@@ -21,7 +21,7 @@ use serde_json::json;
 use tracing::{debug, info, Instrument};
 
 use super::reply::{
-    certification_body_in, certify_error, http_error, json_response, Body, HttpError,
+    certification_response, certify_error, http_error, json_response, Body, HttpError,
 };
 use super::{landing, App, Backend};
 use crate::certify::CertifyError;
@@ -231,8 +231,7 @@ async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Resp
         .await
     {
         Ok(done) => {
-            let mut response =
-                json_response(StatusCode::OK, &certification_body_in(&done.entry, lang));
+            let mut response = certification_response(&done.entry, lang);
             if done.replayed {
                 response
                     .headers_mut()
@@ -417,7 +416,7 @@ fn get_invoice(
         Err(error) => certify_error(&CertifyError::Internal(error.to_string()), lang),
     };
     match format {
-        Format::Json => json_response(StatusCode::OK, &certification_body_in(&entry, lang)),
+        Format::Json => certification_response(&entry, lang),
         Format::QrSvg => drawn(
             crate::qr::svg_of(&entry.security.qr_code).map(String::into_bytes),
             "image/svg+xml",

@@ -43,7 +43,7 @@ pub struct DeviceHealth {
     pub kind: &'static str,
     /// It can certify now.
     pub ready: bool,
-    /// Why not, as a fixed code (`link_down`, `box_blocked`, `nif_mismatch`, `settling`).
+    /// Why not, as a fixed code (`link_down`, `box_blocked`, `nif_mismatch`, `settling`, `token_rejected`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<&'static str>,
     /// It answers.
@@ -100,7 +100,7 @@ pub struct DgiContact {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
     /// A fixed code, for `/metrics` labels: `link_down`, `box_blocked`, `nif_mismatch`,
-    /// `settling`.
+    /// `settling`, `token_rejected` (the web API).
     pub code: &'static str,
     /// In words, for the log and the administrator.
     pub text: String,

@@ -31,10 +31,10 @@ impl Dashboard {
         let (lang, zone) = (ctx.lang(), self.admin.time_zone());
         let entry = &record.entry;
         let (r, s) = (&entry.request, &entry.security);
-        let qr = match crate::qr::svg_of(&s.qr_code) {
-            Ok(svg) => strip_prolog(&svg).to_string(),
-            Err(error) => notice("error", &error.to_string()),
-        };
+        let qr = crate::qr::inline_svg(&s.qr_code, "qrCode").unwrap_or_else(|error| {
+            tracing::warn!(%error, "an invoice's QR code could not be drawn");
+            notice("error", &t(lang, msg!("qr-not-drawn")))
+        });
         let base = format!("/dashboard/invoices/{}/{}", env.as_str(), entry.sequence);
         let mut body = format!(
             "<p><a href=\"/dashboard/invoices?env={env}\">← {}</a></p>\
@@ -402,12 +402,4 @@ fn totals(record: &InvoiceRecord, lang: Lang) -> String {
         row(lang, msg!("dash-field-usd"), "usd", &usd),
     ));
     out
-}
-
-/// The SVG element without the XML declaration, to be inlined in HTML.
-fn strip_prolog(svg: &str) -> &str {
-    match svg.find("<svg") {
-        Some(start) => &svg[start..],
-        None => svg,
-    }
 }

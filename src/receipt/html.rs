@@ -9,6 +9,7 @@
 
 use crate::i18n::Lang;
 use crate::markup::escape as esc;
+use crate::msg;
 
 use super::{block, Layout, Line};
 use crate::model::RegisterEntry;
@@ -34,8 +35,13 @@ pub fn page(entry: &RegisterEntry, layout: Layout, lang: Lang) -> String {
 /// The same, with `screen`'s links above the block (hidden when printed).
 pub fn page_with(entry: &RegisterEntry, layout: Layout, lang: Lang, screen: &Screen) -> String {
     let block = block(entry, lang);
-    let qr = crate::qr::inline_svg(&block.qr_code, &block.qr_label)
-        .unwrap_or_else(|error| format!("<p class=\"qr-error\">{}</p>", esc(&error.to_string())));
+    let qr = crate::qr::inline_svg(&block.qr_code, &block.qr_label).unwrap_or_else(|error| {
+        tracing::warn!(%error, "a receipt's QR code could not be drawn");
+        format!(
+            "<p class=\"qr-error\">{}</p>",
+            esc(&msg!("qr-not-drawn").render(lang))
+        )
+    });
     let mut nav = String::new();
     if let Some((href, text)) = &screen.back {
         nav.push_str(&format!("<a href=\"{}\">{}</a>", esc(href), esc(text)));
