@@ -19,5 +19,5 @@ pub use org::{is_plausible_email, Environment, OrgId, Organization, Plan};
 pub use probe::{ProbeReport, SeenAnomaly};
 pub use register::{
     DeviceTotals, GroupAmounts, IdempotencyBinding, Intent, IntentId, RegisterEntry,
-    SecurityElements,
+    SecurityElements, FISCAL_CURRENCY,
 };

@@ -7,7 +7,7 @@ use chrono::FixedOffset;
 use super::admin_commands::format_table;
 use crate::admin::audit::{EntryLink, InvoiceRecord, KeptInvoice};
 use crate::i18n::{format, Lang, Message};
-use crate::model::InvoiceContent;
+use crate::model::{InvoiceContent, FISCAL_CURRENCY};
 use crate::msg;
 
 /// The text `log show` prints for `record`.
@@ -77,16 +77,16 @@ pub(super) fn render(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> S
     let totals = &r.totals;
     out.push_str(&line(
         msg!("cli-show-total"),
-        &format::amount(totals.total, "CDF", lang),
+        &format::amount(totals.total, FISCAL_CURRENCY, lang),
     ));
     out.push_str(&line(
         msg!("cli-show-vat"),
-        &format::amount(totals.vat, "CDF", lang),
+        &format::amount(totals.vat, FISCAL_CURRENCY, lang),
     ));
     if !totals.specific_tax.is_zero() {
         out.push_str(&line(
             msg!("cli-show-specific-tax"),
-            &format::amount(totals.specific_tax, "CDF", lang),
+            &format::amount(totals.specific_tax, FISCAL_CURRENCY, lang),
         ));
     }
     if let Some(usd) = totals.usd_equivalent {

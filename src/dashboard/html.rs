@@ -4,15 +4,14 @@
 //! code's SVG is the only markup inserted as is, and it is drawn by the `qrcode` crate from the
 //! text, never copied from it.
 
-use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
+use chrono::{DateTime, FixedOffset, Utc};
 use rust_decimal::Decimal;
 
 use super::lang::Reader;
 use crate::i18n::{format, Lang, Message};
 use crate::msg;
 
-/// The currency of the totals a box computes (the DRC's fiscal currency).
-pub const FISCAL_CURRENCY: &str = "CDF";
+pub use crate::model::FISCAL_CURRENCY;
 
 /// `text` with `& < > " '` replaced by entities: safe in element content and in quoted
 /// attribute values.
@@ -31,14 +30,7 @@ pub fn time(at: &DateTime<Utc>, zone: FixedOffset, lang: Lang) -> String {
     format::date_time(*at, zone, lang)
 }
 
-/// A time read from a device's clock (no zone known): as its reader writes dates.
-pub fn device_time(at: &NaiveDateTime, lang: Lang) -> String {
-    let pattern = match lang {
-        Lang::Fr => "%d/%m/%Y %H:%M:%S",
-        Lang::En => "%Y-%m-%d %H:%M:%S",
-    };
-    at.format(pattern).to_string()
-}
+pub use crate::i18n::format::device_date_time as device_time;
 
 /// An amount in the fiscal currency (`168 040,00 CDF`).
 pub fn amount(value: Decimal, lang: Lang) -> String {

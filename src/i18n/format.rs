@@ -7,7 +7,7 @@
 //! - Times: in the organization's zone, with its offset shown: French `23/11/2026 14:05:03
 //!   UTC+01:00`, English `2026-11-23 14:05:03 UTC+01:00`.
 
-use chrono::{DateTime, FixedOffset, Utc};
+use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
 use rust_decimal::Decimal;
 
 use super::Lang;
@@ -82,14 +82,24 @@ pub fn offset(offset: FixedOffset) -> String {
     format!("UTC{sign}{:02}:{:02}", minutes / 60, minutes % 60)
 }
 
+/// A date and time to the second, as each reader writes it.
+fn date_time_pattern(lang: Lang) -> &'static str {
+    match lang {
+        Lang::Fr => "%d/%m/%Y %H:%M:%S",
+        Lang::En => "%Y-%m-%d %H:%M:%S",
+    }
+}
+
 /// An instant in the zone `zone`, to the second, with the offset shown.
 pub fn date_time(at: DateTime<Utc>, zone: FixedOffset, lang: Lang) -> String {
     let local = at.with_timezone(&zone);
-    let pattern = match lang {
-        Lang::Fr => "%d/%m/%Y %H:%M:%S",
-        Lang::En => "%Y-%m-%d %H:%M:%S",
-    };
-    format!("{} {}", local.format(pattern), offset(zone))
+    format!("{} {}", local.format(date_time_pattern(lang)), offset(zone))
+}
+
+/// A device's own date and time (its clock, no zone), to the second: a certification's
+/// `dateTime`, a box's last DGI contact.
+pub fn device_date_time(at: &NaiveDateTime, lang: Lang) -> String {
+    at.format(date_time_pattern(lang)).to_string()
 }
 
 /// The calendar date of an instant in the zone `zone`.

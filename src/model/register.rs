@@ -101,6 +101,10 @@ pub struct DeviceTotals {
     pub mcur: Option<String>,
 }
 
+/// The currency of every amount a channel computes (the DRC's fiscal currency): totals,
+/// groups and specific taxes are in it, whatever the invoice's `curCode`.
+pub const FISCAL_CURRENCY: &str = "CDF";
+
 /// One tax group's amounts of an invoice: HT, VAT and TTC (HT = TTC - VAT, the device's
 /// own split; specific taxes are outside every group).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -20,15 +20,13 @@
 pub mod escpos;
 pub mod html;
 
-use chrono::NaiveDateTime;
 use rust_decimal::Decimal;
 
 use crate::i18n::{format, Lang};
 use crate::model::RegisterEntry;
 use crate::msg;
 
-/// The currency of the register's amounts (the device's totals).
-pub const FISCAL_CURRENCY: &str = "CDF";
+use crate::model::FISCAL_CURRENCY;
 
 /// How the HTML block is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -221,15 +219,7 @@ pub fn block(entry: &RegisterEntry, lang: Lang) -> Block {
     }
 }
 
-/// The device's clock (no zone), as the reader writes dates: `22/11/2026 01:23:03`,
-/// `2026-11-22 01:23:03`.
-pub fn device_time(at: &NaiveDateTime, lang: Lang) -> String {
-    let pattern = match lang {
-        Lang::Fr => "%d/%m/%Y %H:%M:%S",
-        Lang::En => "%Y-%m-%d %H:%M:%S",
-    };
-    at.format(pattern).to_string()
-}
+use crate::i18n::format::device_date_time as device_time;
 
 #[cfg(test)]
 mod golden;
