@@ -2,7 +2,9 @@
 //! ERP would run them, each a subprocess with `EMCF_URL` and `EMCF_KEY`, against the real
 //! gateway: on the bundled simulator (demo mode, the printed key) each certifies an invoice,
 //! prints the `OK` line and saves the QR code, and its codeDEFDGI is the register's; run again
-//! with the same rn it gets the same certification (a replay). With a box unplugged, each
+//! with the same rn it gets the same certification (a replay); a QR code it cannot save
+//! (here its folder is missing) leaves the OK line standing, with exit 4 and no FAIL line,
+//! since the invoice is certified. With a box unplugged, each
 //! rides out the 503 (`Retry-After`) and certifies once the box is back; with an answer lost
 //! (the client's own timeout while the box finalizes), each asks `GET /api/v1/Invoice/{rn}`,
 //! retries the same request, and the invoice is certified once.
@@ -285,6 +287,36 @@ async fn each_client_certifies_on_the_demo_gateway_and_replays_the_same_rn() {
             client.name
         );
         assert!(!run.stderr.contains("retrying"), "{}:\n{run}", client.name);
+    }
+    // Certified, but the QR code cannot be saved (its folder is missing): the OK line is printed
+    // first and stands, the QR step only warns (exit 4), never FAIL (an ERP would certify the
+    // invoice again under a new rn).
+    let nowhere = dir.path().join("no-such-folder");
+    for client in &clients {
+        let rn = format!("EX-{}-NOQR", client.name.to_uppercase());
+        let child = spawn(
+            client,
+            dir.path(),
+            gateway.addr,
+            &key,
+            &rn,
+            &[("EMCF_OUT", nowhere.to_str().expect("utf-8 path"))],
+        );
+        let run = finish(child, Duration::from_secs(60)).await;
+        assert_eq!(run.code, 4, "{}:\n{run}", client.name);
+        assert!(!run.stdout.contains("FAIL"), "{}:\n{run}", client.name);
+        assert_eq!(run.ok_value("rn"), rn, "{}:\n{run}", client.name);
+        let code = run.ok_value("codeDEFDGI");
+        assert!(
+            run.stderr
+                .contains(&format!("WARNING rn={rn} certified, QR code not saved")),
+            "{}:\n{run}",
+            client.name
+        );
+        assert!(!nowhere.exists(), "{}", client.name);
+        let stored = get(gateway.addr, &format!("/api/v1/Invoice/{rn}"), Some(&key)).await;
+        assert_eq!(stored.status, 200, "{}: {}", client.name, stored.body);
+        assert_eq!(stored.json["codeDEFDGI"], code.as_str(), "{}", client.name);
     }
 }
 

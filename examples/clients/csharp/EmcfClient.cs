@@ -1,5 +1,5 @@
-// Certify one invoice with emcf-gateway, the way an ERP should (C#: .NET 6 or newer with
-// `dotnet run`, or Mono: `mcs -r:System.Net.Http.dll -r:System.Runtime.Serialization.dll
+// Certify one invoice with emcf-gateway, the way an ERP should (C#: the .NET 8 SDK or newer
+// with `dotnet run`, or Mono: `mcs -r:System.Net.Http.dll -r:System.Runtime.Serialization.dll
 // EmcfClient.cs && mono EmcfClient.exe`). No NuGet package.
 //
 //   EMCF_URL=http://127.0.0.1:8080 EMCF_KEY=mcf_live_... dotnet run -- [RN]
@@ -9,13 +9,18 @@
 //    waiting Retry-After (longer if it repeats). No answer at all (gateway down, connection
 //    cut, timeout): back off exponentially, but first ask GET /api/v1/Invoice/{rn} whether the
 //    lost request was certified (200: it was; 404: it was not, send it again). Any other
-//    answer is final (README, "Worth a retry?").
-// 3. Print the security elements and save the QR code (GET /api/v1/Invoice/{rn}/qr.svg). The
-//    gateway also serves the whole fiscal block ready to print: receipt.html (A4 or 80 mm)
-//    and receipt.escpos (thermal printers), under the same /api/v1/Invoice/{rn}/.
+//    answer is final (README, "Worth a retry?"). A 200 whose body cannot be read is a lost
+//    answer too.
+// 3. Print the security elements and the OK line (the result: store it), then save the QR
+//    code (GET /api/v1/Invoice/{rn}/qr.svg). The gateway also serves the whole fiscal block
+//    ready to print: receipt.html (A4 or 80 mm) and receipt.escpos (thermal printers), under
+//    the same /api/v1/Invoice/{rn}/.
 //
-// Last line: OK rn=... codeDEFDGI=... counters="..." nim=... qrSvg=...
-// Exit status: 0 certified, 1 refused (FAIL line), 2 usage, 3 gave up (run again, same rn).
+// Last line: OK rn=... codeDEFDGI=... counters="..." nim=... qrSvg=... (qrSvg: where the QR
+// code is saved right after that line).
+// Exit status: 0 certified, 1 refused (FAIL line), 2 usage, 3 gave up (run again, same rn),
+// 4 certified but the QR code not saved (the OK line stands: do NOT certify again; fetch
+// qr.svg later).
 //
 // JSON goes through DataContractJsonSerializer because it is in both .NET and Mono; on .NET
 // alone, System.Text.Json's JsonSerializer does the same with the same classes.
@@ -135,8 +140,11 @@ namespace Emcf
 
         static T FromJson<T>(byte[] body) where T : class
         {
+            // Not JSON, or not this shape: null (a reader error is an XmlException or a cast).
             try { return (T)new DataContractJsonSerializer(typeof(T)).ReadObject(new MemoryStream(body)); }
             catch (SerializationException) { return null; }
+            catch (System.Xml.XmlException) { return null; }
+            catch (InvalidCastException) { return null; }
         }
 
         // One HTTP exchange. Throws NoAnswer when no answer came.
@@ -186,18 +194,21 @@ namespace Emcf
         {
             var body = ToJson(invoice);
             var path = "/api/v1/Invoice/" + Uri.EscapeDataString(invoice.rn);
+            string lost = null; // why the last answer was lost: look the rn up before sending it again
             for (var tries = 1; tries <= MaxTries; tries++)
             {
-                Answer answer;
-                try
+                Answer answer = null;
+                if (lost == null)
                 {
-                    answer = await Call(HttpMethod.Post, "/api/v1/Invoice", body);
+                    try { answer = await Call(HttpMethod.Post, "/api/v1/Invoice", body); }
+                    catch (NoAnswer e) { lost = e.Message; }
                 }
-                catch (NoAnswer e)
+                if (lost != null)
                 {
                     // Sent or not? Ask by rn before sending it again (the gateway never
                     // certifies an rn twice either way).
-                    Console.Error.WriteLine("no answer (" + e.Message + "); asking GET " + path + " (try " + tries + "/" + MaxTries + ")");
+                    Console.Error.WriteLine("no answer (" + lost + "); asking GET " + path + " (try " + tries + "/" + MaxTries + ")");
+                    lost = null;
                     try { answer = await Call(HttpMethod.Get, path, null); }
                     catch (NoAnswer)
                     {
@@ -210,7 +221,13 @@ namespace Emcf
                         continue;
                     }
                 }
-                if (answer.Status == 200) return FromJson<Certification>(answer.Body);
+                if (answer.Status == 200)
+                {
+                    var certification = FromJson<Certification>(answer.Body);
+                    if (certification != null && !string.IsNullOrEmpty(certification.codeDEFDGI)) return certification;
+                    lost = "a 200 whose body cannot be read"; // certified, surely: ask for the result
+                    continue;
+                }
                 var error = FromJson<ApiError>(answer.Body) ?? new ApiError { errorDesc = Encoding.UTF8.GetString(answer.Body) };
                 if ((answer.Status == 503 || answer.Status == 409) && answer.RetryAfter.HasValue)
                 {
@@ -225,13 +242,11 @@ namespace Emcf
         }
 
         // The QR code to print, as SVG (receipt.html / receipt.escpos give the whole block).
-        static async Task<string> SaveQr(string rn)
+        static async Task SaveQr(string rn, string path)
         {
             var answer = await Call(HttpMethod.Get, "/api/v1/Invoice/" + Uri.EscapeDataString(rn) + "/qr.svg", null);
             if (answer.Status != 200) throw new Refused("qr.svg: status=" + answer.Status);
-            var path = Path.Combine(OutDir, Regex.Replace(rn, "[^A-Za-z0-9_-]", "_") + "-qr.svg");
             File.WriteAllBytes(path, answer.Body);
-            return path;
         }
 
         static async Task<int> Run(string[] args)
@@ -243,11 +258,9 @@ namespace Emcf
             }
             var rn = args.Length > 0 ? args[0] : "CS-" + DateTimeOffset.UtcNow.ToUnixTimeSeconds() + "-" + Jitter.Next(1000000).ToString("D6");
             Certification result;
-            string qrPath;
             try
             {
                 result = await Certify(NewInvoice(rn));
-                qrPath = await SaveQr(rn);
             }
             catch (Refused e) { Console.WriteLine("FAIL rn=" + rn + " " + e.Message); return 1; }
             catch (GaveUp e) { Console.WriteLine("FAIL rn=" + rn + " " + e.Message); return 3; }
@@ -265,7 +278,20 @@ namespace Emcf
                 // Certified all the same, but show it to a person (e.g. 301: USD amounts sent as CDF).
                 Console.WriteLine("WARNING " + warning.warningCode + ": " + warning.warningDesc);
             }
+            var qrPath = Path.Combine(OutDir, Regex.Replace(rn, "[^A-Za-z0-9_-]", "_") + "-qr.svg");
             Console.WriteLine("OK rn=" + rn + " codeDEFDGI=" + result.codeDEFDGI + " counters=\"" + result.counters + "\" nim=" + result.nim + " qrSvg=" + qrPath);
+            Console.Out.Flush();
+            // The invoice is certified whatever happens now: a QR code not saved is no refusal
+            // (never certify it again under another rn); the same GET gives it later.
+            try
+            {
+                await SaveQr(rn, qrPath);
+            }
+            catch (Exception e) when (e is Refused || e is NoAnswer || e is IOException || e is UnauthorizedAccessException)
+            {
+                Console.Error.WriteLine("WARNING rn=" + rn + " certified, QR code not saved (" + e.Message + "): fetch GET /api/v1/Invoice/" + rn + "/qr.svg later");
+                return 4;
+            }
             return 0;
         }
 

@@ -9,13 +9,18 @@
 //    waiting Retry-After (longer if it repeats). No answer at all (gateway down, connection
 //    cut, timeout): back off exponentially, but first ask GET /api/v1/Invoice/{rn} whether the
 //    lost request was certified (200: it was; 404: it was not, send it again). Any other
-//    answer is final (README, "Worth a retry?").
-// 3. Print the security elements and save the QR code (GET /api/v1/Invoice/{rn}/qr.svg). The
-//    gateway also serves the whole fiscal block ready to print: receipt.html (A4 or 80 mm)
-//    and receipt.escpos (thermal printers), under the same /api/v1/Invoice/{rn}/.
+//    answer is final (README, "Worth a retry?"). A 200 whose body cannot be read is a lost
+//    answer too.
+// 3. Print the security elements and the OK line (the result: store it), then save the QR
+//    code (GET /api/v1/Invoice/{rn}/qr.svg). The gateway also serves the whole fiscal block
+//    ready to print: receipt.html (A4 or 80 mm) and receipt.escpos (thermal printers), under
+//    the same /api/v1/Invoice/{rn}/.
 //
-// Last line: OK rn=... codeDEFDGI=... counters="..." nim=... qrSvg=...
-// Exit status: 0 certified, 1 refused (FAIL line), 2 usage, 3 gave up (run again, same rn).
+// Last line: OK rn=... codeDEFDGI=... counters="..." nim=... qrSvg=... (qrSvg: where the QR
+// code is saved right after that line).
+// Exit status: 0 certified, 1 refused (FAIL line), 2 usage, 3 gave up (run again, same rn),
+// 4 certified but the QR code not saved (the OK line stands: do NOT certify again; fetch
+// qr.svg later).
 
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -92,15 +97,22 @@ async function wait(seconds, why) {
 
 async function certify(body) {
   const path = `/api/v1/Invoice/${encodeURIComponent(body.rn)}`;
+  let lost = null; // why the last answer was lost: look the rn up before sending it again
   for (let tries = 1; tries <= MAX_TRIES; tries++) {
     let answer;
-    try {
-      answer = await call("POST", "/api/v1/Invoice", body);
-    } catch (error) {
-      if (!(error instanceof NoAnswer)) throw error;
+    if (lost === null) {
+      try {
+        answer = await call("POST", "/api/v1/Invoice", body);
+      } catch (error) {
+        if (!(error instanceof NoAnswer)) throw error;
+        lost = error.message;
+      }
+    }
+    if (lost !== null) {
       // Sent or not? Ask by rn before sending it again (the gateway never certifies an rn
       // twice either way).
-      log(`no answer (${error.message}); asking GET ${path} (try ${tries}/${MAX_TRIES})`);
+      log(`no answer (${lost}); asking GET ${path} (try ${tries}/${MAX_TRIES})`);
+      lost = null;
       try {
         answer = await call("GET", path);
       } catch {
@@ -112,8 +124,12 @@ async function certify(body) {
         continue;
       }
     }
-    const json = asJson(answer.bytes);
-    if (answer.status === 200) return json;
+    const json = asJson(answer.bytes) ?? {};
+    if (answer.status === 200) {
+      if (typeof json.codeDEFDGI === "string" && json.codeDEFDGI) return json;
+      lost = "a 200 whose body cannot be read"; // certified, surely: ask for the result
+      continue;
+    }
     const delay = retryAfter(answer.headers);
     if ((answer.status === 503 || answer.status === 409) && delay !== null) {
       // Worth a retry: the same request, after Retry-After (longer if it repeats).
@@ -127,12 +143,10 @@ async function certify(body) {
 }
 
 // The QR code to print, as SVG (receipt.html / receipt.escpos give the whole block).
-async function saveQr(rn) {
+async function saveQr(rn, path) {
   const answer = await call("GET", `/api/v1/Invoice/${encodeURIComponent(rn)}/qr.svg`);
   if (answer.status !== 200) throw new Refused(`qr.svg: status=${answer.status}`);
-  const path = join(OUT_DIR, `${rn.replace(/[^A-Za-z0-9_-]/g, "_")}-qr.svg`);
   writeFileSync(path, answer.bytes);
-  return path;
 }
 
 async function main() {
@@ -141,10 +155,9 @@ async function main() {
     return 2;
   }
   const rn = process.argv[2] || `JS-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
-  let result, qrPath;
+  let result;
   try {
     result = await certify(invoice(rn));
-    qrPath = await saveQr(rn);
   } catch (error) {
     if (error instanceof Refused || error instanceof GaveUp || error instanceof NoAnswer) {
       console.log(`FAIL rn=${rn} ${error.message}`);
@@ -160,7 +173,16 @@ async function main() {
     // Certified all the same, but show it to a person (e.g. 301: USD amounts sent as CDF).
     console.log(`WARNING ${warning.warningCode}: ${warning.warningDesc}`);
   }
+  const qrPath = join(OUT_DIR, `${rn.replace(/[^A-Za-z0-9_-]/g, "_")}-qr.svg`);
   console.log(`OK rn=${rn} codeDEFDGI=${result.codeDEFDGI} counters="${result.counters}" nim=${result.nim} qrSvg=${qrPath}`);
+  // The invoice is certified whatever happens now: a QR code not saved is no refusal (never
+  // certify it again under another rn); the same GET gives it later.
+  try {
+    await saveQr(rn, qrPath);
+  } catch (error) {
+    log(`WARNING rn=${rn} certified, QR code not saved (${error.message}): fetch GET /api/v1/Invoice/${rn}/qr.svg later`);
+    return 4;
+  }
   return 0;
 }
 

@@ -9,13 +9,18 @@
 //    waiting Retry-After (longer if it repeats). No answer at all (gateway down, connection
 //    cut, timeout): back off exponentially, but first ask GET /api/v1/Invoice/{rn} whether the
 //    lost request was certified (200: it was; 404: it was not, send it again). Any other
-//    answer is final (README, "Worth a retry?").
-// 3. Print the security elements and save the QR code (GET /api/v1/Invoice/{rn}/qr.svg). The
-//    gateway also serves the whole fiscal block ready to print: receipt.html (A4 or 80 mm)
-//    and receipt.escpos (thermal printers), under the same /api/v1/Invoice/{rn}/.
+//    answer is final (README, "Worth a retry?"). A 200 whose body cannot be read is a lost
+//    answer too.
+// 3. Print the security elements and the OK line (the result: store it), then save the QR
+//    code (GET /api/v1/Invoice/{rn}/qr.svg). The gateway also serves the whole fiscal block
+//    ready to print: receipt.html (A4 or 80 mm) and receipt.escpos (thermal printers), under
+//    the same /api/v1/Invoice/{rn}/.
 //
-// Last line: OK rn=... codeDEFDGI=... counters="..." nim=... qrSvg=...
-// Exit status: 0 certified, 1 refused (FAIL line), 2 usage, 3 gave up (run again, same rn).
+// Last line: OK rn=... codeDEFDGI=... counters="..." nim=... qrSvg=... (qrSvg: where the QR
+// code is saved right after that line).
+// Exit status: 0 certified, 1 refused (FAIL line), 2 usage, 3 gave up (run again, same rn),
+// 4 certified but the QR code not saved (the OK line stands: do NOT certify again; fetch
+// qr.svg later).
 
 const MAX_WAIT = 60; // seconds, never longer between two tries
 
@@ -110,13 +115,20 @@ function certify(array $body): array
 {
     global $maxTries;
     $path = '/api/v1/Invoice/' . rawurlencode($body['rn']);
+    $lost = null; // why the last answer was lost: look the rn up before sending it again
     for ($tries = 1; $tries <= $maxTries; $tries++) {
-        try {
-            [$status, $headers, $raw] = call('POST', '/api/v1/Invoice', $body);
-        } catch (NoAnswer $error) {
+        if ($lost === null) {
+            try {
+                [$status, $headers, $raw] = call('POST', '/api/v1/Invoice', $body);
+            } catch (NoAnswer $error) {
+                $lost = $error->getMessage();
+            }
+        }
+        if ($lost !== null) {
             // Sent or not? Ask by rn before sending it again (the gateway never certifies an
             // rn twice either way).
-            logline("no answer ({$error->getMessage()}); asking GET $path (try $tries/$maxTries)");
+            logline("no answer ($lost); asking GET $path (try $tries/$maxTries)");
+            $lost = null;
             try {
                 [$status, $headers, $raw] = call('GET', $path);
             } catch (NoAnswer $again) {
@@ -128,9 +140,14 @@ function certify(array $body): array
                 continue;
             }
         }
-        $answer = json_decode($raw, true) ?: [];
+        $answer = json_decode($raw, true);
+        $answer = is_array($answer) ? $answer : [];
         if ($status === 200) {
-            return $answer;
+            if (is_string($answer['codeDEFDGI'] ?? null) && $answer['codeDEFDGI'] !== '') {
+                return $answer;
+            }
+            $lost = 'a 200 whose body cannot be read'; // certified, surely: ask for the result
+            continue;
         }
         $retryAfter = isset($headers['retry-after']) && is_numeric($headers['retry-after'])
             ? max(0.0, (float) $headers['retry-after']) : null;
@@ -147,16 +164,15 @@ function certify(array $body): array
 }
 
 /** The QR code to print, as SVG (receipt.html / receipt.escpos give the whole block). */
-function saveQr(string $rn): string
+function saveQr(string $rn, string $path): void
 {
-    global $outDir;
     [$status, , $svg] = call('GET', '/api/v1/Invoice/' . rawurlencode($rn) . '/qr.svg');
     if ($status !== 200) {
         throw new Refused("qr.svg: status=$status");
     }
-    $path = $outDir . '/' . preg_replace('/[^A-Za-z0-9_-]/', '_', $rn) . '-qr.svg';
-    file_put_contents($path, $svg);
-    return $path;
+    if (@file_put_contents($path, $svg) === false) { // @: the warning would go to stdout
+        throw new RuntimeException('cannot write ' . $path);
+    }
 }
 
 if ($key === '') {
@@ -166,7 +182,6 @@ if ($key === '') {
 $rn = $argv[1] ?? sprintf('PHP-%d-%06d', time(), mt_rand(0, 999999));
 try {
     $result = certify(invoice($rn));
-    $qrPath = saveQr($rn);
 } catch (Refused $refused) {
     echo "FAIL rn=$rn {$refused->getMessage()}\n";
     exit(1);
@@ -182,5 +197,14 @@ foreach ($result['warnings'] ?? [] as $warning) {
     // Certified all the same, but show it to a person (e.g. 301: USD amounts sent as CDF).
     echo "WARNING {$warning['warningCode']}: {$warning['warningDesc']}\n";
 }
+$qrPath = $outDir . '/' . preg_replace('/[^A-Za-z0-9_-]/', '_', $rn) . '-qr.svg';
 echo "OK rn=$rn codeDEFDGI={$result['codeDEFDGI']} counters=\"{$result['counters']}\" nim={$result['nim']} qrSvg=$qrPath\n";
+// The invoice is certified whatever happens now: a QR code not saved is no refusal (never
+// certify it again under another rn); the same GET gives it later.
+try {
+    saveQr($rn, $qrPath);
+} catch (Refused | NoAnswer | RuntimeException $error) {
+    logline("WARNING rn=$rn certified, QR code not saved ({$error->getMessage()}): fetch GET /api/v1/Invoice/$rn/qr.svg later");
+    exit(4);
+}
 exit(0);

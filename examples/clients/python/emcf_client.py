@@ -9,15 +9,20 @@
    timeout): back off exponentially, but first ask GET /api/v1/Invoice/{rn} whether the lost
    request was certified (200: it was; 404: it was not, send it again). Any other answer is
    final: a person must fix the invoice, the key, the plan or the setup (README, "Worth a retry?").
-3. Print the security elements and save the QR code (GET /api/v1/Invoice/{rn}/qr.svg) to put
-   on the customer's document. The gateway also serves the whole fiscal block ready to print:
-   /api/v1/Invoice/{rn}/receipt.html (A4 or 80 mm) and receipt.escpos (thermal printers).
+   A 200 whose body cannot be read is a lost answer too.
+3. Print the security elements and the OK line (the result: store it), then save the QR code
+   (GET /api/v1/Invoice/{rn}/qr.svg) to put on the customer's document. The gateway also
+   serves the whole fiscal block ready to print: /api/v1/Invoice/{rn}/receipt.html (A4 or
+   80 mm) and receipt.escpos (thermal printers).
 
 The last line is machine-checkable: OK rn=... codeDEFDGI=... counters="..." nim=... qrSvg=...
+(qrSvg: where the QR code is saved right after that line).
 Exit status: 0 certified, 1 refused (see the FAIL line), 2 usage, 3 gave up (outcome unknown:
-run again later with the same rn).
+run again later with the same rn), 4 certified but the QR code not saved (the OK line stands:
+do NOT certify again; fetch qr.svg later).
 """
 
+import http.client
 import json
 import os
 import random
@@ -74,12 +79,14 @@ def call(method, path, body=None):
     if data is not None:
         request.add_header("Content-Type", "application/json")
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-            return response.status, response.headers, response.read()
-    except urllib.error.HTTPError as answer:  # 4xx/5xx: an answer all the same
-        return answer.code, answer.headers, answer.read()
-    except (urllib.error.URLError, socket.timeout, ConnectionError, OSError) as error:
-        raise NoAnswer(str(getattr(error, "reason", error))) from error
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+                return response.status, response.headers, response.read()
+        except urllib.error.HTTPError as answer:  # 4xx/5xx: an answer all the same
+            return answer.code, answer.headers, answer.read()
+    # A body cut short (IncompleteRead) or a malformed answer (HTTPException) is no answer either.
+    except (urllib.error.URLError, http.client.HTTPException, socket.timeout, OSError) as error:
+        raise NoAnswer(str(getattr(error, "reason", None) or repr(error))) from error
 
 
 def as_json(raw):
@@ -106,13 +113,18 @@ def backoff(tries):
 def certify(body):
     rn = body["rn"]
     path = "/api/v1/Invoice/" + urllib.parse.quote(rn, safe="")
+    lost = None  # why the last answer was lost: look the rn up before sending it again
     for tries in range(1, MAX_TRIES + 1):
-        try:
-            status, headers, raw = call("POST", "/api/v1/Invoice", body)
-        except NoAnswer as error:
+        if lost is None:
+            try:
+                status, headers, raw = call("POST", "/api/v1/Invoice", body)
+            except NoAnswer as error:
+                lost = str(error)
+        if lost is not None:
             # Sent or not? Ask by rn before sending it again (sending again is safe too: the
             # gateway never certifies an rn twice, but this avoids a second queue place).
-            log(f"no answer ({error}); asking GET {path} (try {tries}/{MAX_TRIES})")
+            log(f"no answer ({lost}); asking GET {path} (try {tries}/{MAX_TRIES})")
+            lost = None
             try:
                 status, headers, raw = call("GET", path)
             except NoAnswer:
@@ -123,7 +135,12 @@ def certify(body):
                 continue
         answer = as_json(raw)
         if status == 200:
-            return answer
+            if isinstance(answer, dict) and answer.get("codeDEFDGI"):
+                return answer
+            lost = "a 200 whose body cannot be read"  # certified, surely: ask for the result
+            continue
+        if not isinstance(answer, dict):
+            answer = {}
         delay = retry_after(headers)
         if status in (503, 409) and delay is not None:
             # Worth a retry: the same request, after Retry-After (longer if it repeats).
@@ -148,16 +165,18 @@ def log(text):
     print(text, file=sys.stderr, flush=True)
 
 
-def save_qr(rn):
+def qr_path(rn):
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in rn)
+    return os.path.join(OUT_DIR, f"{safe}-qr.svg")
+
+
+def save_qr(rn, path):
     """The QR code to print, as SVG (receipt.html / receipt.escpos give the whole block)."""
     status, _, raw = call("GET", "/api/v1/Invoice/" + urllib.parse.quote(rn, safe="") + "/qr.svg")
     if status != 200:
         raise Refused(f"qr.svg: status={status}")
-    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in rn)
-    path = os.path.join(OUT_DIR, f"{safe}-qr.svg")
     with open(path, "wb") as file:
         file.write(raw)
-    return path
 
 
 def main():
@@ -167,7 +186,6 @@ def main():
     rn = sys.argv[1] if len(sys.argv) > 1 else f"PY-{int(time.time())}-{random.randrange(10**6):06d}"
     try:
         result = certify(invoice(rn))
-        qr_path = save_qr(rn)
     except Refused as refused:
         print(f"FAIL rn={rn} {refused}", flush=True)
         return 1
@@ -181,8 +199,17 @@ def main():
     for warning in result.get("warnings", []):
         # Certified all the same, but show it to a person (e.g. 301: USD amounts sent as CDF).
         print(f"WARNING {warning['warningCode']}: {warning['warningDesc']}")
+    path = qr_path(rn)
     print(f"OK rn={rn} codeDEFDGI={result['codeDEFDGI']} counters=\"{result['counters']}\" "
-          f"nim={result['nim']} qrSvg={qr_path}", flush=True)
+          f"nim={result['nim']} qrSvg={path}", flush=True)
+    # The invoice is certified whatever happens now: a QR code not saved is no refusal (never
+    # certify it again under another rn); the same GET gives it later.
+    try:
+        save_qr(rn, path)
+    except (Refused, NoAnswer, OSError) as error:
+        log(f"WARNING rn={rn} certified, QR code not saved ({error}): "
+            f"fetch GET /api/v1/Invoice/{rn}/qr.svg later")
+        return 4
     return 0
 
 
