@@ -11,11 +11,11 @@ use hyper::header::{
     HeaderValue, CONTENT_LANGUAGE, CONTENT_TYPE, RETRY_AFTER, VARY, WWW_AUTHENTICATE,
 };
 use hyper::{Response, StatusCode};
-use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
 use crate::certify::warnings::warnings_of;
 use crate::certify::CertifyError;
+use crate::i18n::format::plain_amount;
 use crate::i18n::{Lang, Message};
 use crate::model::RegisterEntry;
 use crate::msg;
@@ -229,13 +229,6 @@ pub(crate) fn http_error(error: &HttpError, lang: Lang) -> Response<Body> {
     response
 }
 
-/// An amount as the API writes it: a string with exactly 2 decimals.
-fn amount(value: Decimal) -> String {
-    let mut value = value;
-    value.rescale(2);
-    value.to_string()
-}
-
 /// The 200 answer of a certification (`POST /Invoice`, its replay, `GET /Invoice/{rn}`): its
 /// warnings' texts are in `lang`, said by `Content-Language`, and another reader may get
 /// another text (`Vary: Accept-Language`), as for errors.
@@ -263,7 +256,7 @@ pub(crate) fn certification_body(entry: &RegisterEntry, lang: Lang) -> Value {
             .unwrap_or_default();
         groups.insert(
             letter.to_string(),
-            json!({"total": amount(*ttc), "vat": amount(vat)}),
+            json!({"total": plain_amount(*ttc), "vat": plain_amount(vat)}),
         );
     }
     let mut body = json!({
@@ -274,10 +267,10 @@ pub(crate) fn certification_body(entry: &RegisterEntry, lang: Lang) -> Value {
         "dateTime": entry.security.date_time.format("%Y-%m-%dT%H:%M:%S").to_string(),
         "rn": entry.request.rn,
         "type": entry.request.invoice_type,
-        "total": amount(totals.total),
-        "vtotal": amount(totals.vat),
-        "specificTax": amount(totals.specific_tax),
-        "usdTotal": totals.usd_equivalent.map(amount),
+        "total": plain_amount(totals.total),
+        "vtotal": plain_amount(totals.vat),
+        "specificTax": plain_amount(totals.specific_tax),
+        "usdTotal": totals.usd_equivalent.map(plain_amount),
         "groups": Value::Object(groups),
         "environment": entry.request.environment.as_str(),
         "sequence": entry.sequence,

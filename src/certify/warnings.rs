@@ -42,17 +42,10 @@ fn usd_amounts_look_like_usd(rn: &str, totals: &DeviceTotals) -> Option<Warning>
         message: msg!(
             "warn-usd-amounts-in-cdf",
             rn = rn,
-            usd = two_places(usd),
-            total = two_places(totals.total)
+            usd = crate::i18n::format::plain_amount(usd),
+            total = crate::i18n::format::plain_amount(totals.total)
         ),
     })
-}
-
-/// `0.03`, `80.00`: an amount as the API writes it.
-fn two_places(value: Decimal) -> String {
-    let mut value = value;
-    value.rescale(2);
-    value.to_string()
 }
 
 #[cfg(test)]

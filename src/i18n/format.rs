@@ -34,6 +34,14 @@ pub fn number(value: Decimal, lang: Lang) -> String {
     format!("{sign}{}{point}{fraction}", grouped(whole, lang))
 }
 
+/// An amount as the API writes it whatever the reader's language: exactly 2 decimals, a
+/// point, no grouping (`0.03`, `80.00`).
+pub fn plain_amount(value: Decimal) -> String {
+    let mut value = value;
+    value.rescale(2);
+    value.to_string()
+}
+
 /// A quantity as sent, without padding (`2`, `1,5`, `0,125`; amounts keep two places,
 /// quantities do not).
 pub fn quantity(value: Decimal, lang: Lang) -> String {
