@@ -79,12 +79,18 @@ dash-link-disconnected = disconnected
 dash-link-not-configured = not configured
 dash-device-not-ready = Invoices cannot be certified now: { $reason }.
 dash-alert-quota = { $percent }% of the { $year } annual quota is used ({ $used } invoices of { $quota }).
-dash-alert-quota-full = The { $year } annual quota is reached ({ $used } invoices of { $quota }): new invoices are refused (HTTP 429). Upgrade to a larger plan (Grow) to go on certifying.
+dash-alert-quota-full = The { $year } annual quota is reached ({ $used } invoices of { $quota }): new invoices are refused (HTTP 429). { $plan ->
+    [start] Upgrade to the larger plan (Grow) to go on certifying.
+   *[other] Ask your provider to raise the quota to go on certifying.
+}
 dash-alert-channel-down = Device { $device } has not answered since { $since }: no invoice can be certified.
 dash-alert-dgi-contact = The last contact of device { $device } with the DGI was on { $at }: check its network connection.
 dash-alert-in-doubt = { $count ->
-    [one] One invoice is in doubt: see "Invoices in doubt" below.
-   *[other] { $count } invoices are in doubt: see "Invoices in doubt" below.
+    [one] One invoice is in doubt (its outcome is unknown).
+   *[other] { $count } invoices are in doubt (their outcome is unknown).
+} { $waiting ->
+    [0] The gateway is still settling them with the device.
+   *[other] Those waiting for your decision are under "Invoices in doubt" below.
 }
 dash-reconciling = The gateway is settling an earlier invoice with this device; new invoices wait.
 dash-anomaly-title = Fiscal anomaly

@@ -1,8 +1,18 @@
 ## Alerts e-mailed to an organization's administrators (src/alerts/text.rs)
 
 alert-quota-subject = [e-MCF] { $org } : { $percent } % du quota annuel de factures atteint
-alert-quota-body = L'organisation { $org } a certifié { $used } factures sur son quota annuel de { $quota } pour { $year } ({ $percent } %). Il en reste { $left }. Quand le quota est atteint, la passerelle refuse les factures (HTTP 429) : pensez à passer à une formule supérieure.
-alert-quota-full-body = L'organisation { $org } a utilisé tout son quota annuel de factures pour { $year } ({ $used } sur { $quota }). Les nouvelles factures sont refusées (HTTP 429) jusqu'au changement de formule : l'administrateur est invité à passer à une formule supérieure (Grow) pour continuer à certifier.
+alert-quota-body = L'organisation { $org } a certifié { $used } factures sur son quota annuel de { $quota } pour { $year } ({ $percent } %). { $n ->
+    [0] Il n'en reste aucune.
+    [one] Il en reste { $left }.
+   *[other] Il en reste { $left }.
+} Quand le quota est atteint, la passerelle refuse les factures (HTTP 429) : { $plan ->
+    [start] pensez à passer à la formule supérieure (Grow).
+   *[other] demandez à votre fournisseur d'augmenter le quota.
+}
+alert-quota-full-body = L'organisation { $org } a utilisé tout son quota annuel de factures pour { $year } ({ $used } sur { $quota }). Les nouvelles factures sont refusées (HTTP 429) { $plan ->
+    [start] jusqu'au changement de formule : l'administrateur est invité à passer à la formule supérieure (Grow) pour continuer à certifier.
+   *[other] jusqu'à l'augmentation du quota : l'administrateur est invité à la demander à son fournisseur pour continuer à certifier.
+}
 alert-channel-down-subject = [e-MCF] l'appareil { $device } ne répond plus
 alert-channel-down-body = L'appareil fiscal { $device }, sur lequel l'organisation { $org } certifie ses factures, ne répond plus depuis le { $since }. Aucune facture ne peut être certifiée tant qu'il ne répond pas : vérifiez son alimentation et son câble, ou l'accès à l'API de la DGI.
 alert-dgi-contact-subject = [e-MCF] l'appareil { $device } n'a pas contacté la DGI depuis longtemps
@@ -17,3 +27,7 @@ alert-in-doubt-body = L'organisation { $org } a { $count ->
 } (certifiée ou non). Consultez le tableau de bord (Vue d'ensemble) ou « emcf-gateway intent list » pour la régler.
 alert-never = jamais
 alert-mail-footer = — message automatique de la passerelle emcf-gateway ; il n'est envoyé qu'une fois par alerte.
+
+## The CLI's check of --admin-email (src/cli/org_commands.rs)
+
+cli-org-too-many-emails = --admin-email : { $max } adresses au plus (il y en a { $count })

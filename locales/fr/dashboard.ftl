@@ -82,12 +82,18 @@ dash-link-disconnected = déconnecté
 dash-link-not-configured = non configuré
 dash-device-not-ready = Les factures ne peuvent pas être certifiées maintenant : { $reason }.
 dash-alert-quota = { $percent } % du quota annuel { $year } est utilisé ({ $used } factures sur { $quota }).
-dash-alert-quota-full = Le quota annuel { $year } est atteint ({ $used } factures sur { $quota }) : les nouvelles factures sont refusées (HTTP 429). Passez à une formule supérieure (Grow) pour continuer à certifier.
+dash-alert-quota-full = Le quota annuel { $year } est atteint ({ $used } factures sur { $quota }) : les nouvelles factures sont refusées (HTTP 429). { $plan ->
+    [start] Passez à la formule supérieure (Grow) pour continuer à certifier.
+   *[other] Demandez à votre fournisseur d'augmenter le quota pour continuer à certifier.
+}
 dash-alert-channel-down = L'appareil { $device } ne répond plus depuis le { $since } : aucune facture ne peut être certifiée.
 dash-alert-dgi-contact = Le dernier contact de l'appareil { $device } avec la DGI date du { $at } : vérifiez sa connexion au réseau.
 dash-alert-in-doubt = { $count ->
-    [one] Une facture est en doute : voir « Factures en doute » ci-dessous.
-   *[other] { $count } factures sont en doute : voir « Factures en doute » ci-dessous.
+    [one] Une facture est en doute (son issue n'est pas connue).
+   *[other] { $count } factures sont en doute (leur issue n'est pas connue).
+} { $waiting ->
+    [0] La passerelle les règle encore avec l'appareil.
+   *[other] Celles qui attendent votre décision sont sous « Factures en doute » ci-dessous.
 }
 dash-reconciling = La passerelle règle une facture précédente avec cet appareil ; les nouvelles factures attendent.
 dash-anomaly-title = Anomalie fiscale

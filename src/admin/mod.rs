@@ -239,15 +239,16 @@ fn check_organization(org: &Organization) -> Result<(), AdminError> {
             )));
         }
     }
-    if org.admin_emails.len() > 20
+    if org.admin_emails.len() > Organization::MAX_ADMIN_EMAILS
         || !org
             .admin_emails
             .iter()
             .all(|a| crate::model::is_plausible_email(a))
     {
-        return Err(AdminError::Invalid(
-            "admin e-mail addresses: at most 20, each like name@example.cd".to_string(),
-        ));
+        return Err(AdminError::Invalid(format!(
+            "admin e-mail addresses: at most {}, each like name@example.cd",
+            Organization::MAX_ADMIN_EMAILS
+        )));
     }
     if org.name.trim().is_empty() || org.device.trim().is_empty() {
         return Err(AdminError::Invalid(

@@ -32,8 +32,10 @@ pub struct OrgFacts {
     pub used: u64,
     /// Its annual quota.
     pub quota: u64,
-    /// Its invoices in doubt (see [`AlertKind::InDoubt`]).
+    /// Its production invoices in doubt (see [`AlertKind::InDoubt`]).
     pub in_doubt: u64,
+    /// Of those, the ones waiting for an administrator (the dashboard's "in doubt" section).
+    pub waiting: u64,
 }
 
 /// A configured channel as the alerts see it.
@@ -63,6 +65,9 @@ pub struct Facts {
     /// Quota: the annual quota.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quota: Option<u64>,
+    /// Quota: the organization's plan (`start`, `grow`), which the advice depends on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
     /// Channel down: since when.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub since: Option<DateTime<Utc>>,
@@ -72,6 +77,9 @@ pub struct Facts {
     /// In doubt: how many invoices.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
+    /// In doubt: how many of them wait for an administrator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<u64>,
 }
 
 /// A condition that holds now.
@@ -105,6 +113,7 @@ pub fn evaluate(snapshot: &Snapshot, settings: &AlertSettings) -> Vec<Condition>
                         year: Some(facts.year),
                         used: Some(facts.used),
                         quota: Some(facts.quota),
+                        plan: Some(org.plan.as_str().to_owned()),
                         ..Facts::default()
                     },
                     recipients: vec![org.id.clone()],
@@ -117,6 +126,7 @@ pub fn evaluate(snapshot: &Snapshot, settings: &AlertSettings) -> Vec<Condition>
                 episode: String::new(),
                 facts: Facts {
                     count: Some(facts.in_doubt),
+                    waiting: Some(facts.waiting),
                     ..Facts::default()
                 },
                 recipients: vec![org.id.clone()],
@@ -162,6 +172,26 @@ pub fn evaluate(snapshot: &Snapshot, settings: &AlertSettings) -> Vec<Condition>
     conditions
 }
 
+/// The alerts `snapshot` can neither raise nor clear, because what decides them is not known
+/// yet: an unknown fact never clears an alert. A channel that is not connected but not for
+/// `channel_down_minutes` yet (at start every channel is "not connected since now") keeps its
+/// `channel_down`, which clears only once the channel is connected; a box whose last DGI contact
+/// is not known (not read yet) keeps its `dgi_contact_old`.
+pub fn undecided(snapshot: &Snapshot, settings: &AlertSettings) -> Vec<AlertKey> {
+    let down_for = chrono::Duration::from_std(settings.channel_down()).unwrap_or_default();
+    let mut keys = Vec::new();
+    for channel in &snapshot.channels {
+        let subject = Subject::Device(channel.name.clone());
+        if !channel.connected && snapshot.now - channel.since < down_for {
+            keys.push(key(AlertKind::ChannelDown, subject.clone()));
+        }
+        if channel.last_contact.is_none() {
+            keys.push(key(AlertKind::DgiContactOld, subject));
+        }
+    }
+    keys
+}
+
 fn key(kind: AlertKind, subject: Subject) -> AlertKey {
     AlertKey { kind, subject }
 }
@@ -195,6 +225,7 @@ pub(super) mod tests {
                 used,
                 quota: 5,
                 in_doubt: 0,
+                waiting: 0,
             }],
             channels: vec![ChannelFacts {
                 name: "shop".into(),

@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, FixedOffset, Utc};
 use tokio_util::sync::CancellationToken;
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
-use super::conditions::{evaluate, ChannelFacts, OrgFacts, Snapshot};
+use super::conditions::{evaluate, undecided, ChannelFacts, OrgFacts, Snapshot};
 use super::kind::{AlertKind, Subject};
-use super::mail::Mailer;
+use super::mail::{FailureKind, Mailer};
 use super::state::{AlertState, RaisedAlert, Transitions, STATE_FILE};
 use super::{text, AlertError};
 use crate::admin::Admin;
@@ -20,7 +20,7 @@ use crate::certify::Certifier;
 use crate::config::{AlertSettings, SmtpSettings};
 use crate::i18n::Lang;
 use crate::metrics;
-use crate::model::Organization;
+use crate::model::{Environment, Organization};
 
 /// How often the conditions are evaluated when nothing happens.
 pub const EVERY: Duration = Duration::from_secs(30);
@@ -43,6 +43,8 @@ pub struct AlertEngine {
     settings: EngineSettings,
     path: PathBuf,
     state: Mutex<AlertState>,
+    /// Held while a state is saved: one save at a time, in the order of the changes.
+    saving: Mutex<()>,
     mailer: Option<Mailer>,
 }
 
@@ -68,6 +70,7 @@ impl AlertEngine {
             settings,
             path,
             state: Mutex::new(state),
+            saving: Mutex::new(()),
             mailer,
         };
         engine.publish();
@@ -87,12 +90,15 @@ impl AlertEngine {
     }
 
     /// Moves to what `snapshot` shows: logs each raised and cleared alert, counts them,
-    /// saves the state when it changed.
+    /// saves the state when what the file keeps changed (blocking: reads nothing, but fsyncs;
+    /// the engine calls it off the runtime's workers).
     pub fn apply(&self, snapshot: &Snapshot) -> Transitions {
         let conditions = evaluate(snapshot, &self.settings.alerts);
+        let unknown = undecided(snapshot, &self.settings.alerts);
+        let saving = self.saving();
         let mut state = self.lock();
         let before = state.clone();
-        let transitions = state.step(&conditions, snapshot.now);
+        let transitions = state.step_keeping(&conditions, &unknown, snapshot.now);
         for alert in &transitions.raised {
             warn!(alert = %alert.key.kind, about = %alert.key.subject, facts = ?alert.facts, "alert raised");
             metrics::alert_raised(&alert.key.kind.label());
@@ -102,17 +108,50 @@ impl AlertEngine {
         }
         // Several quota thresholds crossed at once: the highest one is e-mailed.
         suppress_lower_quota_mails(&mut state, &transitions);
-        if *state != before {
+        let to_save = state.differs_on_disk(&before).then(|| state.clone());
+        drop(state);
+        if let Some(state) = to_save {
             self.save(&state);
         }
-        drop(state);
+        drop(saving);
         self.publish();
         transitions
     }
 
-    /// E-mails every raised alert not yet sent to its organizations' administrators; a
-    /// failure is logged and tried again at the next evaluation.
-    pub async fn send_pending(&self, orgs: &[Organization]) {
+    /// Changes the state with `change` and saves it if what the file keeps changed, the
+    /// state's lock not held while saving (the dashboard reads it).
+    async fn change(self: &Arc<Self>, change: impl FnOnce(&mut AlertState)) {
+        let to_save = {
+            let mut state = self.lock();
+            let before = state.clone();
+            change(&mut state);
+            state.differs_on_disk(&before).then(|| state.clone())
+        };
+        if let Some(state) = to_save {
+            let engine = Arc::clone(self);
+            let _ = tokio::task::spawn_blocking(move || {
+                let _saving = engine.saving();
+                engine.save(&state);
+            })
+            .await;
+        }
+    }
+
+    /// E-mails every raised alert not yet sent to its organizations' administrators. A relay
+    /// that cannot be reached ends the round (all tried again at the next evaluation), a
+    /// refusal for now is tried again, a permanent refusal is logged and given up.
+    pub async fn send_pending(self: &Arc<Self>, orgs: &[Organization]) {
+        // An organization gone or removed from the list: nobody left to tell.
+        let known: Vec<&str> = orgs.iter().map(|o| o.id.as_str()).collect();
+        self.change(|state| {
+            let keys: Vec<_> = state.raised().map(|a| a.key.clone()).collect();
+            for key in keys {
+                if let Some(raised) = state.get_mut(&key) {
+                    raised.unsent.retain(|id| known.contains(&id.as_str()));
+                }
+            }
+        })
+        .await;
         let Some(mailer) = &self.mailer else { return };
         let pending: Vec<(RaisedAlert, Organization)> = self
             .lock()
@@ -125,39 +164,37 @@ impl AlertEngine {
             })
             .collect();
         for (alert, org) in pending {
-            let sent = match text::mail(&alert, &org, self.settings.zone, self.settings.lang) {
+            let done = match text::mail(&alert, &org, self.settings.zone, self.settings.lang) {
                 None => true, // No address: nothing to send, ever.
                 Some(mail) => match mailer.send(&mail).await {
                     Ok(()) => {
                         info!(alert = %alert.key.kind, org = %org.id, to = %mail.to.join(", "), "alert e-mailed");
                         true
                     }
-                    Err(error) => {
-                        warn!(alert = %alert.key.kind, org = %org.id, %error, "alert e-mail not sent; trying again at the next evaluation");
-                        false
-                    }
+                    Err(failure) => match failure.kind {
+                        FailureKind::GiveUp => {
+                            error!(alert = %alert.key.kind, org = %org.id, error = %failure, "alert e-mail refused; given up");
+                            true
+                        }
+                        FailureKind::Retry => {
+                            warn!(alert = %alert.key.kind, org = %org.id, error = %failure, "alert e-mail not sent; trying again at the next evaluation");
+                            false
+                        }
+                        FailureKind::Unreachable => {
+                            warn!(alert = %alert.key.kind, org = %org.id, error = %failure, "alert e-mails not sent, relay unreachable; trying again at the next evaluation");
+                            return;
+                        }
+                    },
                 },
             };
-            if sent {
-                let mut state = self.lock();
-                if let Some(raised) = state.get_mut(&alert.key) {
-                    raised.unsent.remove(&org.id);
-                }
-                self.save(&state);
+            if done {
+                self.change(|state| {
+                    if let Some(raised) = state.get_mut(&alert.key) {
+                        raised.unsent.remove(&org.id);
+                    }
+                })
+                .await;
             }
-        }
-        // An organization gone or removed from the list: nobody left to tell.
-        let mut state = self.lock();
-        let before = state.clone();
-        let known: Vec<&str> = orgs.iter().map(|o| o.id.as_str()).collect();
-        let keys: Vec<_> = state.raised().map(|a| a.key.clone()).collect();
-        for key in keys {
-            if let Some(raised) = state.get_mut(&key) {
-                raised.unsent.retain(|id| known.contains(&id.as_str()));
-            }
-        }
-        if *state != before {
-            self.save(&state);
         }
     }
 
@@ -176,14 +213,35 @@ impl AlertEngine {
                 let due = last.is_none_or(|(at, count)| at.elapsed() >= EVERY || count != answered);
                 if due {
                     last = Some((Instant::now(), answered));
-                    match collect(&certifier, &admin, &engine.settings) {
-                        Ok(snapshot) => {
+                    // Store reads and the state's fsync: off the runtime's workers.
+                    let evaluated = {
+                        let (engine, certifier, admin) = (
+                            Arc::clone(&engine),
+                            Arc::clone(&certifier),
+                            Arc::clone(&admin),
+                        );
+                        tokio::task::spawn_blocking(move || {
+                            let snapshot = collect(&certifier, &admin, &engine.settings)?;
                             engine.apply(&snapshot);
+                            Ok::<_, AlertError>(snapshot.orgs)
+                        })
+                    };
+                    let evaluated = tokio::select! {
+                        joined = evaluated => joined,
+                        () = stop.cancelled() => return,
+                    };
+                    match evaluated {
+                        Ok(Ok(facts)) => {
                             let orgs: Vec<Organization> =
-                                snapshot.orgs.into_iter().map(|f| f.org).collect();
-                            engine.send_pending(&orgs).await;
+                                facts.into_iter().map(|f| f.org).collect();
+                            // Sending never delays a shutdown.
+                            tokio::select! {
+                                () = engine.send_pending(&orgs) => {}
+                                () = stop.cancelled() => return,
+                            }
                         }
-                        Err(error) => warn!(%error, "alerts: not evaluated"),
+                        Ok(Err(error)) => warn!(%error, "alerts: not evaluated"),
+                        Err(error) => warn!(%error, "alerts: evaluation failed"),
                     }
                 }
                 tokio::select! {
@@ -196,6 +254,10 @@ impl AlertEngine {
 
     fn lock(&self) -> MutexGuard<'_, AlertState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn saving(&self) -> MutexGuard<'_, ()> {
+        self.saving.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn save(&self, state: &AlertState) {
@@ -260,16 +322,21 @@ pub fn collect(
     let mut orgs = Vec::new();
     for org in admin.org_list().map_err(|e| service(&e))? {
         let shown = admin.org_show(&org.id).map_err(|e| service(&e))?;
-        let in_doubt = open
+        // Production only: the sandbox's are a developer's tests.
+        let mine = open
             .iter()
-            .filter(|i| i.org == org.id)
+            .filter(|i| i.org == org.id && i.environment == Environment::Production);
+        let in_doubt = mine
+            .clone()
             .filter(|i| i.reason.is_some() || now - i.received_at >= late)
             .count() as u64;
+        let waiting = mine.filter(|i| i.reason.is_some()).count() as u64;
         orgs.push(OrgFacts {
             year: shown.quota.year,
             used: shown.quota.used,
             quota: shown.quota.quota,
             in_doubt,
+            waiting,
             org,
         });
     }

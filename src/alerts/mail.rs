@@ -2,11 +2,13 @@
 //! addresses, through the `[smtp]` relay (lettre, tokio, rustls). The text comes from the
 //! catalogue (`alerts.ftl`) in the configured language.
 
+use std::fmt;
 use std::time::Duration;
 
 use lettre::message::header::ContentType;
 use lettre::message::Mailbox;
 use lettre::transport::smtp::authentication::Credentials;
+use lettre::Address;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
 use super::AlertError;
@@ -48,7 +50,7 @@ impl Mailer {
                 AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&settings.host)
             }
         };
-        let mut builder = builder.port(settings.port).timeout(Some(SEND_TIMEOUT));
+        let mut builder = builder.port(settings.port()).timeout(Some(SEND_TIMEOUT));
         if let (Some(user), Some(path)) = (&settings.username, &settings.password_file) {
             let text =
                 std::fs::read_to_string(path).map_err(|source| AlertError::PasswordFile {
@@ -68,25 +70,83 @@ impl Mailer {
         })
     }
 
-    /// Sends `mail`; an error says why (the caller retries at the next evaluation).
-    pub async fn send(&self, mail: &Mail) -> Result<(), AlertError> {
+    /// Sends `mail` to those of its addresses that parse (one that does not is logged and
+    /// skipped); a failure says whether to try again.
+    pub async fn send(&self, mail: &Mail) -> Result<(), SendFailure> {
         let mut builder = Message::builder()
             .from(self.from.clone())
             .subject(mail.subject.clone())
             .header(ContentType::TEXT_PLAIN);
+        let mut recipients = 0;
         for to in &mail.to {
-            let mailbox = to
-                .parse::<Mailbox>()
-                .map_err(|e| AlertError::Address(to.clone(), e.to_string()))?;
-            builder = builder.to(mailbox);
+            match to.parse::<Address>() {
+                Ok(address) => {
+                    builder = builder.to(Mailbox::new(None, address));
+                    recipients += 1;
+                }
+                Err(error) => {
+                    tracing::warn!(address = %to, %error, "alert e-mail: address skipped");
+                }
+            }
+        }
+        if recipients == 0 {
+            return Err(SendFailure::give_up("no valid address"));
         }
         let message = builder
             .body(mail.body.clone())
-            .map_err(|e| AlertError::Smtp(e.to_string()))?;
+            .map_err(|e| SendFailure::give_up(e.to_string()))?;
         match tokio::time::timeout(SEND_TIMEOUT * 2, self.transport.send(message)).await {
             Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) => Err(AlertError::Smtp(e.to_string())),
-            Err(_) => Err(AlertError::Smtp("no answer from the relay in time".into())),
+            Ok(Err(e)) if e.is_permanent() => Err(SendFailure::give_up(e.to_string())),
+            Ok(Err(e)) if e.is_transient() => Err(SendFailure {
+                kind: FailureKind::Retry,
+                reason: e.to_string(),
+            }),
+            Ok(Err(e)) => Err(SendFailure::unreachable(e.to_string())),
+            Err(_) => Err(SendFailure::unreachable("no answer from the relay in time")),
         }
+    }
+}
+
+/// What to do after a message was not sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// The relay could not be reached (connection, TLS, time out): no use sending the other
+    /// messages now; all are tried again at the next evaluation.
+    Unreachable,
+    /// The relay refused for now (4xx): tried again at the next evaluation.
+    Retry,
+    /// It will never be sent (5xx, no valid address): given up.
+    GiveUp,
+}
+
+/// Why a message was not sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendFailure {
+    /// What to do.
+    pub kind: FailureKind,
+    /// Why.
+    pub reason: String,
+}
+
+impl SendFailure {
+    fn give_up(reason: impl Into<String>) -> SendFailure {
+        SendFailure {
+            kind: FailureKind::GiveUp,
+            reason: reason.into(),
+        }
+    }
+
+    fn unreachable(reason: impl Into<String>) -> SendFailure {
+        SendFailure {
+            kind: FailureKind::Unreachable,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for SendFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SMTP: {}", self.reason)
     }
 }

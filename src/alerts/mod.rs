@@ -3,17 +3,21 @@
 //! | kind | about | raised when | cleared when |
 //! |---|---|---|---|
 //! | `quota_80`, `quota_90`, `quota_100` (`[alerts] quota_thresholds`) | organization | its production invoices of the quota year reach that share of its annual quota | a new quota year, or a larger quota |
-//! | `channel_down` | configured device | it has not answered for `channel_down_minutes` | it answers |
+//! | `channel_down` | configured device | it has not answered for `channel_down_minutes` | it is connected |
 //! | `dgi_contact_old` | configured box | its last contact with the DGI (C2h) is older than `dgi_contact_days` | a fresher contact |
-//! | `in_doubt` | organization | an invoice waits for an administrator, or is not settled after `channel_down_minutes` | nothing in doubt |
+//! | `in_doubt` | organization | a production invoice waits for an administrator, or is not settled after `channel_down_minutes` | nothing in doubt |
 //!
 //! Each alert is raised once per crossing, never once per request: [`state`] keeps what is
 //! raised (and whose e-mail is still to send) in `<state_dir>/alerts.json`, so a restart sends
 //! nothing twice. A raised alert is a `warn!` line, `emcf_alerts_active` and
 //! `emcf_alerts_raised_total` in `/metrics` (by kind, never by organization), a banner on the
 //! organization's dashboard overview, and with `[smtp]` an e-mail to the organization's
-//! `admin_emails` (in the configured language); a clearing is an `info!` line. An e-mail that
-//! fails is tried again at the next evaluation; nothing here ever blocks a certification.
+//! `admin_emails` (in the configured language); a clearing is an `info!` line. An unknown fact
+//! never clears an alert (at start every channel is "not connected since now" and no box's
+//! DGI contact is read yet): `channel_down` clears once the channel is connected,
+//! `dgi_contact_old` once a fresh contact is read. An e-mail the relay refuses for now, or a
+//! relay that cannot be reached, is tried again at the next evaluation; one refused for good
+//! (5xx, no valid address) is logged and given up; nothing here ever blocks a certification.
 
 mod conditions;
 mod engine;
@@ -26,11 +30,11 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-pub use conditions::{evaluate, ChannelFacts, Condition, Facts, OrgFacts, Snapshot};
-pub use engine::{collect, AlertEngine, EngineSettings, EVERY};
+// What the service (serve, the dashboard) uses, and what their signatures name.
+pub use conditions::{Facts, Snapshot};
+pub use engine::{AlertEngine, EngineSettings};
 pub use kind::{AlertKey, AlertKind, Subject};
-pub use mail::{Mail, Mailer};
-pub use state::{AlertState, RaisedAlert, Transitions, STATE_FILE};
+pub use state::{RaisedAlert, Transitions};
 
 /// What went wrong with the alerts (never with a certification).
 #[derive(Debug, Error)]

@@ -18,6 +18,9 @@ use super::AlertError;
 /// The state file's name in the state directory.
 pub const STATE_FILE: &str = "alerts.json";
 
+/// The state file's format version.
+const VERSION: u32 = 1;
+
 /// One raised alert.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RaisedAlert {
@@ -62,12 +65,25 @@ impl AlertState {
     /// Moves to the conditions that hold now: new ones are raised (their recipients to be
     /// e-mailed), those gone are cleared, those still there keep their raising and get the
     /// latest facts.
+    #[cfg(test)]
     pub fn step(&mut self, now: &[Condition], at: DateTime<Utc>) -> Transitions {
+        self.step_keeping(now, &[], at)
+    }
+
+    /// Like `step`, except that the alerts of `undecided` (what is not known yet, see
+    /// [`undecided`](super::conditions::undecided)) are neither raised nor cleared.
+    pub fn step_keeping(
+        &mut self,
+        now: &[Condition],
+        undecided: &[AlertKey],
+        at: DateTime<Utc>,
+    ) -> Transitions {
         let mut transitions = Transitions::default();
         let current: BTreeMap<&AlertKey, &Condition> = now.iter().map(|c| (&c.key, c)).collect();
         let gone: Vec<AlertKey> = self
             .raised
             .iter()
+            .filter(|(key, _)| !undecided.contains(key))
             .filter(|(key, raised)| current.get(key).is_none_or(|c| c.episode != raised.episode))
             .map(|(key, _)| key.clone())
             .collect();
@@ -100,6 +116,28 @@ impl AlertState {
         self.raised.values()
     }
 
+    /// Whether `other` differs from this state in what the state file must keep: the raised
+    /// alerts, their raising and the e-mails still to send (not their latest facts, which
+    /// change with every invoice and are evaluated again after a restart).
+    pub fn differs_on_disk(&self, other: &AlertState) -> bool {
+        let kept =
+            |state: &AlertState| -> Vec<(AlertKey, String, DateTime<Utc>, BTreeSet<String>)> {
+                state
+                    .raised
+                    .values()
+                    .map(|r| {
+                        (
+                            r.key.clone(),
+                            r.episode.clone(),
+                            r.raised_at,
+                            r.unsent.clone(),
+                        )
+                    })
+                    .collect()
+            };
+        kept(self) != kept(other)
+    }
+
     /// The alert of `key` if raised.
     pub fn get_mut(&mut self, key: &AlertKey) -> Option<&mut RaisedAlert> {
         self.raised.get_mut(key)
@@ -113,11 +151,17 @@ impl AlertState {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(AlertState::default()),
             Err(source) => return Err(state_error(path, source)),
         };
-        let file: StateFile =
-            serde_json::from_slice(&bytes).map_err(|e| AlertError::StateDamaged {
-                path: path.to_path_buf(),
-                reason: e.to_string(),
-            })?;
+        let damaged = |reason: String| AlertError::StateDamaged {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let file: StateFile = serde_json::from_slice(&bytes).map_err(|e| damaged(e.to_string()))?;
+        if file.version != VERSION {
+            return Err(damaged(format!(
+                "version {} (this gateway writes version {VERSION})",
+                file.version
+            )));
+        }
         Ok(AlertState {
             raised: file
                 .raised
@@ -131,7 +175,7 @@ impl AlertState {
     /// directory.
     pub fn save(&self, path: &Path) -> Result<(), AlertError> {
         let file = StateFile {
-            version: 1,
+            version: VERSION,
             raised: self.raised.values().cloned().collect(),
         };
         let bytes = serde_json::to_vec_pretty(&file).map_err(|e| AlertError::StateDamaged {
@@ -167,8 +211,8 @@ fn state_error(path: &Path, source: std::io::Error) -> AlertError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alerts::conditions::evaluate;
     use crate::alerts::conditions::tests::snapshot;
+    use crate::alerts::conditions::{evaluate, undecided};
     use crate::config::AlertSettings;
 
     fn labels(alerts: &[RaisedAlert]) -> Vec<String> {
@@ -210,6 +254,45 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_fact_never_clears_an_alert() {
+        let settings = AlertSettings::default();
+        let mut s = snapshot(0);
+        s.channels[0].connected = false;
+        s.channels[0].since = s.now - chrono::Duration::minutes(20);
+        s.channels[0].last_contact = Some(None);
+        let mut state = AlertState::default();
+        let mut step = |s: &crate::alerts::conditions::Snapshot| {
+            state.step_keeping(&evaluate(s, &settings), &undecided(s, &settings), s.now)
+        };
+        let t = step(&s);
+        assert_eq!(labels(&t.raised), ["channel_down", "dgi_contact_old"]);
+        // A restart: every channel "not connected since now", no DGI contact read yet.
+        s.channels[0].since = s.now;
+        s.channels[0].last_contact = None;
+        assert_eq!(step(&s), Transitions::default(), "kept, not cleared");
+        // Known again: a connected channel and a fresh contact clear them.
+        s.channels[0].connected = true;
+        assert_eq!(labels(&step(&s).cleared), ["channel_down"]);
+        s.channels[0].last_contact = Some(Some(s.local_now));
+        assert_eq!(labels(&step(&s).cleared), ["dgi_contact_old"]);
+        assert_eq!(state.raised().count(), 0);
+    }
+
+    #[test]
+    fn only_what_the_file_keeps_is_a_change_to_save() {
+        let mut state = AlertState::default();
+        step(&mut state, 4);
+        let before = state.clone();
+        step(&mut state, 4);
+        assert!(!state.differs_on_disk(&before));
+        let key = state.raised().next().expect("raised").key.clone();
+        state.get_mut(&key).expect("raised").facts.used = Some(5);
+        assert!(!state.differs_on_disk(&before), "new facts only");
+        state.get_mut(&key).expect("raised").unsent.clear();
+        assert!(state.differs_on_disk(&before), "e-mail sent");
+    }
+
+    #[test]
     fn persisted_across_a_reload() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join(STATE_FILE);
@@ -229,6 +312,11 @@ mod tests {
         );
         assert!(!path.with_extension("json.tmp").exists());
 
+        fs::write(&path, br#"{"version": 2, "raised": []}"#).expect("write");
+        assert!(matches!(
+            AlertState::load(&path),
+            Err(AlertError::StateDamaged { .. })
+        ));
         fs::write(&path, b"{not json").expect("write");
         assert!(matches!(
             AlertState::load(&path),

@@ -17,7 +17,8 @@ pub fn mail(
     zone: FixedOffset,
     lang: Lang,
 ) -> Option<Mail> {
-    if org.admin_emails.is_empty() {
+    let to = Organization::distinct_emails(&org.admin_emails);
+    if to.is_empty() {
         return None;
     }
     let (subject, body) = words(alert, org, zone, lang);
@@ -26,7 +27,7 @@ pub fn mail(
     text.push_str(&msg!("alert-mail-footer").render(lang));
     text.push('\n');
     Some(Mail {
-        to: org.admin_emails.clone(),
+        to,
         subject: subject.render(lang),
         body: text,
     })
@@ -51,23 +52,28 @@ fn words(
             let quota = facts.quota.unwrap_or_default();
             let year = facts.year.unwrap_or_default().to_string();
             let subject = msg!("alert-quota-subject", org = name, percent = percent);
+            let plan = org.plan.as_str();
             let body = if percent >= 100 {
                 msg!(
                     "alert-quota-full-body",
                     org = name,
                     used = format::integer(used, lang),
                     quota = format::integer(quota, lang),
-                    year = year
+                    year = year,
+                    plan = plan
                 )
             } else {
+                let left = quota.saturating_sub(used);
                 msg!(
                     "alert-quota-body",
                     org = name,
                     percent = percent,
                     used = format::integer(used, lang),
                     quota = format::integer(quota, lang),
-                    left = format::integer(quota.saturating_sub(used), lang),
-                    year = year
+                    left = format::integer(left, lang),
+                    n = left,
+                    year = year,
+                    plan = plan
                 )
             };
             (subject, body)

@@ -29,7 +29,7 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
             admin_emails,
         } => {
             let plan = parse_plan(&plan, lang)?;
-            check_emails(&admin_emails, lang)?;
+            let admin_emails = check_emails(&admin_emails, lang)?;
             if config.resolved_state_dir().exists() && find(config, &id)?.is_some() {
                 bail!("{}", msg!("cli-org-exists", id = id.as_str()).render(lang));
             }
@@ -57,7 +57,7 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
             admin_emails,
             no_admin_email,
         } => {
-            check_emails(&admin_emails, lang)?;
+            let admin_emails = check_emails(&admin_emails, lang)?;
             let Some(mut org) = find(config, &id)? else {
                 bail!(
                     "{}",
@@ -114,18 +114,31 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
     }
 }
 
-/// Refuses an address that does not look like one (a rough check: typing mistakes).
-fn check_emails(addresses: &[String], lang: Lang) -> anyhow::Result<()> {
-    match addresses
+/// The addresses without repeats; refuses one the alerts could not be sent to, and more
+/// than [`Organization::MAX_ADMIN_EMAILS`].
+fn check_emails(addresses: &[String], lang: Lang) -> anyhow::Result<Vec<String>> {
+    if let Some(bad) = addresses
         .iter()
         .find(|a| !crate::model::is_plausible_email(a))
     {
-        Some(bad) => bail!(
+        bail!(
             "{}",
             msg!("cli-org-bad-email", address = bad.as_str()).render(lang)
-        ),
-        None => Ok(()),
+        );
     }
+    let distinct = Organization::distinct_emails(addresses);
+    if distinct.len() > Organization::MAX_ADMIN_EMAILS {
+        bail!(
+            "{}",
+            msg!(
+                "cli-org-too-many-emails",
+                max = Organization::MAX_ADMIN_EMAILS,
+                count = distinct.len()
+            )
+            .render(lang)
+        );
+    }
+    Ok(distinct)
 }
 
 fn parse_plan(text: &str, lang: Lang) -> anyhow::Result<Plan> {

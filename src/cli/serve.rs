@@ -77,6 +77,8 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
         Ok(store) => store,
         Err(damage) => return serve_halted(&config, listener, damage).await,
     };
+    // Bad [smtp] settings (an unreadable password file) stop the start here, before READY.
+    let alerts = alert_engine(&config, &state_dir)?;
 
     let simulators: Arc<Mutex<Vec<RunningSim>>> = Arc::default();
     let demo = !config.has_devices();
@@ -132,7 +134,6 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
         warn!(%error, "could not notify systemd");
     }
     spawn_watchdog(stop.clone());
-    let alerts = alert_engine(&config, &state_dir)?;
     let alerts_task = alerts.spawn(Arc::clone(&certifier), Arc::clone(&admin), stop.clone());
     let dashboard = Dashboard::with_options(
         Arc::clone(&admin),

@@ -16,8 +16,10 @@ pub const DEFAULT_CHANNEL_DOWN_MINUTES: u64 = 15;
 pub const DEFAULT_DGI_CONTACT_DAYS: u64 = 3;
 /// `alerts.quota_thresholds` default, in percent of the annual quota.
 pub const DEFAULT_QUOTA_THRESHOLDS: [u8; 3] = [80, 90, 100];
-/// `smtp.port` default (submission, STARTTLS).
+/// `smtp.port` default (submission, STARTTLS; also with `tls = "none"`).
 pub const DEFAULT_SMTP_PORT: u16 = 587;
+/// `smtp.port` default with `tls = "tls"` (submissions, TLS from the first byte).
+pub const DEFAULT_SMTPS_PORT: u16 = 465;
 
 /// `[alerts]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,9 +80,9 @@ pub enum SmtpTls {
 pub struct SmtpSettings {
     /// The relay's host name (checked against its certificate with TLS).
     pub host: String,
-    /// Its port.
-    #[serde(default = "default_port")]
-    pub port: u16,
+    /// Its port; see [`SmtpSettings::port`] for the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
     /// The sender, e.g. `"emcf-gateway <alertes@example.cd>"`.
     pub from: String,
     /// User name for SMTP authentication, if the relay asks for one.
@@ -94,8 +96,14 @@ pub struct SmtpSettings {
     pub tls: SmtpTls,
 }
 
-fn default_port() -> u16 {
-    DEFAULT_SMTP_PORT
+impl SmtpSettings {
+    /// The port: the configured one, else 465 with `tls = "tls"` and 587 otherwise.
+    pub fn port(&self) -> u16 {
+        self.port.unwrap_or(match self.tls {
+            SmtpTls::Tls => DEFAULT_SMTPS_PORT,
+            SmtpTls::Starttls | SmtpTls::None => DEFAULT_SMTP_PORT,
+        })
+    }
 }
 
 impl Config {
@@ -123,7 +131,7 @@ impl Config {
         if smtp.host.trim().is_empty() || smtp.host.contains(char::is_whitespace) {
             return Err(invalid("smtp.host", "must be a host name".into()));
         }
-        if smtp.port == 0 {
+        if smtp.port == Some(0) {
             return Err(invalid("smtp.port", "must be 1 to 65535".into()));
         }
         if smtp.from.parse::<lettre::message::Mailbox>().is_err() {

@@ -34,7 +34,8 @@ pub(super) fn banners(alerts: &[RaisedAlert], zone: FixedOffset, lang: Lang) -> 
                             "dash-alert-quota-full",
                             used = used,
                             quota = quota,
-                            year = year
+                            year = year,
+                            plan = facts.plan.clone().unwrap_or_default()
                         ),
                     )
                 } else {
@@ -76,7 +77,8 @@ pub(super) fn banners(alerts: &[RaisedAlert], zone: FixedOffset, lang: Lang) -> 
                 "warn",
                 msg!(
                     "dash-alert-in-doubt",
-                    count = facts.count.unwrap_or_default()
+                    count = facts.count.unwrap_or_default(),
+                    waiting = facts.waiting.unwrap_or_default()
                 ),
             ),
         };

@@ -76,9 +76,25 @@ pub struct Organization {
     pub admin_emails: Vec<String>,
 }
 
-/// Whether `address` looks like an e-mail address (`local@domain.tld`, no spaces or angle
-/// brackets, at most 254 bytes): a rough check that catches typing mistakes, not a proof
-/// that the mailbox exists.
+impl Organization {
+    /// At most this many `admin_emails`.
+    pub const MAX_ADMIN_EMAILS: usize = 20;
+
+    /// `addresses` without repeats (the same address in another case counts once), in order.
+    pub fn distinct_emails(addresses: &[String]) -> Vec<String> {
+        let mut seen = std::collections::BTreeSet::new();
+        addresses
+            .iter()
+            .filter(|a| seen.insert(a.to_ascii_lowercase()))
+            .cloned()
+            .collect()
+    }
+}
+
+/// Whether `address` is an e-mail address the alerts can be sent to: one the mailer (lettre)
+/// accepts, and moreover `local@domain.tld` (a domain with a dot, no spaces or angle
+/// brackets, at most 254 bytes), which catches typing mistakes. Not a proof that the mailbox
+/// exists. The one check of `org add`/`org update`, the admin socket and the mailer.
 pub fn is_plausible_email(address: &str) -> bool {
     let Some((local, domain)) = address.rsplit_once('@') else {
         return false;
@@ -93,11 +109,12 @@ pub fn is_plausible_email(address: &str) -> bool {
             .chars()
             .all(|c| c.is_ascii_graphic() && !"<>()[]\\,;:\"".contains(c))
         && !local.contains('@')
+        && address.parse::<lettre::Address>().is_ok()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::is_plausible_email;
+    use super::{is_plausible_email, Organization};
 
     #[test]
     fn rough_email_check() {
@@ -105,9 +122,27 @@ mod tests {
             assert!(is_plausible_email(good), "{good}");
         }
         for bad in [
-            "", "a", "a@b", "@b.cd", "a@.cd", "a@b.", "a b@c.cd", "<a@b.cd>", "a@b@c.cd",
+            "",
+            "a",
+            "a@b",
+            "@b.cd",
+            "a@.cd",
+            "a@b.",
+            "a b@c.cd",
+            "<a@b.cd>",
+            "a@b@c.cd",
+            // Refused by the mailer (lettre).
+            "a..b@c.cd",
+            ".a@b.cd",
+            "a@-b.cd",
         ] {
             assert!(!is_plausible_email(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn repeated_addresses_count_once() {
+        let given = ["a@b.cd", "c@d.cd", "A@B.cd"].map(String::from);
+        assert_eq!(Organization::distinct_emails(&given), ["a@b.cd", "c@d.cd"]);
     }
 }

@@ -343,8 +343,12 @@ fn alerts_and_smtp_are_optional_and_validated() {
     let config =
         parse("[smtp]\nhost = \"relay.example.cd\"\nfrom = \"a@example.cd\"\n").expect("smtp");
     config.validate().expect("valid");
-    let smtp = config.smtp.expect("smtp");
-    assert_eq!((smtp.port, smtp.tls), (587, SmtpTls::Starttls));
+    let mut smtp = config.smtp.expect("smtp");
+    assert_eq!((smtp.port(), smtp.tls), (587, SmtpTls::Starttls));
+    smtp.tls = SmtpTls::Tls;
+    assert_eq!(smtp.port(), 465, "TLS from the first byte: submissions");
+    smtp.port = Some(2525);
+    assert_eq!(smtp.port(), 2525);
     for (text, key) in [
         (
             "[alerts]\nquota_thresholds = [80, 80]\n",
