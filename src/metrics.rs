@@ -147,8 +147,16 @@ pub fn dashboard_sign_in(outcome: &'static str) {
     *lock(&registry().sign_ins).entry(outcome).or_insert(0) += 1;
 }
 
-/// The alerts raised now, by kind (`quota_80`, `channel_down`...; set by `alerts`).
+/// The alerts raised now, by kind (`quota_80`, `channel_down`...; set by `alerts`). Every kind
+/// named here gets its `emcf_alerts_raised_total` series at 0 too, so that Prometheus's
+/// `increase()` sees the first raise.
 pub fn alerts_active(by_kind: BTreeMap<String, u64>) {
+    {
+        let mut raised = lock(&registry().alerts_raised);
+        for kind in by_kind.keys() {
+            raised.entry(kind.clone()).or_insert(0);
+        }
+    }
     *lock(&registry().alerts_active) = by_kind;
 }
 
