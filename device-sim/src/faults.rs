@@ -5,6 +5,117 @@
 
 use std::time::Duration;
 
+pub mod spec;
+
+use spec::{FaultKind, FaultList, FaultSpec, SetBy};
+
+/// Longest `delay-ms`, in milliseconds ([`crate::config::MAX_TIMING`]).
+pub const MAX_DELAY_MS: u64 = 3_600_000;
+
+/// `--seed`.
+pub const SEED: FaultSpec = FaultSpec {
+    name: "seed",
+    kind: FaultKind::Seed,
+    what: "Seed of the fault generator (default 0): the same seed, flags and host traffic \
+           give the same faults at the same commands.",
+    example: "7",
+};
+
+/// `--corrupt-replies`.
+pub const CORRUPT_REPLIES: FaultSpec = FaultSpec {
+    name: "corrupt-replies",
+    kind: FaultKind::Probability,
+    what: "Flips one bit of a reply: the host sees a bad checksum.",
+    example: "0.05",
+};
+
+/// `--drop-replies`.
+pub const DROP_REPLIES: FaultSpec = FaultSpec {
+    name: "drop-replies",
+    kind: FaultKind::Probability,
+    what: "Sends no reply: the host times out and sends again.",
+    example: "0.1",
+};
+
+/// `--garbage`.
+pub const GARBAGE: FaultSpec = FaultSpec {
+    name: "garbage",
+    kind: FaultKind::Probability,
+    what: "Sends 1 to 24 garbage bytes (never SOH) before a reply.",
+    example: "0.2",
+};
+
+/// `--delay`.
+pub const DELAY: FaultSpec = FaultSpec {
+    name: "delay",
+    kind: FaultKind::Probability,
+    what: "Answers late, by --delay-ms.",
+    example: "0.1",
+};
+
+/// `--delay-ms`.
+pub const DELAY_MS: FaultSpec = FaultSpec {
+    name: "delay-ms",
+    kind: FaultKind::Milliseconds { max: MAX_DELAY_MS },
+    what: "How late a late reply is (default 800).",
+    example: "1500",
+};
+
+/// `--refuse-next`.
+pub const REFUSE_NEXT: FaultSpec = FaultSpec {
+    name: "refuse-next",
+    kind: FaultKind::Count,
+    what: "Refuses the next N commands with E: without executing them.",
+    example: "1",
+};
+
+/// `--refuse-cmd`.
+pub const REFUSE_CMD: FaultSpec = FaultSpec {
+    name: "refuse-cmd",
+    kind: FaultKind::CommandCode,
+    what: "With --refuse-next: only this command counts and is refused (C0: the \
+               opening of an invoice); without it, any command.",
+    example: "C0",
+};
+
+/// `--power-cut-after-finalize`.
+pub const POWER_CUT_AFTER_FINALIZE: FaultSpec = FaultSpec {
+    name: "power-cut-after-finalize",
+    kind: FaultKind::Ordinal,
+    what: "Cuts the power at the Nth finalization: the invoice is committed to fiscal \
+               memory, its reply is never sent, the simulator exits with code 3.",
+    example: "1",
+};
+
+/// `--vanish-after`.
+pub const VANISH_AFTER: FaultSpec = FaultSpec {
+    name: "vanish-after",
+    kind: FaultKind::Ordinal,
+    what: "Closes the port after answering N commands; the simulator exits with code 4.",
+    example: "5",
+};
+
+/// The box's faults: flags of `emcf-sim`, read at start.
+pub const BOX_FAULTS: FaultList = FaultList {
+    title: "Faults of the box (emcf-sim), set with flags at start",
+    set_by: SetBy::Flag,
+    intro: "All off by default; the random ones are drawn per reply from one generator seeded \
+            with --seed.",
+    how: "emcf-sim --pty --ephemeral --drop-replies 0.1 --seed 7",
+    faults: &[
+        SEED,
+        CORRUPT_REPLIES,
+        DROP_REPLIES,
+        GARBAGE,
+        DELAY,
+        DELAY_MS,
+        REFUSE_NEXT,
+        REFUSE_CMD,
+        POWER_CUT_AFTER_FINALIZE,
+        VANISH_AFTER,
+    ],
+};
+
 /// What to inject. Probabilities are per reply, 0.0 to 1.0.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FaultConfig {

@@ -15,10 +15,14 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Parser, Subcommand, ValueEnum};
-use emcf_sim::config::{DeviceConfig, SlowReply, Timing, MAX_TIMING};
+use emcf_sim::config::{DeviceConfig, SlowReply, Timing};
 use emcf_sim::edef::cli::EdefArgs;
+use emcf_sim::edef::EDEF_FAULTS;
 use emcf_sim::engine::Engine;
-use emcf_sim::faults::{FaultConfig, Faults};
+use emcf_sim::faults::{
+    FaultConfig, Faults, CORRUPT_REPLIES, DELAY, DELAY_MS, DROP_REPLIES, GARBAGE,
+    POWER_CUT_AFTER_FINALIZE, REFUSE_CMD, REFUSE_NEXT, SEED, VANISH_AFTER,
+};
 use emcf_sim::firmware::{CreditNote, Firmware, PRESETS};
 use emcf_sim::link::{serve, LinkConfig, LinkEnd};
 use emcf_sim::port::{open_serial, Pty};
@@ -31,7 +35,8 @@ use tracing::{info, warn};
     name = "emcf-sim",
     version,
     about = "Simulated DRC e-MCF fiscal device (MCF-SFE protocol); `emcf-sim edef`: the DGI's e-MCF web API",
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    after_help = EDEF_FAULTS.help_text()
 )]
 struct Cli {
     /// Instead of a fiscal box on a port (the options below), simulate something else.
@@ -104,51 +109,51 @@ struct Cli {
     /// every profile (a profile's slow commands take at least its own duration).
     #[arg(long, value_name = "NAME", default_value = "reference", value_parser = firmware_names())]
     firmware: String,
-    /// Seed of the fault generator (same seed, same faults).
-    #[arg(long, default_value_t = 0)]
+    // The faults: help, values and refusals from `emcf_sim::faults::BOX_FAULTS` (one
+    // definition with the README's technician section).
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = FAULTS,
+          help = SEED.flag_help(), value_parser = SEED.flag_parser::<u64>())]
     seed: u64,
-    /// Probability (0..1) of corrupting one byte of a reply.
-    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    #[arg(long, value_name = "P", default_value_t = 0.0, help_heading = FAULTS,
+          help = CORRUPT_REPLIES.flag_help(), value_parser = CORRUPT_REPLIES.flag_parser::<f64>())]
     corrupt_replies: f64,
-    /// Probability (0..1) of dropping a reply.
-    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    #[arg(long, value_name = "P", default_value_t = 0.0, help_heading = FAULTS,
+          help = DROP_REPLIES.flag_help(), value_parser = DROP_REPLIES.flag_parser::<f64>())]
     drop_replies: f64,
-    /// Probability (0..1) of a garbage burst before a reply.
-    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    #[arg(long, value_name = "P", default_value_t = 0.0, help_heading = FAULTS,
+          help = GARBAGE.flag_help(), value_parser = GARBAGE.flag_parser::<f64>())]
     garbage: f64,
-    /// Probability (0..1) of a late reply.
-    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    #[arg(long, value_name = "P", default_value_t = 0.0, help_heading = FAULTS,
+          help = DELAY.flag_help(), value_parser = DELAY.flag_parser::<f64>())]
     delay: f64,
-    /// How late a late reply is, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 800)]
+    #[arg(long, value_name = "MS", default_value_t = 800, help_heading = FAULTS,
+          help = DELAY_MS.flag_help(), value_parser = DELAY_MS.flag_parser::<u64>())]
     delay_ms: u64,
-    /// Refuse the first N commands with E: without executing them.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = FAULTS,
+          help = REFUSE_NEXT.flag_help(), value_parser = REFUSE_NEXT.flag_parser::<u32>())]
     refuse_next: u32,
-    /// Count and refuse only commands with this CMD, in hex (e.g. C0 for the opening of an
-    /// invoice); without it, any command.
-    #[arg(long, value_name = "HEX", value_parser = parse_cmd)]
+    #[arg(long, value_name = "HEX", help_heading = FAULTS,
+          help = REFUSE_CMD.flag_help(), value_parser = REFUSE_CMD.flag_parser::<u8>())]
     refuse_cmd: Option<u8>,
-    /// Cut the power at the Nth finalization, after committing it, before the reply (exit 3).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = FAULTS,
+          help = POWER_CUT_AFTER_FINALIZE.flag_help(),
+          value_parser = POWER_CUT_AFTER_FINALIZE.flag_parser::<u32>())]
     power_cut_after_finalize: Option<u32>,
-    /// Close the port after answering N commands (exit 4).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = FAULTS,
+          help = VANISH_AFTER.flag_help(), value_parser = VANISH_AFTER.flag_parser::<u64>())]
     vanish_after: Option<u64>,
 }
+
+/// The heading of the box's faults in `--help`.
+const FAULTS: &str = "Faults (all off by default; the random ones seeded with --seed)";
 
 /// What `emcf-sim` simulates instead of a fiscal box.
 #[derive(Subcommand, Debug)]
 enum SimCommand {
     /// Simulate the DGI's e-MCF web API (e-DEF) over HTTP(S): prints its base URL, runs
     /// until SIGINT/SIGTERM.
+    #[command(after_help = EDEF_FAULTS.help_text())]
     Edef(EdefArgs),
-}
-
-/// A command code in hex, with or without `0x` or a trailing `h` (`C0`, `0xC0`, `C0h`).
-fn parse_cmd(text: &str) -> Result<u8, String> {
-    let digits = text.trim_start_matches("0x").trim_end_matches(['h', 'H']);
-    u8::from_str_radix(digits, 16).map_err(|_| format!("{text:?} is not a command code in hex"))
 }
 
 /// The presets, with their descriptions, for `--help` and for checking the value.
@@ -226,33 +231,20 @@ impl Cli {
         Ok(firmware)
     }
 
-    fn faults(&self) -> anyhow::Result<FaultConfig> {
-        for (name, p) in [
-            ("--corrupt-replies", self.corrupt_replies),
-            ("--drop-replies", self.drop_replies),
-            ("--garbage", self.garbage),
-            ("--delay", self.delay),
-        ] {
-            if !(0.0..=1.0).contains(&p) {
-                bail!("{name} is a probability between 0 and 1, not {p}");
-            }
-        }
-        let delay_for = Duration::from_millis(self.delay_ms);
-        if delay_for > MAX_TIMING {
-            bail!("--delay-ms is at most {} ms", MAX_TIMING.as_millis());
-        }
-        Ok(FaultConfig {
+    /// The faults the flags ask for (their values were checked as they were read).
+    fn faults(&self) -> FaultConfig {
+        FaultConfig {
             seed: self.seed,
             corrupt_reply: self.corrupt_replies,
             drop_reply: self.drop_replies,
             garbage_burst: self.garbage,
             delay: self.delay,
-            delay_for,
+            delay_for: Duration::from_millis(self.delay_ms),
             refuse_next: self.refuse_next,
             refuse_only: self.refuse_cmd,
             power_cut_at_finalize: self.power_cut_after_finalize,
             vanish_after: self.vanish_after,
-        })
+        }
     }
 }
 
@@ -291,7 +283,7 @@ async fn run(cli: Cli) -> anyhow::Result<LinkEnd> {
     if let Some(file) = &cli.replay {
         return replay_capture(&cli, file).await;
     }
-    let faults = cli.faults()?;
+    let faults = cli.faults();
     let firmware = cli.firmware()?;
     let device = cli.device();
     let state = device.state_file.clone();
@@ -451,6 +443,42 @@ mod tests {
         }
         assert!(Cli::try_parse_from(["emcf-sim", "--pty", "edef"]).is_err());
         assert!(Cli::try_parse_from(["emcf-sim", "edef", "--pty"]).is_err());
+    }
+
+    #[test]
+    fn the_fault_flags_are_the_listed_faults_with_their_help_and_values() {
+        use clap::CommandFactory;
+        use emcf_sim::faults::BOX_FAULTS;
+        let command = Cli::command();
+        let flags: Vec<(String, String)> = command
+            .get_arguments()
+            .filter(|arg| arg.get_help_heading() == Some(FAULTS))
+            .map(|arg| {
+                let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+                (arg.get_long().unwrap_or_default().to_owned(), help)
+            })
+            .collect();
+        let listed: Vec<(String, String)> = BOX_FAULTS
+            .faults
+            .iter()
+            .map(|fault| (fault.name.to_owned(), fault.flag_help()))
+            .collect();
+        assert_eq!(flags, listed);
+        for fault in BOX_FAULTS.faults {
+            let flag = format!("--{}", fault.name);
+            let args = ["emcf-sim", "--pty", &flag, fault.example];
+            assert!(
+                Cli::try_parse_from(args).is_ok(),
+                "{flag} {}",
+                fault.example
+            );
+            let wrong = format!("{flag}=nope");
+            let args = ["emcf-sim", "--pty", &wrong];
+            let refusal = Cli::try_parse_from(args).unwrap_err().to_string();
+            assert!(refusal.contains(&fault.flag_refusal()), "{refusal}");
+        }
+        let cli = Cli::try_parse_from(["emcf-sim", "--pty", "--refuse-cmd", "0xC0"]).unwrap();
+        assert_eq!(cli.faults().refuse_only, Some(0xC0));
     }
 
     #[test]

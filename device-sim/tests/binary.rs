@@ -80,7 +80,72 @@ async fn bad_flags_are_refused_with_a_message() {
         .unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("--corrupt-replies"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "'--corrupt-replies <P>': --corrupt-replies takes a probability: 0 to 1, \
+             e.g. --corrupt-replies 0.05"
+        ),
+        "{stderr}"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_emcf-sim"))
+        .args(["edef", "--latency-ms", "soon"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--latency-ms takes milliseconds: 0 to 600000, e.g. --latency-ms 250"),
+        "{stderr}"
+    );
+}
+
+/// What `emcf-sim ARGS` prints on stdout.
+fn help(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_emcf-sim"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_help_lists_every_fault_with_its_type_values_and_an_example() {
+    use emcf_sim::edef::EDEF_FAULTS;
+    use emcf_sim::faults::BOX_FAULTS;
+    let top = help(&["--help"]);
+    for fault in BOX_FAULTS.faults {
+        // clap: the flag, then its help (what it does, type and values, example).
+        let flag = format!("--{} <", fault.name);
+        let at = top.find(&flag).unwrap_or_else(|| panic!("{flag}\n{top}"));
+        assert!(
+            top[at..].contains(&fault.flag_help()),
+            "{}\n{top}",
+            fault.name
+        );
+    }
+    assert!(top.contains("Faults (all off by default"), "{top}");
+    let edef = help(&["edef", "--help"]);
+    for text in [&top, &edef] {
+        for line in EDEF_FAULTS.help_text().lines() {
+            assert!(text.contains(line), "{line}\n{text}");
+        }
+        for fault in EDEF_FAULTS.faults {
+            assert!(text.contains(&fault.json_example()), "{}", fault.name);
+        }
+    }
+    assert!(
+        edef.contains("drop_next_confirm_answer (count or on/off)"),
+        "{edef}"
+    );
+    assert!(
+        edef.contains("Values: true (the next one), false (off)"),
+        "{edef}"
+    );
+    assert!(
+        edef.contains(r#"e.g. {"drop_next_confirm_answer": true}"#),
+        "{edef}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

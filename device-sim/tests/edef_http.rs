@@ -345,7 +345,8 @@ async fn lost_answers_still_do_the_work() {
     let state = sim_state(&sim).await;
     let uid = state["pending"][0].as_str().unwrap().to_owned();
 
-    sim.faults().update(|f| f.drop_next_confirm_answer = 1);
+    // The issue's body: `true` is the next one (a count of 1, as above, is the same).
+    set_faults(&sim, json!({"drop_next_confirm_answer": true})).await;
     let body = r#"{"total":1506.99,"vtotal":197.00}"#;
     let path = format!("/api/invoice/{uid}/confirm");
     let lost = try_call(&sim, "PUT", &path, body).await;
@@ -394,6 +395,46 @@ async fn early_expiry_expired_token_and_latency() {
         call(&sim, "DELETE", "/_sim/faults", "").await.json()["latency_ms"],
         0
     );
+}
+
+#[tokio::test]
+async fn a_wrong_fault_is_refused_in_french_with_an_example_and_changes_nothing() {
+    let sim = start(EdefOptions::default()).await;
+    let before: Value = call(&sim, "GET", "/_sim/faults", "").await.json();
+    for (body, says) in [
+        (
+            r#"{"token_expired": true, "drop_next_confirm_answer": "yes"}"#,
+            "valeur refusée pour la faute drop_next_confirm_answer\u{a0}: \"yes\"\u{a0}; elle \
+             prend true (la prochaine fois), false (inactive) ou un nombre entier N (les N \
+             prochaines fois), par exemple {\"drop_next_confirm_answer\": true}",
+        ),
+        (
+            r#"{"latency_ms": 600001}"#,
+            "valeur refusée pour la faute latency_ms\u{a0}: 600001\u{a0}; elle prend des \
+             millisecondes, de 0 à 600000, par exemple {\"latency_ms\": 250}",
+        ),
+        (
+            r#"{"token_expired": 1}"#,
+            "elle prend true (active) ou false (inactive), par exemple {\"token_expired\": true}",
+        ),
+        (
+            r#"{"drop_confirm": true}"#,
+            "faute inconnue\u{a0}: «\u{a0}drop_confirm\u{a0}»",
+        ),
+        (r#"{"token_expired": tr"#, "(ligne 1, colonne 20)"),
+        ("", "le corps est vide"),
+    ] {
+        let refused = call(&sim, "POST", "/_sim/faults", body).await;
+        assert_eq!(refused.status, 400, "{body}");
+        let desc = refused.json()["errorDesc"].as_str().unwrap().to_owned();
+        assert!(desc.contains(says), "{body}: {desc}");
+        for english in ["invalid type", "expected", "EOF", "unknown field"] {
+            assert!(!desc.contains(english), "{body}: {desc}");
+        }
+    }
+    let after: Value = call(&sim, "GET", "/_sim/faults", "").await.json();
+    assert_eq!(after, before);
+    assert_eq!(call(&sim, "GET", "/api/invoice", "").await.status, 200);
 }
 
 #[tokio::test]

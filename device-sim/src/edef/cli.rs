@@ -9,7 +9,7 @@ use anyhow::Context;
 use chrono::{TimeDelta, Utc};
 use tracing::info;
 
-use super::{start_edef, DateFormat, EdefError, EdefFaults, EdefOptions};
+use super::{start_edef, DateFormat, EdefError, EdefFaults, EdefOptions, LATENCY_MS};
 
 /// `emcf-sim edef`: simulate the DGI's e-MCF web API (e-DEF) over HTTP(S).
 #[derive(Debug, Clone, clap::Args)]
@@ -44,8 +44,10 @@ pub struct EdefArgs {
     /// Seconds a request stays pending before it expires.
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     pub expiry_secs: u64,
-    /// Delay every answer by this many milliseconds (the work is done at once).
-    #[arg(long, value_name = "MS", default_value_t = 0)]
+    /// Delay every answer by this many milliseconds (the work is done at once): the
+    /// `latency_ms` fault from the start.
+    #[arg(long, value_name = "MS", default_value_t = 0,
+          value_parser = LATENCY_MS.flag_parser::<u64>())]
     pub latency_ms: u64,
     /// Serve HTTPS with a self-signed certificate for localhost and 127.0.0.1.
     #[arg(long)]

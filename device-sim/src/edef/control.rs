@@ -3,8 +3,10 @@
 //! - `GET /_sim/state`: `{"pending":[uid...],"finalized":[{"uid","rn","type","codeDEFDGI",
 //!   "counters","total","vtotal","reference","at"}...]}` (expired requests removed first);
 //! - `GET /_sim/faults`: the current [`EdefFaults`] as JSON;
-//! - `POST /_sim/faults`: a [`FaultPatch`] (the members given replace the current values;
-//!   an unknown member is a 400), answers the faults afterwards;
+//! - `POST /_sim/faults`: a [`FaultPatch`] (the members given replace the current values),
+//!   answers the faults afterwards; a body that is not one ([`FaultPatch::from_json`]: an
+//!   unknown fault, a value its kind does not take) is a 400 saying which and why, and
+//!   changes nothing;
 //! - `DELETE /_sim/faults`: every fault off.
 
 use std::time::Instant;
@@ -30,12 +32,9 @@ pub(crate) fn handle(api: &Api, method: &Method, path: &str, body: &[u8]) -> Ans
     match (method, name) {
         (&Method::GET, "state") => Answer::json(StatusCode::OK, state(api)),
         (&Method::GET, "faults") => faults_answer(&api.faults.get()),
-        (&Method::POST, "faults") => match serde_json::from_slice::<FaultPatch>(body) {
+        (&Method::POST, "faults") => match FaultPatch::from_json(body) {
             Ok(patch) => faults_answer(&api.faults.apply(&patch)),
-            Err(error) => Answer::http_error(
-                StatusCode::BAD_REQUEST,
-                &format!("fautes invalides: {error}"),
-            ),
+            Err(error) => Answer::http_error(StatusCode::BAD_REQUEST, &error.to_string()),
         },
         (&Method::DELETE, "faults") => {
             api.faults.set(EdefFaults::default());

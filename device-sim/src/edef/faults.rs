@@ -1,53 +1,153 @@
 //! Injected faults: what a real DGI server and the network in between do to a client (slow
 //! answers, 5xx, resets, lost answers, early expiry, expired token, odd JSON). Set at start
-//! ([`super::EdefOptions::faults`]), at run time through a [`FaultHandle`], or through the
-//! control endpoint `POST /_sim/faults`. The counters (`..._next...`) count down as they act.
+//! ([`super::EdefOptions::faults`], `--latency-ms`), at run time through a [`FaultHandle`], or
+//! through the control endpoint `POST /_sim/faults` ([`FaultPatch::from_json`]). What each one
+//! does and takes is [`EDEF_FAULTS`]. The counts (`..._next...`) count down as they act.
 
+use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::state::{lock, EmcfState};
+use crate::faults::spec::{FaultKind, FaultList, FaultSpec, FaultValue, FromFault, SetBy, NBSP};
 
 /// Longest latency the simulator applies, whatever is asked.
 pub const MAX_LATENCY: Duration = Duration::from_secs(600);
 
-/// The faults of an e-DEF simulator. All off by default. Its JSON form (control endpoint)
-/// uses these field names.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+/// [`MAX_LATENCY`] in milliseconds, the most `latency_ms` takes.
+const MAX_LATENCY_MS: u64 = 600_000;
+
+/// `latency_ms` (also the flag `--latency-ms` of `emcf-sim edef`).
+pub const LATENCY_MS: FaultSpec = FaultSpec {
+    name: "latency_ms",
+    kind: FaultKind::Milliseconds {
+        max: MAX_LATENCY_MS,
+    },
+    what: "Every API answer (not the control endpoint's) is written this many milliseconds \
+           after the work is done. Also --latency-ms at start.",
+    example: "250",
+};
+
+/// The web API simulator's faults: members of the JSON of `POST /_sim/faults`, the fields
+/// of [`EdefFaults`].
+pub const EDEF_FAULTS: FaultList = FaultList {
+    title: "Faults of the web API (emcf-sim edef), set while it runs",
+    set_by: SetBy::ControlEndpoint,
+    intro: "All off by default. POST /_sim/faults with a JSON object of some of them changes \
+            those and leaves the others; GET /_sim/faults reads them all, DELETE /_sim/faults \
+            turns them all off. A wrong name or value is refused (HTTP 400; errorDesc, in \
+            French, names the fault, what it takes and an example) and changes nothing. The \
+            counts count down as they act: for the next one, true is the preferred form (1 is \
+            the same); a number for several.",
+    how: "curl -X POST http://127.0.0.1:8088/_sim/faults -d '{\"drop_next_confirm_answer\": true}'",
+    faults: &[
+        LATENCY_MS,
+        FaultSpec {
+            name: "fail_next_5xx",
+            kind: FaultKind::NextCount,
+            what: "The next API calls answer HTTP 503 with an HTML page, doing nothing.",
+            example: "true",
+        },
+        FaultSpec {
+            name: "reset_next",
+            kind: FaultKind::NextCount,
+            what: "The next API calls get their connection closed without an answer, doing \
+                   nothing.",
+            example: "true",
+        },
+        FaultSpec {
+            name: "fail_next_confirm_5xx",
+            kind: FaultKind::NextCount,
+            what: "The next confirmations answer HTTP 503, doing nothing (the request stays \
+                   pending): a 5xx after the confirmation was sent.",
+            example: "true",
+        },
+        FaultSpec {
+            name: "drop_next_confirm_answer",
+            kind: FaultKind::NextCount,
+            what: "The next successful confirmations finalize the invoice, then close the \
+                   connection without an answer (the lost answer).",
+            example: "true",
+        },
+        FaultSpec {
+            name: "drop_next_request_answer",
+            kind: FaultKind::NextCount,
+            what: "The next successful invoice requests become pending, then the connection \
+                   closes without an answer.",
+            example: "true",
+        },
+        FaultSpec {
+            name: "expire_next_request",
+            kind: FaultKind::NextCount,
+            what: "The next successful invoice requests are answered (with their uid), then \
+                   forgotten at once as if expired: their confirmation or cancellation gets \
+                   error 20.",
+            example: "true",
+        },
+        FaultSpec {
+            name: "expire_all_pending",
+            kind: FaultKind::OneShot,
+            what: "Forgets every pending request now (early expiry).",
+            example: "true",
+        },
+        FaultSpec {
+            name: "token_expired",
+            kind: FaultKind::OnOff,
+            what: "Every API call answers 401 (expired token).",
+            example: "true",
+        },
+        FaultSpec {
+            name: "errors_on_200",
+            kind: FaultKind::OnOff,
+            what: "DGI refusals (errorCode) come on HTTP 200 instead of 400.",
+            example: "true",
+        },
+        FaultSpec {
+            name: "numbers_as_strings",
+            kind: FaultKind::OnOff,
+            what: "Amounts and rates in the answers are JSON strings (\"12.50\").",
+            example: "true",
+        },
+        FaultSpec {
+            name: "upper_case_keys",
+            kind: FaultKind::OnOff,
+            what: "taxGroups answers uppercase keys ({\"A\": 0, \"B\": 16, ...}).",
+            example: "true",
+        },
+    ],
+};
+
+/// The faults of an e-DEF simulator, all off by default; each field is the fault of
+/// [`EDEF_FAULTS`] with its name. Its JSON form (`GET /_sim/faults`) uses these names; a
+/// count reads as the number of times it is still to act.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct EdefFaults {
-    /// Every answer (API calls, not the control endpoint) is written this many milliseconds
-    /// after the work is done (at most [`MAX_LATENCY`]).
+    /// Milliseconds every answer waits (at most [`MAX_LATENCY`]).
     pub latency_ms: u64,
-    /// The next N API calls answer HTTP 503 with an HTML page, doing nothing.
+    /// API calls still to answer 503.
     pub fail_next_5xx: u32,
-    /// The next N API calls get their connection closed without any answer, doing nothing.
+    /// API calls still to reset.
     pub reset_next: u32,
-    /// The next N confirm calls answer HTTP 503, doing nothing (the request stays pending):
-    /// a 5xx after the confirm was sent.
+    /// Confirmations still to answer 503.
     pub fail_next_confirm_5xx: u32,
-    /// The next N successful confirms finalize the invoice, then close the connection
-    /// without an answer (the lost-answer case).
+    /// Successful confirmations whose answer is still to be dropped.
     pub drop_next_confirm_answer: u32,
-    /// The next N successful invoice requests become pending, then the connection is
-    /// closed without an answer.
+    /// Successful requests whose answer is still to be dropped.
     pub drop_next_request_answer: u32,
-    /// The next N successful invoice requests are answered normally (with their uid), then
-    /// forgotten at once as if they had expired: a confirm or cancel of that uid is refused
-    /// with error 20 (early expiry between the request and its confirm, deterministically).
+    /// Successful requests still to be forgotten once answered.
     pub expire_next_request: u32,
-    /// One-shot: forget every pending request now (early expiry). Always reads `false`
-    /// afterwards.
+    /// One-shot: forget every pending request now; always `false` once applied.
     pub expire_all_pending: bool,
-    /// Every API call answers 401 (expired token).
+    /// Every API call answers 401.
     pub token_expired: bool,
-    /// DGI refusals (`errorCode`) come on HTTP 200 instead of 400.
+    /// DGI refusals on HTTP 200.
     pub errors_on_200: bool,
-    /// Amounts and rates in the answers are JSON strings (`"12.50"`).
+    /// Amounts and rates as JSON strings.
     pub numbers_as_strings: bool,
-    /// `taxGroups` answers uppercase keys (`{"A": 0, "B": 16, ...}`).
+    /// `taxGroups` with uppercase keys.
     pub upper_case_keys: bool,
 }
 
@@ -59,9 +159,8 @@ impl EdefFaults {
 }
 
 /// A change to some faults: the members present replace the current values, the others
-/// stay (the body of `POST /_sim/faults`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+/// stay (the body of `POST /_sim/faults`, read by [`FaultPatch::from_json`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FaultPatch {
     /// See [`EdefFaults::latency_ms`].
     pub latency_ms: Option<u64>,
@@ -89,7 +188,143 @@ pub struct FaultPatch {
     pub upper_case_keys: Option<bool>,
 }
 
+/// Why the body of `POST /_sim/faults` is refused; its `Display` is the French `errorDesc`
+/// (the simulator answers in French, as the DGI does).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FaultPatchError {
+    /// The body is empty.
+    Empty,
+    /// The body is not JSON; where the reading stopped.
+    NotJson {
+        /// Line, from 1.
+        line: usize,
+        /// Column, from 1.
+        column: usize,
+    },
+    /// The body is JSON, but not an object.
+    NotAnObject,
+    /// A member that is no fault.
+    Unknown(String),
+    /// A fault given a value it does not take.
+    BadValue {
+        /// The fault.
+        fault: FaultSpec,
+        /// The value, as sent (shortened).
+        value: String,
+    },
+}
+
+impl fmt::Display for FaultPatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let example = r#"{"drop_next_confirm_answer": true}"#;
+        match self {
+            FaultPatchError::Empty => write!(
+                f,
+                "le corps est vide{NBSP}: envoyez un objet JSON des fautes à changer, par \
+                 exemple {example}"
+            ),
+            FaultPatchError::NotJson { line, column } => write!(
+                f,
+                "le corps n'est pas du JSON lisible (ligne {line}, colonne {column}){NBSP}: \
+                 envoyez un objet JSON des fautes à changer, par exemple {example}"
+            ),
+            FaultPatchError::NotAnObject => write!(
+                f,
+                "le corps doit être un objet JSON des fautes à changer, par exemple {example}"
+            ),
+            FaultPatchError::Unknown(name) => {
+                let known: Vec<&str> = EDEF_FAULTS.faults.iter().map(|s| s.name).collect();
+                write!(
+                    f,
+                    "faute inconnue{NBSP}: «{NBSP}{name}{NBSP}»{NBSP}; les fautes sont{NBSP}: \
+                     {} (emcf-sim edef --help les décrit)",
+                    known.join(", ")
+                )
+            }
+            FaultPatchError::BadValue { fault, value } => write!(
+                f,
+                "valeur refusée pour la faute {}{NBSP}: {value}{NBSP}; elle prend {}, par \
+                 exemple {}",
+                fault.name,
+                fault.kind.values_fr(),
+                fault.json_example()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for FaultPatchError {}
+
+/// At most this many characters of a refused name or value are repeated in the refusal.
+const SHOWN: usize = 40;
+
+/// `text` cut to [`SHOWN`] characters.
+fn shown(text: &str) -> String {
+    if text.chars().count() <= SHOWN {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(SHOWN).collect();
+    cut.push('…');
+    cut
+}
+
 impl FaultPatch {
+    /// Reads the body of `POST /_sim/faults`: a JSON object whose members are faults of
+    /// [`EDEF_FAULTS`], each with a value its kind takes. Either all of it is read, or it is
+    /// refused, saying which member and why.
+    pub fn from_json(body: &[u8]) -> Result<FaultPatch, FaultPatchError> {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Err(FaultPatchError::Empty);
+        }
+        let value: Value =
+            serde_json::from_slice(body).map_err(|error| FaultPatchError::NotJson {
+                line: error.line(),
+                column: error.column().max(1),
+            })?;
+        let Value::Object(members) = value else {
+            return Err(FaultPatchError::NotAnObject);
+        };
+        let mut patch = FaultPatch::default();
+        for (name, value) in &members {
+            let fault = EDEF_FAULTS
+                .faults
+                .iter()
+                .find(|fault| fault.name == name)
+                .ok_or_else(|| FaultPatchError::Unknown(shown(name)))?;
+            let refused = || FaultPatchError::BadValue {
+                fault: *fault,
+                value: shown(&value.to_string()),
+            };
+            let read = fault.kind.read_json(value).ok_or_else(refused)?;
+            patch.set(fault.name, read).ok_or_else(refused)?;
+        }
+        Ok(patch)
+    }
+
+    /// Sets the member `name` to `value`; `None` if there is no such member or the value is
+    /// not of its type.
+    fn set(&mut self, name: &str, value: FaultValue) -> Option<()> {
+        fn put<T: FromFault>(member: &mut Option<T>, value: FaultValue) -> Option<()> {
+            *member = Some(T::from_fault(value)?);
+            Some(())
+        }
+        match name {
+            "latency_ms" => put(&mut self.latency_ms, value),
+            "fail_next_5xx" => put(&mut self.fail_next_5xx, value),
+            "reset_next" => put(&mut self.reset_next, value),
+            "fail_next_confirm_5xx" => put(&mut self.fail_next_confirm_5xx, value),
+            "drop_next_confirm_answer" => put(&mut self.drop_next_confirm_answer, value),
+            "drop_next_request_answer" => put(&mut self.drop_next_request_answer, value),
+            "expire_next_request" => put(&mut self.expire_next_request, value),
+            "expire_all_pending" => put(&mut self.expire_all_pending, value),
+            "token_expired" => put(&mut self.token_expired, value),
+            "errors_on_200" => put(&mut self.errors_on_200, value),
+            "numbers_as_strings" => put(&mut self.numbers_as_strings, value),
+            "upper_case_keys" => put(&mut self.upper_case_keys, value),
+            _ => None,
+        }
+    }
+
     /// Applies the members present to `faults`.
     pub fn apply(&self, faults: &mut EdefFaults) {
         fn set<T: Copy>(target: &mut T, value: Option<T>) {
@@ -211,57 +446,4 @@ fn take(counter: &mut u32) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_patch_changes_only_what_it_names() {
-        let mut faults = EdefFaults {
-            latency_ms: 5,
-            reset_next: 2,
-            ..EdefFaults::default()
-        };
-        let patch: FaultPatch =
-            serde_json::from_str(r#"{"fail_next_5xx": 3, "token_expired": true}"#).unwrap();
-        patch.apply(&mut faults);
-        assert_eq!(faults.latency_ms, 5);
-        assert_eq!(faults.reset_next, 2);
-        assert_eq!(faults.fail_next_5xx, 3);
-        assert!(faults.token_expired);
-        assert!(serde_json::from_str::<FaultPatch>(r#"{"reset": 1}"#).is_err());
-    }
-
-    #[test]
-    fn counters_count_down_and_expiry_is_one_shot() {
-        let state = Arc::new(Mutex::new(EmcfState::default()));
-        let handle = FaultHandle::new(
-            EdefFaults {
-                reset_next: 1,
-                expire_all_pending: true,
-                ..EdefFaults::default()
-            },
-            state,
-        );
-        assert!(!handle.get().expire_all_pending);
-        assert!(handle.take_reset());
-        assert!(!handle.take_reset());
-        assert!(!handle.take_5xx());
-        let after = handle.update(|f| f.drop_next_confirm_answer = 1);
-        assert_eq!(after.drop_next_confirm_answer, 1);
-        assert!(handle.take_drop_confirm());
-        assert!(!handle.take_drop_confirm());
-        let patch: FaultPatch = serde_json::from_str(r#"{"expire_next_request": 2}"#).unwrap();
-        assert_eq!(handle.apply(&patch).expire_next_request, 2);
-        assert!(handle.take_expire_request());
-        assert!(handle.take_expire_request());
-        assert!(!handle.take_expire_request());
-        assert_eq!(
-            EdefFaults {
-                latency_ms: u64::MAX,
-                ..EdefFaults::default()
-            }
-            .latency(),
-            MAX_LATENCY
-        );
-    }
-}
+mod tests;

@@ -50,12 +50,11 @@
 //!
 //! # Faults and the control endpoint
 //!
-//! [`EdefFaults`] (JSON field names as written): `latency_ms`, `fail_next_5xx`,
-//! `reset_next`, `fail_next_confirm_5xx`, `drop_next_confirm_answer`, `drop_next_request_answer`,
-//! `expire_next_request`, `expire_all_pending`, `token_expired`, `errors_on_200`,
-//! `numbers_as_strings`, `upper_case_keys`. Set them in [`EdefOptions::faults`], with [`RunningEdef::faults`],
-//! or with `POST /_sim/faults` and a JSON object of some of those fields (the others stay;
-//! `DELETE /_sim/faults` clears them all; `GET /_sim/faults` reads them).
+//! [`EDEF_FAULTS`] lists them (name, values, what each does, an example; `emcf-sim edef --help`
+//! and the README print that list). Set them in [`EdefOptions::faults`], with
+//! [`RunningEdef::faults`], or with `POST /_sim/faults` and a JSON object of some of them (the
+//! others stay; a wrong name or value is a 400 in French saying which and why, and changes
+//! nothing; `DELETE /_sim/faults` clears them all; `GET /_sim/faults` reads them).
 //! `GET /_sim/state` answers `{"pending":[uid...],"finalized":[{"uid","rn","type",
 //! "codeDEFDGI","counters","total","vtotal","reference","at"}...]}`. The control endpoint
 //! needs no token, ignores the faults and is off with `control: false` (`--no-control`).
@@ -92,7 +91,9 @@ use api::Api;
 use state::{lock, EmcfState};
 
 pub use dgi_error::DgiError;
-pub use faults::{EdefFaults, FaultHandle, FaultPatch, MAX_LATENCY};
+pub use faults::{
+    EdefFaults, FaultHandle, FaultPatch, FaultPatchError, EDEF_FAULTS, LATENCY_MS, MAX_LATENCY,
+};
 pub use state::FinalizedInvoice;
 pub use tls::CERTIFICATE_NAMES;
 
