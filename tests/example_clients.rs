@@ -7,7 +7,10 @@
 //! since the invoice is certified. With a box unplugged, each
 //! rides out the 503 (`Retry-After`) and certifies once the box is back; with an answer lost
 //! (the client's own timeout while the box finalizes), each asks `GET /api/v1/Invoice/{rn}`,
-//! retries the same request, and the invoice is certified once.
+//! retries the same request, and the invoice is certified once. A refused invoice's
+//! `errorDesc` on each client's `FAIL` line is French by default (even on a gateway configured
+//! in English: the client asks for its user's language) and English with `EMCF_LANG=en` (on a
+//! gateway in French).
 //!
 //! A runtime that is missing is skipped with a note, except under CI (`CI` set), where
 //! `.ci/run` installs them all and a missing one fails.
@@ -22,6 +25,7 @@ use common::{
     add_org_with_key, config_with_device, fiscal_invoices, get, start_sim_with_timing, Gateway, Sim,
 };
 use emcf_sim::faults::FaultConfig;
+use serde_json::Value;
 
 /// One example client, ready to run: the command line without the rn.
 struct Client {
@@ -182,6 +186,8 @@ fn spawn(
         .env("EMCF_URL", format!("http://{addr}"))
         .env("EMCF_KEY", key)
         .env("EMCF_OUT", &out)
+        // The test's own EMCF_LANG (a developer's CLI language) is not the ERP user's.
+        .env_remove("EMCF_LANG")
         .envs(env.iter().copied())
         .current_dir(&out)
         .stdin(Stdio::null())
@@ -244,6 +250,102 @@ async fn assert_certified(
     code
 }
 
+/// An invoice number the gateway refuses (a comma is not allowed): a 400 before anything is sent.
+const REFUSED_RN: &str = "EX,REFUSED";
+
+/// The gateway's refusal of an invoice numbered [`REFUSED_RN`] when asked in `lang` (none: its
+/// configured language): (errorCode, errorDesc).
+async fn refusal_in(addr: std::net::SocketAddr, key: &str, lang: Option<&str>) -> (Value, String) {
+    let auth = format!("Bearer {key}");
+    let mut headers = vec![
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    if let Some(lang) = lang {
+        headers.push(("Accept-Language", lang));
+    }
+    let body = serde_json::to_vec(&common::invoice(REFUSED_RN)).expect("json");
+    let answer = common::request(addr, "POST", "/api/v1/Invoice", &headers, Some(&body)).await;
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    let desc = answer.json["errorDesc"].as_str().expect("errorDesc");
+    (answer.json["errorCode"].clone(), desc.to_owned())
+}
+
+/// Runs every client on [`REFUSED_RN`] with `env` and asserts that its `FAIL` line carries the
+/// gateway's refusal as `expected` says it (errorDesc a JSON string, exit 1).
+async fn assert_refusal_shown(
+    clients: &[Client],
+    dir: &Path,
+    addr: std::net::SocketAddr,
+    key: &str,
+    env: &[(&str, &str)],
+    expected: &(Value, String),
+) {
+    for client in clients {
+        let child = spawn(client, dir, addr, key, REFUSED_RN, env);
+        let run = finish(child, Duration::from_secs(60)).await;
+        assert_eq!(run.code, 1, "{} {env:?}:\n{run}", client.name);
+        let line = run
+            .stdout
+            .lines()
+            .find(|line| line.starts_with(&format!("FAIL rn={REFUSED_RN} status=400 ")))
+            .unwrap_or_else(|| panic!("{} {env:?}: no FAIL line:\n{run}", client.name));
+        assert!(
+            line.contains(&format!(" errorCode={} ", expected.0)),
+            "{} {env:?}: {line}",
+            client.name
+        );
+        let desc = line
+            .split_once(" errorDesc=")
+            .and_then(|(_, json)| serde_json::from_str::<String>(json).ok())
+            .unwrap_or_else(|| {
+                panic!(
+                    "{} {env:?}: errorDesc not a JSON string: {line}",
+                    client.name
+                )
+            });
+        assert_eq!(desc, expected.1, "{} {env:?}:\n{run}", client.name);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_client_shows_a_refusal_in_french_unless_its_user_reads_english() {
+    // A gateway configured in English: a client that did not ask for French would show English.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clients = clients(dir.path());
+    let sim = start_sim_with_timing(
+        dir.path(),
+        Duration::from_millis(1),
+        Duration::from_millis(20),
+        FaultConfig::default(),
+    )
+    .await;
+    let config = format!(
+        "language = \"en\"\n{}",
+        config_with_device(dir.path(), &sim.link)
+    );
+    let gateway = Gateway::start(dir.path(), &config);
+    let key = tokio::task::block_in_place(|| {
+        add_org_with_key(dir.path(), &gateway.config, "acme", "shop", None)
+    });
+    gateway.wait_ready().await;
+    let french = refusal_in(gateway.addr, &key, Some("fr")).await;
+    let english = refusal_in(gateway.addr, &key, Some("en")).await;
+    assert_ne!(french.1, english.1);
+    assert_eq!(refusal_in(gateway.addr, &key, None).await, english);
+    assert_refusal_shown(&clients, dir.path(), gateway.addr, &key, &[], &french).await;
+    assert_refusal_shown(
+        &clients,
+        dir.path(),
+        gateway.addr,
+        &key,
+        &[("EMCF_LANG", "fr")],
+        &french,
+    )
+    .await;
+    assert!(fiscal_invoices(&sim).is_empty(), "a refusal sends nothing");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn each_client_certifies_on_the_demo_gateway_and_replays_the_same_rn() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -288,6 +390,11 @@ async fn each_client_certifies_on_the_demo_gateway_and_replays_the_same_rn() {
         );
         assert!(!run.stderr.contains("retrying"), "{}:\n{run}", client.name);
     }
+    // A refused invoice, for a user who reads English, on a gateway in French.
+    let english = refusal_in(gateway.addr, &key, Some("en")).await;
+    assert_ne!(refusal_in(gateway.addr, &key, None).await, english);
+    let env = [("EMCF_LANG", "en")];
+    assert_refusal_shown(&clients, dir.path(), gateway.addr, &key, &env, &english).await;
     // Certified, but the QR code cannot be saved (its folder is missing): the OK line is printed
     // first and stands, the QR step only warns (exit 4), never FAIL (an ERP would certify the
     // invoice again under a new rn).

@@ -4,6 +4,9 @@
 //
 //   EMCF_URL=http://127.0.0.1:8080 EMCF_KEY=mcf_live_... dotnet run -- [RN]
 //
+// EMCF_LANG: the language of the person who reads the ERP's messages, fr (the default) or en;
+// errorDesc and warningDesc come in it (Accept-Language). Send your user's language, not "en".
+//
 // 1. POST /api/v1/Invoice with the invoice (rn from the command line, else a new unique one).
 // 2. Retry the SAME body (same rn) only when the answer says so: 503 or 409 with Retry-After,
 //    waiting Retry-After (longer if it repeats). No answer at all (gateway down, connection
@@ -109,6 +112,9 @@ namespace Emcf
         static readonly string Key = Environment.GetEnvironmentVariable("EMCF_KEY") ?? "";
         static readonly int MaxTries = int.Parse(Environment.GetEnvironmentVariable("EMCF_MAX_TRIES") ?? "8");
         static readonly string OutDir = Environment.GetEnvironmentVariable("EMCF_OUT") ?? ".";
+        // The language the ERP's user reads: errorDesc and warningDesc come in it. French by default.
+        static readonly string Lang = string.IsNullOrWhiteSpace(Environment.GetEnvironmentVariable("EMCF_LANG"))
+            ? "fr" : Environment.GetEnvironmentVariable("EMCF_LANG").Trim();
         static readonly Random Jitter = new Random();
         static readonly HttpClient Http = new HttpClient
         {
@@ -152,7 +158,7 @@ namespace Emcf
         {
             var request = new HttpRequestMessage(method, Url + path);
             request.Headers.TryAddWithoutValidation("Authorization", "Bearer " + Key);
-            request.Headers.TryAddWithoutValidation("Accept-Language", "en");
+            request.Headers.TryAddWithoutValidation("Accept-Language", Lang);
             if (body != null)
             {
                 request.Content = new ByteArrayContent(body);
@@ -236,9 +242,24 @@ namespace Emcf
                     await Pause(delay, answer.Status + " errorCode " + error.errorCode + ": " + error.errorDesc);
                     continue;
                 }
-                throw new Refused("status=" + answer.Status + " errorCode=" + error.errorCode + " errorDesc=\"" + error.errorDesc + "\"");
+                throw new Refused("status=" + answer.Status + " errorCode=" + error.errorCode + " errorDesc=" + JsonString(error.errorDesc));
             }
             throw new GaveUp("no result after " + MaxTries + " tries: run again later with rn " + invoice.rn);
+        }
+
+        // A text as a JSON string: quoted, with its quotes, backslashes and control characters
+        // escaped, every other character as it is (French texts stay readable).
+        static string JsonString(string text)
+        {
+            if (text == null) return "null";
+            var json = new StringBuilder("\"");
+            foreach (var c in text)
+            {
+                if (c == '"' || c == '\\') json.Append('\\').Append(c);
+                else if (c < ' ') json.Append("\\u").Append(((int)c).ToString("x4"));
+                else json.Append(c);
+            }
+            return json.Append('"').ToString();
         }
 
         // The QR code to print, as SVG (receipt.html / receipt.escpos give the whole block).
@@ -297,6 +318,8 @@ namespace Emcf
 
         public static int Main(string[] args)
         {
+            // French texts (errorDesc, warningDesc) written as UTF-8, whatever the console's default.
+            Console.OutputEncoding = new UTF8Encoding(false);
             return Run(args).GetAwaiter().GetResult();
         }
     }

@@ -4,6 +4,9 @@
 //
 //   EMCF_URL=http://127.0.0.1:8080 EMCF_KEY=mcf_live_... node emcf-client.mjs [RN]
 //
+// EMCF_LANG: the language of the person who reads the ERP's messages, fr (the default) or en;
+// errorDesc and warningDesc come in it (Accept-Language). Send your user's language, not "en".
+//
 // 1. POST /api/v1/Invoice with the invoice (rn from the command line, else a new unique one).
 // 2. Retry the SAME body (same rn) only when the answer says so: 503 or 409 with Retry-After,
 //    waiting Retry-After (longer if it repeats). No answer at all (gateway down, connection
@@ -31,6 +34,8 @@ const TIMEOUT_MS = Number(process.env.EMCF_TIMEOUT || "60") * 1000; // one HTTP 
 const MAX_TRIES = Number(process.env.EMCF_MAX_TRIES || "8");
 const MAX_WAIT = 60; // seconds, never longer between two tries
 const OUT_DIR = process.env.EMCF_OUT || ".";
+// The language the ERP's user reads: errorDesc and warningDesc come in it. French by default.
+const LANG = (process.env.EMCF_LANG || "").trim() || "fr";
 
 class NoAnswer extends Error {} // refused, cut or timed out: no HTTP answer
 class Refused extends Error {} // a final answer: retrying cannot help
@@ -54,7 +59,7 @@ function invoice(rn) {
 
 // One HTTP exchange: { status, headers, text }. Throws NoAnswer when no answer came.
 async function call(method, path, body) {
-  const headers = { Authorization: `Bearer ${KEY}`, "Accept-Language": "en" };
+  const headers = { Authorization: `Bearer ${KEY}`, "Accept-Language": LANG };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   try {
     const response = await fetch(URL_BASE + path, {

@@ -4,6 +4,9 @@
 //
 //   EMCF_URL=http://127.0.0.1:8080 EMCF_KEY=mcf_live_... php emcf_client.php [RN]
 //
+// EMCF_LANG: the language of the person who reads the ERP's messages, fr (the default) or en;
+// errorDesc and warningDesc come in it (Accept-Language). Send your user's language, not "en".
+//
 // 1. POST /api/v1/Invoice with the invoice (rn from the command line, else a new unique one).
 // 2. Retry the SAME body (same rn) only when the answer says so: 503 or 409 with Retry-After,
 //    waiting Retry-After (longer if it repeats). No answer at all (gateway down, connection
@@ -29,6 +32,8 @@ $key = getenv('EMCF_KEY') ?: '';
 $timeout = (float) (getenv('EMCF_TIMEOUT') ?: 60); // seconds for one HTTP exchange
 $maxTries = (int) (getenv('EMCF_MAX_TRIES') ?: 8);
 $outDir = getenv('EMCF_OUT') ?: '.';
+// The language the ERP's user reads: errorDesc and warningDesc come in it. French by default.
+$lang = trim((string) getenv('EMCF_LANG')) ?: 'fr';
 
 class NoAnswer extends Exception {} // refused, cut or timed out: no HTTP answer
 class Refused extends Exception {}  // a final answer: retrying cannot help
@@ -60,10 +65,10 @@ function invoice(string $rn): array
 /** One HTTP exchange: [status, headers (lower-case names), body]. Throws NoAnswer. */
 function call(string $method, string $path, ?array $body = null): array
 {
-    global $url, $key, $timeout;
+    global $url, $key, $timeout, $lang;
     $headers = [];
     $curl = curl_init($url . $path);
-    $send = ['Authorization: Bearer ' . $key, 'Accept-Language: en'];
+    $send = ['Authorization: Bearer ' . $key, 'Accept-Language: ' . $lang];
     if ($body !== null) {
         $send[] = 'Content-Type: application/json';
         curl_setopt($curl, CURLOPT_POSTFIELDS, json_encode($body, JSON_UNESCAPED_UNICODE | JSON_UNESCAPED_SLASHES));
@@ -158,7 +163,8 @@ function certify(array $body): array
             continue;
         }
         throw new Refused("status=$status errorCode=" . ($answer['errorCode'] ?? '?')
-            . ' errorDesc=' . json_encode($answer['errorDesc'] ?? substr($raw, 0, 200), JSON_UNESCAPED_UNICODE));
+            . ' errorDesc=' . json_encode($answer['errorDesc'] ?? substr($raw, 0, 200),
+                JSON_UNESCAPED_UNICODE | JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE));
     }
     throw new GaveUp("no result after $maxTries tries: run again later with rn {$body['rn']}");
 }

@@ -3,6 +3,9 @@
 
     EMCF_URL=http://127.0.0.1:8080 EMCF_KEY=mcf_live_... python3 emcf_client.py [RN]
 
+EMCF_LANG: the language of the person who reads the ERP's messages, fr (the default) or en;
+errorDesc and warningDesc come in it (Accept-Language). Send your user's language, not "en".
+
 1. POST /api/v1/Invoice with the invoice (rn from the command line, else a new unique one).
 2. Retry the SAME body (same rn) only when the answer says so: 503 or 409 with Retry-After,
    waiting Retry-After (longer if it repeats). No answer at all (gateway down, connection cut,
@@ -39,6 +42,8 @@ TIMEOUT = float(os.environ.get("EMCF_TIMEOUT", "60"))  # seconds for one HTTP ex
 MAX_TRIES = int(os.environ.get("EMCF_MAX_TRIES", "8"))
 MAX_WAIT = 60.0  # never wait longer than this between two tries
 OUT_DIR = os.environ.get("EMCF_OUT", ".")
+# The language the ERP's user reads: errorDesc and warningDesc come in it. French by default.
+LANG = os.environ.get("EMCF_LANG", "").strip() or "fr"
 
 
 class NoAnswer(Exception):
@@ -75,7 +80,7 @@ def call(method, path, body=None):
     data = None if body is None else json.dumps(body).encode("utf-8")
     request = urllib.request.Request(URL + path, data=data, method=method)
     request.add_header("Authorization", "Bearer " + KEY)
-    request.add_header("Accept-Language", "en")  # errorDesc/warningDesc in English (default French)
+    request.add_header("Accept-Language", LANG)  # errorDesc/warningDesc in the user's language
     if data is not None:
         request.add_header("Content-Type", "application/json")
     try:
@@ -146,8 +151,9 @@ def certify(body):
             # Worth a retry: the same request, after Retry-After (longer if it repeats).
             wait(max(delay, backoff(tries) if tries > 1 else 0), describe(status, answer))
             continue
+        desc = answer.get("errorDesc", raw[:200].decode("utf-8", "replace"))
         raise Refused(f"status={status} errorCode={answer.get('errorCode')} "
-                      f"errorDesc={answer.get('errorDesc', raw[:200])!r}")
+                      f"errorDesc={json.dumps(desc, ensure_ascii=False)}")
     raise TimeoutError(f"no result after {MAX_TRIES} tries: run again later with rn {rn}")
 
 
@@ -180,6 +186,9 @@ def save_qr(rn, path):
 
 
 def main():
+    for stream in (sys.stdout, sys.stderr):
+        # A console that cannot show a character of a French text shows it escaped, no crash.
+        stream.reconfigure(errors="backslashreplace")
     if not KEY:
         log("set EMCF_KEY (and EMCF_URL): EMCF_KEY=mcf_live_... python3 emcf_client.py [RN]")
         return 2
