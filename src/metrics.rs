@@ -3,6 +3,12 @@
 //! device's queue. Gauges that are states (link up, queue depth, quota used) are read when
 //! rendering, from the certification service.
 //!
+//! `/metrics` needs no key, so no label names an organization or anything derived from one
+//! unless `[http] metrics_per_organization` is set: the quotas are counted, not listed, and
+//! the sandboxes (each organization's own channel, `sandbox-<organization id>`) are recorded
+//! under their own names but rendered together under [`SANDBOXES`]. Configured devices keep
+//! their names: the operator chose them in `[[devices]]`.
+//!
 //! Recording is a few atomic operations (and a short lock for a new label pair), so the device
 //! and certification layers record directly.
 
@@ -36,19 +42,46 @@ impl Histogram {
         self.sum_micros.fetch_add(micros, Ordering::Relaxed);
     }
 
+    /// What it holds now, to render or to add to another's.
+    fn read(&self) -> HistogramReading {
+        HistogramReading {
+            counts: std::array::from_fn(|i| self.counts[i].load(Ordering::Relaxed)),
+            count: self.count.load(Ordering::Relaxed),
+            sum_micros: self.sum_micros.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// A histogram's values at one moment; several add up into one series (the sandboxes).
+#[derive(Debug, Default, Clone, Copy)]
+struct HistogramReading {
+    counts: [u64; BUCKETS.len()],
+    count: u64,
+    sum_micros: u64,
+}
+
+impl HistogramReading {
+    fn add(&mut self, other: &HistogramReading) {
+        for (mine, theirs) in self.counts.iter_mut().zip(other.counts) {
+            *mine += theirs;
+        }
+        self.count += other.count;
+        self.sum_micros = self.sum_micros.saturating_add(other.sum_micros);
+    }
+
     fn render(&self, out: &mut String, name: &str, labels: &str) {
         let sep = if labels.is_empty() { "" } else { "," };
         let mut cumulative = 0;
         for (bound, count) in BUCKETS.iter().zip(&self.counts) {
-            cumulative += count.load(Ordering::Relaxed);
+            cumulative += count;
             let _ = writeln!(
                 out,
                 "{name}_bucket{{{labels}{sep}le=\"{bound}\"}} {cumulative}"
             );
         }
-        let count = self.count.load(Ordering::Relaxed);
+        let count = self.count;
         let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {count}");
-        let sum = self.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
+        let sum = self.sum_micros as f64 / 1e6;
         let braces = if labels.is_empty() {
             String::new()
         } else {
@@ -208,8 +241,51 @@ fn label(value: &str) -> String {
         .replace('\n', "\\n")
 }
 
-/// The Prometheus text exposition of everything; organizations by name only when
-/// `per_organization` (`/metrics` is public: by default it says how many, not which).
+/// The `device` label of every organization's sandbox when organizations are not named: not a
+/// name a configured device can have (letters, digits, `-` and `_` only), so that it never
+/// mixes with one.
+pub const SANDBOXES: &str = "(sandboxes)";
+
+/// How a device is named in a label. A configured device keeps its name (the operator's, from
+/// `[[devices]]`); a sandbox (`sandbox-<organization id>`) is named only with
+/// `per_organization`, else every sandbox is counted under [`SANDBOXES`].
+struct DeviceLabels<'a> {
+    configured: &'a [String],
+    per_organization: bool,
+}
+
+impl DeviceLabels<'_> {
+    fn of<'n>(&self, device: &'n str) -> &'n str {
+        if self.per_organization || self.configured.iter().any(|c| c == device) {
+            device
+        } else {
+            SANDBOXES
+        }
+    }
+
+    /// `values` by device label, those under one label folded together with `fold`.
+    fn fold<V: Clone>(
+        &self,
+        values: impl IntoIterator<Item = (String, V)>,
+        fold: impl Fn(&mut V, V),
+    ) -> BTreeMap<String, V> {
+        let mut folded: BTreeMap<String, V> = BTreeMap::new();
+        for (device, value) in values {
+            match folded.get_mut(self.of(&device)) {
+                Some(current) => fold(current, value),
+                None => {
+                    folded.insert(self.of(&device).to_owned(), value);
+                }
+            }
+        }
+        folded
+    }
+}
+
+/// The Prometheus text exposition of everything; organizations named only when
+/// `per_organization` (`/metrics` is public: by default it says how many, not which, and
+/// every sandbox, whose channel is named after its organization, is counted under
+/// [`SANDBOXES`]).
 pub fn render(gauges: &Gauges, per_organization: bool) -> String {
     let mut out = String::new();
     out.push_str("# HELP emcf_ready Whether the certification path works (store writable, devices up, nothing to settle).\n# TYPE emcf_ready gauge\n");
@@ -225,8 +301,12 @@ pub fn render(gauges: &Gauges, per_organization: bool) -> String {
         );
     }
 
-    render_devices(&mut out, gauges);
-    render_device_traffic(&mut out);
+    let devices = DeviceLabels {
+        configured: &gauges.configured,
+        per_organization,
+    };
+    render_devices(&mut out, gauges, &devices);
+    render_device_traffic(&mut out, &devices);
     render_http(&mut out);
     render_alerts(&mut out);
     if per_organization {
@@ -290,10 +370,25 @@ fn render_quota_totals(out: &mut String, gauges: &Gauges) {
     let _ = writeln!(out, "emcf_organizations_quota_exhausted {exhausted}");
 }
 
-/// The devices' state: link, readiness and why not, fiscal anomalies, queue depth.
-fn render_devices(out: &mut String, gauges: &Gauges) {
+/// The devices' state: link, readiness and why not, fiscal anomalies, queue depth. The
+/// sandboxes folded together (`devices`): link up only if every one is, the others summed,
+/// the earliest token expiry.
+fn render_devices(out: &mut String, gauges: &Gauges, devices: &DeviceLabels<'_>) {
+    let links = devices.fold(
+        gauges
+            .devices
+            .iter()
+            .map(|(device, up, queued)| (device.clone(), (*up, *queued))),
+        |(up, queued), (other_up, other_queued)| {
+            *up &= other_up;
+            *queued += other_queued;
+        },
+    );
+    let sum = |values: &[(String, u64)]| {
+        devices.fold(values.iter().cloned(), |count, other| *count += other)
+    };
     out.push_str("# HELP emcf_device_link_up Whether the device answers (1) or not (0).\n# TYPE emcf_device_link_up gauge\n");
-    for (device, up, _) in &gauges.devices {
+    for (device, (up, _)) in &links {
         let _ = writeln!(
             out,
             "emcf_device_link_up{{device=\"{}\"}} {}",
@@ -321,7 +416,7 @@ fn render_devices(out: &mut String, gauges: &Gauges) {
         );
     }
     out.push_str("# HELP emcf_fiscal_anomalies_open Fiscal anomalies (a box's counters contradicting the register) not yet acknowledged.\n# TYPE emcf_fiscal_anomalies_open gauge\n");
-    for (device, count) in &gauges.open_anomalies {
+    for (device, count) in &sum(&gauges.open_anomalies) {
         let _ = writeln!(
             out,
             "emcf_fiscal_anomalies_open{{device=\"{}\"}} {count}",
@@ -329,7 +424,7 @@ fn render_devices(out: &mut String, gauges: &Gauges) {
         );
     }
     out.push_str("# HELP emcf_invoices_in_doubt Invoices whose outcome only an administrator can settle (emcf-gateway intent list / intent resolve).\n# TYPE emcf_invoices_in_doubt gauge\n");
-    for (device, count) in &gauges.awaiting_administrator {
+    for (device, count) in &sum(&gauges.awaiting_administrator) {
         let _ = writeln!(
             out,
             "emcf_invoices_in_doubt{{device=\"{}\"}} {count}",
@@ -337,7 +432,10 @@ fn render_devices(out: &mut String, gauges: &Gauges) {
         );
     }
     out.push_str("# HELP emcf_token_valid_until_seconds When the web API token of the device expires (Unix time), as the DGI last said.\n# TYPE emcf_token_valid_until_seconds gauge\n");
-    for (device, until) in &gauges.token_valid {
+    let tokens = devices.fold(gauges.token_valid.iter().cloned(), |until, other| {
+        *until = (*until).min(other);
+    });
+    for (device, until) in &tokens {
         let _ = writeln!(
             out,
             "emcf_token_valid_until_seconds{{device=\"{}\"}} {until}",
@@ -345,7 +443,7 @@ fn render_devices(out: &mut String, gauges: &Gauges) {
         );
     }
     out.push_str("# HELP emcf_device_queue_depth Sessions waiting for the device.\n# TYPE emcf_device_queue_depth gauge\n");
-    for (device, _, queued) in &gauges.devices {
+    for (device, (_, queued)) in &links {
         let _ = writeln!(
             out,
             "emcf_device_queue_depth{{device=\"{}\"}} {queued}",
@@ -354,10 +452,17 @@ fn render_devices(out: &mut String, gauges: &Gauges) {
     }
 }
 
-/// What crossed the devices' lines: reply anomalies, round trips, queue waits.
-fn render_device_traffic(out: &mut String) {
-    out.push_str("# HELP emcf_device_reply_anomalies_total Replies that differed from PROTOCOL.md in a field the gateway reads tolerantly, by device, command and field.\n# TYPE emcf_device_reply_anomalies_total counter\n");
+/// What crossed the devices' lines: reply anomalies, round trips, queue waits (the sandboxes
+/// added together unless organizations are named).
+fn render_device_traffic(out: &mut String, devices: &DeviceLabels<'_>) {
+    let mut anomalies: BTreeMap<(String, String, String), u64> = BTreeMap::new();
     for ((device, cmd, field), count) in lock(&registry().anomalies).iter() {
+        *anomalies
+            .entry((devices.of(device).to_owned(), cmd.clone(), field.clone()))
+            .or_insert(0) += count;
+    }
+    out.push_str("# HELP emcf_device_reply_anomalies_total Replies that differed from PROTOCOL.md in a field the gateway reads tolerantly, by device, command and field.\n# TYPE emcf_device_reply_anomalies_total counter\n");
+    for ((device, cmd, field), count) in &anomalies {
         let _ = writeln!(
             out,
             "emcf_device_reply_anomalies_total{{device=\"{}\",command=\"{}\",field=\"{}\"}} {count}",
@@ -367,16 +472,30 @@ fn render_device_traffic(out: &mut String) {
         );
     }
 
-    out.push_str("# HELP emcf_device_round_trip_seconds One command exchange with the device, retries included (a web API device: one call).\n# TYPE emcf_device_round_trip_seconds histogram\n");
+    let mut round_trips: BTreeMap<(String, String), HistogramReading> = BTreeMap::new();
     for ((device, cmd), h) in lock(&registry().round_trips).iter() {
+        round_trips
+            .entry((devices.of(device).to_owned(), cmd.clone()))
+            .or_default()
+            .add(&h.read());
+    }
+    out.push_str("# HELP emcf_device_round_trip_seconds One command exchange with the device, retries included (a web API device: one call).\n# TYPE emcf_device_round_trip_seconds histogram\n");
+    for ((device, cmd), h) in &round_trips {
         h.render(
             out,
             "emcf_device_round_trip_seconds",
             &format!("device=\"{}\",command=\"{}\"", label(device), label(cmd)),
         );
     }
-    out.push_str("# HELP emcf_device_queue_wait_seconds Time an invoice waited for the device.\n# TYPE emcf_device_queue_wait_seconds histogram\n");
+    let mut waits: BTreeMap<String, HistogramReading> = BTreeMap::new();
     for (device, h) in lock(&registry().queue_waits).iter() {
+        waits
+            .entry(devices.of(device).to_owned())
+            .or_default()
+            .add(&h.read());
+    }
+    out.push_str("# HELP emcf_device_queue_wait_seconds Time an invoice waited for the device.\n# TYPE emcf_device_queue_wait_seconds histogram\n");
+    for (device, h) in &waits {
         h.render(
             out,
             "emcf_device_queue_wait_seconds",
@@ -454,6 +573,66 @@ mod tests {
         assert!(public.contains("emcf_organizations 1"));
         assert!(public.contains("emcf_organizations_quota_exhausted 0"));
         assert!(public.contains("emcf_ready 1"));
+    }
+
+    #[test]
+    fn sandboxes_are_one_device_unless_organizations_are_named() {
+        web_api_round_trip("sandbox-kivu41", "test-call", Duration::from_millis(3));
+        web_api_round_trip("sandbox-goma42", "test-call", Duration::from_millis(30));
+        web_api_round_trip("shop", "test-call", Duration::from_millis(3));
+        device_reply_anomaly("sandbox-kivu41", 0xC2, "test-field");
+        device_reply_anomaly("sandbox-goma42", 0xC2, "test-field");
+        let gauges = Gauges {
+            devices: vec![
+                ("shop".into(), true, 1),
+                ("sandbox-kivu41".into(), true, 2),
+                ("sandbox-goma42".into(), false, 3),
+            ],
+            configured: vec!["shop".into()],
+            awaiting_administrator: vec![
+                ("shop".into(), 0),
+                ("sandbox-kivu41".into(), 1),
+                ("sandbox-goma42".into(), 2),
+            ],
+            open_anomalies: vec![("sandbox-goma42".into(), 1)],
+            token_valid: vec![
+                ("sandbox-kivu41".into(), 1_900_000_000),
+                ("sandbox-goma42".into(), 1_800_000_000),
+            ],
+            quotas: vec![("kivu41".into(), 1, 10), ("goma42".into(), 10, 10)],
+            ..Gauges::default()
+        };
+        let public = render(&gauges, false);
+        assert!(
+            !public.contains("kivu41") && !public.contains("goma42"),
+            "{public}"
+        );
+        for line in [
+            "emcf_device_link_up{device=\"shop\"} 1",
+            "emcf_device_link_up{device=\"(sandboxes)\"} 0",
+            "emcf_device_queue_depth{device=\"shop\"} 1",
+            "emcf_device_queue_depth{device=\"(sandboxes)\"} 5",
+            "emcf_invoices_in_doubt{device=\"(sandboxes)\"} 3",
+            "emcf_fiscal_anomalies_open{device=\"(sandboxes)\"} 1",
+            "emcf_token_valid_until_seconds{device=\"(sandboxes)\"} 1800000000",
+            "emcf_device_round_trip_seconds_count{device=\"shop\",command=\"test-call\"} 1",
+            "emcf_device_round_trip_seconds_count{device=\"(sandboxes)\",command=\"test-call\"} 2",
+            "emcf_device_round_trip_seconds_bucket{device=\"(sandboxes)\",command=\"test-call\",le=\"0.005\"} 1",
+            "emcf_device_reply_anomalies_total{device=\"(sandboxes)\",command=\"C2h\",field=\"test-field\"} 2",
+            "emcf_organizations_quota_exhausted 1",
+        ] {
+            assert!(public.lines().any(|l| l == line), "{line}:\n{public}");
+        }
+
+        let named = render(&gauges, true);
+        for line in [
+            "emcf_device_queue_depth{device=\"sandbox-goma42\"} 3",
+            "emcf_device_round_trip_seconds_count{device=\"sandbox-kivu41\",command=\"test-call\"} 1",
+            "emcf_quota_used{org=\"goma42\"} 10",
+        ] {
+            assert!(named.lines().any(|l| l == line), "{line}:\n{named}");
+        }
+        assert!(!named.contains(SANDBOXES), "{named}");
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! Alerts end to end: the real gateway with `[smtp]` pointing at an SMTP sink this test runs,
-//! an organization with a quota of 5 and an admin address. Each quota threshold is e-mailed
+//! an organization with a small quota and an admin address. Each quota threshold is e-mailed
 //! once (80 % at the 4th invoice; at the 5th, 90 % and 100 % are crossed together and only
 //! 100 % is e-mailed), never again on further requests nor after a restart; `/metrics` and the
-//! dashboard overview show the active alerts.
+//! dashboard overview show the active alerts. Every e-mail is read as a strict mail client
+//! reads it (`Received::strict`: RFC 5322 and MIME, each header checked, the body decoded),
+//! in French by default and in English when configured, with the dashboard's link from
+//! `public_url` or, without it, the way to reach the dashboard.
 
 mod common;
 #[path = "support/smtp.rs"]
@@ -11,7 +14,7 @@ mod smtp;
 use std::time::Duration;
 
 use common::*;
-use smtp::SmtpSink;
+use smtp::{Received, SmtpSink};
 
 fn config(dir: &std::path::Path, device: &std::path::Path, smtp: std::net::SocketAddr) -> String {
     format!(
@@ -21,12 +24,90 @@ fn config(dir: &std::path::Path, device: &std::path::Path, smtp: std::net::Socke
     )
 }
 
+/// Words a shop owner should never read in an alert.
+const JARGON: &[&str] = &["HTTP", "429", "C2h", "API", "=C3", "=?utf", "intent"];
+
+/// What every alert e-mail must be, read by a strict client: the headers a client shows and
+/// needs, one UTF-8 plain-text part, no jargon. Returns the decoded subject and body.
+fn strict_alert(mail: &Received, lang: &str) -> (String, String) {
+    let read = mail.strict();
+    let header = |name: &str| {
+        read["headers"][name]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(header("mime-version"), "1.0", "{read}");
+    assert_eq!(read["from"], serde_json::json!(["alertes@passerelle.cd"]));
+    assert!(header("from").starts_with("emcf-gateway"), "{read}");
+    assert_eq!(read["to"], serde_json::json!(["admin@acme.cd"]), "{read}");
+    let id = read["message_id"].as_str().unwrap_or_default();
+    assert!(
+        id.ends_with("@passerelle.cd>"),
+        "on the sender's domain: {id}"
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs_f64();
+    let date = read["date_unix"].as_f64().unwrap_or_default();
+    assert!(
+        (now - date).abs() < 300.0,
+        "Date {}: {read}",
+        header("date")
+    );
+    assert_eq!(header("content-language"), lang);
+    assert_eq!(header("auto-submitted"), "auto-generated");
+    let subject = header("subject");
+    let raw_subject = read["raw_subject"].as_str().unwrap_or_default();
+    if !subject.is_ascii() {
+        assert!(raw_subject.contains("=?utf-8?"), "RFC 2047: {raw_subject}");
+    }
+    let parts = read["parts"].as_array().expect("parts");
+    assert_eq!(parts.len(), 1, "one plain-text part: {read}");
+    let part = &parts[0];
+    assert_eq!(part["type"], "text/plain");
+    assert_eq!(part["charset"], "utf-8");
+    let encoding = part["encoding"].as_str().unwrap_or_default();
+    assert!(
+        ["7bit", "quoted-printable", "base64"].contains(&encoding),
+        "{encoding}"
+    );
+    let body = part["text"].as_str().unwrap_or_default().to_owned();
+    for word in JARGON {
+        assert!(
+            !body.contains(word) && !subject.contains(word),
+            "{word}: {subject}\n{body}"
+        );
+    }
+    (subject, body)
+}
+
+/// The message-ids of `mails`, asserted distinct.
+fn distinct_ids(mails: &[Received]) {
+    let mut ids: Vec<String> = mails
+        .iter()
+        .map(|m| {
+            m.strict()["message_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), mails.len(), "{ids:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quota_alerts_are_e_mailed_once_per_crossing() {
     let sink = SmtpSink::start().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let sim = Sim::start(dir.path()).await;
-    let text = config(dir.path(), &sim.link, sink.addr);
+    let text = format!(
+        "public_url = \"https://factures.example.cd/\"\n{}",
+        config(dir.path(), &sim.link, sink.addr)
+    );
     let mut gateway = Gateway::start(dir.path(), &text);
     let key = tokio::task::block_in_place(|| {
         let out = cli(
@@ -74,11 +155,18 @@ async fn quota_alerts_are_e_mailed_once_per_crossing() {
     assert_eq!(mails.len(), 1, "{mails:?}");
     assert_eq!(mails[0].to, ["admin@acme.cd"]);
     assert_eq!(mails[0].from, "alertes@passerelle.cd");
-    let subject = mails[0].header("Subject").expect("subject");
-    assert!(
-        subject.contains("80 % du quota annuel"),
-        "French by default: {subject}"
+    let (subject, body) = strict_alert(&mails[0], "fr");
+    assert_eq!(
+        subject, "[e-MCF] Acme\u{a0}: 80\u{a0}% du quota annuel de factures utilisé",
+        "French by default"
     );
+    for words in [
+        "L'organisation Acme a certifié 4 factures sur les 5 de son quota annuel",
+        "Ce qu'il faut faire\u{a0}: pour ne pas être bloqué, demandez dès maintenant le plan Grow à l'opérateur de la passerelle.",
+        "\nhttps://factures.example.cd/dashboard/\n",
+    ] {
+        assert!(body.contains(words), "{words:?} in:\n{body}");
+    }
 
     // Further requests below the next threshold: nothing more.
     let metrics = get(addr, "/metrics", None).await;
@@ -94,8 +182,19 @@ async fn quota_alerts_are_e_mailed_once_per_crossing() {
     let answer = post_invoice(addr, &key, &invoice("FV-5")).await;
     assert_eq!(answer.status, 200, "{}", answer.body);
     let mails = sink.wait_for(2, Duration::from_secs(15)).await;
-    let subject = mails[1].header("Subject").expect("subject");
-    assert!(subject.contains("100 %"), "{subject}");
+    let (subject, body) = strict_alert(&mails[1], "fr");
+    assert_eq!(
+        subject,
+        "[e-MCF] Acme\u{a0}: quota annuel de factures atteint, les nouvelles factures sont refusées"
+    );
+    for words in [
+        "L'organisation Acme a utilisé tout son quota annuel",
+        "Ce qu'il faut faire\u{a0}: demandez le plan Grow à l'opérateur de la passerelle.",
+        "\nhttps://factures.example.cd/dashboard/\n",
+    ] {
+        assert!(body.contains(words), "{words:?} in:\n{body}");
+    }
+    distinct_ids(&mails);
     for n in 6..=8 {
         let answer = post_invoice(addr, &key, &invoice(&format!("FV-{n}"))).await;
         assert_eq!(answer.status, 429, "{}", answer.body);
@@ -151,4 +250,101 @@ async fn quota_alerts_are_e_mailed_once_per_crossing() {
     assert_eq!(sink.messages().len(), 2, "{:?}", sink.messages());
     let log = gateway.log();
     assert_eq!(log.matches("alert raised").count(), 3, "{log}");
+}
+
+/// In English when configured, without `public_url`, for an organization whose name is not
+/// ASCII: the quota reached (quota 1: one invoice crosses every threshold, 100 % alone is
+/// e-mailed) and a box whose last contact with the DGI is older than `dgi_contact_days` (the
+/// simulator's clock a day behind).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alerts_in_english_say_how_to_reach_the_dashboard_without_a_link() {
+    let sink = SmtpSink::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = Sim::start_custom(dir.path(), |options| {
+        options.link.clock_offset_secs = -86_399;
+    })
+    .await;
+    let text = format!(
+        "language = \"en\"\n{}\n[alerts]\ndgi_contact_days = 1\n",
+        config(dir.path(), &sim.link, sink.addr)
+    );
+    // The organization exists before the service starts: the DGI contact is known at the
+    // first evaluations, and its recipients are the organizations bound to the box then.
+    let config_path = dir.path().join("config.toml");
+    std::fs::write(&config_path, &text).expect("config");
+    let out = cli(
+        dir.path(),
+        &config_path,
+        &[
+            "org",
+            "add",
+            "--id",
+            "acme",
+            "--name",
+            "Épicerie Ngaliema",
+            "--nif",
+            SIM_NIF,
+            "--isf",
+            "ISF-1",
+            "--device",
+            "shop",
+            "--quota",
+            "1",
+            "--admin-email",
+            "admin@acme.cd",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let key = issue_key(dir.path(), &config_path, "acme", false);
+    let gateway = Gateway::start(dir.path(), &text);
+    gateway.wait_ready().await;
+    let answer = post_invoice(gateway.addr, &key, &invoice("EN-1")).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+
+    let mails = sink.wait_for(2, Duration::from_secs(40)).await;
+    let read: Vec<(String, String)> = mails.iter().map(|m| strict_alert(m, "en")).collect();
+    let find = |subject: &str| {
+        read.iter()
+            .find(|(s, _)| s == subject)
+            .map(|(_, body)| body.clone())
+            .unwrap_or_else(|| panic!("no e-mail {subject:?} in {read:?}"))
+    };
+    let quota =
+        find("[e-MCF] Épicerie Ngaliema: annual invoice quota reached, new invoices are refused");
+    let dgi = find("[e-MCF] Épicerie Ngaliema: fiscal device shop no longer talks to the DGI");
+    for (body, words) in [
+        (
+            &quota,
+            "Épicerie Ngaliema has used its whole annual quota for ",
+        ),
+        (
+            &quota,
+            "What to do: ask the gateway's operator for the Grow plan.",
+        ),
+        (
+            &dgi,
+            "The last exchange of fiscal device \"shop\" of Épicerie Ngaliema with the DGI was on ",
+        ),
+        (
+            &dgi,
+            "What to do: check that the fiscal device is switched on and connected to the internet",
+        ),
+    ] {
+        assert!(body.contains(words), "{words:?} in:\n{body}");
+    }
+    for body in [&quota, &dgi] {
+        assert!(
+            body.contains("open the gateway's address followed by /dashboard"),
+            "{body}"
+        );
+        assert!(!body.contains("://"), "no link without public_url: {body}");
+        assert!(body.starts_with("Hello,\n\n"), "{body}");
+    }
+    distinct_ids(&mails);
+    let log = gateway.log();
+    assert!(log.contains("no public_url configured"), "{log}");
 }

@@ -3,7 +3,10 @@
 
 mod common;
 
-use common::{get, invoice, post_invoice, ApiSetup};
+use common::{
+    add_org_with_key_nif, config_with_device, get, invoice, issue_key, post_invoice, ApiSetup,
+    Gateway, Response, Sim, SIMULATOR_KEYS, SIM_NIF,
+};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn metrics_count_certifications_and_show_the_device_and_quota() {
@@ -74,4 +77,96 @@ async fn the_qr_code_is_served_as_svg_and_every_response_has_a_request_id() {
     assert_eq!(unknown.status, 404);
     assert_eq!(unknown.json["errorCode"], 170);
     assert!(unknown.header("x-request-id").is_some());
+}
+
+/// `/metrics` needs no key: without `metrics_per_organization` no label carries an
+/// organization's id, not even inside a sandbox's channel name (`sandbox-<id>`); the sandboxes
+/// count together under `device="(sandboxes)"`, the configured devices under the names the
+/// operator gave them.
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_name_no_organization_through_the_sandboxes_unless_asked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (shop_dir, back_dir) = (dir.path().join("shop"), dir.path().join("back"));
+    for sub in [&shop_dir, &back_dir] {
+        std::fs::create_dir_all(sub).expect("sim dir");
+    }
+    let shop = Sim::start(&shop_dir).await;
+    let back = Sim::start_custom(&back_dir, |options| {
+        options.device.nif = "B7654321C".into();
+    })
+    .await;
+    let mut text = config_with_device(dir.path(), &shop.link);
+    text.push_str(&format!(
+        "\n[[devices]]\nname = \"back\"\npath = {:?}\n",
+        back.link
+    ));
+    for (key, value) in SIMULATOR_KEYS {
+        text.push_str(&format!("{key} = {value}\n"));
+    }
+    let gateway = Gateway::start(dir.path(), &text);
+    let orgs = [
+        ("kivu-bois", "shop", SIM_NIF),
+        ("goma-pneus", "back", "B7654321C"),
+    ];
+    let keys: Vec<(String, String)> = tokio::task::block_in_place(|| {
+        orgs.iter()
+            .map(|(id, device, nif)| {
+                let live = add_org_with_key_nif(dir.path(), &gateway.config, id, device, nif);
+                let test = issue_key(dir.path(), &gateway.config, id, true);
+                (live, test)
+            })
+            .collect()
+    });
+    gateway.wait_ready().await;
+
+    let addr = gateway.addr;
+    let certify = |key: String, rn: &'static str| async move {
+        let answer: Response = post_invoice(addr, &key, &invoice(rn)).await;
+        assert_eq!(answer.status, 200, "{rn}: {}", answer.body);
+    };
+    certify(keys[0].0.clone(), "LIVE-1").await;
+    for (n, (_, sandbox)) in keys.iter().enumerate() {
+        certify(sandbox.clone(), ["SBX-1", "SBX-2"][n]).await;
+    }
+    let metrics = get(gateway.addr, "/metrics", None).await;
+    assert_eq!(metrics.status, 200);
+    let public = &metrics.body;
+    for id in ["kivu-bois", "goma-pneus", "sandbox-", "kivu", "goma"] {
+        assert!(!public.contains(id), "{id} in:\n{public}");
+    }
+    for line in [
+        "emcf_device_link_up{device=\"shop\"} 1",
+        "emcf_device_link_up{device=\"back\"} 1",
+        "emcf_device_link_up{device=\"(sandboxes)\"} 1",
+        "emcf_device_round_trip_seconds_count{device=\"shop\",command=\"38h\"} 1",
+        "emcf_device_round_trip_seconds_count{device=\"(sandboxes)\",command=\"38h\"} 2",
+        "emcf_device_queue_wait_seconds_count{device=\"(sandboxes)\"} 2",
+        "emcf_organizations 2",
+    ] {
+        assert!(
+            public.lines().any(|l| l == line),
+            "missing {line:?} in:\n{public}"
+        );
+    }
+
+    // Asked for: each organization and each sandbox by name, as documented.
+    let mut gateway = gateway;
+    assert!(gateway.terminate(), "clean exit");
+    let named_config = format!("{text}\n[http]\nmetrics_per_organization = true\n");
+    let gateway = Gateway::start(dir.path(), &named_config);
+    gateway.wait_ready().await;
+    let answer = post_invoice(gateway.addr, &keys[1].1, &invoice("SBX-3")).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let named = get(gateway.addr, "/metrics", None).await.body;
+    for line in [
+        "emcf_device_round_trip_seconds_count{device=\"sandbox-goma-pneus\",command=\"38h\"} 1",
+        "emcf_quota_used{org=\"kivu-bois\"} 1",
+        "emcf_quota_used{org=\"goma-pneus\"} 0",
+    ] {
+        assert!(
+            named.lines().any(|l| l == line),
+            "missing {line:?} in:\n{named}"
+        );
+    }
+    assert!(!named.contains("(sandboxes)"), "{named}");
 }

@@ -1,32 +1,78 @@
-## Alerts e-mailed to an organization's administrators (src/alerts/text.rs)
+## Alerts e-mailed to an organization's administrators (src/alerts/text.rs). They speak to a
+## shop's administrator: what happened, what to do now, where to look; never a status code,
+## an error code or a protocol's name.
 
-alert-quota-subject = [e-MCF] { $org }: { $percent }% of the annual invoice quota reached
-alert-quota-body = Organization { $org } has certified { $used } invoices of its annual quota of { $quota } for { $year } ({ $percent }%). { $n ->
+# Whom an organization's administrator asks for a plan, a quota, a dashboard token or help:
+# the one who runs the gateway (the dashboard's sign-in page names them so too).
+-gateway-operator = the gateway's operator
+
+alert-mail-greeting = Hello,
+alert-mail-next-step = What to do: { $step }
+alert-mail-dashboard-link =
+    Dashboard of { $org } (sign in with your dashboard token):
+    { $url }
+alert-mail-dashboard-how = Dashboard of { $org }: open the gateway's address followed by /dashboard (ask { -gateway-operator } for it if you do not have it) and sign in with your dashboard token.
+alert-mail-footer = — An automatic message of the invoicing gateway (emcf-gateway), sent once per alert. To stop receiving these messages, ask { -gateway-operator } to remove your address.
+
+alert-quota-subject = [e-MCF] { $org }: { $percent }% of the annual invoice quota used
+alert-quota-body = { $org } has certified { $used } of the { $quota } { $n_used ->
+    [one] invoice
+   *[other] invoices
+} of its annual quota for { $year } ({ $percent }%). { $n ->
     [0] None is left.
-    [one] { $left } is left.
+    [one] Only one is left.
    *[other] { $left } are left.
-} Once the quota is reached the gateway refuses invoices (HTTP 429): { $plan ->
-    [start] consider upgrading to the larger plan (Grow).
-   *[other] ask your provider to raise the quota.
+} Once the quota is reached, the gateway refuses every new invoice until the end of the year, unless the quota is raised.
+alert-quota-next = { $plan ->
+    [start] so as not to be blocked, ask { -gateway-operator } for the Grow plan now.
+   *[other] so as not to be blocked, ask { -gateway-operator } now to raise your annual quota.
 }
-alert-quota-full-body = Organization { $org } has used its whole annual invoice quota for { $year } ({ $used } of { $quota }). { $plan ->
-    [start] New invoices are refused (HTTP 429) until the plan changes: the administrator is invited to upgrade to the larger plan (Grow) to go on certifying.
-   *[other] New invoices are refused (HTTP 429) until the quota is raised: the administrator is invited to ask the provider for it to go on certifying.
+alert-quota-full-subject = [e-MCF] { $org }: annual invoice quota reached, new invoices are refused
+alert-quota-full-body = { $org } has used its whole annual quota for { $year }: { $used } of { $quota } { $n_used ->
+    [one] invoice
+   *[other] invoices
+} certified. The gateway now refuses every new invoice: your tills and your accounting software cannot get a certified invoice until the quota is raised.
+alert-quota-full-next = { $plan ->
+    [start] ask { -gateway-operator } for the Grow plan. As soon as the plan has changed, send the refused invoices again from your accounting software.
+   *[other] ask { -gateway-operator } to raise your annual quota. As soon as it is done, send the refused invoices again from your accounting software.
 }
-alert-channel-down-subject = [e-MCF] device { $device } does not answer
-alert-channel-down-body = The fiscal device { $device }, on which organization { $org } certifies its invoices, has not answered since { $since }. No invoice can be certified until it answers: check its power and cable, or the access to the DGI's API.
-alert-dgi-contact-subject = [e-MCF] device { $device } has not contacted the DGI for a long time
-alert-dgi-contact-body = The last contact of fiscal device { $device } (organization { $org }) with the DGI's servers was on { $at }. Check its network connection: a device that does not send its invoices ends up blocked.
+
+alert-channel-down-subject = { $channel ->
+    [web_api] [e-MCF] { $org }: the DGI's online service does not answer
+   *[box] [e-MCF] { $org }: fiscal device { $device } does not answer
+}
+alert-channel-down-body = { $channel ->
+    [web_api] The DGI's online service through which { $org } certifies its invoices ("{ $device }" in the gateway) has not answered since { $since }.
+   *[box] The fiscal device "{ $device }", through which { $org } certifies its invoices, has not answered since { $since }.
+} As long as it does not answer, no invoice can be certified.
+alert-channel-down-next = { $channel ->
+    [web_api] tell { -gateway-operator }, who checks the gateway's internet connection and its access to the DGI's service. Once the link is back, send the refused invoices again from your accounting software.
+   *[box] check that the fiscal device is switched on and that its cable is plugged in; if it is, tell { -gateway-operator }. Once the device works again, send the refused invoices again from your accounting software.
+}
+
+alert-dgi-contact-subject = [e-MCF] { $org }: fiscal device { $device } no longer talks to the DGI
+alert-dgi-contact-body = The last exchange of fiscal device "{ $device }" of { $org } with the DGI was on { $at }. A device that does not send its invoices to the DGI ends up blocked, and then no invoice can be certified.
+alert-dgi-contact-never-body = Fiscal device "{ $device }" of { $org } has never exchanged with the DGI yet. A device that does not send its invoices to the DGI ends up blocked, and then no invoice can be certified.
+alert-dgi-contact-next = check that the fiscal device is switched on and connected to the internet (network cable, Wi-Fi or SIM card, depending on the model); if it is, tell { -gateway-operator }.
+
 alert-in-doubt-subject = [e-MCF] { $org }: { $count ->
     [one] one invoice in doubt
    *[other] { $count } invoices in doubt
 }
-alert-in-doubt-body = Organization { $org } has { $count ->
-    [one] one invoice whose outcome is unknown
-   *[other] { $count } invoices whose outcome is unknown
-} (certified or not). See the dashboard (Overview) or "emcf-gateway intent list" to settle it.
-alert-never = never
-alert-mail-footer = — an automatic message of emcf-gateway; it is sent once per alert.
+alert-in-doubt-body = { $count ->
+    [one] { $org } has an invoice in doubt: nobody knows whether it was certified, because the answer of the fiscal device or of the DGI was lost while it was being certified.
+   *[other] { $org } has { $count } invoices in doubt: nobody knows whether they were certified, because the answer of the fiscal device or of the DGI was lost while they were being certified.
+}
+alert-in-doubt-next = { $waiting ->
+    [0] nothing for now: the gateway settles it by itself as soon as the fiscal device answers. Do not send { $count ->
+        [one] this invoice
+       *[other] these invoices
+    } again under another number; if it lasts, tell { -gateway-operator }.
+   *[other] open the dashboard and, in the part on invoices in doubt, look each one up on the DGI's portal, then say what it shows. Do not send { $count ->
+        [one] this invoice
+       *[other] these invoices
+    } again under another number.
+}
 
 ## The CLI's check of --admin-email (src/cli/org_commands.rs)
 

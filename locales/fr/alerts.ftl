@@ -1,33 +1,79 @@
-## Alerts e-mailed to an organization's administrators (src/alerts/text.rs)
+## Alerts e-mailed to an organization's administrators (src/alerts/text.rs). They speak to a
+## shop's administrator: what happened, what to do now, where to look; never a status code,
+## an error code or a protocol's name.
 
-alert-quota-subject = [e-MCF] { $org } : { $percent } % du quota annuel de factures atteint
-alert-quota-body = L'organisation { $org } a certifié { $used } factures sur son quota annuel de { $quota } pour { $year } ({ $percent } %). { $n ->
+# Whom an organization's administrator asks for a plan, a quota, a dashboard token or help:
+# the one who runs the gateway (the dashboard's sign-in page names them so too).
+-gateway-operator = l'opérateur de la passerelle
+
+alert-mail-greeting = Bonjour,
+alert-mail-next-step = Ce qu'il faut faire : { $step }
+alert-mail-dashboard-link =
+    Tableau de bord de l'organisation { $org } (connexion avec votre jeton de tableau de bord) :
+    { $url }
+alert-mail-dashboard-how = Tableau de bord de l'organisation { $org } : ouvrez l'adresse de la passerelle suivie de /dashboard (demandez-la à { -gateway-operator } si vous ne l'avez pas) et connectez-vous avec votre jeton de tableau de bord.
+alert-mail-footer = — Message automatique de la passerelle de facturation (emcf-gateway), envoyé une seule fois par alerte. Pour ne plus recevoir ces messages, demandez à { -gateway-operator } de retirer votre adresse.
+
+alert-quota-subject = [e-MCF] { $org } : { $percent } % du quota annuel de factures utilisé
+alert-quota-body = L'organisation { $org } a certifié { $n_used ->
+    [one] { $used } facture
+   *[other] { $used } factures
+} sur les { $quota } de son quota annuel { $year } ({ $percent } %). { $n ->
     [0] Il n'en reste aucune.
-    [one] Il en reste { $left }.
+    [one] Il n'en reste plus qu'une.
    *[other] Il en reste { $left }.
-} Quand le quota est atteint, la passerelle refuse les factures (HTTP 429) : { $plan ->
-    [start] pensez à passer à la formule supérieure (Grow).
-   *[other] demandez à votre fournisseur d'augmenter le quota.
+} Une fois le quota atteint, la passerelle refuse toute nouvelle facture jusqu'à la fin de l'année, sauf si le quota est augmenté.
+alert-quota-next = { $plan ->
+    [start] pour ne pas être bloqué, demandez dès maintenant le plan Grow à { -gateway-operator }.
+   *[other] pour ne pas être bloqué, demandez dès maintenant à { -gateway-operator } d'augmenter votre quota annuel.
 }
-alert-quota-full-body = L'organisation { $org } a utilisé tout son quota annuel de factures pour { $year } ({ $used } sur { $quota }). Les nouvelles factures sont refusées (HTTP 429) { $plan ->
-    [start] jusqu'au changement de formule : l'administrateur est invité à passer à la formule supérieure (Grow) pour continuer à certifier.
-   *[other] jusqu'à l'augmentation du quota : l'administrateur est invité à la demander à son fournisseur pour continuer à certifier.
+alert-quota-full-subject = [e-MCF] { $org } : quota annuel de factures atteint, les nouvelles factures sont refusées
+alert-quota-full-body = L'organisation { $org } a utilisé tout son quota annuel { $year } : { $n_used ->
+    [one] { $used } facture certifiée
+   *[other] { $used } factures certifiées
+} sur { $quota }. La passerelle refuse désormais toute nouvelle facture : vos caisses et votre logiciel de gestion ne peuvent plus obtenir de facture certifiée tant que le quota n'est pas augmenté.
+alert-quota-full-next = { $plan ->
+    [start] demandez le plan Grow à { -gateway-operator }. Dès le changement de plan, renvoyez depuis votre logiciel de gestion les factures refusées.
+   *[other] demandez à { -gateway-operator } d'augmenter votre quota annuel. Dès que c'est fait, renvoyez depuis votre logiciel de gestion les factures refusées.
 }
-alert-channel-down-subject = [e-MCF] l'appareil { $device } ne répond plus
-alert-channel-down-body = L'appareil fiscal { $device }, sur lequel l'organisation { $org } certifie ses factures, ne répond plus depuis le { $since }. Aucune facture ne peut être certifiée tant qu'il ne répond pas : vérifiez son alimentation et son câble, ou l'accès à l'API de la DGI.
-alert-dgi-contact-subject = [e-MCF] l'appareil { $device } n'a pas contacté la DGI depuis longtemps
-alert-dgi-contact-body = Le dernier contact de l'appareil fiscal { $device } (organisation { $org }) avec les serveurs de la DGI date du { $at }. Vérifiez sa connexion au réseau : un appareil qui ne transmet pas ses factures finit par se bloquer.
-alert-in-doubt-subject = [e-MCF] { $org } : { $count ->
+
+alert-channel-down-subject = { $channel ->
+    [web_api] [e-MCF] { $org } : le service en ligne de la DGI ne répond plus
+   *[box] [e-MCF] { $org } : l'appareil fiscal { $device } ne répond plus
+}
+alert-channel-down-body = { $channel ->
+    [web_api] Le service en ligne de la DGI par lequel l'organisation { $org } certifie ses factures (« { $device } » dans la passerelle) ne répond plus depuis le { $since }.
+   *[box] L'appareil fiscal « { $device } », par lequel l'organisation { $org } certifie ses factures, ne répond plus depuis le { $since }.
+} Tant qu'il ne répond pas, aucune facture ne peut être certifiée.
+alert-channel-down-next = { $channel ->
+    [web_api] prévenez { -gateway-operator }, qui vérifie la connexion de la passerelle à internet et l'accès au service de la DGI. Une fois la liaison rétablie, renvoyez depuis votre logiciel de gestion les factures refusées.
+   *[box] vérifiez que l'appareil fiscal est allumé et que son câble est bien branché ; si c'est le cas, prévenez { -gateway-operator }. Une fois l'appareil de nouveau en service, renvoyez depuis votre logiciel de gestion les factures refusées.
+}
+
+alert-dgi-contact-subject = [e-MCF] { $org } : l'appareil fiscal { $device } ne communique plus avec la DGI
+alert-dgi-contact-body = Le dernier échange de l'appareil fiscal « { $device } » (organisation { $org }) avec la DGI date du { $at }. Un appareil qui ne transmet pas ses factures à la DGI finit par se bloquer, et plus aucune facture ne peut alors être certifiée.
+alert-dgi-contact-never-body = L'appareil fiscal « { $device } » (organisation { $org }) n'a encore jamais échangé avec la DGI. Un appareil qui ne transmet pas ses factures à la DGI finit par se bloquer, et plus aucune facture ne peut alors être certifiée.
+alert-dgi-contact-next = vérifiez que l'appareil fiscal est allumé et relié à internet (câble réseau, Wi-Fi ou carte SIM selon le modèle) ; si c'est le cas, prévenez { -gateway-operator }.
+
+alert-in-doubt-subject = [e-MCF] { $org } : { $count ->
     [one] une facture en doute
    *[other] { $count } factures en doute
 }
-alert-in-doubt-body = L'organisation { $org } a { $count ->
-    [one] une facture dont l'issue n'est pas connue
-   *[other] { $count } factures dont l'issue n'est pas connue
-} (certifiée ou non). Consultez le tableau de bord (Vue d'ensemble) ou « emcf-gateway intent list » pour la régler.
-alert-never = jamais
-alert-mail-footer = — message automatique de la passerelle emcf-gateway ; il n'est envoyé qu'une fois par alerte.
+alert-in-doubt-body = { $count ->
+    [one] L'organisation { $org } a une facture en doute : on ne sait pas si elle a été certifiée, car la réponse de l'appareil fiscal ou de la DGI s'est perdue pendant sa certification.
+   *[other] L'organisation { $org } a { $count } factures en doute : on ne sait pas si elles ont été certifiées, car la réponse de l'appareil fiscal ou de la DGI s'est perdue pendant leur certification.
+}
+alert-in-doubt-next = { $waiting ->
+    [0] rien pour l'instant : la passerelle règle la question d'elle-même dès que l'appareil fiscal répond. Ne renvoyez pas { $count ->
+        [one] cette facture
+       *[other] ces factures
+    } sous un autre numéro ; si cela dure, prévenez { -gateway-operator }.
+   *[other] ouvrez le tableau de bord et, dans la partie des factures en doute, cherchez chacune sur le portail de la DGI, puis indiquez ce qu'il montre. Ne renvoyez pas { $count ->
+        [one] cette facture
+       *[other] ces factures
+    } sous un autre numéro.
+}
 
 ## The CLI's check of --admin-email (src/cli/org_commands.rs)
 
-cli-org-too-many-emails = --admin-email : { $max } adresses au plus (il y en a { $count })
+cli-org-too-many-emails = --admin-email : { $max } adresses au plus (il y en a { $count })

@@ -43,6 +43,8 @@ pub struct OrgFacts {
 pub struct ChannelFacts {
     /// Its configured name.
     pub name: String,
+    /// `box` or `web_api`.
+    pub kind: &'static str,
     /// It answers.
     pub connected: bool,
     /// When `connected` last changed.
@@ -71,6 +73,10 @@ pub struct Facts {
     /// Channel down: since when.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub since: Option<DateTime<Utc>>,
+    /// Channel down: what the channel is, `box` or `web_api` (what the administrator can
+    /// check differs). Added in 1.6.0: an older state file has none (read as a box).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
     /// DGI contact: the last one, as the box said (`None` with `never`: never).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_contact: Option<NaiveDateTime>,
@@ -149,6 +155,7 @@ pub fn evaluate(snapshot: &Snapshot, settings: &AlertSettings) -> Vec<Condition>
                 episode: String::new(),
                 facts: Facts {
                     since: Some(channel.since),
+                    channel: Some(channel.kind.to_owned()),
                     ..Facts::default()
                 },
                 recipients: recipients.clone(),
@@ -229,6 +236,7 @@ pub(super) mod tests {
             }],
             channels: vec![ChannelFacts {
                 name: "shop".into(),
+                kind: "box",
                 connected: true,
                 since: now - chrono::Duration::hours(5),
                 last_contact: Some(Some((now - chrono::Duration::hours(2)).naive_utc())),

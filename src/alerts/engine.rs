@@ -36,6 +36,8 @@ pub struct EngineSettings {
     pub zone: FixedOffset,
     /// The e-mails' language (the configuration's `language`).
     pub lang: Lang,
+    /// `public_url`: the e-mails link to its dashboard.
+    pub public_url: Option<String>,
 }
 
 /// The alerts of a running gateway.
@@ -65,6 +67,8 @@ impl AlertEngine {
         let mailer = smtp.map(Mailer::new).transpose()?;
         if mailer.is_none() {
             info!("alerts: no [smtp] configured, alerts are not e-mailed");
+        } else if settings.public_url.is_none() {
+            info!("alerts: no public_url configured, the e-mails tell how to reach the dashboard without a link");
         }
         let engine = AlertEngine {
             settings,
@@ -164,7 +168,12 @@ impl AlertEngine {
             })
             .collect();
         for (alert, org) in pending {
-            let done = match text::mail(&alert, &org, self.settings.zone, self.settings.lang) {
+            let head = text::Letterhead {
+                zone: self.settings.zone,
+                lang: self.settings.lang,
+                public_url: self.settings.public_url.as_deref(),
+            };
+            let done = match text::mail(&alert, &org, head) {
                 None => true, // No address: nothing to send, ever.
                 Some(mail) => match mailer.send(&mail).await {
                     Ok(()) => {
@@ -346,6 +355,11 @@ pub fn collect(
         .filter(|view| gauges.configured.contains(&view.name))
         .map(|view| ChannelFacts {
             name: view.name.clone(),
+            kind: status
+                .monitored
+                .iter()
+                .find(|health| health.name == view.name)
+                .map_or("box", |health| health.kind),
             connected: view.connected,
             since: view.since,
             last_contact: view.dgi.as_ref().map(|dgi| dgi.last_contact),
@@ -369,6 +383,7 @@ mod tests {
             alerts: AlertSettings::default(),
             zone: FixedOffset::east_opt(3600).expect("offset"),
             lang: Lang::Fr,
+            public_url: None,
         };
         AlertEngine::open(dir, settings, None).expect("engine")
     }

@@ -1,18 +1,30 @@
 //! The alerts' e-mails: one message per alert and organization, to its administrators'
 //! addresses, through the `[smtp]` relay (lettre, tokio, rustls). The text comes from the
 //! catalogue (`alerts.ftl`) in the configured language.
+//!
+//! Each message is what a strict mail client expects (RFC 5322, MIME): `Date`, `From`, `To`,
+//! `Subject` (RFC 2047 encoded words when it is not ASCII), a `Message-ID` on the sender's
+//! domain, `MIME-Version: 1.0`, one `text/plain; charset=utf-8` part (quoted-printable or
+//! base64, whichever is shorter), `Content-Language`, and `Auto-Submitted: auto-generated`
+//! (RFC 3834: no auto-reply comes back). No HTML part: the plain text says it all, and a
+//! client makes its one link clickable.
 
 use std::fmt;
 use std::time::Duration;
 
-use lettre::message::header::ContentType;
-use lettre::message::Mailbox;
+use lettre::message::header::{HeaderName, HeaderValue};
+use lettre::message::{Mailbox, SinglePart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::Address;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
 use super::AlertError;
 use crate::config::{SmtpSettings, SmtpTls};
+use crate::i18n::Lang;
+
+/// The `Message-ID` domain when the sender's is not a plain ASCII host name (RFC 2606: never
+/// anyone's).
+const FALLBACK_ID_DOMAIN: &str = "emcf-gateway.invalid";
 
 /// How long one message may take (connection, TLS, dialogue).
 const SEND_TIMEOUT: Duration = Duration::from_secs(30);
@@ -26,6 +38,11 @@ pub struct Mail {
     pub subject: String,
     /// Plain text body.
     pub body: String,
+    /// Its language.
+    pub lang: Lang,
+    /// The left part of its `Message-ID` (ASCII letters, digits and dots); the right part
+    /// is the sender's domain.
+    pub id: String,
 }
 
 /// The SMTP relay.
@@ -73,28 +90,7 @@ impl Mailer {
     /// Sends `mail` to those of its addresses that parse (one that does not is logged and
     /// skipped); a failure says whether to try again.
     pub async fn send(&self, mail: &Mail) -> Result<(), SendFailure> {
-        let mut builder = Message::builder()
-            .from(self.from.clone())
-            .subject(mail.subject.clone())
-            .header(ContentType::TEXT_PLAIN);
-        let mut recipients = 0;
-        for to in &mail.to {
-            match to.parse::<Address>() {
-                Ok(address) => {
-                    builder = builder.to(Mailbox::new(None, address));
-                    recipients += 1;
-                }
-                Err(error) => {
-                    tracing::warn!(address = %to, %error, "alert e-mail: address skipped");
-                }
-            }
-        }
-        if recipients == 0 {
-            return Err(SendFailure::give_up("no valid address"));
-        }
-        let message = builder
-            .body(mail.body.clone())
-            .map_err(|e| SendFailure::give_up(e.to_string()))?;
+        let message = message(&self.from, mail)?;
         match tokio::time::timeout(SEND_TIMEOUT * 2, self.transport.send(message)).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) if e.is_permanent() => Err(SendFailure::give_up(e.to_string())),
@@ -106,6 +102,48 @@ impl Mailer {
             Err(_) => Err(SendFailure::unreachable("no answer from the relay in time")),
         }
     }
+}
+
+/// `mail` as a message from `from` (see the module's doc for its headers).
+fn message(from: &Mailbox, mail: &Mail) -> Result<Message, SendFailure> {
+    let domain = from.email.domain();
+    let plain_host = !domain.is_empty()
+        && domain
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
+    let domain = if plain_host {
+        domain
+    } else {
+        FALLBACK_ID_DOMAIN
+    };
+    let header = |name: &'static str, value: &str| {
+        HeaderValue::new(HeaderName::new_from_ascii_str(name), value.to_owned())
+    };
+    let mut builder = Message::builder()
+        .from(from.clone())
+        .subject(mail.subject.clone())
+        .date_now()
+        .message_id(Some(format!("<{}@{domain}>", mail.id)))
+        .raw_header(header("Content-Language", mail.lang.code()))
+        .raw_header(header("Auto-Submitted", "auto-generated"));
+    let mut recipients = 0;
+    for to in &mail.to {
+        match to.parse::<Address>() {
+            Ok(address) => {
+                builder = builder.to(Mailbox::new(None, address));
+                recipients += 1;
+            }
+            Err(error) => {
+                tracing::warn!(address = %to, %error, "alert e-mail: address skipped");
+            }
+        }
+    }
+    if recipients == 0 {
+        return Err(SendFailure::give_up("no valid address"));
+    }
+    builder
+        .singlepart(SinglePart::plain(mail.body.clone()))
+        .map_err(|e| SendFailure::give_up(e.to_string()))
 }
 
 /// What to do after a message was not sent.
@@ -148,5 +186,70 @@ impl SendFailure {
 impl fmt::Display for SendFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "SMTP: {}", self.reason)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mail(to: &[&str]) -> Mail {
+        Mail {
+            to: to.iter().map(|a| (*a).to_owned()).collect(),
+            subject: "[e-MCF] Épicerie : 80\u{a0}% du quota annuel de factures utilisé".into(),
+            body: "Bonjour,\n\nÉpicerie a certifié 4 factures.\n".into(),
+            lang: Lang::Fr,
+            id: "alert.0123456789abcdef".into(),
+        }
+    }
+
+    fn formatted(from: &str, mail: &Mail) -> String {
+        let from: Mailbox = from
+            .parse()
+            .or_else(|_| from.parse::<Address>().map(|a| Mailbox::new(None, a)))
+            .expect("from");
+        let message = message(&from, mail).expect("message");
+        String::from_utf8(message.formatted()).expect("ASCII")
+    }
+
+    #[test]
+    fn a_message_carries_what_mail_clients_expect() {
+        let text = formatted(
+            "emcf-gateway <alertes@passerelle.cd>",
+            &mail(&["admin@acme.cd", "not an address"]),
+        );
+        let head = text.split("\r\n\r\n").next().expect("head");
+        assert!(head.is_ascii(), "{head}");
+        for line in [
+            "MIME-Version: 1.0",
+            "Message-ID: <alert.0123456789abcdef@passerelle.cd>",
+            "Content-Type: text/plain; charset=utf-8",
+            "Content-Language: fr",
+            "Auto-Submitted: auto-generated",
+            "To: admin@acme.cd",
+            "Subject: [e-MCF] =?utf-8?b?",
+            "Date: ",
+            "From: emcf-gateway <alertes@passerelle.cd>",
+            "Content-Transfer-Encoding: ",
+        ] {
+            assert!(
+                head.lines().any(|l| l.starts_with(line)),
+                "{line} in:\n{head}"
+            );
+        }
+        assert!(!text.contains("not an address"), "skipped");
+    }
+
+    #[test]
+    fn a_sender_without_a_plain_domain_gets_a_reserved_one() {
+        let text = formatted("alertes@épicerie.cd", &mail(&["admin@acme.cd"]));
+        assert!(text.contains("@emcf-gateway.invalid>"), "{text}");
+    }
+
+    #[test]
+    fn no_valid_address_is_given_up() {
+        let from: Mailbox = "a@b.cd".parse().expect("from");
+        let failure = message(&from, &mail(&["nope"])).expect_err("no address");
+        assert_eq!(failure.kind, FailureKind::GiveUp);
     }
 }

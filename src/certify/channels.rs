@@ -22,7 +22,8 @@ pub type SandboxFactory = std::sync::Arc<
     dyn Fn(Organization) -> BoxFuture<'static, Result<SharedChannel, String>> + Send + Sync,
 >;
 
-/// The name of `org`'s sandbox channel.
+/// The name of `org`'s sandbox channel. It carries the organization's id: `/metrics` shows
+/// it only with `metrics_per_organization` (`metrics::SANDBOXES` otherwise).
 pub fn sandbox_device_name(org: &str) -> String {
     format!("sandbox-{org}")
 }

@@ -165,6 +165,7 @@ fn alert_engine(config: &Config, state_dir: &std::path::Path) -> anyhow::Result<
         alerts: config.alerts.clone(),
         zone: config.offset(),
         lang: config.language,
+        public_url: config.public_url.clone(),
     };
     let engine = AlertEngine::open(state_dir, settings, config.smtp.as_ref())
         .context("setting up the alerts' e-mail ([smtp])")?;

@@ -1,6 +1,7 @@
 //! The `[alerts]` and `[smtp]` tables (1.5.0): when the gateway warns, and how it e-mails the
-//! organizations' administrators. Every key optional, so older files read unchanged; without
-//! `[smtp]` no e-mail is attempted (docs/configuration.md, "Alerts").
+//! organizations' administrators; and the top-level `public_url` (1.6.0) their e-mails link to.
+//! Every key optional, so older files read unchanged; without `[smtp]` no e-mail is attempted
+//! (docs/configuration.md, "Alerts").
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -106,9 +107,45 @@ impl SmtpSettings {
     }
 }
 
+/// What `public_url` must look like, said when it does not.
+const PUBLIC_URL_FORM: &str = "must be the address people open the gateway at, with http:// or \
+     https:// and a host, without a user name, query or fragment, e.g. \
+     \"https://factures.example.cd\"";
+
+/// `public_url`: an http(s) URL naming a host (a path is kept: a gateway behind a proxy's
+/// prefix), no credentials, no query, no fragment.
+fn check_public_url(url: &str) -> Result<(), String> {
+    let form = || format!("{url:?} {PUBLIC_URL_FORM}");
+    if url.is_empty() || url.contains(|c: char| c.is_whitespace() || c == '#') {
+        return Err(form());
+    }
+    let uri: hyper::Uri = url.parse().map_err(|_| form())?;
+    if uri.path().trim_end_matches('/').ends_with("/dashboard") {
+        return Err(format!(
+            "{url:?}: give the gateway's address without /dashboard (the e-mails add it)"
+        ));
+    }
+    let web = matches!(uri.scheme_str(), Some("http" | "https"));
+    let host = uri.authority().filter(|a| !a.host().is_empty());
+    match host {
+        Some(authority) if web && !authority.as_str().contains('@') && uri.query().is_none() => {
+            Ok(())
+        }
+        _ => Err(form()),
+    }
+}
+
+/// The dashboard's address under `public_url` (a trailing `/` or not).
+pub fn dashboard_url(public_url: &str) -> String {
+    format!("{}/dashboard/", public_url.trim_end_matches('/'))
+}
+
 impl Config {
-    /// The `[alerts]` and `[smtp]` keys.
+    /// The `[alerts]` and `[smtp]` keys, and `public_url`.
     pub(super) fn validate_alerts(&self) -> Result<(), ConfigError> {
+        if let Some(url) = &self.public_url {
+            check_public_url(url).map_err(|m| self.invalid("public_url", m))?;
+        }
         let alerts = &self.alerts;
         let invalid = |key: &str, message: String| self.invalid(key, message);
         in_range(alerts.channel_down_minutes, 1, 10_080, " minutes")

@@ -172,6 +172,11 @@ pub struct Config {
     /// `[smtp]`: the relay alerts are e-mailed through; none: no e-mail.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub smtp: Option<SmtpSettings>,
+    /// The address people reach the gateway at (`https://factures.example.cd`, behind a
+    /// reverse proxy its public name): the alert e-mails link to its dashboard. None: they
+    /// say how to reach it without a link. Added in 1.6.0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub public_url: Option<String>,
     /// The file this was loaded from (not a key; set by [`Config::load`]).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -194,6 +199,7 @@ impl Default for Config {
             devices: Vec::new(),
             alerts: AlertSettings::default(),
             smtp: None,
+            public_url: None,
             source: None,
         }
     }
@@ -442,7 +448,7 @@ mod text;
 mod validate;
 mod web_api;
 
-pub use alerts::{AlertSettings, SmtpSettings, SmtpTls};
+pub use alerts::{dashboard_url, AlertSettings, SmtpSettings, SmtpTls};
 pub use device::{ActionCaseSetting, DeviceEntry, DeviceKind, LineBreaksSetting, StatusMapSetting};
 pub use http::HttpLimits;
 use text::{listen_text, offset_text};

@@ -379,3 +379,59 @@ fn alerts_and_smtp_are_optional_and_validated() {
             .contains("password")
     );
 }
+
+/// `public_url` (1.6.0): optional, an http(s) address with a host, written back as given; the
+/// dashboard's link is built from it with or without a trailing `/`.
+#[test]
+fn public_url_is_optional_and_an_http_address() {
+    assert_eq!(parse("").expect("none").public_url, None);
+    for (url, dashboard) in [
+        (
+            "https://factures.example.cd",
+            "https://factures.example.cd/dashboard/",
+        ),
+        (
+            "https://factures.example.cd/",
+            "https://factures.example.cd/dashboard/",
+        ),
+        (
+            "http://192.168.1.20:8080",
+            "http://192.168.1.20:8080/dashboard/",
+        ),
+        (
+            "https://example.cd/factures/",
+            "https://example.cd/factures/dashboard/",
+        ),
+    ] {
+        let config = parse(&format!("public_url = {url:?}\n")).expect("parses");
+        config.validate().unwrap_or_else(|e| panic!("{url}: {e}"));
+        assert_eq!(config.public_url.as_deref(), Some(url));
+        assert_eq!(dashboard_url(url), dashboard);
+        let written = config.to_toml_string().expect("writes");
+        assert_eq!(parse(&written).expect("reads back"), config, "{written}");
+    }
+    for url in [
+        "",
+        "factures.example.cd",
+        "ftp://factures.example.cd",
+        "https://",
+        "https:///dashboard",
+        "https://admin:secret@factures.example.cd",
+        "https://factures.example.cd/?from=mail",
+        "https://factures.example.cd/#top",
+        " https://factures.example.cd",
+        "https://factures example.cd",
+        "javascript:alert(1)",
+    ] {
+        let config = parse(&format!("public_url = {url:?}\n")).expect("parses");
+        let (key, message) = invalid(&config);
+        assert_eq!(key, "public_url", "{url:?}: {message}");
+        assert!(message.contains("https://factures.example.cd"), "{message}");
+    }
+    let config =
+        parse("public_url = \"https://factures.example.cd/dashboard/\"\n").expect("parses");
+    let (key, message) = invalid(&config);
+    assert_eq!(key, "public_url");
+    assert!(message.contains("without /dashboard"), "{message}");
+    assert!(parse_error("public_url = 8080\n").contains("public_url"));
+}
