@@ -255,3 +255,67 @@ async fn exports_by_period_carry_client_reference_and_groups() {
         search.body
     );
 }
+
+/// Issue 24, point 1: each key and each entry shows its real environment, in the reader's
+/// words in tables and as the API spells it (`production`, `sandbox`) in every JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_and_entries_show_their_real_environment() {
+    let setup = ApiSetup::start(None).await;
+    let addr = setup.addr();
+    let test_key = setup.issue_key(true);
+    let (live_id, test_id) = (&setup.key[9..21], &test_key[9..21]);
+    let certified = post_invoice(addr, &test_key, &invoice("ENV-1")).await;
+    assert_eq!(certified.status, 200, "{}", certified.body);
+    assert_eq!(certified.json["environment"], "sandbox");
+
+    let row_of = |table: &str, id: &str| -> String {
+        table
+            .lines()
+            .find(|line| line.starts_with(id))
+            .unwrap_or_else(|| panic!("no row {id} in\n{table}"))
+            .to_string()
+    };
+    let french = setup.cli_ok(&["key", "list", "--org", "acme"]);
+    assert!(row_of(&french, test_id).contains("bac à sable"), "{french}");
+    assert!(!row_of(&french, test_id).contains("production"), "{french}");
+    assert!(row_of(&french, live_id).contains("production"), "{french}");
+    let english = setup.cli_ok(&["key", "list", "--org", "acme", "--lang", "en"]);
+    assert!(row_of(&english, test_id).contains("sandbox"), "{english}");
+    assert!(
+        !row_of(&english, test_id).contains("production"),
+        "{english}"
+    );
+
+    let listed: Value =
+        serde_json::from_str(&setup.cli_ok(&["key", "list", "--org", "acme", "--json"]))
+            .expect("JSON");
+    let environment_of = |id: &str| {
+        listed
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|k| k["id"] == id)
+            .map(|k| k["environment"].clone())
+    };
+    assert_eq!(environment_of(test_id), Some(json!("sandbox")), "{listed}");
+    assert_eq!(
+        environment_of(live_id),
+        Some(json!("production")),
+        "{listed}"
+    );
+
+    // The sandbox register's entry, listed and shown.
+    let entries: Value =
+        serde_json::from_str(&setup.cli_ok(&["log", "list", "--sandbox", "--json"])).expect("JSON");
+    assert_eq!(entries[0]["rn"], "ENV-1", "{entries}");
+    assert_eq!(entries[0]["environment"], "sandbox", "{entries}");
+    let shown: Value =
+        serde_json::from_str(&setup.cli_ok(&["log", "show", "1", "--sandbox", "--json"]))
+            .expect("JSON");
+    assert_eq!(shown["environment"], "sandbox", "{shown}");
+    let text = setup.cli_ok(&["log", "show", "1", "--sandbox"]);
+    assert!(text.contains("registre bac à sable, entrée 1"), "{text}");
+    let exported = setup.cli_ok(&["log", "export", "--format", "json", "--sandbox"]);
+    let line: Value = serde_json::from_str(exported.trim()).expect("one JSON line");
+    assert_eq!(line["environment"], "sandbox", "{line}");
+}

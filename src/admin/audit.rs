@@ -5,6 +5,7 @@
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::{Admin, AdminError};
 use crate::model::{Environment, GroupAmounts, InvoiceContent, RegisterEntry};
@@ -121,6 +122,13 @@ impl<'a> ExportedEntry<'a> {
             groups: entry.request.totals.groups(),
         }
     }
+
+    /// The line's JSON text (one line), its `environment` as the API writes it.
+    pub fn line(&self) -> Result<String, serde_json::Error> {
+        let mut value = serde_json::to_value(self)?;
+        api_environment(&mut value);
+        serde_json::to_string(&value)
+    }
 }
 
 /// What the register kept of `entry`'s invoice.
@@ -133,6 +141,26 @@ pub fn kept_invoice(entry: &RegisterEntry) -> KeptInvoice {
         Some(Err(error)) => KeptInvoice::Unreadable {
             reason: error.to_string(),
         },
+    }
+}
+
+/// `value`, a record or a list of records serialized from the journal's types (register
+/// entries, API keys), with each one's `environment` written as the API, the CSV and the
+/// dashboard's URLs write it (`production`, `sandbox`) instead of the journal's own spelling
+/// (`Production`, `Sandbox`, which the journal keeps): what every JSON the CLI prints and every
+/// JSON export says.
+pub fn api_environment(value: &mut Value) {
+    match value {
+        Value::Array(items) => items.iter_mut().for_each(api_environment),
+        Value::Object(fields) => {
+            let env = fields
+                .get("environment")
+                .and_then(|v| serde_json::from_value::<Environment>(v.clone()).ok());
+            if let Some(env) = env {
+                fields.insert("environment".into(), Value::from(env.as_str()));
+            }
+        }
+        _ => {}
     }
 }
 

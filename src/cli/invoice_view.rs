@@ -6,7 +6,7 @@ use chrono::FixedOffset;
 
 use super::admin_commands::format_table;
 use crate::admin::audit::{EntryLink, InvoiceRecord, KeptInvoice};
-use crate::i18n::{format, Lang, Message};
+use crate::i18n::{format, names, Lang, Message};
 use crate::model::{InvoiceContent, FISCAL_CURRENCY};
 use crate::msg;
 
@@ -20,7 +20,7 @@ pub(super) fn render(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> S
         t(msg!(
             "cli-show-title",
             rn = r.rn.as_str(),
-            environment = r.environment.as_str(),
+            environment = names::environment(r.environment).render(lang),
             sequence = e.sequence
         ))
     );

@@ -246,7 +246,7 @@ impl Dashboard {
                 .filter(|e| e.request.org == ctx.org.id && period.holds(e, zone));
             for entry in mine {
                 if json {
-                    match serde_json::to_string(&ExportedEntry::of(entry)) {
+                    match ExportedEntry::of(entry).line() {
                         Ok(line) => out.push_str(&line),
                         Err(error) => {
                             return self.failure_in(ctx, &AdminError::Invalid(error.to_string()))
