@@ -2,21 +2,30 @@
 //! the dashboard's download.
 //!
 //! Values are written as stored (a fiscal register is not rewritten), with one exception made
-//! for the spreadsheet the file is opened in: a cell that begins with `=`, `+`, `-`, `@`, TAB
-//! or CR is a formula to Excel, LibreOffice and Google Sheets, and an `rn` is chosen by an API
-//! client (`=HYPERLINK(...)`, `+cmd|' /C calc'!A0`). Such a cell is written with a single
-//! quote `'` in front (OWASP's rule against CSV injection), so the spreadsheet shows it as
-//! text. A cell that is a plain decimal number with a leading `-` (`-116.00`, the total of a
-//! credit note) cannot be a formula and is left as it is, so that amounts stay numbers. Then
-//! the cell is quoted per RFC 4180 where needed (a comma, a double quote, CR or LF).
+//! for the spreadsheet the file is opened in. Each column is either a number the gateway
+//! writes (an amount, a rate: [`Cell::Number`]) or a text ([`Cell::Text`]), and:
+//!
+//! - a text cell a spreadsheet would run as a formula is written with a single quote `'` in
+//!   front (OWASP's rule against CSV injection), so the spreadsheet shows it as text: one
+//!   that begins with `=`, `+`, `-`, `@`, TAB or CR, or with spaces, tabs, CR or LF before
+//!   `=`, `+`, `-` or `@` (Excel, LibreOffice and Google Sheets skip such leading blanks).
+//!   An `rn`, a client's name, a reference are chosen by an API client (`=HYPERLINK(...)`,
+//!   `+cmd|' /C calc'!A0`, ` -1+2`); even a text that looks like a number (`-116.00` as an
+//!   `rn`) is kept a text that way;
+//! - a number cell is never touched: it is a decimal the gateway wrote from the register
+//!   (`-116.00`, a credit note's total), which no spreadsheet runs, and which must stay a
+//!   number it can sum.
+//!
+//! Then the cell is quoted per RFC 4180 where needed (the separator, a double quote, CR or
+//! LF).
 //!
 //! Two dialects ([`Dialect`]): the standard one (commas, decimal points: for programs), and
 //! the one a French spreadsheet opens as columns (`--separator semicolon`: semicolons, and
 //! decimal commas in the amounts so that they stay numbers), each optionally preceded by a
 //! UTF-8 byte order mark (`--bom`: Excel then reads accents right).
 //!
-//! Only the CSV is neutralized: the register, `log show` and the JSON export keep every value
-//! exactly as certified (the JSON export is the exact copy).
+//! Only the CSV is neutralized: the register, `log show` and the JSON export keep every text
+//! exactly as certified.
 
 use std::borrow::Cow;
 
@@ -83,6 +92,14 @@ pub fn row(e: &RegisterEntry) -> String {
     row_in(e, Dialect::default())
 }
 
+/// One cell of a row, before it is written (see the module doc).
+enum Cell {
+    /// A text from the register: neutralized if a spreadsheet would run it.
+    Text(String),
+    /// A number the gateway writes (an amount, a rate), or an empty cell: never neutralized.
+    Number(Option<rust_decimal::Decimal>),
+}
+
 /// One entry as a CSV line (without the line end) in `dialect`.
 pub fn row_in(e: &RegisterEntry, dialect: Dialect) -> String {
     let millis =
@@ -92,88 +109,81 @@ pub fn row_in(e: &RegisterEntry, dialect: Dialect) -> String {
         .as_ref()
         .and_then(|c| c.client.clone())
         .unwrap_or_default();
-    let text = |v: Option<&String>| v.cloned().unwrap_or_default();
+    let text = |v: Option<&String>| Cell::Text(v.cloned().unwrap_or_default());
     let totals = &e.request.totals;
-    let mut fields = vec![
-        e.sequence.to_string(),
-        e.request.environment.as_str().to_string(),
-        e.request.org.clone(),
-        e.request.nif.clone(),
-        e.request.isf.clone(),
-        e.request.rn.clone(),
-        e.request.invoice_type.clone(),
-        dialect.amount(e.request.totals.total),
-        dialect.amount(e.request.totals.vat),
-        e.security.code_def.clone(),
-        e.security.counters.clone(),
-        e.security.nim.clone(),
-        e.security.qr_code.clone(),
-        e.security.date_time.format("%Y-%m-%dT%H:%M:%S").to_string(),
-        millis(&e.request.received_at),
-        millis(&e.certified_at),
-        e.request.key_id.clone(),
-        e.request.request_digest.clone(),
-        e.source.clone(),
+    let number = |v| Cell::Number(Some(v));
+    let mut cells = vec![
+        Cell::Text(e.sequence.to_string()),
+        Cell::Text(e.request.environment.as_str().to_string()),
+        Cell::Text(e.request.org.clone()),
+        Cell::Text(e.request.nif.clone()),
+        Cell::Text(e.request.isf.clone()),
+        Cell::Text(e.request.rn.clone()),
+        Cell::Text(e.request.invoice_type.clone()),
+        number(totals.total),
+        number(totals.vat),
+        Cell::Text(e.security.code_def.clone()),
+        Cell::Text(e.security.counters.clone()),
+        Cell::Text(e.security.nim.clone()),
+        Cell::Text(e.security.qr_code.clone()),
+        Cell::Text(e.security.date_time.format("%Y-%m-%dT%H:%M:%S").to_string()),
+        Cell::Text(millis(&e.request.received_at)),
+        Cell::Text(millis(&e.certified_at)),
+        Cell::Text(e.request.key_id.clone()),
+        Cell::Text(e.request.request_digest.clone()),
+        Cell::Text(e.source.clone()),
         text(client.nif.as_ref()),
         text(client.name.as_ref()),
         text(client.client_type.as_ref()),
         text(content.as_ref().and_then(|c| c.reference.as_ref())),
         text(content.as_ref().and_then(|c| c.reference_type.as_ref())),
         text(content.as_ref().map(|c| &c.cur_code)),
-        content
-            .as_ref()
-            .and_then(|c| c.cur_rate)
-            .map(|r| dialect.amount(r))
-            .unwrap_or_default(),
-        totals
-            .usd_equivalent
-            .map(|v| dialect.amount(v))
-            .unwrap_or_default(),
-        dialect.amount(totals.specific_tax),
-        dialect.amount(totals.ht()),
+        Cell::Number(content.as_ref().and_then(|c| c.cur_rate)),
+        Cell::Number(totals.usd_equivalent),
+        number(totals.specific_tax),
+        number(totals.ht()),
     ];
     let groups = totals.groups();
     for letter in GROUPS.chars() {
         match groups.iter().find(|g| g.group == letter) {
-            Some(g) => fields.extend([g.ht, g.vat, g.ttc].map(|v| dialect.amount(v))),
-            None => fields.extend(std::iter::repeat_n(String::new(), 3)),
+            Some(g) => cells.extend([g.ht, g.vat, g.ttc].map(number)),
+            None => cells.extend(std::iter::repeat_with(|| Cell::Number(None)).take(3)),
         }
     }
     let separator = dialect.separator();
-    fields
+    cells
         .iter()
-        .map(|f| field(f, separator))
+        .map(|cell| match cell {
+            Cell::Text(value) => field(&neutralized(value), separator),
+            Cell::Number(value) => field(
+                &value.map(|v| dialect.amount(v)).unwrap_or_default(),
+                separator,
+            ),
+        })
         .collect::<Vec<_>>()
         .join(&separator.to_string())
 }
 
-/// One cell: neutralized, then quoted if needed.
+/// One cell's text quoted per RFC 4180 if it needs to be.
 fn field(value: &str, separator: char) -> String {
-    let value = neutralized(value);
     if value.contains([separator, '"', '\n', '\r']) {
         format!("\"{}\"", value.replace('"', "\"\""))
     } else {
-        value.into_owned()
+        value.to_owned()
     }
 }
 
-/// `value` with `'` in front if a spreadsheet would take it for a formula (see the module doc).
+/// `value` with `'` in front if a spreadsheet would take it for a formula (see the module
+/// doc): it begins with `=`, `+`, `-`, `@`, TAB or CR, or with blanks (spaces, TAB, CR, LF
+/// and other white space) before `=`, `+`, `-` or `@`.
 fn neutralized(value: &str) -> Cow<'_, str> {
-    match value.chars().next() {
-        Some('=' | '+' | '-' | '@' | '\t' | '\r') if !is_plain_number(value) => {
-            Cow::Owned(format!("'{value}"))
-        }
-        _ => Cow::Borrowed(value),
-    }
-}
-
-/// An optional `-`, digits, and optionally `.` or `,` and digits: `-116.00`, `-116,00`, `-5`.
-fn is_plain_number(value: &str) -> bool {
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    let unsigned = value.strip_prefix('-').unwrap_or(value);
-    match unsigned.split_once(['.', ',']) {
-        Some((whole, fraction)) => digits(whole) && digits(fraction),
-        None => digits(unsigned),
+    let trigger = |c: Option<char>| matches!(c, Some('=' | '+' | '-' | '@'));
+    let first = value.chars().next();
+    let after_blanks = value.trim_start().chars().next();
+    if trigger(first) || matches!(first, Some('\t' | '\r')) || trigger(after_blanks) {
+        Cow::Owned(format!("'{value}"))
+    } else {
+        Cow::Borrowed(value)
     }
 }
 
@@ -194,11 +204,16 @@ mod tests {
         );
         assert_eq!(HEADER.split(',').count(), 19 + 10 + 48);
         assert_eq!(line.matches(',').count(), HEADER.matches(',').count() + 1);
-        assert_eq!(field("plain", ','), "plain");
+        assert_eq!(text_cell("plain"), "plain");
+    }
+
+    /// A text cell as written in the standard dialect.
+    fn text_cell(value: &str) -> String {
+        field(&neutralized(value), ',')
     }
 
     #[test]
-    fn cells_a_spreadsheet_would_run_as_formulas_are_prefixed_with_a_quote() {
+    fn text_cells_a_spreadsheet_would_run_as_formulas_are_prefixed_with_a_quote() {
         let cases = [
             (
                 "=HYPERLINK(\"http://e.x\")",
@@ -211,16 +226,23 @@ mod tests {
             ("-2.", "'-2."),
             ("\tTAB", "'\tTAB"),
             ("\rCR", "\"'\rCR\""),
+            // Blanks before the trigger: spreadsheets skip them and run the formula.
+            (" =1+1", "' =1+1"),
+            ("   @SUM(A1)", "'   @SUM(A1)"),
+            ("\t=1+1", "'\t=1+1"),
+            ("\n=1+1", "\"'\n=1+1\""),
+            ("\r\n+1", "\"'\r\n+1\""),
+            (" \u{a0}-2+3", "' \u{a0}-2+3"),
+            // A text that looks like a number is kept a text (an rn, a client's name).
+            ("-116.00", "'-116.00"),
         ];
         for (value, cell) in cases {
-            assert_eq!(field(value, ','), cell, "{value:?}");
+            assert_eq!(text_cell(value), cell, "{value:?}");
         }
-        // Plain numbers cannot be formulas: a credit note's negative total stays a number.
-        for number in ["-116.00", "116.00", "-5", "0"] {
-            assert_eq!(field(number, ','), number);
+        // A trigger elsewhere than first (after blanks) is left alone, and so are blanks.
+        for plain in ["F-1=2", " F-1", "\nnote", "  ", "116.00", "A+B"] {
+            assert_eq!(text_cell(plain).trim_matches('"'), plain, "{plain:?}");
         }
-        // A trigger character elsewhere than at the start is left alone.
-        assert_eq!(field("F-1=2", ','), "F-1=2");
     }
 
     #[test]
@@ -229,6 +251,7 @@ mod tests {
         note.totals.total = dec!(-116.00);
         note.totals.vat = dec!(-16.00);
         let line = row(&certified_entry(4, 10, note));
+        // The rn is a text, neutralized; the amounts are numbers, left as numbers.
         assert!(
             line.contains(",\"'=HYPERLINK(\"\"http://e.x\"\")\",FV,-116.00,-16.00,"),
             "{line}"
