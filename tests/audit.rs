@@ -319,3 +319,178 @@ async fn keys_and_entries_show_their_real_environment() {
     let line: Value = serde_json::from_str(exported.trim()).expect("one JSON line");
     assert_eq!(line["environment"], "sandbox", "{line}");
 }
+
+/// A sale in USD as the issue saw it: 570,000 CDF (200 USD at 2,850 CDF per USD), paid in cash
+/// in USD.
+fn usd_sale(rn: &str) -> Value {
+    json!({
+        "rn": rn, "mode": "ttc", "type": "FV", "curCode": "USD", "curRate": "2850",
+        "curDate": "2026-11-20",
+        "items": [{"name": "Groupe électrogène", "type": "BIE", "price": "570000.00",
+                   "quantity": "1", "taxGroup": "B"}],
+        "payments": [{"name": "ESPECES", "amount": "570000.00", "curCode": "USD",
+                      "curRate": "2850"}],
+        "operator": {"id": "1", "name": "Caisse 1"}
+    })
+}
+
+/// A credit note of `kind` in USD against the invoice certified as `original`: 28,500 CDF
+/// (10 USD).
+fn usd_credit_note(rn: &str, original: &str, kind: &str) -> Value {
+    json!({
+        "rn": rn, "mode": "ttc", "type": kind, "curCode": "USD", "curRate": "2850",
+        "curDate": "2026-11-21", "reference": original, "referenceType": "RRR",
+        "items": [{"name": "Remise", "type": "BIE", "price": "28500.00", "quantity": "1",
+                   "taxGroup": "B"}],
+        "payments": [{"name": "ESPECES", "amount": "28500.00", "curCode": "USD",
+                      "curRate": "2850"}],
+        "operator": {"id": "1", "name": "Caisse 1"}
+    })
+}
+
+/// The sum of the column `name` of a CSV export whose decimals use `point`.
+fn column_sum(csv: &str, separator: char, point: char, name: &str) -> rust_decimal::Decimal {
+    let mut lines = csv.trim_start_matches('\u{feff}').lines();
+    let header: Vec<&str> = lines.next().expect("header").split(separator).collect();
+    let at = header.iter().position(|h| *h == name).expect(name);
+    lines
+        .map(|line| {
+            let cell = line
+                .split(separator)
+                .nth(at)
+                .expect("cell")
+                .replace(point, ".");
+            cell.parse::<rust_decimal::Decimal>()
+                .unwrap_or_else(|e| panic!("{cell:?} in {line}: {e}"))
+        })
+        .sum()
+}
+
+/// Issue 24, point 1: a credit note is negative in every export (its total, VAT, groups and
+/// USD equivalent), so that a sum of `total` is the net turnover; the API answer and the
+/// register keep the device's figures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sum_of_exported_totals_is_the_net_turnover() {
+    let setup = ApiSetup::start(None).await;
+    let addr = setup.addr();
+    let sale = post_invoice(addr, &setup.key, &usd_sale("NET-1")).await;
+    assert_eq!(sale.status, 200, "{}", sale.body);
+    let code = sale.json["codeDEFDGI"].as_str().expect("code").to_string();
+    let small = post_invoice(addr, &setup.key, &invoice("NET-2")).await;
+    assert_eq!(small.status, 200, "{}", small.body);
+    let note = post_invoice(addr, &setup.key, &usd_credit_note("NET-FA-1", &code, "FA")).await;
+    assert_eq!(note.status, 200, "{}", note.body);
+    // The API answers the device's figures.
+    assert_eq!(note.json["total"], "28500.00", "{}", note.body);
+    assert_eq!(note.json["usdTotal"], "10.00", "{}", note.body);
+    let net: rust_decimal::Decimal = "542700.00".parse().expect("decimal");
+
+    let csv = setup.cli_ok(&["log", "export", "--org", "acme"]);
+    assert_eq!(column_sum(&csv, ',', '.', "total"), net, "{csv}");
+    let header = csv.lines().next().expect("header");
+    assert!(header.starts_with("sequence,environment,org,nif,isf,rn,type,total,vat,"));
+    assert!(
+        header.contains(",invoiceCurrency,usdRate,usdEquivalent,"),
+        "{header}"
+    );
+    assert!(header.ends_with(",amountCurrency,amountSign"), "{header}");
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let at = |row: usize, name: &str| {
+        let i = rows[0].iter().position(|h| *h == name).expect(name);
+        rows[row][i].to_string()
+    };
+    assert_eq!(
+        [
+            "type",
+            "total",
+            "vat",
+            "ttcB",
+            "vatB",
+            "htB",
+            "ht",
+            "usdEquivalent"
+        ]
+        .map(|n| at(3, n)),
+        [
+            "FA",
+            "-28500.00",
+            "-3931.03",
+            "-28500.00",
+            "-3931.03",
+            "-24568.97",
+            "-24568.97",
+            "-10.00"
+        ]
+    );
+    assert_eq!(
+        ["invoiceCurrency", "usdRate", "amountCurrency", "amountSign"].map(|n| at(3, n)),
+        ["USD", "2850", "CDF", "-1"]
+    );
+    assert_eq!(
+        ["total", "usdEquivalent", "amountSign"].map(|n| at(1, n)),
+        ["570000.00", "200.00", "1"]
+    );
+
+    let french = setup.cli_ok(&["log", "export", "--separator", "semicolon", "--bom"]);
+    assert_eq!(column_sum(&french, ';', ',', "total"), net, "{french}");
+    assert!(french.contains(";FA;-28500,00;-3931,03;"), "{french}");
+
+    let json = setup.cli_ok(&["log", "export", "--format", "json"]);
+    let lines: Vec<Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let sum: rust_decimal::Decimal = lines
+        .iter()
+        .map(|l| {
+            l["totals"]["total"]
+                .as_str()
+                .expect("total")
+                .parse::<rust_decimal::Decimal>()
+                .expect("decimal")
+        })
+        .sum();
+    assert_eq!(sum, net, "{json}");
+    assert_eq!(lines[2]["totals"]["usd_equivalent"], "-10.00");
+    assert_eq!(lines[2]["groups"][0]["ttc"], "-28500.00");
+    assert_eq!(lines[2]["amount_sign"], -1);
+    // What the invoice said is kept as certified.
+    assert_eq!(
+        lines[2]["certified_invoice"]["invoice"]["items"][0]["price"],
+        "28500"
+    );
+
+    // The register and log show keep the device's figures.
+    let shown: Value =
+        serde_json::from_str(&setup.cli_ok(&["log", "show", "3", "--json"])).expect("JSON");
+    assert_eq!(shown["totals"]["total"], "28500.00", "{shown}");
+
+    // The dashboard's downloads are the same exports.
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let (session, _) = dashboard_sign_in(addr, &token).await;
+    let download = dashboard_get(
+        addr,
+        Some(&session),
+        "/dashboard/invoices.csv?env=production",
+    )
+    .await;
+    assert_eq!(download.status, 200, "{}", download.body);
+    assert_eq!(
+        column_sum(&download.body, ',', '.', "total"),
+        net,
+        "{}",
+        download.body
+    );
+    let download = dashboard_get(
+        addr,
+        Some(&session),
+        "/dashboard/invoices.csv?env=production&format=json",
+    )
+    .await;
+    let totals: Vec<String> = download
+        .body
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("JSON")["totals"]["total"].to_string())
+        .collect();
+    assert_eq!(totals, ["\"570000.00\"", "\"1200.00\"", "\"-28500.00\""]);
+}

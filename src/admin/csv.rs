@@ -1,8 +1,10 @@
 //! The CSV export of a register, one format for `emcf-gateway log export --format csv` and
 //! the dashboard's download.
 //!
-//! Values are written as stored (a fiscal register is not rewritten), with one exception made
-//! for the spreadsheet the file is opened in. Each column is either a number the gateway
+//! Values are written as stored (a fiscal register is not rewritten), with two exceptions: a
+//! credit note's amounts are written negative ([`super::audit::exported_totals`]), so that a
+//! sum of `total` is the net turnover, and one made for the spreadsheet the file is opened
+//! in. Each column is either a number the gateway
 //! writes (an amount, a rate: [`Cell::Number`]) or a text ([`Cell::Text`]), and:
 //!
 //! - a text cell a spreadsheet would run as a formula is written with a single quote `'` in
@@ -29,21 +31,28 @@
 
 use std::borrow::Cow;
 
-use crate::model::RegisterEntry;
+use super::audit::{amount_sign, exported_totals};
+use crate::model::{RegisterEntry, FISCAL_CURRENCY};
 
-/// The header line: the 19 columns of 1.4.0 first, in their order (a script reading them
-/// by position still reads them), then since 1.5.0 what an audit needs: the client, the
-/// credit note's reference, the currency, HT and specific taxes, and HT/VAT/TTC of each of
-/// the 16 tax groups A..P (empty cells for a group the invoice does not use; the client and
-/// reference cells are empty for entries of 1.4.0 and before, which kept no invoice).
+/// The header line: the 19 columns of 1.4.0 first, in their order and under their names (a
+/// script reading them by position still reads them), then since 1.5.0 what an audit needs:
+/// the client, the credit note's reference, the invoice's own currency (`invoiceCurrency`,
+/// its `curCode`: `currency` in 1.5.0, renamed because the amounts are never in it), the USD
+/// rate (CDF per USD) and the USD equivalent, HT and specific taxes, and HT/VAT/TTC of each
+/// of the 16 tax groups A..P (empty cells for a group the invoice does not use; the client
+/// and reference cells are empty for entries of 1.4.0 and before, which kept no invoice);
+/// and last, since 1.6.0, `amountCurrency` (`CDF`: every amount column but `usdEquivalent`
+/// is in it) and `amountSign` (`-1` for a credit note, whose amounts are written negative so
+/// that a sum of `total` is the net turnover; `1` otherwise).
 pub const HEADER: &str = concat!(
     "sequence,environment,org,nif,isf,rn,type,total,vat,codeDEFDGI,counters,nim,qrCode,",
     "deviceDateTime,receivedAt,certifiedAt,keyId,requestDigest,source,",
-    "clientNif,clientName,clientType,reference,referenceType,currency,usdRate,usdEquivalent,",
-    "specificTax,ht,",
+    "clientNif,clientName,clientType,reference,referenceType,invoiceCurrency,usdRate,",
+    "usdEquivalent,specificTax,ht,",
     "htA,vatA,ttcA,htB,vatB,ttcB,htC,vatC,ttcC,htD,vatD,ttcD,htE,vatE,ttcE,htF,vatF,ttcF,",
     "htG,vatG,ttcG,htH,vatH,ttcH,htI,vatI,ttcI,htJ,vatJ,ttcJ,htK,vatK,ttcK,htL,vatL,ttcL,",
-    "htM,vatM,ttcM,htN,vatN,ttcN,htO,vatO,ttcO,htP,vatP,ttcP"
+    "htM,vatM,ttcM,htN,vatN,ttcN,htO,vatO,ttcO,htP,vatP,ttcP,",
+    "amountCurrency,amountSign"
 );
 
 /// The tax groups, in the header's order.
@@ -110,7 +119,7 @@ pub fn row_in(e: &RegisterEntry, dialect: Dialect) -> String {
         .and_then(|c| c.client.clone())
         .unwrap_or_default();
     let text = |v: Option<&String>| Cell::Text(v.cloned().unwrap_or_default());
-    let totals = &e.request.totals;
+    let totals = &exported_totals(e);
     let number = |v| Cell::Number(Some(v));
     let mut cells = vec![
         Cell::Text(e.sequence.to_string()),
@@ -150,6 +159,8 @@ pub fn row_in(e: &RegisterEntry, dialect: Dialect) -> String {
             None => cells.extend(std::iter::repeat_with(|| Cell::Number(None)).take(3)),
         }
     }
+    cells.push(Cell::Text(FISCAL_CURRENCY.to_string()));
+    cells.push(Cell::Number(Some(amount_sign(e).into())));
     let separator = dialect.separator();
     cells
         .iter()
@@ -191,7 +202,6 @@ fn neutralized(value: &str) -> Cow<'_, str> {
 mod tests {
     use super::*;
     use crate::store::tests::{certified_entry, intent};
-    use rust_decimal_macros::dec;
 
     #[test]
     fn rows_have_the_header_s_columns_and_quote_when_needed() {
@@ -202,7 +212,8 @@ mod tests {
             line.ends_with(",live-demo,") || line.contains(",live-demo,"),
             "{line}"
         );
-        assert_eq!(HEADER.split(',').count(), 19 + 10 + 48);
+        assert_eq!(HEADER.split(',').count(), 19 + 10 + 48 + 2);
+        assert!(line.ends_with(",CDF,1"), "{line}");
         assert_eq!(line.matches(',').count(), HEADER.matches(',').count() + 1);
         assert_eq!(text_cell("plain"), "plain");
     }
@@ -247,13 +258,13 @@ mod tests {
 
     #[test]
     fn an_attacker_s_rn_and_a_negative_total_in_a_row() {
+        // A credit note: the device's figures are positive, the export's negative.
         let mut note = intent("demo", "=HYPERLINK(\"http://e.x\")");
-        note.totals.total = dec!(-116.00);
-        note.totals.vat = dec!(-16.00);
+        note.invoice_type = "FA".into();
         let line = row(&certified_entry(4, 10, note));
         // The rn is a text, neutralized; the amounts are numbers, left as numbers.
         assert!(
-            line.contains(",\"'=HYPERLINK(\"\"http://e.x\"\")\",FV,-116.00,-16.00,"),
+            line.contains(",\"'=HYPERLINK(\"\"http://e.x\"\")\",FA,-116.00,-16.00,"),
             "{line}"
         );
     }
@@ -269,14 +280,19 @@ mod tests {
             header.starts_with("\u{FEFF}sequence;environment;org;"),
             "{header}"
         );
-        assert_eq!(header.split(';').count(), 77);
+        assert_eq!(header.split(';').count(), 79);
         assert_eq!(header_in(Dialect::default()), HEADER);
         let mut note = intent("demo", "F;1");
-        note.totals.total = dec!(-116.00);
-        note.totals.vat = dec!(-16.00);
+        note.invoice_type = "EA".into();
         let line = row_in(&certified_entry(4, 10, note), spreadsheet);
         assert!(
-            line.starts_with("4;production;demo;NIF-demo;ISF-demo;\"F;1\";FV;-116,00;-16,00;"),
+            line.starts_with("4;production;demo;NIF-demo;ISF-demo;\"F;1\";EA;-116,00;-16,00;"),
+            "{line}"
+        );
+        assert!(
+            line.ends_with(
+                ";-100,00;-16,00;-116,00;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;;CDF;-1"
+            ),
             "{line}"
         );
         // The QR code's own semicolons stay inside its quoted cell.
@@ -299,6 +315,7 @@ mod audit_columns {
     fn a_kept_credit_note_has_its_client_reference_and_groups() {
         let form = r#"{"canon":"1","client":{"name":"Kinshasa SARL","nif":"A7654321Z","type":"PM"},"curCode":"CDF","items":[{"name":"Retour","price":"116","quantity":"1","taxGroup":"B","type":"BIE"}],"mode":"ttc","operator":{"name":"A"},"reference":"XN56YAPV37MZLNZLX6MOC3A5","referenceType":"COR","rn":"FA-1","type":"FA"}"#;
         let mut note = intent("demo", "FA-1");
+        note.invoice_type = "FA".into();
         note.request_digest = hex::encode(Sha256::digest(form.as_bytes()));
         note.invoice = Some(form.to_string());
         let line = row(&certified_entry(4, 10, note));
@@ -311,13 +328,17 @@ mod audit_columns {
         assert_eq!(at("clientNif"), "A7654321Z");
         assert_eq!(at("reference"), "XN56YAPV37MZLNZLX6MOC3A5");
         assert_eq!(at("referenceType"), "COR");
-        assert_eq!(at("currency"), "CDF");
-        // The fixture's totals: group B TTC 116.00 with VAT 16.00.
+        assert_eq!(at("invoiceCurrency"), "CDF");
+        // The fixture's totals: group B TTC 116.00 with VAT 16.00, negative in a credit note.
         assert_eq!(
             (at("htB"), at("vatB"), at("ttcB")),
-            ("100.00", "16.00", "116.00")
+            ("-100.00", "-16.00", "-116.00")
         );
         assert_eq!((at("htA"), at("ttcP")), ("", ""));
-        assert_eq!(at("ht"), "100.00");
+        assert_eq!(
+            (at("total"), at("vat"), at("ht")),
+            ("-116.00", "-16.00", "-100.00")
+        );
+        assert_eq!((at("amountCurrency"), at("amountSign")), ("CDF", "-1"));
     }
 }
