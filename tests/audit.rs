@@ -494,3 +494,75 @@ async fn a_sum_of_exported_totals_is_the_net_turnover() {
         .collect();
     assert_eq!(totals, ["\"570000.00\"", "\"1200.00\"", "\"-28500.00\""]);
 }
+
+/// Issue 24, point 1: a USD invoice's amounts are CDF and said so everywhere a person reads
+/// them; the USD equivalent is shown apart and named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_usd_invoice_s_amounts_are_labelled_cdf() {
+    let setup = ApiSetup::start(None).await;
+    let addr = setup.addr();
+    let sale = post_invoice(addr, &setup.key, &usd_sale("USD-1")).await;
+    assert_eq!(sale.status, 200, "{}", sale.body);
+    let (nb, nnb) = ('\u{a0}', '\u{202f}');
+    let wrong = [
+        format!("570{nnb}000,00{nb}USD"),
+        "570,000.00 USD".to_string(),
+    ];
+
+    let shown = setup.cli_ok(&["log", "show", "1"]);
+    for text in [
+        format!("ESPECES                570{nnb}000,00{nb}CDF (payé en USD{nb}: 200,00{nb}USD)"),
+        format!("USD (montants en CDF{nb}; 1{nb}USD = 2{nnb}850,00{nb}CDF, cours du 2026-11-20)"),
+        format!("Total TTC              570{nnb}000,00{nb}CDF"),
+        format!("Équivalent USD         200,00{nb}USD"),
+        "PRIX UNITAIRE (CDF)".to_string(),
+    ] {
+        assert!(shown.contains(&text), "{text:?} missing:\n{shown}");
+    }
+    let english = setup.cli_ok(&["log", "show", "1", "--lang", "en"]);
+    assert!(
+        english.contains("ESPECES                570,000.00 CDF (paid in USD: 200.00 USD)"),
+        "{english}"
+    );
+    for text in [&shown, &english] {
+        assert!(!wrong.iter().any(|w| text.contains(w.as_str())), "{text}");
+    }
+
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let (session, _) = dashboard_sign_in(addr, &token).await;
+    let page = dashboard_get(addr, Some(&session), "/dashboard/invoices/production/1").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    for text in [
+        format!("ESPECES 570{nnb}000,00{nb}CDF (payé en USD{nb}: 200,00{nb}USD)"),
+        format!("id=\"currency\">USD (montants en CDF{nb}; 1{nb}USD = 2{nnb}850,00{nb}CDF"),
+        format!("id=\"usd\">200,00{nb}USD<"),
+        "Prix unitaire (CDF)".to_string(),
+        "TTC (CDF)".to_string(),
+    ] {
+        assert!(
+            page.body.contains(&text),
+            "{text:?} missing:\n{}",
+            page.body
+        );
+    }
+    assert!(
+        !wrong.iter().any(|w| page.body.contains(w.as_str())),
+        "{}",
+        page.body
+    );
+
+    // The receipt: totals in CDF, the USD equivalent named, the rate of a USD invoice.
+    let receipt = get(addr, "/api/v1/Invoice/USD-1/receipt.html", Some(&setup.key)).await;
+    assert_eq!(receipt.status, 200, "{}", receipt.body);
+    for text in [
+        format!("id=\"total\">570{nnb}000,00{nb}CDF<"),
+        format!("Équivalent USD</dt><dd id=\"usdTotal\">200,00{nb}USD<"),
+        format!("Cours USD du 2026-11-20</dt><dd id=\"rate\">1{nb}USD = 2{nnb}850,00{nb}CDF<"),
+    ] {
+        assert!(
+            receipt.body.contains(&text),
+            "{text:?} missing:\n{}",
+            receipt.body
+        );
+    }
+}

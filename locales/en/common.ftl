@@ -24,3 +24,8 @@ invoice-type-ev = Export sales invoice
 invoice-type-et = Export down payment invoice
 invoice-type-ea = Export credit note
 invoice-type-other = Invoice { $code }
+
+## The currency of an invoice or a payment: amounts are always in CDF
+invoice-currency-converted = { $currency } (amounts in CDF; { $rate }, rate of { $date })
+payment-paid-in-worth = paid in { $currency }: { $worth }
+payment-paid-in = paid in { $currency }

@@ -18,6 +18,7 @@ receipt-group-ttc = Group { $group } incl. VAT
 receipt-group-vat = Group { $group } VAT
 receipt-specific-tax = Specific tax
 receipt-usd = USD equivalent
+receipt-rate = { $currency } rate of { $date }
 receipt-back = ← Back to the invoice
 receipt-print-hint = Print this page (Ctrl+P); choose the layout:
 receipt-layout-a4 = bottom of an A4 page

@@ -24,3 +24,8 @@ invoice-type-ev = Facture de vente à l'exportation
 invoice-type-et = Facture d'acompte à l'exportation
 invoice-type-ea = Facture d'avoir à l'exportation
 invoice-type-other = Facture { $code }
+
+## La devise d'une facture ou d'un paiement : les montants sont toujours en CDF
+invoice-currency-converted = { $currency } (montants en CDF ; { $rate }, cours du { $date })
+payment-paid-in-worth = payé en { $currency } : { $worth }
+payment-paid-in = payé en { $currency }

@@ -18,6 +18,7 @@ receipt-group-ttc = Groupe { $group } TTC
 receipt-group-vat = Groupe { $group } TVA
 receipt-specific-tax = Taxe spécifique
 receipt-usd = Équivalent USD
+receipt-rate = Cours { $currency } du { $date }
 receipt-back = ← Retour à la facture
 receipt-print-hint = Imprimez cette page (Ctrl+P) ; choisissez la mise en page :
 receipt-layout-a4 = bas de page A4

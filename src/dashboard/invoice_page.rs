@@ -11,7 +11,7 @@ use super::web::Body;
 use super::{Ctx, Dashboard};
 use crate::admin::audit::{EntryLink, InvoiceRecord, KeptInvoice};
 use crate::admin::Admin;
-use crate::i18n::{format, Lang, Message};
+use crate::i18n::{format, names, Lang, Message};
 use crate::model::{Environment, InvoiceContent};
 use crate::msg;
 
@@ -213,17 +213,14 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
         lang,
         msg!("dash-content-mode"),
         "mode",
-        &format!("{} · {}", invoice.mode, invoice.cur_code),
+        &invoice.mode.to_uppercase(),
     ));
-    if let Some(rate) = invoice.cur_rate {
-        let date = invoice.cur_date.as_deref().unwrap_or("-");
-        out.push_str(&row(
-            lang,
-            msg!("dash-content-usd-rate"),
-            "usd-rate",
-            &format!("{} ({date})", format::number(rate, lang)),
-        ));
-    }
+    out.push_str(&row(
+        lang,
+        msg!("dash-content-currency"),
+        "currency",
+        &names::invoice_currency(invoice, lang),
+    ));
     let operator = match &invoice.operator.id {
         Some(id) => format!("{} ({id})", invoice.operator.name),
         None => invoice.operator.name.clone(),
@@ -296,7 +293,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
                     lang,
                     msg!(
                         "dash-item-specific-tax",
-                        amount = format::number(amount, lang)
+                        amount = html::amount(amount, lang)
                     )
                 ))
             ));
@@ -308,7 +305,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
                     lang,
                     msg!(
                         "dash-item-price-change",
-                        original = format::number(original, lang),
+                        original = html::amount(original, lang),
                         why = item.price_modification.as_deref().unwrap_or("-")
                     )
                 ))
@@ -336,8 +333,12 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
             .payments
             .iter()
             .map(|p| {
-                let currency = p.cur_code.as_deref().unwrap_or(&invoice.cur_code);
-                format!("{} {}", p.name, format::amount(p.amount, currency, lang))
+                // In CDF whatever currency it was paid in, that currency after it.
+                let mut text = format!("{} {}", p.name, html::amount(p.amount, lang));
+                if let Some(paid_in) = names::payment_currency(p, invoice, lang) {
+                    text.push_str(&format!(" ({paid_in})"));
+                }
+                text
             })
             .collect::<Vec<_>>()
             .join(" · ")

@@ -3,9 +3,17 @@
 //! invoice type (the seed's type table: `FV` "Facture de vente" ... `EA` "Facture d'avoir à
 //! l'exportation"). Codes themselves (JSON values, CSV cells, URLs) never change with the
 //! language.
+//!
+//! And the currencies around an amount: every amount of an invoice is in CDF (the seed's
+//! currency rules: a seller whose system is in USD still sends CDF amounts, with `curCode`,
+//! `curRate` in CDF per USD and `curDate`), so an invoice's or a payment's `curCode` is said as
+//! the currency it was made or paid in, never as the amounts' ([`invoice_currency`],
+//! [`payment_currency`]).
 
-use super::Message;
-use crate::model::Environment;
+use rust_decimal::{Decimal, RoundingStrategy};
+
+use super::{format, Lang, Message};
+use crate::model::{Environment, InvoiceContent, PaymentContent, FISCAL_CURRENCY};
 use crate::msg;
 
 /// An environment's name in the reader's language ("production", "bac à sable").
@@ -28,6 +36,65 @@ pub fn document(invoice_type: &str) -> Message {
         "EA" => msg!("invoice-type-ea"),
         other => msg!("invoice-type-other", code = other),
     }
+}
+
+/// A rate as a person reads it: `1 USD = 2 850,00 CDF`.
+pub fn rate(currency: &str, rate: Decimal, lang: Lang) -> String {
+    let space = match lang {
+        Lang::Fr => format::FR_BEFORE_CURRENCY,
+        Lang::En => ' ',
+    };
+    format!(
+        "1{space}{currency} = {}",
+        format::amount(rate, FISCAL_CURRENCY, lang)
+    )
+}
+
+/// The invoice's currency as a person reads it: `CDF`, or for an invoice made in another
+/// currency, that its amounts are in CDF at its rate ("USD (montants en CDF ; 1 USD =
+/// 2 850,00 CDF, cours du 2026-11-20)").
+pub fn invoice_currency(invoice: &InvoiceContent, lang: Lang) -> String {
+    match invoice.cur_rate {
+        Some(value) if invoice.cur_code != FISCAL_CURRENCY => msg!(
+            "invoice-currency-converted",
+            currency = invoice.cur_code.as_str(),
+            rate = rate(&invoice.cur_code, value, lang),
+            date = invoice.cur_date.as_deref().unwrap_or("-")
+        )
+        .render(lang),
+        _ => invoice.cur_code.clone(),
+    }
+}
+
+/// What follows a payment's amount (always in CDF) when it was paid in another currency: that
+/// currency, and what the amount was worth in it at the payment's rate (else the invoice's),
+/// rounded to the cent ("payé en USD : 200,00 USD").
+pub fn payment_currency(
+    payment: &PaymentContent,
+    invoice: &InvoiceContent,
+    lang: Lang,
+) -> Option<String> {
+    let currency = payment
+        .cur_code
+        .as_deref()
+        .filter(|c| *c != FISCAL_CURRENCY)?;
+    let worth = payment
+        .cur_rate
+        .or(invoice.cur_rate)
+        .filter(|r| *r > Decimal::ZERO)
+        .and_then(|r| payment.amount.checked_div(r))
+        .map(|v| v.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero));
+    Some(
+        match worth {
+            Some(worth) => msg!(
+                "payment-paid-in-worth",
+                currency = currency,
+                worth = format::amount(worth, currency, lang)
+            ),
+            None => msg!("payment-paid-in", currency = currency),
+        }
+        .render(lang),
+    )
 }
 
 #[cfg(test)]
@@ -62,6 +129,30 @@ mod tests {
             ]
         );
         assert_eq!(document("XX").render(Lang::Fr), "Facture XX");
+    }
+
+    #[test]
+    fn a_usd_invoice_and_payment_say_their_amounts_are_cdf() {
+        let text = r#"{"canon":"1","curCode":"USD","curRate":"2850","curDate":"2026-11-20","items":[],"mode":"ttc","operator":{"name":"A"},"payments":[{"amount":"570000","curCode":"USD","name":"ESPECES"},{"amount":"1000","curCode":"CDF","name":"VIREMENT"}],"rn":"F-1","type":"FV"}"#;
+        let invoice: InvoiceContent = serde_json::from_str(text).expect("content");
+        assert_eq!(
+            invoice_currency(&invoice, Lang::Fr),
+            "USD (montants en CDF\u{a0}; 1\u{a0}USD = 2\u{202f}850,00\u{a0}CDF, cours du 2026-11-20)"
+        );
+        assert_eq!(
+            invoice_currency(&invoice, Lang::En),
+            "USD (amounts in CDF; 1 USD = 2,850.00 CDF, rate of 2026-11-20)"
+        );
+        let (usd, cdf) = (&invoice.payments[0], &invoice.payments[1]);
+        assert_eq!(
+            payment_currency(usd, &invoice, Lang::Fr).as_deref(),
+            Some("payé en USD\u{a0}: 200,00\u{a0}USD")
+        );
+        assert_eq!(
+            payment_currency(usd, &invoice, Lang::En).as_deref(),
+            Some("paid in USD: 200.00 USD")
+        );
+        assert_eq!(payment_currency(cdf, &invoice, Lang::Fr), None);
         assert_eq!(
             environment(Environment::Sandbox).render(Lang::Fr),
             "bac à sable"

@@ -12,7 +12,8 @@
 //! What is printed ([`block`]) is the same in both formats, in the reader's language (texts of
 //! `locales/<lang>/receipt.ftl`; amounts with [`crate::i18n::format::amount`]). The date-time is
 //! the device's clock as the device sent it (no time zone: the box has none), written as the
-//! reader writes dates. Amounts are the device's totals, in CDF.
+//! reader writes dates. Amounts are the device's totals, in CDF whatever the invoice's
+//! currency; the USD equivalent is named as such, and an invoice made in USD shows its rate.
 //!
 //! The golden files of both formats are in `tests/golden/receipt/` (see the tests below:
 //! `UPDATE_GOLDEN=1 cargo test --lib receipt` writes them again).
@@ -22,7 +23,7 @@ pub mod html;
 
 use rust_decimal::Decimal;
 
-use crate::i18n::{format, Lang};
+use crate::i18n::{format, names, Lang};
 use crate::model::RegisterEntry;
 use crate::msg;
 
@@ -206,6 +207,21 @@ pub fn block(entry: &RegisterEntry, lang: Lang) -> Block {
             format::amount(usd, "USD", lang),
             "usdTotal",
         ));
+    }
+    // An invoice made in another currency: its rate (its amounts above are in CDF).
+    let content = request.content().and_then(Result::ok);
+    if let Some(invoice) = content.filter(|c| c.cur_code != FISCAL_CURRENCY) {
+        if let Some(rate) = invoice.cur_rate {
+            total_lines.push(line(
+                text(msg!(
+                    "receipt-rate",
+                    currency = invoice.cur_code.as_str(),
+                    date = invoice.cur_date.as_deref().unwrap_or("-")
+                )),
+                names::rate(&invoice.cur_code, rate, lang),
+                "rate",
+            ));
+        }
     }
     Block {
         title: text(msg!("receipt-title")),
