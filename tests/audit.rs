@@ -47,7 +47,8 @@ async fn an_auditor_reads_what_an_invoice_said_and_its_credit_notes() {
     // The CLI, for people: client, items, payments, comment, groups, and the credit note.
     let shown = setup.cli_ok(&["log", "show", "1"]);
     for text in [
-        "Facture AUD-1",
+        "Facture de vente AUD-1 — registre production, entrée 1",
+        "Facture de vente (FV)",
         "Kinshasa Matériaux SARL",
         "A7654321Z",
         "Sac de ciment 50 kg [CIM-50]",
@@ -73,6 +74,11 @@ async fn an_auditor_reads_what_an_invoice_said_and_its_credit_notes() {
         note_shown.contains("This credit note reduces the invoice"),
         "{note_shown}"
     );
+    assert!(
+        note_shown.starts_with("Credit note AUD-FA-1 — production register, entry 3"),
+        "{note_shown}"
+    );
+    assert!(note_shown.contains("Credit note (FA)"), "{note_shown}");
     assert!(
         note_shown.contains("AUD-1") && note_shown.contains(&code),
         "{note_shown}"
@@ -129,14 +135,37 @@ async fn an_auditor_reads_what_an_invoice_said_and_its_credit_notes() {
     ] {
         assert!(page.body.contains(text), "{text:?} missing:\n{}", page.body);
     }
-    let note_page = dashboard_get(addr, Some(&session), "/dashboard/invoices/production/3").await;
     assert!(
-        note_page
-            .body
-            .contains("href=\"/dashboard/invoices/production/1\">AUD-1</a>"),
+        page.body.contains("id=\"type\">Facture de vente (FV)<"),
         "{}",
-        note_page.body
+        page.body
     );
+    // The credit notes table names each note's document.
+    assert!(
+        page.body.contains("Facture d&#39;avoir <small>FA</small>"),
+        "{}",
+        page.body
+    );
+    let note_page = dashboard_get(addr, Some(&session), "/dashboard/invoices/production/3").await;
+    for text in [
+        "href=\"/dashboard/invoices/production/1\">AUD-1</a>",
+        "<title>Facture d&#39;avoir AUD-FA-1",
+        "id=\"type\">Facture d&#39;avoir (FA)<",
+    ] {
+        assert!(
+            note_page.body.contains(text),
+            "{text:?} missing:\n{}",
+            note_page.body
+        );
+    }
+    // The register list names each entry's document.
+    let list = dashboard_get(addr, Some(&session), "/dashboard/invoices?env=production").await;
+    for text in [
+        "Facture de vente <small>FV</small>",
+        "Facture d&#39;avoir <small>FA</small>",
+    ] {
+        assert!(list.body.contains(text), "{text:?} missing:\n{}", list.body);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

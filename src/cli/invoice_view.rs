@@ -19,6 +19,7 @@ pub(super) fn render(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> S
         "{}\n",
         t(msg!(
             "cli-show-title",
+            document = names::document(&r.invoice_type).render(lang),
             rn = r.rn.as_str(),
             environment = names::environment(r.environment).render(lang),
             sequence = e.sequence
@@ -28,7 +29,10 @@ pub(super) fn render(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> S
         msg!("cli-show-seller"),
         &format!("{} (NIF {}, ISF {})", r.org, r.nif, r.isf),
     ));
-    out.push_str(&line(msg!("cli-show-type"), &r.invoice_type));
+    out.push_str(&line(
+        msg!("cli-show-type"),
+        &names::document_and_code(&r.invoice_type, lang),
+    ));
     out.push_str(&line(
         msg!("cli-show-certified"),
         &format::date_time(e.certified_at, zone, lang),

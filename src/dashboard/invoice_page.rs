@@ -85,7 +85,12 @@ impl Dashboard {
                 &entry.sequence.to_string()
             ),
             row(lang, msg!("dash-entry-rn"), "rn", &r.rn),
-            row(lang, msg!("dash-entry-type"), "type", &r.invoice_type),
+            row(
+                lang,
+                msg!("dash-entry-type"),
+                "type",
+                &names::document_and_code(&r.invoice_type, lang)
+            ),
             row(
                 lang,
                 msg!("dash-field-seller"),
@@ -123,9 +128,19 @@ impl Dashboard {
             )),
         }
         body.push_str(&totals(&record, lang));
-        let title = ctx.text(msg!("dash-invoice-title", rn = &r.rn));
+        let document = names::document(&r.invoice_type).render(lang);
+        let title = ctx.text(msg!("dash-invoice-title", document = document, rn = &r.rn));
         ctx.page(&title, super::html::Tab::Invoices, &body)
     }
+}
+
+/// A type cell of a register table: the document's name, its code after it.
+pub(super) fn type_cell(invoice_type: &str, lang: Lang) -> String {
+    format!(
+        "{} <small>{}</small>",
+        esc(&names::document(invoice_type).render(lang)),
+        esc(invoice_type)
+    )
 }
 
 /// One `<dt>`/`<dd>` pair; the value is escaped.
@@ -190,7 +205,7 @@ fn links(
         for note in &record.credit_notes {
             let cells = [
                 cell(&h[0], "", &link(note)),
-                cell(&h[1], "", &esc(&note.invoice_type)),
+                cell(&h[1], "", &type_cell(&note.invoice_type, lang)),
                 cell(&h[2], "num", &esc(&html::amount(note.total, lang))),
                 cell(&h[3], "", &format!("<code>{}</code>", esc(&note.code_def))),
                 cell(&h[4], "", &esc(&html::time(&note.certified_at, zone, lang))),

@@ -7,6 +7,7 @@ use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 
 use super::html::{self, cell, esc, notice, t, Tab};
+use super::invoice_page::type_cell;
 use super::keys::env_name;
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
@@ -161,7 +162,7 @@ impl Dashboard {
             let cells = [
                 cell(&h[0], "num", &seq.to_string()),
                 cell(&h[1], "", &link),
-                cell(&h[2], "", &esc(&e.request.invoice_type)),
+                cell(&h[2], "", &type_cell(&e.request.invoice_type, lang)),
                 cell(
                     &h[3],
                     "num total",

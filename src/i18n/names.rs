@@ -38,6 +38,12 @@ pub fn document(invoice_type: &str) -> Message {
     }
 }
 
+/// An invoice type as a person reads it beside others: its document's name and its code
+/// ("Facture d'avoir (FA)").
+pub fn document_and_code(invoice_type: &str, lang: Lang) -> String {
+    format!("{} ({invoice_type})", document(invoice_type).render(lang))
+}
+
 /// A rate as a person reads it: `1 USD = 2 850,00 CDF`.
 pub fn rate(currency: &str, rate: Decimal, lang: Lang) -> String {
     let space = match lang {

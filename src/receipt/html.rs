@@ -11,7 +11,7 @@ use crate::i18n::Lang;
 use crate::markup::escape as esc;
 use crate::msg;
 
-use super::{block, Layout, Line};
+use super::{block, Layout, Line, Original};
 use crate::model::RegisterEntry;
 
 /// The `Content-Security-Policy` of the page: inline styles only, nothing else.
@@ -27,14 +27,26 @@ pub struct Screen {
     pub layouts: Option<(String, Vec<(String, String)>)>,
 }
 
-/// The page of `entry`'s fiscal block in `layout` and `lang`.
-pub fn page(entry: &RegisterEntry, layout: Layout, lang: Lang) -> String {
-    page_with(entry, layout, lang, &Screen::default())
+/// The page of `entry`'s fiscal block in `layout` and `lang` (`original`: see
+/// [`super::block`]).
+pub fn page(
+    entry: &RegisterEntry,
+    original: Option<Original<'_>>,
+    layout: Layout,
+    lang: Lang,
+) -> String {
+    page_with(entry, original, layout, lang, &Screen::default())
 }
 
 /// The same, with `screen`'s links above the block (hidden when printed).
-pub fn page_with(entry: &RegisterEntry, layout: Layout, lang: Lang, screen: &Screen) -> String {
-    let block = block(entry, lang);
+pub fn page_with(
+    entry: &RegisterEntry,
+    original: Option<Original<'_>>,
+    layout: Layout,
+    lang: Lang,
+    screen: &Screen,
+) -> String {
+    let block = block(entry, original, lang);
     let qr = crate::qr::inline_svg(&block.qr_code, &block.qr_label).unwrap_or_else(|error| {
         tracing::warn!(%error, "a receipt's QR code could not be drawn");
         format!(
