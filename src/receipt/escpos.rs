@@ -21,8 +21,8 @@
 //! 1B 45 01 <codeDEFDGI> 0A 1B 45 00       the codeDEFDGI in clear, emphasized
 //! 1B 61 00                   ESC a 0      left
 //! <dashes> 0A                             a rule: 32 or 48 '-'
-//! <label ... value> 0A                    one line each: rn, type, (a credit note's original:
-//!                                         its codeDEFDGI and rn), seller NIF, ISF, date-time,
+//! [<label ... value> 0A <dashes> 0A]     a credit note's original: its codeDEFDGI and rn
+//! <label ... value> 0A                    one line each: rn, type, seller NIF, ISF, date-time,
 //!                                         counters, nim
 //! <dashes> 0A
 //! <label ... value> 0A                    total TTC, each tax group's TTC and VAT, total VAT,
@@ -89,6 +89,10 @@ pub fn receipt(
     out.extend_from_slice(&[0x1B, 0x61, 0x00]);
     let rule = "-".repeat(columns);
     text_line(&mut out, &rule);
+    if !block.original.is_empty() {
+        labelled(&mut out, &block.original, columns);
+        text_line(&mut out, &rule);
+    }
     labelled(&mut out, &block.security, columns);
     text_line(&mut out, &rule);
     labelled(&mut out, &block.totals, columns);

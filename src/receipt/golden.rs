@@ -27,9 +27,9 @@
 //! The 58 mm file is the same with `4304` (module of 4 dots) and lines of 32 columns.
 //!
 //! `credit-note-*.escpos` and `credit-note-*.html` are a credit note (FA, in USD): its heading
-//! "Facture d'avoir", the lines of its original after `Type` (found: its codeDEFDGI and rn; not
-//! found: the codeDEFDGI it named and "not found in this register"), and the rate line after
-//! the USD equivalent.
+//! "Facture d'avoir", the lines of its original under its codeDEFDGI (found: the original's
+//! codeDEFDGI and rn; not found: the codeDEFDGI it named and "not found in this register"),
+//! and the rate line after the USD equivalent.
 
 use std::path::PathBuf;
 

@@ -134,8 +134,10 @@ pub struct Block {
     pub code_label: String,
     /// The codeDEFDGI.
     pub code: String,
-    /// The invoice and its certification: rn, type (a credit note's original: its codeDEFDGI
-    /// and rn), seller NIF and ISF, date-time, counters, nim.
+    /// A credit note's original: its codeDEFDGI and rn (none for another invoice).
+    pub original: Vec<Line>,
+    /// The invoice and its certification: rn, type, seller NIF and ISF, date-time, counters,
+    /// nim.
     pub security: Vec<Line>,
     /// The certified totals: TTC, per tax group TTC and VAT, VAT, specific tax, USD equivalent.
     pub totals: Vec<Line>,
@@ -174,14 +176,7 @@ pub fn block(entry: &RegisterEntry, original: Option<Original<'_>>, lang: Lang) 
         id: id.to_owned(),
     };
     let money = |value: Decimal| format::amount(value, FISCAL_CURRENCY, lang);
-    let mut security_lines = vec![
-        line(text(msg!("receipt-rn")), request.rn.clone(), "rn"),
-        line(
-            text(msg!("receipt-type")),
-            request.invoice_type.clone(),
-            "type",
-        ),
-    ];
+    let mut original_lines = Vec::new();
     if request.is_credit_note() {
         let named = request.invoice.as_deref().and_then(reference_of);
         let (code, rn) = match (original, named) {
@@ -191,15 +186,21 @@ pub fn block(entry: &RegisterEntry, original: Option<Original<'_>>, lang: Lang) 
             (None, None) => (String::new(), String::new()),
         };
         if !code.is_empty() {
-            security_lines.push(line(
+            original_lines.push(line(
                 text(msg!("receipt-original-code")),
                 code,
                 "originalCodeDEFDGI",
             ));
-            security_lines.push(line(text(msg!("receipt-original-rn")), rn, "originalRn"));
+            original_lines.push(line(text(msg!("receipt-original-rn")), rn, "originalRn"));
         }
     }
-    security_lines.extend([
+    let security_lines = vec![
+        line(text(msg!("receipt-rn")), request.rn.clone(), "rn"),
+        line(
+            text(msg!("receipt-type")),
+            request.invoice_type.clone(),
+            "type",
+        ),
         line(text(msg!("receipt-seller-nif")), request.nif.clone(), "nif"),
         line(text(msg!("receipt-seller-isf")), request.isf.clone(), "isf"),
         line(
@@ -213,7 +214,7 @@ pub fn block(entry: &RegisterEntry, original: Option<Original<'_>>, lang: Lang) 
             "counters",
         ),
         line(text(msg!("receipt-nim")), security.nim.clone(), "nim"),
-    ]);
+    ];
     let totals = &request.totals;
     let mut total_lines = vec![line(
         text(msg!("receipt-total")),
@@ -279,6 +280,7 @@ pub fn block(entry: &RegisterEntry, original: Option<Original<'_>>, lang: Lang) 
         qr_code: security.qr_code.clone(),
         code_label: text(msg!("receipt-code")),
         code: security.code_def.clone(),
+        original: original_lines,
         security: security_lines,
         totals: total_lines,
     }
