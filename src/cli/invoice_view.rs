@@ -228,7 +228,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
         })
         .collect();
     out.push_str(&indent(&format_table(
-        &[3, 32, 4, 3, 10, 14],
+        &[3, 32, 4, 3, 10, 20],
         &t(msg!("cli-show-items-header")),
         rows,
     )));

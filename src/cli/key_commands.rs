@@ -57,7 +57,7 @@ pub(super) fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
                 })
                 .collect();
             let header = msg!("cli-key-list-header").render(lang);
-            print_table(&[16, 12, 8, 30], &header, rows);
+            print_table(&[16, 14, 8, 30], &header, rows);
             Ok(())
         }
         KeyCommand::Disable { id } => set_enabled(config, id, false, lang),
