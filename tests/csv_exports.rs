@@ -126,3 +126,84 @@ async fn an_rn_that_is_a_formula_reaches_the_csv_as_text_and_the_json_unchanged(
         serde_json::from_str(&api.cli_ok(&["log", "show", "1", "--json"])).expect("JSON");
     assert_eq!(shown["rn"], CASES[0].0);
 }
+
+/// Issue 24, point 5: beside the plain CSV, the dashboard offers "CSV pour Excel", the same
+/// export as `log export --separator semicolon --bom` (one code path): a byte order mark,
+/// semicolons, decimal commas, formulas neutralized, a credit note's amounts negative numbers.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_dashboard_offers_a_csv_for_excel() {
+    let api = ApiSetup::start(None).await;
+    let addr = api.addr();
+    let sale = post_invoice(addr, &api.key, &invoice(" =1+1")).await;
+    assert_eq!(sale.status, 200, "{}", sale.body);
+    let code = sale.json["codeDEFDGI"].as_str().expect("code").to_string();
+    let note = post_invoice(
+        addr,
+        &api.key,
+        &common::credit_note_of("XL-FA-1", &code, "FA"),
+    )
+    .await;
+    assert_eq!(note.status, 200, "{}", note.body);
+    let token = common::issue_dashboard_token(&api.gateway, "acme");
+    let (session, _) = common::dashboard_sign_in(addr, &token).await;
+
+    let search = common::dashboard_get(addr, Some(&session), "/dashboard/invoices").await;
+    assert!(
+        search.body.contains(
+            "href=\"/dashboard/invoices.csv?env=production&amp;format=excel\" id=\"csv-excel\""
+        ) && search.body.contains(">CSV pour Excel</a>"),
+        "{}",
+        search.body
+    );
+    let excel = common::dashboard_get(
+        addr,
+        Some(&session),
+        "/dashboard/invoices.csv?env=production&format=excel",
+    )
+    .await;
+    assert_eq!(excel.status, 200, "{}", excel.body);
+    assert_eq!(
+        excel.header("content-type"),
+        Some("text/csv; charset=utf-8")
+    );
+    assert!(
+        excel
+            .header("content-disposition")
+            .is_some_and(|d| d.contains("loginvoices-acme-production-excel.csv")),
+        "{:?}",
+        excel.header("content-disposition")
+    );
+    let body = excel
+        .body
+        .strip_prefix('\u{FEFF}')
+        .unwrap_or_else(|| panic!("no byte order mark: {:?}", excel.body));
+    let rows = parse_csv(body, ';');
+    let at = |row: usize, name: &str| {
+        let i = rows[0].iter().position(|h| h == name).expect(name);
+        rows[row][i].clone()
+    };
+    assert_eq!(rows.len(), 3, "{body}");
+    assert_eq!(
+        (at(1, "rn"), at(1, "total")),
+        ("' =1+1".into(), "1200,00".into())
+    );
+    assert_eq!(
+        (at(2, "type"), at(2, "total"), at(2, "vat")),
+        ("FA".into(), "-1200,00".into(), "-165,52".into())
+    );
+    // The CLI's spreadsheet export says the same, line for line.
+    let cli = api.cli_ok(&["log", "export", "--separator", "semicolon", "--bom"]);
+    assert_eq!(excel.body.replace("\r\n", "\n"), cli);
+    // The plain CSV is still the programs' one.
+    let plain = common::dashboard_get(
+        addr,
+        Some(&session),
+        "/dashboard/invoices.csv?env=production",
+    )
+    .await;
+    assert!(
+        plain.body.starts_with("sequence,environment,org,"),
+        "{}",
+        plain.body
+    );
+}

@@ -255,4 +255,8 @@ dash-credit-of = This credit note ({ $kind }) reduces the invoice
 dash-credit-of-unknown = (not in this register: certified elsewhere or before the gateway)
 dash-credit-notes-title = Credit notes that reduce this invoice
 dash-export-json = as JSON
-dash-export-bad-format = The export format must be csv or json.
+dash-export-bad-format = The export format must be csv, excel or json.
+
+## The register: its export for a spreadsheet (src/dashboard/invoices.rs)
+dash-export-excel = CSV for Excel
+dash-export-excel-hint = Semicolons, decimal commas and a byte order mark: opens as columns in a French Excel or LibreOffice.

@@ -261,4 +261,8 @@ dash-credit-of = Cet avoir ({ $kind }) réduit la facture
 dash-credit-of-unknown = (absente de ce registre : certifiée ailleurs ou avant la passerelle)
 dash-credit-notes-title = Avoirs qui réduisent cette facture
 dash-export-json = en JSON
-dash-export-bad-format = Le format d'export doit être csv ou json.
+dash-export-bad-format = Le format d'export doit être csv, excel ou json.
+
+## Le registre : son export pour un tableur (src/dashboard/invoices.rs)
+dash-export-excel = CSV pour Excel
+dash-export-excel-hint = Points-virgules, virgules décimales et marque d'ordre des octets : s'ouvre en colonnes dans Excel ou LibreOffice en français.

@@ -69,6 +69,14 @@ pub struct Dialect {
 }
 
 impl Dialect {
+    /// What a French Excel or LibreOffice opens as columns, accents right: semicolons,
+    /// decimal commas, a byte order mark (the CLI's `--separator semicolon --bom`, the
+    /// dashboard's "CSV pour Excel").
+    pub const SPREADSHEET: Dialect = Dialect {
+        semicolon: true,
+        bom: true,
+    };
+
     fn separator(self) -> char {
         if self.semicolon {
             ';'
