@@ -11,8 +11,8 @@ mod register;
 
 pub use anomaly::{AnomalyAck, AnomalyRecord, BoxCounters, FiscalAnomaly, FiscalAnomalyKind};
 pub use invoice_content::{
-    reference_of, ClientContent, ContentError, InvoiceContent, ItemContent, OperatorContent,
-    PaymentContent,
+    is_credit_note_type, reference_of, ClientContent, ContentError, InvoiceContent, ItemContent,
+    OperatorContent, PaymentContent,
 };
 pub use key::{KeyId, KeyRecord};
 pub use org::{is_plausible_email, Environment, OrgId, Organization, Plan};

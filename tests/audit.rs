@@ -47,7 +47,8 @@ async fn an_auditor_reads_what_an_invoice_said_and_its_credit_notes() {
     // The CLI, for people: client, items, payments, comment, groups, and the credit note.
     let shown = setup.cli_ok(&["log", "show", "1"]);
     for text in [
-        "Facture AUD-1",
+        "Facture de vente AUD-1 — registre production, entrée 1",
+        "Facture de vente (FV)",
         "Kinshasa Matériaux SARL",
         "A7654321Z",
         "Sac de ciment 50 kg [CIM-50]",
@@ -73,6 +74,11 @@ async fn an_auditor_reads_what_an_invoice_said_and_its_credit_notes() {
         note_shown.contains("This credit note reduces the invoice"),
         "{note_shown}"
     );
+    assert!(
+        note_shown.starts_with("Credit note AUD-FA-1 — production register, entry 3"),
+        "{note_shown}"
+    );
+    assert!(note_shown.contains("Credit note (FA)"), "{note_shown}");
     assert!(
         note_shown.contains("AUD-1") && note_shown.contains(&code),
         "{note_shown}"
@@ -129,14 +135,37 @@ async fn an_auditor_reads_what_an_invoice_said_and_its_credit_notes() {
     ] {
         assert!(page.body.contains(text), "{text:?} missing:\n{}", page.body);
     }
-    let note_page = dashboard_get(addr, Some(&session), "/dashboard/invoices/production/3").await;
     assert!(
-        note_page
-            .body
-            .contains("href=\"/dashboard/invoices/production/1\">AUD-1</a>"),
+        page.body.contains("id=\"type\">Facture de vente (FV)<"),
         "{}",
-        note_page.body
+        page.body
     );
+    // The credit notes table names each note's document.
+    assert!(
+        page.body.contains("Facture d&#39;avoir <small>FA</small>"),
+        "{}",
+        page.body
+    );
+    let note_page = dashboard_get(addr, Some(&session), "/dashboard/invoices/production/3").await;
+    for text in [
+        "href=\"/dashboard/invoices/production/1\">AUD-1</a>",
+        "<title>Facture d&#39;avoir AUD-FA-1",
+        "id=\"type\">Facture d&#39;avoir (FA)<",
+    ] {
+        assert!(
+            note_page.body.contains(text),
+            "{text:?} missing:\n{}",
+            note_page.body
+        );
+    }
+    // The register list names each entry's document.
+    let list = dashboard_get(addr, Some(&session), "/dashboard/invoices?env=production").await;
+    for text in [
+        "Facture de vente <small>FV</small>",
+        "Facture d&#39;avoir <small>FA</small>",
+    ] {
+        assert!(list.body.contains(text), "{text:?} missing:\n{}", list.body);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -254,4 +283,315 @@ async fn exports_by_period_carry_client_reference_and_groups() {
         "{}",
         search.body
     );
+}
+
+/// Issue 24, point 1: each key and each entry shows its real environment, in the reader's
+/// words in tables and as the API spells it (`production`, `sandbox`) in every JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_and_entries_show_their_real_environment() {
+    let setup = ApiSetup::start(None).await;
+    let addr = setup.addr();
+    let test_key = setup.issue_key(true);
+    let (live_id, test_id) = (&setup.key[9..21], &test_key[9..21]);
+    let certified = post_invoice(addr, &test_key, &invoice("ENV-1")).await;
+    assert_eq!(certified.status, 200, "{}", certified.body);
+    assert_eq!(certified.json["environment"], "sandbox");
+
+    let row_of = |table: &str, id: &str| -> String {
+        table
+            .lines()
+            .find(|line| line.starts_with(id))
+            .unwrap_or_else(|| panic!("no row {id} in\n{table}"))
+            .to_string()
+    };
+    let french = setup.cli_ok(&["key", "list", "--org", "acme"]);
+    assert!(row_of(&french, test_id).contains("bac à sable"), "{french}");
+    assert!(!row_of(&french, test_id).contains("production"), "{french}");
+    assert!(row_of(&french, live_id).contains("production"), "{french}");
+    let english = setup.cli_ok(&["key", "list", "--org", "acme", "--lang", "en"]);
+    assert!(row_of(&english, test_id).contains("sandbox"), "{english}");
+    assert!(
+        !row_of(&english, test_id).contains("production"),
+        "{english}"
+    );
+
+    let listed: Value =
+        serde_json::from_str(&setup.cli_ok(&["key", "list", "--org", "acme", "--json"]))
+            .expect("JSON");
+    let environment_of = |id: &str| {
+        listed
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|k| k["id"] == id)
+            .map(|k| k["environment"].clone())
+    };
+    assert_eq!(environment_of(test_id), Some(json!("sandbox")), "{listed}");
+    assert_eq!(
+        environment_of(live_id),
+        Some(json!("production")),
+        "{listed}"
+    );
+
+    // The sandbox register's entry, listed and shown.
+    let entries: Value =
+        serde_json::from_str(&setup.cli_ok(&["log", "list", "--sandbox", "--json"])).expect("JSON");
+    assert_eq!(entries[0]["rn"], "ENV-1", "{entries}");
+    assert_eq!(entries[0]["environment"], "sandbox", "{entries}");
+    let shown: Value =
+        serde_json::from_str(&setup.cli_ok(&["log", "show", "1", "--sandbox", "--json"]))
+            .expect("JSON");
+    assert_eq!(shown["environment"], "sandbox", "{shown}");
+    let text = setup.cli_ok(&["log", "show", "1", "--sandbox"]);
+    assert!(text.contains("registre bac à sable, entrée 1"), "{text}");
+    let exported = setup.cli_ok(&["log", "export", "--format", "json", "--sandbox"]);
+    let line: Value = serde_json::from_str(exported.trim()).expect("one JSON line");
+    assert_eq!(line["environment"], "sandbox", "{line}");
+}
+
+/// A sale in USD as the issue saw it: 570,000 CDF (200 USD at 2,850 CDF per USD), paid in cash
+/// in USD.
+fn usd_sale(rn: &str) -> Value {
+    json!({
+        "rn": rn, "mode": "ttc", "type": "FV", "curCode": "USD", "curRate": "2850",
+        "curDate": "2026-11-20",
+        "items": [{"name": "Groupe électrogène", "type": "BIE", "price": "570000.00",
+                   "quantity": "1", "taxGroup": "B"}],
+        "payments": [{"name": "ESPECES", "amount": "570000.00", "curCode": "USD",
+                      "curRate": "2850"}],
+        "operator": {"id": "1", "name": "Caisse 1"}
+    })
+}
+
+/// A credit note of `kind` in USD against the invoice certified as `original`: 28,500 CDF
+/// (10 USD).
+fn usd_credit_note(rn: &str, original: &str, kind: &str) -> Value {
+    json!({
+        "rn": rn, "mode": "ttc", "type": kind, "curCode": "USD", "curRate": "2850",
+        "curDate": "2026-11-21", "reference": original, "referenceType": "RRR",
+        "items": [{"name": "Remise", "type": "BIE", "price": "28500.00", "quantity": "1",
+                   "taxGroup": "B"}],
+        "payments": [{"name": "ESPECES", "amount": "28500.00", "curCode": "USD",
+                      "curRate": "2850"}],
+        "operator": {"id": "1", "name": "Caisse 1"}
+    })
+}
+
+/// The sum of the column `name` of a CSV export whose decimals use `point`.
+fn column_sum(csv: &str, separator: char, point: char, name: &str) -> rust_decimal::Decimal {
+    let mut lines = csv.trim_start_matches('\u{feff}').lines();
+    let header: Vec<&str> = lines.next().expect("header").split(separator).collect();
+    let at = header.iter().position(|h| *h == name).expect(name);
+    lines
+        .map(|line| {
+            let cell = line
+                .split(separator)
+                .nth(at)
+                .expect("cell")
+                .replace(point, ".");
+            cell.parse::<rust_decimal::Decimal>()
+                .unwrap_or_else(|e| panic!("{cell:?} in {line}: {e}"))
+        })
+        .sum()
+}
+
+/// Issue 24, point 1: a credit note is negative in every export (its total, VAT, groups and
+/// USD equivalent), so that a sum of `total` is the net turnover; the API answer and the
+/// register keep the device's figures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sum_of_exported_totals_is_the_net_turnover() {
+    let setup = ApiSetup::start(None).await;
+    let addr = setup.addr();
+    let sale = post_invoice(addr, &setup.key, &usd_sale("NET-1")).await;
+    assert_eq!(sale.status, 200, "{}", sale.body);
+    let code = sale.json["codeDEFDGI"].as_str().expect("code").to_string();
+    let small = post_invoice(addr, &setup.key, &invoice("NET-2")).await;
+    assert_eq!(small.status, 200, "{}", small.body);
+    let note = post_invoice(addr, &setup.key, &usd_credit_note("NET-FA-1", &code, "FA")).await;
+    assert_eq!(note.status, 200, "{}", note.body);
+    // The API answers the device's figures.
+    assert_eq!(note.json["total"], "28500.00", "{}", note.body);
+    assert_eq!(note.json["usdTotal"], "10.00", "{}", note.body);
+    let net: rust_decimal::Decimal = "542700.00".parse().expect("decimal");
+
+    let csv = setup.cli_ok(&["log", "export", "--org", "acme"]);
+    assert_eq!(column_sum(&csv, ',', '.', "total"), net, "{csv}");
+    let header = csv.lines().next().expect("header");
+    assert!(header.starts_with("sequence,environment,org,nif,isf,rn,type,total,vat,"));
+    assert!(
+        header.contains(",invoiceCurrency,usdRate,usdEquivalent,"),
+        "{header}"
+    );
+    assert!(header.ends_with(",amountCurrency,amountSign"), "{header}");
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let at = |row: usize, name: &str| {
+        let i = rows[0].iter().position(|h| *h == name).expect(name);
+        rows[row][i].to_string()
+    };
+    assert_eq!(
+        [
+            "type",
+            "total",
+            "vat",
+            "ttcB",
+            "vatB",
+            "htB",
+            "ht",
+            "usdEquivalent"
+        ]
+        .map(|n| at(3, n)),
+        [
+            "FA",
+            "-28500.00",
+            "-3931.03",
+            "-28500.00",
+            "-3931.03",
+            "-24568.97",
+            "-24568.97",
+            "-10.00"
+        ]
+    );
+    assert_eq!(
+        ["invoiceCurrency", "usdRate", "amountCurrency", "amountSign"].map(|n| at(3, n)),
+        ["USD", "2850", "CDF", "-1"]
+    );
+    assert_eq!(
+        ["total", "usdEquivalent", "amountSign"].map(|n| at(1, n)),
+        ["570000.00", "200.00", "1"]
+    );
+
+    let french = setup.cli_ok(&["log", "export", "--separator", "semicolon", "--bom"]);
+    assert_eq!(column_sum(&french, ';', ',', "total"), net, "{french}");
+    assert!(french.contains(";FA;-28500,00;-3931,03;"), "{french}");
+
+    let json = setup.cli_ok(&["log", "export", "--format", "json"]);
+    let lines: Vec<Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let sum: rust_decimal::Decimal = lines
+        .iter()
+        .map(|l| {
+            l["totals"]["total"]
+                .as_str()
+                .expect("total")
+                .parse::<rust_decimal::Decimal>()
+                .expect("decimal")
+        })
+        .sum();
+    assert_eq!(sum, net, "{json}");
+    assert_eq!(lines[2]["totals"]["usd_equivalent"], "-10.00");
+    assert_eq!(lines[2]["groups"][0]["ttc"], "-28500.00");
+    assert_eq!(lines[2]["amount_sign"], -1);
+    // What the invoice said is kept as certified.
+    assert_eq!(
+        lines[2]["certified_invoice"]["invoice"]["items"][0]["price"],
+        "28500"
+    );
+
+    // The register and log show keep the device's figures.
+    let shown: Value =
+        serde_json::from_str(&setup.cli_ok(&["log", "show", "3", "--json"])).expect("JSON");
+    assert_eq!(shown["totals"]["total"], "28500.00", "{shown}");
+
+    // The dashboard's downloads are the same exports.
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let (session, _) = dashboard_sign_in(addr, &token).await;
+    let download = dashboard_get(
+        addr,
+        Some(&session),
+        "/dashboard/invoices.csv?env=production",
+    )
+    .await;
+    assert_eq!(download.status, 200, "{}", download.body);
+    assert_eq!(
+        column_sum(&download.body, ',', '.', "total"),
+        net,
+        "{}",
+        download.body
+    );
+    let download = dashboard_get(
+        addr,
+        Some(&session),
+        "/dashboard/invoices.csv?env=production&format=json",
+    )
+    .await;
+    let totals: Vec<String> = download
+        .body
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("JSON")["totals"]["total"].to_string())
+        .collect();
+    assert_eq!(totals, ["\"570000.00\"", "\"1200.00\"", "\"-28500.00\""]);
+}
+
+/// Issue 24, point 1: a USD invoice's amounts are CDF and said so everywhere a person reads
+/// them; the USD equivalent is shown apart and named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_usd_invoice_s_amounts_are_labelled_cdf() {
+    let setup = ApiSetup::start(None).await;
+    let addr = setup.addr();
+    let sale = post_invoice(addr, &setup.key, &usd_sale("USD-1")).await;
+    assert_eq!(sale.status, 200, "{}", sale.body);
+    let (nb, nnb) = ('\u{a0}', '\u{202f}');
+    let wrong = [
+        format!("570{nnb}000,00{nb}USD"),
+        "570,000.00 USD".to_string(),
+    ];
+
+    let shown = setup.cli_ok(&["log", "show", "1"]);
+    for text in [
+        format!("ESPECES                570{nnb}000,00{nb}CDF (payé en USD{nb}: 200,00{nb}USD)"),
+        format!("USD (montants en CDF{nb}; 1{nb}USD = 2{nnb}850,00{nb}CDF, cours du 2026-11-20)"),
+        format!("Total TTC              570{nnb}000,00{nb}CDF"),
+        format!("Équivalent USD         200,00{nb}USD"),
+        "PRIX UNITAIRE (CDF)".to_string(),
+    ] {
+        assert!(shown.contains(&text), "{text:?} missing:\n{shown}");
+    }
+    let english = setup.cli_ok(&["log", "show", "1", "--lang", "en"]);
+    assert!(
+        english.contains("ESPECES                570,000.00 CDF (paid in USD: 200.00 USD)"),
+        "{english}"
+    );
+    for text in [&shown, &english] {
+        assert!(!wrong.iter().any(|w| text.contains(w.as_str())), "{text}");
+    }
+
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let (session, _) = dashboard_sign_in(addr, &token).await;
+    let page = dashboard_get(addr, Some(&session), "/dashboard/invoices/production/1").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    for text in [
+        format!("ESPECES 570{nnb}000,00{nb}CDF (payé en USD{nb}: 200,00{nb}USD)"),
+        format!("id=\"currency\">USD (montants en CDF{nb}; 1{nb}USD = 2{nnb}850,00{nb}CDF"),
+        format!("id=\"usd\">200,00{nb}USD<"),
+        "Prix unitaire (CDF)".to_string(),
+        "TTC (CDF)".to_string(),
+    ] {
+        assert!(
+            page.body.contains(&text),
+            "{text:?} missing:\n{}",
+            page.body
+        );
+    }
+    assert!(
+        !wrong.iter().any(|w| page.body.contains(w.as_str())),
+        "{}",
+        page.body
+    );
+
+    // The receipt: totals in CDF, the USD equivalent named, the rate of a USD invoice.
+    let receipt = get(addr, "/api/v1/Invoice/USD-1/receipt.html", Some(&setup.key)).await;
+    assert_eq!(receipt.status, 200, "{}", receipt.body);
+    for text in [
+        format!("id=\"total\">570{nnb}000,00{nb}CDF<"),
+        format!("Équivalent USD</dt><dd id=\"usdTotal\">200,00{nb}USD<"),
+        format!("Cours USD du 2026-11-20</dt><dd id=\"rate\">1{nb}USD = 2{nnb}850,00{nb}CDF<"),
+    ] {
+        assert!(
+            receipt.body.contains(&text),
+            "{text:?} missing:\n{}",
+            receipt.body
+        );
+    }
 }

@@ -135,3 +135,65 @@ async fn dashboard_in_headless_chromium() {
     );
     assert!(!log.contains(&api_key[22..]), "the API key is in the log");
 }
+
+/// Issue 24, point 5: the printable fiscal block (the API's `receipt.html` in its three
+/// layouts, the dashboard's print) fits a phone (390 px) and a desktop (1280 px) without a
+/// horizontal scroll, and the A4 layout still prints as the A4 block
+/// (`tests/browser/receipt_test.py`). A USD credit note, whose block is the longest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn receipt_pages_fit_a_phone_in_headless_chromium() {
+    if std::env::var("EMCF_SKIP_BROWSER_TESTS").is_ok_and(|v| v == "1") {
+        eprintln!("SKIPPED: EMCF_SKIP_BROWSER_TESTS=1");
+        return;
+    }
+    for tool in [CHROMIUM, CHROMEDRIVER] {
+        assert!(
+            Path::new(tool).exists(),
+            "{tool} is missing: run scripts/setup-browser (or set EMCF_SKIP_BROWSER_TESTS=1)"
+        );
+    }
+    let setup = ApiSetup::start(None).await;
+    let addr = setup.addr();
+    let sale = post_invoice(addr, &setup.key, &usd_invoice("PHONE-FV-2026/000001")).await;
+    assert_eq!(sale.status, 200, "{}", sale.body);
+    let mut note = credit_note_of(
+        "PHONE-FA-2026/000001",
+        sale.json["codeDEFDGI"].as_str().expect("code"),
+        "FA",
+    );
+    note["curCode"] = "USD".into();
+    note["curRate"] = "2850.1234".into();
+    note["curDate"] = "2026-11-21T10:00:00+01:00".into();
+    let note = post_invoice(addr, &setup.key, &note).await;
+    assert_eq!(note.status, 200, "{}", note.body);
+    let sequence = note.json["sequence"].as_u64().expect("sequence");
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let (session, _) = dashboard_sign_in(addr, &token).await;
+    let api = "/api/v1/Invoice/PHONE-FA-2026%2F000001/receipt.html";
+    let dashboard = format!("/dashboard/invoices/production/{sequence}/receipt");
+    let paths = [
+        format!("{api}?layout=a4"),
+        format!("{api}?layout=80mm&lang=en"),
+        format!("{api}?layout=58mm"),
+        format!("{dashboard}?layout=a4"),
+        format!("{dashboard}?layout=80mm"),
+    ];
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/receipt_test.py");
+    let mut command = std::process::Command::new(python());
+    command
+        .arg(&script)
+        .args(["--base", &format!("http://{addr}"), "--api-key", &setup.key])
+        .args(["--session", &session])
+        .args(["--chromium", CHROMIUM, "--chromedriver", CHROMEDRIVER])
+        .env("SE_OFFLINE", "true");
+    for path in &paths {
+        command.args(["--path", path]);
+    }
+    let out = tokio::task::block_in_place(|| command.output().expect("python runs"));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("10 receipt views checked"), "{stdout}");
+}

@@ -1,7 +1,8 @@
-//! Formula injection through the CSV export (issue 14, point 2): an API-key holder chooses the
-//! `rn`, and `log export --format csv` lands in an administrator's spreadsheet. A cell that
-//! begins with `=`, `+`, `-` or `@` is written with `'` in front (a plain number such as
-//! `-116.00` is left as it is); the register and the JSON export keep the value exactly.
+//! Formula injection through the CSV export (issue 14, point 2; issue 24, point 8): an
+//! API-key holder chooses the `rn`, and `log export --format csv` lands in an administrator's
+//! spreadsheet. A text cell that begins with `=`, `+`, `-` or `@`, or with blanks before one
+//! of them, is written with `'` in front, in both CSV forms (amounts are numbers the gateway
+//! writes and stay numbers); the register and the JSON export keep the value exactly.
 //!
 //! Real binary, simulator on a pty (see `common`).
 
@@ -15,12 +16,16 @@ const CASES: &[(&str, &str)] = &[
     ("+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"),
     ("@SUM(1+1)", "'@SUM(1+1)"),
     ("-2+3", "'-2+3"),
-    // A plain number cannot be a formula: left as it is.
-    ("-116.00", "-116.00"),
+    // Blanks before the formula: spreadsheets skip them and run it.
+    (" =1+1", "' =1+1"),
+    ("   @SUM(1+1)", "'   @SUM(1+1)"),
+    // An rn is a text even when it looks like a number: kept a text.
+    ("-116.00", "'-116.00"),
 ];
 
-/// The cells of one CSV text per RFC 4180 (quoted cells, `""` inside them, CRLF or LF).
-fn parse_csv(text: &str) -> Vec<Vec<String>> {
+/// The cells of one CSV text per RFC 4180 (quoted cells, `""` inside them, CRLF or LF),
+/// cells separated by `separator`.
+fn parse_csv(text: &str, separator: char) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     let mut row = Vec::new();
     let mut cell = String::new();
@@ -35,7 +40,7 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
             (true, '"') => quoted = false,
             (true, c) => cell.push(c),
             (false, '"') if cell.is_empty() => quoted = true,
-            (false, ',') => row.push(std::mem::take(&mut cell)),
+            (false, c) if c == separator => row.push(std::mem::take(&mut cell)),
             (false, '\r') if chars.peek() == Some(&'\n') => {}
             (false, '\n') => {
                 row.push(std::mem::take(&mut cell));
@@ -61,7 +66,7 @@ async fn an_rn_that_is_a_formula_reaches_the_csv_as_text_and_the_json_unchanged(
     }
 
     let csv = api.cli_ok(&["log", "export", "--format", "csv", "--org", "acme"]);
-    let rows = parse_csv(&csv);
+    let rows = parse_csv(&csv, ',');
     let header = &rows[0];
     let column = |name: &str| {
         header
@@ -75,10 +80,13 @@ async fn an_rn_that_is_a_formula_reaches_the_csv_as_text_and_the_json_unchanged(
         assert_eq!(row[column("rn")], *cell, "rn {rn}");
         assert_eq!(row[column("total")], "1200.00");
     }
-    // No cell of the export begins with a trigger character unless it is a plain number.
+    // No cell of the export begins, blanks aside, with a trigger character unless it is a
+    // plain number.
     for cell in rows.iter().flatten() {
-        let formula = cell.starts_with(['=', '+', '@', '\t', '\r'])
-            || (cell.starts_with('-') && cell.parse::<f64>().is_err());
+        let visible = cell.trim_start();
+        let formula = cell.starts_with(['\t', '\r'])
+            || visible.starts_with(['=', '+', '@'])
+            || (visible.starts_with('-') && visible.parse::<f64>().is_err());
         assert!(!formula, "cell {cell:?} in\n{csv}");
     }
 
@@ -102,6 +110,12 @@ async fn an_rn_that_is_a_formula_reaches_the_csv_as_text_and_the_json_unchanged(
     assert_eq!(lines.len(), 1 + CASES.len(), "{body}");
     assert!(lines[1].contains(";1200,00;"), "{}", lines[1]);
     assert!(!lines[1].contains(",00,"), "{}", lines[1]);
+    let french_rows = parse_csv(body, ';');
+    for (row, (rn, cell)) in french_rows[1..].iter().zip(CASES) {
+        assert_eq!(row.len(), header.len(), "{body}");
+        assert_eq!(row[column("rn")], *cell, "rn {rn}, semicolons");
+        assert_eq!(row[column("total")], "1200,00");
+    }
 
     // The register is not rewritten: the JSON export and `log show` carry the rn as certified.
     let entries = common::exported_entries(api.dir.path(), &api.gateway.config);
@@ -111,4 +125,85 @@ async fn an_rn_that_is_a_formula_reaches_the_csv_as_text_and_the_json_unchanged(
     let shown: serde_json::Value =
         serde_json::from_str(&api.cli_ok(&["log", "show", "1", "--json"])).expect("JSON");
     assert_eq!(shown["rn"], CASES[0].0);
+}
+
+/// Issue 24, point 5: beside the plain CSV, the dashboard offers "CSV pour Excel", the same
+/// export as `log export --separator semicolon --bom` (one code path): a byte order mark,
+/// semicolons, decimal commas, formulas neutralized, a credit note's amounts negative numbers.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_dashboard_offers_a_csv_for_excel() {
+    let api = ApiSetup::start(None).await;
+    let addr = api.addr();
+    let sale = post_invoice(addr, &api.key, &invoice(" =1+1")).await;
+    assert_eq!(sale.status, 200, "{}", sale.body);
+    let code = sale.json["codeDEFDGI"].as_str().expect("code").to_string();
+    let note = post_invoice(
+        addr,
+        &api.key,
+        &common::credit_note_of("XL-FA-1", &code, "FA"),
+    )
+    .await;
+    assert_eq!(note.status, 200, "{}", note.body);
+    let token = common::issue_dashboard_token(&api.gateway, "acme");
+    let (session, _) = common::dashboard_sign_in(addr, &token).await;
+
+    let search = common::dashboard_get(addr, Some(&session), "/dashboard/invoices").await;
+    assert!(
+        search.body.contains(
+            "href=\"/dashboard/invoices.csv?env=production&amp;format=excel\" id=\"csv-excel\""
+        ) && search.body.contains(">CSV pour Excel</a>"),
+        "{}",
+        search.body
+    );
+    let excel = common::dashboard_get(
+        addr,
+        Some(&session),
+        "/dashboard/invoices.csv?env=production&format=excel",
+    )
+    .await;
+    assert_eq!(excel.status, 200, "{}", excel.body);
+    assert_eq!(
+        excel.header("content-type"),
+        Some("text/csv; charset=utf-8")
+    );
+    assert!(
+        excel
+            .header("content-disposition")
+            .is_some_and(|d| d.contains("loginvoices-acme-production-excel.csv")),
+        "{:?}",
+        excel.header("content-disposition")
+    );
+    let body = excel
+        .body
+        .strip_prefix('\u{FEFF}')
+        .unwrap_or_else(|| panic!("no byte order mark: {:?}", excel.body));
+    let rows = parse_csv(body, ';');
+    let at = |row: usize, name: &str| {
+        let i = rows[0].iter().position(|h| h == name).expect(name);
+        rows[row][i].clone()
+    };
+    assert_eq!(rows.len(), 3, "{body}");
+    assert_eq!(
+        (at(1, "rn"), at(1, "total")),
+        ("' =1+1".into(), "1200,00".into())
+    );
+    assert_eq!(
+        (at(2, "type"), at(2, "total"), at(2, "vat")),
+        ("FA".into(), "-1200,00".into(), "-165,52".into())
+    );
+    // The CLI's spreadsheet export says the same, line for line.
+    let cli = api.cli_ok(&["log", "export", "--separator", "semicolon", "--bom"]);
+    assert_eq!(excel.body.replace("\r\n", "\n"), cli);
+    // The plain CSV is still the programs' one.
+    let plain = common::dashboard_get(
+        addr,
+        Some(&session),
+        "/dashboard/invoices.csv?env=production",
+    )
+    .await;
+    assert!(
+        plain.body.starts_with("sequence,environment,org,"),
+        "{}",
+        plain.body
+    );
 }

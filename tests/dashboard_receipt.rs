@@ -86,3 +86,42 @@ async fn an_admin_prints_the_fiscal_block_of_an_invoice() {
     assert_eq!(sandbox.status, 404, "{}", sandbox.body);
     assert!(!sandbox.body.contains(&code));
 }
+
+/// Issue 24, point 2: the dashboard's print of a credit note names its document and the
+/// invoice it reduces (its codeDEFDGI and rn, with this organization's register).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_credit_note_s_print_names_its_original() {
+    let setup = ApiSetup::start(None).await;
+    let addr = setup.addr();
+    let sale = post_invoice(addr, &setup.key, &invoice("PRINT-FV-1")).await;
+    assert_eq!(sale.status, 200, "{}", sale.body);
+    let code = sale.json["codeDEFDGI"].as_str().expect("code").to_string();
+    let note = post_invoice(addr, &setup.key, &credit_note_of("PRINT-FA-1", &code, "FA")).await;
+    assert_eq!(note.status, 200, "{}", note.body);
+    let sequence = note.json["sequence"].as_u64().expect("sequence");
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let (session, _) = dashboard_sign_in(addr, &token).await;
+    let path = format!("/dashboard/invoices/production/{sequence}/receipt?layout=80mm");
+    let page = dashboard_get(addr, Some(&session), &path).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    for needle in [
+        "<h1>Facture d&#39;avoir – éléments de sécurité e-MCF</h1>".to_string(),
+        format!("id=\"originalCodeDEFDGI\">{code}<"),
+        "id=\"originalRn\">PRINT-FV-1<".to_string(),
+    ] {
+        assert!(page.body.contains(&needle), "{needle} in {}", page.body);
+    }
+    // The sale's print names no original.
+    let sale_page = dashboard_get(
+        addr,
+        Some(&session),
+        &format!("/dashboard/invoices/production/{}/receipt", sequence - 1),
+    )
+    .await;
+    assert!(
+        sale_page.body.contains("<h1>Facture de vente – "),
+        "{}",
+        sale_page.body
+    );
+    assert!(!sale_page.body.contains("originalRn"), "{}", sale_page.body);
+}

@@ -269,3 +269,116 @@ fn png_side(bytes: &[u8]) -> u32 {
     assert_eq!(info.color_type, png::ColorType::Grayscale);
     info.width
 }
+
+/// Issue 24, point 2: a receipt names its document by its type, and a credit note's block
+/// names the invoice it reduces: its codeDEFDGI and rn when the register has it, else the
+/// codeDEFDGI it named, said to be absent from this register.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_credit_note_s_receipt_names_its_document_and_its_original() {
+    let mut setup = ApiSetup::start(None).await;
+    let addr = setup.addr();
+    let mut codes = Vec::new();
+    for (rn, kind, group) in [("RC-FV-1", "FV", "B"), ("RC-EV-1", "EV", "E")] {
+        let mut body = invoice(rn);
+        body["type"] = kind.into();
+        body["items"][0]["taxGroup"] = group.into();
+        body.as_object_mut().map(|b| b.remove("payments"));
+        let sale = post_invoice(addr, &setup.key, &body).await;
+        assert_eq!(sale.status, 200, "{}", sale.body);
+        codes.push(sale.json["codeDEFDGI"].as_str().expect("code").to_string());
+    }
+    for (rn, kind, group, code) in [
+        ("RC-FA-1", "FA", "B", &codes[0]),
+        ("RC-EA-1", "EA", "E", &codes[1]),
+    ] {
+        let mut note = common::credit_note_of(rn, code, kind);
+        note["items"][0]["taxGroup"] = group.into();
+        note.as_object_mut().map(|b| b.remove("payments"));
+        let certified = post_invoice(addr, &setup.key, &note).await;
+        assert_eq!(certified.status, 200, "{}", certified.body);
+    }
+    let auth = format!("Bearer {}", setup.key);
+    let key = [("Authorization", auth.as_str())];
+
+    let sale_page = raw_get(addr, "/api/v1/Invoice/RC-FV-1/receipt.html", &key)
+        .await
+        .text();
+    assert!(sale_page.contains("<h1>Facture de vente – "), "{sale_page}");
+    assert!(!sale_page.contains("originalRn"), "{sale_page}");
+
+    let page = raw_get(addr, "/api/v1/Invoice/RC-FA-1/receipt.html", &key).await;
+    assert_eq!(page.status, 200, "{}", page.text());
+    let html = page.text();
+    for needle in [
+        "<h1>Facture d&#39;avoir – éléments de sécurité e-MCF</h1>".to_string(),
+        format!("id=\"originalCodeDEFDGI\">{}<", codes[0]),
+        "id=\"originalRn\">RC-FV-1<".to_string(),
+    ] {
+        assert!(html.contains(&needle), "{needle} in {html}");
+    }
+    let english = raw_get(addr, "/api/v1/Invoice/RC-FA-1/receipt.html?lang=en", &key).await;
+    assert!(english
+        .text()
+        .contains("<h1>Credit note – e-MCF security elements</h1>"));
+    let printed = raw_get(
+        addr,
+        "/api/v1/Invoice/RC-FA-1/receipt.escpos?width=58",
+        &key,
+    )
+    .await;
+    let text = String::from_utf8_lossy(&printed.body);
+    assert!(text.contains("Facture d'avoir - elements de"), "{text}");
+    assert!(
+        text.contains(&format!("{}\n", codes[0])) && text.contains("RC-FV-1\n"),
+        "{text}"
+    );
+    let export = raw_get(addr, "/api/v1/Invoice/RC-EA-1/receipt.html?lang=en", &key)
+        .await
+        .text();
+    for needle in [
+        "<h1>Export credit note – e-MCF security elements</h1>".to_string(),
+        "id=\"originalRn\">RC-EV-1<".to_string(),
+    ] {
+        assert!(export.contains(&needle), "{needle} in {export}");
+    }
+    // The API's JSON answer is unchanged: the device's figures, positive.
+    let answer = common::get(addr, "/api/v1/Invoice/RC-FA-1", Some(&setup.key)).await;
+    assert_eq!(answer.json["total"], "1200.00", "{}", answer.body);
+
+    // A new register on the same box (the gateway installed after the sales): the box knows
+    // the original, this register does not.
+    assert!(setup.gateway.terminate(), "{}", setup.gateway.log());
+    let fresh = tempfile::tempdir().expect("tempdir");
+    setup.gateway = common::Gateway::start(
+        fresh.path(),
+        &common::config_with_device(fresh.path(), &setup.sim.link),
+    );
+    let fresh_key = tokio::task::block_in_place(|| {
+        common::add_org_with_key(fresh.path(), &setup.gateway.config, "acme", "shop", None)
+    });
+    setup.gateway.wait_ready().await;
+    let addr = setup.addr();
+    let mut note = common::credit_note_of("RC-FA-2", &codes[0], "FA");
+    note.as_object_mut().map(|b| b.remove("payments"));
+    let certified = post_invoice(addr, &fresh_key, &note).await;
+    assert_eq!(certified.status, 200, "{}", certified.body);
+    let auth = format!("Bearer {fresh_key}");
+    let key = [("Authorization", auth.as_str())];
+    let page = raw_get(addr, "/api/v1/Invoice/RC-FA-2/receipt.html", &key)
+        .await
+        .text();
+    for needle in [
+        "<h1>Facture d&#39;avoir – éléments de sécurité e-MCF</h1>".to_string(),
+        format!("id=\"originalCodeDEFDGI\">{}<", codes[0]),
+        "id=\"originalRn\">absente de ce registre<".to_string(),
+    ] {
+        assert!(page.contains(&needle), "{needle} in {page}");
+    }
+    let printed = raw_get(addr, "/api/v1/Invoice/RC-FA-2/receipt.escpos?lang=en", &key).await;
+    let text = String::from_utf8_lossy(&printed.body);
+    assert!(
+        text.contains("Credit note - e-MCF security elements"),
+        "{text}"
+    );
+    assert!(text.contains("not found in this register\n"), "{text}");
+}

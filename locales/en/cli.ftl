@@ -47,21 +47,21 @@ cli-token-list-header = ID | REVOKED | CREATED | LABEL
 cli-token-revoked = dashboard token { $id } revoked; its sessions have ended
 
 ## log (src/cli/admin_commands.rs)
-cli-log-list-header = SEQ | ORG | RN | TYPE | TOTAL | CODEDEFDGI | CERTIFIED
+cli-log-list-header = SEQ | ORG | RN | TYPE | TOTAL (CDF) | CODEDEFDGI | CERTIFIED
 
 ## main.rs
 cli-error = error: { $text }
 cli-org-nif-not-said = the device has not said yet which NIF it is personalized for
 
 ## log show (src/cli/invoice_view.rs)
-cli-show-title = Invoice { $rn } — { $environment } register, entry { $sequence }
+cli-show-title = { $document } { $rn } — { $environment } register, entry { $sequence }
 cli-show-seller = Seller
 cli-show-type = Type
 cli-show-certified = Certified at
 cli-show-received = Received at
 cli-show-channel = Device · key · source
-cli-show-mode = Prices · currency
-cli-show-usd-rate = USD rate (date)
+cli-show-mode = Prices
+cli-show-currency = Invoice currency
 cli-show-reference = Original invoice
 cli-show-operator = Operator
 cli-show-client = Client
@@ -75,7 +75,7 @@ cli-show-client-address = Address
 cli-show-client-email = E-mail
 cli-show-client-rccm = RCCM
 cli-show-items = Items
-cli-show-items-header = # | NAME | TYPE | GR. | QUANTITY | UNIT PRICE | AMOUNT
+cli-show-items-header = # | NAME | TYPE | GR. | QUANTITY | UNIT PRICE (CDF) | AMOUNT (CDF)
 cli-show-item-specific-tax = { $name }: specific tax { $amount }
 cli-show-item-price-change = { $name }: original price { $original } ({ $why })
 cli-show-payments = Payments
@@ -93,7 +93,7 @@ cli-show-device-time = Device date
 cli-show-original = This credit note reduces the invoice:
 cli-show-original-unknown = { $code } (not in this register: certified elsewhere or before the gateway)
 cli-show-credit-notes = Credit notes that reduce this invoice:
-cli-show-links-header = # | RN | TYPE | TOTAL | CODEDEFDGI | CERTIFIED AT
+cli-show-links-header = # | RN | TYPE | TOTAL (CDF) | CODEDEFDGI | CERTIFIED AT
 cli-show-kept = Content kept as certified: its SHA-256 is the entry's digest ({ $digest }).
 cli-show-not-kept = Content not kept: invoice certified by 1.4.0 or before, which kept only the digest { $digest }.
 cli-show-unreadable = The kept content cannot be shown as the certified one: { $reason } (run "log verify").

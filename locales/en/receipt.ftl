@@ -1,11 +1,14 @@
 # The printable fiscal block (src/receipt/, API receipt.html and receipt.escpos, dashboard).
 # On ESC/POS receipts these texts are printed as ASCII: accents are dropped there.
 
-receipt-title = Standardized invoice – e-MCF security elements
+receipt-title = { $document } – e-MCF security elements
 receipt-page-title = Fiscal block of invoice { $rn }
 receipt-qr-label = Certification QR code of invoice { $rn }
 receipt-rn = Invoice no.
 receipt-type = Type
+receipt-original-code = Original invoice's DEF/DGI code
+receipt-original-rn = Original invoice no.
+receipt-original-not-found = not found in this register
 receipt-seller-nif = Seller NIF
 receipt-seller-isf = Seller ISF
 receipt-date-time = e-MCF date and time
@@ -18,6 +21,7 @@ receipt-group-ttc = Group { $group } incl. VAT
 receipt-group-vat = Group { $group } VAT
 receipt-specific-tax = Specific tax
 receipt-usd = USD equivalent
+receipt-rate = { $currency } rate of { $date }
 receipt-back = ← Back to the invoice
 receipt-print-hint = Print this page (Ctrl+P); choose the layout:
 receipt-layout-a4 = bottom of an A4 page

@@ -47,21 +47,21 @@ cli-token-list-header = ID | RÉVOQUÉ | CRÉÉ | LIBELLÉ
 cli-token-revoked = jeton du tableau de bord { $id } révoqué ; ses sessions sont terminées
 
 ## log (src/cli/admin_commands.rs)
-cli-log-list-header = N° | ORG | RN | TYPE | TOTAL | CODEDEFDGI | CERTIFIÉE LE
+cli-log-list-header = N° | ORG | RN | TYPE | TOTAL (CDF) | CODEDEFDGI | CERTIFIÉE LE
 
 ## main.rs
 cli-error = erreur : { $text }
 cli-org-nif-not-said = l'appareil n'a pas encore dit pour quel NIF il est personnalisé
 
 ## log show (src/cli/invoice_view.rs)
-cli-show-title = Facture { $rn } — registre { $environment }, entrée { $sequence }
+cli-show-title = { $document } { $rn } — registre { $environment }, entrée { $sequence }
 cli-show-seller = Vendeur
 cli-show-type = Type
 cli-show-certified = Certifiée le
 cli-show-received = Reçue le
 cli-show-channel = Appareil · clé · source
-cli-show-mode = Prix · devise
-cli-show-usd-rate = Taux USD (date)
+cli-show-mode = Prix
+cli-show-currency = Devise de la facture
 cli-show-reference = Facture d'origine
 cli-show-operator = Opérateur
 cli-show-client = Client
@@ -75,7 +75,7 @@ cli-show-client-address = Adresse
 cli-show-client-email = Courriel
 cli-show-client-rccm = RCCM
 cli-show-items = Articles
-cli-show-items-header = N° | DÉSIGNATION | TYPE | GR. | QUANTITÉ | PRIX UNITAIRE | MONTANT
+cli-show-items-header = N° | DÉSIGNATION | TYPE | GR. | QUANTITÉ | PRIX UNITAIRE (CDF) | MONTANT (CDF)
 cli-show-item-specific-tax = { $name } : taxe spécifique { $amount }
 cli-show-item-price-change = { $name } : prix d'origine { $original } ({ $why })
 cli-show-payments = Paiements
@@ -93,7 +93,7 @@ cli-show-device-time = Date de l'appareil
 cli-show-original = Cet avoir réduit la facture :
 cli-show-original-unknown = { $code } (absente de ce registre : certifiée ailleurs ou avant la passerelle)
 cli-show-credit-notes = Avoirs qui réduisent cette facture :
-cli-show-links-header = N° | RN | TYPE | TOTAL | CODEDEFDGI | CERTIFIÉE LE
+cli-show-links-header = N° | RN | TYPE | TOTAL (CDF) | CODEDEFDGI | CERTIFIÉE LE
 cli-show-kept = Contenu gardé tel que certifié : son empreinte SHA-256 est celle de l'entrée ({ $digest }).
 cli-show-not-kept = Contenu non gardé : facture certifiée par une version 1.4.0 ou antérieure, qui ne gardait que l'empreinte { $digest }.
 cli-show-unreadable = Le contenu gardé ne peut pas être montré comme celui certifié : { $reason } (lancez « log verify »).

@@ -5,9 +5,12 @@
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::{Admin, AdminError};
-use crate::model::{Environment, GroupAmounts, InvoiceContent, RegisterEntry};
+use crate::model::{
+    DeviceTotals, Environment, GroupAmounts, InvoiceContent, RegisterEntry, FISCAL_CURRENCY,
+};
 
 /// Certification days, inclusive, read in the configured time zone: what a search and an
 /// export by period keep.
@@ -99,27 +102,77 @@ pub struct InvoiceRecord {
     pub credit_notes: Vec<EntryLink>,
 }
 
-/// One line of a JSON export (CLI and dashboard): the entry exactly as journaled, the
-/// invoice it certified, its amounts per group.
+/// One line of a JSON export (CLI and dashboard): the entry as journaled, with its amounts as
+/// every export writes them ([`exported_totals`]: a credit note's are negative) and its
+/// `environment` as the API writes it; the invoice it certified (exactly as certified); its
+/// amounts per group (signed likewise); the sign and the currency of those amounts.
 #[derive(Debug, Serialize)]
-pub struct ExportedEntry<'a> {
-    /// The entry.
+pub struct ExportedEntry {
+    /// The entry, its totals signed.
     #[serde(flatten)]
-    pub entry: &'a RegisterEntry,
+    pub entry: RegisterEntry,
     /// The invoice it certified.
     pub certified_invoice: KeptInvoice,
-    /// HT, VAT and TTC per group.
+    /// HT, VAT and TTC per group, signed.
     pub groups: Vec<GroupAmounts>,
+    /// -1 for a credit note (its amounts are the device's figures negated), else 1.
+    pub amount_sign: i8,
+    /// The currency of every amount but the USD equivalent: CDF.
+    pub amount_currency: &'static str,
 }
 
-impl<'a> ExportedEntry<'a> {
+impl ExportedEntry {
     /// The export line of `entry`.
-    pub fn of(entry: &'a RegisterEntry) -> ExportedEntry<'a> {
+    pub fn of(entry: &RegisterEntry) -> ExportedEntry {
+        let mut signed = entry.clone();
+        signed.request.totals = exported_totals(entry);
         ExportedEntry {
-            entry,
+            groups: signed.request.totals.groups(),
             certified_invoice: kept_invoice(entry),
-            groups: entry.request.totals.groups(),
+            amount_sign: amount_sign(entry),
+            amount_currency: FISCAL_CURRENCY,
+            entry: signed,
         }
+    }
+
+    /// The line's JSON text (one line), its `environment` as the API writes it.
+    pub fn line(&self) -> Result<String, serde_json::Error> {
+        let mut value = serde_json::to_value(self)?;
+        api_environment(&mut value);
+        serde_json::to_string(&value)
+    }
+}
+
+/// The sign of `entry`'s amounts in the exports: -1 for a credit note (FA, EA), which reduces
+/// the turnover, 1 for every other invoice.
+pub fn amount_sign(entry: &RegisterEntry) -> i8 {
+    if entry.request.is_credit_note() {
+        -1
+    } else {
+        1
+    }
+}
+
+/// `entry`'s totals as the exports (CSV and JSON) write them: a credit note's total, VAT,
+/// groups, specific taxes and USD equivalent negated, so that a sum of the totals of a
+/// period is its net turnover; any other invoice's as the device gave them. `mcur` stays the
+/// text the box sent. The register and the API keep the device's figures.
+pub fn exported_totals(entry: &RegisterEntry) -> DeviceTotals {
+    let totals = &entry.request.totals;
+    if !entry.request.is_credit_note() {
+        return totals.clone();
+    }
+    // A zero stays 0.00, not -0.00.
+    let minus = |v: Decimal| if v.is_zero() { v } else { -v };
+    let each = |list: &[(char, Decimal)]| list.iter().map(|(g, v)| (*g, minus(*v))).collect();
+    DeviceTotals {
+        total: minus(totals.total),
+        vat: minus(totals.vat),
+        group_ttc: each(&totals.group_ttc),
+        group_vat: each(&totals.group_vat),
+        specific_tax: minus(totals.specific_tax),
+        usd_equivalent: totals.usd_equivalent.map(minus),
+        mcur: totals.mcur.clone(),
     }
 }
 
@@ -133,6 +186,26 @@ pub fn kept_invoice(entry: &RegisterEntry) -> KeptInvoice {
         Some(Err(error)) => KeptInvoice::Unreadable {
             reason: error.to_string(),
         },
+    }
+}
+
+/// `value`, a record or a list of records serialized from the journal's types (register
+/// entries, API keys), with each one's `environment` written as the API, the CSV and the
+/// dashboard's URLs write it (`production`, `sandbox`) instead of the journal's own spelling
+/// (`Production`, `Sandbox`, which the journal keeps): what every JSON the CLI prints and every
+/// JSON export says.
+pub fn api_environment(value: &mut Value) {
+    match value {
+        Value::Array(items) => items.iter_mut().for_each(api_environment),
+        Value::Object(fields) => {
+            let env = fields
+                .get("environment")
+                .and_then(|v| serde_json::from_value::<Environment>(v.clone()).ok());
+            if let Some(env) = env {
+                fields.insert("environment".into(), Value::from(env.as_str()));
+            }
+        }
+        _ => {}
     }
 }
 
@@ -198,9 +271,45 @@ impl Admin {
 #[cfg(test)]
 mod tests {
     use chrono::NaiveDate;
+    use rust_decimal_macros::dec;
 
-    use super::Period;
+    use super::{exported_totals, ExportedEntry, Period};
     use crate::store::tests::{certified_entry, intent};
+
+    #[test]
+    fn a_credit_note_s_amounts_are_negative_in_exports_and_nothing_else_is() {
+        let mut note = intent("demo", "FA-1");
+        note.invoice_type = "EA".into();
+        note.totals.group_ttc.push(('E', dec!(50.00)));
+        note.totals.group_vat.push(('E', dec!(0.00)));
+        note.totals.total = dec!(166.00);
+        note.totals.usd_equivalent = Some(dec!(0.06));
+        note.totals.mcur = Some("0.06".into());
+        let entry = certified_entry(2, 5, note);
+        let signed = exported_totals(&entry);
+        assert_eq!((signed.total, signed.vat), (dec!(-166.00), dec!(-16.00)));
+        assert_eq!(
+            signed.group_ttc,
+            [('B', dec!(-116.00)), ('E', dec!(-50.00))]
+        );
+        assert_eq!(signed.usd_equivalent, Some(dec!(-0.06)));
+        assert_eq!(signed.mcur.as_deref(), Some("0.06"), "as the box sent it");
+        let line: serde_json::Value =
+            serde_json::from_str(&ExportedEntry::of(&entry).line().expect("JSON")).expect("JSON");
+        assert_eq!(line["totals"]["total"], "-166.00");
+        assert_eq!(line["groups"][1]["ttc"], "-50.00");
+        assert_eq!(line["groups"][1]["vat"], "0.00", "a zero stays 0.00");
+        assert_eq!(line["groups"][0]["ht"], "-100.00");
+        assert_eq!(
+            (line["amount_sign"].clone(), line["amount_currency"].clone()),
+            (serde_json::json!(-1), serde_json::json!("CDF"))
+        );
+        assert_eq!(line["environment"], "production");
+        // The register's entry is untouched; a sale is exported as the device gave it.
+        assert_eq!(entry.request.totals.total, dec!(166.00));
+        let sale = certified_entry(1, 4, intent("demo", "FV-1"));
+        assert_eq!(exported_totals(&sale), sale.request.totals);
+    }
 
     #[test]
     fn a_period_is_read_in_the_configured_zone_and_refuses_reversed_days() {

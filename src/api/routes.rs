@@ -411,6 +411,15 @@ fn get_invoice(
         Ok(entry) => entry,
         Err(error) => return certify_error(&error, lang),
     };
+    // A credit note's printed block names its original when the register has it.
+    let original = match format {
+        Format::ReceiptHtml(_) | Format::ReceiptEscpos(_) => match certifier.original_of(&entry) {
+            Ok(original) => original,
+            Err(error) => return certify_error(&error, lang),
+        },
+        _ => None,
+    };
+    let original = original.as_ref().map(receipt::Original::of);
     let drawn = |result: Result<Vec<u8>, crate::qr::QrError>, content_type| match result {
         Ok(bytes) => printable(bytes, content_type, None),
         Err(error) => certify_error(&CertifyError::Internal(error.to_string()), lang),
@@ -426,7 +435,7 @@ fn get_invoice(
             "image/png",
         ),
         Format::ReceiptHtml(layout) => {
-            let page = receipt::html::page(&entry, layout, lang);
+            let page = receipt::html::page(&entry, original, layout, lang);
             let mut response = printable(page.into_bytes(), "text/html; charset=utf-8", Some(lang));
             let headers = response.headers_mut();
             headers.insert(
@@ -437,7 +446,7 @@ fn get_invoice(
             response
         }
         Format::ReceiptEscpos(width) => {
-            let bytes = receipt::escpos::receipt(&entry, width, lang);
+            let bytes = receipt::escpos::receipt(&entry, original, width, lang);
             let mut response = printable(bytes, "application/octet-stream", Some(lang));
             let name = format!(
                 "attachment; filename=\"{}.escpos\"",

@@ -318,6 +318,19 @@ impl Certifier {
             .map_err(|error| self.explain_in_flight(principal, error))
     }
 
+    /// The invoice the credit note `entry` reduces, when its register holds it (the same
+    /// organization and environment, found by the codeDEFDGI the credit note named); `None`
+    /// for any other invoice. For its printed fiscal block.
+    pub fn original_of(
+        &self,
+        entry: &RegisterEntry,
+    ) -> Result<Option<RegisterEntry>, CertifyError> {
+        if !entry.request.is_credit_note() {
+            return Ok(None);
+        }
+        Ok(self.store.credit_links(entry)?.0)
+    }
+
     /// Stops the channels after their current invoice.
     pub async fn shutdown(&self) {
         self.channels.shutdown().await;

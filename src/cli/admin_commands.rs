@@ -239,7 +239,9 @@ pub(super) fn log(config: &Config, command: LogCommand) -> anyhow::Result<()> {
             }
             let entries = Runner::new(config).page(org, environment(sandbox), after, limit)?;
             if json {
-                return print_json(&serde_json::to_value(&entries)?);
+                let mut value = serde_json::to_value(&entries)?;
+                crate::admin::audit::api_environment(&mut value);
+                return print_json(&value);
             }
             let lang = default_lang();
             let header = msg!("cli-log-list-header").render(lang);
@@ -277,6 +279,8 @@ pub(super) fn log(config: &Config, command: LogCommand) -> anyhow::Result<()> {
                 },
             )?;
             if json {
+                let mut value = value;
+                crate::admin::audit::api_environment(&mut value);
                 return print_json(&value);
             }
             let record: InvoiceRecord = serde_json::from_value(value)?;

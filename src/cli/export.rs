@@ -62,9 +62,7 @@ pub(super) fn export(config: &Config, request: ExportRequest) -> anyhow::Result<
             written += 1;
             match request.format {
                 ExportFormat::Csv => writeln!(out, "{}", csv::row_in(entry, request.dialect))?,
-                ExportFormat::Json => {
-                    writeln!(out, "{}", serde_json::to_string(&ExportedEntry::of(entry))?)?
-                }
+                ExportFormat::Json => writeln!(out, "{}", ExportedEntry::of(entry).line()?)?,
             }
         }
     }

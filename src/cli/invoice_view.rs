@@ -6,7 +6,7 @@ use chrono::FixedOffset;
 
 use super::admin_commands::format_table;
 use crate::admin::audit::{EntryLink, InvoiceRecord, KeptInvoice};
-use crate::i18n::{format, Lang, Message};
+use crate::i18n::{format, names, Lang, Message};
 use crate::model::{InvoiceContent, FISCAL_CURRENCY};
 use crate::msg;
 
@@ -19,8 +19,9 @@ pub(super) fn render(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> S
         "{}\n",
         t(msg!(
             "cli-show-title",
+            document = names::document(&r.invoice_type).render(lang),
             rn = r.rn.as_str(),
-            environment = r.environment.as_str(),
+            environment = names::environment(r.environment).render(lang),
             sequence = e.sequence
         ))
     );
@@ -28,7 +29,10 @@ pub(super) fn render(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> S
         msg!("cli-show-seller"),
         &format!("{} (NIF {}, ISF {})", r.org, r.nif, r.isf),
     ));
-    out.push_str(&line(msg!("cli-show-type"), &r.invoice_type));
+    out.push_str(&line(
+        msg!("cli-show-type"),
+        &names::document_and_code(&r.invoice_type, lang),
+    ));
     out.push_str(&line(
         msg!("cli-show-certified"),
         &format::date_time(e.certified_at, zone, lang),
@@ -163,17 +167,11 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
     let t = |m: Message| m.render(lang);
     let line = |label: Message, value: &str| format!("  {:<22} {value}\n", t(label));
     let mut out = String::new();
+    out.push_str(&line(msg!("cli-show-mode"), &invoice.mode.to_uppercase()));
     out.push_str(&line(
-        msg!("cli-show-mode"),
-        &format!("{} · {}", invoice.mode, invoice.cur_code),
+        msg!("cli-show-currency"),
+        &names::invoice_currency(invoice, lang),
     ));
-    if let Some(rate) = invoice.cur_rate {
-        let date = invoice.cur_date.as_deref().unwrap_or("-");
-        out.push_str(&line(
-            msg!("cli-show-usd-rate"),
-            &format!("{} ({date})", format::number(rate, lang)),
-        ));
-    }
     if let Some(reference) = &invoice.reference {
         let kind = invoice.reference_type.as_deref().unwrap_or("COR");
         out.push_str(&line(
@@ -230,7 +228,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
         })
         .collect();
     out.push_str(&indent(&format_table(
-        &[3, 32, 4, 3, 10, 14],
+        &[3, 32, 4, 3, 10, 20],
         &t(msg!("cli-show-items-header")),
         rows,
     )));
@@ -241,7 +239,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
                 t(msg!(
                     "cli-show-item-specific-tax",
                     name = item.name.as_str(),
-                    amount = format::number(amount, lang)
+                    amount = format::amount(amount, FISCAL_CURRENCY, lang)
                 ))
             ));
         }
@@ -251,7 +249,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
                 t(msg!(
                     "cli-show-item-price-change",
                     name = item.name.as_str(),
-                    original = format::number(original, lang),
+                    original = format::amount(original, FISCAL_CURRENCY, lang),
                     why = item.price_modification.as_deref().unwrap_or("-")
                 ))
             ));
@@ -261,13 +259,14 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
     if invoice.payments.is_empty() {
         out.push_str(&format!("  {}\n", t(msg!("cli-show-no-payments"))));
     }
+    // A payment's amount is in CDF whatever currency it was paid in (the seed's currency
+    // rules); that currency follows, with what the amount was worth in it.
     for p in &invoice.payments {
-        let currency = p.cur_code.as_deref().unwrap_or(&invoice.cur_code);
-        out.push_str(&format!(
-            "  {:<22} {}\n",
-            p.name,
-            format::amount(p.amount, currency, lang)
-        ));
+        let mut text = format::amount(p.amount, FISCAL_CURRENCY, lang);
+        if let Some(paid_in) = names::payment_currency(p, invoice, lang) {
+            text.push_str(&format!(" ({paid_in})"));
+        }
+        out.push_str(&format!("  {:<22} {text}\n", p.name));
     }
     let comments = invoice.comments();
     if !comments.is_empty() {

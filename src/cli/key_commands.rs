@@ -6,9 +6,11 @@ use serde_json::Value;
 
 use super::admin_commands::{environment, print_json, print_table, run};
 use super::{DashboardTokenCommand, KeyCommand};
+use crate::admin::audit::api_environment;
 use crate::admin::AdminRequest;
 use crate::config::Config;
-use crate::i18n::{default_lang, format, Lang};
+use crate::i18n::{default_lang, format, names, Lang};
+use crate::model::KeyRecord;
 use crate::msg;
 
 /// `key ...`
@@ -34,27 +36,28 @@ pub(super) fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
             Ok(())
         }
         KeyCommand::List { org, json } => {
-            let keys = run(config, AdminRequest::KeyList { org })?;
+            let keys: Vec<KeyRecord> =
+                serde_json::from_value(run(config, AdminRequest::KeyList { org })?)?;
             if json {
-                return print_json(&keys);
+                let mut value = serde_json::to_value(&keys)?;
+                api_environment(&mut value);
+                return print_json(&value);
             }
-            let rows = listed(&keys)
+            let rows = keys
+                .iter()
                 .map(|key| {
-                    let environment = match text(key, "environment").as_str() {
-                        "sandbox" => msg!("environment-sandbox").render(lang),
-                        _ => msg!("environment-production").render(lang),
-                    };
+                    let enabled = if key.enabled { msg!("yes") } else { msg!("no") };
                     [
-                        text(key, "id"),
-                        environment,
-                        yes_no(key, "enabled", lang),
-                        time(key, "created_at", config, lang),
-                        text(key, "label"),
+                        key.id.clone(),
+                        names::environment(key.environment).render(lang),
+                        enabled.render(lang),
+                        format::date_time(key.created_at, config.offset(), lang),
+                        key.label.clone(),
                     ]
                 })
                 .collect();
             let header = msg!("cli-key-list-header").render(lang);
-            print_table(&[16, 12, 8, 30], &header, rows);
+            print_table(&[16, 14, 8, 30], &header, rows);
             Ok(())
         }
         KeyCommand::Disable { id } => set_enabled(config, id, false, lang),

@@ -11,7 +11,7 @@ use super::web::Body;
 use super::{Ctx, Dashboard};
 use crate::admin::audit::{EntryLink, InvoiceRecord, KeptInvoice};
 use crate::admin::Admin;
-use crate::i18n::{format, Lang, Message};
+use crate::i18n::{format, names, Lang, Message};
 use crate::model::{Environment, InvoiceContent};
 use crate::msg;
 
@@ -85,7 +85,12 @@ impl Dashboard {
                 &entry.sequence.to_string()
             ),
             row(lang, msg!("dash-entry-rn"), "rn", &r.rn),
-            row(lang, msg!("dash-entry-type"), "type", &r.invoice_type),
+            row(
+                lang,
+                msg!("dash-entry-type"),
+                "type",
+                &names::document_and_code(&r.invoice_type, lang)
+            ),
             row(
                 lang,
                 msg!("dash-field-seller"),
@@ -123,9 +128,19 @@ impl Dashboard {
             )),
         }
         body.push_str(&totals(&record, lang));
-        let title = ctx.text(msg!("dash-invoice-title", rn = &r.rn));
+        let document = names::document(&r.invoice_type).render(lang);
+        let title = ctx.text(msg!("dash-invoice-title", document = document, rn = &r.rn));
         ctx.page(&title, super::html::Tab::Invoices, &body)
     }
+}
+
+/// A type cell of a register table: the document's name, its code after it.
+pub(super) fn type_cell(invoice_type: &str, lang: Lang) -> String {
+    format!(
+        "{} <small>{}</small>",
+        esc(&names::document(invoice_type).render(lang)),
+        esc(invoice_type)
+    )
 }
 
 /// One `<dt>`/`<dd>` pair; the value is escaped.
@@ -190,7 +205,7 @@ fn links(
         for note in &record.credit_notes {
             let cells = [
                 cell(&h[0], "", &link(note)),
-                cell(&h[1], "", &esc(&note.invoice_type)),
+                cell(&h[1], "", &type_cell(&note.invoice_type, lang)),
                 cell(&h[2], "num", &esc(&html::amount(note.total, lang))),
                 cell(&h[3], "", &format!("<code>{}</code>", esc(&note.code_def))),
                 cell(&h[4], "", &esc(&html::time(&note.certified_at, zone, lang))),
@@ -213,17 +228,14 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
         lang,
         msg!("dash-content-mode"),
         "mode",
-        &format!("{} · {}", invoice.mode, invoice.cur_code),
+        &invoice.mode.to_uppercase(),
     ));
-    if let Some(rate) = invoice.cur_rate {
-        let date = invoice.cur_date.as_deref().unwrap_or("-");
-        out.push_str(&row(
-            lang,
-            msg!("dash-content-usd-rate"),
-            "usd-rate",
-            &format!("{} ({date})", format::number(rate, lang)),
-        ));
-    }
+    out.push_str(&row(
+        lang,
+        msg!("dash-content-currency"),
+        "currency",
+        &names::invoice_currency(invoice, lang),
+    ));
     let operator = match &invoice.operator.id {
         Some(id) => format!("{} ({id})", invoice.operator.name),
         None => invoice.operator.name.clone(),
@@ -296,7 +308,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
                     lang,
                     msg!(
                         "dash-item-specific-tax",
-                        amount = format::number(amount, lang)
+                        amount = html::amount(amount, lang)
                     )
                 ))
             ));
@@ -308,7 +320,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
                     lang,
                     msg!(
                         "dash-item-price-change",
-                        original = format::number(original, lang),
+                        original = html::amount(original, lang),
                         why = item.price_modification.as_deref().unwrap_or("-")
                     )
                 ))
@@ -336,8 +348,12 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
             .payments
             .iter()
             .map(|p| {
-                let currency = p.cur_code.as_deref().unwrap_or(&invoice.cur_code);
-                format!("{} {}", p.name, format::amount(p.amount, currency, lang))
+                // In CDF whatever currency it was paid in, that currency after it.
+                let mut text = format!("{} {}", p.name, html::amount(p.amount, lang));
+                if let Some(paid_in) = names::payment_currency(p, invoice, lang) {
+                    text.push_str(&format!(" ({paid_in})"));
+                }
+                text
             })
             .collect::<Vec<_>>()
             .join(" · ")

@@ -1,12 +1,14 @@
 //! LogInvoices: the organization's registers (production and sandbox apart), searched by rn
 //! and certification day, paged newest first; one entry with its security elements and the QR
-//! code drawn from `qrCode`; the CSV export.
+//! code drawn from `qrCode`; the exports: CSV (for programs, or for a French spreadsheet:
+//! "CSV pour Excel") and JSON lines.
 
 use chrono::NaiveDate;
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 
 use super::html::{self, cell, esc, notice, t, Tab};
+use super::invoice_page::type_cell;
 use super::keys::env_name;
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
@@ -161,7 +163,7 @@ impl Dashboard {
             let cells = [
                 cell(&h[0], "num", &seq.to_string()),
                 cell(&h[1], "", &link),
-                cell(&h[2], "", &esc(&e.request.invoice_type)),
+                cell(&h[2], "", &type_cell(&e.request.invoice_type, lang)),
                 cell(
                     &h[3],
                     "num total",
@@ -185,17 +187,20 @@ impl Dashboard {
         out
     }
 
-    /// The register of the search's period as CSV (`admin::csv`), or as JSON lines with
-    /// `format=json` (the entry as journaled, the invoice it certified, its groups).
+    /// The register of the search's period as CSV (`admin::csv`; `format=excel`: the
+    /// spreadsheet dialect, semicolons, decimal commas and a byte order mark), or as JSON
+    /// lines with `format=json` (the entry, the invoice it certified, its groups).
     pub(super) async fn invoices_csv(
         &self,
         ctx: &Ctx,
         request: &Request<Incoming>,
     ) -> Response<Body> {
         let pairs = web::query(request);
-        let json = match web::field(&pairs, "format") {
-            None | Some("csv") => false,
-            Some("json") => true,
+        // CSV for programs, CSV for a French spreadsheet (one code path: admin::csv), or JSON.
+        let (dialect, json) = match web::field(&pairs, "format") {
+            None | Some("csv") => (csv::Dialect::default(), false),
+            Some("excel") => (csv::Dialect::SPREADSHEET, false),
+            Some("json") => (csv::Dialect::default(), true),
             Some(_) => {
                 return self.error_in(
                     ctx,
@@ -224,7 +229,7 @@ impl Dashboard {
         let mut out = if json {
             String::new()
         } else {
-            format!("{}\r\n", csv::HEADER)
+            format!("{}\r\n", csv::header_in(dialect))
         };
         let mut after = 0;
         loop {
@@ -246,7 +251,7 @@ impl Dashboard {
                 .filter(|e| e.request.org == ctx.org.id && period.holds(e, zone));
             for entry in mine {
                 if json {
-                    match serde_json::to_string(&ExportedEntry::of(entry)) {
+                    match ExportedEntry::of(entry).line() {
                         Ok(line) => out.push_str(&line),
                         Err(error) => {
                             return self.failure_in(ctx, &AdminError::Invalid(error.to_string()))
@@ -254,7 +259,7 @@ impl Dashboard {
                     }
                     out.push('\n');
                 } else {
-                    out.push_str(&csv::row(entry));
+                    out.push_str(&csv::row_in(entry, dialect));
                     out.push_str("\r\n");
                 }
             }
@@ -273,8 +278,9 @@ impl Dashboard {
                 to.map(|d| d.to_string()).unwrap_or_default()
             ),
         };
+        let form = if dialect.semicolon { "-excel" } else { "" };
         let name = format!(
-            "attachment; filename=\"loginvoices-{}-{}{period}.{extension}\"",
+            "attachment; filename=\"loginvoices-{}-{}{period}{form}.{extension}\"",
             ctx.org
                 .id
                 .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"),
@@ -319,7 +325,9 @@ fn search_form(query: &Query, lang: Lang) -> String {
          <label>{to_label} <input type=\"date\" name=\"to\" id=\"to\" value=\"{to}\"></label>\
          <button type=\"submit\" id=\"search\">{search}</button> <a href=\"/dashboard/invoices?env={env}\">{clear}</a>\
          </fieldset></form><p><a href=\"/dashboard/invoices.csv?env={env}{period}\" id=\"csv\" download>\
-         {export}</a> · <a href=\"/dashboard/invoices.csv?env={env}{period}&amp;format=json\" id=\"json\" \
+         {export}</a> · <a href=\"/dashboard/invoices.csv?env={env}{period}&amp;format=excel\" \
+         id=\"csv-excel\" title=\"{excel_hint}\" download>{excel}</a> · \
+         <a href=\"/dashboard/invoices.csv?env={env}{period}&amp;format=json\" id=\"json\" \
          download>{export_json}</a></p>",
         legend = t(lang, msg!("dash-search-legend", environment = name.clone())),
         rn_label = t(lang, msg!("dash-search-rn")),
@@ -329,6 +337,8 @@ fn search_form(query: &Query, lang: Lang) -> String {
         clear = t(lang, msg!("dash-search-clear")),
         export = t(lang, msg!("dash-export", environment = name)),
         export_json = t(lang, msg!("dash-export-json")),
+        excel = t(lang, msg!("dash-export-excel")),
+        excel_hint = t(lang, msg!("dash-export-excel-hint")),
         period = period_query(query),
         rn = esc(&query.rn),
         from = query.from.map(|d| d.to_string()).unwrap_or_default(),

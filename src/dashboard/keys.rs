@@ -11,7 +11,7 @@ use super::html::{self, cell, csrf_input, esc, notice, t, Tab};
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
 use crate::admin::{Admin, AdminError};
-use crate::i18n::{Lang, Message};
+use crate::i18n::Lang;
 use crate::model::{Environment, KeyRecord};
 use crate::msg;
 
@@ -19,12 +19,7 @@ use crate::msg;
 const MAX_LABEL: usize = 100;
 
 /// An environment's name in the reader's language.
-pub(super) fn env_name(env: Environment) -> Message {
-    match env {
-        Environment::Production => msg!("environment-production"),
-        Environment::Sandbox => msg!("environment-sandbox"),
-    }
-}
+pub(super) use crate::i18n::names::environment as env_name;
 
 /// An environment's badge (its class is its code, its text in the reader's language).
 pub(super) fn env_badge(env: Environment, lang: Lang) -> String {

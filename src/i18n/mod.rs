@@ -13,13 +13,14 @@
 //! - Logs stay in English (`Display` of a message): they are for the people who read the code.
 //!
 //! [`format`] writes amounts (`168 040,00 CDF`) and times (in the organization's zone, with
-//! its offset) for each language.
+//! its offset) for each language; [`names`] names codes (environments, invoice types).
 
 use std::fmt;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 pub mod catalogue;
 pub mod format;
+pub mod names;
 
 /// A language the gateway speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

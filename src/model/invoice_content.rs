@@ -207,8 +207,13 @@ impl InvoiceContent {
 
     /// Whether this is a credit note (FA, EA).
     pub fn is_credit_note(&self) -> bool {
-        matches!(self.invoice_type.as_str(), "FA" | "EA")
+        is_credit_note_type(&self.invoice_type)
     }
+}
+
+/// Whether the invoice type `code` is a credit note's: `FA` or `EA`.
+pub fn is_credit_note_type(code: &str) -> bool {
+    matches!(code, "FA" | "EA")
 }
 
 /// Only the credit note's reference, read without the rest (the index reads it on every

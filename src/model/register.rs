@@ -59,6 +59,11 @@ pub struct Intent {
 }
 
 impl Intent {
+    /// Whether it is a credit note (FA, EA).
+    pub fn is_credit_note(&self) -> bool {
+        super::invoice_content::is_credit_note_type(&self.invoice_type)
+    }
+
     /// What the kept invoice says: `None` when this intent kept no content (1.4.0 and
     /// before), else the content read back, or why it cannot be trusted.
     pub fn content(&self) -> Option<Result<InvoiceContent, ContentError>> {

@@ -21,11 +21,13 @@
 //! 1B 45 01 <codeDEFDGI> 0A 1B 45 00       the codeDEFDGI in clear, emphasized
 //! 1B 61 00                   ESC a 0      left
 //! <dashes> 0A                             a rule: 32 or 48 '-'
+//! [<label ... value> 0A <dashes> 0A]     a credit note's original: its codeDEFDGI and rn
 //! <label ... value> 0A                    one line each: rn, type, seller NIF, ISF, date-time,
 //!                                         counters, nim
 //! <dashes> 0A
 //! <label ... value> 0A                    total TTC, each tax group's TTC and VAT, total VAT,
-//!                                         specific tax (when not 0), USD equivalent (when any)
+//!                                         specific tax (when not 0), USD equivalent (when any),
+//!                                         rate (an invoice made in USD)
 //! <dashes> 0A
 //! 1B 64 03                   ESC d 3      feed 3 lines
 //! 1D 56 42 00                GS V 66 0    feed to the cutter and cut partially
@@ -48,16 +50,22 @@
 use crate::i18n::Lang;
 use crate::model::RegisterEntry;
 
-use super::{block, Line, PaperWidth};
+use super::{block, Line, Original, PaperWidth};
 
 /// ESC @: initialize.
 pub const INIT: [u8; 2] = [0x1B, 0x40];
 /// GS V 66 0: feed to the cutting position, then a partial cut.
 pub const CUT: [u8; 4] = [0x1D, 0x56, 0x42, 0x00];
 
-/// The receipt of `entry`'s fiscal block on `width` paper, texts in `lang`.
-pub fn receipt(entry: &RegisterEntry, width: PaperWidth, lang: Lang) -> Vec<u8> {
-    let block = block(entry, lang);
+/// The receipt of `entry`'s fiscal block on `width` paper, texts in `lang` (`original`: see
+/// [`super::block`]).
+pub fn receipt(
+    entry: &RegisterEntry,
+    original: Option<Original<'_>>,
+    width: PaperWidth,
+    lang: Lang,
+) -> Vec<u8> {
+    let block = block(entry, original, lang);
     let columns = width.columns();
     let mut out = Vec::with_capacity(1024);
     out.extend_from_slice(&INIT);
@@ -81,6 +89,10 @@ pub fn receipt(entry: &RegisterEntry, width: PaperWidth, lang: Lang) -> Vec<u8> 
     out.extend_from_slice(&[0x1B, 0x61, 0x00]);
     let rule = "-".repeat(columns);
     text_line(&mut out, &rule);
+    if !block.original.is_empty() {
+        labelled(&mut out, &block.original, columns);
+        text_line(&mut out, &rule);
+    }
     labelled(&mut out, &block.security, columns);
     text_line(&mut out, &rule);
     labelled(&mut out, &block.totals, columns);

@@ -11,7 +11,8 @@
 //!
 //! ```text
 //! 00000000: 1b40 1b61 011b 4501 4661 6374 7572 6520  .@.a..E.Facture
-//! ...        ESC @, ESC a 1 (centre), ESC E 1, the title (47 characters: one line),
+//! ...        ESC @, ESC a 1 (centre), ESC E 1, the title ("Facture de vente - elements de
+//!            securite e-MCF", 45 characters: one line),
 //!            LF, ESC E 0, LF
 //! 1d28 6b04 0031 4132 00          fn 165: model 2
 //! 1d28 6b03 0031 4306             fn 167: module of 6 dots
@@ -24,12 +25,17 @@
 //! ```
 //!
 //! The 58 mm file is the same with `4304` (module of 4 dots) and lines of 32 columns.
+//!
+//! `credit-note-*.escpos` and `credit-note-*.html` are a credit note (FA, in USD): its heading
+//! "Facture d'avoir", the lines of its original under its codeDEFDGI (found: the original's
+//! codeDEFDGI and rn; not found: the codeDEFDGI it named and "not found in this register"),
+//! and the rate line after the USD equivalent.
 
 use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
 
-use super::{escpos, html, Layout, PaperWidth};
+use super::{escpos, html, Layout, Original, PaperWidth};
 use crate::i18n::Lang;
 use crate::model::RegisterEntry;
 
@@ -76,6 +82,47 @@ pub(crate) fn fixture() -> RegisterEntry {
     serde_json::from_value(entry).expect("the fixture is a register entry")
 }
 
+/// The kept invoice of [`credit_note`]: a USD credit note naming [`fixture`]'s codeDEFDGI.
+const CREDIT_NOTE_FORM: &str = r#"{"canon":"1","curCode":"USD","curDate":"2026-11-23","curRate":"2850","items":[{"name":"Retour","price":"28500","quantity":"1","taxGroup":"B","type":"BIE"}],"mode":"ttc","operator":{"name":"Caisse 1"},"reference":"5S4V3SVZA3Q5BSUPADEBK4HR","referenceType":"RAN","rn":"FA-2026/0007","type":"FA"}"#;
+
+/// A certified credit note (FA, in USD) against [`fixture`], its invoice kept.
+pub(crate) fn credit_note() -> RegisterEntry {
+    let entry = serde_json::json!({
+        "sequence": 43,
+        "intent": 80,
+        "org": "acme",
+        "environment": "Production",
+        "rn": "FA-2026/0007",
+        "invoice_type": "FA",
+        "key_id": "k3y1d0000001",
+        "device": "shop",
+        "request_digest": hex::encode(Sha256::digest(CREDIT_NOTE_FORM.as_bytes())),
+        "received_at": "2026-11-23T09:00:01Z",
+        "totals": {
+            "total": "28500.00",
+            "vat": "3931.03",
+            "group_ttc": [["B", "28500.00"]],
+            "group_vat": [["B", "3931.03"]],
+            "specific_tax": "0.00",
+            "usd_equivalent": "10.00"
+        },
+        "nif": "A1234567B",
+        "isf": "ISF-0001",
+        "certified_at": "2026-11-23T09:00:03Z",
+        "security": {
+            "codeDEFDGI": "TQ2W7ZB5M3KD8XRNH4JCV6PA",
+            "qrCode": "RDCDEF01;SIM0000001;TQ2W7ZB5M3KD8XRNH4JCV6PA;A1234567B;20261123100002",
+            "counters": "3/58 FA",
+            "nim": "SIM0000001",
+            "dateTime": "2026-11-23T10:00:02"
+        },
+        "source": "finalize",
+        "quota_year": 2026,
+        "invoice": CREDIT_NOTE_FORM
+    });
+    serde_json::from_value(entry).expect("the credit note is a register entry")
+}
+
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/receipt")
 }
@@ -118,8 +165,80 @@ fn html_layouts_are_their_golden_files() {
         (Layout::Mm80, Lang::En, "receipt-80mm.en.html"),
         (Layout::Mm58, Lang::Fr, "receipt-58mm.fr.html"),
     ] {
-        let page = html::page(&entry, layout, lang);
+        let page = html::page(&entry, None, layout, lang);
         check(name, page.as_bytes());
+    }
+}
+
+/// A credit note names its original: found in the register (its codeDEFDGI and rn), or not
+/// (the codeDEFDGI it named, said to be absent).
+#[test]
+fn credit_notes_are_their_golden_files() {
+    let (sale, note) = (fixture(), credit_note());
+    let found = Some(Original::of(&sale));
+    check(
+        "credit-note-a4.fr.html",
+        html::page(&note, found, Layout::A4, Lang::Fr).as_bytes(),
+    );
+    check(
+        "credit-note-80mm.en.html",
+        html::page(&note, None, Layout::Mm80, Lang::En).as_bytes(),
+    );
+    check(
+        "credit-note-80.escpos",
+        &escpos::receipt(&note, found, PaperWidth::Mm80, Lang::Fr),
+    );
+    check(
+        "credit-note-58.escpos",
+        &escpos::receipt(&note, None, PaperWidth::Mm58, Lang::En),
+    );
+}
+
+#[test]
+fn a_credit_note_s_block_names_its_original_and_every_type_its_document() {
+    let (sale, note) = (fixture(), credit_note());
+    let found = html::page(&note, Some(Original::of(&sale)), Layout::A4, Lang::Fr);
+    for needle in [
+        "<h1>Facture d&#39;avoir – éléments de sécurité e-MCF</h1>",
+        "id=\"originalCodeDEFDGI\">5S4V3SVZA3Q5BSUPADEBK4HR<",
+        "id=\"originalRn\">FV-2026/0042&amp;&lt;1&gt;<",
+        "id=\"rate\">1\u{a0}USD = 2\u{202f}850,00\u{a0}CDF<",
+    ] {
+        assert!(found.contains(needle), "{needle} in {found}");
+    }
+    let missing = html::page(&note, None, Layout::A4, Lang::En);
+    for needle in [
+        "<h1>Credit note – e-MCF security elements</h1>",
+        "id=\"originalCodeDEFDGI\">5S4V3SVZA3Q5BSUPADEBK4HR<",
+        "id=\"originalRn\">not found in this register<",
+    ] {
+        assert!(missing.contains(needle), "{needle} in {missing}");
+    }
+    let printed = escpos::receipt(&note, None, PaperWidth::Mm80, Lang::Fr);
+    let text = String::from_utf8_lossy(&printed);
+    assert!(
+        text.contains("Facture d'avoir - elements de securite e-MCF\n"),
+        "{text}"
+    );
+    assert!(text.contains("5S4V3SVZA3Q5BSUPADEBK4HR\n"), "{text}");
+    assert!(text.contains("absente de ce registre\n"), "{text}");
+    // A sale names no original; each type's heading is its document's name.
+    assert!(!html::page(&sale, None, Layout::A4, Lang::Fr).contains("originalRn"));
+    for (code, heading) in [
+        ("FV", "Facture de vente"),
+        ("FT", "Facture d&#39;acompte"),
+        ("FA", "Facture d&#39;avoir"),
+        ("EV", "Facture de vente à l&#39;exportation"),
+        ("ET", "Facture d&#39;acompte à l&#39;exportation"),
+        ("EA", "Facture d&#39;avoir à l&#39;exportation"),
+    ] {
+        let mut entry = fixture();
+        entry.request.invoice_type = code.into();
+        let page = html::page(&entry, None, Layout::Mm58, Lang::Fr);
+        assert!(
+            page.contains(&format!("<h1>{heading} – ")),
+            "{code}: {page}"
+        );
     }
 }
 
@@ -128,11 +247,11 @@ fn escpos_receipts_are_their_golden_files() {
     let entry = fixture();
     check(
         "receipt-80.escpos",
-        &escpos::receipt(&entry, PaperWidth::Mm80, Lang::Fr),
+        &escpos::receipt(&entry, None, PaperWidth::Mm80, Lang::Fr),
     );
     check(
         "receipt-58.escpos",
-        &escpos::receipt(&entry, PaperWidth::Mm58, Lang::En),
+        &escpos::receipt(&entry, None, PaperWidth::Mm58, Lang::En),
     );
 }
 
@@ -168,7 +287,7 @@ fn every_value_is_escaped_and_the_block_is_complete() {
     let entry = fixture();
     for layout in Layout::ALL {
         for lang in Lang::ALL {
-            let page = html::page(&entry, layout, lang);
+            let page = html::page(&entry, None, layout, lang);
             assert!(!page.contains("<1>"), "{page}");
             assert!(page.contains("FV-2026/0042&amp;&lt;1&gt;"));
             for needle in [
@@ -189,13 +308,13 @@ fn every_value_is_escaped_and_the_block_is_complete() {
             }
         }
     }
-    let fr = html::page(&entry, Layout::A4, Lang::Fr);
+    let fr = html::page(&entry, None, Layout::A4, Lang::Fr);
     assert!(fr.contains("168\u{202f}040,00\u{a0}CDF"), "French amounts");
     assert!(
         fr.contains("22/11/2026 01:23:03"),
         "the device's clock, as sent"
     );
-    let en = html::page(&entry, Layout::Mm80, Lang::En);
+    let en = html::page(&entry, None, Layout::Mm80, Lang::En);
     assert!(en.contains("168,040.00 CDF") && en.contains("2026-11-22 01:23:03"));
     assert!(en.contains("@page{size:80mm auto;margin:0}"));
 }
@@ -205,7 +324,7 @@ fn the_escpos_receipt_carries_the_qr_code_and_fits_the_paper() {
     let entry = fixture();
     for (width, module, columns) in [(PaperWidth::Mm80, 6, 48), (PaperWidth::Mm58, 4, 32)] {
         for lang in Lang::ALL {
-            let bytes = escpos::receipt(&entry, width, lang);
+            let bytes = escpos::receipt(&entry, None, width, lang);
             assert!(bytes.starts_with(&escpos::INIT));
             assert!(bytes.ends_with(&[0x1B, 0x64, 0x03, 0x1D, 0x56, 0x42, 0x00]));
             let stored = u8::try_from(QR_CODE.len() + 3).expect("short");

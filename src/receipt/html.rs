@@ -2,7 +2,9 @@
 //! script, nothing fetched (served with [`CSP`]). Every value is escaped.
 //!
 //! Layouts ([`Layout`]): `a4` a bordered block 190 mm wide (the QR code on the left, 36 mm)
-//! for the bottom of an A4 invoice, `@page` A4 with 10 mm margins; `80mm` and `58mm` a
+//! for the bottom of an A4 invoice, `@page` A4 with 10 mm margins (on a screen narrower than
+//! the block, a phone's, it is one column: title, QR code, lines; printing is unchanged); a
+//! credit note's original takes a line of its own under the codeDEFDGI; `80mm` and `58mm` a
 //! receipt column 72 mm or 48 mm wide, `@page { size: 80mm auto; margin: 0 }` (or 58mm), the
 //! QR code centred (40 mm, 32 mm); on 58 mm the invoice's lines put each value under its
 //! label, the totals stay on one line each. The block avoids a page break inside itself.
@@ -11,7 +13,7 @@ use crate::i18n::Lang;
 use crate::markup::escape as esc;
 use crate::msg;
 
-use super::{block, Layout, Line};
+use super::{block, Layout, Line, Original};
 use crate::model::RegisterEntry;
 
 /// The `Content-Security-Policy` of the page: inline styles only, nothing else.
@@ -27,14 +29,26 @@ pub struct Screen {
     pub layouts: Option<(String, Vec<(String, String)>)>,
 }
 
-/// The page of `entry`'s fiscal block in `layout` and `lang`.
-pub fn page(entry: &RegisterEntry, layout: Layout, lang: Lang) -> String {
-    page_with(entry, layout, lang, &Screen::default())
+/// The page of `entry`'s fiscal block in `layout` and `lang` (`original`: see
+/// [`super::block`]).
+pub fn page(
+    entry: &RegisterEntry,
+    original: Option<Original<'_>>,
+    layout: Layout,
+    lang: Lang,
+) -> String {
+    page_with(entry, original, layout, lang, &Screen::default())
 }
 
 /// The same, with `screen`'s links above the block (hidden when printed).
-pub fn page_with(entry: &RegisterEntry, layout: Layout, lang: Lang, screen: &Screen) -> String {
-    let block = block(entry, lang);
+pub fn page_with(
+    entry: &RegisterEntry,
+    original: Option<Original<'_>>,
+    layout: Layout,
+    lang: Lang,
+    screen: &Screen,
+) -> String {
+    let block = block(entry, original, lang);
     let qr = crate::qr::inline_svg(&block.qr_code, &block.qr_label).unwrap_or_else(|error| {
         tracing::warn!(%error, "a receipt's QR code could not be drawn");
         format!(
@@ -71,7 +85,7 @@ pub fn page_with(entry: &RegisterEntry, layout: Layout, lang: Lang, screen: &Scr
 <div class=\"details\">\n\
 <div class=\"code\"><span class=\"code-label\">{code_label}</span> \
 <strong id=\"codeDEFDGI\">{code}</strong></div>\n\
-<dl class=\"security\">\n{security}</dl>\n\
+{original}<dl class=\"security\">\n{security}</dl>\n\
 <dl class=\"totals\">\n{totals}</dl>\n\
 </div>\n</section>\n</body></html>\n",
         lang = lang.code(),
@@ -82,6 +96,11 @@ pub fn page_with(entry: &RegisterEntry, layout: Layout, lang: Lang, screen: &Scr
         title = esc(&block.title),
         code_label = esc(&block.code_label),
         code = esc(&block.code),
+        original = if block.original.is_empty() {
+            String::new()
+        } else {
+            format!("<dl class=\"original\">\n{}</dl>\n", lines(&block.original))
+        },
         security = lines(&block.security),
         totals = lines(&block.totals),
     )
@@ -125,7 +144,13 @@ nav.screen,.fiscal{width:190mm;max-width:100%;margin:0 auto}\
 column-gap:5mm;border:.3mm solid #000;padding:3mm}\
 h1{grid-area:title}.qr{grid-area:qr}.qr svg{width:36mm;height:36mm}\
 .details{grid-area:details;display:grid;grid-template-columns:1fr 1fr;column-gap:6mm;align-items:start}\
-.code{grid-column:1 / 3}dt{white-space:normal}dd{white-space:nowrap}\n"
+.code,.original{grid-column:1 / 3}.original{grid-template-columns:max-content max-content}\
+dt{white-space:normal}dd{white-space:nowrap}\n\
+@media screen and (max-width:760px){.fiscal{grid-template-columns:minmax(0,1fr);\
+grid-template-areas:'title' 'qr' 'details'}.qr svg{margin:0 auto 1.5mm}\
+.details{grid-template-columns:minmax(0,1fr)}.code,.original{grid-column:auto}\
+.original{grid-template-columns:auto 1fr}\
+.code strong,dd{white-space:normal;overflow-wrap:break-word}}\n"
         }
         Layout::Mm80 => {
             "@page{size:80mm auto;margin:0}\

@@ -9,10 +9,14 @@
 //! `GS ( k` command. The API serves them under `GET /api/v1/Invoice/{rn}/receipt.html` and
 //! `.../receipt.escpos`, the dashboard under `/dashboard/invoices/{env}/{seq}/receipt`.
 //!
+//! The heading names the document by its type ("Facture d'avoir"); a credit note's block
+//! names the invoice it reduces ([`Original`], given by the caller).
+//!
 //! What is printed ([`block`]) is the same in both formats, in the reader's language (texts of
 //! `locales/<lang>/receipt.ftl`; amounts with [`crate::i18n::format::amount`]). The date-time is
 //! the device's clock as the device sent it (no time zone: the box has none), written as the
-//! reader writes dates. Amounts are the device's totals, in CDF.
+//! reader writes dates. Amounts are the device's totals, in CDF whatever the invoice's
+//! currency; the USD equivalent is named as such, and an invoice made in USD shows its rate.
 //!
 //! The golden files of both formats are in `tests/golden/receipt/` (see the tests below:
 //! `UPDATE_GOLDEN=1 cargo test --lib receipt` writes them again).
@@ -22,8 +26,8 @@ pub mod html;
 
 use rust_decimal::Decimal;
 
-use crate::i18n::{format, Lang};
-use crate::model::RegisterEntry;
+use crate::i18n::{format, names, Lang};
+use crate::model::{reference_of, RegisterEntry};
 use crate::msg;
 
 use crate::model::FISCAL_CURRENCY;
@@ -130,14 +134,40 @@ pub struct Block {
     pub code_label: String,
     /// The codeDEFDGI.
     pub code: String,
-    /// The invoice and its certification: rn, type, seller NIF and ISF, date-time, counters, nim.
+    /// A credit note's original: its codeDEFDGI and rn (none for another invoice).
+    pub original: Vec<Line>,
+    /// The invoice and its certification: rn, type, seller NIF and ISF, date-time, counters,
+    /// nim.
     pub security: Vec<Line>,
     /// The certified totals: TTC, per tax group TTC and VAT, VAT, specific tax, USD equivalent.
     pub totals: Vec<Line>,
 }
 
-/// The fiscal block of `entry` in `lang`.
-pub fn block(entry: &RegisterEntry, lang: Lang) -> Block {
+/// The invoice a credit note reduces, as its caller found it in the register: the same
+/// organization's entry in the same register, through the credit-note links (`admin`,
+/// `certify`). The receipt never reads the store: it prints what it is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Original<'a> {
+    /// The original's invoice number.
+    pub rn: &'a str,
+    /// The original's codeDEFDGI.
+    pub code_def: &'a str,
+}
+
+impl<'a> Original<'a> {
+    /// The original `entry`.
+    pub fn of(entry: &'a RegisterEntry) -> Original<'a> {
+        Original {
+            rn: &entry.request.rn,
+            code_def: &entry.security.code_def,
+        }
+    }
+}
+
+/// The fiscal block of `entry` in `lang`; for a credit note, `original` is the invoice it
+/// reduces when the register holds it (else the block prints the codeDEFDGI the credit note
+/// named, saying it is not in this register).
+pub fn block(entry: &RegisterEntry, original: Option<Original<'_>>, lang: Lang) -> Block {
     let (request, security) = (&entry.request, &entry.security);
     let text = |message: crate::i18n::Message| message.render(lang);
     let line = |label: String, value: String, id: &str| Line {
@@ -146,6 +176,24 @@ pub fn block(entry: &RegisterEntry, lang: Lang) -> Block {
         id: id.to_owned(),
     };
     let money = |value: Decimal| format::amount(value, FISCAL_CURRENCY, lang);
+    let mut original_lines = Vec::new();
+    if request.is_credit_note() {
+        let named = request.invoice.as_deref().and_then(reference_of);
+        let (code, rn) = match (original, named) {
+            (Some(original), _) => (original.code_def.to_owned(), original.rn.to_owned()),
+            (None, Some(code)) => (code, text(msg!("receipt-original-not-found"))),
+            // Kept by 1.4.0 or before: the reference is not known.
+            (None, None) => (String::new(), String::new()),
+        };
+        if !code.is_empty() {
+            original_lines.push(line(
+                text(msg!("receipt-original-code")),
+                code,
+                "originalCodeDEFDGI",
+            ));
+            original_lines.push(line(text(msg!("receipt-original-rn")), rn, "originalRn"));
+        }
+    }
     let security_lines = vec![
         line(text(msg!("receipt-rn")), request.rn.clone(), "rn"),
         line(
@@ -207,13 +255,32 @@ pub fn block(entry: &RegisterEntry, lang: Lang) -> Block {
             "usdTotal",
         ));
     }
+    // An invoice made in another currency: its rate (its amounts above are in CDF).
+    let content = request.content().and_then(Result::ok);
+    if let Some(invoice) = content.filter(|c| c.cur_code != FISCAL_CURRENCY) {
+        if let Some(rate) = invoice.cur_rate {
+            total_lines.push(line(
+                text(msg!(
+                    "receipt-rate",
+                    currency = invoice.cur_code.as_str(),
+                    date = invoice.cur_date.as_deref().unwrap_or("-")
+                )),
+                names::rate(&invoice.cur_code, rate, lang),
+                "rate",
+            ));
+        }
+    }
     Block {
-        title: text(msg!("receipt-title")),
+        title: text(msg!(
+            "receipt-title",
+            document = names::document(&request.invoice_type).render(lang)
+        )),
         page_title: text(msg!("receipt-page-title", rn = &request.rn)),
         qr_label: text(msg!("receipt-qr-label", rn = &request.rn)),
         qr_code: security.qr_code.clone(),
         code_label: text(msg!("receipt-code")),
         code: security.code_def.clone(),
+        original: original_lines,
         security: security_lines,
         totals: total_lines,
     }

@@ -1,0 +1,167 @@
+//! The names a person reads for the gateway's codes, one message each, used everywhere they
+//! are shown (CLI, dashboard, receipts): an environment (`production`, `sandbox`) and an
+//! invoice type (the seed's type table: `FV` "Facture de vente" ... `EA` "Facture d'avoir à
+//! l'exportation"). Codes themselves (JSON values, CSV cells, URLs) never change with the
+//! language.
+//!
+//! And the currencies around an amount: every amount of an invoice is in CDF (the seed's
+//! currency rules: a seller whose system is in USD still sends CDF amounts, with `curCode`,
+//! `curRate` in CDF per USD and `curDate`), so an invoice's or a payment's `curCode` is said as
+//! the currency it was made or paid in, never as the amounts' ([`invoice_currency`],
+//! [`payment_currency`]).
+
+use rust_decimal::{Decimal, RoundingStrategy};
+
+use super::{format, Lang, Message};
+use crate::model::{Environment, InvoiceContent, PaymentContent, FISCAL_CURRENCY};
+use crate::msg;
+
+/// An environment's name in the reader's language ("production", "bac à sable").
+pub fn environment(env: Environment) -> Message {
+    match env {
+        Environment::Production => msg!("environment-production"),
+        Environment::Sandbox => msg!("environment-sandbox"),
+    }
+}
+
+/// The name of the document an invoice type makes ("Facture d'avoir" for `FA`); a code the
+/// seed does not list is named with the code itself.
+pub fn document(invoice_type: &str) -> Message {
+    match invoice_type {
+        "FV" => msg!("invoice-type-fv"),
+        "FT" => msg!("invoice-type-ft"),
+        "FA" => msg!("invoice-type-fa"),
+        "EV" => msg!("invoice-type-ev"),
+        "ET" => msg!("invoice-type-et"),
+        "EA" => msg!("invoice-type-ea"),
+        other => msg!("invoice-type-other", code = other),
+    }
+}
+
+/// An invoice type as a person reads it beside others: its document's name and its code
+/// ("Facture d'avoir (FA)").
+pub fn document_and_code(invoice_type: &str, lang: Lang) -> String {
+    format!("{} ({invoice_type})", document(invoice_type).render(lang))
+}
+
+/// A rate as a person reads it: `1 USD = 2 850,00 CDF`.
+pub fn rate(currency: &str, rate: Decimal, lang: Lang) -> String {
+    let space = match lang {
+        Lang::Fr => format::FR_BEFORE_CURRENCY,
+        Lang::En => ' ',
+    };
+    format!(
+        "1{space}{currency} = {}",
+        format::amount(rate, FISCAL_CURRENCY, lang)
+    )
+}
+
+/// The invoice's currency as a person reads it: `CDF`, or for an invoice made in another
+/// currency, that its amounts are in CDF at its rate ("USD (montants en CDF ; 1 USD =
+/// 2 850,00 CDF, cours du 2026-11-20)").
+pub fn invoice_currency(invoice: &InvoiceContent, lang: Lang) -> String {
+    match invoice.cur_rate {
+        Some(value) if invoice.cur_code != FISCAL_CURRENCY => msg!(
+            "invoice-currency-converted",
+            currency = invoice.cur_code.as_str(),
+            rate = rate(&invoice.cur_code, value, lang),
+            date = invoice.cur_date.as_deref().unwrap_or("-")
+        )
+        .render(lang),
+        _ => invoice.cur_code.clone(),
+    }
+}
+
+/// What follows a payment's amount (always in CDF) when it was paid in another currency: that
+/// currency, and what the amount was worth in it at the payment's rate (else the invoice's),
+/// rounded to the cent ("payé en USD : 200,00 USD").
+pub fn payment_currency(
+    payment: &PaymentContent,
+    invoice: &InvoiceContent,
+    lang: Lang,
+) -> Option<String> {
+    let currency = payment
+        .cur_code
+        .as_deref()
+        .filter(|c| *c != FISCAL_CURRENCY)?;
+    let worth = payment
+        .cur_rate
+        .or(invoice.cur_rate)
+        .filter(|r| *r > Decimal::ZERO)
+        .and_then(|r| payment.amount.checked_div(r))
+        .map(|v| v.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero));
+    Some(
+        match worth {
+            Some(worth) => msg!(
+                "payment-paid-in-worth",
+                currency = currency,
+                worth = format::amount(worth, currency, lang)
+            ),
+            None => msg!("payment-paid-in", currency = currency),
+        }
+        .render(lang),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::i18n::Lang;
+
+    #[test]
+    fn every_type_of_the_seed_has_its_name_in_both_languages() {
+        let names =
+            |lang| ["FV", "FT", "FA", "EV", "ET", "EA"].map(|code| document(code).render(lang));
+        assert_eq!(
+            names(Lang::Fr),
+            [
+                "Facture de vente",
+                "Facture d'acompte",
+                "Facture d'avoir",
+                "Facture de vente à l'exportation",
+                "Facture d'acompte à l'exportation",
+                "Facture d'avoir à l'exportation",
+            ]
+        );
+        assert_eq!(
+            names(Lang::En),
+            [
+                "Sales invoice",
+                "Down payment invoice",
+                "Credit note",
+                "Export sales invoice",
+                "Export down payment invoice",
+                "Export credit note",
+            ]
+        );
+        assert_eq!(document("XX").render(Lang::Fr), "Facture XX");
+    }
+
+    #[test]
+    fn a_usd_invoice_and_payment_say_their_amounts_are_cdf() {
+        let text = r#"{"canon":"1","curCode":"USD","curRate":"2850","curDate":"2026-11-20","items":[],"mode":"ttc","operator":{"name":"A"},"payments":[{"amount":"570000","curCode":"USD","name":"ESPECES"},{"amount":"1000","curCode":"CDF","name":"VIREMENT"}],"rn":"F-1","type":"FV"}"#;
+        let invoice: InvoiceContent = serde_json::from_str(text).expect("content");
+        assert_eq!(
+            invoice_currency(&invoice, Lang::Fr),
+            "USD (montants en CDF\u{a0}; 1\u{a0}USD = 2\u{202f}850,00\u{a0}CDF, cours du 2026-11-20)"
+        );
+        assert_eq!(
+            invoice_currency(&invoice, Lang::En),
+            "USD (amounts in CDF; 1 USD = 2,850.00 CDF, rate of 2026-11-20)"
+        );
+        let (usd, cdf) = (&invoice.payments[0], &invoice.payments[1]);
+        assert_eq!(
+            payment_currency(usd, &invoice, Lang::Fr).as_deref(),
+            Some("payé en USD\u{a0}: 200,00\u{a0}USD")
+        );
+        assert_eq!(
+            payment_currency(usd, &invoice, Lang::En).as_deref(),
+            Some("paid in USD: 200.00 USD")
+        );
+        assert_eq!(payment_currency(cdf, &invoice, Lang::Fr), None);
+        assert_eq!(
+            environment(Environment::Sandbox).render(Lang::Fr),
+            "bac à sable"
+        );
+    }
+}
