@@ -141,6 +141,7 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
         DashboardOptions {
             max_requests: config.http.dashboard_max_requests,
             body: config.body_limits(),
+            trusted_proxies: config.trusted_proxies(),
             ..DashboardOptions::default()
         },
     )

@@ -37,7 +37,9 @@
 //!   (`X-Forwarded-Proto: https`) or [`SecureCookies::Always`] is set. Server-side map
 //!   (`session`): 8 h idle, 24 h at most, ended on sign-out or when the token is revoked.
 //! * CSRF: every POST must carry the session's CSRF token, and its `Origin` (else `Referer`),
-//!   when sent, must name the requested host; otherwise 403 and nothing is done.
+//!   when sent, must name the requested host (`Host`, or `X-Forwarded-Host` from a trusted
+//!   proxy); otherwise 403 and nothing is done. Forwarding headers from any other peer are
+//!   ignored (`web::Peer`).
 //! * Isolation: the organization comes from the session only; every admin request is an
 //!   `Org*` one scoped to it, so another organization's key or entry is "not found".
 //! * Disabling a key cuts off the tills using it: it is asked, then confirmed (a page with
@@ -75,6 +77,7 @@ use tracing::{info, warn};
 use crate::admin::{Admin, AdminError};
 use crate::alerts::AlertEngine;
 use crate::certify::Certifier;
+use crate::config::TrustedProxies;
 use crate::http_body::BodyLimits;
 use crate::i18n::{Lang, Message};
 use crate::model::Organization;
@@ -103,10 +106,13 @@ pub enum SecureCookies {
 }
 
 /// Dashboard settings.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct DashboardOptions {
     /// `Secure` cookies.
     pub secure_cookies: SecureCookies,
+    /// The reverse proxies whose `X-Forwarded-Host` and `X-Forwarded-Proto` are believed
+    /// (`[http] trusted_proxies`); from any other peer they are ignored.
+    pub trusted_proxies: TrustedProxies,
     /// Requests in progress at once; more are answered 503 at once.
     pub max_requests: usize,
     /// What a form body may be (its size is the dashboard's own: [`web::FORM_LIMIT`], and
@@ -118,6 +124,7 @@ impl Default for DashboardOptions {
     fn default() -> Self {
         DashboardOptions {
             secure_cookies: SecureCookies::default(),
+            trusted_proxies: TrustedProxies::default(),
             max_requests: 32,
             body: BodyLimits::default(),
         }
@@ -207,9 +214,11 @@ impl Dashboard {
     /// needs (issue 14); over it, 503 at once and the connection closes.
     pub async fn handle(
         &self,
-        request: Request<Incoming>,
+        mut request: Request<Incoming>,
         peer: SocketAddr,
     ) -> Response<Full<Bytes>> {
+        let via_proxy = self.options.trusted_proxies.contains(peer.ip());
+        request.extensions_mut().insert(web::Peer { via_proxy });
         let reader = Reader::of(&request);
         let Ok(_permit) = self.busy.try_acquire() else {
             crate::metrics::connection_refused("dashboard_busy");
