@@ -1,8 +1,10 @@
 //! Issue 14, point 5, against the real binary: failed sign-ins slow the next ones from that
 //! address (429 + Retry-After, logged and counted) without touching other addresses; the
 //! sign-in form's value is good only from the address that loaded the form, once. Issue 24:
-//! `X-Forwarded-Host` and `X-Forwarded-Proto` count only from a configured proxy. Other
-//! addresses are 127.0.0.2.. (loopback answers them all).
+//! sessions survive a restart (the same cookie, the same CSRF token) unless their token was
+//! revoked meanwhile, and the file keeps no secret; `X-Forwarded-Host` and
+//! `X-Forwarded-Proto` count only from a configured proxy. Other addresses are 127.0.0.2..
+//! (loopback answers them all).
 
 mod common;
 
@@ -10,8 +12,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use common::{
-    csrf_field, dashboard_get, form_body, get, http, issue_dashboard_token, serve_expecting_exit,
-    set_cookie, ApiSetup, Response,
+    cli, csrf_field, dashboard_get, dashboard_post, dashboard_sign_in, form_body, get, http,
+    issue_dashboard_token, serve_expecting_exit, set_cookie, ApiSetup, Gateway, Response,
 };
 
 fn ip(last: u8) -> IpAddr {
@@ -147,6 +149,81 @@ async fn a_sign_in_form_value_is_good_only_from_its_address_and_once() {
         403,
         "used once"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sessions_survive_a_restart_but_not_a_revoked_token() {
+    let mut setup = ApiSetup::start(None).await;
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let other = issue_dashboard_token(&setup.gateway, "acme");
+    let (session, csrf) = dashboard_sign_in(setup.addr(), &token).await;
+    let (revoked, _) = dashboard_sign_in(setup.addr(), &other).await;
+    // What the file keeps: no cookie id, no CSRF token, for its owner only.
+    let file = setup.dir.path().join("state/dashboard-sessions.json");
+    let text = std::fs::read_to_string(&file).expect("sessions file");
+    for secret in [&session, &csrf, &revoked] {
+        assert!(
+            !text.contains(secret.as_str()),
+            "a secret in the file: {text}"
+        );
+    }
+    assert!(text.contains(&token[9..21]), "{text}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&file).expect("mode").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+
+    // A restart; meanwhile the second token is revoked (the CLI on the stopped register).
+    assert!(setup.gateway.terminate(), "clean exit");
+    let config = setup.gateway.config.clone();
+    let out = tokio::task::block_in_place(|| {
+        cli(
+            setup.dir.path(),
+            &config,
+            &["dashboard-token", "revoke", &other[9..21]],
+        )
+    });
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&config).expect("config");
+    setup.gateway = Gateway::start(setup.dir.path(), &text);
+    setup.gateway.wait_ready().await;
+    let addr = setup.addr();
+
+    // The same cookie is still signed in, with the same CSRF token: a page opened before the
+    // restart posts its form.
+    let page = dashboard_get(addr, Some(&session), "/dashboard/").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(csrf_field(&page.body).as_deref(), Some(csrf.as_str()));
+    let gone = dashboard_get(addr, Some(&revoked), "/dashboard/").await;
+    assert_eq!(
+        gone.status, 303,
+        "a revoked token's session does not survive"
+    );
+    assert_eq!(gone.header("location"), Some("/dashboard/login?expired=1"));
+    let text = std::fs::read_to_string(&file).expect("sessions file");
+    assert!(!text.contains(&other[9..21]), "dropped at start: {text}");
+    let log = setup.gateway.log();
+    assert!(log.contains("restored=1 dropped=1"), "{log}");
+
+    // Signed out: gone for good, also after another restart.
+    let cookie = format!("emcf_session={session}");
+    let out = dashboard_post(
+        addr,
+        Some(&cookie),
+        "/dashboard/logout",
+        &[("csrf", &csrf)],
+        &[],
+    )
+    .await;
+    assert_eq!(out.status, 303, "{}", out.body);
+    setup.restart_gateway().await;
+    let after = dashboard_get(setup.addr(), Some(&session), "/dashboard/").await;
+    assert_eq!(after.status, 303, "{}", after.body);
+    let login = dashboard_get(setup.addr(), None, "/dashboard/login").await;
+    assert!(!login.body.contains("sessions-not-kept"), "{}", login.body);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -145,7 +145,9 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
             ..DashboardOptions::default()
         },
     )
-    .with_alerts(Arc::clone(&alerts));
+    .with_alerts(Arc::clone(&alerts))
+    .with_sessions_in(&state_dir)
+    .await;
     let backend = Backend::Ready {
         certifier: Arc::clone(&certifier),
         dashboard: Some(Arc::new(dashboard)),

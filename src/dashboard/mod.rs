@@ -34,8 +34,11 @@
 //!   random value also set as a cookie (double submit), against login CSRF.
 //! * Session: cookie `emcf_session` = 256 random bits, `Path=/dashboard; HttpOnly;
 //!   SameSite=Strict`, plus `Secure` when the request came through a TLS proxy
-//!   (`X-Forwarded-Proto: https`) or [`SecureCookies::Always`] is set. Server-side map
-//!   (`session`): 8 h idle, 24 h at most, ended on sign-out or when the token is revoked.
+//!   (`X-Forwarded-Proto: https` from a peer of `[http] trusted_proxies`) or
+//!   [`SecureCookies::Always`] is set. Server-side (`session`): 8 h idle, 24 h at most, ended
+//!   on sign-out or when the token is revoked or the organization removed; kept across a
+//!   restart in `<state_dir>/dashboard-sessions.json` (`session_file`: the SHA-256 of each
+//!   id, never the id; the CSRF token is derived from the id).
 //! * CSRF: every POST must carry the session's CSRF token, and its `Origin` (else `Referer`),
 //!   when sent, must name the requested host (`Host`, or `X-Forwarded-Host` from a trusted
 //!   proxy); otherwise 403 and nothing is done. Forwarding headers from any other peer are
@@ -60,6 +63,7 @@ mod overview;
 mod receipt;
 mod route;
 mod session;
+mod session_file;
 mod signin;
 mod style;
 mod throttle;
@@ -88,6 +92,7 @@ use lang::Reader;
 pub use lang::LANG_COOKIE;
 use route::{route, Route};
 use session::{Lookup, Session, Sessions};
+use session_file::SessionFile;
 use web::Body;
 
 /// The session cookie's name.
@@ -135,7 +140,9 @@ impl Default for DashboardOptions {
 pub struct Dashboard {
     admin: Arc<Admin>,
     certifier: Arc<Certifier>,
-    sessions: Sessions,
+    sessions: Arc<Sessions>,
+    /// Where sessions are kept across a restart (none: in memory only).
+    session_file: Option<Arc<SessionFile>>,
     nonces: nonces::SignInNonces,
     throttle: throttle::SignInThrottle,
     busy: tokio::sync::Semaphore,
@@ -194,7 +201,8 @@ impl Dashboard {
         Dashboard {
             admin,
             certifier,
-            sessions: Sessions::new(),
+            sessions: Arc::new(Sessions::new()),
+            session_file: None,
             nonces: nonces::SignInNonces::new(),
             throttle: throttle::SignInThrottle::new(),
             busy: tokio::sync::Semaphore::new(options.max_requests.max(1)),
@@ -342,8 +350,10 @@ impl Dashboard {
             response
         };
         let Lookup::Live(session) = self.sessions.get(&cookie) else {
+            self.save_sessions_later();
             return Err(ended());
         };
+        self.save_sessions_later();
         let (token_id, org_id) = (session.token_id.clone(), session.org.clone());
         let checked = self
             .blocking(move |admin| {
@@ -362,6 +372,7 @@ impl Dashboard {
             Ok(None) | Err(AdminError::Invalid(_)) => {
                 info!(org = %session.org, token = %session.token_id, "dashboard session ended: token revoked or organization gone");
                 self.sessions.close(&cookie);
+                self.save_sessions().await;
                 Err(ended())
             }
             Err(error) => Err(self.failure(&reader, None, &error)),
