@@ -146,7 +146,25 @@ async fn sign_in_sessions_and_cookie_flags() {
     let missing = dashboard_get(addr, Some(session), "/dashboard/invoices/production/999").await;
     assert_eq!(missing.status, 404);
     assert!(
-        missing.body.contains("no production register entry 999"),
+        missing.body.contains(
+            "Votre organisation n&#39;a pas de facture n° 999 dans son registre de production."
+        ),
+        "{}",
+        missing.body
+    );
+    assert!(!missing.body.contains("register entry"), "{}", missing.body);
+    let missing = dashboard_get_with(
+        addr,
+        session,
+        "/dashboard/invoices/sandbox/7/receipt",
+        &[ENGLISH],
+    )
+    .await;
+    assert_eq!(missing.status, 404);
+    assert!(
+        missing
+            .body
+            .contains("Your organization has no invoice No. 7 in its sandbox register."),
         "{}",
         missing.body
     );

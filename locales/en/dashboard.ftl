@@ -20,6 +20,12 @@ dash-err-busy-title = Busy
 dash-err-busy = The dashboard is answering too many requests just now. Try again in a moment.
 dash-err-not-found-title = Not found
 dash-err-no-such-page = There is no such page in the dashboard.
+dash-err-not-found = What you asked for does not exist in your organization.
+dash-err-no-entry = Your organization has no invoice No. { $sequence } in its { $register ->
+    [sandbox] sandbox
+   *[other] production
+} register.
+dash-err-refused = The gateway could not do this. Go back and try again; if it persists, tell the gateway's operator.
 dash-err-method-title = Method not allowed
 dash-err-method = This page does not accept that kind of request.
 dash-err-not-possible-title = Not possible
@@ -28,7 +34,7 @@ dash-err-unavailable = The gateway could not read or write its register just now
 dash-err-csrf-title = Request refused
 dash-err-csrf = This form was not sent from this dashboard's own page, or the page was too old (security check failed). Go back, reload the page and try again.
 dash-err-form-type-title = Unsupported form
-dash-err-form-type = Forms must be sent as application/x-www-form-urlencoded.
+dash-err-form-type = This form was not sent the way a page of this dashboard sends it. Go back, reload the page and try again.
 dash-err-form-large-title = Form too large
 dash-err-form-large = The form is larger than this page accepts.
 dash-err-form-slow-title = Form too slow

@@ -20,6 +20,12 @@ dash-err-busy-title = Occupé
 dash-err-busy = Le tableau de bord répond à trop de demandes en ce moment. Réessayez dans un instant.
 dash-err-not-found-title = Introuvable
 dash-err-no-such-page = Cette page n'existe pas dans le tableau de bord.
+dash-err-not-found = Ce que vous demandez n'existe pas dans votre organisation.
+dash-err-no-entry = Votre organisation n'a pas de facture n° { $sequence } dans son registre { $register ->
+    [sandbox] du bac à sable
+   *[other] de production
+}.
+dash-err-refused = La passerelle n'a pas pu faire cette demande. Revenez en arrière et réessayez ; si cela persiste, prévenez l'opérateur de la passerelle.
 dash-err-method-title = Méthode non permise
 dash-err-method = Cette page n'accepte pas ce genre de requête.
 dash-err-not-possible-title = Impossible
@@ -28,7 +34,7 @@ dash-err-unavailable = La passerelle n'a pas pu lire ou écrire son registre à 
 dash-err-csrf-title = Requête refusée
 dash-err-csrf = Ce formulaire n'a pas été envoyé depuis une page de ce tableau de bord, ou la page était trop ancienne (contrôle de sécurité). Revenez en arrière, rechargez la page et réessayez.
 dash-err-form-type-title = Formulaire non pris en charge
-dash-err-form-type = Les formulaires doivent être envoyés en application/x-www-form-urlencoded.
+dash-err-form-type = Ce formulaire n'a pas été envoyé comme une page de ce tableau de bord l'envoie. Revenez en arrière, rechargez la page et réessayez.
 dash-err-form-large-title = Formulaire trop grand
 dash-err-form-large = Le formulaire dépasse ce que cette page accepte.
 dash-err-form-slow-title = Formulaire trop lent

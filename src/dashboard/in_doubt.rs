@@ -145,7 +145,7 @@ impl Dashboard {
                 web::redirect(&format!("/dashboard/?settled={outcome}"))
             }
             Err(error @ (ResolveError::NoName | ResolveError::BadElement(_))) => {
-                refuse(error.describe(ctx.lang()).into())
+                refuse(super::errors::Text::described(error.describe(ctx.lang())))
             }
             Err(ResolveError::NotAwaiting(_)) => refuse(msg!("dash-doubt-not-awaiting").into()),
             Err(ResolveError::Certify(error)) => self.error_in(

@@ -48,7 +48,8 @@
 //! * Disabling a key cuts off the tills using it: it is asked, then confirmed (a page with
 //!   the key's id and label, and a POST form with the CSRF token); enabling is one click.
 //! * Output: every dynamic value is HTML-escaped (`html::esc`); the CSP forbids scripts.
-//!   Tokens, keys and session ids are never logged.
+//!   Tokens, keys and session ids are never logged. Every text is the catalogue's, an error's
+//!   too (`errors`): never an error's `Display`, which is for the log.
 
 mod alerts;
 mod errors;
@@ -156,6 +157,8 @@ struct Ctx {
     session: Session,
     org: Organization,
     reader: Reader,
+    /// The page asked for (what an error page names).
+    route: Route,
 }
 
 impl Ctx {
@@ -279,13 +282,13 @@ impl Dashboard {
             | Route::KeyDisable
                 if get =>
             {
-                match self.signed_in(&request, reader).await {
+                match self.signed_in(&request, reader, route).await {
                     Ok(ctx) => self.get_page(route, &request, &ctx).await,
                     Err(response) => response,
                 }
             }
             Route::ResolveInDoubt | Route::Keys | Route::KeysToggle | Route::KeyDisable if post => {
-                let ctx = match self.signed_in(&request, reader).await {
+                let ctx = match self.signed_in(&request, reader, route).await {
                     Ok(ctx) => ctx,
                     Err(response) => return response,
                 };
@@ -339,6 +342,7 @@ impl Dashboard {
         &self,
         request: &Request<Incoming>,
         reader: Reader,
+        route: Route,
     ) -> Result<Ctx, Response<Body>> {
         let Some(cookie) = web::cookie(request, SESSION_COOKIE).filter(|c| !c.is_empty()) else {
             return Err(web::redirect("/dashboard/login"));
@@ -368,6 +372,7 @@ impl Dashboard {
                 session,
                 org: shown.organization,
                 reader,
+                route,
             }),
             Ok(None) | Err(AdminError::Invalid(_)) => {
                 info!(org = %session.org, token = %session.token_id, "dashboard session ended: token revoked or organization gone");
