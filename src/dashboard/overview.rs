@@ -27,13 +27,22 @@ impl Dashboard {
         let device = |name: &str| status.devices.iter().find(|view| view.name == name);
         let org = &ctx.org;
         let zone = self.admin.time_zone();
+        // What is open now, read after anything this request follows (a settlement): the
+        // in-doubt section and the alert banner say the same.
+        let open = self.certifier.open_intents().unwrap_or_default();
         let mut body = match web::field(&web::query(request), "settled") {
             Some("certified") => notice("ok", &ctx.text(msg!("dash-settled-certified"))),
             Some("not_certified") => notice("ok", &ctx.text(msg!("dash-settled-not-certified"))),
             _ => String::new(),
         };
         if let Some(engine) = &self.alerts {
-            body.push_str(&super::alerts::banners(&engine.active_for(org), zone, lang));
+            let in_doubt = super::alerts::InDoubtNow::of(&open, &org.id);
+            body.push_str(&super::alerts::banners(
+                &engine.active_for(org),
+                in_doubt,
+                zone,
+                lang,
+            ));
         }
         body.push_str(&format!(
             "<section><h2>{}</h2><dl class=\"grid\"><dt>{}</dt><dd>{}</dd>\
@@ -116,8 +125,12 @@ impl Dashboard {
         if status.reconciling.contains(&org.device) {
             body.push_str(&notice("info", &ctx.text(msg!("dash-reconciling"))));
         }
+        let mine: Vec<_> = open
+            .into_iter()
+            .filter(|open| open.org == org.id && open.reason.is_some())
+            .collect();
         body.push_str(&super::in_doubt::section(
-            &self.certifier.in_doubt_of(&org.id).unwrap_or_default(),
+            &mine,
             zone,
             &ctx.session.csrf,
             lang,
