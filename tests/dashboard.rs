@@ -25,6 +25,19 @@ async fn dashboard_get_with(
     request(addr, "GET", path, &headers, None).await
 }
 
+/// An overview as a shop owner reads it: without its collapsed technical details.
+fn overview_without_details(body: &str) -> String {
+    match (
+        body.find("<details id=\"technical\">"),
+        body.find("</details>"),
+    ) {
+        (Some(start), Some(end)) if start < end => {
+            format!("{}{}", &body[..start], &body[end..])
+        }
+        _ => body.to_owned(),
+    }
+}
+
 /// The public id of an API key (`mcf_live_` + 12 characters).
 fn key_id(key: &str) -> &str {
     &key[9..21]
@@ -118,26 +131,59 @@ async fn sign_in_sessions_and_cookie_flags() {
     assert!(overview.body.contains("Test shop"), "{}", overview.body);
     assert!(overview.body.contains("<meter id=\"quota\""));
     assert!(
-        overview.body.contains("id=\"link-production\">connecté"),
+        overview.body.contains("id=\"link-production\">répond"),
         "{}",
         overview.body
     );
-    assert!(overview.body.contains("id=\"dgi-contact\""));
-    // The device's C2h (read at connection) is shown: its counts of invoices sent and stored.
+    // A sandbox not used yet is not a fault: a grey badge that says so.
     assert!(
-        overview.body.contains("factures envoyées")
-            && overview.body.contains("stockées pas encore envoyées"),
+        overview
+            .body
+            .contains("class=\"badge idle\" id=\"link-sandbox\">pas encore utilisé"),
+        "{}",
+        overview.body
+    );
+    // The device's C2h (read at connection), in plain words; its raw fields for technicians.
+    let plain = overview_without_details(&overview.body);
+    assert!(
+        plain.contains("Dernier échange de l&#39;appareil avec la DGI")
+            && plain.contains("L&#39;appareil est relié à la DGI.")
+            && plain.contains("Il dit avoir transmis 0 facture à la DGI."),
+        "{}",
+        overview.body
+    );
+    for word in [
+        "C2h",
+        "CON",
+        "liaison CON",
+        "sandbox-acme",
+        ">shop<",
+        "HTTP",
+    ] {
+        assert!(
+            !plain.contains(word),
+            "{word:?} outside the details: {plain}"
+        );
+    }
+    assert!(
+        overview
+            .body
+            .contains("<details id=\"technical\"><summary>Détails techniques")
+            && overview.body.contains("STA=CON"),
         "{}",
         overview.body
     );
     let overview = dashboard_get_with(addr, session, "/dashboard/", &[ENGLISH]).await;
     assert!(
-        overview.body.contains("id=\"link-production\">connected"),
+        overview.body.contains("id=\"link-production\">answering"),
         "{}",
         overview.body
     );
     assert!(
-        overview.body.contains("invoices sent") && overview.body.contains("stored not yet sent"),
+        overview.body.contains("id=\"link-sandbox\">not used yet")
+            && overview
+                .body
+                .contains("The device is connected to the DGI."),
         "{}",
         overview.body
     );

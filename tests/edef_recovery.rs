@@ -399,7 +399,7 @@ async fn an_invoice_in_doubt_is_settled_on_the_dashboard_by_its_own_organization
         overview.body
     );
     assert!(
-        overview.body.contains("Régler la facture rn D-1"),
+        overview.body.contains("Régler la facture n° D-1"),
         "{}",
         overview.body
     );

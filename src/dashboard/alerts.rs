@@ -1,5 +1,6 @@
 //! The overview's alert banners: the alerts raised for the signed-in organization (its quota,
-//! its invoices in doubt) and its device (down, DGI contact old), at the top of the page.
+//! its invoices in doubt) and its production device (down, DGI contact old; named so, not by
+//! its configured name), at the top of the page.
 //!
 //! The alert engine evaluates every 30 s; the invoices in doubt can change in between (an
 //! administrator settles one on this page). Their banner is therefore checked against what is
@@ -90,7 +91,6 @@ pub(super) fn banners(
                 "error",
                 msg!(
                     "dash-alert-channel-down",
-                    device = subject(alert),
                     since = facts
                         .since
                         .map(|at| html::time(&at, zone, lang))
@@ -101,7 +101,6 @@ pub(super) fn banners(
                 "warn",
                 msg!(
                     "dash-alert-dgi-contact",
-                    device = subject(alert),
                     at = facts.last_contact.map_or_else(
                         || msg!("dash-never").render(lang),
                         |at| html::device_time(&at, lang)
@@ -133,10 +132,4 @@ pub(super) fn banners(
         return html;
     }
     format!("<section id=\"alerts\">{html}</section>")
-}
-
-fn subject(alert: &RaisedAlert) -> String {
-    match &alert.key.subject {
-        crate::alerts::Subject::Device(name) | crate::alerts::Subject::Org(name) => name.clone(),
-    }
 }

@@ -16,7 +16,7 @@
 //! | GET | `/dashboard/lang?to=fr\|en&back=` | keeps the reader's language choice (cookie), goes back |
 //! | GET, POST | `/dashboard/login` | sign-in form; sign in with a dashboard token |
 //! | POST | `/dashboard/logout` | sign out |
-//! | GET | `/dashboard/` | overview: organization, device link, quota gauge, counters |
+//! | GET | `/dashboard/` | overview: organization, quota gauge, devices in plain words (their protocol values under "technical details"), alerts, invoices in doubt, counters |
 //! | GET, POST | `/dashboard/keys` | API keys; POST issues one (secret shown once) |
 //! | GET | `/dashboard/keys/disable?id=` | asks to confirm disabling a key (its tills are cut off) |
 //! | POST | `/dashboard/keys/disable` | disables a key (`id`), the confirmation's form |
@@ -52,6 +52,7 @@
 //!   too (`errors`): never an error's `Display`, which is for the log.
 
 mod alerts;
+mod devices;
 mod errors;
 mod html;
 mod in_doubt;

@@ -266,16 +266,19 @@ impl LoginPage<'_> {
             ));
         }
         let body = format!(
-            "{message}<p>{} (<code>emcf-gateway dashboard-token issue --org &lt;id&gt;</code>).</p>\
+            "{message}<p>{}</p>\
              <form method=\"post\" action=\"/dashboard/login\" id=\"sign-in-form\">{}\
              <p><label for=\"token\">{}</label><br>\
              <input type=\"password\" name=\"token\" id=\"token\" autocomplete=\"off\" \
              required autofocus></p><p><button type=\"submit\" id=\"sign-in\">{}</button></p>\
-             </form>",
+             </form><details id=\"operator\"><summary>{}</summary><p>{} \
+             <code>emcf-gateway dashboard-token issue --org &lt;id&gt;</code></p></details>",
             t(lang, msg!("dash-signin-intro")),
             csrf_input(nonce),
             t(lang, msg!("dash-signin-token")),
             t(lang, msg!("dash-signin-submit")),
+            t(lang, msg!("dash-signin-operator")),
+            t(lang, msg!("dash-signin-operator-how")),
         );
         let title = msg!("dash-sign-in-title").render(lang);
         let mut response = web::html(self.status, html::page(self.reader, &title, None, &body));
