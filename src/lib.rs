@@ -8,6 +8,7 @@ pub mod admin;
 pub mod alerts;
 pub mod api;
 pub mod arrivals;
+pub mod atomic_file;
 pub mod certify;
 pub mod cli;
 pub mod config;

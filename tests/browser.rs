@@ -3,7 +3,10 @@
 //! `tests/browser/dashboard_test.py` (selenium) against it and expects exit status 0: every
 //! page at phone size (390x844) and desktop size (1280x800), in French and in English, fits
 //! the screen and says its language; Disable asks for confirmation; amounts and times as each
-//! reader writes them. One browser session, resized (about 10 s).
+//! reader writes them; the overview in plain words (no protocol word outside its collapsed
+//! technical details, a grey badge for a sandbox not used yet). One browser session, resized
+//! (about 10 s). A second run settles an invoice in doubt on a gateway on the web API
+//! simulator: the banners agree afterwards.
 //!
 //! Needs `scripts/setup-browser` (Debian chromium + chromium-driver, selenium in `.venv`).
 //! The Python is `$EMCF_TEST_PYTHON`, else `.venv/bin/python` if it exists, else `python3`.
@@ -16,6 +19,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::*;
+use emcf_sim::edef::{start_edef, EdefOptions};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
@@ -32,11 +36,13 @@ fn python() -> PathBuf {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dashboard_in_headless_chromium() {
+/// Whether the browser tests run (`EMCF_SKIP_BROWSER_TESTS=1` skips them, said on stderr);
+/// when they do, the project's own set-up has run and Chromium, chromedriver and selenium are
+/// there (asserted), and the Python to run the script is returned.
+fn browser_ready() -> Option<PathBuf> {
     if std::env::var("EMCF_SKIP_BROWSER_TESTS").is_ok_and(|v| v == "1") {
         eprintln!("SKIPPED: EMCF_SKIP_BROWSER_TESTS=1");
-        return;
+        return None;
     }
     // The project's own set-up (idempotent; installs Debian's chromium as root if missing).
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -68,18 +74,21 @@ async fn dashboard_in_headless_chromium() {
         "{} cannot import selenium: run scripts/setup-browser (or set EMCF_TEST_PYTHON)",
         python.display()
     );
+    Some(python)
+}
 
-    let setup = ApiSetup::start(None).await;
-    let token = issue_dashboard_token(&setup.gateway, "acme");
-    let api_key = setup.issue_key(false);
+/// Runs `tests/browser/dashboard_test.py` with `args` against `gateway` (screenshots in
+/// `dir/screenshots`); asserts it passed (else its output, the screenshots kept in
+/// `$TMPDIR/emcf-browser-screenshots` and the gateway's log); returns its output.
+async fn run_script(python: &Path, gateway: &Gateway, dir: &Path, args: &[&str]) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/dashboard_test.py");
-    let screenshots = setup.dir.path().join("screenshots");
-    let base = format!("http://{}", setup.addr());
+    let screenshots = dir.join("screenshots");
+    let base = format!("http://{}", gateway.addr);
     let started = Instant::now();
-    let mut child = tokio::process::Command::new(&python)
+    let mut child = tokio::process::Command::new(python)
         .arg(&script)
-        .args(["--base", &base, "--token", &token, "--api-key", &api_key])
-        .args(["--rn", "WEB-1", "--org-name", "Test shop"])
+        .args(["--base", &base])
+        .args(args)
         .args(["--chromium", CHROMIUM, "--chromedriver", CHROMEDRIVER])
         .arg("--screenshots")
         .arg(&screenshots)
@@ -121,9 +130,36 @@ async fn dashboard_in_headless_chromium() {
             }
             kept.display().to_string()
         },
-        setup.gateway.log()
+        gateway.log()
     );
     assert!(out.contains("all checks passed"), "{out}");
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dashboard_in_headless_chromium() {
+    let Some(python) = browser_ready() else {
+        return;
+    };
+    let setup = ApiSetup::start(None).await;
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let api_key = setup.issue_key(false);
+    let out = run_script(
+        &python,
+        &setup.gateway,
+        setup.dir.path(),
+        &[
+            "--token",
+            &token,
+            "--api-key",
+            &api_key,
+            "--rn",
+            "WEB-1",
+            "--org-name",
+            "Test shop",
+        ],
+    )
+    .await;
     assert!(
         out.contains("24 page views checked"),
         "6 pages x 2 sizes x 2 languages: {out}"
@@ -142,16 +178,9 @@ async fn dashboard_in_headless_chromium() {
 /// (`tests/browser/receipt_test.py`). A USD credit note, whose block is the longest.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn receipt_pages_fit_a_phone_in_headless_chromium() {
-    if std::env::var("EMCF_SKIP_BROWSER_TESTS").is_ok_and(|v| v == "1") {
-        eprintln!("SKIPPED: EMCF_SKIP_BROWSER_TESTS=1");
+    let Some(python) = browser_ready() else {
         return;
-    }
-    for tool in [CHROMIUM, CHROMEDRIVER] {
-        assert!(
-            Path::new(tool).exists(),
-            "{tool} is missing: run scripts/setup-browser (or set EMCF_SKIP_BROWSER_TESTS=1)"
-        );
-    }
+    };
     let setup = ApiSetup::start(None).await;
     let addr = setup.addr();
     let sale = post_invoice(addr, &setup.key, &usd_invoice("PHONE-FV-2026/000001")).await;
@@ -179,7 +208,7 @@ async fn receipt_pages_fit_a_phone_in_headless_chromium() {
         format!("{dashboard}?layout=80mm"),
     ];
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/receipt_test.py");
-    let mut command = std::process::Command::new(python());
+    let mut command = std::process::Command::new(&python);
     command
         .arg(&script)
         .args(["--base", &format!("http://{addr}"), "--api-key", &setup.key])
@@ -196,4 +225,51 @@ async fn receipt_pages_fit_a_phone_in_headless_chromium() {
     );
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("10 receipt views checked"), "{stdout}");
+}
+
+/// Issue 24: an invoice in doubt (a web API confirm whose answer was lost) on the overview, at
+/// both sizes and in both languages, with its section and the alert's banner; settled with
+/// its form on a phone; then the green "settled" and neither the banner nor the section.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invoice_in_doubt_settled_in_headless_chromium() {
+    let Some(python) = browser_ready() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let api = start_edef(
+        "127.0.0.1:0".parse().expect("address"),
+        EdefOptions::default(),
+    )
+    .await
+    .expect("the web API simulator starts");
+    let token_file = dir.path().join("dgi.token");
+    std::fs::write(&token_file, "sim-token\n").expect("token file");
+    let config = format!(
+        "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n\n[[devices]]\nname = \"dgi\"\n\
+         kind = \"edef\"\nurl = {url:?}\ntoken_file = {token_file:?}\nstatus_interval_secs = 1\n",
+        state = dir.path().join("state"),
+        url = api.url(),
+    );
+    let gateway = Gateway::start(dir.path(), &config);
+    let key = tokio::task::block_in_place(|| {
+        add_org_with_key(dir.path(), &gateway.config, "acme", "dgi", None)
+    });
+    gateway.wait_ready().await;
+    api.faults().update(|f| f.drop_next_confirm_answer = 1);
+    let lost = post_invoice(gateway.addr, &key, &invoice("D-1")).await;
+    assert_error(&lost, 409, 111);
+    let token = issue_dashboard_token(&gateway, "acme");
+    let out = run_script(
+        &python,
+        &gateway,
+        dir.path(),
+        &["--scenario", "settlement", "--token", &token],
+    )
+    .await;
+    assert!(
+        out.contains("8 page views checked"),
+        "2 pages (in doubt, settled) x 2 sizes x 2 languages: {out}"
+    );
+    drop(gateway);
+    api.shutdown().await;
 }

@@ -25,6 +25,19 @@ async fn dashboard_get_with(
     request(addr, "GET", path, &headers, None).await
 }
 
+/// An overview as a shop owner reads it: without its collapsed technical details.
+fn overview_without_details(body: &str) -> String {
+    match (
+        body.find("<details id=\"technical\">"),
+        body.find("</details>"),
+    ) {
+        (Some(start), Some(end)) if start < end => {
+            format!("{}{}", &body[..start], &body[end..])
+        }
+        _ => body.to_owned(),
+    }
+}
+
 /// The public id of an API key (`mcf_live_` + 12 characters).
 fn key_id(key: &str) -> &str {
     &key[9..21]
@@ -107,35 +120,70 @@ async fn sign_in_sessions_and_cookie_flags() {
     assert!(header.contains("SameSite=Strict"), "{header}");
     assert!(header.contains("Path=/dashboard"), "{header}");
     assert!(!header.contains("Secure"), "{header}");
+    // A claim of TLS from a peer that is not a configured proxy changes nothing (the
+    // proxies' side: tests/dashboard_sign_in.rs).
     let tls = dashboard_sign_in_response(addr, &token, &[("X-Forwarded-Proto", "https")]).await;
     let (_, header) = set_cookie(&tls, "emcf_session").expect("session cookie");
-    assert!(header.contains("; Secure"), "{header}");
+    assert!(!header.contains("Secure"), "{header}");
 
     let overview = dashboard_get(addr, Some(session), "/dashboard/").await;
     assert_eq!(overview.status, 200, "{}", overview.body);
     assert!(overview.body.contains("Test shop"), "{}", overview.body);
     assert!(overview.body.contains("<meter id=\"quota\""));
     assert!(
-        overview.body.contains("id=\"link-production\">connecté"),
+        overview.body.contains("id=\"link-production\">répond"),
         "{}",
         overview.body
     );
-    assert!(overview.body.contains("id=\"dgi-contact\""));
-    // The device's C2h (read at connection) is shown: its counts of invoices sent and stored.
+    // A sandbox not used yet is not a fault: a grey badge that says so.
     assert!(
-        overview.body.contains("factures envoyées")
-            && overview.body.contains("stockées pas encore envoyées"),
+        overview
+            .body
+            .contains("class=\"badge idle\" id=\"link-sandbox\">pas encore utilisé"),
+        "{}",
+        overview.body
+    );
+    // The device's C2h (read at connection), in plain words; its raw fields for technicians.
+    let plain = overview_without_details(&overview.body);
+    assert!(
+        plain.contains("Dernier échange de l&#39;appareil avec la DGI")
+            && plain.contains("L&#39;appareil est relié à la DGI.")
+            && plain.contains("Il dit avoir transmis 0 facture à la DGI."),
+        "{}",
+        overview.body
+    );
+    for word in [
+        "C2h",
+        "CON",
+        "liaison CON",
+        "sandbox-acme",
+        ">shop<",
+        "HTTP",
+    ] {
+        assert!(
+            !plain.contains(word),
+            "{word:?} outside the details: {plain}"
+        );
+    }
+    assert!(
+        overview
+            .body
+            .contains("<details id=\"technical\"><summary>Détails techniques")
+            && overview.body.contains("STA=CON"),
         "{}",
         overview.body
     );
     let overview = dashboard_get_with(addr, session, "/dashboard/", &[ENGLISH]).await;
     assert!(
-        overview.body.contains("id=\"link-production\">connected"),
+        overview.body.contains("id=\"link-production\">answering"),
         "{}",
         overview.body
     );
     assert!(
-        overview.body.contains("invoices sent") && overview.body.contains("stored not yet sent"),
+        overview.body.contains("id=\"link-sandbox\">not used yet")
+            && overview
+                .body
+                .contains("The device is connected to the DGI."),
         "{}",
         overview.body
     );
@@ -144,7 +192,25 @@ async fn sign_in_sessions_and_cookie_flags() {
     let missing = dashboard_get(addr, Some(session), "/dashboard/invoices/production/999").await;
     assert_eq!(missing.status, 404);
     assert!(
-        missing.body.contains("no production register entry 999"),
+        missing.body.contains(
+            "Votre organisation n&#39;a pas de facture n° 999 dans son registre de production."
+        ),
+        "{}",
+        missing.body
+    );
+    assert!(!missing.body.contains("register entry"), "{}", missing.body);
+    let missing = dashboard_get_with(
+        addr,
+        session,
+        "/dashboard/invoices/sandbox/7/receipt",
+        &[ENGLISH],
+    )
+    .await;
+    assert_eq!(missing.status, 404);
+    assert!(
+        missing
+            .body
+            .contains("Your organization has no invoice No. 7 in its sandbox register."),
         "{}",
         missing.body
     );

@@ -1,7 +1,10 @@
 //! Issue 14, point 5, against the real binary: failed sign-ins slow the next ones from that
 //! address (429 + Retry-After, logged and counted) without touching other addresses; the
-//! sign-in form's value is good only from the address that loaded the form, once. Other
-//! addresses are 127.0.0.2.. (loopback answers them all).
+//! sign-in form's value is good only from the address that loaded the form, once. Issue 24:
+//! sessions survive a restart (the same cookie, the same CSRF token) unless their token was
+//! revoked meanwhile, and the file keeps no secret; `X-Forwarded-Host` and
+//! `X-Forwarded-Proto` count only from a configured proxy. Other addresses are 127.0.0.2..
+//! (loopback answers them all).
 
 mod common;
 
@@ -9,7 +12,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use common::{
-    csrf_field, form_body, get, http, issue_dashboard_token, set_cookie, ApiSetup, Response,
+    cli, csrf_field, dashboard_get, dashboard_post, dashboard_sign_in, form_body, get, http,
+    issue_dashboard_token, serve_expecting_exit, set_cookie, ApiSetup, Gateway, Response,
 };
 
 fn ip(last: u8) -> IpAddr {
@@ -145,4 +149,175 @@ async fn a_sign_in_form_value_is_good_only_from_its_address_and_once() {
         403,
         "used once"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sessions_survive_a_restart_but_not_a_revoked_token() {
+    let mut setup = ApiSetup::start(None).await;
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let other = issue_dashboard_token(&setup.gateway, "acme");
+    let (session, csrf) = dashboard_sign_in(setup.addr(), &token).await;
+    let (revoked, _) = dashboard_sign_in(setup.addr(), &other).await;
+    // What the file keeps: no cookie id, no CSRF token, for its owner only.
+    let file = setup.dir.path().join("state/dashboard-sessions.json");
+    let text = std::fs::read_to_string(&file).expect("sessions file");
+    for secret in [&session, &csrf, &revoked] {
+        assert!(
+            !text.contains(secret.as_str()),
+            "a secret in the file: {text}"
+        );
+    }
+    assert!(text.contains(&token[9..21]), "{text}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&file).expect("mode").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+
+    // A restart; meanwhile the second token is revoked (the CLI on the stopped register).
+    assert!(setup.gateway.terminate(), "clean exit");
+    let config = setup.gateway.config.clone();
+    let out = tokio::task::block_in_place(|| {
+        cli(
+            setup.dir.path(),
+            &config,
+            &["dashboard-token", "revoke", &other[9..21]],
+        )
+    });
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&config).expect("config");
+    setup.gateway = Gateway::start(setup.dir.path(), &text);
+    setup.gateway.wait_ready().await;
+    let addr = setup.addr();
+
+    // The same cookie is still signed in, with the same CSRF token: a page opened before the
+    // restart posts its form.
+    let page = dashboard_get(addr, Some(&session), "/dashboard/").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(csrf_field(&page.body).as_deref(), Some(csrf.as_str()));
+    let gone = dashboard_get(addr, Some(&revoked), "/dashboard/").await;
+    assert_eq!(
+        gone.status, 303,
+        "a revoked token's session does not survive"
+    );
+    assert_eq!(gone.header("location"), Some("/dashboard/login?expired=1"));
+    let text = std::fs::read_to_string(&file).expect("sessions file");
+    assert!(!text.contains(&other[9..21]), "dropped at start: {text}");
+    let log = setup.gateway.log();
+    assert!(log.contains("restored=1 dropped=1"), "{log}");
+
+    // Signed out: gone for good, also after another restart.
+    let cookie = format!("emcf_session={session}");
+    let out = dashboard_post(
+        addr,
+        Some(&cookie),
+        "/dashboard/logout",
+        &[("csrf", &csrf)],
+        &[],
+    )
+    .await;
+    assert_eq!(out.status, 303, "{}", out.body);
+    setup.restart_gateway().await;
+    let after = dashboard_get(setup.addr(), Some(&session), "/dashboard/").await;
+    assert_eq!(after.status, 303, "{}", after.body);
+    let login = dashboard_get(setup.addr(), None, "/dashboard/login").await;
+    assert!(!login.body.contains("sessions-not-kept"), "{}", login.body);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn forwarded_host_and_proto_count_only_from_a_configured_proxy() {
+    let mut setup = ApiSetup::start(None).await;
+    let config = std::fs::read_to_string(&setup.gateway.config).expect("config");
+    std::fs::write(
+        &setup.gateway.config,
+        format!("{config}\n[http]\ntrusted_proxies = [\"127.0.0.1\", \"10.0.0.0/8\"]\n"),
+    )
+    .expect("config written");
+    setup.restart_gateway().await;
+    let addr = setup.addr();
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    // A browser that reached the gateway as https://shop.example through a TLS proxy.
+    let token = token.as_str();
+    let forwarded = |local: IpAddr| async move {
+        let form = load_form(local, addr).await;
+        let cookie = format!("emcf_signin={}", form.0);
+        let body = form_body(&[("csrf", &form.1), ("token", token)]);
+        let headers = [
+            ("Content-Type", "application/x-www-form-urlencoded"),
+            ("Origin", "https://shop.example"),
+            ("X-Forwarded-Host", "shop.example"),
+            ("X-Forwarded-Proto", "https"),
+            ("Cookie", cookie.as_str()),
+        ];
+        request_from(local, addr, "POST", "/dashboard/login", &headers, &body).await
+    };
+    // From any other peer the same headers are ignored: another origin, refused.
+    let forged = forwarded(ip(2)).await;
+    assert_eq!(forged.status, 403, "{}", forged.body);
+    assert!(set_cookie(&forged, "emcf_session").is_none());
+    // From the configured proxy: believed, and the cookie is Secure.
+    let proxied = forwarded(ip(1)).await;
+    assert_eq!(proxied.status, 303, "{}", proxied.body);
+    let (_, header) = set_cookie(&proxied, "emcf_session").expect("session cookie");
+    assert!(header.contains("; Secure"), "{header}");
+    // A claim of TLS from another peer does not make the cookie Secure.
+    let form = load_form(ip(3), addr).await;
+    let cookie = format!("emcf_signin={}", form.0);
+    let origin = format!("http://{addr}");
+    let body = form_body(&[("csrf", &form.1), ("token", token)]);
+    let headers = [
+        ("Content-Type", "application/x-www-form-urlencoded"),
+        ("Origin", origin.as_str()),
+        ("X-Forwarded-Proto", "https"),
+        ("Cookie", cookie.as_str()),
+    ];
+    let plain = request_from(ip(3), addr, "POST", "/dashboard/login", &headers, &body).await;
+    assert_eq!(plain.status, 303, "{}", plain.body);
+    let (session, header) = set_cookie(&plain, "emcf_session").expect("session cookie");
+    assert!(!header.contains("Secure"), "{header}");
+    // A signed-in form with a forged host from another peer: refused, nothing done.
+    let session = session.to_string();
+    let page = dashboard_get(addr, Some(&session), "/dashboard/keys").await;
+    let csrf = csrf_field(&page.body).expect("csrf");
+    let cookie = format!("emcf_session={session}");
+    let body = form_body(&[("csrf", &csrf), ("environment", "sandbox"), ("label", "x")]);
+    let forged_host = |host: &'static str| {
+        [
+            ("Content-Type", "application/x-www-form-urlencoded"),
+            ("Origin", "https://evil.example"),
+            ("X-Forwarded-Host", host),
+            ("Cookie", cookie.as_str()),
+        ]
+    };
+    let issue = request_from(
+        ip(3),
+        addr,
+        "POST",
+        "/dashboard/keys",
+        &forged_host("evil.example"),
+        &body,
+    )
+    .await;
+    assert_eq!(issue.status, 403, "{}", issue.body);
+    assert!(!issue.body.contains("mcf_test_"), "{}", issue.body);
+
+    // A wrong entry is refused at start, naming the key.
+    assert!(setup.gateway.terminate(), "clean exit");
+    std::fs::write(
+        &setup.gateway.config,
+        format!("{config}\n[http]\ntrusted_proxies = [\"192.168.1.10/24\"]\n"),
+    )
+    .expect("config written");
+    let (status, said) = tokio::task::block_in_place(|| {
+        serve_expecting_exit(
+            setup.dir.path(),
+            &setup.gateway.config,
+            Duration::from_secs(20),
+        )
+    });
+    assert!(!status.success(), "{said}");
+    assert!(said.contains("http.trusted_proxies"), "{said}");
+    assert!(said.contains("192.168.1.0/24"), "{said}");
 }

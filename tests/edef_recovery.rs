@@ -399,10 +399,21 @@ async fn an_invoice_in_doubt_is_settled_on_the_dashboard_by_its_own_organization
         overview.body
     );
     assert!(
-        overview.body.contains("Régler la facture rn D-1"),
+        overview.body.contains("Régler la facture n° D-1"),
         "{}",
         overview.body
     );
+    // The alerts raise their banner too (evaluated within a second of the answer).
+    let mut banner = false;
+    for _ in 0..100 {
+        let page = common::dashboard_get(gateway.addr, Some(&session), "/dashboard/").await;
+        banner = page.body.contains("id=\"alert-in_doubt\"");
+        if banner {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(banner, "no in-doubt banner within 10 s");
 
     // Another organization cannot name it.
     let beta = common::issue_dashboard_token(&gateway, "beta");
@@ -472,6 +483,12 @@ async fn an_invoice_in_doubt_is_settled_on_the_dashboard_by_its_own_organization
         after.body
     );
     assert!(!after.body.contains("id=\"in-doubt\""), "{}", after.body);
+    // The banners agree: "settled", and no "an invoice is in doubt" any more.
+    assert!(
+        !after.body.contains("id=\"alert-in_doubt\""),
+        "{}",
+        after.body
+    );
     assert!(open_intents(&gateway).is_empty());
     let retry = post_invoice(gateway.addr, &key, &common::invoice("D-1")).await;
     assert_eq!(retry.status, 200, "{}", retry.body);

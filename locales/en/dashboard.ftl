@@ -8,7 +8,7 @@ dash-subtitle = organization dashboard
 dash-lang-switch = Language
 dash-nav-overview = Overview
 dash-nav-keys = API keys
-dash-nav-invoices = LogInvoices
+dash-nav-invoices = Invoices
 dash-nav-sign-out = Sign out
 dash-back-overview = Back to the overview
 dash-back-keys = Back to the keys
@@ -20,6 +20,12 @@ dash-err-busy-title = Busy
 dash-err-busy = The dashboard is answering too many requests just now. Try again in a moment.
 dash-err-not-found-title = Not found
 dash-err-no-such-page = There is no such page in the dashboard.
+dash-err-not-found = What you asked for does not exist in your organization.
+dash-err-no-entry = Your organization has no invoice No. { $sequence } in its { $register ->
+    [sandbox] sandbox
+   *[other] production
+} register.
+dash-err-refused = The gateway could not do this. Go back and try again; if it persists, tell the gateway's operator.
 dash-err-method-title = Method not allowed
 dash-err-method = This page does not accept that kind of request.
 dash-err-not-possible-title = Not possible
@@ -28,7 +34,7 @@ dash-err-unavailable = The gateway could not read or write its register just now
 dash-err-csrf-title = Request refused
 dash-err-csrf = This form was not sent from this dashboard's own page, or the page was too old (security check failed). Go back, reload the page and try again.
 dash-err-form-type-title = Unsupported form
-dash-err-form-type = Forms must be sent as application/x-www-form-urlencoded.
+dash-err-form-type = This form was not sent the way a page of this dashboard sends it. Go back, reload the page and try again.
 dash-err-form-large-title = Form too large
 dash-err-form-large = The form is larger than this page accepts.
 dash-err-form-slow-title = Form too slow
@@ -39,13 +45,17 @@ dash-err-form-cut = The form could not be read (cut off). Send it again.
 ## Sign-in
 
 dash-sign-in-title = Sign in
-dash-signin-intro = Sign in with the dashboard token the gateway's operator gave you
+dash-signin-intro = Sign in with the dashboard token the gateway's operator gave you.
+dash-signin-operator = For the gateway's operator
+dash-signin-operator-how = A token is made on the gateway's server with:
 dash-signin-token = Dashboard token
 dash-signin-submit = Sign in
 dash-signin-expired = Your session has expired or was ended. Please sign in again.
+dash-signin-lost-at-restart = The gateway restarted and could not take back the sessions open before: please sign in again.
+dash-signin-not-kept = The gateway cannot save sessions just now: if it restarts, you will have to sign in again. Tell the gateway's operator.
 dash-signin-signed-out = You are signed out.
 dash-signin-foreign = This sign-in form was not sent from this dashboard.
-dash-signin-cookie = Your browser did not send back this form's cookie (cookies are disabled, or the form was too old). Allow cookies for this site, then sign in again.
+dash-signin-cookie = This sign-in form is no longer valid: the page was opened more than an hour ago, the gateway restarted since, or your browser refuses this site's cookies. Reload the page (allow cookies for this site if needed), then sign in.
 dash-signin-empty = Type or paste your dashboard token.
 dash-signin-invalid = This dashboard token is not valid: it may be mistyped or cut, or it was revoked. Paste it again in full, or ask the gateway's operator for a new one.
 dash-signin-whose-address = this address
@@ -61,30 +71,44 @@ dash-org-title = Organization
 dash-org-name = Name
 dash-org-id = Id
 dash-org-plan = Plan
+dash-plan = { $plan ->
+    [grow] Grow
+   *[other] Start
+}
 dash-quota-title = Quota { $year }
-dash-quota-used = { $used } of { $quota } production invoices used, { $left } left this year
+dash-quota-used = { $used } of { $quota } production invoices used, { $n_left ->
+        [one] { $left } left
+       *[other] { $left } left
+    } this year
 dash-quota-sandbox = Sandbox invoices never count.
 dash-devices-title = Devices
 dash-device-register = Register
-dash-device-device = Device
-dash-device-link = Link
+dash-device-state = State
 dash-device-since = Since
 dash-device-last-reply = Last reply from the device
-dash-device-queued = Queued
-dash-device-last-error = Last link error
+dash-device-queued = Invoices waiting
 dash-register-production = Production
 dash-register-sandbox = Sandbox
-dash-link-connected = connected
-dash-link-disconnected = disconnected
+dash-link-connected = answering
+dash-link-disconnected = not answering
 dash-link-not-configured = not configured
-dash-device-not-ready = Invoices cannot be certified now: { $reason }.
+dash-link-unused = not used yet
+dash-link-unused-hint = started at the first test invoice
+dash-device-not-ready = Invoices cannot be certified now: { $code ->
+    [link_down] the device does not answer.
+    [box_blocked] the device answers, but refuses to certify for now.
+    [nif_mismatch] the device is registered for another NIF than your organization's; the gateway's operator must correct the NIF or the device.
+    [settling] the gateway is first settling an earlier invoice with the device.
+    [token_rejected] the DGI refuses the gateway's access; the gateway's operator must install a new token.
+   *[other] the device is not ready.
+}
 dash-alert-quota = { $percent }% of the { $year } annual quota is used ({ $used } invoices of { $quota }).
-dash-alert-quota-full = The { $year } annual quota is reached ({ $used } invoices of { $quota }): new invoices are refused (HTTP 429). { $plan ->
+dash-alert-quota-full = The { $year } annual quota is reached ({ $used } invoices of { $quota }): new invoices are refused. { $plan ->
     [start] Upgrade to the larger plan (Grow) to go on certifying.
    *[other] Ask your provider to raise the quota to go on certifying.
 }
-dash-alert-channel-down = Device { $device } has not answered since { $since }: no invoice can be certified.
-dash-alert-dgi-contact = The last contact of device { $device } with the DGI was on { $at }: check its network connection.
+dash-alert-channel-down = The production device has not answered since { $since }: no invoice can be certified.
+dash-alert-dgi-contact = The last exchange of the production device with the DGI was on { $at }: check its network connection.
 dash-alert-in-doubt = { $count ->
     [one] One invoice is in doubt (its outcome is unknown).
    *[other] { $count } invoices are in doubt (their outcome is unknown).
@@ -97,17 +121,48 @@ dash-anomaly-title = Fiscal anomaly
 dash-anomaly-intro = The box contradicts what the register knows of it. Invoices are still certified (the box is the fiscal authority); tell the gateway's administrator, who checks it with the DGI and acknowledges it.
 dash-anomaly-counter-went-back = its invoice counter went back
 dash-anomaly-nif-changed = it reports another taxpayer NIF
-dash-anomaly-item = No. { $id }, { $at }: box { $nim } { $what }: the register's last entry ({ $entry }) has NIF { $known_nif } and counter { $known_tc }; the box said NIF { $seen_nif } and counter { $seen_tc } ({ $seen_in }).
-dash-dgi-token-valid = DGI web API token valid until { $until }.
-dash-dgi-token-soon = It expires within 7 days: install a new token from the DGI portal.
-dash-dgi-unknown = Last contact of the device with the DGI (C2h): unknown (the device has not answered C2h since the gateway started).
-dash-dgi-contact = Last contact of the device with the DGI (C2h, device clock): { $at }; link { $state }; invoices sent: { $sent }, stored not yet sent: { $stored }.
-dash-dgi-error = Last error: { $error }.
+dash-anomaly-item = No. { $id }, on { $at }: { $what } (in the register: NIF { $known_nif }, counter { $known_tc }; according to the device: NIF { $seen_nif }, counter { $seen_tc }).
+dash-dgi-token-valid = The gateway's access to the DGI's online service is valid until { $until }.
+dash-dgi-token-soon = It expires within 7 days: the gateway's operator must install a new token from the DGI portal.
+dash-dgi-unknown = Last exchange of the device with the DGI: not known yet (the device has not told it since the gateway started).
+dash-dgi-contact = Last exchange of the device with the DGI: { $at } (device time).
+dash-dgi-state = { $state ->
+    [CON] The device is connected to the DGI.
+    [TRA] The device is sending invoices to the DGI.
+    [DIS] The device is not connected to the DGI just now (normal between two sends).
+   *[other] The state of its link with the DGI is not known (see the technical details).
+}
+dash-dgi-sent = { $n ->
+    [one] It says it sent { $sent } invoice to the DGI.
+   *[other] It says it sent { $sent } invoices to the DGI.
+}
+dash-dgi-error = It reports a problem with its link to the DGI (see the technical details).
+dash-tech-title = Technical details
+dash-tech-intro = For the gateway's operator or a technician: names and values as the devices and the protocol give them.
+dash-tech-device = { $register ->
+    [sandbox] Sandbox device
+   *[other] Production device
+}
+dash-tech-link-error = { $register ->
+    [sandbox] Last link error (sandbox)
+   *[other] Last link error (production)
+}
+dash-tech-pending = Requests pending on the DGI web API (pending)
+dash-tech-not-ready = Why it does not certify (log text)
+dash-tech-token = DGI web API token valid until
+dash-tech-c2h = Link with the DGI (C2h reply)
+dash-tech-anomaly = Anomaly No. { $id }
 dash-registers-title = Registers
-dash-registers-invoices = LogInvoices:
-dash-registers-production = { $n } production
-dash-registers-sandbox = { $n } sandbox
-dash-registers-separate = a separate register and counter
+dash-registers-invoices = Certified invoices:
+dash-registers-production = { $n ->
+        [one] { $count } production
+       *[other] { $count } production
+    }
+dash-registers-sandbox = { $n ->
+        [one] { $count } sandbox
+       *[other] { $count } sandbox
+    }
+dash-registers-separate = the sandbox has its own register and never counts in the quota
 dash-registers-keys = API keys:
 dash-registers-keys-enabled = { $enabled } of { $total } enabled
 
@@ -117,13 +172,15 @@ dash-doubt-title = { $n ->
         [one] { $n } invoice in doubt
        *[other] { $n } invoices in doubt
     }
-dash-doubt-intro = The DGI's answer to these confirmations was lost and the DGI no longer lists them as pending: whether they were certified is not known. Do not send them again under another number. Look each one up on the DGI's portal (by its number or its request), then say here what the portal shows; the ERP's next try of the same number then gets the answer. The gateway's administrator can do the same with emcf-gateway intent list and intent resolve.
-dash-doubt-item = rn { $rn } ({ $kind }, total { $total }), received { $received }; request { $request }
-dash-doubt-settle-rn = Settle rn { $rn }
+dash-doubt-intro = The DGI's answer to these confirmations was lost and the DGI no longer lists them as pending: whether they were certified is not known. Do not send them again under another number. Look each one up on the DGI's portal (by its number or its request's reference), then say here what the portal shows; the ERP's next try of the same number then gets the answer. The gateway's operator can also settle them on their side.
+dash-doubt-item = Invoice No. { $rn }, { $total }, received { $received }; reference of the request to the DGI: { $request }
+dash-doubt-settle-rn = Settle invoice No. { $rn }
 dash-doubt-portal = What the DGI's portal shows
 dash-doubt-certified = Certified, with these elements:
+dash-doubt-code = Security code (codeDEFDGI)
+dash-doubt-nim = Device number (NIM)
 dash-doubt-qr = QR code (its text)
-dash-doubt-counters = Counters, e.g. 12/345 FV
+dash-doubt-counters = Counters (e.g. 12/345 FV)
 dash-doubt-date = Date and time on the portal
 dash-doubt-not-certified = Not certified: the portal shows no such invoice (the ERP may then send it again)
 dash-doubt-by = Your name (journaled)
@@ -215,6 +272,13 @@ dash-field-sequence = Sequence
 dash-field-seller = Seller NIF / ISF
 dash-field-received = Received
 dash-field-source = Recorded from
+dash-source-device = the device, when certifying the invoice
+dash-source-reconciled = the device, read back after an interruption (restart or power cut)
+dash-source-administrator = { $name } (administrator), from the DGI's portal{ $dashboard ->
+    [yes] , on the dashboard
+   *[other] {""}
+}
+dash-source-note = : { $note }
 dash-field-key = API key
 dash-field-device = Device
 dash-field-digest = Request digest (SHA-256)

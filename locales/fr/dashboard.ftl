@@ -8,7 +8,7 @@ dash-subtitle = tableau de bord de l'organisation
 dash-lang-switch = Langue
 dash-nav-overview = Vue d'ensemble
 dash-nav-keys = Clés API
-dash-nav-invoices = LogInvoices
+dash-nav-invoices = Factures
 dash-nav-sign-out = Se déconnecter
 dash-back-overview = Retour à la vue d'ensemble
 dash-back-keys = Retour aux clés
@@ -20,6 +20,12 @@ dash-err-busy-title = Occupé
 dash-err-busy = Le tableau de bord répond à trop de demandes en ce moment. Réessayez dans un instant.
 dash-err-not-found-title = Introuvable
 dash-err-no-such-page = Cette page n'existe pas dans le tableau de bord.
+dash-err-not-found = Ce que vous demandez n'existe pas dans votre organisation.
+dash-err-no-entry = Votre organisation n'a pas de facture n° { $sequence } dans son registre { $register ->
+    [sandbox] du bac à sable
+   *[other] de production
+}.
+dash-err-refused = La passerelle n'a pas pu faire cette demande. Revenez en arrière et réessayez ; si cela persiste, prévenez l'opérateur de la passerelle.
 dash-err-method-title = Méthode non permise
 dash-err-method = Cette page n'accepte pas ce genre de requête.
 dash-err-not-possible-title = Impossible
@@ -28,7 +34,7 @@ dash-err-unavailable = La passerelle n'a pas pu lire ou écrire son registre à 
 dash-err-csrf-title = Requête refusée
 dash-err-csrf = Ce formulaire n'a pas été envoyé depuis une page de ce tableau de bord, ou la page était trop ancienne (contrôle de sécurité). Revenez en arrière, rechargez la page et réessayez.
 dash-err-form-type-title = Formulaire non pris en charge
-dash-err-form-type = Les formulaires doivent être envoyés en application/x-www-form-urlencoded.
+dash-err-form-type = Ce formulaire n'a pas été envoyé comme une page de ce tableau de bord l'envoie. Revenez en arrière, rechargez la page et réessayez.
 dash-err-form-large-title = Formulaire trop grand
 dash-err-form-large = Le formulaire dépasse ce que cette page accepte.
 dash-err-form-slow-title = Formulaire trop lent
@@ -39,13 +45,17 @@ dash-err-form-cut = Le formulaire n'a pas pu être lu (coupé). Envoyez-le de no
 ## Connexion
 
 dash-sign-in-title = Connexion
-dash-signin-intro = Connectez-vous avec le jeton de tableau de bord que l'opérateur de la passerelle vous a donné
+dash-signin-intro = Connectez-vous avec le jeton de tableau de bord que l'opérateur de la passerelle vous a donné.
+dash-signin-operator = Pour l'opérateur de la passerelle
+dash-signin-operator-how = Un jeton se crée sur le serveur de la passerelle avec :
 dash-signin-token = Jeton du tableau de bord
 dash-signin-submit = Se connecter
 dash-signin-expired = Votre session a expiré ou a été fermée. Connectez-vous de nouveau.
+dash-signin-lost-at-restart = La passerelle a redémarré et n'a pas pu reprendre les sessions ouvertes avant : connectez-vous de nouveau.
+dash-signin-not-kept = La passerelle ne peut pas enregistrer les sessions en ce moment : si elle redémarre, vous devrez vous reconnecter. Prévenez l'opérateur de la passerelle.
 dash-signin-signed-out = Vous êtes déconnecté.
 dash-signin-foreign = Ce formulaire de connexion n'a pas été envoyé depuis ce tableau de bord.
-dash-signin-cookie = Votre navigateur n'a pas renvoyé le cookie de ce formulaire (cookies désactivés, ou formulaire trop ancien). Autorisez les cookies pour ce site, puis connectez-vous de nouveau.
+dash-signin-cookie = Ce formulaire de connexion n'est plus valable : la page a été ouverte il y a plus d'une heure, la passerelle a redémarré depuis, ou votre navigateur refuse les cookies de ce site. Rechargez la page (autorisez les cookies pour ce site si besoin), puis connectez-vous.
 dash-signin-empty = Saisissez ou collez votre jeton de tableau de bord.
 dash-signin-invalid = Ce jeton de tableau de bord n'est pas valide : il est peut-être mal saisi ou coupé, ou il a été révoqué. Collez-le de nouveau en entier, ou demandez-en un nouveau à l'opérateur de la passerelle.
 dash-signin-whose-address = cette adresse
@@ -61,33 +71,44 @@ dash-org-title = Organisation
 dash-org-name = Nom
 dash-org-id = Identifiant
 dash-org-plan = Formule
+dash-plan = { $plan ->
+    [grow] Grow
+   *[other] Start
+}
 dash-quota-title = Quota { $year }
-dash-quota-used = { $used } sur { $quota } factures de production utilisées, { $left ->
+dash-quota-used = { $used } sur { $quota } factures de production utilisées, { $n_left ->
         [one] { $left } restante
        *[other] { $left } restantes
     } cette année
 dash-quota-sandbox = Les factures du bac à sable ne comptent jamais.
 dash-devices-title = Appareils
 dash-device-register = Registre
-dash-device-device = Appareil
-dash-device-link = Liaison
+dash-device-state = État
 dash-device-since = Depuis
 dash-device-last-reply = Dernière réponse de l'appareil
-dash-device-queued = En file d'attente
-dash-device-last-error = Dernière erreur de liaison
+dash-device-queued = Factures en attente
 dash-register-production = Production
 dash-register-sandbox = Bac à sable
-dash-link-connected = connecté
-dash-link-disconnected = déconnecté
+dash-link-connected = répond
+dash-link-disconnected = ne répond pas
 dash-link-not-configured = non configuré
-dash-device-not-ready = Les factures ne peuvent pas être certifiées maintenant : { $reason }.
+dash-link-unused = pas encore utilisé
+dash-link-unused-hint = créé à la première facture de test
+dash-device-not-ready = Les factures ne peuvent pas être certifiées maintenant : { $code ->
+    [link_down] l'appareil ne répond pas.
+    [box_blocked] l'appareil répond, mais refuse de certifier pour l'instant.
+    [nif_mismatch] l'appareil est enregistré pour un autre NIF que celui de votre organisation ; l'opérateur de la passerelle doit corriger le NIF ou l'appareil.
+    [settling] la passerelle règle d'abord une facture précédente avec l'appareil.
+    [token_rejected] la DGI refuse l'accès de la passerelle ; l'opérateur de la passerelle doit installer un nouveau jeton.
+   *[other] l'appareil n'est pas prêt.
+}
 dash-alert-quota = { $percent } % du quota annuel { $year } est utilisé ({ $used } factures sur { $quota }).
-dash-alert-quota-full = Le quota annuel { $year } est atteint ({ $used } factures sur { $quota }) : les nouvelles factures sont refusées (HTTP 429). { $plan ->
+dash-alert-quota-full = Le quota annuel { $year } est atteint ({ $used } factures sur { $quota }) : les nouvelles factures sont refusées. { $plan ->
     [start] Passez à la formule supérieure (Grow) pour continuer à certifier.
    *[other] Demandez à votre fournisseur d'augmenter le quota pour continuer à certifier.
 }
-dash-alert-channel-down = L'appareil { $device } ne répond plus depuis le { $since } : aucune facture ne peut être certifiée.
-dash-alert-dgi-contact = Le dernier contact de l'appareil { $device } avec la DGI date du { $at } : vérifiez sa connexion au réseau.
+dash-alert-channel-down = L'appareil de production ne répond plus depuis le { $since } : aucune facture ne peut être certifiée.
+dash-alert-dgi-contact = Le dernier échange de l'appareil de production avec la DGI date du { $at } : vérifiez sa connexion au réseau.
 dash-alert-in-doubt = { $count ->
     [one] Une facture est en doute (son issue n'est pas connue).
    *[other] { $count } factures sont en doute (leur issue n'est pas connue).
@@ -100,17 +121,48 @@ dash-anomaly-title = Anomalie fiscale
 dash-anomaly-intro = Le boîtier contredit ce que le registre sait de lui. Les factures sont toujours certifiées (le boîtier fait foi) ; prévenez l'administrateur de la passerelle, qui vérifie avec la DGI et en prend acte.
 dash-anomaly-counter-went-back = son compteur de factures a reculé
 dash-anomaly-nif-changed = il annonce un autre NIF de contribuable
-dash-anomaly-item = N° { $id }, { $at } : boîtier { $nim } : { $what } ; la dernière entrée du registre ({ $entry }) a le NIF { $known_nif } et le compteur { $known_tc } ; le boîtier a dit NIF { $seen_nif } et compteur { $seen_tc } ({ $seen_in }).
-dash-dgi-token-valid = Jeton de l'API web de la DGI valable jusqu'au { $until }.
-dash-dgi-token-soon = Il expire dans moins de 7 jours : installez un nouveau jeton depuis le portail de la DGI.
-dash-dgi-unknown = Dernier contact de l'appareil avec la DGI (C2h) : inconnu (l'appareil n'a pas répondu à C2h depuis le démarrage de la passerelle).
-dash-dgi-contact = Dernier contact de l'appareil avec la DGI (C2h, horloge de l'appareil) : { $at } ; liaison { $state } ; factures envoyées : { $sent }, stockées pas encore envoyées : { $stored }.
-dash-dgi-error = Dernière erreur : { $error }.
+dash-anomaly-item = N° { $id }, le { $at } : { $what } (au registre : NIF { $known_nif }, compteur { $known_tc } ; selon l'appareil : NIF { $seen_nif }, compteur { $seen_tc }).
+dash-dgi-token-valid = L'accès de la passerelle au service en ligne de la DGI est valable jusqu'au { $until }.
+dash-dgi-token-soon = Il expire dans moins de 7 jours : l'opérateur de la passerelle doit installer un nouveau jeton depuis le portail de la DGI.
+dash-dgi-unknown = Dernier échange de l'appareil avec la DGI : pas encore connu (l'appareil ne l'a pas encore indiqué depuis le démarrage de la passerelle).
+dash-dgi-contact = Dernier échange de l'appareil avec la DGI : { $at } (heure de l'appareil).
+dash-dgi-state = { $state ->
+    [CON] L'appareil est relié à la DGI.
+    [TRA] L'appareil envoie des factures à la DGI.
+    [DIS] L'appareil n'est pas relié à la DGI en ce moment (c'est normal entre deux envois).
+   *[other] L'état de sa liaison avec la DGI n'est pas connu (voir les détails techniques).
+}
+dash-dgi-sent = { $n ->
+    [one] Il dit avoir transmis { $sent } facture à la DGI.
+   *[other] Il dit avoir transmis { $sent } factures à la DGI.
+}
+dash-dgi-error = Il signale un problème de liaison avec la DGI (voir les détails techniques).
+dash-tech-title = Détails techniques
+dash-tech-intro = Pour l'opérateur de la passerelle ou un technicien : les noms et les valeurs tels que les appareils et le protocole les donnent.
+dash-tech-device = { $register ->
+    [sandbox] Appareil du bac à sable
+   *[other] Appareil de production
+}
+dash-tech-link-error = { $register ->
+    [sandbox] Dernière erreur de liaison (bac à sable)
+   *[other] Dernière erreur de liaison (production)
+}
+dash-tech-pending = Demandes en attente à l'API web de la DGI (pending)
+dash-tech-not-ready = Pourquoi il ne certifie pas (texte du journal)
+dash-tech-token = Jeton de l'API web de la DGI valable jusqu'au
+dash-tech-c2h = Liaison avec la DGI (réponse C2h)
+dash-tech-anomaly = Anomalie n° { $id }
 dash-registers-title = Registres
-dash-registers-invoices = LogInvoices :
-dash-registers-production = { $n } en production
-dash-registers-sandbox = { $n } en bac à sable
-dash-registers-separate = un registre et un compteur à part
+dash-registers-invoices = Factures certifiées :
+dash-registers-production = { $n ->
+        [one] { $count } en production
+       *[other] { $count } en production
+    }
+dash-registers-sandbox = { $n ->
+        [one] { $count } en bac à sable
+       *[other] { $count } en bac à sable
+    }
+dash-registers-separate = le bac à sable a son propre registre et ne compte pas dans le quota
 dash-registers-keys = Clés API :
 dash-registers-keys-enabled = { $enabled ->
         [one] { $enabled } activée
@@ -123,13 +175,15 @@ dash-doubt-title = { $n ->
         [one] { $n } facture en doute
        *[other] { $n } factures en doute
     }
-dash-doubt-intro = La réponse de la DGI à ces confirmations a été perdue et la DGI ne les liste plus comme en attente : on ne sait pas si elles ont été certifiées. Ne les renvoyez pas sous un autre numéro. Cherchez chacune sur le portail de la DGI (par son numéro ou sa requête), puis indiquez ici ce que montre le portail ; le prochain essai du même numéro par l'ERP reçoit alors la réponse. L'administrateur de la passerelle peut faire de même avec emcf-gateway intent list et intent resolve.
-dash-doubt-item = rn { $rn } ({ $kind }, total { $total }), reçue le { $received } ; requête { $request }
-dash-doubt-settle-rn = Régler la facture rn { $rn }
+dash-doubt-intro = La réponse de la DGI à ces confirmations a été perdue et la DGI ne les liste plus comme en attente : on ne sait pas si elles ont été certifiées. Ne les renvoyez pas sous un autre numéro. Cherchez chacune sur le portail de la DGI (par son numéro ou la référence de sa demande), puis indiquez ici ce que montre le portail ; le prochain essai du même numéro par l'ERP reçoit alors la réponse. L'opérateur de la passerelle peut aussi les régler de son côté.
+dash-doubt-item = Facture n° { $rn }, { $total }, reçue le { $received } ; référence de la demande à la DGI : { $request }
+dash-doubt-settle-rn = Régler la facture n° { $rn }
 dash-doubt-portal = Ce que montre le portail de la DGI
 dash-doubt-certified = Certifiée, avec ces éléments :
+dash-doubt-code = Code de sécurité (codeDEFDGI)
+dash-doubt-nim = Numéro de l'appareil (NIM)
 dash-doubt-qr = Code QR (son texte)
-dash-doubt-counters = Compteurs, p. ex. 12/345 FV
+dash-doubt-counters = Compteurs (p. ex. 12/345 FV)
 dash-doubt-date = Date et heure sur le portail
 dash-doubt-not-certified = Non certifiée : le portail ne montre aucune facture de ce numéro (l'ERP peut alors l'envoyer de nouveau)
 dash-doubt-by = Votre nom (journalisé)
@@ -221,6 +275,13 @@ dash-field-sequence = Numéro d'ordre
 dash-field-seller = NIF / ISF du vendeur
 dash-field-received = Reçue le
 dash-field-source = Enregistrée par
+dash-source-device = l'appareil, en certifiant la facture
+dash-source-reconciled = l'appareil, relu après une interruption (redémarrage ou coupure)
+dash-source-administrator = { $name } (administrateur), d'après le portail de la DGI{ $dashboard ->
+    [yes] , depuis le tableau de bord
+   *[other] {""}
+}
+dash-source-note =  : { $note }
 dash-field-key = Clé API
 dash-field-device = Appareil
 dash-field-digest = Empreinte de la requête (SHA-256)

@@ -1,12 +1,11 @@
 //! The alerts raised and not yet cleared, and the crossing logic: a condition that appears is
 //! raised once; while it holds nothing more happens; when it goes away the alert clears and
 //! the next crossing raises it again. Kept in `<state_dir>/alerts.json` (written to a temp
-//! file, fsync'd, renamed, the directory fsync'd) so that a restart sends no e-mail twice.
+//! file, fsync'd, renamed, the directory fsync'd: `atomic_file`) so that a restart sends no e-mail twice.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -182,22 +181,7 @@ impl AlertState {
             path: path.to_path_buf(),
             reason: e.to_string(),
         })?;
-        let tmp: PathBuf = path.with_extension("json.tmp");
-        let write = || -> std::io::Result<()> {
-            let mut out = fs::OpenOptions::new()
-                .create(true)
-                .write(true)
-                .truncate(true)
-                .open(&tmp)?;
-            out.write_all(&bytes)?;
-            out.sync_all()?;
-            fs::rename(&tmp, path)?;
-            if let Some(dir) = path.parent() {
-                fs::File::open(dir)?.sync_all()?;
-            }
-            Ok(())
-        };
-        write().map_err(|source| state_error(path, source))
+        crate::atomic_file::write_private(path, &bytes).map_err(|source| state_error(path, source))
     }
 }
 

@@ -172,14 +172,12 @@ impl Certifier {
         });
     }
 
-    /// Why `org`'s production channel could not certify now, in words that name no other
-    /// organization (the dashboard's); `None` when it could.
-    pub fn problem_for(&self, org: &Organization) -> Option<String> {
+    /// Why `org`'s production channel could not certify now (its code, and words that name
+    /// no other organization: the dashboard's); `None` when it could.
+    pub fn problem_for(&self, org: &Organization) -> Option<Problem> {
         let channel = self.channels.configured(&org.device)?;
         let settling = self.in_doubt.contains(&org.device);
-        channel
-            .problem(std::slice::from_ref(org), settling)
-            .map(|problem| problem.text)
+        channel.problem(std::slice::from_ref(org), settling)
     }
 
     /// The fiscal anomalies of the register (counter continuity), oldest first.

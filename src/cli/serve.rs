@@ -141,10 +141,13 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
         DashboardOptions {
             max_requests: config.http.dashboard_max_requests,
             body: config.body_limits(),
+            trusted_proxies: config.trusted_proxies(),
             ..DashboardOptions::default()
         },
     )
-    .with_alerts(Arc::clone(&alerts));
+    .with_alerts(Arc::clone(&alerts))
+    .with_sessions_in(&state_dir)
+    .await;
     let backend = Backend::Ready {
         certifier: Arc::clone(&certifier),
         dashboard: Some(Arc::new(dashboard)),

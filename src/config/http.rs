@@ -1,8 +1,10 @@
 //! The `[http]` table: what the HTTP server allows a client, beyond the older top-level keys
 //! (`max_connections`, `request_timeout_secs`, `header_read_timeout_secs`, `body_limit_bytes`,
 //! which stay where they are). Added in 1.3.0, every key optional, so older files read
-//! unchanged (docs/configuration.md, "HTTP limits").
+//! unchanged (docs/configuration.md, "HTTP limits"). `trusted_proxies` (1.6.0): the reverse
+//! proxies whose `X-Forwarded-Host` and `X-Forwarded-Proto` the dashboard believes.
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -21,7 +23,7 @@ pub const DEFAULT_BODY_READ_GRACE_SECS: u64 = 10;
 pub const DEFAULT_BODY_MIN_BYTES_PER_SEC: u64 = 1024;
 
 /// `[http]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HttpLimits {
     /// Connections one peer address may hold at once (more: 503, code 127).
@@ -36,6 +38,11 @@ pub struct HttpLimits {
     /// `/metrics` shows each organization's quota use by name (`org` label); off by default,
     /// since `/metrics` needs no key.
     pub metrics_per_organization: bool,
+    /// The reverse proxies (addresses, or CIDR ranges such as `10.0.0.0/8`) whose
+    /// `X-Forwarded-Host` and `X-Forwarded-Proto` are believed: the dashboard's same-origin
+    /// check and its cookies' `Secure` flag. From any other peer those headers are ignored.
+    /// None by default.
+    pub trusted_proxies: Vec<String>,
 }
 
 impl Default for HttpLimits {
@@ -46,6 +53,7 @@ impl Default for HttpLimits {
             body_read_grace_secs: DEFAULT_BODY_READ_GRACE_SECS,
             body_min_bytes_per_sec: DEFAULT_BODY_MIN_BYTES_PER_SEC,
             metrics_per_organization: false,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -68,6 +76,18 @@ impl Config {
         }
     }
 
+    /// The proxies of `[http] trusted_proxies` (checked by `validate`: an entry that does not
+    /// read is left out here).
+    pub fn trusted_proxies(&self) -> TrustedProxies {
+        TrustedProxies(
+            self.http
+                .trusted_proxies
+                .iter()
+                .filter_map(|text| IpRange::parse(text).ok())
+                .collect(),
+        )
+    }
+
     /// The `[http]` keys' ranges.
     pub(super) fn validate_http(&self) -> Result<(), ConfigError> {
         let http = &self.http;
@@ -80,6 +100,136 @@ impl Config {
         in_range(http.body_read_grace_secs, 1, 3_600, " seconds")
             .map_err(|m| invalid("body_read_grace_secs", m))?;
         in_range(http.body_min_bytes_per_sec, 1, 1 << 30, " bytes per second")
-            .map_err(|m| invalid("body_min_bytes_per_sec", m))
+            .map_err(|m| invalid("body_min_bytes_per_sec", m))?;
+        for text in &http.trusted_proxies {
+            IpRange::parse(text).map_err(|m| invalid("trusted_proxies", m))?;
+        }
+        Ok(())
+    }
+}
+
+/// One address, or a range of addresses in CIDR form (`10.0.0.0/8`, `fd00::/8`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpRange {
+    network: IpAddr,
+    prefix: u8,
+}
+
+impl IpRange {
+    /// Reads `127.0.0.1`, `::1`, `10.0.0.0/8` or `fd00::/8`. A range whose address has bits
+    /// set beyond its prefix (`192.168.1.10/24`) is refused: it is likely a mistake.
+    pub fn parse(text: &str) -> Result<IpRange, String> {
+        let text = text.trim();
+        let example = "such as 127.0.0.1, 10.0.0.0/8 or ::1";
+        let (address, prefix) = match text.split_once('/') {
+            Some((address, prefix)) => (address, Some(prefix)),
+            None => (text, None),
+        };
+        let network: IpAddr = address
+            .parse()
+            .map_err(|_| format!("{text:?} is not an IP address or a CIDR range ({example})"))?;
+        let network = network.to_canonical();
+        let bits = if network.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            None => bits,
+            Some(p) => match p.parse::<u8>() {
+                Ok(p) if p <= bits => p,
+                _ => {
+                    return Err(format!(
+                        "{text:?}: the prefix after / must be a number from 0 to {bits} ({example})"
+                    ))
+                }
+            },
+        };
+        let masked = mask(network, prefix);
+        if masked != network {
+            return Err(format!(
+                "{text:?} has bits set after its first {prefix}: write {masked}/{prefix} for the \
+                 range, or {network} for that one address"
+            ));
+        }
+        Ok(IpRange { network, prefix })
+    }
+
+    /// Whether `ip` is in the range (an IPv4 address seen as `::ffff:a.b.c.d` counts as
+    /// itself).
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let ip = ip.to_canonical();
+        ip.is_ipv4() == self.network.is_ipv4() && mask(ip, self.prefix) == self.network
+    }
+}
+
+/// `ip` with every bit after the first `prefix` cleared.
+fn mask(ip: IpAddr, prefix: u8) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => {
+            let bits = u32::from(v4);
+            let kept = u32::MAX.checked_shl(32 - u32::from(prefix)).unwrap_or(0);
+            IpAddr::V4((bits & kept).into())
+        }
+        IpAddr::V6(v6) => {
+            let bits = u128::from(v6);
+            let kept = u128::MAX.checked_shl(128 - u32::from(prefix)).unwrap_or(0);
+            IpAddr::V6((bits & kept).into())
+        }
+    }
+}
+
+/// The reverse proxies whose forwarding headers are believed (`[http] trusted_proxies`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TrustedProxies(Vec<IpRange>);
+
+impl TrustedProxies {
+    /// Whether a connection from `peer` comes from one of them.
+    pub fn contains(&self, peer: IpAddr) -> bool {
+        self.0.iter().any(|range| range.contains(peer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn addresses_and_ranges_are_read_and_matched() {
+        let proxies = TrustedProxies(
+            ["127.0.0.1", "10.0.0.0/8", "fd00::/8", " ::1 "]
+                .iter()
+                .map(|t| IpRange::parse(t).unwrap())
+                .collect(),
+        );
+        assert!(proxies.contains(ip("127.0.0.1")));
+        assert!(
+            proxies.contains(ip("::ffff:127.0.0.1")),
+            "IPv4 seen through IPv6"
+        );
+        assert!(!proxies.contains(ip("127.0.0.2")));
+        assert!(proxies.contains(ip("10.255.0.1")));
+        assert!(!proxies.contains(ip("11.0.0.1")));
+        assert!(proxies.contains(ip("fd12::5")));
+        assert!(!proxies.contains(ip("fe80::1")));
+        assert!(proxies.contains(ip("::1")));
+        assert!(!TrustedProxies::default().contains(ip("127.0.0.1")));
+        assert!(IpRange::parse("0.0.0.0/0").unwrap().contains(ip("8.8.8.8")));
+        assert!(IpRange::parse("::/0").unwrap().contains(ip("2001:db8::1")));
+    }
+
+    #[test]
+    fn a_wrong_entry_says_what_to_write() {
+        for (text, said) in [
+            ("proxy.lan", "not an IP address"),
+            ("10.0.0.0/33", "from 0 to 32"),
+            ("fd00::/129", "from 0 to 128"),
+            ("10.0.0.0/x", "from 0 to 32"),
+            ("192.168.1.10/24", "write 192.168.1.0/24"),
+            ("", "not an IP address"),
+        ] {
+            let message = IpRange::parse(text).unwrap_err();
+            assert!(message.contains(said), "{text}: {message}");
+        }
     }
 }

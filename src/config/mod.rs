@@ -450,7 +450,7 @@ mod web_api;
 
 pub use alerts::{dashboard_url, AlertSettings, SmtpSettings, SmtpTls};
 pub use device::{ActionCaseSetting, DeviceEntry, DeviceKind, LineBreaksSetting, StatusMapSetting};
-pub use http::HttpLimits;
+pub use http::{HttpLimits, IpRange, TrustedProxies};
 use text::{listen_text, offset_text};
 pub use text::{parse_listen, parse_offset};
 

@@ -1,13 +1,15 @@
 //! Error pages in the reader's language: what went wrong and the way back (the overview when
-//! signed in, else the sign-in page). A text from another layer (an admin refusal, a
-//! certification error) is shown as it comes, under a title in the reader's language.
+//! signed in, else the sign-in page). Every text comes from the catalogue: an error of another
+//! layer is mapped to a message of its own here (`failure`), or shown through that layer's
+//! own catalogue text (`describe(lang)`); never its `Display`, which is English, for the log.
 
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
-use tracing::warn;
+use tracing::{info, warn};
 
 use super::html::{self, notice};
 use super::lang::Reader;
+use super::route::Route;
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
 use crate::admin::AdminError;
@@ -18,15 +20,21 @@ use crate::msg;
 pub(super) enum Text {
     /// A catalogue message, in the reader's language.
     Msg(Message),
-    /// A text from another layer, as it is.
-    Raw(String),
+    /// A text another layer already rendered from the catalogue in the reader's language
+    /// (its `describe(lang)`), never a `Display`.
+    Described(String),
 }
 
 impl Text {
+    /// Another layer's catalogue text, rendered in the reader's language (`describe(lang)`).
+    pub(super) fn described(text: String) -> Text {
+        Text::Described(text)
+    }
+
     fn render(&self, lang: Lang) -> String {
         match self {
             Text::Msg(message) => message.render(lang),
-            Text::Raw(text) => text.clone(),
+            Text::Described(text) => text.clone(),
         }
     }
 }
@@ -34,12 +42,6 @@ impl Text {
 impl From<Message> for Text {
     fn from(message: Message) -> Text {
         Text::Msg(message)
-    }
-}
-
-impl From<String> for Text {
-    fn from(text: String) -> Text {
-        Text::Raw(text)
     }
 }
 
@@ -94,8 +96,9 @@ impl Dashboard {
         )
     }
 
-    /// The answer to a failed admin request: 404 for "not found", 400 for a refusal, 503 when
-    /// the register cannot be read (details in the log, not on the page).
+    /// The answer to a failed admin request: 404 for "not found" (saying what was not found
+    /// in the page asked for), 400 for a refusal, 503 when the register cannot be read. The
+    /// admin layer's own text (English) goes to the log only.
     pub(super) fn failure(
         &self,
         reader: &Reader,
@@ -103,20 +106,26 @@ impl Dashboard {
         error: &AdminError,
     ) -> Response<Body> {
         match error {
-            AdminError::NotFound(text) => self.error_page(
-                reader,
-                ctx,
-                StatusCode::NOT_FOUND,
-                msg!("dash-err-not-found-title"),
-                text.clone(),
-            ),
-            AdminError::Invalid(text) => self.error_page(
-                reader,
-                ctx,
-                StatusCode::BAD_REQUEST,
-                msg!("dash-err-not-possible-title"),
-                text.clone(),
-            ),
+            AdminError::NotFound(_) => {
+                info!(error = %error, "dashboard: not found");
+                self.error_page(
+                    reader,
+                    ctx,
+                    StatusCode::NOT_FOUND,
+                    msg!("dash-err-not-found-title"),
+                    not_found(ctx.map(|ctx| ctx.route)),
+                )
+            }
+            AdminError::Invalid(_) => {
+                warn!(error = %error, "dashboard: admin request refused");
+                self.error_page(
+                    reader,
+                    ctx,
+                    StatusCode::BAD_REQUEST,
+                    msg!("dash-err-not-possible-title"),
+                    msg!("dash-err-refused"),
+                )
+            }
             other => {
                 warn!(error = %other, "dashboard: admin request failed");
                 self.error_page(
@@ -130,7 +139,8 @@ impl Dashboard {
         }
     }
 
-    /// [`failure`](Self::failure) of a signed-in request.
+    /// [`failure`](Self::failure) of a signed-in request: a "not found" names what the page
+    /// asked for.
     pub(super) fn failure_in(&self, ctx: &Ctx, error: &AdminError) -> Response<Body> {
         self.failure(&ctx.reader, Some(ctx), error)
     }
@@ -171,5 +181,18 @@ impl Dashboard {
                     msg!("dash-err-form-cut"),
                 ),
             })
+    }
+}
+
+/// What was not found, in the words of the page asked for: the invoice of an entry page, else
+/// the generic text.
+fn not_found(route: Option<Route>) -> Message {
+    match route {
+        Some(Route::Invoice(env, sequence) | Route::Receipt(env, sequence)) => msg!(
+            "dash-err-no-entry",
+            sequence = sequence.to_string(),
+            register = env.as_str()
+        ),
+        _ => msg!("dash-err-not-found"),
     }
 }

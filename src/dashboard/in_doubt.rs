@@ -32,7 +32,6 @@ pub(super) fn section(
         let item = msg!(
             "dash-doubt-item",
             rn = &intent.rn,
-            kind = &intent.invoice_type,
             total = html::amount(intent.total, lang),
             received = html::time(&intent.received_at, zone, lang),
             request = intent.channel_ref.as_deref().unwrap_or("-"),
@@ -57,10 +56,10 @@ fn form(intent: &OpenIntent, csrf: &str, lang: Lang) -> String {
          <input type=\"hidden\" name=\"intent\" value=\"{id}\">\
          <fieldset><legend>{portal}</legend>\
          <label><input type=\"radio\" name=\"outcome\" value=\"certified\" required> {certified}</label>\
-         <label>codeDEFDGI <input name=\"code_def\" maxlength=\"500\"></label>\
+         <label>{code} <input name=\"code_def\" maxlength=\"500\"></label>\
          <label>{qr} <input name=\"qr_code\" maxlength=\"500\"></label>\
          <label>{counters} <input name=\"counters\" maxlength=\"40\"></label>\
-         <label>NIM <input name=\"nim\" maxlength=\"100\"></label>\
+         <label>{nim} <input name=\"nim\" maxlength=\"100\"></label>\
          <label>{date} <input type=\"datetime-local\" step=\"1\" name=\"date_time\"></label>\
          <label><input type=\"radio\" name=\"outcome\" value=\"not_certified\"> {not_certified}</label>\
          </fieldset>\
@@ -71,7 +70,9 @@ fn form(intent: &OpenIntent, csrf: &str, lang: Lang) -> String {
         csrf = csrf_input(csrf),
         portal = l(msg!("dash-doubt-portal")),
         certified = l(msg!("dash-doubt-certified")),
+        code = l(msg!("dash-doubt-code")),
         qr = l(msg!("dash-doubt-qr")),
+        nim = l(msg!("dash-doubt-nim")),
         counters = l(msg!("dash-doubt-counters")),
         date = l(msg!("dash-doubt-date")),
         not_certified = l(msg!("dash-doubt-not-certified")),
@@ -145,7 +146,7 @@ impl Dashboard {
                 web::redirect(&format!("/dashboard/?settled={outcome}"))
             }
             Err(error @ (ResolveError::NoName | ResolveError::BadElement(_))) => {
-                refuse(error.describe(ctx.lang()).into())
+                refuse(super::errors::Text::described(error.describe(ctx.lang())))
             }
             Err(ResolveError::NotAwaiting(_)) => refuse(msg!("dash-doubt-not-awaiting").into()),
             Err(ResolveError::Certify(error)) => self.error_in(

@@ -109,7 +109,12 @@ impl Dashboard {
                 "certified",
                 &html::time(&entry.certified_at, zone, lang)
             ),
-            row(lang, msg!("dash-field-source"), "source", &entry.source),
+            row(
+                lang,
+                msg!("dash-field-source"),
+                "source",
+                &html::recorded_by(&entry.source, lang)
+            ),
             row(lang, msg!("dash-field-key"), "key", &r.key_id),
             row(lang, msg!("dash-field-device"), "device", &r.device),
             row(lang, msg!("dash-field-digest"), "digest", &r.request_digest),

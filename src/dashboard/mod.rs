@@ -16,7 +16,7 @@
 //! | GET | `/dashboard/lang?to=fr\|en&back=` | keeps the reader's language choice (cookie), goes back |
 //! | GET, POST | `/dashboard/login` | sign-in form; sign in with a dashboard token |
 //! | POST | `/dashboard/logout` | sign out |
-//! | GET | `/dashboard/` | overview: organization, device link, quota gauge, counters |
+//! | GET | `/dashboard/` | overview: organization, quota gauge, devices in plain words (their protocol values under "technical details"), alerts, invoices in doubt, counters |
 //! | GET, POST | `/dashboard/keys` | API keys; POST issues one (secret shown once) |
 //! | GET | `/dashboard/keys/disable?id=` | asks to confirm disabling a key (its tills are cut off) |
 //! | POST | `/dashboard/keys/disable` | disables a key (`id`), the confirmation's form |
@@ -34,18 +34,25 @@
 //!   random value also set as a cookie (double submit), against login CSRF.
 //! * Session: cookie `emcf_session` = 256 random bits, `Path=/dashboard; HttpOnly;
 //!   SameSite=Strict`, plus `Secure` when the request came through a TLS proxy
-//!   (`X-Forwarded-Proto: https`) or [`SecureCookies::Always`] is set. Server-side map
-//!   (`session`): 8 h idle, 24 h at most, ended on sign-out or when the token is revoked.
+//!   (`X-Forwarded-Proto: https` from a peer of `[http] trusted_proxies`) or
+//!   [`SecureCookies::Always`] is set. Server-side (`session`): 8 h idle, 24 h at most, ended
+//!   on sign-out or when the token is revoked or the organization removed; kept across a
+//!   restart in `<state_dir>/dashboard-sessions.json` (`session_file`: the SHA-256 of each
+//!   id, never the id; the CSRF token is derived from the id).
 //! * CSRF: every POST must carry the session's CSRF token, and its `Origin` (else `Referer`),
-//!   when sent, must name the requested host; otherwise 403 and nothing is done.
+//!   when sent, must name the requested host (`Host`, or `X-Forwarded-Host` from a trusted
+//!   proxy); otherwise 403 and nothing is done. Forwarding headers from any other peer are
+//!   ignored (`web::Peer`).
 //! * Isolation: the organization comes from the session only; every admin request is an
 //!   `Org*` one scoped to it, so another organization's key or entry is "not found".
 //! * Disabling a key cuts off the tills using it: it is asked, then confirmed (a page with
 //!   the key's id and label, and a POST form with the CSRF token); enabling is one click.
 //! * Output: every dynamic value is HTML-escaped (`html::esc`); the CSP forbids scripts.
-//!   Tokens, keys and session ids are never logged.
+//!   Tokens, keys and session ids are never logged. Every text is the catalogue's, an error's
+//!   too (`errors`): never an error's `Display`, which is for the log.
 
 mod alerts;
+mod devices;
 mod errors;
 mod html;
 mod in_doubt;
@@ -58,6 +65,7 @@ mod overview;
 mod receipt;
 mod route;
 mod session;
+mod session_file;
 mod signin;
 mod style;
 mod throttle;
@@ -75,6 +83,7 @@ use tracing::{info, warn};
 use crate::admin::{Admin, AdminError};
 use crate::alerts::AlertEngine;
 use crate::certify::Certifier;
+use crate::config::TrustedProxies;
 use crate::http_body::BodyLimits;
 use crate::i18n::{Lang, Message};
 use crate::model::Organization;
@@ -85,6 +94,7 @@ use lang::Reader;
 pub use lang::LANG_COOKIE;
 use route::{route, Route};
 use session::{Lookup, Session, Sessions};
+use session_file::SessionFile;
 use web::Body;
 
 /// The session cookie's name.
@@ -103,10 +113,13 @@ pub enum SecureCookies {
 }
 
 /// Dashboard settings.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct DashboardOptions {
     /// `Secure` cookies.
     pub secure_cookies: SecureCookies,
+    /// The reverse proxies whose `X-Forwarded-Host` and `X-Forwarded-Proto` are believed
+    /// (`[http] trusted_proxies`); from any other peer they are ignored.
+    pub trusted_proxies: TrustedProxies,
     /// Requests in progress at once; more are answered 503 at once.
     pub max_requests: usize,
     /// What a form body may be (its size is the dashboard's own: [`web::FORM_LIMIT`], and
@@ -118,6 +131,7 @@ impl Default for DashboardOptions {
     fn default() -> Self {
         DashboardOptions {
             secure_cookies: SecureCookies::default(),
+            trusted_proxies: TrustedProxies::default(),
             max_requests: 32,
             body: BodyLimits::default(),
         }
@@ -128,7 +142,9 @@ impl Default for DashboardOptions {
 pub struct Dashboard {
     admin: Arc<Admin>,
     certifier: Arc<Certifier>,
-    sessions: Sessions,
+    sessions: Arc<Sessions>,
+    /// Where sessions are kept across a restart (none: in memory only).
+    session_file: Option<Arc<SessionFile>>,
     nonces: nonces::SignInNonces,
     throttle: throttle::SignInThrottle,
     busy: tokio::sync::Semaphore,
@@ -142,6 +158,8 @@ struct Ctx {
     session: Session,
     org: Organization,
     reader: Reader,
+    /// The page asked for (what an error page names).
+    route: Route,
 }
 
 impl Ctx {
@@ -187,7 +205,8 @@ impl Dashboard {
         Dashboard {
             admin,
             certifier,
-            sessions: Sessions::new(),
+            sessions: Arc::new(Sessions::new()),
+            session_file: None,
             nonces: nonces::SignInNonces::new(),
             throttle: throttle::SignInThrottle::new(),
             busy: tokio::sync::Semaphore::new(options.max_requests.max(1)),
@@ -207,9 +226,11 @@ impl Dashboard {
     /// needs (issue 14); over it, 503 at once and the connection closes.
     pub async fn handle(
         &self,
-        request: Request<Incoming>,
+        mut request: Request<Incoming>,
         peer: SocketAddr,
     ) -> Response<Full<Bytes>> {
+        let via_proxy = self.options.trusted_proxies.contains(peer.ip());
+        request.extensions_mut().insert(web::Peer { via_proxy });
         let reader = Reader::of(&request);
         let Ok(_permit) = self.busy.try_acquire() else {
             crate::metrics::connection_refused("dashboard_busy");
@@ -262,13 +283,13 @@ impl Dashboard {
             | Route::KeyDisable
                 if get =>
             {
-                match self.signed_in(&request, reader).await {
+                match self.signed_in(&request, reader, route).await {
                     Ok(ctx) => self.get_page(route, &request, &ctx).await,
                     Err(response) => response,
                 }
             }
             Route::ResolveInDoubt | Route::Keys | Route::KeysToggle | Route::KeyDisable if post => {
-                let ctx = match self.signed_in(&request, reader).await {
+                let ctx = match self.signed_in(&request, reader, route).await {
                     Ok(ctx) => ctx,
                     Err(response) => return response,
                 };
@@ -322,6 +343,7 @@ impl Dashboard {
         &self,
         request: &Request<Incoming>,
         reader: Reader,
+        route: Route,
     ) -> Result<Ctx, Response<Body>> {
         let Some(cookie) = web::cookie(request, SESSION_COOKIE).filter(|c| !c.is_empty()) else {
             return Err(web::redirect("/dashboard/login"));
@@ -333,8 +355,10 @@ impl Dashboard {
             response
         };
         let Lookup::Live(session) = self.sessions.get(&cookie) else {
+            self.save_sessions_later();
             return Err(ended());
         };
+        self.save_sessions_later();
         let (token_id, org_id) = (session.token_id.clone(), session.org.clone());
         let checked = self
             .blocking(move |admin| {
@@ -349,10 +373,12 @@ impl Dashboard {
                 session,
                 org: shown.organization,
                 reader,
+                route,
             }),
             Ok(None) | Err(AdminError::Invalid(_)) => {
                 info!(org = %session.org, token = %session.token_id, "dashboard session ended: token revoked or organization gone");
                 self.sessions.close(&cookie);
+                self.save_sessions().await;
                 Err(ended())
             }
             Err(error) => Err(self.failure(&reader, None, &error)),

@@ -1,16 +1,17 @@
-//! The overview: the organization, its quota gauge, its devices' links, what stops or worries
-//! certification (device not ready, fiscal anomalies, invoices in doubt), the device's last
-//! contact with the DGI, and the counts of its registers and keys.
+//! The overview: the organization, its quota gauge, its devices (`devices`: whether they
+//! answer, the last exchange with the DGI), what stops or worries certification (device not
+//! ready, fiscal anomalies, invoices in doubt), and the counts of its registers and keys; in a
+//! shop owner's words, the protocol's names and raw values in the collapsed technical details.
 
 use chrono::FixedOffset;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 
-use super::html::{self, cell, esc, notice, t, Tab};
+use super::devices::{self, Register, Technical};
+use super::html::{self, esc, notice, t, Tab};
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
-use crate::certify::ChannelView;
-use crate::i18n::Lang;
+use crate::i18n::{format, Lang};
 use crate::model::{AnomalyRecord, FiscalAnomalyKind};
 use crate::msg;
 
@@ -27,13 +28,22 @@ impl Dashboard {
         let device = |name: &str| status.devices.iter().find(|view| view.name == name);
         let org = &ctx.org;
         let zone = self.admin.time_zone();
+        // What is open now, read after anything this request follows (a settlement): the
+        // in-doubt section and the alert banner say the same.
+        let open = self.certifier.open_intents().unwrap_or_default();
         let mut body = match web::field(&web::query(request), "settled") {
             Some("certified") => notice("ok", &ctx.text(msg!("dash-settled-certified"))),
             Some("not_certified") => notice("ok", &ctx.text(msg!("dash-settled-not-certified"))),
             _ => String::new(),
         };
         if let Some(engine) = &self.alerts {
-            body.push_str(&super::alerts::banners(&engine.active_for(org), zone, lang));
+            let in_doubt = super::alerts::InDoubtNow::of(&open, &org.id);
+            body.push_str(&super::alerts::banners(
+                &engine.active_for(org),
+                in_doubt,
+                zone,
+                lang,
+            ));
         }
         body.push_str(&format!(
             "<section><h2>{}</h2><dl class=\"grid\"><dt>{}</dt><dd>{}</dd>\
@@ -47,8 +57,9 @@ impl Dashboard {
             esc(&org.nif),
             esc(&org.isf),
             t(lang, msg!("dash-org-plan")),
-            esc(org.plan.as_str()),
+            t(lang, msg!("dash-plan", plan = org.plan.as_str())),
         ));
+        let left = quota.saturating_sub(used);
         body.push_str(&format!(
             "<section><h2>{}</h2><p><meter id=\"quota\" min=\"0\" max=\"{max}\" \
              value=\"{used}\" low=\"{low}\" high=\"{high}\" optimum=\"0\">{used} / {quota}</meter> \
@@ -58,9 +69,10 @@ impl Dashboard {
                 lang,
                 msg!(
                     "dash-quota-used",
-                    used = used,
-                    quota = quota,
-                    left = quota.saturating_sub(used)
+                    used = format::integer(used, lang),
+                    quota = format::integer(quota, lang),
+                    left = format::integer(left, lang),
+                    n_left = left
                 )
             ),
             t(lang, msg!("dash-quota-sandbox")),
@@ -68,61 +80,51 @@ impl Dashboard {
             low = quota * 7 / 10,
             high = quota * 9 / 10,
         ));
-        let headings = [
-            msg!("dash-device-register"),
-            msg!("dash-device-device"),
-            msg!("dash-device-link"),
-            msg!("dash-device-since"),
-            msg!("dash-device-last-reply"),
-            msg!("dash-device-queued"),
-            msg!("dash-device-last-error"),
-        ]
-        .map(|m| m.render(lang));
-        body.push_str(&format!(
-            "<section><h2>{}</h2>{}",
-            t(lang, msg!("dash-devices-title")),
-            html::table_start("devices", &headings)
-        ));
+        let mut technical = Technical::default();
         let sandbox = crate::certify::sandbox_device_name(&org.id);
-        for (id, label, name) in [
-            (
-                "production",
-                msg!("dash-register-production"),
-                org.device.as_str(),
-            ),
-            ("sandbox", msg!("dash-register-sandbox"), sandbox.as_str()),
-        ] {
-            let row = DeviceRow {
-                id,
-                label: &label.render(lang),
-                name,
-                headings: &headings,
-            };
-            body.push_str(&row.html(device(name), zone, lang));
-        }
-        body.push_str(html::TABLE_END);
-        if let Some(reason) = self.certifier.problem_for(org) {
-            body.push_str(&format!(
-                "<p class=\"notice error\" role=\"alert\" id=\"device-not-ready\">{}</p>",
-                t(lang, msg!("dash-device-not-ready", reason = reason))
-            ));
+        body.push_str(&format!(
+            "<section id=\"devices-section\"><h2>{}</h2>{}",
+            t(lang, msg!("dash-devices-title")),
+            devices::table(
+                &[
+                    (Register::Production, &org.device, device(&org.device)),
+                    (Register::Sandbox, &sandbox, device(&sandbox)),
+                ],
+                zone,
+                lang,
+                &mut technical,
+            )
+        ));
+        if let Some(problem) = self.certifier.problem_for(org) {
+            body.push_str(&devices::not_ready(&problem, lang, &mut technical));
         }
         body.push_str(&fiscal_anomalies(
             &self.certifier.fiscal_anomalies().unwrap_or_default(),
             &org.device,
             zone,
             lang,
+            &mut technical,
         ));
         if status.reconciling.contains(&org.device) {
             body.push_str(&notice("info", &ctx.text(msg!("dash-reconciling"))));
         }
+        let mine: Vec<_> = open
+            .into_iter()
+            .filter(|open| open.org == org.id && open.reason.is_some())
+            .collect();
         body.push_str(&super::in_doubt::section(
-            &self.certifier.in_doubt_of(&org.id).unwrap_or_default(),
+            &mine,
             zone,
             &ctx.session.csrf,
             lang,
         ));
-        body.push_str(&dgi_paragraph(device(&org.device), zone, lang));
+        body.push_str(&devices::dgi_paragraph(
+            device(&org.device),
+            zone,
+            lang,
+            &mut technical,
+        ));
+        body.push_str(&technical.html(lang));
         body.push_str("</section>");
         let (p, s) = (summary.entries.production, summary.entries.sandbox);
         body.push_str(&format!(
@@ -131,8 +133,22 @@ impl Dashboard {
              <a href=\"/dashboard/keys\">{}</a></li></ul></section>",
             t(lang, msg!("dash-registers-title")),
             t(lang, msg!("dash-registers-invoices")),
-            t(lang, msg!("dash-registers-production", n = p)),
-            t(lang, msg!("dash-registers-sandbox", n = s)),
+            t(
+                lang,
+                msg!(
+                    "dash-registers-production",
+                    n = p,
+                    count = format::integer(p, lang)
+                )
+            ),
+            t(
+                lang,
+                msg!(
+                    "dash-registers-sandbox",
+                    n = s,
+                    count = format::integer(s, lang)
+                )
+            ),
             t(lang, msg!("dash-registers-separate")),
             t(lang, msg!("dash-registers-keys")),
             t(
@@ -148,80 +164,15 @@ impl Dashboard {
     }
 }
 
-/// One device's row of the overview's table.
-struct DeviceRow<'a> {
-    /// `production` or `sandbox` (the link badge's id).
-    id: &'a str,
-    /// The register it certifies for, in the reader's language.
-    label: &'a str,
-    /// The device's configured name.
-    name: &'a str,
-    /// The table's column names.
-    headings: &'a [String; 7],
-}
-
-impl DeviceRow<'_> {
-    fn html(&self, status: Option<&ChannelView>, zone: FixedOffset, lang: Lang) -> String {
-        let h = self.headings;
-        let mut row = format!(
-            "<tr class=\"device\">{}{}",
-            cell(&h[0], "", &esc(self.label)),
-            cell(&h[1], "", &esc(self.name))
-        );
-        let Some(s) = status else {
-            row.push_str(&cell(
-                &h[2],
-                "",
-                &format!(
-                    "<span class=\"badge down\" id=\"link-{}\">{}</span>",
-                    esc(self.id),
-                    t(lang, msg!("dash-link-not-configured"))
-                ),
-            ));
-            for heading in &h[3..] {
-                row.push_str(&cell(heading, "", "-"));
-            }
-            row.push_str("</tr>");
-            return row;
-        };
-        let (class, text) = if s.connected {
-            ("up", msg!("dash-link-connected"))
-        } else {
-            ("down", msg!("dash-link-disconnected"))
-        };
-        let last_reply = s.last_reply_at.as_ref().map_or_else(
-            || msg!("dash-never").render(lang),
-            |at| html::time(at, zone, lang),
-        );
-        row.push_str(&cell(
-            &h[2],
-            "",
-            &format!(
-                "<span class=\"badge {class}\" id=\"link-{}\">{}</span>",
-                esc(self.id),
-                t(lang, text)
-            ),
-        ));
-        row.push_str(&cell(&h[3], "", &esc(&html::time(&s.since, zone, lang))));
-        row.push_str(&cell(&h[4], "", &esc(&last_reply)));
-        row.push_str(&cell(&h[5], "num", &s.queued.to_string()));
-        if let Some(error) = s.last_error.as_deref().filter(|e| !e.is_empty()) {
-            row.push_str(&cell(&h[6], "", &esc(error)));
-        } else {
-            row.push_str(&cell(&h[6], "", "-"));
-        }
-        row.push_str("</tr>");
-        row
-    }
-}
-
 /// The unacknowledged fiscal anomalies of `device`: a box whose counters contradict the
-/// register. Certification goes on; an administrator acknowledges them with the CLI.
+/// register. Certification goes on; an administrator acknowledges them with the CLI. What the
+/// box said, and where, goes to the technical details.
 fn fiscal_anomalies(
     anomalies: &[AnomalyRecord],
     device: &str,
     zone: FixedOffset,
     lang: Lang,
+    technical: &mut Technical,
 ) -> String {
     let open: Vec<_> = anomalies
         .iter()
@@ -246,60 +197,22 @@ fn fiscal_anomalies(
             "dash-anomaly-item",
             id = record.id.to_string(),
             at = html::time(&record.detected_at, zone, lang),
-            nim = &a.nim,
             what = what.render(lang),
-            entry = a.known.sequence.to_string(),
             known_nif = &a.known.nif,
-            known_tc = a.known.tc.to_string(),
+            known_tc = format::integer(a.known.tc, lang),
             seen_nif = &a.seen_nif,
-            seen_tc = a.seen_tc.to_string(),
-            seen_in = &a.seen_in,
+            seen_tc = format::integer(a.seen_tc, lang),
         );
         html.push_str(&format!("<li>{}</li>", t(lang, item)));
+        technical.add(
+            lang,
+            msg!("dash-tech-anomaly", id = record.id.to_string()),
+            &format!(
+                "NIM={} entry={} seen_in={}",
+                a.nim, a.known.sequence, a.seen_in
+            ),
+        );
     }
     html.push_str("</ul></section>");
     html
-}
-
-/// The device's link with the DGI server, as C2h last reported it; for the web API, the
-/// token's expiry.
-fn dgi_paragraph(status: Option<&ChannelView>, zone: FixedOffset, lang: Lang) -> String {
-    if let Some(until) = status.and_then(|s| s.token_valid) {
-        let soon = until - chrono::Utc::now() < chrono::Duration::days(7);
-        let until = html::time(&until, zone, lang);
-        let mut text = t(lang, msg!("dash-dgi-token-valid", until = until));
-        if soon {
-            text.push_str(&format!(
-                " <strong>{}</strong>",
-                t(lang, msg!("dash-dgi-token-soon"))
-            ));
-        }
-        return format!("<p id=\"token-valid\">{text}</p>");
-    }
-    let Some(dgi) = status.and_then(|s| s.dgi.as_ref()) else {
-        return format!(
-            "<p id=\"dgi-contact\">{}</p>",
-            t(lang, msg!("dash-dgi-unknown"))
-        );
-    };
-    let contact = dgi.last_contact.map_or_else(
-        || msg!("dash-never").render(lang),
-        |at| html::device_time(&at, lang),
-    );
-    let count = |n: Option<u64>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
-    let mut text = t(
-        lang,
-        msg!(
-            "dash-dgi-contact",
-            at = contact,
-            state = &dgi.state,
-            sent = count(dgi.sent),
-            stored = count(dgi.stored)
-        ),
-    );
-    if !dgi.error.is_empty() {
-        text.push(' ');
-        text.push_str(&t(lang, msg!("dash-dgi-error", error = &dgi.error)));
-    }
-    format!("<p id=\"dgi-contact\">{text}</p>")
 }

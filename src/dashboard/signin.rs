@@ -15,6 +15,7 @@ use tracing::{info, warn};
 use super::html::{self, csrf_input, notice, t};
 use super::lang::Reader;
 use super::session::{self, Lookup};
+use super::session_file::Kept;
 use super::throttle::PEER_FREE_FAILURES;
 use super::web::{self, Body};
 use super::{Dashboard, SESSION_COOKIE, SIGNIN_COOKIE};
@@ -39,7 +40,11 @@ impl Dashboard {
         let secure = self.secure(request);
         let query = web::query(request);
         let message = if web::field(&query, "expired").is_some() {
-            Some(("info", msg!("dash-signin-expired")))
+            if self.sessions_kept() == Kept::NotReadAtStart {
+                Some(("info", msg!("dash-signin-lost-at-restart")))
+            } else {
+                Some(("info", msg!("dash-signin-expired")))
+            }
         } else if web::field(&query, "signed_out").is_some() {
             Some(("ok", msg!("dash-signin-signed-out")))
         } else {
@@ -124,6 +129,7 @@ impl Dashboard {
                 self.throttle.succeeded(ip, &org);
                 crate::metrics::dashboard_sign_in("ok");
                 let (id, _) = self.sessions.open(&org, &token_id);
+                self.save_sessions().await;
                 info!(%org, token = %token_id, %peer, "dashboard sign-in");
                 let mut response = web::redirect("/dashboard/");
                 web::set_cookie(
@@ -162,6 +168,7 @@ impl Dashboard {
                     return response;
                 }
                 self.sessions.close(&cookie);
+                self.save_sessions().await;
                 info!(org = %session.org, token = %session.token_id, "dashboard sign-out");
             }
         }
@@ -214,7 +221,15 @@ impl Dashboard {
         page: &LoginPage<'_>,
         message: Option<(&str, Message)>,
     ) -> Response<Body> {
-        page.render(&self.nonces.issue(ip), message)
+        let not_kept = self.sessions_kept() == Kept::NotWritten;
+        page.render(&self.nonces.issue(ip), message, not_kept)
+    }
+
+    /// Whether sessions survive a restart now.
+    fn sessions_kept(&self) -> Kept {
+        self.session_file
+            .as_ref()
+            .map_or(Kept::Yes, |file| file.kept())
     }
 }
 
@@ -233,22 +248,37 @@ struct LoginPage<'a> {
 }
 
 impl LoginPage<'_> {
-    /// The page with `nonce` as its double-submit value (form field and cookie).
-    fn render(&self, nonce: &str, message: Option<(&str, Message)>) -> Response<Body> {
+    /// The page with `nonce` as its double-submit value (form field and cookie), and a
+    /// warning when sessions cannot be kept across a restart now (`not_kept`).
+    fn render(
+        &self,
+        nonce: &str,
+        message: Option<(&str, Message)>,
+        not_kept: bool,
+    ) -> Response<Body> {
         let lang = self.reader.lang;
-        let message =
+        let mut message =
             message.map_or_else(String::new, |(kind, text)| notice(kind, &text.render(lang)));
+        if not_kept {
+            message.push_str(&format!(
+                "<p class=\"notice warn\" role=\"status\" id=\"sessions-not-kept\">{}</p>",
+                t(lang, msg!("dash-signin-not-kept"))
+            ));
+        }
         let body = format!(
-            "{message}<p>{} (<code>emcf-gateway dashboard-token issue --org &lt;id&gt;</code>).</p>\
+            "{message}<p>{}</p>\
              <form method=\"post\" action=\"/dashboard/login\" id=\"sign-in-form\">{}\
              <p><label for=\"token\">{}</label><br>\
              <input type=\"password\" name=\"token\" id=\"token\" autocomplete=\"off\" \
              required autofocus></p><p><button type=\"submit\" id=\"sign-in\">{}</button></p>\
-             </form>",
+             </form><details id=\"operator\"><summary>{}</summary><p>{} \
+             <code>emcf-gateway dashboard-token issue --org &lt;id&gt;</code></p></details>",
             t(lang, msg!("dash-signin-intro")),
             csrf_input(nonce),
             t(lang, msg!("dash-signin-token")),
             t(lang, msg!("dash-signin-submit")),
+            t(lang, msg!("dash-signin-operator")),
+            t(lang, msg!("dash-signin-operator-how")),
         );
         let title = msg!("dash-sign-in-title").render(lang);
         let mut response = web::html(self.status, html::page(self.reader, &title, None, &body));

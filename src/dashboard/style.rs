@@ -8,6 +8,8 @@
 //!   led by its column's name (`data-label`). Ids in table cells do not wrap on a wide
 //!   screen (a short column, never one character a line) and wrap anywhere in a card.
 //! - Definition lists (`dl.grid`) are two columns, one on a phone.
+//! - Badges: green (`up`) when a device answers, red (`down`) for something wrong, grey
+//!   (`idle`) for a state that is not a fault (a sandbox not used yet).
 
 /// The stylesheet.
 pub const STYLE: &str = "\
@@ -45,7 +47,8 @@ button.danger{background:#b3261e;border-color:#b3261e;color:#fff}\
 .notice.warn{background:#fff4d6;color:#5c3d00}\
 .badge{display:inline-block;padding:0 .4em;border-radius:3px;font-size:.85em;background:#dde}\
 .badge.production{background:#d8ecff}.badge.sandbox{background:#fff0c9}\
-.badge.up{background:#d6f5dc}.badge.down{background:#fbd5d5}\
+.badge.up{background:#d6f5dc}.badge.down{background:#fbd5d5}.badge.idle{background:#e6e8ec;color:#3d4550}\
+details{margin:1em 0}details>summary{cursor:pointer;font-weight:600}\
 .secret{font-size:1.2em;background:#fff;border:2px dashed #c60;padding:.5em;display:block;overflow-wrap:anywhere}\
 meter{width:100%;max-width:20em;height:1.4em}\
 figure#qr{margin:0 0 1em}figure#qr svg{width:220px;height:220px;max-width:100%}\

@@ -102,18 +102,37 @@ fn header<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
     request.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
-/// Whether the request came through a TLS-terminating proxy (`X-Forwarded-Proto: https`).
+/// Who sent a request, as the dashboard sees it (set on the request when it arrives).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer {
+    /// The connection comes from a configured reverse proxy (`[http] trusted_proxies`): its
+    /// `X-Forwarded-Host` and `X-Forwarded-Proto` are believed.
+    pub via_proxy: bool,
+}
+
+/// A forwarding header of `request`, only if it came from a trusted proxy (else anyone could
+/// claim another host or TLS).
+fn forwarded<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
+    let trusted = request
+        .extensions()
+        .get::<Peer>()
+        .is_some_and(|peer| peer.via_proxy);
+    trusted.then(|| header(request, name)).flatten()
+}
+
+/// Whether the request came through a trusted TLS-terminating proxy (`X-Forwarded-Proto:
+/// https` from a peer of `[http] trusted_proxies`).
 pub fn behind_tls(request: &Request<Incoming>) -> bool {
-    header(request, "x-forwarded-proto").is_some_and(|p| p.trim().eq_ignore_ascii_case("https"))
+    forwarded(request, "x-forwarded-proto").is_some_and(|p| p.trim().eq_ignore_ascii_case("https"))
 }
 
 /// The same-origin check of a POST: `Origin` (or, without it, `Referer`) must name the host
-/// the request was sent to (`Host`, or `X-Forwarded-Host` behind a proxy). A request with
-/// neither header passes here (some clients send none) and still needs its CSRF token.
+/// the request was sent to (`Host`, or `X-Forwarded-Host` from a trusted proxy). A request
+/// with neither header passes here (some clients send none) and still needs its CSRF token.
 pub fn same_origin(request: &Request<Incoming>) -> bool {
     let hosts: Vec<&str> = [
         header(request, HOST.as_str()),
-        header(request, "x-forwarded-host"),
+        forwarded(request, "x-forwarded-host"),
     ]
     .into_iter()
     .flatten()

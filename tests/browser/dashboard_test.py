@@ -70,8 +70,20 @@ AMOUNT = {"fr": "168\u202f040,00\u00a0CDF", "en": "168,040.00 CDF"}
 TEXTS = {
     "sign-in": {"fr": ["Connexion", "Jeton du tableau de bord", "Se connecter"],
                 "en": ["Sign in", "Dashboard token"]},
-    "overview": {"fr": ["Vue d'ensemble", "Appareils", "connecté", "Se déconnecter"],
-                 "en": ["Overview", "Devices", "connected", "Sign out"]},
+    "overview": {"fr": ["Vue d'ensemble", "Appareils", "répond", "pas encore utilisé",
+                        "Dernier échange de l'appareil avec la DGI", "Détails techniques",
+                        "Se déconnecter"],
+                 "en": ["Overview", "Devices", "answering", "not used yet",
+                        "Last exchange of the device with the DGI", "Technical details",
+                        "Sign out"]},
+    # The overview with an invoice in doubt (the settlement scenario).
+    "in-doubt": {"fr": ["Vue d'ensemble", "1 facture en doute", "Une facture est en doute",
+                        "Régler la facture n° "],
+                 "en": ["Overview", "1 invoice in doubt", "One invoice is in doubt",
+                        "Settle invoice No. "]},
+    # The overview right after the settlement.
+    "settled": {"fr": ["réglée comme non certifiée"],
+                "en": ["settled as not certified"]},
     "keys": {"fr": ["Clés API", "Désactiver", "Émettre une nouvelle clé API"],
              "en": ["API keys", "Disable", "Issue a new API key"]},
     "confirm-disable": {"fr": ["Désactiver la clé", "seront refusées aussitôt", "Annuler"],
@@ -90,6 +102,13 @@ SAID = {
     "disable": "Désactiver",
     "signed-out": "Vous êtes déconnecté",
 }
+
+
+# What a shop owner must not meet outside the collapsed "technical details": the protocol's
+# command codes and link states, the register's internal names, English enum names, HTTP
+# statuses, the devices' configured names.
+PROTOCOL_WORDS = (r"\b(C[0-9A-F]h|[0-9A-F]{2}h|CON|DIS|TRA|RES|STA|finalize|reconciled|rn|"
+                  r"LogInvoices|embedded|sandbox-[a-z0-9-]+|start|grow|HTTP [0-9]{3})\b")
 
 
 class CheckFailed(Exception):
@@ -270,6 +289,101 @@ class Scenario:
             check(height < 2.5, f"{css} at {size} size is {height:.1f} lines high")
         self.resize("desktop")
 
+    def plain_text(self):
+        """The page's text without its <details> parts (technical details, forms folded)."""
+        return self.driver.execute_script("""
+            const main = document.querySelector('main').cloneNode(true);
+            for (const d of main.querySelectorAll('details')) d.remove();
+            return main.textContent;""")
+
+    def check_plain_overview(self):
+        """The overview in a shop owner's words: no protocol word outside the technical
+        details (closed until asked), a grey badge for the sandbox not used yet, and nothing
+        wider than a phone with the details open."""
+        d = self.driver
+        for size in SIZES:
+            self.resize(size)
+            for lang in LANGS:
+                self.switch(lang)
+                where = f"overview at {size} size in {lang}"
+                found = d.execute_script(
+                    "return (arguments[0].match(new RegExp(arguments[1], 'g')) || [])",
+                    self.plain_text(), PROTOCOL_WORDS)
+                check(not found, f"{where}: protocol words outside the technical details: {found}")
+                details = self.find("details#technical")
+                check(details.get_attribute("open") is None, f"{where}: details open by default")
+                check("C2h" not in self.page_text(), f"{where}: C2h shown before it is asked")
+                badge = self.find("#link-sandbox")
+                check("idle" in badge.get_attribute("class").split(),
+                      f"{where}: sandbox badge {badge.get_attribute('class')!r}")
+                red, green, blue = d.execute_script(
+                    "return getComputedStyle(arguments[0]).backgroundColor"
+                    ".match(/[0-9]+/g).slice(0, 3).map(Number)", badge)
+                check(not (red > green + 20 and red > blue + 20),
+                      f"{where}: the unused sandbox's badge is red-ish rgb({red},{green},{blue})")
+                self.find("details#technical summary").click()
+                check("C2h" in self.page_text(), f"{where}: the details do not show C2h")
+                inner, scroll = d.execute_script(
+                    "return [window.innerWidth, document.documentElement.scrollWidth]")
+                check(scroll <= inner, f"{where}: {scroll} px of content with the details open "
+                                       f"in {inner} px; beyond it: {self.widest(inner)}")
+                d.refresh()
+        self.resize("desktop")
+
+    def wait_for(self, css, present, within=20):
+        """Reloads the page until `css` is (or is no longer) on it."""
+        deadline = time.monotonic() + within
+        while True:
+            there = bool(self.driver.find_elements(By.CSS_SELECTOR, css))
+            if there == present:
+                return
+            check(time.monotonic() < deadline,
+                  f"{css} {'never came' if present else 'never went'} within {within} s")
+            time.sleep(0.5)
+            self.driver.refresh()
+
+    def run_settlement(self):
+        """An invoice in doubt on the overview (its section and the alert's banner agree),
+        settled with its form: afterwards the green "settled" and no yellow "in doubt"."""
+        d, base, args = self.driver, self.base, self.args
+        step("sign in; the overview shows the invoice in doubt and the alert's banner")
+        d.get(f"{base}/dashboard/login")
+        self.find("#token").send_keys(args.token)
+        self.find("#sign-in").click()
+        self.wait.until(EC.url_matches(r".*/dashboard/$"))
+        self.wait_for("#alert-in_doubt", True)
+        check(self.find("#in-doubt") is not None, "no in-doubt section")
+        self.check_page("in-doubt")
+
+        step("settle it as the DGI's portal shows it (not certified), at phone size")
+        self.resize("phone")
+        d.refresh()
+        summary = self.find("#in-doubt details summary")
+        summary.click()
+        form = self.find("#in-doubt details form")
+        form.find_element(By.CSS_SELECTOR, "input[value='not_certified']").click()
+        form.find_element(By.CSS_SELECTOR, "input[name='by']").send_keys("Marie K.")
+        form.find_element(By.CSS_SELECTOR, "button[type='submit']").click()
+        self.wait.until(EC.url_contains("settled=not_certified"))
+        self.shot("settled")
+
+        step("after the settlement the banners agree: settled, nothing in doubt")
+        for size in SIZES:
+            self.resize(size)
+            d.refresh()
+            for lang in LANGS:
+                self.switch(lang)
+                where = f"the overview after the settlement at {size} size in {lang}"
+                check(not d.find_elements(By.CSS_SELECTOR, "#alert-in_doubt"),
+                      f"{where}: the in-doubt banner is still shown")
+                check(not d.find_elements(By.CSS_SELECTOR, "#in-doubt"),
+                      f"{where}: the in-doubt section is still shown")
+                notice = self.find("#notice")
+                check("ok" in notice.get_attribute("class").split(),
+                      f"{where}: no settled notice")
+        self.check_page("settled")
+        step(f"{self.checked} page views checked (pages x sizes x languages)")
+
     # ---- the scenario ----
 
     def run(self):
@@ -312,6 +426,7 @@ class Scenario:
         check(cookie.get("httpOnly") is True, f"session cookie not HttpOnly: {cookie}")
         check(cookie.get("sameSite") == "Strict", f"session cookie not SameSite=Strict: {cookie}")
         self.check_page("overview")
+        self.check_plain_overview()
 
         step(f"the keys page; key {key_id} does not wrap a character a line")
         self.click_and_wait("nav a[href='/dashboard/keys']", "/dashboard/keys")
@@ -396,19 +511,25 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", required=True, help="gateway URL, e.g. http://127.0.0.1:8080")
     parser.add_argument("--token", required=True, help="dashboard token")
-    parser.add_argument("--api-key", required=True, help="an enabled production API key")
+    parser.add_argument("--api-key", default="",
+                        help="an enabled production API key (the main scenario's)")
     parser.add_argument("--rn", default=f"WEB-{int(time.time())}", help="invoice number to certify")
     parser.add_argument("--org-name", default="", help="organization name the pages should show")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
     parser.add_argument("--screenshots", default="", help="directory for screenshots (optional)")
+    parser.add_argument("--scenario", default="main", choices=("main", "settlement"),
+                        help="main: the whole flow; settlement: an invoice in doubt settled")
     parser.add_argument("--screens", default="",
                         help="directory for a PNG of each page at each size in each language")
     args = parser.parse_args()
     started = time.monotonic()
     scenario = Scenario(args)
     try:
-        scenario.run()
+        if args.scenario == "settlement":
+            scenario.run_settlement()
+        else:
+            scenario.run()
     except (CheckFailed, TimeoutException, WebDriverException) as error:
         scenario.shot("failure")
         print(f"[browser] FAILED: {type(error).__name__}: {error}", file=sys.stderr)

@@ -238,6 +238,10 @@ fn documented_defaults_match_the_code() {
             "| `metrics_per_organization` | boolean | `{}` |",
             d.http.metrics_per_organization
         ),
+        format!(
+            "| `trusted_proxies` | list of strings | `{:?}` |",
+            d.http.trusted_proxies
+        ),
         format!("| `index_cache_mib` | integer | `{}` |", d.index_cache_mib),
         format!(
             "| `channel_down_minutes` | integer | `{}` |",
