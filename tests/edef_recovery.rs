@@ -212,7 +212,13 @@ async fn a_token_written_into_the_token_file_is_used_without_a_restart_and_never
     let token_file = dir.path().join("dgi.token");
     std::fs::write(&token_file, format!("{WRONG}\n")).unwrap();
     let refused = post_invoice(gateway.addr, &key, &common::invoice("T-2")).await;
-    common::assert_error(&refused, 503, 155);
+    let body = common::assert_error(&refused, 503, 155);
+    // In French from end to end (the file's path and the system's words stay in the log).
+    let desc = body["errorDesc"].as_str().unwrap_or_default();
+    assert!(
+        desc.contains("la DGI a refusé le jeton de l'e-MCF (HTTP 401)") && !desc.contains("token"),
+        "{desc}"
+    );
     // A token to install: a person must act, a retry cannot help.
     assert!(
         refused.header("retry-after").is_none(),

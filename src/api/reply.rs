@@ -292,6 +292,7 @@ pub(crate) fn certification_body(entry: &RegisterEntry, lang: Lang) -> Value {
 mod tests {
     use super::*;
     use crate::certify::invoice::{code, ValidationError};
+    use crate::certify::TokenReason;
 
     fn desc(response: &Response<Body>) -> Option<&HeaderValue> {
         response.headers().get(CONTENT_LANGUAGE)
@@ -336,7 +337,7 @@ mod tests {
             },
             CertifyError::TokenRejected {
                 device: "dgi".into(),
-                reason: "HTTP 401".into(),
+                reason: TokenReason::Rejected { status: 401 },
             },
         ] {
             let response = certify_error(&error, Lang::Fr);

@@ -172,16 +172,32 @@ fn refusal(error: FieldError, what: &str, texts: &[Text<'_>]) -> ValidationError
                 field: path,
             }
         }
-        FieldError::TooPrecise { field, .. }
-        | FieldError::Empty { field }
-        | FieldError::Invalid { field, .. } => {
+        FieldError::TooPrecise {
+            field,
+            value,
+            places,
+        } => {
+            let path = path_of(texts, field);
+            ValidationError {
+                code: code::NOT_ENCODABLE,
+                message: msg!(
+                    "err-too-precise",
+                    field = path.as_deref().unwrap_or(what),
+                    places = places,
+                    value = value
+                ),
+                field: path,
+            }
+        }
+        FieldError::Empty { field } | FieldError::Invalid { field, .. } => {
+            // The protocol's own reason is English: the field and the command say where.
             let path = path_of(texts, field);
             ValidationError {
                 code: code::NOT_ENCODABLE,
                 message: msg!(
                     "err-not-encodable",
                     field = path.as_deref().unwrap_or(what),
-                    detail = error.to_string()
+                    command = what
                 ),
                 field: path,
             }

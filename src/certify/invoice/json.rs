@@ -21,12 +21,7 @@ pub(crate) fn root(body: &[u8], max_depth: usize) -> Result<&RawValue, Validatio
         )
     })?;
     check_depth(body, max_depth)?;
-    serde_json::from_str(text).map_err(|e| {
-        ValidationError::body(
-            code::MALFORMED_JSON,
-            msg!("err-body-not-json", detail = e.to_string()),
-        )
-    })
+    serde_json::from_str(text).map_err(|e| syntax_error("", &e))
 }
 
 /// Refuses nesting deeper than `max` by counting brackets outside strings. It runs before
@@ -256,15 +251,61 @@ impl<'a> Obj<'a> {
     }
 }
 
-/// A syntax error inside the value at `path` (the body when empty).
+/// A syntax error inside the value at `path` (the body when empty), said with the
+/// catalogue's words for what is wrong ([`json_fault`]) and, for the body, where (line and
+/// column, from 1); never the parser's own English.
 fn syntax_error(path: &str, error: &serde_json::Error) -> ValidationError {
-    let detail = error.to_string();
+    let fault = json_fault(error);
     let message = if path.is_empty() {
-        msg!("err-body-not-json", detail = detail)
+        msg!(
+            "err-body-not-json",
+            fault = fault,
+            line = error.line(),
+            column = error.column()
+        )
     } else {
-        msg!("err-json-syntax-at", field = path, detail = detail)
+        // A nested value was cut out of a body that parsed: its positions are its own, not
+        // the body's, so only the field is named.
+        msg!("err-json-syntax-at", field = path, fault = fault)
     };
     ValidationError::body(code::MALFORMED_JSON, message)
+}
+
+/// What a JSON error is, as the key the catalogue's `json-fault` selects its words by.
+/// serde_json classifies its errors only coarsely ([`serde_json::error::Category`]); the kind
+/// within a class is read from its fixed text (its `Display` without the position), which
+/// the tests pin for every kind a body can produce. A text not known here is `other`.
+pub(crate) fn json_fault(error: &serde_json::Error) -> &'static str {
+    use serde_json::error::Category;
+    let text = error.to_string();
+    let what = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(what, _)| what);
+    match (error.classify(), what) {
+        (Category::Eof, "EOF while parsing a list") => "eof-list",
+        (Category::Eof, "EOF while parsing an object") => "eof-object",
+        (Category::Eof, "EOF while parsing a string") => "eof-string",
+        (Category::Eof, _) => "eof-value",
+        (Category::Syntax, "expected `:`") => "expected-colon",
+        (Category::Syntax, "expected `,` or `]`") => "expected-comma-list",
+        (Category::Syntax, "expected `,` or `}`") => "expected-comma-object",
+        (Category::Syntax, "expected ident" | "expected value") => "expected-value",
+        (Category::Syntax, "expected `\"`" | "key must be a string") => "key-not-string",
+        (Category::Syntax, "invalid escape") => "invalid-escape",
+        (Category::Syntax, "invalid number") => "invalid-number",
+        (Category::Syntax, "number out of range") => "number-out-of-range",
+        (
+            Category::Syntax,
+            "invalid unicode code point"
+            | "lone leading surrogate in hex escape"
+            | "unexpected end of hex escape",
+        ) => "invalid-unicode",
+        (Category::Syntax, w) if w.starts_with("control character") => "control-in-string",
+        (Category::Syntax, "trailing comma") => "trailing-comma",
+        (Category::Syntax, "trailing characters") => "trailing-characters",
+        (Category::Syntax, "recursion limit exceeded") => "too-deep",
+        _ => "other",
+    }
 }
 
 fn join(path: &str, key: &str) -> String {
