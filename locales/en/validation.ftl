@@ -108,8 +108,18 @@ err-payments-sum-out-of-range = the payments add up to more than { $max }
 err-payment-method-invalid = { $field } { $value } is not one of ESPECES, VIREMENT, CARTEBANCAIRE, MOBILEMONEY, CHEQUES, CREDIT, AUTRE
 err-payment-rate-invalid = { $field } { $rate } does not fit the payment's currency: -1 for CDF, the CDF per USD rate (> 0, at most 4 decimals) for USD
 
+## Texts: control characters and line layout marks (71, 73), in any text of the body
+
+err-control-character = { $field } contains a control character, U+{ $char }{ $name ->
+    [tab] {" "}(tab)
+    [lf] {" "}(line feed)
+    [cr] {" "}(carriage return)
+    [esc] {" "}(escape)
+   *[other] {""}
+}, at character { $position }; an invoice text holds none (no tab, no line break: the comment lines cmta to cmth are there for texts on several lines)
+err-layout-character = { $field } contains U+{ $char }, an invisible character that changes the writing direction or breaks the line (a bidirectional mark or a line separator), at character { $position }; an invoice text holds none: it would show something other than what is certified
+
 ## Device frames (70..72)
 
 err-command-too-long = command { $command } would be { $length } bytes on the device, a frame carries at most { $max }; shorten (bytes on the wire): { $texts }
-err-control-character = { $field } contains the control character U+{ $char }; only CR and LF are allowed in a text
 err-not-encodable = { $field }: the device protocol cannot carry this value in command { $command }

@@ -108,8 +108,18 @@ err-payments-sum-out-of-range = la somme des paiements dépasse { $max }
 err-payment-method-invalid = { $field } { $value } n'est pas l'un de ESPECES, VIREMENT, CARTEBANCAIRE, MOBILEMONEY, CHEQUES, CREDIT, AUTRE
 err-payment-rate-invalid = { $field } { $rate } ne convient pas à la devise du paiement : -1 pour le CDF, le taux en CDF pour 1 USD (supérieur à 0, 4 décimales au plus) pour l'USD
 
+## Textes : caractères de contrôle et marques de mise en ligne (71, 73), pour tout texte du corps
+
+err-control-character = { $field } contient un caractère de contrôle, U+{ $char }{ $name ->
+    [tab] {" "}(tabulation)
+    [lf] {" "}(saut de ligne)
+    [cr] {" "}(retour chariot)
+    [esc] {" "}(échappement)
+   *[other] {""}
+}, au caractère { $position } ; un texte de facture n'en contient aucun (ni tabulation ni retour à la ligne : les lignes de commentaire cmta à cmth servent aux textes sur plusieurs lignes)
+err-layout-character = { $field } contient U+{ $char }, un caractère invisible qui change le sens d'écriture ou coupe la ligne (marque bidirectionnelle ou séparateur de ligne), au caractère { $position } ; un texte de facture n'en contient aucun : il afficherait autre chose que ce qui est certifié
+
 ## Trames du boîtier (70 à 72)
 
 err-command-too-long = la commande { $command } ferait { $length } octets sur le boîtier, une trame en porte au plus { $max } ; raccourcissez (octets sur la ligne) : { $texts }
-err-control-character = { $field } contient le caractère de contrôle U+{ $char } ; seuls CR et LF sont permis dans un texte
 err-not-encodable = { $field } : le protocole du boîtier ne peut pas transmettre cette valeur dans la commande { $command }

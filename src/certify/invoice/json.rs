@@ -317,15 +317,81 @@ fn join(path: &str, key: &str) -> String {
 }
 
 /// A JSON string's text; a string that holds no text (a `\uD800`-`\uDFFF` escape without
-/// its pair: JSON's grammar allows it, Unicode has no such character) is refused as such.
+/// its pair: JSON's grammar allows it, Unicode has no such character) is refused as such, and
+/// so is a text with a character that would change what a person reads around it
+/// ([`check_text`]).
 fn text_of(raw: &RawValue, path: &str) -> Result<String, ValidationError> {
-    string_of(raw).ok_or_else(|| {
+    let text = string_of(raw).ok_or_else(|| {
         ValidationError::at(
             code::WRONG_TYPE,
             path,
             msg!("err-lone-surrogate", field = path),
         )
-    })
+    })?;
+    check_text(&text, path)?;
+    Ok(text)
+}
+
+/// Refuses, in any text of the body, what would let it forge what a person reads around it
+/// (`log show` on a terminal, the dashboard, an export, a receipt): every control character
+/// (71: C0 including TAB, CR and LF, DEL, C1), and the characters that reorder or break a
+/// line without being control characters (73: the bidirectional embeddings, overrides,
+/// isolates and marks, and the Unicode line and paragraph separators). Checked as each text
+/// is read, so that no text field, present or future, escapes it; `field` is its exact path.
+pub(crate) fn check_text(text: &str, path: &str) -> Result<(), ValidationError> {
+    let Some((index, c)) = text
+        .chars()
+        .enumerate()
+        .find(|(_, c)| c.is_control() || is_layout_mark(*c))
+    else {
+        return Ok(());
+    };
+    let (char_code, position) = (format!("{:04X}", u32::from(c)), index + 1);
+    let (code, message) = if c.is_control() {
+        (
+            code::CONTROL_CHARACTER,
+            msg!(
+                "err-control-character",
+                field = path,
+                char = char_code,
+                name = control_name(c),
+                position = position
+            ),
+        )
+    } else {
+        (
+            code::LAYOUT_CHARACTER,
+            msg!(
+                "err-layout-character",
+                field = path,
+                char = char_code,
+                position = position
+            ),
+        )
+    };
+    Err(ValidationError::at(code, path, message))
+}
+
+/// The key `err-control-character`'s `$name` selects the control character's name by.
+pub(crate) fn control_name(c: char) -> &'static str {
+    match c {
+        '\t' => "tab",
+        '\n' => "lf",
+        '\r' => "cr",
+        '\u{1B}' => "esc",
+        _ => "other",
+    }
+}
+
+/// The characters that change the direction or the lines of a text without being control
+/// characters: ALM (U+061C), LRM and RLM (U+200E, U+200F), the line and paragraph separators
+/// (U+2028, U+2029), the embeddings and overrides LRE RLE PDF LRO RLO (U+202A..U+202E) and
+/// the isolates LRI RLI FSI PDI (U+2066..U+2069).
+pub(crate) fn is_layout_mark(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+    )
 }
 
 fn string_of(raw: &RawValue) -> Option<String> {
