@@ -37,6 +37,14 @@ err-outcome-unknown = the e-MCF device did not confirm invoice { $rn }; the gate
 err-register-unavailable = the invoice register is unavailable (the service's log says why); nothing was certified, retry later
 err-not-found = no certified invoice with rn { $rn }
 err-internal = internal error of the gateway; report it with this answer's X-Request-Id (the service's log has the details)
+err-credit-exceeds-original = this credit note { $bound ->
+    [at-least] of at least
+   *[exact] of
+} { $total } CDF is more than what is left to refund of the original invoice { $original_rn } (codeDEFDGI { $reference }): its total is { $original_total } CDF, the credit notes of it already certified come to { $credited } CDF and those being certified to { $pending } CDF; { $room } CDF is left. Nothing was sent. Lower its amounts, or check its reference
+err-above-max-total = the total of this invoice ({ $bound ->
+    [at-least] at least { $total } CDF, before VAT
+   *[exact] { $total } CDF
+}) is above this organization's largest invoice total ({ $max } CDF). Nothing was sent. Check its amounts (prices, quantities, unit); if the invoice is right, an administrator can raise the limit (emcf-gateway org update --max-invoice-total)
 
 ## Why the DGI does not accept the token ($reason of err-token-rejected)
 
@@ -98,4 +106,5 @@ resolve-counters-bad = counters "{ $counters }": write them as the DGI shows the
 resolve-text-too-long = the name and the note are { $max } characters at most
 
 ## Warnings on a certified invoice (src/certify/warnings.rs): warningDesc, beside warningCode
+warn-original-not-in-register = credit note { $rn } refunds the invoice of codeDEFDGI { $reference }, which this register does not hold: it was certified as sent, without its amount being compared with the original's total. If the original was certified before the gateway or elsewhere, nothing to do; else check the reference (a typo would refund another invoice) and the amount
 warn-usd-amounts-in-cdf = invoice { $rn } is in USD but worth only { $usd } USD in all (total { $total } CDF): amounts are always in CDF, and curRate is the CDF per USD rate. If its prices were sent in USD, it was certified for far less than meant: cancel it with a credit note (FA) and certify it again under a new rn with its amounts in CDF

@@ -38,6 +38,14 @@ err-outcome-unknown = le boîtier e-MCF n'a pas confirmé la facture { $rn } ; l
 err-register-unavailable = le registre des factures est indisponible (le journal du service en donne la cause) ; rien n'a été certifié, réessayez plus tard
 err-not-found = aucune facture certifiée avec le rn { $rn }
 err-internal = erreur interne de la passerelle ; signalez-la avec l'X-Request-Id de cette réponse (le journal du service en donne le détail)
+err-credit-exceeds-original = cette facture d'avoir { $bound ->
+    [at-least] d'au moins
+   *[exact] de
+} { $total } CDF dépasse ce qui reste à rembourser de la facture d'origine { $original_rn } (codeDEFDGI { $reference }) : son total est de { $original_total } CDF, les factures d'avoir déjà certifiées sur elle font { $credited } CDF et celles en cours de certification { $pending } CDF ; il reste { $room } CDF. Rien n'a été envoyé. Réduisez ses montants, ou vérifiez sa référence
+err-above-max-total = le total de cette facture ({ $bound ->
+    [at-least] au moins { $total } CDF, avant TVA
+   *[exact] { $total } CDF
+}) dépasse le plafond par facture de cette organisation ({ $max } CDF). Rien n'a été envoyé. Vérifiez ses montants (prix, quantités, unité) ; si la facture est juste, un administrateur peut relever le plafond (emcf-gateway org update --max-invoice-total)
 
 ## Pourquoi la DGI n'accepte pas le jeton ($reason de err-token-rejected)
 
@@ -99,4 +107,5 @@ resolve-counters-bad = compteurs « { $counters } » : écrivez-les comme la DGI
 resolve-text-too-long = le nom et la note font au plus { $max } caractères
 
 ## Les avertissements sur une facture certifiée (src/certify/warnings.rs) : warningDesc, à côté de warningCode
+warn-original-not-in-register = la facture d'avoir { $rn } rembourse la facture de codeDEFDGI { $reference }, que ce registre ne contient pas : elle a été certifiée telle qu'envoyée, sans que son montant ait pu être comparé au total de l'origine. Si l'origine a été certifiée avant la passerelle ou ailleurs, rien à faire ; sinon vérifiez la référence (une faute de frappe rembourserait une autre facture) et le montant
 warn-usd-amounts-in-cdf = la facture { $rn } est en USD mais ne vaut en tout que { $usd } USD (total { $total } CDF) : les montants sont toujours en CDF, et curRate est le cours en CDF pour un USD. Si ses prix ont été envoyés en USD, elle a été certifiée pour bien moins que prévu : annulez-la par une facture d'avoir (FA) et certifiez-la de nouveau sous un nouveau rn avec ses montants en CDF

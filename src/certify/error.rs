@@ -6,6 +6,7 @@ use std::time::Duration;
 use rust_decimal::Decimal;
 
 use crate::certify::invoice::ValidationError;
+use crate::i18n::format::plain_amount;
 use crate::i18n::{Arg, Lang, Message};
 use crate::msg;
 use crate::store::StoreError;
@@ -61,6 +62,22 @@ pub enum CertifyError {
         quota: u64,
         /// Quota year.
         year: i32,
+    },
+    /// A credit note would take more than its original has left (422, nothing sent): its
+    /// total, added to the credit notes of the same original this register certified (or is
+    /// certifying), is above the original's total.
+    #[error("{}", self.describe(Lang::En))]
+    CreditExceedsOriginal(Box<CreditExcess>),
+    /// The invoice's total is above its organization's `max_invoice_total` (422, nothing
+    /// sent).
+    #[error("{}", self.describe(Lang::En))]
+    AboveMaxTotal {
+        /// The invoice's total (TTC, CDF), or the least it can be (`at_least`).
+        total: Decimal,
+        /// Whether `total` is a lower bound (an `ht` invoice before its VAT rates are known).
+        at_least: bool,
+        /// The organization's largest invoice total.
+        max: Decimal,
     },
     /// The device refused the invoice with a text (422), or without one (an empty reply with
     /// its refusal status bit).
@@ -231,6 +248,27 @@ impl TokenReason {
     }
 }
 
+/// What a credit note refused with 180 would have taken of its original, in CDF.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreditExcess {
+    /// The original's codeDEFDGI (the credit note's `reference`).
+    pub reference: String,
+    /// The original's rn.
+    pub original_rn: String,
+    /// The original's total.
+    pub original_total: Decimal,
+    /// The credit notes of it the register holds.
+    pub credited: Decimal,
+    /// The credit notes of it being certified now.
+    pub pending: Decimal,
+    /// What is left of it: total - credited - pending.
+    pub room: Decimal,
+    /// This credit note's total, or the least it can be (`at_least`).
+    pub total: Decimal,
+    /// Whether `total` is a lower bound (an `ht` credit note before its VAT rates are known).
+    pub at_least: bool,
+}
+
 impl CertifyError {
     /// The stable numeric code of this error (validation codes come from the rule).
     pub fn code(&self) -> u16 {
@@ -259,6 +297,8 @@ impl CertifyError {
             CertifyError::DeviceNotConfigured { .. } | CertifyError::NoSandbox => 156,
             CertifyError::Store(_) => 160,
             CertifyError::NotFound { .. } => 170,
+            CertifyError::CreditExceedsOriginal(_) => 180,
+            CertifyError::AboveMaxTotal { .. } => 181,
             CertifyError::Internal(_) => 199,
         }
     }
@@ -294,6 +334,8 @@ impl CertifyError {
             | CertifyError::DgiRefused { .. }
             | CertifyError::TotalsTooLarge
             | CertifyError::NotFound { .. }
+            | CertifyError::CreditExceedsOriginal(_)
+            | CertifyError::AboveMaxTotal { .. }
             | CertifyError::Internal(_) => None,
         }
     }
@@ -303,7 +345,9 @@ impl CertifyError {
         match self {
             CertifyError::Validation(e) => e.field.as_deref(),
             CertifyError::PaymentsShort { .. } => Some("payments"),
-            CertifyError::ZeroTotal => Some("items"),
+            CertifyError::ZeroTotal
+            | CertifyError::CreditExceedsOriginal(_)
+            | CertifyError::AboveMaxTotal { .. } => Some("items"),
             CertifyError::BadIdempotencyKey => Some("Idempotency-Key"),
             _ => None,
         }
@@ -428,8 +472,38 @@ impl CertifyError {
             CertifyError::OutcomeUnknown { rn, .. } => msg!("err-outcome-unknown", rn = rn),
             CertifyError::Store(_) => msg!("err-register-unavailable"),
             CertifyError::NotFound { rn } => msg!("err-not-found", rn = rn),
+            CertifyError::CreditExceedsOriginal(excess) => msg!(
+                "err-credit-exceeds-original",
+                total = plain_amount(excess.total),
+                bound = bound(excess.at_least),
+                original_rn = &excess.original_rn,
+                reference = &excess.reference,
+                original_total = plain_amount(excess.original_total),
+                credited = plain_amount(excess.credited),
+                pending = plain_amount(excess.pending),
+                room = plain_amount(excess.room.max(Decimal::ZERO))
+            ),
+            CertifyError::AboveMaxTotal {
+                total,
+                at_least,
+                max,
+            } => msg!(
+                "err-above-max-total",
+                total = plain_amount(*total),
+                bound = bound(*at_least),
+                max = plain_amount(*max)
+            ),
             CertifyError::Internal(_) => msg!("err-internal"),
         }
+    }
+}
+
+/// The key the messages' `$bound` selects by: whether an amount is exact or a lower bound.
+fn bound(at_least: bool) -> &'static str {
+    if at_least {
+        "at-least"
+    } else {
+        "exact"
     }
 }
 
