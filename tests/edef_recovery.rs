@@ -453,6 +453,11 @@ async fn an_invoice_in_doubt_is_settled_on_the_dashboard_by_its_own_organization
     let certified = api.finalized().into_iter().find(|f| f.rn == "D-1").unwrap();
     let mut form = settle(&csrf, "certified", "1-1 FV");
     form[3].1 = certified.code_def.clone();
+    form[4].1 = format!(
+        "DGI-RDC;CD01000001-1;{};{};20261123100000",
+        certified.code_def,
+        common::SIM_NIF
+    );
     let wrong = post(cookie.clone(), form.clone()).await;
     assert_eq!(wrong.status, 400, "{}", wrong.body);
     assert!(wrong.body.contains("12/345 FV"), "{}", wrong.body);
