@@ -38,7 +38,7 @@ cli-field-plan = Plan
 cli-field-device = Device
 cli-field-admin-emails = Alerts to
 cli-field-quota = Quota { $year }
-cli-field-max-total = Max/invoice
+cli-field-max-total = Max total
 
 ## key, dashboard-token (src/cli/key_commands.rs)
 cli-key-issued = key { $id }: store this key now, it is not shown again

@@ -38,7 +38,7 @@ cli-field-plan = Formule
 cli-field-device = Appareil
 cli-field-admin-emails = Alertes à
 cli-field-quota = Quota { $year }
-cli-field-max-total = Plafond/facture
+cli-field-max-total = Plafond
 
 ## key, dashboard-token (src/cli/key_commands.rs)
 cli-key-issued = clé { $id } : notez-la maintenant, elle ne sera plus affichée
