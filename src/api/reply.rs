@@ -201,6 +201,10 @@ impl HttpError {
 
 /// The response of an HTTP-level error, its text in `lang`.
 pub(crate) fn http_error(error: &HttpError, lang: Lang) -> Response<Body> {
+    if let HttpError::BadBody(detail) = error {
+        // Its words are hyper's, in English: the log has them, `errorDesc` says what happened.
+        tracing::info!(detail, "the request body could not be read");
+    }
     let (status, code) = error.status_and_code();
     let desc = error.message().render(lang);
     let field = match error {
