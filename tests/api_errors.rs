@@ -408,6 +408,35 @@ async fn each_validation_rule_family_is_refused_with_its_code() {
             71,
             Some("client.name"),
         ),
+        (
+            "line feed in the client name",
+            edited(|b| b["client"]["name"] = json!("DUPONT\nNom HONEST SARL")),
+            71,
+            Some("client.name"),
+        ),
+        (
+            "carriage return in a comment",
+            edited(|b| b["cmta"] = json!("Livraison\rNIF A000000A")),
+            71,
+            Some("cmta"),
+        ),
+        (
+            "right-to-left override in the third item's name",
+            edited(|b| {
+                let line = b["items"][0].clone();
+                b["items"] = json!([line.clone(), line.clone(), line]);
+                b["items"][2]["name"] = json!("STYLO \u{202E}000 1");
+                b["payments"][0]["amount"] = json!("3600.00");
+            }),
+            73,
+            Some("items[2].name"),
+        ),
+        (
+            "isolates around the operator's name",
+            edited(|b| b["operator"]["name"] = json!("\u{2066}Caisse 1\u{2069}")),
+            73,
+            Some("operator.name"),
+        ),
     ];
     for (label, body, code, field) in value_cases {
         cases.push((label, serde_json::to_vec(&body).unwrap(), code, field));
@@ -440,6 +469,64 @@ async fn each_validation_rule_family_is_refused_with_its_code() {
         ledger.check_nothing_happened(&api, label).await;
     }
     assert!(codes.len() >= 12, "distinct codes checked: {codes:?}");
+}
+
+/// A text that would forge what an auditor reads (a line break, a control sequence, a
+/// direction override) is refused with its exact path, and `errorDesc` says which character
+/// and where, in the reader's language; nothing reaches the box.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_text_that_would_forge_a_line_is_refused_naming_the_character_and_its_place() {
+    let api = ApiSetup::start(None).await;
+    let mut ledger = Ledger { certified: 0 };
+    let auth = format!("Bearer {}", api.key);
+    let forged = edited(|b| {
+        b["items"][0]["name"] = json!("STYLO \u{202E}000 1");
+        b["client"]["address"] = json!("Gombe\u{1b}[2J");
+    });
+    let bytes = serde_json::to_vec(&forged).unwrap();
+    for (lang, said) in [
+        (
+            "fr",
+            "items[0].name contient U+202E, un caractère invisible qui change le sens \
+             d'écriture ou coupe la ligne (marque bidirectionnelle ou séparateur de ligne), au \
+             caractère 7",
+        ),
+        (
+            "en",
+            "items[0].name contains U+202E, an invisible character that changes the writing \
+             direction or breaks the line (a bidirectional mark or a line separator), at \
+             character 7",
+        ),
+    ] {
+        let response = request(
+            api.addr(),
+            "POST",
+            "/api/v1/Invoice",
+            &[
+                ("Authorization", auth.as_str()),
+                ("Content-Type", "application/json"),
+                ("Accept-Language", lang),
+            ],
+            Some(&bytes),
+        )
+        .await;
+        let error = assert_error(&response, 400, 73);
+        assert_eq!(error["field"], "items[0].name");
+        let desc = error["errorDesc"].as_str().unwrap();
+        assert!(desc.starts_with(said), "{lang}: {desc}");
+    }
+    // The escape sequence of the address, once the name is fixed: 71, named.
+    let mut escape = forged.clone();
+    escape["items"][0]["name"] = json!("STYLO BIC");
+    let response = post_invoice(api.addr(), &api.key, &escape).await;
+    let error = assert_error(&response, 400, 71);
+    assert_eq!(error["field"], "client.address");
+    let desc = error["errorDesc"].as_str().unwrap();
+    assert!(
+        desc.contains("U+001B (échappement), au caractère 6"),
+        "{desc}"
+    );
+    ledger.check_nothing_happened(&api, "forged texts").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

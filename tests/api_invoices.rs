@@ -141,8 +141,9 @@ async fn every_invoice_type_in_both_modes_and_credit_notes_certify() {
         assert_ne!(response.json["codeDEFDGI"], originals[original].as_str());
     }
     // An export credit note cannot refer to a domestic sale: the device refuses it (422).
+    // (The FV is refunded in full by FA-1 already: against it, 180 would answer first.)
     let mut body = typed("EA-2", "EA", "ttc", "E", true);
-    body["reference"] = json!(originals["FV"]);
+    body["reference"] = json!(originals["FT"]);
     let response = post_invoice(addr, &api.key, &body).await;
     common::assert_error(&response, 422, 140);
     // referenceType defaults to COR.
@@ -567,4 +568,265 @@ async fn group_amounts_have_two_decimals() {
         "{}",
         response.body
     );
+}
+
+/// A credit note (FA) of the invoice certified as `original`, for `amount` TTC in group B
+/// (one line), paid back in cash; `mode` `ttc`, or `ht` (then `amount` is its HT).
+fn refund(rn: &str, original: &str, amount: &str, mode: &str) -> Value {
+    json!({
+        "rn": rn, "mode": mode, "type": "FA", "reference": original, "referenceType": "RAM",
+        "curCode": "CDF", "curRate": "-1",
+        "items": [{"name": "RETOUR STYLO BIC", "type": "BIE", "price": amount, "quantity": "1", "taxGroup": "B"}],
+        "operator": {"id": "1", "name": "Caisse 1"}
+    })
+}
+
+/// Asserts a refusal with `code` (422, `field` items) that nothing reached the box: no quota
+/// used, nothing to find under `rn`, and the next invoice gets the next counters. Returns its
+/// `errorDesc`.
+async fn assert_refused_before_the_box(
+    api: &ApiSetup,
+    response: &Response,
+    code: u64,
+    rn: &str,
+    quota_before: u64,
+) -> String {
+    let error = common::assert_error(response, 422, code);
+    assert_eq!(error["field"], "items", "{}", response.body);
+    assert!(
+        response.header("retry-after").is_none(),
+        "{:?}",
+        response.headers
+    );
+    let desc = error["errorDesc"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(api.quota_used(), quota_before, "no quota used by {rn}");
+    let lookup = get(api.addr(), &format!("/api/v1/Invoice/{rn}"), Some(&api.key)).await;
+    common::assert_error(&lookup, 404, 170);
+    desc
+}
+
+/// How many invoices the box finalized (its fiscal memory).
+fn box_counters(api: &ApiSetup) -> u64 {
+    common::fiscal_invoices(&api.sim).len() as u64
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn credit_notes_never_refund_more_than_their_original() {
+    let api = ApiSetup::start(None).await;
+    let addr = api.addr();
+    // An invoice of 1,200.00 CDF.
+    let original = post_invoice(addr, &api.key, &invoice("SALE-1")).await;
+    let code = assert_certified(&original, "SALE-1", "FV");
+    assert_eq!(original.json["total"], "1200.00");
+
+    // 800.00 of it back: certified, no warning (its original is in this register).
+    let first = post_invoice(addr, &api.key, &refund("AV-1", &code, "800.00", "ttc")).await;
+    assert_certified(&first, "AV-1", "FA");
+    assert!(first.json.get("warnings").is_none(), "{}", first.body);
+
+    // 500.00 more would refund 1,300.00 of 1,200.00: refused before anything reached the
+    // box, saying what is left.
+    let certified = box_counters(&api);
+    let quota = api.quota_used();
+    let over = post_invoice(addr, &api.key, &refund("AV-2", &code, "500.00", "ttc")).await;
+    let desc = assert_refused_before_the_box(&api, &over, 180, "AV-2", quota).await;
+    for said in ["SALE-1", &code, "1200.00", "800.00", "400.00 CDF", "500.00"] {
+        assert!(desc.contains(said), "{said}: {desc}");
+    }
+    assert!(
+        desc.contains("facture d'avoir"),
+        "French by default: {desc}"
+    );
+    assert_eq!(box_counters(&api), certified, "nothing reached the box");
+    // Its retry is refused the same way, and another rn too.
+    let again = post_invoice(addr, &api.key, &refund("AV-2", &code, "500.00", "ttc")).await;
+    common::assert_error(&again, 422, 180);
+
+    // What is left, exactly: certified; then nothing is left, not even a cent.
+    let rest = post_invoice(addr, &api.key, &refund("AV-3", &code, "400.00", "ttc")).await;
+    assert_certified(&rest, "AV-3", "FA");
+    let quota = api.quota_used();
+    let cent = post_invoice(addr, &api.key, &refund("AV-4", &code, "0.01", "ttc")).await;
+    let desc = assert_refused_before_the_box(&api, &cent, 180, "AV-4", quota).await;
+    assert!(desc.contains("il reste 0.00 CDF"), "{desc}");
+
+    // Another original is another account; an `ht` credit note's TTC comes from the box's
+    // rates: 1,100.00 HT at 16 % is 1,276.00 TTC, more than the 1,200.00 of the original,
+    // refused once the box gave its rates (after C1h, before the invoice is opened on it).
+    let other = post_invoice(addr, &api.key, &invoice("SALE-2")).await;
+    let other_code = assert_certified(&other, "SALE-2", "FV");
+    let certified = box_counters(&api);
+    let quota = api.quota_used();
+    let ht = post_invoice(
+        addr,
+        &api.key,
+        &refund("AV-5", &other_code, "1100.00", "ht"),
+    )
+    .await;
+    let desc = assert_refused_before_the_box(&api, &ht, 180, "AV-5", quota).await;
+    assert!(desc.contains("1276.00"), "the exact TTC: {desc}");
+    assert_eq!(
+        box_counters(&api),
+        certified,
+        "nothing certified on the box"
+    );
+    // 1,000.00 HT is 1,160.00 TTC: it fits.
+    let ht = post_invoice(
+        addr,
+        &api.key,
+        &refund("AV-6", &other_code, "1000.00", "ht"),
+    )
+    .await;
+    assert_certified(&ht, "AV-6", "FA");
+    assert_eq!(ht.json["total"], "1160.00");
+
+    // In English on request, the code and the field unchanged.
+    let auth = format!("Bearer {}", api.key);
+    let english = common::request(
+        addr,
+        "POST",
+        "/api/v1/Invoice",
+        &[
+            ("Authorization", auth.as_str()),
+            ("Content-Type", "application/json"),
+            ("Accept-Language", "en"),
+        ],
+        Some(&serde_json::to_vec(&refund("AV-7", &other_code, "100.00", "ttc")).unwrap()),
+    )
+    .await;
+    let error = common::assert_error(&english, 422, 180);
+    let desc = error["errorDesc"].as_str().unwrap_or_default();
+    assert!(
+        desc.contains("credit note") && desc.contains("40.00 CDF is left"),
+        "{desc}"
+    );
+    // The next sale gets the next counters: nothing refused ever reached the box.
+    let next = post_invoice(addr, &api.key, &invoice("SALE-3")).await;
+    assert_certified(&next, "SALE-3", "FV");
+    assert_eq!(counters_of(&next), (3, 6, "FV".into()));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_credit_notes_of_one_original_sent_together_cannot_both_pass() {
+    let api = ApiSetup::start(None).await;
+    let addr = api.addr();
+    let original = post_invoice(addr, &api.key, &invoice("SALE-1")).await;
+    let code = assert_certified(&original, "SALE-1", "FV");
+    for round in 0..3 {
+        // Two of 700.00 against what is left: one fits, not both. Sent at once, the second
+        // is admitted while the first is on the box (its share is held) or after it.
+        let (a, b) = (format!("AV-{round}-A"), format!("AV-{round}-B"));
+        let (note_a, note_b) = (
+            refund(&a, &code, "700.00", "ttc"),
+            refund(&b, &code, "700.00", "ttc"),
+        );
+        let (first, second) = tokio::join!(
+            post_invoice(addr, &api.key, &note_a),
+            post_invoice(addr, &api.key, &note_b),
+        );
+        let statuses = [first.status, second.status];
+        if round == 0 {
+            // 1,200.00 left: exactly one of them.
+            assert!(
+                statuses.contains(&200) && statuses.contains(&422),
+                "{}\n{}",
+                first.body,
+                second.body
+            );
+            let refused = if first.status == 422 { &first } else { &second };
+            common::assert_error(refused, 422, 180);
+        } else {
+            // 500.00 left: neither.
+            assert_eq!(statuses, [422, 422], "{}\n{}", first.body, second.body);
+        }
+    }
+    // One credit note in all, on the box and in the register.
+    assert_eq!(api.quota_used(), 2);
+    assert_eq!(
+        box_counters(&api),
+        2,
+        "the sale and one credit note on the box"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_organization_s_largest_invoice_total_is_kept_before_anything_is_sent() {
+    let api = ApiSetup::start(None).await;
+    let addr = api.addr();
+    // None by default.
+    let shown: Value = serde_json::from_str(&api.cli_ok(&["org", "show", "acme", "--json"]))
+        .expect("org show --json");
+    assert!(
+        shown["organization"].get("max_invoice_total").is_none(),
+        "{shown}"
+    );
+    let shown = api.cli_ok(&["org", "show", "acme"]);
+    assert!(
+        shown
+            .lines()
+            .any(|line| line.starts_with("Plafond ") && line.trim_end().ends_with(" aucun")),
+        "{shown}"
+    );
+
+    // Set: shown by `org show` (people and scripts) and `org list`.
+    api.cli_ok(&["org", "update", "acme", "--max-invoice-total", "1000"]);
+    let shown = api.cli_ok(&["org", "show", "acme"]);
+    assert!(shown.contains("1\u{202f}000,00\u{a0}CDF"), "{shown}");
+    let shown: Value = serde_json::from_str(&api.cli_ok(&["org", "show", "acme", "--json"]))
+        .expect("org show --json");
+    assert_eq!(
+        shown["organization"]["max_invoice_total"], "1000",
+        "{shown}"
+    );
+    let listed = api.cli_ok(&["org", "list"]);
+    assert!(
+        listed.contains("PLAFOND/FACTURE") && listed.contains("1\u{202f}000,00\u{a0}CDF"),
+        "{listed}"
+    );
+    // A value that is not an amount is refused, in French, and changes nothing.
+    for bad in ["12,50", "-5", "0", "1000.001", "beaucoup"] {
+        let option = format!("--max-invoice-total={bad}");
+        let out =
+            tokio::task::block_in_place(|| api.gateway.cli(&["org", "update", "acme", &option]));
+        assert!(!out.status.success(), "{bad}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("montant en CDF"), "{bad}: {stderr}");
+    }
+
+    // 1,200.00 is above it: refused before the box, no quota used.
+    let quota = api.quota_used();
+    let over = post_invoice(addr, &api.key, &invoice("BIG-1")).await;
+    let desc = assert_refused_before_the_box(&api, &over, 181, "BIG-1", quota).await;
+    assert!(
+        desc.contains("1200.00 CDF") && desc.contains("1000.00 CDF") && desc.contains("plafond"),
+        "{desc}"
+    );
+    assert_eq!(box_counters(&api), 0, "nothing reached the box");
+    // At the limit: certified.
+    let mut at_limit = invoice("BIG-2");
+    at_limit["items"][0]["price"] = json!("500.00");
+    at_limit["payments"][0]["amount"] = json!("1000.00");
+    let response = post_invoice(addr, &api.key, &at_limit).await;
+    assert_certified(&response, "BIG-2", "FV");
+    // An `ht` invoice of 900.00 HT is 1,044.00 TTC at the box's 16 %: refused with the exact
+    // total, after C1h, before anything is opened on the box.
+    let quota = api.quota_used();
+    let mut ht = invoice("BIG-3");
+    ht["mode"] = json!("ht");
+    ht["items"][0]["price"] = json!("450.00");
+    ht.as_object_mut().unwrap().remove("payments");
+    let response = post_invoice(addr, &api.key, &ht).await;
+    let desc = assert_refused_before_the_box(&api, &response, 181, "BIG-3", quota).await;
+    assert!(desc.contains("1044.00 CDF"), "{desc}");
+    assert_eq!(box_counters(&api), 1, "only BIG-2 on the box");
+    // A sandbox key keeps it too.
+    let sandbox = api.issue_key(true);
+    let response = post_invoice(addr, &sandbox, &invoice("BIG-4")).await;
+    common::assert_error(&response, 422, 181);
+
+    // Removed: any total again.
+    api.cli_ok(&["org", "update", "acme", "--no-max-invoice-total"]);
+    let response = post_invoice(addr, &api.key, &invoice("BIG-1")).await;
+    assert_certified(&response, "BIG-1", "FV");
+    assert_eq!(counters_of(&response), (2, 2, "FV".into()));
 }

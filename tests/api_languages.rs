@@ -149,3 +149,108 @@ async fn setup_errors_ask_for_a_person_not_a_retry() {
     assert!(refused.header("retry-after").is_none());
     assert_language(&refused, "en");
 }
+
+/// `POST /api/v1/Invoice` with `bytes` as they are, and `Accept-Language` if given.
+async fn post_bytes_in(
+    api: &ApiSetup,
+    bytes: &[u8],
+    accept_language: Option<&str>,
+) -> common::Response {
+    let auth = format!("Bearer {}", api.key);
+    let mut headers = vec![
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    if let Some(value) = accept_language {
+        headers.push(("Accept-Language", value));
+    }
+    request(api.addr(), "POST", "/api/v1/Invoice", &headers, Some(bytes)).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn errors_are_in_the_reader_s_language_from_end_to_end() {
+    let api = ApiSetup::start(None).await;
+
+    // A body cut short: what is wrong and where, never the parser's English.
+    let cut = r#"{"rn":"L-9","items":[{"name":"x"}"#;
+    let column = cut.len();
+    for (lang, text) in [
+        (
+            None,
+            format!(
+                "le corps de la requête n'est pas du JSON valide, ligne 1, colonne {column} : le \
+                 corps s'arrête avant la fin d'un tableau (il manque un « ] »)"
+            ),
+        ),
+        (
+            Some("en"),
+            format!(
+                "the body is not valid JSON, line 1, column {column}: the body ends before the \
+                 end of an array (a \"]\" is missing)"
+            ),
+        ),
+    ] {
+        let response = post_bytes_in(&api, cut.as_bytes(), lang).await;
+        let error = assert_error(&response, 400, 1);
+        assert_eq!(error["errorDesc"], text.as_str(), "{lang:?}");
+        assert!(error.get("field").is_none(), "{}", response.body);
+        assert_language(&response, lang.unwrap_or("fr"));
+    }
+    // On another line: the line and the column of the mistake (a missing colon).
+    let body = "{\n  \"rn\": \"L-9\",\n  \"mode\" \"ttc\"\n}";
+    let response = post_bytes_in(&api, body.as_bytes(), None).await;
+    assert_eq!(
+        assert_error(&response, 400, 1)["errorDesc"],
+        "le corps de la requête n'est pas du JSON valide, ligne 3, colonne 10 : un « : » est \
+         attendu après le nom du champ"
+    );
+    // A raw line break inside a string, and the issue's own case (EOF while parsing a value).
+    for (body, fr) in [
+        (
+            "{\"rn\":\"L-\n9\"}",
+            "un caractère de contrôle (retour à la ligne, tabulation…) écrit tel quel dans une \
+             chaîne, au lieu d'être échappé",
+        ),
+        (
+            "{\"rn\":\"L-9\",\"mode\":",
+            "le corps s'arrête là où une valeur est attendue (corps vide ou coupé)",
+        ),
+    ] {
+        let response = post_bytes_in(&api, body.as_bytes(), None).await;
+        let desc = assert_error(&response, 400, 1)["errorDesc"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(desc.ends_with(fr), "{desc}");
+        for english in ["EOF", "while parsing", "at line", "control character ("] {
+            assert!(!desc.contains(english), "{desc}");
+        }
+    }
+
+    // The box's refusal: its own words, quoted and said to be its own, in either language.
+    let mut unknown_original = invoice("L-10");
+    unknown_original["type"] = json!("FA");
+    unknown_original["reference"] = json!("ABCDEFGHIJKLMNOPQRSTUVWX");
+    let body = serde_json::to_vec(&unknown_original).unwrap();
+    for (lang, said) in [
+        (
+            None,
+            "le boîtier e-MCF a refusé la facture, avec ces mots à lui, cités tels quels : « ",
+        ),
+        (
+            Some("en"),
+            "the e-MCF device refused the invoice, in its own words, quoted as they came: \"",
+        ),
+    ] {
+        let response = post_bytes_in(&api, &body, lang).await;
+        let desc = assert_error(&response, 422, 140)["errorDesc"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(
+            desc.starts_with(said) && desc.contains("original invoice not found"),
+            "{lang:?}: {desc}"
+        );
+    }
+    assert_eq!(api.quota_used(), 0);
+}

@@ -3,12 +3,17 @@
 //! is certified as sent, and its answer carries `warnings: [{"warningCode": 301,
 //! "warningDesc"}]`, the same in the POST, its replay and `GET /api/v1/Invoice/{rn}`; a real
 //! USD invoice and a CDF invoice carry no `warnings` at all. The gateway's log says it once.
+//! A credit note whose original is not in this register (certified before the gateway) is
+//! certified with warning 302.
 //!
 //! Real binary, simulator on a pty (see `common`).
 
 mod common;
 
-use common::{get, invoice, post_invoice, request, usd_invoice, ApiSetup, Response};
+use common::{
+    add_org_with_key, config_with_device, credit_note_of, get, invoice, post_invoice, request,
+    usd_invoice, ApiSetup, Gateway, Response,
+};
 use serde_json::{json, Value};
 
 /// A USD invoice whose prices were typed in USD: 2 x 40.00 "CDF" at 2850 CDF per USD, so
@@ -123,4 +128,68 @@ async fn a_real_usd_invoice_and_a_cdf_invoice_carry_no_warnings() {
     let stored = get(addr, "/api/v1/Invoice/USD-REAL-1", Some(key)).await;
     assert!(stored.json.get("warnings").is_none(), "{}", stored.body);
     assert!(!setup.gateway.log().contains("certified with a warning"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_credit_note_of_an_invoice_certified_before_the_gateway_is_certified_with_a_warning() {
+    let mut setup = ApiSetup::start(None).await;
+    // The box certified an invoice through another register (a gateway installed before this
+    // one, on the same box).
+    let before = post_invoice(setup.addr(), &setup.key, &invoice("OLD-1")).await;
+    assert_eq!(before.status, 200, "{}", before.body);
+    let old_code = before.json["codeDEFDGI"].as_str().unwrap().to_owned();
+    assert!(setup.gateway.terminate(), "the first gateway stops cleanly");
+    let fresh = tempfile::tempdir().unwrap();
+    let gateway = Gateway::start(
+        fresh.path(),
+        &config_with_device(fresh.path(), &setup.sim.link),
+    );
+    let key = tokio::task::block_in_place(|| {
+        add_org_with_key(fresh.path(), &gateway.config, "acme", "shop", None)
+    });
+    gateway.wait_ready().await;
+    let addr = gateway.addr;
+
+    // Its credit note: the box knows the original, this register does not. Certified as sent,
+    // with 302 naming the reference.
+    let note = post_invoice(addr, &key, &credit_note_of("AV-OLD-1", &old_code, "FA")).await;
+    let warnings = warnings_of(&note);
+    assert_eq!(warnings.len(), 1, "{}", note.body);
+    let (code, desc) = &warnings[0];
+    assert_eq!(*code, 302);
+    assert!(
+        desc.contains("AV-OLD-1") && desc.contains(&old_code) && desc.contains("ne contient pas"),
+        "{desc}"
+    );
+    // The replay and the lookup say the same; English on request.
+    let replay = post_invoice(addr, &key, &credit_note_of("AV-OLD-1", &old_code, "FA")).await;
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    assert_eq!(warnings_of(&replay), warnings);
+    let stored = get(addr, "/api/v1/Invoice/AV-OLD-1", Some(&key)).await;
+    assert_eq!(warnings_of(&stored), warnings);
+    let auth = format!("Bearer {key}");
+    let english = request(
+        addr,
+        "GET",
+        "/api/v1/Invoice/AV-OLD-1",
+        &[("Authorization", auth.as_str()), ("Accept-Language", "en")],
+        None,
+    )
+    .await;
+    let in_english = warnings_of(&english);
+    assert_eq!(in_english[0].0, 302);
+    assert!(
+        in_english[0].1.contains("does not hold"),
+        "{}",
+        english.body
+    );
+    let log = gateway.log();
+    assert!(log.contains("code=302"), "{log}");
+
+    // A credit note of an invoice of this register carries none.
+    let sale = post_invoice(addr, &key, &invoice("NEW-1")).await;
+    let new_code = sale.json["codeDEFDGI"].as_str().unwrap().to_owned();
+    let note = post_invoice(addr, &key, &credit_note_of("AV-NEW-1", &new_code, "FA")).await;
+    assert_eq!(warnings_of(&note), Vec::new(), "{}", note.body);
+    drop(gateway);
 }

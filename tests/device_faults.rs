@@ -328,10 +328,10 @@ async fn device_refusals_use_no_quota_and_leave_the_box_usable() {
     let refused = post_invoice(gateway.addr, &key, &invoice("REF-1")).await;
     assert_error(&refused, 503, 154, &gateway.log());
     let desc = refused.json["errorDesc"].as_str().unwrap_or_default();
-    // French by default; the box's own text is passed on as it came.
+    // French by default; the box's own text is passed on as it came, said to be its own.
     assert!(
         desc.contains(
-            "il a refusé de donner son état (C1h) : fault injected: command not executed"
+            "il a refusé de donner son état (C1h), avec ces mots à lui, cités tels quels : « fault injected: command not executed »"
         ),
         "{desc}"
     );

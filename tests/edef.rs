@@ -182,6 +182,84 @@ async fn a_lost_confirm_answer_is_never_certified_twice_and_an_administrator_set
     );
     let certified = api.finalized().into_iter().find(|f| f.rn == "L-1").unwrap();
     let intent = open["intent"].to_string();
+    // What is typed becomes the register's security elements: each is checked against the
+    // form the web API gives, and a wrong one is named with the form expected; nothing is
+    // settled.
+    let good_qr = format!(
+        "DGI-RDC;CD01000001-1;{};{SIM_NIF};20261123100000",
+        certified.code_def
+    );
+    let short_code = &certified.code_def[..23];
+    let other_nim_qr = good_qr.replace("CD01000001-1", "CD01000002-1");
+    for (code_def, qr_code, counters, nim, field, said) in [
+        (
+            short_code,
+            good_qr.as_str(),
+            certified.counters.as_str(),
+            "CD01000001-1",
+            "codeDEFDGI",
+            "(23 caractères) : un codeDEFDGI fait 24 caractères",
+        ),
+        (
+            certified.code_def.as_str(),
+            good_qr.as_str(),
+            certified.counters.as_str(),
+            "CD0100001",
+            "nim",
+            "« CD01002923-1 »",
+        ),
+        (
+            certified.code_def.as_str(),
+            good_qr.as_str(),
+            "1/1 FA",
+            "CD01000001-1",
+            "compteurs",
+            "« FC/TC FV »",
+        ),
+        (
+            certified.code_def.as_str(),
+            other_nim_qr.as_str(),
+            certified.counters.as_str(),
+            "CD01000001-1",
+            "qrCode",
+            "son NIM « CD01000002-1 » n'est pas le NIM saisi",
+        ),
+    ] {
+        let out = tokio::task::block_in_place(|| {
+            gateway.cli(&[
+                "intent",
+                "resolve",
+                &intent,
+                "--certified",
+                "--code-def",
+                code_def,
+                "--qr-code",
+                qr_code,
+                "--counters",
+                counters,
+                "--nim",
+                nim,
+                "--date-time",
+                "2026-11-23T10:00:00",
+                "--by",
+                "Marie K.",
+            ])
+        });
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "{field}: settled with a wrong element"
+        );
+        assert!(
+            stderr.contains(field) && stderr.contains(said),
+            "{field}: {stderr}"
+        );
+        let listed = common::cli_ok(&gateway, &["intent", "list", "--json"]);
+        assert!(
+            listed.contains("awaiting_administrator"),
+            "{field}: {listed}"
+        );
+    }
     let out = gateway.cli(&[
         "intent",
         "resolve",

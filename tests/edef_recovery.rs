@@ -212,7 +212,13 @@ async fn a_token_written_into_the_token_file_is_used_without_a_restart_and_never
     let token_file = dir.path().join("dgi.token");
     std::fs::write(&token_file, format!("{WRONG}\n")).unwrap();
     let refused = post_invoice(gateway.addr, &key, &common::invoice("T-2")).await;
-    common::assert_error(&refused, 503, 155);
+    let body = common::assert_error(&refused, 503, 155);
+    // In French from end to end (the file's path and the system's words stay in the log).
+    let desc = body["errorDesc"].as_str().unwrap_or_default();
+    assert!(
+        desc.contains("la DGI a refusé le jeton de l'e-MCF (HTTP 401)") && !desc.contains("token"),
+        "{desc}"
+    );
     // A token to install: a person must act, a retry cannot help.
     assert!(
         refused.header("retry-after").is_none(),
@@ -458,6 +464,11 @@ async fn an_invoice_in_doubt_is_settled_on_the_dashboard_by_its_own_organization
     let certified = api.finalized().into_iter().find(|f| f.rn == "D-1").unwrap();
     let mut form = settle(&csrf, "certified", "1-1 FV");
     form[3].1 = certified.code_def.clone();
+    form[4].1 = format!(
+        "DGI-RDC;CD01000001-1;{};{};20261123100000",
+        certified.code_def,
+        common::SIM_NIF
+    );
     let wrong = post(cookie.clone(), form.clone()).await;
     assert_eq!(wrong.status, 400, "{}", wrong.body);
     assert!(wrong.body.contains("12/345 FV"), "{}", wrong.body);

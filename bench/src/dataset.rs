@@ -33,6 +33,7 @@ pub fn organization() -> Organization {
         quota_override: Some(100_000_000),
         device: "shop".to_string(),
         admin_emails: Vec::new(),
+        max_invoice_total: None,
     }
 }
 

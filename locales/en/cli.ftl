@@ -21,12 +21,14 @@ cli-org-exists = organization "{ $id }" exists: to change it, emcf-gateway org u
 cli-org-not-found = no organization "{ $id }"
 cli-org-bad-plan = --plan must be start or grow
 cli-org-bad-email = --admin-email { $address }: not an e-mail address (name@example.cd)
+cli-org-bad-max-total = --max-invoice-total { $value }: write an amount in CDF above 0, with at most 2 decimals and a dot as separator (for example 1500000 or 1500000.50)
+cli-org-no-max-total = none
 cli-org-unknown-device = no device "{ $device }" in the configuration (devices: { $known }); an organization can only certify on a configured device
 cli-org-nif-differs = device "{ $device }" is personalized for NIF { $device_nif }, not { $nif }: every invoice would be refused (code 153). Fix the NIF, or the organization's device.
 cli-org-nif-unchecked = warning: the NIF could not be checked with device "{ $device }" ({ $reason }); it will be at the first invoice (code 153 if it differs).
 cli-org-service-stopped = the service is not running
 cli-org-saved = organization "{ $id }" saved
-cli-org-list-header = ID | NIF | ISF | PLAN | DEVICE | NAME
+cli-org-list-header = ID | NIF | ISF | PLAN | DEVICE | MAX/INVOICE | NAME
 cli-org-quota-override = the organization's own quota
 cli-org-quota-plan = the { $plan } plan's quota
 cli-org-quota-use = { $used } used of { $quota }, { $remaining } left ({ $source })
@@ -36,6 +38,7 @@ cli-field-plan = Plan
 cli-field-device = Device
 cli-field-admin-emails = Alerts to
 cli-field-quota = Quota { $year }
+cli-field-max-total = Max total
 
 ## key, dashboard-token (src/cli/key_commands.rs)
 cli-key-issued = key { $id }: store this key now, it is not shown again

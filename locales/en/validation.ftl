@@ -6,9 +6,30 @@
 
 ## Reading the body (1..7)
 
+# What is wrong in unreadable JSON ($fault: src/certify/invoice/json.rs, json_fault), used by the two messages after it.
+json-fault = { $fault ->
+    [eof-value] the body ends where a value is expected (an empty or cut body)
+    [eof-list] the body ends before the end of an array (a "]" is missing)
+    [eof-object] the body ends before the end of an object (a "{"}"}" is missing)
+    [eof-string] the body ends inside a string (the closing double quote is missing)
+    [expected-colon] a ":" is expected after the field's name
+    [expected-comma-list] a "," or a "]" is expected in an array
+    [expected-comma-object] a "," or a "{"}"}" is expected in an object
+    [expected-value] a value is expected (a string in double quotes, a number, an object, an array, true, false or null), or there is a "," too many before a "]"
+    [key-not-string] a field name in double quotes is expected (or there is a "," too many before the "{"}"}")
+    [invalid-escape] an unknown "\" escape in a string
+    [invalid-number] a badly written number
+    [number-out-of-range] a number too large
+    [invalid-unicode] a "\u" escape that is not a character
+    [control-in-string] a control character (line break, tab...) written as it is in a string instead of escaped
+    [trailing-comma] a "," too many before the end of an array or an object
+    [trailing-characters] characters after the end of the JSON value
+    [too-deep] arrays and objects nested too deep
+   *[other] this is not JSON
+}
 err-body-not-utf8 = the body is not UTF-8 (byte { $byte })
-err-body-not-json = the body is not valid JSON: { $detail }
-err-json-syntax-at = { $field }: { $detail }
+err-body-not-json = the body is not valid JSON, line { $line }, column { $column }: { json-fault }
+err-json-syntax-at = { $field } is not valid JSON: { json-fault }
 err-body-too-deep = the body nests arrays and objects deeper than { $max } levels (byte { $byte })
 err-body-not-object = the body must be an object, not { $actual ->
     [array] an array
@@ -46,7 +67,7 @@ err-rn-empty = the invoice reference (rn) cannot be empty
 err-rn-too-long = rn { $rn } is not a valid invoice number: at most { $max } characters
 err-rn-character = rn { $rn } is not a valid invoice number: the character { $char } is not allowed (printable ASCII only, none of , & < > ^)
 err-rn-dots = rn { $rn } is not a valid invoice number: it must not be only dots
-err-rn-invalid = rn { $rn } is not a valid invoice number: { $detail }
+err-rn-invalid = rn { $rn } is not an invoice number the device accepts: 1 to { $max } printable ASCII characters, none of , & < > ^
 err-type-invalid = type { $value } is not one of FV, FT, FA, EV, ET, EA
 err-mode-invalid = mode { $value } is not ht or ttc
 err-nif-mismatch = nif { $value } is not the NIF of this API key's organization; leave it out to use the key's
@@ -87,8 +108,18 @@ err-payments-sum-out-of-range = the payments add up to more than { $max }
 err-payment-method-invalid = { $field } { $value } is not one of ESPECES, VIREMENT, CARTEBANCAIRE, MOBILEMONEY, CHEQUES, CREDIT, AUTRE
 err-payment-rate-invalid = { $field } { $rate } does not fit the payment's currency: -1 for CDF, the CDF per USD rate (> 0, at most 4 decimals) for USD
 
+## Texts: control characters and line layout marks (71, 73), in any text of the body
+
+err-control-character = { $field } contains a control character, U+{ $char }{ $name ->
+    [tab] {" "}(tab)
+    [lf] {" "}(line feed)
+    [cr] {" "}(carriage return)
+    [esc] {" "}(escape)
+   *[other] {""}
+}, at character { $position }; an invoice text holds none (no tab, no line break: the comment lines cmta to cmth are there for texts on several lines)
+err-layout-character = { $field } contains U+{ $char }, an invisible character that changes the writing direction or breaks the line (a bidirectional mark or a line separator), at character { $position }; an invoice text holds none: it would show something other than what is certified
+
 ## Device frames (70..72)
 
 err-command-too-long = command { $command } would be { $length } bytes on the device, a frame carries at most { $max }; shorten (bytes on the wire): { $texts }
-err-control-character = { $field } contains the control character U+{ $char }; only CR and LF are allowed in a text
-err-not-encodable = { $field }: the device protocol cannot carry it: { $detail }
+err-not-encodable = { $field }: the device protocol cannot carry this value in command { $command }

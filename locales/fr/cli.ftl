@@ -21,12 +21,14 @@ cli-org-exists = l'organisation « { $id } » existe déjà : pour la modifier, 
 cli-org-not-found = aucune organisation « { $id } »
 cli-org-bad-plan = --plan doit valoir start ou grow
 cli-org-bad-email = --admin-email { $address } : ce n'est pas une adresse e-mail (nom@exemple.cd)
+cli-org-bad-max-total = --max-invoice-total { $value } : écrivez un montant en CDF supérieur à 0, avec 2 décimales au plus et un point comme séparateur (par exemple 1500000 ou 1500000.50)
+cli-org-no-max-total = aucun
 cli-org-unknown-device = aucun appareil « { $device } » dans la configuration (appareils : { $known }) ; une organisation ne peut certifier que sur un appareil configuré
 cli-org-nif-differs = l'appareil « { $device } » est personnalisé pour le NIF { $device_nif }, pas pour { $nif } : chaque facture serait refusée (code 153). Corrigez le NIF, ou l'appareil de l'organisation.
 cli-org-nif-unchecked = attention : le NIF n'a pas pu être vérifié auprès de l'appareil « { $device } » ({ $reason }) ; il le sera à la première facture (code 153 s'il diffère).
 cli-org-service-stopped = le service n'est pas démarré
 cli-org-saved = organisation « { $id } » enregistrée
-cli-org-list-header = ID | NIF | ISF | FORMULE | APPAREIL | NOM
+cli-org-list-header = ID | NIF | ISF | FORMULE | APPAREIL | PLAFOND/FACTURE | NOM
 cli-org-quota-override = quota propre à l'organisation
 cli-org-quota-plan = quota de la formule { $plan }
 cli-org-quota-use = { $used } utilisées sur { $quota }, reste { $remaining } ({ $source })
@@ -36,6 +38,7 @@ cli-field-plan = Formule
 cli-field-device = Appareil
 cli-field-admin-emails = Alertes à
 cli-field-quota = Quota { $year }
+cli-field-max-total = Plafond
 
 ## key, dashboard-token (src/cli/key_commands.rs)
 cli-key-issued = clé { $id } : notez-la maintenant, elle ne sera plus affichée

@@ -6,9 +6,30 @@
 
 ## Lecture du corps (1 à 7)
 
+# Ce qui ne va pas dans un JSON illisible ($fault : src/certify/invoice/json.rs, json_fault), repris par les deux messages qui suivent.
+json-fault = { $fault ->
+    [eof-value] le corps s'arrête là où une valeur est attendue (corps vide ou coupé)
+    [eof-list] le corps s'arrête avant la fin d'un tableau (il manque un « ] »)
+    [eof-object] le corps s'arrête avant la fin d'un objet (il manque un « {"}"} »)
+    [eof-string] le corps s'arrête dans une chaîne (il manque le guillemet « " » qui la ferme)
+    [expected-colon] un « : » est attendu après le nom du champ
+    [expected-comma-list] une « , » ou un « ] » est attendu dans un tableau
+    [expected-comma-object] une « , » ou une « {"}"} » est attendue dans un objet
+    [expected-value] une valeur est attendue (une chaîne entre guillemets doubles, un nombre, un objet, un tableau, true, false ou null), ou une « , » est en trop avant un « ] »
+    [key-not-string] un nom de champ entre guillemets doubles « " » est attendu (ou une « , » est en trop avant la « {"}"} »)
+    [invalid-escape] un échappement « \ » inconnu dans une chaîne
+    [invalid-number] un nombre mal écrit
+    [number-out-of-range] un nombre trop grand
+    [invalid-unicode] un échappement « \u » qui n'est pas un caractère
+    [control-in-string] un caractère de contrôle (retour à la ligne, tabulation…) écrit tel quel dans une chaîne, au lieu d'être échappé
+    [trailing-comma] une « , » en trop avant la fin d'un tableau ou d'un objet
+    [trailing-characters] des caractères après la fin de la valeur JSON
+    [too-deep] des tableaux et des objets imbriqués trop profondément
+   *[other] ce n'est pas du JSON
+}
 err-body-not-utf8 = le corps de la requête n'est pas en UTF-8 (octet { $byte })
-err-body-not-json = le corps de la requête n'est pas du JSON valide : { $detail }
-err-json-syntax-at = { $field } : { $detail }
+err-body-not-json = le corps de la requête n'est pas du JSON valide, ligne { $line }, colonne { $column } : { json-fault }
+err-json-syntax-at = { $field } n'est pas du JSON valide : { json-fault }
 err-body-too-deep = le corps imbrique des tableaux et des objets sur plus de { $max } niveaux (octet { $byte })
 err-body-not-object = le corps doit être un objet, pas { $actual ->
     [array] un tableau
@@ -46,7 +67,7 @@ err-rn-empty = la référence de facture (rn) ne peut pas être vide
 err-rn-too-long = rn { $rn } n'est pas un numéro de facture valide : { $max } caractères au plus
 err-rn-character = rn { $rn } n'est pas un numéro de facture valide : le caractère { $char } n'est pas permis (ASCII imprimable uniquement, sans , & < > ^)
 err-rn-dots = rn { $rn } n'est pas un numéro de facture valide : il ne peut pas être fait uniquement de points
-err-rn-invalid = rn { $rn } n'est pas un numéro de facture valide : { $detail }
+err-rn-invalid = rn { $rn } n'est pas un numéro de facture que le boîtier accepte : de 1 à { $max } caractères ASCII imprimables, sans , & < > ^
 err-type-invalid = type { $value } n'est pas l'un de FV, FT, FA, EV, ET, EA
 err-mode-invalid = mode { $value } n'est ni ht ni ttc
 err-nif-mismatch = nif { $value } n'est pas le NIF de l'organisation de cette clé API ; omettez-le pour utiliser celui de la clé
@@ -87,8 +108,18 @@ err-payments-sum-out-of-range = la somme des paiements dépasse { $max }
 err-payment-method-invalid = { $field } { $value } n'est pas l'un de ESPECES, VIREMENT, CARTEBANCAIRE, MOBILEMONEY, CHEQUES, CREDIT, AUTRE
 err-payment-rate-invalid = { $field } { $rate } ne convient pas à la devise du paiement : -1 pour le CDF, le taux en CDF pour 1 USD (supérieur à 0, 4 décimales au plus) pour l'USD
 
+## Textes : caractères de contrôle et marques de mise en ligne (71, 73), pour tout texte du corps
+
+err-control-character = { $field } contient un caractère de contrôle, U+{ $char }{ $name ->
+    [tab] {" "}(tabulation)
+    [lf] {" "}(saut de ligne)
+    [cr] {" "}(retour chariot)
+    [esc] {" "}(échappement)
+   *[other] {""}
+}, au caractère { $position } ; un texte de facture n'en contient aucun (ni tabulation ni retour à la ligne : les lignes de commentaire cmta à cmth servent aux textes sur plusieurs lignes)
+err-layout-character = { $field } contient U+{ $char }, un caractère invisible qui change le sens d'écriture ou coupe la ligne (marque bidirectionnelle ou séparateur de ligne), au caractère { $position } ; un texte de facture n'en contient aucun : il afficherait autre chose que ce qui est certifié
+
 ## Trames du boîtier (70 à 72)
 
 err-command-too-long = la commande { $command } ferait { $length } octets sur le boîtier, une trame en porte au plus { $max } ; raccourcissez (octets sur la ligne) : { $texts }
-err-control-character = { $field } contient le caractère de contrôle U+{ $char } ; seuls CR et LF sont permis dans un texte
-err-not-encodable = { $field } : le protocole du boîtier ne peut pas le transmettre : { $detail }
+err-not-encodable = { $field } : le protocole du boîtier ne peut pas transmettre cette valeur dans la commande { $command }

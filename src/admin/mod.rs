@@ -26,6 +26,9 @@ pub use scoped::{Search, SignedIn, MAX_PAGE};
 use std::sync::Arc;
 
 use chrono::{Datelike, FixedOffset, Utc};
+use rust_decimal::Decimal;
+
+use crate::certify::invoice::MAX_AMOUNT;
 
 use crate::keys;
 use crate::model::{AnomalyRecord, Environment, KeyRecord, Organization, Plan, RegisterEntry};
@@ -214,6 +217,12 @@ impl Admin {
     }
 }
 
+/// Whether `amount` can be an organization's `max_invoice_total`: an amount in CDF above 0,
+/// with at most 2 decimals, no more than the largest amount an invoice can carry.
+pub fn is_valid_max_invoice_total(amount: Decimal) -> bool {
+    amount > Decimal::ZERO && amount.normalize().scale() <= 2 && amount <= MAX_AMOUNT
+}
+
 /// Identity fields go to the device in C0h: short printable ASCII without the DATA separators.
 fn check_organization(org: &Organization) -> Result<(), AdminError> {
     let id_ok = !org.id.is_empty()
@@ -249,6 +258,13 @@ fn check_organization(org: &Organization) -> Result<(), AdminError> {
             "admin e-mail addresses: at most {}, each like name@example.cd",
             Organization::MAX_ADMIN_EMAILS
         )));
+    }
+    if let Some(max) = org.max_invoice_total {
+        if !is_valid_max_invoice_total(max) {
+            return Err(AdminError::Invalid(format!(
+                "max invoice total {max}: an amount in CDF above 0, with at most 2 decimals, at most {MAX_AMOUNT}"
+            )));
+        }
     }
     if org.name.trim().is_empty() || org.device.trim().is_empty() {
         return Err(AdminError::Invalid(

@@ -218,6 +218,7 @@ pub(super) mod tests {
             quota_override: Some(5),
             device: device.into(),
             admin_emails: vec![format!("admin@{id}.cd")],
+            max_invoice_total: None,
         }
     }
 

@@ -13,7 +13,7 @@ use hyper::header::{
 use hyper::{Response, StatusCode};
 use serde_json::{json, Map, Value};
 
-use crate::certify::warnings::warnings_of;
+use crate::certify::warnings::Warning;
 use crate::certify::CertifyError;
 use crate::i18n::format::plain_amount;
 use crate::i18n::{Lang, Message};
@@ -109,6 +109,9 @@ pub(crate) fn status_of(error: &CertifyError) -> StatusCode {
         | CertifyError::PaymentsShort { .. }
         | CertifyError::ZeroTotal
         | CertifyError::BadIdempotencyKey => StatusCode::BAD_REQUEST,
+        CertifyError::CreditExceedsOriginal(_) | CertifyError::AboveMaxTotal { .. } => {
+            StatusCode::UNPROCESSABLE_ENTITY
+        }
         CertifyError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
         CertifyError::DuplicateRn { .. }
         | CertifyError::InFlight { .. }
@@ -198,6 +201,10 @@ impl HttpError {
 
 /// The response of an HTTP-level error, its text in `lang`.
 pub(crate) fn http_error(error: &HttpError, lang: Lang) -> Response<Body> {
+    if let HttpError::BadBody(detail) = error {
+        // Its words are hyper's, in English: the log has them, `errorDesc` says what happened.
+        tracing::info!(detail, "the request body could not be read");
+    }
     let (status, code) = error.status_and_code();
     let desc = error.message().render(lang);
     let field = match error {
@@ -229,11 +236,17 @@ pub(crate) fn http_error(error: &HttpError, lang: Lang) -> Response<Body> {
     response
 }
 
-/// The 200 answer of a certification (`POST /Invoice`, its replay, `GET /Invoice/{rn}`): its
-/// warnings' texts are in `lang`, said by `Content-Language`, and another reader may get
-/// another text (`Vary: Accept-Language`), as for errors.
-pub(crate) fn certification_response(entry: &RegisterEntry, lang: Lang) -> Response<Body> {
-    let mut response = json_response(StatusCode::OK, &certification_body(entry, lang));
+/// The 200 answer of a certification (`POST /Invoice`, its replay, `GET /Invoice/{rn}`) with
+/// its `warnings` (`Certifier::warnings`): their texts are in `lang`, said by
+/// `Content-Language`, and another reader may get another text (`Vary: Accept-Language`), as
+/// for errors.
+pub(crate) fn certification_response(
+    entry: &RegisterEntry,
+    warnings: &[Warning],
+    lang: Lang,
+) -> Response<Body> {
+    let body = certification_body(entry, warnings, lang);
+    let mut response = json_response(StatusCode::OK, &body);
     let headers = response.headers_mut();
     headers.insert(CONTENT_LANGUAGE, HeaderValue::from_static(lang.code()));
     headers.insert(VARY, HeaderValue::from_static("accept-language"));
@@ -244,7 +257,7 @@ pub(crate) fn certification_response(entry: &RegisterEntry, lang: Lang) -> Respo
 /// auditor need beside them, and `warnings` when there are any (`[{"warningCode",
 /// "warningDesc"}]`, `warningDesc` in `lang`; absent when empty: `certify::warnings`).
 /// Amounts are JSON strings with 2 decimals (exact).
-pub(crate) fn certification_body(entry: &RegisterEntry, lang: Lang) -> Value {
+pub(crate) fn certification_body(entry: &RegisterEntry, warnings: &[Warning], lang: Lang) -> Value {
     let totals = &entry.request.totals;
     let mut groups = Map::new();
     for (letter, ttc) in &totals.group_ttc {
@@ -276,7 +289,7 @@ pub(crate) fn certification_body(entry: &RegisterEntry, lang: Lang) -> Value {
         "sequence": entry.sequence,
         "certifiedAt": entry.certified_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     });
-    let warnings: Vec<Value> = warnings_of(entry)
+    let warnings: Vec<Value> = warnings
         .iter()
         .map(|warning| {
             json!({"warningCode": warning.code, "warningDesc": warning.message.render(lang)})
@@ -292,6 +305,7 @@ pub(crate) fn certification_body(entry: &RegisterEntry, lang: Lang) -> Value {
 mod tests {
     use super::*;
     use crate::certify::invoice::{code, ValidationError};
+    use crate::certify::TokenReason;
 
     fn desc(response: &Response<Body>) -> Option<&HeaderValue> {
         response.headers().get(CONTENT_LANGUAGE)
@@ -336,7 +350,7 @@ mod tests {
             },
             CertifyError::TokenRejected {
                 device: "dgi".into(),
-                reason: "HTTP 401".into(),
+                reason: TokenReason::Rejected { status: 401 },
             },
         ] {
             let response = certify_error(&error, Lang::Fr);

@@ -231,7 +231,7 @@ async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Resp
         .await
     {
         Ok(done) => {
-            let mut response = certification_response(&done.entry, lang);
+            let mut response = certification_response(&done.entry, &done.warnings, lang);
             if done.replayed {
                 response
                     .headers_mut()
@@ -425,7 +425,7 @@ fn get_invoice(
         Err(error) => certify_error(&CertifyError::Internal(error.to_string()), lang),
     };
     match format {
-        Format::Json => certification_response(&entry, lang),
+        Format::Json => certification_response(&entry, &certifier.warnings(&entry), lang),
         Format::QrSvg => drawn(
             crate::qr::svg_of(&entry.security.qr_code).map(String::into_bytes),
             "image/svg+xml",

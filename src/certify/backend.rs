@@ -16,6 +16,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 
+use crate::certify::admission::Ceiling;
 use crate::certify::invoice::ValidInvoice;
 use crate::certify::journal::Journal;
 use crate::certify::reconcile::InDoubt;
@@ -33,6 +34,10 @@ pub struct Job {
     pub key_id: String,
     /// The invoice.
     pub invoice: ValidInvoice,
+    /// The most its total may be (a credit note's share of its original, the organization's
+    /// largest invoice total): checked with the exact total once the channel's VAT rates are
+    /// known, before the invoice is opened on it (180, 181).
+    pub ceiling: Ceiling,
     /// When the request arrived.
     pub received_at: DateTime<Utc>,
     /// The client's `Idempotency-Key`, checked.

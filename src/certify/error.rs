@@ -6,7 +6,8 @@ use std::time::Duration;
 use rust_decimal::Decimal;
 
 use crate::certify::invoice::ValidationError;
-use crate::i18n::{Lang, Message};
+use crate::i18n::format::plain_amount;
+use crate::i18n::{Arg, Lang, Message};
 use crate::msg;
 use crate::store::StoreError;
 
@@ -62,6 +63,22 @@ pub enum CertifyError {
         /// Quota year.
         year: i32,
     },
+    /// A credit note would take more than its original has left (422, nothing sent): its
+    /// total, added to the credit notes of the same original this register certified (or is
+    /// certifying), is above the original's total.
+    #[error("{}", self.describe(Lang::En))]
+    CreditExceedsOriginal(Box<CreditExcess>),
+    /// The invoice's total is above its organization's `max_invoice_total` (422, nothing
+    /// sent).
+    #[error("{}", self.describe(Lang::En))]
+    AboveMaxTotal {
+        /// The invoice's total (TTC, CDF), or the least it can be (`at_least`).
+        total: Decimal,
+        /// Whether `total` is a lower bound (an `ht` invoice before its VAT rates are known).
+        at_least: bool,
+        /// The organization's largest invoice total.
+        max: Decimal,
+    },
     /// The device refused the invoice with a text (422), or without one (an empty reply with
     /// its refusal status bit).
     #[error("{}", self.describe(Lang::En))]
@@ -110,12 +127,12 @@ pub enum CertifyError {
     },
     /// The e-MCF's token for the web API is missing, unreadable, expired or rejected (503
     /// without `Retry-After`: an operator must install a new one).
-    #[error("{}", self.describe(Lang::En))]
+    #[error("{}", self.log_text())]
     TokenRejected {
         /// The device entry.
         device: String,
         /// Why, without the token.
-        reason: String,
+        reason: TokenReason,
     },
     /// The rn's outcome with the DGI is not known and only an administrator can settle it (409).
     #[error("{}", self.describe(Lang::En))]
@@ -148,13 +165,13 @@ pub enum CertifyError {
     NoSandbox,
     /// The device answers but cannot certify now: its state cannot be read, or it does not
     /// give a rate the invoice needs (503: a setting or a person must act).
-    #[error("{}", self.describe(Lang::En))]
+    #[error("{}", self.log_text())]
     DeviceNotReady {
         /// Why, in words.
         reason: Message,
     },
     /// The device cannot be reached or is busy (503).
-    #[error("{}", self.describe(Lang::En))]
+    #[error("{}", self.log_text())]
     DeviceUnavailable {
         /// Why.
         reason: Message,
@@ -176,7 +193,7 @@ pub enum CertifyError {
         retry_after: Duration,
     },
     /// The register (journal or index) failed (503).
-    #[error("{}", self.describe(Lang::En))]
+    #[error("{}", self.log_text())]
     Store(#[from] StoreError),
     /// No certified invoice with that rn (404).
     #[error("{}", self.describe(Lang::En))]
@@ -185,8 +202,71 @@ pub enum CertifyError {
         rn: String,
     },
     /// A bug or an unexpected state (500).
-    #[error("{}", self.describe(Lang::En))]
+    #[error("{}", self.log_text())]
     Internal(String),
+}
+
+/// Why the DGI's web API does not take the e-MCF's token (155). `Display` is the English of
+/// the logs and the channel's status, with what only an operator needs (the file, the
+/// system's words); the client's text ([`TokenReason::message`]) has neither.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TokenReason {
+    /// The token file cannot be read.
+    #[error("the token file {path} cannot be read: {why}")]
+    FileUnreadable {
+        /// The file.
+        path: String,
+        /// The system's words.
+        why: String,
+    },
+    /// The token file is empty.
+    #[error("the token file {path} is empty: paste the e-MCF's token from the DGI portal into it")]
+    FileEmpty {
+        /// The file.
+        path: String,
+    },
+    /// The token cannot be sent in a header (a control character, a line break inside).
+    #[error("the token file holds characters that cannot be sent in an HTTP header")]
+    Malformed,
+    /// The DGI answered 401 or 403.
+    #[error("the DGI rejected the e-MCF's token (HTTP {status}): a new token is needed")]
+    Rejected {
+        /// The HTTP status.
+        status: u16,
+    },
+}
+
+impl TokenReason {
+    /// Why, for the client, in the catalogue's words.
+    pub fn message(&self) -> Message {
+        match self {
+            TokenReason::FileUnreadable { .. } => msg!("token-file-unreadable"),
+            TokenReason::FileEmpty { .. } => msg!("token-file-empty"),
+            TokenReason::Malformed => msg!("token-malformed"),
+            TokenReason::Rejected { status } => msg!("token-rejected-by-dgi", status = *status),
+        }
+    }
+}
+
+/// What a credit note refused with 180 would have taken of its original, in CDF.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreditExcess {
+    /// The original's codeDEFDGI (the credit note's `reference`).
+    pub reference: String,
+    /// The original's rn.
+    pub original_rn: String,
+    /// The original's total.
+    pub original_total: Decimal,
+    /// The credit notes of it the register holds.
+    pub credited: Decimal,
+    /// The credit notes of it being certified now.
+    pub pending: Decimal,
+    /// What is left of it: total - credited - pending.
+    pub room: Decimal,
+    /// This credit note's total, or the least it can be (`at_least`).
+    pub total: Decimal,
+    /// Whether `total` is a lower bound (an `ht` credit note before its VAT rates are known).
+    pub at_least: bool,
 }
 
 impl CertifyError {
@@ -217,6 +297,8 @@ impl CertifyError {
             CertifyError::DeviceNotConfigured { .. } | CertifyError::NoSandbox => 156,
             CertifyError::Store(_) => 160,
             CertifyError::NotFound { .. } => 170,
+            CertifyError::CreditExceedsOriginal(_) => 180,
+            CertifyError::AboveMaxTotal { .. } => 181,
             CertifyError::Internal(_) => 199,
         }
     }
@@ -252,6 +334,8 @@ impl CertifyError {
             | CertifyError::DgiRefused { .. }
             | CertifyError::TotalsTooLarge
             | CertifyError::NotFound { .. }
+            | CertifyError::CreditExceedsOriginal(_)
+            | CertifyError::AboveMaxTotal { .. }
             | CertifyError::Internal(_) => None,
         }
     }
@@ -261,7 +345,9 @@ impl CertifyError {
         match self {
             CertifyError::Validation(e) => e.field.as_deref(),
             CertifyError::PaymentsShort { .. } => Some("payments"),
-            CertifyError::ZeroTotal => Some("items"),
+            CertifyError::ZeroTotal
+            | CertifyError::CreditExceedsOriginal(_)
+            | CertifyError::AboveMaxTotal { .. } => Some("items"),
             CertifyError::BadIdempotencyKey => Some("Idempotency-Key"),
             _ => None,
         }
@@ -271,6 +357,29 @@ impl CertifyError {
     /// own text and technical details (the register's, a bug's) are quoted as they are.
     pub fn describe(&self, lang: Lang) -> String {
         self.message(lang).render(lang)
+    }
+
+    /// The English for logs: the client's text, then the technical detail it leaves out (the
+    /// register's, the system's, a library's words, which only the log says).
+    fn log_text(&self) -> String {
+        let text = self.describe(Lang::En);
+        let detail = match self {
+            CertifyError::DeviceNotReady { reason }
+            | CertifyError::DeviceUnavailable { reason, .. } => {
+                reason.args().iter().find_map(|(name, value)| match value {
+                    Arg::Text(detail) if *name == "detail" => Some(detail.clone()),
+                    _ => None,
+                })
+            }
+            CertifyError::TokenRejected { reason, .. } => Some(reason.to_string()),
+            CertifyError::Store(error) => Some(error.to_string()),
+            CertifyError::Internal(detail) => Some(detail.clone()),
+            _ => None,
+        };
+        match detail {
+            Some(detail) if !detail.is_empty() => format!("{text} ({detail})"),
+            _ => text,
+        }
     }
 
     /// The catalogue message, with any nested reason already rendered in `lang`.
@@ -332,9 +441,11 @@ impl CertifyError {
             CertifyError::DgiRefused { code, text } => {
                 msg!("err-dgi-refused", code = code, text = text)
             }
-            CertifyError::TokenRejected { device, reason } => {
-                msg!("err-token-rejected", device = device, reason = reason)
-            }
+            CertifyError::TokenRejected { device, reason } => msg!(
+                "err-token-rejected",
+                device = device,
+                reason = reason.message().render(lang)
+            ),
             CertifyError::AwaitingAdministrator { rn } => {
                 msg!("err-awaiting-administrator", rn = rn)
             }
@@ -359,12 +470,40 @@ impl CertifyError {
             }
             CertifyError::QueueFull { .. } => msg!("err-queue-full"),
             CertifyError::OutcomeUnknown { rn, .. } => msg!("err-outcome-unknown", rn = rn),
-            CertifyError::Store(error) => {
-                msg!("err-register-unavailable", detail = error.to_string())
-            }
+            CertifyError::Store(_) => msg!("err-register-unavailable"),
             CertifyError::NotFound { rn } => msg!("err-not-found", rn = rn),
-            CertifyError::Internal(detail) => msg!("err-internal", detail = detail),
+            CertifyError::CreditExceedsOriginal(excess) => msg!(
+                "err-credit-exceeds-original",
+                total = plain_amount(excess.total),
+                bound = bound(excess.at_least),
+                original_rn = &excess.original_rn,
+                reference = &excess.reference,
+                original_total = plain_amount(excess.original_total),
+                credited = plain_amount(excess.credited),
+                pending = plain_amount(excess.pending),
+                room = plain_amount(excess.room.max(Decimal::ZERO))
+            ),
+            CertifyError::AboveMaxTotal {
+                total,
+                at_least,
+                max,
+            } => msg!(
+                "err-above-max-total",
+                total = plain_amount(*total),
+                bound = bound(*at_least),
+                max = plain_amount(*max)
+            ),
+            CertifyError::Internal(_) => msg!("err-internal"),
         }
+    }
+}
+
+/// The key the messages' `$bound` selects by: whether an amount is exact or a lower bound.
+fn bound(at_least: bool) -> &'static str {
+    if at_least {
+        "at-least"
+    } else {
+        "exact"
     }
 }
 
@@ -400,9 +539,11 @@ mod tests {
         let refused = CertifyError::DeviceRefused {
             text: "original invoice not found".into(),
         };
+        // Quoted, and said to be the device's own words.
         assert_eq!(
             refused.describe(Lang::Fr),
-            "le boîtier e-MCF a refusé la facture : original invoice not found"
+            "le boîtier e-MCF a refusé la facture, avec ces mots à lui, cités tels quels : \
+             « original invoice not found »"
         );
         let dgi = CertifyError::DgiRefused {
             code: "11".into(),
@@ -410,12 +551,71 @@ mod tests {
         };
         assert_eq!(
             dgi.describe(Lang::Fr),
-            "la DGI a refusé la facture (erreur DGI 11 : Facture d'origine introuvable)"
+            "la DGI a refusé la facture : erreur DGI 11, avec ce texte de la DGI, cité tel quel : \
+             « Facture d'origine introuvable »"
         );
         assert_eq!(
             dgi.to_string(),
-            "the DGI refused the invoice (DGI error 11: Facture d'origine introuvable)"
+            "the DGI refused the invoice: DGI error 11, with this text of the DGI's, quoted as it \
+             came: \"Facture d'origine introuvable\""
         );
+    }
+
+    #[test]
+    fn technical_details_stay_in_the_log_never_in_the_client_s_text() {
+        let token = CertifyError::TokenRejected {
+            device: "dgi".into(),
+            reason: TokenReason::FileUnreadable {
+                path: "/etc/emcf/dgi.token".into(),
+                why: "Permission denied (os error 13)".into(),
+            },
+        };
+        let fr = token.describe(Lang::Fr);
+        assert_eq!(
+            fr,
+            "l'API web de la DGI n'accepte pas le jeton de cette passerelle pour l'appareil dgi : \
+             le fichier du jeton de cet appareil ne peut pas être lu (le journal du service dit \
+             pourquoi) ; un administrateur doit installer un nouveau jeton (réessayer n'y changera \
+             rien)"
+        );
+        assert!(!token.describe(Lang::En).contains("Permission"));
+        let log = token.to_string();
+        assert!(
+            log.contains("/etc/emcf/dgi.token") && log.contains("Permission denied"),
+            "{log}"
+        );
+        let rejected = CertifyError::TokenRejected {
+            device: "dgi".into(),
+            reason: TokenReason::Rejected { status: 401 },
+        };
+        assert!(
+            rejected
+                .describe(Lang::Fr)
+                .contains("la DGI a refusé le jeton de l'e-MCF (HTTP 401) : il a expiré"),
+            "{}",
+            rejected.describe(Lang::Fr)
+        );
+        let link = CertifyError::DeviceUnavailable {
+            reason: msg!(
+                "reason-link-down",
+                detail = "No such file or directory (os error 2)"
+            ),
+            retry_after: Duration::from_secs(5),
+        };
+        for lang in Lang::ALL {
+            assert!(
+                !link.describe(lang).contains("os error"),
+                "{}",
+                link.describe(lang)
+            );
+        }
+        assert!(
+            link.to_string().contains("No such file or directory"),
+            "{link}"
+        );
+        let store = CertifyError::Internal("store task failed: cancelled".into());
+        assert!(!store.describe(Lang::Fr).contains("cancelled"));
+        assert!(store.to_string().contains("store task failed"));
     }
 
     #[test]
@@ -426,11 +626,12 @@ mod tests {
         assert_eq!(
             error.describe(Lang::Fr),
             "le boîtier e-MCF ne peut pas certifier pour le moment : il a refusé de donner son \
-             état (C1h) : E: busy"
+             état (C1h), avec ces mots à lui, cités tels quels : « E: busy »"
         );
         assert_eq!(
             error.to_string(),
-            "the e-MCF device cannot certify now: it refused to give its state (C1h): E: busy"
+            "the e-MCF device cannot certify now: it refused to give its state (C1h), in its own \
+             words, quoted as they came: \"E: busy\""
         );
     }
 
@@ -447,7 +648,7 @@ mod tests {
         };
         let token = CertifyError::TokenRejected {
             device: "dgi".into(),
-            reason: "HTTP 401".into(),
+            reason: TokenReason::Rejected { status: 401 },
         };
         for error in [&not_configured, &CertifyError::NoSandbox, &wrong, &token] {
             assert_eq!(error.retry_after(), None, "{error}");

@@ -39,7 +39,7 @@ pub use admission::Principal;
 pub use backend::{Channel, SharedChannel};
 pub use channels::{sandbox_device_name, SandboxFactory};
 pub use edef::{edef_channel, CdfCurrency, EdefSettings};
-pub use error::{AuthFailure, CertifyError};
+pub use error::{AuthFailure, CertifyError, CreditExcess, TokenReason};
 pub use mcf::box_channel;
 pub use service::{Certified, Certifier, CertifierSettings};
 pub use settlement::{OpenIntent, Resolution, ResolveError};

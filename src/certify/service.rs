@@ -19,6 +19,7 @@ use super::invoice::{parse_body, validate, Seller, ValidInvoice};
 use super::journal::Journal;
 use super::reconcile::{InDoubt, Reconciler};
 use super::status::Reported;
+use super::warnings::Warning;
 use super::CertifyError;
 use crate::failpoint;
 use crate::metrics;
@@ -44,6 +45,8 @@ pub struct Certified {
     /// True when this rn was certified before with the same content (nothing was sent to
     /// the channel and no quota was used).
     pub replayed: bool,
+    /// What looks like a mistake in it ([`Certifier::warnings`]).
+    pub warnings: Vec<Warning>,
 }
 
 /// The certification service.
@@ -157,14 +160,16 @@ impl Certifier {
             .admission
             .admit(principal, &invoice, idempotency_key.as_deref(), at)
             .map_err(|error| self.explain_in_flight(principal, error))?;
-        let held = match admitted {
+        let (held, ceiling) = match admitted {
             Admitted::Replay(entry) => {
+                let warnings = self.warnings(&entry);
                 return Ok(Certified {
                     entry: *entry,
                     replayed: true,
-                })
+                    warnings,
+                });
             }
-            Admitted::Go(held) => held,
+            Admitted::Go(go) => *go,
         };
         let (channel, lane) = self.acquire(principal, arrival).await?;
         let job = Job {
@@ -172,15 +177,18 @@ impl Certifier {
             environment: principal.environment,
             key_id: principal.key_id.to_string(),
             invoice,
+            ceiling,
             received_at: at,
             idempotency_key,
             body: Arc::from(body),
             in_doubt: self.in_doubt.clone(),
         };
         let entry = self.run(channel, lane, job, held).await?;
+        let warnings = self.warnings(&entry);
         Ok(Certified {
             entry,
             replayed: false,
+            warnings,
         })
     }
 
@@ -274,7 +282,7 @@ impl Certifier {
             Ok(entry) => {
                 failpoint::hit("after_certified");
                 info!(sequence = entry.sequence, "certified");
-                for warning in super::warnings::warnings_of(&entry) {
+                for warning in self.warnings(&entry) {
                     warn!(
                         sequence = entry.sequence,
                         code = warning.code,
@@ -361,6 +369,8 @@ fn outcome_of(result: &Result<Certified, CertifyError>) -> &'static str {
         Ok(done) if done.replayed => "replayed",
         Ok(_) => "certified",
         Err(CertifyError::Validation(_))
+        | Err(CertifyError::CreditExceedsOriginal(_))
+        | Err(CertifyError::AboveMaxTotal { .. })
         | Err(CertifyError::PaymentsShort { .. })
         | Err(CertifyError::ZeroTotal)
         | Err(CertifyError::BadIdempotencyKey) => "invalid",

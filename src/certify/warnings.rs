@@ -1,17 +1,24 @@
 //! Warnings on a certified invoice: what was certified as sent but looks like a mistake of the
-//! ERP's (docs/error-codes.md, "Warnings"). Computed from the register entry alone, so that the
-//! answer to the POST, its replay and `GET /api/v1/Invoice/{rn}` say the same; nothing here
-//! refuses or changes an invoice.
+//! ERP's (docs/error-codes.md, "Warnings"). Computed from the register entry and the register
+//! it is in, so that the answer to the POST, its replay and `GET /api/v1/Invoice/{rn}` say the
+//! same; nothing here refuses or changes an invoice.
 
 use rust_decimal::Decimal;
+use tracing::warn;
 
+use super::Certifier;
 use crate::i18n::Message;
-use crate::model::{DeviceTotals, RegisterEntry};
+use crate::model::{reference_of, DeviceTotals, RegisterEntry};
 use crate::msg;
 
 /// 301: a USD invoice worth less than one dollar in all (its amounts were likely sent in USD,
 /// while they are always in CDF).
 pub const USD_AMOUNTS_IN_CDF: u16 = 301;
+
+/// 302: a credit note whose original is not in this register (same organization, same
+/// environment): allowed (it may predate the gateway), but its amount could not be compared
+/// with the original's total (180) and its reference may be mistyped.
+pub const ORIGINAL_NOT_IN_REGISTER: u16 = 302;
 
 /// One warning: a stable code and its text for a person.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,11 +29,51 @@ pub struct Warning {
     pub message: Message,
 }
 
-/// The warnings of a certified invoice, in code order (empty for most).
+/// The warnings the entry alone tells, in code order (empty for most).
 pub fn warnings_of(entry: &RegisterEntry) -> Vec<Warning> {
     usd_amounts_look_like_usd(&entry.request.rn, &entry.request.totals)
         .into_iter()
         .collect()
+}
+
+impl Certifier {
+    /// The warnings of a certified invoice, in code order: those the entry tells
+    /// ([`warnings_of`]), then 302 when it is a credit note whose original its register does
+    /// not hold. A register that cannot be read leaves 302 out (logged): the invoice is
+    /// certified whatever its warnings.
+    pub fn warnings(&self, entry: &RegisterEntry) -> Vec<Warning> {
+        let mut warnings = warnings_of(entry);
+        let request = &entry.request;
+        let is_credit_note = matches!(request.invoice_type.as_str(), "FA" | "EA");
+        let Some(reference) = request
+            .invoice
+            .as_deref()
+            .and_then(reference_of)
+            .filter(|_| is_credit_note)
+        else {
+            return warnings;
+        };
+        match self
+            .store
+            .holds_code(&request.org, request.environment, &reference)
+        {
+            Ok(true) => {}
+            Ok(false) => warnings.push(Warning {
+                code: ORIGINAL_NOT_IN_REGISTER,
+                message: msg!(
+                    "warn-original-not-in-register",
+                    rn = &request.rn,
+                    reference = &reference
+                ),
+            }),
+            Err(error) => warn!(
+                sequence = entry.sequence,
+                %error,
+                "cannot tell whether the credit note's original is in the register: warning 302 left out"
+            ),
+        }
+        warnings
+    }
 }
 
 /// 301: the invoice is in USD (its totals have a USD equivalent), its total is positive and

@@ -49,6 +49,7 @@ pub(super) fn ensure_organization(store: &Store) -> anyhow::Result<DemoKeys> {
         quota_override: None,
         device: EMBEDDED_DEVICE.to_string(),
         admin_emails: Vec::new(),
+        max_invoice_total: None,
     })?;
     let now = chrono::Utc::now();
     let live = keys::issue(DEMO_ORG, Environment::Production, "demo live key", now);

@@ -250,6 +250,10 @@ pub enum OrgCommand {
         /// An administrator's e-mail address for the alerts (repeatable).
         #[arg(long = "admin-email", value_name = "ADDRESS")]
         admin_emails: Vec<String>,
+        /// The largest total (TTC, in CDF) one invoice may have; a larger one is refused
+        /// (code 181). None by default.
+        #[arg(long, value_name = "AMOUNT")]
+        max_invoice_total: Option<String>,
     },
     /// Change an organization: only the options given change.
     Update {
@@ -286,6 +290,13 @@ pub enum OrgCommand {
         /// Remove every administrator e-mail address.
         #[arg(long)]
         no_admin_email: bool,
+        /// The largest total (TTC, in CDF) one invoice may have; a larger one is refused
+        /// (code 181).
+        #[arg(long, value_name = "AMOUNT", conflicts_with = "no_max_invoice_total")]
+        max_invoice_total: Option<String>,
+        /// Remove the largest invoice total: any total is accepted again.
+        #[arg(long)]
+        no_max_invoice_total: bool,
     },
     /// List organizations.
     List {

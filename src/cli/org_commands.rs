@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::i18n::{default_lang, format, Lang};
 use crate::model::{Organization, Plan};
 use crate::msg;
+use rust_decimal::Decimal;
 
 /// `org ...`
 pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
@@ -27,9 +28,13 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
             quota,
             device,
             admin_emails,
+            max_invoice_total,
         } => {
             let plan = parse_plan(&plan, lang)?;
             let admin_emails = check_emails(&admin_emails, lang)?;
+            let max_invoice_total = max_invoice_total
+                .map(|text| parse_max_total(&text, lang))
+                .transpose()?;
             if config.resolved_state_dir().exists() && find(config, &id)?.is_some() {
                 bail!("{}", msg!("cli-org-exists", id = id.as_str()).render(lang));
             }
@@ -42,6 +47,7 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
                 quota_override: quota,
                 device,
                 admin_emails,
+                max_invoice_total,
             };
             save(config, org, lang)
         }
@@ -56,8 +62,13 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
             device,
             admin_emails,
             no_admin_email,
+            max_invoice_total,
+            no_max_invoice_total,
         } => {
             let admin_emails = check_emails(&admin_emails, lang)?;
+            let max_invoice_total = max_invoice_total
+                .map(|text| parse_max_total(&text, lang))
+                .transpose()?;
             let Some(mut org) = find(config, &id)? else {
                 bail!(
                     "{}",
@@ -77,6 +88,9 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
             if no_admin_email || !admin_emails.is_empty() {
                 org.admin_emails = admin_emails;
             }
+            if no_max_invoice_total || max_invoice_total.is_some() {
+                org.max_invoice_total = max_invoice_total;
+            }
             save(config, org, lang)
         }
         OrgCommand::List { json } => {
@@ -94,12 +108,13 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
                         org.isf,
                         org.plan.as_str().to_string(),
                         org.device,
+                        max_total_text(org.max_invoice_total, lang),
                         org.name,
                     ]
                 })
                 .collect();
             let header = msg!("cli-org-list-header").render(lang);
-            print_table(&[16, 12, 12, 7, 12], &header, rows);
+            print_table(&[16, 12, 12, 7, 12, 20], &header, rows);
             Ok(())
         }
         OrgCommand::Show { id, json } => {
@@ -139,6 +154,29 @@ fn check_emails(addresses: &[String], lang: Lang) -> anyhow::Result<Vec<String>>
         );
     }
     Ok(distinct)
+}
+
+/// `--max-invoice-total`: an amount in CDF above 0 with at most 2 decimals (`1500000`,
+/// `1500000.50`), read exactly.
+fn parse_max_total(text: &str, lang: Lang) -> anyhow::Result<Decimal> {
+    text.trim()
+        .parse::<Decimal>()
+        .ok()
+        .filter(|amount| crate::admin::is_valid_max_invoice_total(*amount))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{}",
+                msg!("cli-org-bad-max-total", value = text).render(lang)
+            )
+        })
+}
+
+/// An organization's largest invoice total as people read it, or "none".
+fn max_total_text(max: Option<Decimal>, lang: Lang) -> String {
+    match max {
+        Some(max) => format::amount(max, crate::model::FISCAL_CURRENCY, lang),
+        None => msg!("cli-org-no-max-total").render(lang),
+    }
 }
 
 fn parse_plan(text: &str, lang: Lang) -> anyhow::Result<Plan> {
@@ -261,6 +299,10 @@ fn print_shown(shown: &OrgShown, lang: Lang) {
         [
             msg!("cli-field-admin-emails").render(lang),
             org.admin_emails.join(", "),
+        ],
+        [
+            msg!("cli-field-max-total").render(lang),
+            max_total_text(org.max_invoice_total, lang),
         ],
         [
             msg!("cli-field-quota", year = quota.year).render(lang),

@@ -1,5 +1,6 @@
 //! Organizations: who certifies, with which identity, on which device, under which plan.
 
+use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 /// An organization's id: short, lowercase ASCII letters, digits and `-` (e.g. `demo`).
@@ -74,6 +75,12 @@ pub struct Organization {
     /// when SMTP is configured; absent from older journals.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub admin_emails: Vec<String>,
+    /// The largest total (TTC, in CDF) one invoice of this organization may have: a larger
+    /// one is refused before anything is sent (error 181), in both registers. `None`: no
+    /// limit, the default; absent from journals before 1.6.0 (and left out when `None`, so
+    /// that such a record reads the same in an older release).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_invoice_total: Option<Decimal>,
 }
 
 impl Organization {
@@ -138,6 +145,28 @@ mod tests {
         ] {
             assert!(!is_plausible_email(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn an_organization_of_an_older_journal_has_no_largest_invoice_total() {
+        // As 1.5.0 journaled it: no `max_invoice_total`.
+        let old = r#"{"id":"acme","name":"ACME","nif":"A1234567B","isf":"ISF-1","plan":"Start","quota_override":null,"device":"shop"}"#;
+        let org: Organization = serde_json::from_str(old).expect("an older record reads");
+        assert_eq!(org.max_invoice_total, None);
+        // Written back without it, so that an older release reads it the same.
+        let text = serde_json::to_string(&org).expect("json");
+        assert!(!text.contains("max_invoice_total"), "{text}");
+        let limited = Organization {
+            max_invoice_total: Some(rust_decimal::Decimal::new(150_000_050, 2)),
+            ..org
+        };
+        let text = serde_json::to_string(&limited).expect("json");
+        assert!(
+            text.contains(r#""max_invoice_total":"1500000.50""#),
+            "{text}"
+        );
+        let back: Organization = serde_json::from_str(&text).expect("reads back");
+        assert_eq!(back, limited);
     }
 
     #[test]

@@ -13,7 +13,7 @@
 
 use super::index::{be_u64, env_byte, key, Index};
 use super::staged::Staged;
-use super::StoreError;
+use super::{Store, StoreError};
 use crate::model::{reference_of, Environment, RegisterEntry};
 
 fn k_code(org: &str, env: Environment, code_def: &str) -> Vec<u8> {
@@ -83,5 +83,42 @@ impl Index {
             .keys()
             .map(|k| be_u64(&k?))
             .collect()
+    }
+}
+
+impl Store {
+    /// The invoice `org`'s `env` register certified as `code_def`, with the credit notes that
+    /// name it as their original, in register order; `None` when the register has no entry
+    /// certified as `code_def` (a credit note of it may still be there: `a` keys need no
+    /// original).
+    pub fn credited_original(
+        &self,
+        org: &str,
+        env: Environment,
+        code_def: &str,
+    ) -> Result<Option<(RegisterEntry, Vec<RegisterEntry>)>, StoreError> {
+        self.read(|index| {
+            let Some(seq) = index.entry_seq_by_code(org, env, code_def)? else {
+                return Ok(None);
+            };
+            let Some(original) = index.entry(env, seq)? else {
+                return Ok(None);
+            };
+            let mut credit_notes = Vec::new();
+            for seq in index.credit_note_seqs(org, env, code_def)? {
+                credit_notes.extend(index.entry(env, seq)?);
+            }
+            Ok(Some((original, credit_notes)))
+        })
+    }
+
+    /// Whether `org`'s `env` register holds an entry certified as `code_def`.
+    pub fn holds_code(
+        &self,
+        org: &str,
+        env: Environment,
+        code_def: &str,
+    ) -> Result<bool, StoreError> {
+        self.read(|index| Ok(index.entry_seq_by_code(org, env, code_def)?.is_some()))
     }
 }

@@ -1,20 +1,31 @@
 //! In-memory claims held while an invoice is being certified: the rn in flight (so that a
-//! concurrent retry of the same rn answers 409 instead of certifying twice) and the reserved
-//! quota unit (so that concurrent requests cannot overrun the annual quota). Both are released
-//! when the guard is dropped, whatever the outcome; a success has by then been journaled, and
-//! the journal's entry is what counts from there on.
+//! concurrent retry of the same rn answers 409 instead of certifying twice), the reserved
+//! quota unit (so that concurrent requests cannot overrun the annual quota) and a credit
+//! note's share of its original (so that two credit notes of one original arriving together
+//! cannot both take what is left of it). All are released when the guard is dropped, whatever
+//! the outcome; a success has by then been journaled, and the journal's entry is what counts
+//! from there on.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+use rust_decimal::Decimal;
 
 use crate::model::Environment;
 
 type RnKey = (String, Environment, String);
 
-/// The rns being certified and the quota units reserved, per organization and year.
+/// An original invoice, by (organization, register, its codeDEFDGI).
+pub type OriginalKey = (String, Environment, String);
+
+/// The rns being certified and the quota units reserved, per organization and year; the
+/// shares of originals taken by credit notes in flight.
 #[derive(Debug, Default)]
 pub struct Claims {
     state: Mutex<ClaimState>,
+    /// Apart from `state`: it is held while the register is read (the original and its
+    /// certified credit notes), which must not hold up the rn and quota claims of others.
+    credits: Mutex<HashMap<OriginalKey, Vec<(String, Decimal)>>>,
 }
 
 #[derive(Debug, Default)]
@@ -39,7 +50,61 @@ pub struct QuotaClaim {
     key: (String, i32),
 }
 
+/// Holds a credit note's share of its original until dropped.
+#[derive(Debug)]
+pub struct CreditClaim {
+    claims: Arc<Claims>,
+    key: OriginalKey,
+    rn: String,
+}
+
+/// The credit notes' shares, locked: what others in flight have taken of an original is read
+/// and this one's share taken under one lock, the register read in between.
+pub struct CreditBook<'a> {
+    claims: &'a Arc<Claims>,
+    shares: MutexGuard<'a, HashMap<OriginalKey, Vec<(String, Decimal)>>>,
+}
+
+impl CreditBook<'_> {
+    /// The sum of the shares of `key` taken by credit notes in flight whose rn `counts`.
+    pub fn pending(&self, key: &OriginalKey, counts: impl Fn(&str) -> bool) -> Decimal {
+        self.shares.get(key).map_or(Decimal::ZERO, |shares| {
+            shares
+                .iter()
+                .filter(|(rn, _)| counts(rn))
+                .fold(Decimal::ZERO, |sum, (_, amount)| {
+                    sum.saturating_add(*amount)
+                })
+        })
+    }
+
+    /// Takes `amount` of `key` for the credit note `rn` until the claim is dropped.
+    pub fn reserve(mut self, key: OriginalKey, rn: &str, amount: Decimal) -> CreditClaim {
+        self.shares
+            .entry(key.clone())
+            .or_default()
+            .push((rn.to_owned(), amount));
+        CreditClaim {
+            claims: Arc::clone(self.claims),
+            key,
+            rn: rn.to_owned(),
+        }
+    }
+}
+
 impl Claims {
+    /// The credit notes' shares, locked until the book is dropped (or a share reserved).
+    pub fn credit_book(self: &Arc<Self>) -> CreditBook<'_> {
+        CreditBook {
+            claims: self,
+            // Each operation is one push or one removal: a panic cannot leave it half done.
+            shares: self
+                .credits
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, ClaimState> {
         // A panic while holding this lock cannot leave the sets inconsistent (each operation
         // is a single insert or remove), so a poisoned lock is still usable.
@@ -127,6 +192,24 @@ impl Drop for RnClaim {
     }
 }
 
+impl Drop for CreditClaim {
+    fn drop(&mut self) {
+        let mut shares = self
+            .claims
+            .credits
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(list) = shares.get_mut(&self.key) {
+            if let Some(at) = list.iter().position(|(rn, _)| *rn == self.rn) {
+                list.swap_remove(at);
+            }
+            if list.is_empty() {
+                shares.remove(&self.key);
+            }
+        }
+    }
+}
+
 impl Drop for QuotaClaim {
     fn drop(&mut self) {
         let mut state = self.claims.lock();
@@ -179,6 +262,40 @@ mod tests {
             .claim_idempotency_key("demo", Environment::Production, "K1")
             .is_some());
         assert!(claims.rn_in_flight("demo", Environment::Production, "K1"));
+    }
+
+    #[test]
+    fn credit_shares_are_counted_while_held_and_released() {
+        let claims = Arc::new(Claims::default());
+        let key: OriginalKey = ("demo".into(), Environment::Production, "CODE".into());
+        let book = claims.credit_book();
+        assert_eq!(book.pending(&key, |_| true), Decimal::ZERO);
+        let first = book.reserve(key.clone(), "FA-1", Decimal::from(800));
+        let second = claims
+            .credit_book()
+            .reserve(key.clone(), "FA-2", Decimal::from(300));
+        assert_eq!(
+            claims.credit_book().pending(&key, |_| true),
+            Decimal::from(1100)
+        );
+        // A share whose credit note the register already holds is not counted twice.
+        assert_eq!(
+            claims.credit_book().pending(&key, |rn| rn != "FA-1"),
+            Decimal::from(300)
+        );
+        // Another register or organization is another original.
+        let sandbox: OriginalKey = ("demo".into(), Environment::Sandbox, "CODE".into());
+        assert_eq!(
+            claims.credit_book().pending(&sandbox, |_| true),
+            Decimal::ZERO
+        );
+        drop(first);
+        assert_eq!(
+            claims.credit_book().pending(&key, |_| true),
+            Decimal::from(300)
+        );
+        drop(second);
+        assert!(claims.credits.lock().unwrap().is_empty());
     }
 
     #[test]

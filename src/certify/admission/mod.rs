@@ -1,10 +1,12 @@
 //! Admission: who is calling (an API key -> its organization and environment), and whether a
 //! valid invoice may go to its channel: an rn already certified is replayed (same content) or
-//! refused (409); an rn or `Idempotency-Key` in flight is refused (409); a quota unit is
+//! refused (409); an rn or `Idempotency-Key` in flight is refused (409); a total the register
+//! or the organization rules out is refused (422: 180, 181, `ceiling.rs`); a quota unit is
 //! reserved (429 when none is left). The claims (`claims.rs`) are held until the answer and
 //! released whatever the outcome: a success has been journaled by then, and the register is
 //! what counts from there on.
 
+mod ceiling;
 mod claims;
 
 use std::sync::Arc;
@@ -16,7 +18,8 @@ use crate::certify::{AuthFailure, CertifierSettings, CertifyError};
 use crate::keys;
 use crate::model::{Environment, KeyId, Organization, Plan, RegisterEntry};
 use crate::store::Store;
-use claims::{Claims, QuotaClaim, RnClaim};
+pub use ceiling::Ceiling;
+use claims::{Claims, CreditClaim, QuotaClaim, RnClaim};
 
 /// Who is calling: the organization and key behind a valid, enabled API key.
 #[derive(Debug, Clone)]
@@ -33,8 +36,8 @@ pub struct Principal {
 pub(crate) enum Admitted {
     /// This rn was certified before with the same content: its entry, nothing else to do.
     Replay(Box<RegisterEntry>),
-    /// It may go to its channel; the claims are held until the answer.
-    Go(Held),
+    /// It may go to its channel, under its ceiling; the claims are held until the answer.
+    Go(Box<(Held, Ceiling)>),
 }
 
 /// The claims of one admitted invoice, released when dropped.
@@ -42,6 +45,7 @@ pub(crate) struct Held {
     _rn: RnClaim,
     _quota: Option<QuotaClaim>,
     _idempotency_key: Option<RnClaim>,
+    _credit: Option<CreditClaim>,
 }
 
 /// Keys, duplicates and quotas.
@@ -119,15 +123,22 @@ impl Admission {
         if let Some(entry) = self.replay(principal, invoice)? {
             return Ok(Admitted::Replay(Box::new(entry)));
         }
+        // After the replays (an invoice certified before a limit changed still answers), before
+        // the quota (a refusal uses none).
+        let (ceiling, credit_claim) = self.plausible(principal, invoice)?;
         let quota_claim = match env {
             Environment::Sandbox => None,
             Environment::Production => Some(self.reserve_quota(org, received_at)?),
         };
-        Ok(Admitted::Go(Held {
-            _rn: rn_claim,
-            _quota: quota_claim,
-            _idempotency_key: key_claim,
-        }))
+        Ok(Admitted::Go(Box::new((
+            Held {
+                _rn: rn_claim,
+                _quota: quota_claim,
+                _idempotency_key: key_claim,
+                _credit: credit_claim,
+            },
+            ceiling,
+        ))))
     }
 
     /// The stored result of `rn` for `principal`: 409 while it is in flight, 404 if unknown.

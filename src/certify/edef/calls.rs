@@ -16,6 +16,7 @@ use tracing::warn;
 
 use super::client::{Answer, CallError, DgiClient};
 use super::token::TokenError;
+use crate::certify::TokenReason;
 
 /// Why a call did not give what was asked.
 #[derive(Debug, thiserror::Error)]
@@ -25,7 +26,7 @@ pub(super) enum ApiError {
     NotSent(String),
     /// The token cannot be used, or the DGI rejected it (401/403).
     #[error("{0}")]
-    Token(String),
+    Token(TokenReason),
     /// The request may have reached the DGI; no usable answer came back (timeout, reset,
     /// a 5xx): what it did is not known.
     #[error("{0}")]
@@ -52,7 +53,7 @@ impl From<CallError> for ApiError {
     fn from(error: CallError) -> Self {
         match error {
             CallError::NotSent(text) => ApiError::NotSent(text),
-            CallError::Token(error) => ApiError::Token(error.to_string()),
+            CallError::Token(error) => ApiError::Token(error.into()),
             CallError::Lost(text) => ApiError::NoAnswer(text),
         }
     }
@@ -60,7 +61,7 @@ impl From<CallError> for ApiError {
 
 impl From<TokenError> for ApiError {
     fn from(error: TokenError) -> Self {
-        ApiError::Token(error.to_string())
+        ApiError::Token(error.into())
     }
 }
 
@@ -190,10 +191,9 @@ impl Api {
     /// What a non-2xx answer means.
     fn failure(&self, answer: &Answer) -> ApiError {
         match answer.status {
-            401 | 403 => ApiError::Token(format!(
-                "the DGI rejected the e-MCF's token (HTTP {}): a new token is needed",
-                answer.status
-            )),
+            401 | 403 => ApiError::Token(TokenReason::Rejected {
+                status: answer.status,
+            }),
             500..=599 => ApiError::NoAnswer(format!("the DGI answered HTTP {}", answer.status)),
             status => match refusal_in(&answer.body) {
                 Some(refusal) => ApiError::Refused(refusal),

@@ -15,7 +15,7 @@ use super::invoice::Rates;
 use super::Shared;
 use crate::certify::journal::Journal;
 use crate::certify::status::{ChannelView, Problem};
-use crate::certify::CertifyError;
+use crate::certify::{CertifyError, TokenReason};
 use crate::model::{Organization, ProbeReport};
 use crate::msg;
 
@@ -29,7 +29,7 @@ struct Seen {
     last_error: Option<String>,
     last_reply_at: Option<DateTime<Utc>>,
     token_valid: Option<DateTime<Utc>>,
-    token_problem: Option<String>,
+    token_problem: Option<TokenReason>,
     nif: Option<String>,
     nim: Option<String>,
     blocked: bool,
@@ -84,13 +84,13 @@ impl Health {
     }
 
     /// The DGI rejected the token (or it cannot be read): logged at `error`, naming the device.
-    pub(super) fn token_rejected(&self, device: &str, reason: &str) {
+    pub(super) fn token_rejected(&self, device: &str, reason: &TokenReason) {
         let mut seen = self.seen();
-        if seen.token_problem.as_deref() != Some(reason) {
+        if seen.token_problem.as_ref() != Some(reason) {
             error!(device, %reason, "the DGI web API does not accept the token: install a new token (docs/error-codes.md, 155)");
         }
-        seen.token_problem = Some(reason.to_owned());
-        seen.last_error = Some(reason.to_owned());
+        seen.token_problem = Some(reason.clone());
+        seen.last_error = Some(reason.to_string());
         seen.last_reply_at = Some(Utc::now());
     }
 

@@ -170,6 +170,9 @@ async fn run_invoice(
     if expected.total.is_zero() {
         return Err(CertifyError::ZeroTotal.into());
     }
+    // The exact total is known now: a credit note's share, the organization's largest total
+    // (180, 181), before anything is requested.
+    job.ceiling.check_total(expected.total)?;
     let seller = Seller {
         nif: job.org.nif.clone(),
         isf: job.org.isf.clone(),

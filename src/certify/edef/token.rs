@@ -46,6 +46,17 @@ pub enum TokenError {
     Malformed,
 }
 
+impl From<TokenError> for crate::certify::TokenReason {
+    fn from(error: TokenError) -> Self {
+        use crate::certify::TokenReason;
+        match error {
+            TokenError::Unreadable { path, why } => TokenReason::FileUnreadable { path, why },
+            TokenError::Empty(path) => TokenReason::FileEmpty { path },
+            TokenError::Malformed => TokenReason::Malformed,
+        }
+    }
+}
+
 /// The token file, read again when its modification time or size changes.
 pub(super) struct TokenFile {
     path: PathBuf,

@@ -98,10 +98,16 @@ pub const PAYMENT_RATE_INVALID: u16 = 64;
 /// A text too long for its device frame (never truncated); `field` is the longest text of
 /// the command at fault.
 pub const TEXT_TOO_LONG: u16 = 70;
-/// A control character (TAB, NUL...) in a text; CR and LF are allowed.
+/// A control character in a text: TAB, CR, LF, NUL, ESC, DEL, C1... (since 1.6.0 CR and LF
+/// too). Checked for every text as the body is read (`json::check_text`), and again by the
+/// device frames.
 pub const CONTROL_CHARACTER: u16 = 71;
 /// Any other value the device protocol cannot carry.
 pub const NOT_ENCODABLE: u16 = 72;
+/// A character that reorders or breaks a line of text without being a control character:
+/// a bidirectional embedding, override, isolate or mark, or a Unicode line or paragraph
+/// separator (`json::is_layout_mark`). Checked for every text as the body is read.
+pub const LAYOUT_CHARACTER: u16 = 73;
 
 /// Every code above, for tests and documentation checks.
 pub const ALL: &[u16] = &[
@@ -151,4 +157,5 @@ pub const ALL: &[u16] = &[
     TEXT_TOO_LONG,
     CONTROL_CHARACTER,
     NOT_ENCODABLE,
+    LAYOUT_CHARACTER,
 ];

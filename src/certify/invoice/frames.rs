@@ -162,26 +162,51 @@ fn refusal(error: FieldError, what: &str, texts: &[Text<'_>]) -> ValidationError
         }
         FieldError::ControlChar { field, code: c } => {
             let path = path_of(texts, field);
+            // Where in its text, from 1 (the body's texts are checked before: only a text
+            // that does not come from the body can reach this).
+            let position = texts
+                .iter()
+                .find(|(name, _, _)| *name == field)
+                .and_then(|(_, _, t)| t.chars().position(|ch| u32::from(ch) == c))
+                .map_or(1, |at| at + 1);
             ValidationError {
                 code: code::CONTROL_CHARACTER,
                 message: msg!(
                     "err-control-character",
                     field = path.as_deref().unwrap_or(what),
-                    char = format!("{c:04X}")
+                    char = format!("{c:04X}"),
+                    name = char::from_u32(c).map_or("other", super::json::control_name),
+                    position = position
                 ),
                 field: path,
             }
         }
-        FieldError::TooPrecise { field, .. }
-        | FieldError::Empty { field }
-        | FieldError::Invalid { field, .. } => {
+        FieldError::TooPrecise {
+            field,
+            value,
+            places,
+        } => {
+            let path = path_of(texts, field);
+            ValidationError {
+                code: code::NOT_ENCODABLE,
+                message: msg!(
+                    "err-too-precise",
+                    field = path.as_deref().unwrap_or(what),
+                    places = places,
+                    value = value
+                ),
+                field: path,
+            }
+        }
+        FieldError::Empty { field } | FieldError::Invalid { field, .. } => {
+            // The protocol's own reason is English: the field and the command say where.
             let path = path_of(texts, field);
             ValidationError {
                 code: code::NOT_ENCODABLE,
                 message: msg!(
                     "err-not-encodable",
                     field = path.as_deref().unwrap_or(what),
-                    detail = error.to_string()
+                    command = what
                 ),
                 field: path,
             }

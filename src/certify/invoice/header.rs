@@ -55,14 +55,9 @@ pub(super) fn rn(request: &InvoiceRequest) -> Result<String, ValidationError> {
             char = format!("{c:?}")
         )));
     }
-    // The device's own rule, in case it says more than the two above.
-    check_rn(rn).map_err(|e| {
-        invalid(msg!(
-            "err-rn-invalid",
-            rn = quoted(rn),
-            detail = e.to_string()
-        ))
-    })?;
+    // The device's own rule, in case it says more than the two above (its reason is
+    // English: the message says the rule in the reader's language instead).
+    check_rn(rn).map_err(|_| invalid(msg!("err-rn-invalid", rn = quoted(rn), max = MAX_RN_LEN)))?;
     if rn.trim_matches('.').is_empty() {
         // `.` and `..` are path segments that HTTP clients remove: GET /Invoice/{rn} could
         // never reach such an invoice.

@@ -21,12 +21,7 @@ pub(crate) fn root(body: &[u8], max_depth: usize) -> Result<&RawValue, Validatio
         )
     })?;
     check_depth(body, max_depth)?;
-    serde_json::from_str(text).map_err(|e| {
-        ValidationError::body(
-            code::MALFORMED_JSON,
-            msg!("err-body-not-json", detail = e.to_string()),
-        )
-    })
+    serde_json::from_str(text).map_err(|e| syntax_error("", &e))
 }
 
 /// Refuses nesting deeper than `max` by counting brackets outside strings. It runs before
@@ -256,15 +251,61 @@ impl<'a> Obj<'a> {
     }
 }
 
-/// A syntax error inside the value at `path` (the body when empty).
+/// A syntax error inside the value at `path` (the body when empty), said with the
+/// catalogue's words for what is wrong ([`json_fault`]) and, for the body, where (line and
+/// column, from 1); never the parser's own English.
 fn syntax_error(path: &str, error: &serde_json::Error) -> ValidationError {
-    let detail = error.to_string();
+    let fault = json_fault(error);
     let message = if path.is_empty() {
-        msg!("err-body-not-json", detail = detail)
+        msg!(
+            "err-body-not-json",
+            fault = fault,
+            line = error.line(),
+            column = error.column()
+        )
     } else {
-        msg!("err-json-syntax-at", field = path, detail = detail)
+        // A nested value was cut out of a body that parsed: its positions are its own, not
+        // the body's, so only the field is named.
+        msg!("err-json-syntax-at", field = path, fault = fault)
     };
     ValidationError::body(code::MALFORMED_JSON, message)
+}
+
+/// What a JSON error is, as the key the catalogue's `json-fault` selects its words by.
+/// serde_json classifies its errors only coarsely ([`serde_json::error::Category`]); the kind
+/// within a class is read from its fixed text (its `Display` without the position), which
+/// the tests pin for every kind a body can produce. A text not known here is `other`.
+pub(crate) fn json_fault(error: &serde_json::Error) -> &'static str {
+    use serde_json::error::Category;
+    let text = error.to_string();
+    let what = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(what, _)| what);
+    match (error.classify(), what) {
+        (Category::Eof, "EOF while parsing a list") => "eof-list",
+        (Category::Eof, "EOF while parsing an object") => "eof-object",
+        (Category::Eof, "EOF while parsing a string") => "eof-string",
+        (Category::Eof, _) => "eof-value",
+        (Category::Syntax, "expected `:`") => "expected-colon",
+        (Category::Syntax, "expected `,` or `]`") => "expected-comma-list",
+        (Category::Syntax, "expected `,` or `}`") => "expected-comma-object",
+        (Category::Syntax, "expected ident" | "expected value") => "expected-value",
+        (Category::Syntax, "expected `\"`" | "key must be a string") => "key-not-string",
+        (Category::Syntax, "invalid escape") => "invalid-escape",
+        (Category::Syntax, "invalid number") => "invalid-number",
+        (Category::Syntax, "number out of range") => "number-out-of-range",
+        (
+            Category::Syntax,
+            "invalid unicode code point"
+            | "lone leading surrogate in hex escape"
+            | "unexpected end of hex escape",
+        ) => "invalid-unicode",
+        (Category::Syntax, w) if w.starts_with("control character") => "control-in-string",
+        (Category::Syntax, "trailing comma") => "trailing-comma",
+        (Category::Syntax, "trailing characters") => "trailing-characters",
+        (Category::Syntax, "recursion limit exceeded") => "too-deep",
+        _ => "other",
+    }
 }
 
 fn join(path: &str, key: &str) -> String {
@@ -276,15 +317,81 @@ fn join(path: &str, key: &str) -> String {
 }
 
 /// A JSON string's text; a string that holds no text (a `\uD800`-`\uDFFF` escape without
-/// its pair: JSON's grammar allows it, Unicode has no such character) is refused as such.
+/// its pair: JSON's grammar allows it, Unicode has no such character) is refused as such, and
+/// so is a text with a character that would change what a person reads around it
+/// ([`check_text`]).
 fn text_of(raw: &RawValue, path: &str) -> Result<String, ValidationError> {
-    string_of(raw).ok_or_else(|| {
+    let text = string_of(raw).ok_or_else(|| {
         ValidationError::at(
             code::WRONG_TYPE,
             path,
             msg!("err-lone-surrogate", field = path),
         )
-    })
+    })?;
+    check_text(&text, path)?;
+    Ok(text)
+}
+
+/// Refuses, in any text of the body, what would let it forge what a person reads around it
+/// (`log show` on a terminal, the dashboard, an export, a receipt): every control character
+/// (71: C0 including TAB, CR and LF, DEL, C1), and the characters that reorder or break a
+/// line without being control characters (73: the bidirectional embeddings, overrides,
+/// isolates and marks, and the Unicode line and paragraph separators). Checked as each text
+/// is read, so that no text field, present or future, escapes it; `field` is its exact path.
+pub(crate) fn check_text(text: &str, path: &str) -> Result<(), ValidationError> {
+    let Some((index, c)) = text
+        .chars()
+        .enumerate()
+        .find(|(_, c)| c.is_control() || is_layout_mark(*c))
+    else {
+        return Ok(());
+    };
+    let (char_code, position) = (format!("{:04X}", u32::from(c)), index + 1);
+    let (code, message) = if c.is_control() {
+        (
+            code::CONTROL_CHARACTER,
+            msg!(
+                "err-control-character",
+                field = path,
+                char = char_code,
+                name = control_name(c),
+                position = position
+            ),
+        )
+    } else {
+        (
+            code::LAYOUT_CHARACTER,
+            msg!(
+                "err-layout-character",
+                field = path,
+                char = char_code,
+                position = position
+            ),
+        )
+    };
+    Err(ValidationError::at(code, path, message))
+}
+
+/// The key `err-control-character`'s `$name` selects the control character's name by.
+pub(crate) fn control_name(c: char) -> &'static str {
+    match c {
+        '\t' => "tab",
+        '\n' => "lf",
+        '\r' => "cr",
+        '\u{1B}' => "esc",
+        _ => "other",
+    }
+}
+
+/// The characters that change the direction or the lines of a text without being control
+/// characters: ALM (U+061C), LRM and RLM (U+200E, U+200F), the line and paragraph separators
+/// (U+2028, U+2029), the embeddings and overrides LRE RLE PDF LRO RLO (U+202A..U+202E) and
+/// the isolates LRI RLI FSI PDI (U+2066..U+2069).
+pub(crate) fn is_layout_mark(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+    )
 }
 
 fn string_of(raw: &RawValue) -> Option<String> {

@@ -61,6 +61,31 @@ impl ValidInvoice {
     }
 }
 
+impl ValidInvoice {
+    /// The least and the most the device's total (MV: the TTC of every group plus the
+    /// specific taxes, in CDF) can be before the channel gives its VAT rates: one value in
+    /// `ttc` mode, where the lines are TTC; in `ht` mode from no VAT at all to VAT at 100 %
+    /// (the widest rate the protocol carries) on every line. `None` if the arithmetic
+    /// overflows.
+    pub fn total_range(&self) -> Option<(Decimal, Decimal)> {
+        let mut lines = Decimal::ZERO;
+        let mut specific_tax = Decimal::ZERO;
+        for item in &self.items {
+            lines = lines.checked_add(item.line_amount)?;
+            if let Some(tax) = &item.specific_tax {
+                specific_tax = specific_tax.checked_add(tax.amount)?;
+            }
+        }
+        let least = lines.checked_add(specific_tax)?;
+        match self.price_mode {
+            PriceMode::Ttc => Some((least, least)),
+            // round(HT x 100 / 100) is HT itself (HT has 2 places): the VAT at most doubles
+            // the lines.
+            PriceMode::Ht => Some((least, least.checked_add(lines)?)),
+        }
+    }
+}
+
 fn round(value: Decimal) -> Decimal {
     value.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero)
 }

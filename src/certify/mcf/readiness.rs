@@ -67,6 +67,7 @@ mod tests {
             quota_override: None,
             device: "shop".into(),
             admin_emails: Vec::new(),
+            max_invoice_total: None,
         }
     }
 

@@ -144,6 +144,9 @@ async fn run_invoice(
 ) -> Result<RegisterEntry, RunFailure> {
     let before = check_state(session, run).await?;
     let rates = rates_for(&run.job.invoice, &before.state, session.fallback_rates())?;
+    // The exact total is known now: a credit note's share, the organization's largest total
+    // (180, 181), before the invoice is opened on the box.
+    run.job.ceiling.check_with_rates(&run.job.invoice, &rates)?;
     let seller = Seller {
         nif: run.job.org.nif.clone(),
         isf: run.job.org.isf.clone(),

@@ -35,6 +35,7 @@ pub(crate) fn org(id: &str) -> Organization {
         quota_override: None,
         device: "box1".to_string(),
         admin_emails: Vec::new(),
+        max_invoice_total: None,
     }
 }
 

@@ -91,6 +91,22 @@ pub(super) fn cases() -> Vec<(Change, u16, Option<&'static str>)> {
         (|v| v["client"]["name"] = json!("DU\tPONT"), code::CONTROL_CHARACTER, Some("client.name")),
         (|v| v["items"][1]["code"] = json!("A\u{0}"), code::CONTROL_CHARACTER, Some("items[1].code")),
         (|v| v["cmta"] = json!("bell\u{7}"), code::CONTROL_CHARACTER, Some("cmta")),
+        // Line breaks too (1.6.0): in every text of the body, with its exact path.
+        (|v| v["client"]["name"] = json!("DUPONT\nNom HONEST SARL"), code::CONTROL_CHARACTER, Some("client.name")),
+        (|v| v["cmtc"] = json!("a\r\nb"), code::CONTROL_CHARACTER, Some("cmtc")),
+        (|v| v["items"][1]["name"] = json!("x\u{1b}[2Jy"), code::CONTROL_CHARACTER, Some("items[1].name")),
+        (|v| v["items"][0]["priceModification"] = json!("r\u{7f}"), code::CONTROL_CHARACTER, Some("items[0].priceModification")),
+        (|v| v["operator"]["id"] = json!("1\u{85}"), code::CONTROL_CHARACTER, Some("operator.id")),
+        (|v| v["payments"][0]["name"] = json!("ESPECES\n"), code::CONTROL_CHARACTER, Some("payments[0].name")),
+        (|v| v["rn"] = json!("F\t1"), code::CONTROL_CHARACTER, Some("rn")),
+        (|v| v["client"]["typeDesc"] = json!("x\ny"), code::CONTROL_CHARACTER, Some("client.typeDesc")),
+        // Characters that reorder or break a line without being control characters.
+        (|v| v["items"][1]["name"] = json!("PRIX \u{202E}000 1"), code::LAYOUT_CHARACTER, Some("items[1].name")),
+        (|v| v["client"]["nif"] = json!("\u{2066}A000000A\u{2069}"), code::LAYOUT_CHARACTER, Some("client.nif")),
+        (|v| v["client"]["address"] = json!("rue\u{2028}Nom"), code::LAYOUT_CHARACTER, Some("client.address")),
+        (|v| v["client"]["contact"] = json!("\u{200F}+243"), code::LAYOUT_CHARACTER, Some("client.contact")),
+        (|v| v["cmth"] = json!("\u{061C}x"), code::LAYOUT_CHARACTER, Some("cmth")),
+        (|v| credit(v, "FA", "4B2RQ5DXMT4N4AODOS5H4Y\u{202A}", None), code::LAYOUT_CHARACTER, Some("reference")),
     ]
 }
 

@@ -171,6 +171,87 @@ fn bad_json_and_bad_utf8_are_malformed() {
 }
 
 #[test]
+fn a_json_error_says_what_and_where_in_the_reader_s_language() {
+    use crate::certify::invoice::json::json_fault;
+    use crate::i18n::Lang;
+    // Each kind of mistake a body can hold: the fault serde_json's text is read as (pinned
+    // here, so that a serde_json whose words change fails this test), and where.
+    for (body, fault, line, column) in [
+        ("", "eof-value", 1, 0),
+        ("{\"rn\":", "eof-value", 1, 6),
+        ("{", "eof-object", 1, 1),
+        ("{\"items\":[", "eof-list", 1, 10),
+        ("{\"rn\":\"F-1", "eof-string", 1, 10),
+        ("{\"rn\" \"1\"}", "expected-colon", 1, 7),
+        (
+            "{\"rn\":\"1\" \"mode\":\"ttc\"}",
+            "expected-comma-object",
+            1,
+            11,
+        ),
+        ("{\"items\":[1 2]}", "expected-comma-list", 1, 13),
+        ("{\"rn\":tru}", "expected-value", 1, 10),
+        ("\u{feff}{}", "expected-value", 1, 1),
+        ("{'rn':'1'}", "key-not-string", 1, 2),
+        ("{\"rn\":\"a\\qb\"}", "invalid-escape", 1, 10),
+        ("{\"rn\":\"\\u12G4\"}", "invalid-escape", 1, 13),
+        ("{\"x\":-}", "invalid-number", 1, 7),
+        ("{\"rn\":\"a\nb\"}", "control-in-string", 1, 8),
+        ("{\"rn\":\"1\",}", "key-not-string", 1, 11),
+        ("{\"items\":[1,]}", "expected-value", 1, 13),
+        ("{\"rn\":\"1\"} x", "trailing-characters", 1, 12),
+    ] {
+        let error = serde_json::from_str::<&serde_json::value::RawValue>(body).unwrap_err();
+        assert_eq!(
+            (json_fault(&error), error.line(), error.column()),
+            (fault, line, column),
+            "{body:?}: {error}"
+        );
+        let refused = parse_error(body);
+        assert_eq!(
+            (refused.code, refused.field.as_deref()),
+            (code::MALFORMED_JSON, None)
+        );
+        let fr = refused.message.render(Lang::Fr);
+        let en = refused.message.render(Lang::En);
+        assert!(
+            fr.starts_with(&format!(
+                "le corps de la requête n'est pas du JSON valide, ligne {line}, colonne {column} : "
+            )),
+            "{fr}"
+        );
+        assert!(
+            en.starts_with(&format!(
+                "the body is not valid JSON, line {line}, column {column}: "
+            )),
+            "{en}"
+        );
+        // Never the parser's own English.
+        for text in [&fr, &en] {
+            for english in [
+                "EOF",
+                "while parsing",
+                "at line",
+                "expected `",
+                "trailing characters",
+            ] {
+                assert!(!text.contains(english), "{body:?}: {text}");
+            }
+        }
+        assert!(
+            !fr.contains("this is not JSON") && !fr.contains("ce n'est pas du JSON"),
+            "{fr}"
+        );
+    }
+    let cut = parse_error("{\"rn\":\"F-1\",\"items\":[{\"name\":\"x\"");
+    assert_eq!(
+        cut.message.render(Lang::Fr),
+        "le corps de la requête n'est pas du JSON valide, ligne 1, colonne 32 : le corps s'arrête \
+         avant la fin d'un objet (il manque un « } »)"
+    );
+}
+
+#[test]
 fn a_depth_bomb_is_refused_before_any_recursion() {
     // Deep enough to overflow a recursive parser's stack if it were reached.
     let bomb = format!("{}{}", "[".repeat(1_000_000), "]".repeat(1_000_000));
