@@ -10,7 +10,7 @@ use super::demo::EMBEDDED_DEVICE;
 use super::{embedded, OrgCommand};
 use crate::admin::{socket, AdminRequest, OrgShown};
 use crate::config::Config;
-use crate::i18n::{default_lang, format, Lang};
+use crate::i18n::{default_lang, format, Lang, Localized};
 use crate::model::{Organization, Plan};
 use crate::msg;
 
@@ -28,10 +28,10 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
             device,
             admin_emails,
         } => {
-            let plan = parse_plan(&plan, lang)?;
-            let admin_emails = check_emails(&admin_emails, lang)?;
+            let plan = parse_plan(&plan)?;
+            let admin_emails = check_emails(&admin_emails)?;
             if config.resolved_state_dir().exists() && find(config, &id)?.is_some() {
-                bail!("{}", msg!("cli-org-exists", id = id.as_str()).render(lang));
+                bail!(msg!("cli-org-exists", id = id.as_str()));
             }
             let org = Organization {
                 id,
@@ -57,15 +57,12 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
             admin_emails,
             no_admin_email,
         } => {
-            let admin_emails = check_emails(&admin_emails, lang)?;
+            let admin_emails = check_emails(&admin_emails)?;
             let Some(mut org) = find(config, &id)? else {
-                bail!(
-                    "{}",
-                    msg!("cli-org-not-found", id = id.as_str()).render(lang)
-                );
+                bail!(msg!("cli-org-not-found", id = id.as_str()));
             };
             if let Some(plan) = plan {
-                org.plan = parse_plan(&plan, lang)?;
+                org.plan = parse_plan(&plan)?;
             }
             if quota.is_some() || plan_quota {
                 org.quota_override = quota;
@@ -116,33 +113,26 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
 
 /// The addresses without repeats; refuses one the alerts could not be sent to, and more
 /// than [`Organization::MAX_ADMIN_EMAILS`].
-fn check_emails(addresses: &[String], lang: Lang) -> anyhow::Result<Vec<String>> {
+fn check_emails(addresses: &[String]) -> anyhow::Result<Vec<String>> {
     if let Some(bad) = addresses
         .iter()
         .find(|a| !crate::model::is_plausible_email(a))
     {
-        bail!(
-            "{}",
-            msg!("cli-org-bad-email", address = bad.as_str()).render(lang)
-        );
+        bail!(msg!("cli-org-bad-email", address = bad.as_str()));
     }
     let distinct = Organization::distinct_emails(addresses);
     if distinct.len() > Organization::MAX_ADMIN_EMAILS {
-        bail!(
-            "{}",
-            msg!(
-                "cli-org-too-many-emails",
-                max = Organization::MAX_ADMIN_EMAILS,
-                count = distinct.len()
-            )
-            .render(lang)
-        );
+        bail!(msg!(
+            "cli-org-too-many-emails",
+            max = Organization::MAX_ADMIN_EMAILS,
+            count = distinct.len()
+        ));
     }
     Ok(distinct)
 }
 
-fn parse_plan(text: &str, lang: Lang) -> anyhow::Result<Plan> {
-    Plan::parse(text).ok_or_else(|| anyhow::anyhow!("{}", msg!("cli-org-bad-plan").render(lang)))
+fn parse_plan(text: &str) -> anyhow::Result<Plan> {
+    Plan::parse(text).ok_or_else(|| anyhow::Error::new(msg!("cli-org-bad-plan")))
 }
 
 /// The organization `id`, `None` if there is none.
@@ -154,19 +144,15 @@ fn find(config: &Config, id: &str) -> anyhow::Result<Option<Organization>> {
 
 /// Checks the device and the NIF, then saves.
 fn save(config: &Config, org: Organization, lang: Lang) -> anyhow::Result<()> {
-    check_device(config, &org.device, lang)?;
+    check_device(config, &org.device)?;
     match check_nif(config, &org.device, &org.nif) {
         NifCheck::Matches => {}
-        NifCheck::Differs(device_nif) => bail!(
-            "{}",
-            msg!(
-                "cli-org-nif-differs",
-                device = org.device.as_str(),
-                device_nif = device_nif,
-                nif = org.nif.as_str()
-            )
-            .render(lang)
-        ),
+        NifCheck::Differs(device_nif) => bail!(msg!(
+            "cli-org-nif-differs",
+            device = org.device.as_str(),
+            device_nif = device_nif,
+            nif = org.nif.as_str()
+        )),
         NifCheck::Unchecked(reason) => eprintln!(
             "{}",
             msg!(
@@ -185,7 +171,7 @@ fn save(config: &Config, org: Organization, lang: Lang) -> anyhow::Result<()> {
 
 /// The device must be one this gateway certifies on: a `[[devices]]` entry, or the bundled
 /// simulator when none is configured.
-fn check_device(config: &Config, device: &str, lang: Lang) -> anyhow::Result<()> {
+fn check_device(config: &Config, device: &str) -> anyhow::Result<()> {
     let known: Vec<&str> = if config.has_devices() {
         config.devices.iter().map(|d| d.name.as_str()).collect()
     } else {
@@ -194,15 +180,11 @@ fn check_device(config: &Config, device: &str, lang: Lang) -> anyhow::Result<()>
     if known.contains(&device) {
         return Ok(());
     }
-    bail!(
-        "{}",
-        msg!(
-            "cli-org-unknown-device",
-            device = device,
-            known = known.join(", ")
-        )
-        .render(lang)
-    )
+    bail!(msg!(
+        "cli-org-unknown-device",
+        device = device,
+        known = known.join(", ")
+    ))
 }
 
 /// What the device says of the NIF.
@@ -228,14 +210,14 @@ fn check_nif(config: &Config, device: &str, nif: &str) -> NifCheck {
     let request = AdminRequest::DeviceNif {
         device: device.to_string(),
     };
-    match socket::call(&socket, &request) {
+    match socket::call(&socket, &request, lang) {
         Ok(Some(answer)) => match answer.get("nif").and_then(|nif| nif.as_str()) {
             Some(device_nif) => compare(device_nif.to_string()),
             None => NifCheck::Unchecked(msg!("cli-org-nif-not-said").render(lang)),
         },
         Ok(None) if !config.has_devices() => compare(embedded::simulator_nif()),
         Ok(None) => NifCheck::Unchecked(msg!("cli-org-service-stopped").render(lang)),
-        Err(error) => NifCheck::Unchecked(error.to_string()),
+        Err(error) => NifCheck::Unchecked(error.message().render(lang)),
     }
 }
 

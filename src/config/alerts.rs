@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::validate::in_range;
+use super::validate::{in_range, Unit};
 use super::{Config, ConfigError};
+use crate::i18n::Message;
+use crate::msg;
 
 /// `alerts.channel_down_minutes` default.
 pub const DEFAULT_CHANNEL_DOWN_MINUTES: u64 = 15;
@@ -110,17 +112,17 @@ impl Config {
     /// The `[alerts]` and `[smtp]` keys.
     pub(super) fn validate_alerts(&self) -> Result<(), ConfigError> {
         let alerts = &self.alerts;
-        let invalid = |key: &str, message: String| self.invalid(key, message);
-        in_range(alerts.channel_down_minutes, 1, 10_080, " minutes")
+        let invalid = |key: &str, message: Message| self.invalid(key, message);
+        in_range(alerts.channel_down_minutes, 1, 10_080, Unit::Minutes)
             .map_err(|m| invalid("alerts.channel_down_minutes", m))?;
-        in_range(alerts.dgi_contact_days, 1, 365, " days")
+        in_range(alerts.dgi_contact_days, 1, 365, Unit::Days)
             .map_err(|m| invalid("alerts.dgi_contact_days", m))?;
         let mut seen = Vec::new();
         for threshold in &alerts.quota_thresholds {
             if !(1..=100).contains(threshold) || seen.contains(threshold) {
                 return Err(invalid(
                     "alerts.quota_thresholds",
-                    "takes distinct percentages from 1 to 100, e.g. [80, 90, 100]".into(),
+                    msg!("config-quota-thresholds"),
                 ));
             }
             seen.push(*threshold);
@@ -129,22 +131,16 @@ impl Config {
             return Ok(());
         };
         if smtp.host.trim().is_empty() || smtp.host.contains(char::is_whitespace) {
-            return Err(invalid("smtp.host", "must be a host name".into()));
+            return Err(invalid("smtp.host", msg!("config-smtp-host")));
         }
         if smtp.port == Some(0) {
-            return Err(invalid("smtp.port", "must be 1 to 65535".into()));
+            return Err(invalid("smtp.port", msg!("config-smtp-port")));
         }
         if smtp.from.parse::<lettre::message::Mailbox>().is_err() {
-            return Err(invalid(
-                "smtp.from",
-                "must be an address, e.g. \"emcf-gateway <alertes@example.cd>\"".into(),
-            ));
+            return Err(invalid("smtp.from", msg!("config-smtp-from")));
         }
         if smtp.username.is_some() != smtp.password_file.is_some() {
-            return Err(invalid(
-                "smtp.username",
-                "and smtp.password_file go together (the password is read from that file)".into(),
-            ));
+            return Err(invalid("smtp.username", msg!("config-smtp-username")));
         }
         Ok(())
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::validate::in_range;
+use super::validate::{in_range, Unit};
 use super::{Config, ConfigError, MAX_CONNECTIONS};
 use crate::http_body::{BodyLimits, DRAIN_BEYOND_LIMIT};
 
@@ -71,15 +71,25 @@ impl Config {
     /// The `[http]` keys' ranges.
     pub(super) fn validate_http(&self) -> Result<(), ConfigError> {
         let http = &self.http;
-        let invalid = |key: &str, message: String| self.invalid(&format!("http.{key}"), message);
+        let invalid = |key: &str, message| self.invalid(format!("http.{key}"), message);
         // Above `max_connections` they change nothing (that cap binds first): not an error.
-        in_range(http.max_connections_per_peer, 1, MAX_CONNECTIONS, "")
-            .map_err(|m| invalid("max_connections_per_peer", m))?;
-        in_range(http.dashboard_max_requests, 1, MAX_CONNECTIONS, "")
+        in_range(
+            http.max_connections_per_peer,
+            1,
+            MAX_CONNECTIONS,
+            Unit::None,
+        )
+        .map_err(|m| invalid("max_connections_per_peer", m))?;
+        in_range(http.dashboard_max_requests, 1, MAX_CONNECTIONS, Unit::None)
             .map_err(|m| invalid("dashboard_max_requests", m))?;
-        in_range(http.body_read_grace_secs, 1, 3_600, " seconds")
+        in_range(http.body_read_grace_secs, 1, 3_600, Unit::Seconds)
             .map_err(|m| invalid("body_read_grace_secs", m))?;
-        in_range(http.body_min_bytes_per_sec, 1, 1 << 30, " bytes per second")
-            .map_err(|m| invalid("body_min_bytes_per_sec", m))
+        in_range(
+            http.body_min_bytes_per_sec,
+            1,
+            1 << 30,
+            Unit::BytesPerSecond,
+        )
+        .map_err(|m| invalid("body_min_bytes_per_sec", m))
     }
 }

@@ -249,7 +249,7 @@ impl Dashboard {
                     match serde_json::to_string(&ExportedEntry::of(entry)) {
                         Ok(line) => out.push_str(&line),
                         Err(error) => {
-                            return self.failure_in(ctx, &AdminError::Invalid(error.to_string()))
+                            return self.failure_in(ctx, &AdminError::Internal(error.to_string()))
                         }
                     }
                     out.push('\n');
