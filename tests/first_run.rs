@@ -216,6 +216,31 @@ async fn a_later_start_says_how_to_get_a_demo_key() {
         "{:?}",
         first.banner
     );
+    // Its output is not a terminal (as under systemd): the keys are in a file of its own,
+    // whose path alone is printed, never in its output or its log.
+    let keys_file = dir.path().join("state").join("demo-keys.txt");
+    let printed = first
+        .banner
+        .iter()
+        .position(|line| line.trim() == keys_file.to_string_lossy())
+        .unwrap_or_else(|| panic!("the keys file is named: {:?}", first.banner));
+    assert!(
+        first.banner[..=printed]
+            .iter()
+            .all(|line| !line.contains("mcf_")),
+        "{:?}",
+        first.banner
+    );
+    assert!(first.banner[..printed]
+        .iter()
+        .any(|line| line.contains("fichier")));
+    assert!(!first.log().contains("mcf_live_") && !first.log().contains("mcf_test_"));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&keys_file)
+        .expect("keys file")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
     assert!(first.terminate(), "the first gateway stops");
     let second = Gateway::start_demo(dir.path());
     assert!(second.banner_value("live key:").is_none());
@@ -456,4 +481,76 @@ async fn the_root_says_what_this_is_in_the_reader_s_language() {
     }
     let refused = common::request(gateway.addr, "POST", "/", &[], Some(b"{}")).await;
     assert_eq!(refused.status, 405, "{}", refused.body);
+}
+
+/// A pseudo-terminal: (master, slave).
+fn pty() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two new descriptors into the two integers; null name, termios
+    // and window size are allowed. Each descriptor is owned by exactly one File below.
+    let status = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(status, 0, "openpty");
+    // SAFETY: both descriptors were just opened and are not owned elsewhere.
+    unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            std::fs::File::from_raw_fd(slave),
+        )
+    }
+}
+
+#[test]
+fn on_a_terminal_the_demo_keys_are_printed_and_no_file_is_written() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("state");
+    let (mut master, slave) = pty();
+    let mut child = Command::new(binary())
+        .args([
+            "--state-dir",
+            &state.to_string_lossy(),
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .env("EMCF_CONFIG", "")
+        .env("EMCF_LANG", "")
+        .current_dir(dir.path())
+        .stdout(slave)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("gateway starts");
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut seen = String::new();
+        let mut buffer = [0u8; 4096];
+        while let Ok(n) = master.read(&mut buffer) {
+            if n == 0 {
+                break;
+            }
+            seen.push_str(&String::from_utf8_lossy(&buffer[..n]));
+            if seen.contains("emcf-gateway key issue") {
+                break;
+            }
+        }
+        let _ = sender.send(seen);
+    });
+    let seen = receiver
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .unwrap_or_default();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(seen.contains("live key: mcf_live_"), "{seen}");
+    assert!(seen.contains("sandbox key: mcf_test_"), "{seen}");
+    assert!(seen.contains("notez-les maintenant"), "{seen}");
+    assert!(!state.join("demo-keys.txt").exists());
 }

@@ -129,7 +129,7 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
 
     let addr = listener.local_addr()?;
     println!("emcf-gateway listening on http://{addr}");
-    demo::print(addr, &demo_keys);
+    demo::print(addr, &demo_keys, &state_dir)?;
 
     spawn_signal_stop(stop.clone());
     // systemd shows STATUS in `systemctl status`: in the installation's language.
