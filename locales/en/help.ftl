@@ -18,6 +18,8 @@ help-possible-values = { $help } (possible values: { $values })
 help-default = { $help } (default: { $value })
 
 ## clap's refusals
+usage-missing-value = { $arg } needs a value
+usage-repeated = { $arg } may be given only once
 usage-invalid-value = "{ $value }" is not a valid value for { $arg }
 usage-invalid-value-among = "{ $value }" is not a valid value for { $arg } (possible values: { $valid })
 usage-value-refused = "{ $value }" is not a valid value for { $arg }: { $why }

@@ -18,6 +18,8 @@ help-possible-values = { $help } (valeurs possibles : { $values })
 help-default = { $help } (par défaut : { $value })
 
 ## les refus de clap
+usage-missing-value = { $arg } attend une valeur
+usage-repeated = { $arg } ne peut être donné qu'une fois
 usage-invalid-value = « { $value } » n'est pas une valeur possible pour { $arg }
 usage-invalid-value-among = « { $value } » n'est pas une valeur possible pour { $arg } (valeurs possibles : { $valid })
 usage-value-refused = « { $value } » n'est pas une valeur acceptée pour { $arg } : { $why }

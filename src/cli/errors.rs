@@ -13,6 +13,7 @@
 use std::fmt;
 
 use crate::admin::AdminError;
+use crate::certify::{CertifyError, ResolveError};
 use crate::config::ConfigError;
 use crate::device::DeviceError;
 use crate::i18n::{Lang, Localized, Message};
@@ -72,10 +73,17 @@ impl fmt::Display for Usage {
 
 impl std::error::Error for Usage {}
 
-/// The message of an error whose type the CLI knows.
-fn known(error: &(dyn std::error::Error + 'static)) -> Option<Message> {
+/// The message of an error whose type the CLI knows, in `lang` where the type says its text
+/// in a language (the certification layer's `describe`).
+fn known(error: &(dyn std::error::Error + 'static), lang: Lang) -> Option<Message> {
     if let Some(message) = error.downcast_ref::<Message>() {
         return Some(message.clone());
+    }
+    if let Some(error) = error.downcast_ref::<CertifyError>() {
+        return Some(msg!("cli-error-text", text = error.describe(lang)));
+    }
+    if let Some(error) = error.downcast_ref::<ResolveError>() {
+        return Some(msg!("cli-error-text", text = error.describe(lang)));
     }
     if let Some(error) = error.downcast_ref::<AdminError>() {
         return Some(error.message());
@@ -119,7 +127,7 @@ pub fn describe(error: &anyhow::Error, lang: Lang) -> (String, u8) {
         Some(text) => said.push(msg!("cli-error-text", text = text)),
         None => {
             for cause in error.chain() {
-                if let Some(message) = known(cause) {
+                if let Some(message) = known(cause, lang) {
                     said.push(message);
                     details.clear();
                     break;

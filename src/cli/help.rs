@@ -245,7 +245,9 @@ pub(super) fn usage_error(error: &clap::Error, lang: Lang) -> String {
     let arg = context(ContextKind::InvalidArg).unwrap_or_default();
     let value = context(ContextKind::InvalidValue).unwrap_or_default();
     let said: Message = match error.kind() {
-        ErrorKind::InvalidValue => match context(ContextKind::ValidValue) {
+        ErrorKind::InvalidValue if value.is_empty() => msg!("usage-missing-value", arg = arg),
+        ErrorKind::InvalidValue => match context(ContextKind::ValidValue).filter(|v| !v.is_empty())
+        {
             Some(valid) => msg!(
                 "usage-invalid-value-among",
                 arg = arg,
@@ -271,11 +273,14 @@ pub(super) fn usage_error(error: &clap::Error, lang: Lang) -> String {
         ErrorKind::TooFewValues | ErrorKind::WrongNumberOfValues => {
             msg!("usage-wrong-number-of-values", arg = arg)
         }
-        ErrorKind::ArgumentConflict => msg!(
-            "usage-conflict",
-            arg = arg,
-            other = context(ContextKind::PriorArg).unwrap_or_default()
-        ),
+        ErrorKind::ArgumentConflict => {
+            let other = context(ContextKind::PriorArg).unwrap_or_default();
+            if other == arg {
+                msg!("usage-repeated", arg = arg)
+            } else {
+                msg!("usage-conflict", arg = arg, other = other)
+            }
+        }
         ErrorKind::MissingRequiredArgument => msg!("usage-missing-argument", arg = arg),
         ErrorKind::MissingSubcommand => msg!(
             "usage-missing-subcommand",
@@ -422,6 +427,16 @@ mod tests {
         assert!(fr.contains("xml") && fr.contains("csv, json"), "{fr}");
         let fr = refuse(Lang::Fr, &["emcf-gateway", "org", "add", "--id", "x"]);
         assert!(fr.contains("--name"), "{fr}");
+        let fr = refuse(Lang::Fr, &["emcf-gateway", "key", "list", "--org"]);
+        assert!(fr.contains("--org <ORG> attend une valeur"), "{fr}");
+        let fr = refuse(
+            Lang::Fr,
+            &["emcf-gateway", "key", "list", "--org", "a", "--org", "b"],
+        );
+        assert!(
+            fr.contains("--org <ORG> ne peut être donné qu'une fois"),
+            "{fr}"
+        );
         let fr = refuse(
             Lang::Fr,
             &["emcf-gateway", "log", "export", "--from", "hier"],
