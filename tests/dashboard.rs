@@ -143,8 +143,11 @@ async fn sign_in_sessions_and_cookie_flags() {
     // Clear errors.
     let missing = dashboard_get(addr, Some(session), "/dashboard/invoices/production/999").await;
     assert_eq!(missing.status, 404);
+    // In the reader's language, not the register's English (issue 24).
     assert!(
-        missing.body.contains("no production register entry 999"),
+        missing.body.contains(
+            "aucune entrée n°\u{a0}999 de cette organisation dans le registre de production"
+        ),
         "{}",
         missing.body
     );

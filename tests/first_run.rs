@@ -100,7 +100,7 @@ fn every_error_is_in_the_reader_s_language() {
         (&["--config", &config, "org", "show", "nope"], "", "error: no organization \"nope\""),
         (&["key", "disable", "nope"], "", "erreur : aucune clé API « nope »"),
         (&["key", "disable", "nope"], "en", "error: no API key \"nope\""),
-        (&["log", "show", "99"], "", "erreur : aucune entrée n° 99 dans le registre de production"),
+        (&["log", "show", "99"], "", "erreur : aucune entrée n°\u{a0}99 dans le registre de production"),
         (&["org", "list", "--nope"], "", "erreur : argument inattendu --nope"),
         (&["log", "export", "--format", "xml"], "", "erreur : « xml » n'est pas une valeur possible pour --format <FORMAT> (valeurs possibles : csv, json)"),
         (&["log", "export", "--from", "hier"], "en", "error: \"hier\" is not a valid value for --from <FROM>: write a day as YYYY-MM-DD"),

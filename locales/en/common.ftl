@@ -53,6 +53,7 @@ store-halted = the register takes no more writes after a write failure: restart 
 
 ## administration (src/admin): the CLI and the dashboard
 admin-socket-failed = the running service's admin socket failed (technical detail: { $detail })
+admin-socket-denied = this account may not use the running service's admin socket { $path } (its owner only): run the command as the service's user, e.g. sudo -u emcf-gateway emcf-gateway ...
 admin-service-said = { $text }
 admin-internal = internal error of the gateway (technical detail: { $detail })
 admin-bad-request = the running service could not read the request (technical detail: { $detail })

@@ -223,7 +223,7 @@ config-env = la variable d'environnement { $var }=« { $value } » n'est pas v
 config-invalid-in-file = configuration non valable (fichier { $file }) : { $key } { $problem }
 config-invalid = configuration non valable : { $key } { $problem }
 config-key = { $key }
-config-key-in-device = { $key } de l'entrée [[devices]] n° { $number } (« { $name } »)
+config-key-in-device = { $key } de l'entrée [[devices]] n° { $number } (« { $name } »)
 config-languages = la passerelle parle fr et en
 config-language-unknown = vaut « { $value } » : la passerelle parle fr et en
 config-offset-bad = vaut « { $value } », qui n'est pas un décalage UTC : écrivez-le « +01:00 » (Kinshasa, ouest de la RDC) ou « +02:00 » (Lubumbashi, est de la RDC), 14 heures au plus

@@ -53,17 +53,18 @@ store-halted = le registre n'accepte plus d'écriture après un échec d'écritu
 
 ## administration (src/admin) : la CLI et le tableau de bord
 admin-socket-failed = le socket d'administration du service en marche a échoué (détail technique : { $detail })
+admin-socket-denied = ce compte n'a pas le droit d'utiliser le socket d'administration du service en marche { $path } (réservé à son propriétaire) : lancez la commande avec le compte du service, par exemple sudo -u emcf-gateway emcf-gateway ...
 admin-service-said = { $text }
 admin-internal = erreur interne de la passerelle (détail technique : { $detail })
 admin-bad-request = le service en marche n'a pas pu lire la demande (détail technique : { $detail })
 admin-no-channel = ce service n'a pas de canal de certification
 admin-not-a-service-request = ce n'est pas une demande du service en marche : { $op }
 admin-nif-taken = l'organisation « { $other } » certifie déjà le NIF { $nif } sur l'appareil « { $device } » : un NIF, une organisation par appareil
-admin-no-entry = aucune entrée n° { $sequence } dans le registre { $environment ->
+admin-no-entry = aucune entrée n° { $sequence } dans le registre { $environment ->
     [sandbox] du bac à sable
    *[production] de production
 }
-admin-no-entry-here = aucune entrée n° { $sequence } de cette organisation dans le registre { $environment ->
+admin-no-entry-here = aucune entrée n° { $sequence } de cette organisation dans le registre { $environment ->
     [sandbox] du bac à sable
    *[production] de production
 }

@@ -46,6 +46,9 @@ pub enum AdminError {
     /// The admin socket failed (the operating system's or the encoding's text).
     #[error("admin socket: {0}")]
     Socket(String),
+    /// This account may not use the running service's admin socket (owner only).
+    #[error("admin socket {}: permission denied", .0.display())]
+    SocketDenied(std::path::PathBuf),
     /// Nothing with this id in the organization asked about.
     #[error("{0}")]
     NotFound(Message),
@@ -65,6 +68,9 @@ impl Localized for AdminError {
             AdminError::Invalid(message) | AdminError::NotFound(message) => message.clone(),
             AdminError::Store(error) => error.message(),
             AdminError::Socket(detail) => msg!("admin-socket-failed", detail = detail),
+            AdminError::SocketDenied(path) => {
+                msg!("admin-socket-denied", path = path.display().to_string())
+            }
             AdminError::Service(text) => msg!("admin-service-said", text = text),
             AdminError::Internal(detail) => msg!("admin-internal", detail = detail),
         }

@@ -147,6 +147,9 @@ pub fn call(path: &Path, request: &AdminRequest, lang: Lang) -> Result<Option<Va
         {
             return Ok(None)
         }
+        Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Err(AdminError::SocketDenied(path.to_path_buf()))
+        }
         Err(error) => return Err(AdminError::Socket(error.to_string())),
     };
     let mut request =
