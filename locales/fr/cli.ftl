@@ -181,10 +181,7 @@ cli-probe-cannot = NON : { $why }
 cli-probe-differences = écarts
 cli-probe-no-difference = aucun : chaque réponse est conforme à PROTOCOL.md
 cli-probe-some-differences = par rapport à PROTOCOL.md, dans des champs que la passerelle lit avec tolérance :
-cli-probe-difference = { $command } { $field } : reçu { $raw } ({ $count ->
-    [one] { $count } fois
-   *[other] { $count } fois
-}), PROTOCOL.md attend : { $expected }
+cli-probe-difference = { $command } { $field } : reçu { $raw } ({ $count } fois), PROTOCOL.md (en anglais) attend : « { $expected } »
 cli-probe-error = erreur : { $text }
 cli-probe-unknown = inconnu
 cli-probe-incomplete = le boîtier n'a pas répondu à toutes les questions (voir les erreurs ci-dessus)
