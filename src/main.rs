@@ -7,13 +7,10 @@ fn main() -> ExitCode {
     match emcf_gateway::cli::main() {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            let lang = emcf_gateway::i18n::default_lang();
-            let text = format!("{error:#}");
-            eprintln!(
-                "{}",
-                emcf_gateway::msg!("cli-error", text = text).render(lang)
-            );
-            ExitCode::FAILURE
+            // In the CLI's language: what failed, why, and a foreign text only as a detail.
+            let (text, status) = emcf_gateway::cli::describe_error(&error);
+            eprintln!("{text}");
+            ExitCode::from(status)
         }
     }
 }

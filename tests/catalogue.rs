@@ -6,6 +6,11 @@ use std::path::Path;
 
 use emcf_gateway::i18n::{catalogue, Lang};
 
+#[path = "support/wording.rs"]
+mod wording;
+
+use wording::wordings;
+
 /// The ids written as `msg!("id"` in `text`.
 fn ids_in(text: &str) -> Vec<String> {
     let mut ids = Vec::new();
@@ -70,4 +75,422 @@ fn every_message_the_code_uses_exists_in_french_and_in_english() {
         missing.join("\n")
     );
     assert!(used > 0, "no msg! found under {}", root.display());
+}
+
+// ---------------------------------------------------------------------------------------
+// The guard: no person-facing text outside the catalogue.
+//
+// Every string literal of the non-test code under `src/` that reads like words (two words of
+// letters with a space between them, once `{placeholders}` and `<tags>` are taken out) must
+// be one of:
+// - in a log line (`tracing`'s macros: logs stay English), a panic's or an assertion's text,
+//   an attribute (`#[error("...")]` is the English `Display` for logs; `#[serde]`, `#[arg]`),
+//   a comment or a doc comment, or test code (`#[cfg(test)]`, `tests.rs`, `tests/`);
+// - the id of a `msg!` (the text is then the catalogue's);
+// - in a file or a folder of [`TECHNICAL`], whose texts are technical by design, each with
+//   why;
+// - one of [`PENDING`], by its file and its beginning: texts being moved to the catalogue in
+//   a parallel change, to be emptied when that change is merged (an entry that matches
+//   nothing fails too, so that the list only shrinks).
+// Anything else fails, named by its file, its line and its text.
+// ---------------------------------------------------------------------------------------
+
+/// Files and folders (`src/` relative; a folder ends with `/`) whose literals are technical
+/// texts by design, and why. Logs and the register's own records stay English; a person reads
+/// them only as the technical detail of a catalogue message.
+const TECHNICAL: &[(&str, &str)] = &[
+    (
+        "metrics.rs",
+        "Prometheus HELP lines: read by monitoring tools, English by that format's convention",
+    ),
+    (
+        "store/",
+        "why a register record is damaged or refused: logs, and the technical detail of \
+         StoreError's message (store-* in common.ftl)",
+    ),
+    (
+        "device/actor.rs",
+        "the link's reasons (port, frames, timeouts): logs, and the technical detail of \
+         DeviceError's message (device-* in common.ftl)",
+    ),
+    ("device/actor/", "as device/actor.rs"),
+    ("device/transport.rs", "as device/actor.rs"),
+    ("device/session.rs", "as device/actor.rs"),
+    ("device/mod.rs", "as device/actor.rs"),
+    (
+        "certify/mcf/commands.rs",
+        "the box channel's diagnostics: logs, and the reasons journaled with an abandoned \
+         intent (the register keeps them as written)",
+    ),
+    ("certify/mcf/readings.rs", "as certify/mcf/commands.rs"),
+    ("certify/mcf/run.rs", "as certify/mcf/commands.rs"),
+    ("certify/mcf/settle.rs", "as certify/mcf/commands.rs"),
+    (
+        "certify/edef/calls.rs",
+        "the web API channel's diagnostics (HTTP, the DGI's answers): as certify/mcf/commands.rs",
+    ),
+    ("certify/edef/client.rs", "as certify/edef/calls.rs"),
+    ("certify/edef/run.rs", "as certify/edef/calls.rs"),
+    ("certify/edef/settle.rs", "as certify/edef/calls.rs"),
+    (
+        "certify/invoice/frames.rs",
+        "names of the box's command fields: the technical detail of device-not-sent",
+    ),
+    (
+        "keys.rs",
+        "why a presented API key is malformed: logs only (the client reads err-api-key-invalid)",
+    ),
+    (
+        "qr.rs",
+        "QR and PNG encoding faults: logs only (a page says qr-not-drawn)",
+    ),
+    ("notify.rs", "the sd_notify socket's faults: logs only"),
+    (
+        "alerts/kind.rs",
+        "the alerts' state file and relay diagnostics: logs, and the technical detail of \
+         cli-alerts-setup",
+    ),
+    ("alerts/state.rs", "as alerts/kind.rs"),
+    ("alerts/mail.rs", "as alerts/kind.rs"),
+    ("receipt/html.rs", "CSS of the printable page"),
+    ("dashboard/style.rs", "CSS of the dashboard"),
+];
+
+/// Why serde_json's texts in `certify/invoice/json.rs` are not sentences of ours.
+const SERDE_JSON_TEXT: &str =
+    "serde_json's own error text, matched to pick the catalogue's words (json-fault); never shown";
+
+/// Literals that read like words but are not sentences for a person: (file, beginning, why).
+const NOT_SENTENCES: &[(&str, &str, &str)] = &[
+    (
+        "cli/demo.rs",
+        "  emcf-gateway ",
+        "a command to type, the same in every language",
+    ),
+    (
+        "cli/demo.rs",
+        "live key: ",
+        "the fixed lines scripts and tests read (module doc of cli/demo.rs)",
+    ),
+    (
+        "cli/demo.rs",
+        "curl -s ",
+        "a command to type: an invoice's JSON",
+    ),
+    (
+        "cli/serve.rs",
+        "emcf-gateway listening on http://",
+        "the fixed line scripts and tests read (cli/demo.rs)",
+    ),
+    (
+        "config/mod.rs",
+        " at line {line}",
+        "ConfigError's English Display, for logs (its message is config-parse-at)",
+    ),
+    (
+        "api/peers.rs",
+        "HTTP/1.1 503 Service Unavailable",
+        "the HTTP status line and headers of a raw answer; its body is from the catalogue",
+    ),
+    (
+        "dashboard/web.rs",
+        "default-src ",
+        "a Content-Security-Policy header value",
+    ),
+    (
+        "dashboard/receipt.rs",
+        "default-src ",
+        "a Content-Security-Policy header value",
+    ),
+    (
+        "dashboard/invoices.rs",
+        "num total",
+        "CSS class names of a table cell",
+    ),
+    (
+        "dashboard/signin.rs",
+        "{message}<p>{}</p> <form method=",
+        "the sign-in form's HTML with a command to type; every sentence in it is from the catalogue",
+    ),
+    (
+        "certify/invoice/json.rs",
+        " at line ",
+        SERDE_JSON_TEXT,
+    ),
+    (
+        "certify/invoice/json.rs",
+        "EOF while parsing ",
+        SERDE_JSON_TEXT,
+    ),
+    (
+        "certify/invoice/json.rs",
+        "expected ",
+        SERDE_JSON_TEXT,
+    ),
+    (
+        "certify/invoice/json.rs",
+        "key must be a string",
+        SERDE_JSON_TEXT,
+    ),
+    (
+        "certify/invoice/json.rs",
+        "invalid ",
+        SERDE_JSON_TEXT,
+    ),
+    (
+        "certify/invoice/json.rs",
+        "number out of range",
+        SERDE_JSON_TEXT,
+    ),
+    (
+        "certify/invoice/json.rs",
+        "lone leading surrogate",
+        SERDE_JSON_TEXT,
+    ),
+    (
+        "certify/invoice/json.rs",
+        "unexpected end of hex escape",
+        SERDE_JSON_TEXT,
+    ),
+    (
+        "certify/invoice/json.rs",
+        "control character",
+        SERDE_JSON_TEXT,
+    ),
+    (
+        "certify/invoice/json.rs",
+        "trailing c",
+        SERDE_JSON_TEXT,
+    ),
+    (
+        "certify/invoice/json.rs",
+        "recursion limit exceeded",
+        SERDE_JSON_TEXT,
+    ),
+    (
+        "dashboard/html.rs",
+        "dashboard of ",
+        "the marker a settlement from the dashboard journals in its source (dashboard/in_doubt.rs), \
+         read back to say it in the reader's words",
+    ),
+    (
+        "dashboard/in_doubt.rs",
+        "dashboard of ",
+        "as dashboard/html.rs: the marker journaled with a settlement, a record's field",
+    ),
+    (
+        "dashboard/session_file.rs",
+        "version ",
+        "the technical reason of SessionFileError::Damaged, for the log line",
+    ),
+    (
+        "dashboard/signin.rs",
+        "this address",
+        "a value of the throttling's log line (its page text is dash-signin-whose-address)",
+    ),
+    (
+        "dashboard/signin.rs",
+        "this organization",
+        "a value of the throttling's log line (its page text is dash-signin-whose-org)",
+    ),
+    (
+        "dashboard/mod.rs",
+        "foreign origin",
+        "the reason of a refusal's log line (its page text is dash-err-csrf)",
+    ),
+    (
+        "dashboard/mod.rs",
+        "missing or wrong CSRF token",
+        "the reason of a refusal's log line (its page text is dash-err-csrf)",
+    ),
+    (
+        "dashboard/mod.rs",
+        "dashboard task failed: ",
+        "the technical detail of admin-socket-failed",
+    ),
+];
+
+/// Texts of others' areas that reach a person and are being moved to the catalogue in
+/// parallel changes of issue 24: (file, beginning of the literal). Empty this list as they
+/// are merged; an entry that matches nothing fails, so that it only shrinks.
+const PENDING: &[(&str, &str)] = &[
+    // The channels' readiness (certify Problem), shown by the dashboard's overview.
+    ("certify/mcf/readiness.rs", "not connected yet"),
+    ("certify/mcf/readiness.rs", "the box does not answer: "),
+    ("certify/mcf/readiness.rs", "the box answers but "),
+    (
+        "certify/mcf/readiness.rs",
+        "the box is personalized for NIF ",
+    ),
+    (
+        "certify/mcf/readiness.rs",
+        "an earlier invoice is being settled",
+    ),
+    (
+        "certify/edef/health.rs",
+        "the DGI web API rejects the token: ",
+    ),
+    ("certify/edef/health.rs", "not reached yet"),
+    (
+        "certify/edef/health.rs",
+        "the DGI web API does not answer: ",
+    ),
+    (
+        "certify/edef/health.rs",
+        "the DGI says this e-MCF cannot certify now (status false)",
+    ),
+    (
+        "certify/edef/health.rs",
+        "the token is for the e-MCF of NIF ",
+    ),
+    (
+        "certify/edef/health.rs",
+        "an earlier invoice is being settled",
+    ),
+    // CertifyError::Internal's detail, inside the API's errorDesc.
+    ("certify/status.rs", "no configured device is named "),
+    ("certify/status.rs", "several devices are configured "),
+    ("certify/service.rs", "certification task failed: "),
+    (
+        "certify/service.rs",
+        "the certification failed unexpectedly",
+    ),
+    ("certify/journal.rs", "store task failed: "),
+    // Journaled with a settlement: shown to an auditor.
+    (
+        "certify/settlement.rs",
+        "settled by an administrator as not certified: ",
+    ),
+];
+
+#[test]
+fn the_guard_finds_what_a_person_would_read() {
+    let code = r##"
+fn run() -> anyhow::Result<()> {
+    println!("live key: {x}");
+    eprintln!("organization {} saved", id);
+    bail!("the box did not answer");
+    let r = thing().context("starting the async runtime")?;
+    let t = format!("{} : {e}", "the register cannot be opened");
+    let d = "# HELP the metric";
+    info!(%x, "logs stay in English");
+    tracing::warn!("so do warnings");
+    let m = msg!("cli-error", text = format!("sneaky words here {e}"));
+    let id = msg!("cli-demo-try");
+    assert!(ok, "a failed assertion says this");
+    let h = format!("<span class=\"badge {}\">{}</span>", a, b);
+    let c = 'x'; let l: &'static str = "plain";
+    let raw = r#"raw words here"#;
+    Ok(())
+}
+/// Doc comments say "anything they like".
+#[error("for logs in English")]
+struct E;
+#[cfg(test)]
+mod tests {
+    fn t() { let _ = "words in a test"; }
+}
+"##;
+    let found: Vec<String> = wordings(code).into_iter().map(|w| w.text).collect();
+    assert_eq!(
+        found,
+        [
+            "live key: {x}",
+            "organization {} saved",
+            "the box did not answer",
+            "starting the async runtime",
+            "the register cannot be opened",
+            "# HELP the metric",
+            "sneaky words here {e}",
+            "raw words here",
+        ]
+    );
+    let lines: Vec<usize> = wordings(code).into_iter().map(|w| w.line).collect();
+    assert_eq!(lines[..3], [3, 4, 5]);
+}
+
+#[test]
+fn every_person_facing_text_of_src_comes_from_the_catalogue() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    files.sort();
+    // Files of modules declared `#[cfg(test)] mod name;` are test code too.
+    let mut test_modules = Vec::new();
+    for file in &files {
+        let source = std::fs::read_to_string(file).unwrap_or_default();
+        let compact: String = source.split_whitespace().collect::<Vec<_>>().join(" ");
+        let dir = file.parent().unwrap_or(&root);
+        let stem = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        let base = if matches!(stem, "mod" | "lib" | "main") {
+            dir.to_path_buf()
+        } else {
+            dir.join(stem)
+        };
+        for part in compact.split("#[cfg(test)] mod ").skip(1) {
+            if let Some(name) = part.split(';').next().filter(|n| !n.contains(' ')) {
+                let declared = base.join(format!("{name}.rs"));
+                if let Ok(relative) = declared.strip_prefix(&root) {
+                    test_modules.push(relative.to_string_lossy().replace('\\', "/"));
+                }
+            }
+        }
+    }
+    let mut untranslated = Vec::new();
+    let mut pending_seen = vec![false; PENDING.len()];
+    let mut scanned = 0;
+    for file in &files {
+        let relative = file
+            .strip_prefix(&root)
+            .unwrap_or(file)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let test_code = relative.ends_with("tests.rs")
+            || relative.contains("/tests/")
+            || relative.starts_with("tests/");
+        let technical = TECHNICAL.iter().any(|(place, _)| {
+            relative == *place || (place.ends_with('/') && relative.starts_with(place))
+        });
+        if test_code || technical || test_modules.contains(&relative) {
+            continue;
+        }
+        scanned += 1;
+        let source = std::fs::read_to_string(file).unwrap_or_default();
+        for wording in wordings(&source) {
+            if NOT_SENTENCES
+                .iter()
+                .any(|(place, start, _)| relative == *place && wording.text.starts_with(start))
+            {
+                continue;
+            }
+            let pending = PENDING
+                .iter()
+                .position(|(place, start)| relative == *place && wording.text.starts_with(start));
+            match pending {
+                Some(at) => pending_seen[at] = true,
+                None => untranslated.push(format!(
+                    "src/{relative}:{}: {:?}",
+                    wording.line, wording.text
+                )),
+            }
+        }
+    }
+    let stale: Vec<String> = PENDING
+        .iter()
+        .zip(&pending_seen)
+        .filter(|(_, seen)| !**seen)
+        .map(|((place, start), _)| format!("src/{place}: {start:?}"))
+        .collect();
+    assert!(scanned > 50, "only {scanned} files scanned");
+    assert!(
+        untranslated.is_empty() && stale.is_empty(),
+        "texts a person reads must come from the catalogue (msg! with locales/*/*.ftl; logs use \
+         tracing and stay English; technical texts belong to TECHNICAL with why):\n{}\n\
+         PENDING entries that match nothing any more (remove them):\n{}",
+        untranslated.join("\n"),
+        stale.join("\n")
+    );
 }

@@ -191,6 +191,7 @@ async fn sign_in_sessions_and_cookie_flags() {
     // Clear errors.
     let missing = dashboard_get(addr, Some(session), "/dashboard/invoices/production/999").await;
     assert_eq!(missing.status, 404);
+    // In the reader's language, not the register's English (issue 24).
     assert!(
         missing.body.contains(
             "Votre organisation n&#39;a pas de facture n° 999 dans son registre de production."

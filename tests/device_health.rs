@@ -263,7 +263,10 @@ async fn a_counter_that_goes_back_is_a_fiscal_anomaly_until_acknowledged() {
             "fiscal memory replaced, report 2026-114",
         ],
     );
-    assert!(acked.contains("acknowledged by DGI technician"), "{acked}");
+    assert!(
+        acked.contains("prise en compte par DGI technician"),
+        "{acked}"
+    );
     assert_eq!(
         journal_event_count(dir.path(), "fiscal_anomaly_acknowledged"),
         1
@@ -289,30 +292,46 @@ async fn device_probe_reads_the_box_on_its_port_or_through_the_service() {
     let capture = dir.path().join("wire.txt");
     let capture_arg = capture.to_string_lossy().to_string();
 
-    // Service stopped: the CLI opens the port itself.
-    let out = tokio::task::block_in_place(|| {
-        cli(
-            dir.path(),
-            &config,
-            &["device", "probe", "--capture", &capture_arg],
-        )
-    });
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for expected in [
-        "machine id (NIM)      SIM0000001",
-        "taxpayer NIF          A1234567B",
-        "counters              0 invoices",
-        "B 16.00 %",
-        "can certify now       yes",
-        "taxpayer I0           SIMULATEUR e-MCF SARL",
+    // Service stopped: the CLI opens the port itself. In French unless asked otherwise.
+    let probe = |args: &[&str]| {
+        let out = tokio::task::block_in_place(|| cli(dir.path(), &config, args));
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // One value per line, after its label.
+        text.lines()
+            .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+    };
+    let french = probe(&["device", "probe", "--capture", &capture_arg]);
+    let english = probe(&["device", "probe", "--lang", "en"]);
+    for (lines, expected) in [
+        (&french, "identifiant machine (NIM) SIM0000001"),
+        (&french, "NIF du contribuable A1234567B"),
+        (&french, "compteurs 0 facture (0 vente, 0 avoir)"),
+        (&french, "dernière facture aucune pour l'instant"),
+        (&french, "peut certifier maintenant oui"),
+        (&french, "contribuable I0 SIMULATEUR e-MCF SARL"),
+        (&english, "machine id (NIM) SIM0000001"),
+        (&english, "counters 0 invoices (0 sales, 0 credit notes)"),
+        (&english, "can certify now yes"),
+        (&english, "last invoice none yet"),
     ] {
-        assert!(text.contains(expected), "{expected:?} not in\n{text}");
+        assert!(
+            lines.iter().any(|line| line == expected),
+            "{expected:?} not in\n{}",
+            lines.join("\n")
+        );
     }
+    assert!(
+        french
+            .iter()
+            .any(|line| line.starts_with("taux de TVA") && line.contains("B 16.00 %")),
+        "{french:?}"
+    );
     let wire = std::fs::read_to_string(&capture).expect("capture written");
     let parsed = mcf_sfe::capture::parse(&wire).expect("a capture in the documented format");
     let (to_box, from_box) = parsed.streams("shop");
@@ -325,6 +344,8 @@ async fn device_probe_reads_the_box_on_its_port_or_through_the_service() {
     let report: serde_json::Value = serde_json::from_str(&json).expect("JSON report");
     assert_eq!(report["nim"], "SIM0000001");
     assert_eq!(report["device"], "shop");
+    // The JSON keeps the English words scripts read before 1.6.0.
+    assert_eq!(report["last_invoice"], "none yet", "{json}");
     assert!(
         report["anomalies"].as_array().is_some_and(Vec::is_empty),
         "{json}"

@@ -220,7 +220,7 @@ async fn assert_refused_as_damaged(setup: &Setup, what: &str) {
         String::from_utf8_lossy(&verify.stdout)
     );
     assert!(
-        stderr_of(&verify).to_lowercase().contains("damage"),
+        stderr_of(&verify).contains("endommagé"),
         "log verify should say the journal is damaged ({what}): {}",
         stderr_of(&verify)
     );

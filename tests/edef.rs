@@ -175,6 +175,12 @@ async fn a_lost_confirm_answer_is_never_certified_twice_and_an_administrator_set
     let open = &listed[0];
     assert_eq!(open["rn"], "L-1");
     assert_eq!(open["state"], "awaiting_administrator");
+    // For a person, a table in the installation's language (French).
+    let table = common::cli_ok(&gateway, &["intent", "list"]);
+    assert!(
+        table.contains("attend un administrateur") && table.contains("L-1"),
+        "{table}"
+    );
     let metrics = common::get(gateway.addr, "/metrics", None).await.body;
     assert!(
         metrics.contains("emcf_invoices_in_doubt{device=\"dgi\"} 1"),
@@ -287,6 +293,11 @@ async fn a_lost_confirm_answer_is_never_certified_twice_and_an_administrator_set
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("réglée comme certifiée"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
     );
 
     let settled = post_invoice(gateway.addr, &key, &common::invoice("L-1")).await;

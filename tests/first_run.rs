@@ -3,7 +3,9 @@
 //! start says how to get a key, the CLI run from the wrong folder does not look like an
 //! empty system, `index rebuild` says what it did, and `org add`/`org update` refuse a device
 //! that is not configured, a NIF the device is not personalized for, and a second
-//! organization with the same NIF on the same device.
+//! organization with the same NIF on the same device. Everything it says is in the reader's
+//! language (French unless `--lang`, `EMCF_LANG` or the file's `language` says otherwise):
+//! errors of every layer, `--help`, clap's refusals; the demo keys go to a terminal only.
 
 mod common;
 
@@ -12,7 +14,7 @@ use std::process::{Command, Output};
 
 use common::{binary, Gateway};
 
-/// Runs the CLI in `dir` (no configuration file) with `args`, in `lang`.
+/// Runs the CLI in `dir` (no configuration file) with `args`, in `lang` (`""`: none said).
 fn run_in(dir: &Path, lang: &str, args: &[&str]) -> Output {
     Command::new(binary())
         .args(args)
@@ -22,6 +24,13 @@ fn run_in(dir: &Path, lang: &str, args: &[&str]) -> Output {
         .current_dir(dir)
         .output()
         .expect("the CLI runs")
+}
+
+/// French typography: a no-break space before `:` and inside « ».
+fn nbsp(text: &str) -> String {
+    text.replace(" :", "\u{a0}:")
+        .replace("« ", "«\u{a0}")
+        .replace(" »", "\u{a0}»")
 }
 
 fn text(output: &Output) -> String {
@@ -40,11 +49,162 @@ fn a_first_start_that_cannot_listen_creates_nothing() {
     let listen = format!("127.0.0.1:{port}");
     let out = run_in(dir.path(), "en", &["serve", "--listen", &listen]);
     assert!(!out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains(&listen), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains(&format!(
+            "error: cannot listen on {listen}: the address is already in use"
+        )),
+        "{said}"
+    );
+    // In French by default; the system's own words only as a detail.
+    let said = text(&run_in(dir.path(), "", &["serve", "--listen", &listen]));
+    let expected = nbsp(&format!(
+        "erreur : impossible d'écouter sur {listen} : l'adresse est déjà utilisée"
+    ));
+    assert!(said.starts_with(&expected), "{said}");
+    assert!(
+        said.contains(&nbsp("(système : Address already in use")),
+        "{said}"
+    );
     assert!(
         !dir.path().join("emcf-state").exists(),
         "a start that could not listen created the state directory"
     );
+}
+
+#[test]
+fn every_error_is_in_the_reader_s_language() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let add = [
+        "org",
+        "add",
+        "--id",
+        "shop",
+        "--name",
+        "Shop",
+        "--nif",
+        common::SIM_NIF,
+        "--isf",
+        "ISF-1",
+        "--device",
+        "embedded",
+    ];
+    assert!(run_in(dir.path(), "", &add).status.success());
+    let config = dir.path().join("english.toml");
+    std::fs::write(&config, "language = \"en\"\n").expect("config");
+    let config = config.to_string_lossy().to_string();
+    for (args, lang, expected) in [
+        (&["org", "show", "nope"][..], "", "erreur : aucune organisation « nope »"),
+        (&["org", "show", "nope", "--lang", "en"], "", "error: no organization \"nope\""),
+        (&["org", "show", "nope"], "en", "error: no organization \"nope\""),
+        (&["--config", &config, "org", "show", "nope"], "", "error: no organization \"nope\""),
+        (&["key", "disable", "nope"], "", "erreur : aucune clé API « nope »"),
+        (&["key", "disable", "nope"], "en", "error: no API key \"nope\""),
+        (&["log", "show", "99"], "", "erreur : aucune entrée n°\u{a0}99 dans le registre de production"),
+        (&["org", "list", "--nope"], "", "erreur : argument inattendu --nope"),
+        (&["log", "export", "--format", "xml"], "", "erreur : « xml » n'est pas une valeur possible pour --format <FORMAT> (valeurs possibles : csv, json)"),
+        (&["log", "export", "--from", "hier"], "en", "error: \"hier\" is not a valid value for --from <FROM>: write a day as YYYY-MM-DD"),
+        (&["--lang", "de", "org", "list"], "", "erreur : « de » n'est pas une valeur acceptée pour --lang <LANGUE> : la passerelle parle fr et en"),
+    ] {
+        let out = run_in(dir.path(), lang, args);
+        assert!(!out.status.success(), "{args:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        let expected = if expected.starts_with("erreur") { nbsp(expected) } else { expected.to_owned() };
+        assert!(said.starts_with(&expected), "{args:?} {lang}: {said}");
+        assert!(!said.contains("Usage:") || lang == "en", "{said}");
+    }
+    // A broken configuration file: where, in our words; the parser's text marked as such.
+    let broken = dir.path().join("broken.toml");
+    std::fs::write(&broken, "max_connections = -1\n").expect("config");
+    let broken = broken.to_string_lossy().to_string();
+    let said = text(&run_in(
+        dir.path(),
+        "",
+        &["--config", &broken, "org", "list"],
+    ));
+    assert!(said.contains(&nbsp("n'est pas valable, ligne 1, colonne 19, dans « max_connections = -1 » (message de l'analyseur TOML, en anglais :")), "{said}");
+    let said = text(&run_in(
+        dir.path(),
+        "",
+        &["--config", &broken, "--lang", "en", "org", "list"],
+    ));
+    assert!(said.starts_with("error: the configuration file"), "{said}");
+    let said = text(&run_in(
+        dir.path(),
+        "",
+        &["--config", "/nonexistent/c.toml", "org", "list"],
+    ));
+    assert!(said.contains(&nbsp("impossible de lire le fichier de configuration /nonexistent/c.toml : fichier ou dossier introuvable")), "{said}");
+    // What succeeds speaks the reader's language too.
+    let verified = text(&run_in(dir.path(), "", &["log", "verify"]));
+    assert!(
+        verified.contains(&nbsp("journal vérifié : chaque CRC")),
+        "{verified}"
+    );
+}
+
+#[test]
+fn help_follows_the_flag_the_environment_then_the_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let help = |lang: &str, args: &[&str]| {
+        let out = run_in(dir.path(), lang, args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out));
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let file = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("config");
+        path.to_string_lossy().to_string()
+    };
+    let english = file("en.toml", "language = \"en\"\nmax_connections = -1\n");
+    let garbage = file("garbage.toml", "language = \"en\n[[[");
+    let french = [
+        "Créer une organisation",
+        "Utilisation",
+        "--nif <NIF>",
+        "Afficher l'aide",
+        "(par défaut : start)",
+    ];
+    let english_words = [
+        "Create an organization",
+        "Usage:",
+        "Print help",
+        "(default: start)",
+    ];
+    for (lang, args, words) in [
+        ("", &["org", "add", "--help"][..], &french[..]),
+        (
+            "",
+            &["--lang", "en", "org", "add", "--help"],
+            &english_words,
+        ),
+        ("en", &["org", "add", "--help"], &english_words),
+        ("en", &["org", "add", "--help", "--lang", "fr"], &french),
+        // The file's language, read even from a file the service would refuse.
+        (
+            "",
+            &["--config", &english, "org", "add", "--help"],
+            &english_words,
+        ),
+        // A file that is not TOML at all breaks nothing: French.
+        ("", &["--config", &garbage, "org", "add", "--help"], &french),
+        ("", &["help", "org", "add"], &french),
+    ] {
+        let shown = help(lang, args);
+        for word in words {
+            assert!(
+                shown.contains(&nbsp(word)),
+                "{args:?} {lang}: {word:?} in\n{shown}"
+            );
+        }
+        for english_only in ["Print help", "Usage:", "Options:", "Commands:"] {
+            assert!(
+                words == english_words || !shown.contains(english_only),
+                "{shown}"
+            );
+        }
+    }
+    assert!(help("", &["--help"]).contains(&nbsp("Commandes :")));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -56,6 +216,31 @@ async fn a_later_start_says_how_to_get_a_demo_key() {
         "{:?}",
         first.banner
     );
+    // Its output is not a terminal (as under systemd): the keys are in a file of its own,
+    // whose path alone is printed, never in its output or its log.
+    let keys_file = dir.path().join("state").join("demo-keys.txt");
+    let printed = first
+        .banner
+        .iter()
+        .position(|line| line.trim() == keys_file.to_string_lossy())
+        .unwrap_or_else(|| panic!("the keys file is named: {:?}", first.banner));
+    assert!(
+        first.banner[..=printed]
+            .iter()
+            .all(|line| !line.contains("mcf_")),
+        "{:?}",
+        first.banner
+    );
+    assert!(first.banner[..printed]
+        .iter()
+        .any(|line| line.contains("fichier")));
+    assert!(!first.log().contains("mcf_live_") && !first.log().contains("mcf_test_"));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&keys_file)
+        .expect("keys file")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
     assert!(first.terminate(), "the first gateway stops");
     let second = Gateway::start_demo(dir.path());
     assert!(second.banner_value("live key:").is_none());
@@ -296,4 +481,76 @@ async fn the_root_says_what_this_is_in_the_reader_s_language() {
     }
     let refused = common::request(gateway.addr, "POST", "/", &[], Some(b"{}")).await;
     assert_eq!(refused.status, 405, "{}", refused.body);
+}
+
+/// A pseudo-terminal: (master, slave).
+fn pty() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two new descriptors into the two integers; null name, termios
+    // and window size are allowed. Each descriptor is owned by exactly one File below.
+    let status = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(status, 0, "openpty");
+    // SAFETY: both descriptors were just opened and are not owned elsewhere.
+    unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            std::fs::File::from_raw_fd(slave),
+        )
+    }
+}
+
+#[test]
+fn on_a_terminal_the_demo_keys_are_printed_and_no_file_is_written() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("state");
+    let (mut master, slave) = pty();
+    let mut child = Command::new(binary())
+        .args([
+            "--state-dir",
+            &state.to_string_lossy(),
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .env("EMCF_CONFIG", "")
+        .env("EMCF_LANG", "")
+        .current_dir(dir.path())
+        .stdout(slave)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("gateway starts");
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut seen = String::new();
+        let mut buffer = [0u8; 4096];
+        while let Ok(n) = master.read(&mut buffer) {
+            if n == 0 {
+                break;
+            }
+            seen.push_str(&String::from_utf8_lossy(&buffer[..n]));
+            if seen.contains("emcf-gateway key issue") {
+                break;
+            }
+        }
+        let _ = sender.send(seen);
+    });
+    let seen = receiver
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .unwrap_or_default();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(seen.contains("live key: mcf_live_"), "{seen}");
+    assert!(seen.contains("sandbox key: mcf_test_"), "{seen}");
+    assert!(seen.contains("notez-les maintenant"), "{seen}");
+    assert!(!state.join("demo-keys.txt").exists());
 }

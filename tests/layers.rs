@@ -94,6 +94,25 @@ const RULES: &[(&str, &[&str], &[&str], &str)] = &[
         &["device", "api", "dashboard", "cli", "mcf_sfe"],
         "administration works on the store, whatever the channel",
     ),
+    (
+        "i18n",
+        &[],
+        &[
+            "certify",
+            "device",
+            "store",
+            "api",
+            "dashboard",
+            "admin",
+            "cli",
+            "config",
+            "alerts",
+            "receipt",
+            "mcf_sfe",
+        ],
+        "the catalogue is used by every layer and names none of them (errors say their \
+         message through i18n::Localized, next to their type)",
+    ),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

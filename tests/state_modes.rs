@@ -140,8 +140,9 @@ fn serve_refuses_a_state_directory_others_can_write() {
         let (status, text) =
             common::serve_expecting_exit(dir.path(), &config_path, Duration::from_secs(30));
         assert!(!status.success(), "{text}");
+        // Said in the installation's language (French by default).
         assert!(
-            text.contains("can be written by other users")
+            text.contains("peut être modifié par d'autres utilisateurs")
                 && text.contains(&format!("chmod 700 {}", state.display())),
             "{text}"
         );

@@ -109,3 +109,188 @@ cli-export-done = { $count ->
 }
 cli-progress-entries = entries read
 cli-progress-rebuild = of the journal read again (index rebuild)
+
+## errors at the CLI's edge (src/cli/errors.rs)
+cli-error-because = { $what }: { $why }
+cli-error-detail = { $text } (technical detail: { $detail })
+cli-error-text = { $text }
+cli-error-unexpected = the command failed unexpectedly
+cli-runtime-failed = the gateway could not start its task runtime
+cli-listen-failed = cannot listen on { $addr }
+cli-register-open = cannot open the register in { $dir }
+cli-register-held = { $dir } is held by a running gateway whose admin socket does not answer: check the service
+cli-capture-create = cannot create the wire capture { $path }
+cli-alerts-setup = cannot set up the alerts' e-mail ([smtp] in the configuration)
+cli-reserved-device-name = the device name "{ $name }" and names starting with "sandbox-" are kept for the bundled simulator: rename that [[devices]] entry
+cli-web-api-channel = cannot set up the web API channel of device "{ $device }"
+cli-simulator-start = cannot start the bundled simulator (fiscal memory { $path })
+cli-web-api-simulator-start = cannot start the bundled web API simulator
+cli-create-dir = cannot create { $path }
+cli-write-file = cannot write { $path }
+cli-day-format = write a day as YYYY-MM-DD
+cli-state-dir-writable = the state directory { $dir } can be written by other users (mode { $mode }): they could replace the register; the service does not start. Fix: chmod 700 { $dir }
+cli-state-dir-create = cannot create the state directory { $dir }: { $reason }
+cli-state-dir-read = cannot read the state directory { $dir }: { $reason }
+
+## what systemd shows (systemctl status), src/cli/serve.rs
+cli-status-listening = listening on { $addr }
+cli-status-halted = register damaged: certification stopped
+
+## demo, continued
+cli-demo-org-name = Demo shop (simulated device, not fiscal)
+cli-demo-live-label = demo live key
+cli-demo-sandbox-label = demo sandbox key
+cli-demo-created-file = Demo organization created on the bundled simulator (nothing is fiscal). Its keys are not printed here (this output is not a terminal: a log could keep them): they are in this file, readable by this account only. Store them, then delete the file.
+
+## index rebuild, log verify, continued
+cli-index-rebuild-failed = the index could not be rebuilt
+cli-index-move-aside = cannot move the index aside to { $to }
+cli-log-verified = journal verified: every CRC and the hash chain are intact ({ $records ->
+    [one] { $records } record
+   *[other] { $records } records
+}, { $certified ->
+    [one] { $certified } register entry
+   *[other] { $certified } register entries
+}, of which { $kept } { $kept ->
+    [one] keeps its invoice
+   *[other] keep their invoice
+} as certified; head { $head })
+
+## device probe (src/cli/device_commands.rs)
+cli-probe-device = device
+cli-probe-nim = machine id (NIM)
+cli-probe-nif = taxpayer NIF
+cli-probe-clock = box clock
+cli-probe-counters = counters
+cli-probe-counters-value = { $tc } invoices ({ $fvc } sales, { $frc } credit notes)
+cli-probe-last-invoice = last invoice
+cli-probe-rates = VAT rates
+cli-probe-rates-configured = not in its C1h: the configured rates are used
+cli-probe-currency = currency (C1h)
+cli-probe-dgi = link with the DGI
+cli-probe-taxpayer = taxpayer { $key }
+cli-probe-status-bytes = status bytes
+cli-probe-can-certify = can certify now
+cli-probe-cannot = NO: { $why }
+cli-probe-differences = differences
+cli-probe-no-difference = none: every reply is as PROTOCOL.md describes
+cli-probe-some-differences = from PROTOCOL.md, in fields the gateway reads tolerantly:
+cli-probe-difference = { $command } { $field }: received { $raw } ({ $count } times), PROTOCOL.md says: "{ $expected }"
+cli-probe-error = error: { $text }
+cli-probe-unknown = unknown
+cli-probe-incomplete = the box did not answer every question (see the errors above)
+cli-probe-capture-ignored = note: the running service owns the port, so --capture is ignored; start the service with "serve --capture FILE" to capture its traffic
+cli-probe-no-devices = no [[devices]] in the configuration: nothing to probe on a port (the demo's bundled simulator is probed through the running service)
+cli-probe-unknown-device = no configured device is named "{ $name }" (configured: { $known })
+cli-probe-which-device = several devices are configured ({ $known }): name one with --device
+cli-probe-silent = the box on { $path } does not answer ({ $detail }); check the cable, the power, the baud rate and that no other program holds the port
+
+## device anomalies
+cli-anomalies-none = no fiscal anomaly: every box's counters follow the register
+cli-anomalies-header = ID | DETECTED | DEVICE | NIM | WHAT | REGISTER KNEW | BOX SAID | ACKNOWLEDGED
+cli-anomaly-register-knew = NIF { $nif } TC { $tc } (entry { $sequence })
+cli-anomaly-box-said = NIF { $nif } TC { $tc } ({ $place })
+cli-anomaly-ack-by = by { $by }: { $note }
+cli-anomaly-acknowledged = fiscal anomaly { $id } acknowledged by { $by } on { $at }: { $note }
+cli-anomaly-not-acknowledged = fiscal anomaly { $id } is not acknowledged
+
+## intent (src/cli/intent_commands.rs)
+cli-intents-none = no open intent: nothing is in doubt
+cli-intents-header = ID | STATE | ORG | REGISTER | RN | TYPE | DEVICE | TOTAL | UID
+cli-intent-awaiting = waits for an administrator
+cli-intent-settling = being settled with its channel
+cli-intent-why = intent { $id }: why (the channel's words): { $reason }
+cli-intent-date-time = --date-time "{ $value }": write yyyy-MM-ddTHH:mm:ss
+cli-intent-say-which = say what the DGI's portal shows: --certified (with its elements) or --not-certified
+cli-intent-not-certified = intent { $id } settled as not certified (journaled)
+cli-intent-certified = intent { $id } settled as certified (journaled):
+cli-intents-need-service = the service is not running (no admin socket at { $path }): invoices in doubt are listed and settled by the running service
+
+## configuration (src/config): the key is said first, then what is wrong with it
+config-read = cannot read the configuration file { $path }: { $reason }
+config-parse-at = the configuration file { $path } is not valid at line { $line }, column { $column }, in "{ $text }" (the TOML parser says: { $parser })
+config-parse = the configuration file { $path } is not valid (the TOML parser says: { $parser })
+config-env = the environment variable { $var }="{ $value }" is not valid: { $problem }
+config-invalid-in-file = invalid configuration (file { $file }): { $key } { $problem }
+config-invalid = invalid configuration: { $key } { $problem }
+config-key = { $key }
+config-key-in-device = { $key } in [[devices]] entry { $number } ("{ $name }")
+config-languages = the gateway speaks fr and en
+config-language-unknown = is "{ $value }": the gateway speaks fr and en
+config-offset-bad = is "{ $value }", not a UTC offset: write it as "+01:00" (Kinshasa, West DRC) or "+02:00" (Lubumbashi, East DRC), at most 14 hours
+config-listen-bad = is "{ $value }": { $problem }
+config-listen-expected = expected an address or a host name and a port, e.g. 0.0.0.0:8080 (all interfaces), 127.0.0.1:8080 or localhost:8080 (this machine only), [::]:8080
+config-listen-unresolved = the host name "{ $host }" cannot be resolved ({ $detail }); give an address and a port, e.g. 0.0.0.0:8080 or 127.0.0.1:8080
+config-listen-no-address = the host name "{ $host }" has no address; give an address and a port, e.g. 0.0.0.0:8080 or 127.0.0.1:8080
+config-out-of-range = is { $value }{ $unit }: it must be between { $min } and { $max }{ $unit }
+config-unit = { $unit ->
+    [seconds] {" "}seconds
+    [ms] {" "}ms
+    [minutes] {" "}minutes
+    [days] {" "}days
+    [bytes] {" "}bytes
+    [mib] {" "}MiB
+    [bytes-per-second] {" "}bytes per second
+   *[none] {""}
+}
+config-state-dir-empty = is empty: give a directory, or remove the key for the default
+config-plan-zero = is 0: give the number of invoices per year (at least 1)
+config-device-name-repeated = repeats the name of entry { $first } (names are compared ignoring case): give each [[devices]] entry its own name
+config-web-api-keys-on-serial = and the other web API keys (token_file, ...) belong to kind = "edef" entries: add kind = "edef" or remove them
+config-path-empty = is empty: give the serial port, e.g. /dev/serial/by-id/usb-...
+config-baud-zero = is 0: give the line speed of the box, usually 115200
+config-path-on-web-api = is set on a kind = "edef" entry: the web API has no serial port; remove path
+config-seq-single = has a single value: every command then has the same SEQ, and a box that replays a repeated SEQ would answer each with its last reply; set seq_replay = false (a box that wants one SEQ executes every frame)
+config-window-over-budget = ({ $window } ms) exceeds command_budget_ms ({ $budget } ms): the window must fit in a command's budget
+config-poll-over-budget = ({ $poll } ms) exceeds finalize_budget_ms ({ $budget } ms)
+config-the-simulator = the embedded simulator
+config-the-device = device "{ $name }"
+config-timeout-below-budget = ({ $timeout } s) must be greater than the longest budget of { $what } ({ $budget } ms, the credit-note/finalize budget), or a slow certification would be cut off mid-way: raise request_timeout_secs
+config-device-name-empty = is empty: give the device a short name, e.g. "shop"
+config-device-name-long = is longer than { $max } characters: use a short name
+config-device-name-chars = may contain only ASCII letters, digits, - and _
+config-seq-range-bad = is "{ $value }", not a SEQ range: write the first and last value in hex, e.g. "20-FF" (the default), "20-7F", or "20-20" for a box that wants one SEQ
+config-seq-range-order = is "{ $value }": the first value must be at least 20 and not after the last one
+config-rate-group = names "{ $letter }", which is not a tax group A to P
+config-rate-not-number = gives { $letter } = "{ $value }", which is not a rate such as "16.00"
+config-rate-range = gives { $letter } = "{ $value }": a rate is a percentage in [0, 100) with at most 2 decimals
+config-url-missing = is missing: give the API base, e.g. "https://edef.dgirdc.cd" (production) or "https://developper.dgirdc.cd/edef" (test)
+config-url-not-url = is "{ $value }", which is not a URL ({ $detail })
+config-url-scheme = is "{ $value }": it must start with https:// (or http:// for a local simulator) and name a host
+config-url-query = is "{ $value }": give the base only, without a query
+config-sandbox-token-missing = is missing: the file holding the token of the test e-MCF at sandbox_url
+config-sandbox-token-alone = is set without sandbox_url: give both, or neither (sandbox keys then use the bundled simulator)
+config-token-missing = is missing: the file holding this e-MCF's token (JWT) from the DGI portal, readable by the service only
+config-pending-limit = is { $value }: it must be between 1 and 100 (the DGI allows 10)
+config-cdf-currency = is "{ $value }", not one of "omit" (the default), "1", "0" or "-1"
+config-anonymous-client = is "{ $value }", not "omit" (the default) or "pp"
+config-quota-thresholds = takes distinct percentages from 1 to 100, e.g. [80, 90, 100]
+config-smtp-host = must be a host name
+config-smtp-port = must be 1 to 65535
+config-smtp-from = must be an address, e.g. "emcf-gateway <alertes@example.cd>"
+config-public-url-form = is "{ $value }": give the address people open the gateway at, with http:// or https:// and a host, without a user name, query or fragment, e.g. "https://factures.example.cd"
+config-public-url-dashboard = is "{ $value }": give the gateway's address without /dashboard (the e-mails add it)
+config-proxy-not-address = holds "{ $value }", which is not an IP address or a CIDR range (such as 127.0.0.1, 10.0.0.0/8 or ::1)
+config-proxy-prefix = holds "{ $value }": the prefix after / must be a number from 0 to { $bits } (such as 10.0.0.0/8)
+config-proxy-host-bits = holds "{ $value }", which has bits set after its first { $prefix }: write { $range } for the range, or { $address } for that one address
+config-smtp-username = and smtp.password_file go together (the password is read from that file)
+
+## device probe's words (src/device/probe.rs, src/certify/edef/health.rs): in the JSON too, in English
+probe-answered-other = { $command } answered { $detail }
+probe-failed = { $command }: { $reason }
+probe-last-none = none yet
+probe-last-invoice = { $kind } { $rn } certified { $at } codeDEFDGI { $code }
+probe-last-invoice-total = { $kind } { $rn } certified { $at } codeDEFDGI { $code }, total { $total }
+probe-last-unreadable = reported but unreadable: { $detail }
+probe-rate-unreadable = unreadable { $raw }
+probe-dgi = state { $state }, last contact { $contact }, { $sent } sent (EC), { $stored } in DC
+probe-dgi-contact = { $at }
+probe-dgi-never = never
+probe-dgi-error = { $text }, last error { $error }
+probe-field-refused = (refused: { $text })
+probe-field-answered = (answered { $detail })
+probe-field-failed = ({ $reason })
+probe-web-api = web API { $url }; token valid until { $until }; { $pending } request(s) pending
+probe-web-api-token-until = { $at }
+probe-web-api-token-not-said = (not said)
+probe-web-api-blocked = the DGI says this e-MCF cannot certify now

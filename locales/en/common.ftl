@@ -29,3 +29,88 @@ invoice-type-other = Invoice { $code }
 invoice-currency-converted = { $currency } (amounts in CDF; { $rate }, rate of { $date })
 payment-paid-in-worth = paid in { $currency }: { $worth }
 payment-paid-in = paid in { $currency }
+## the operating system's refusals (src/i18n/mod.rs): said after what failed; its own text as a detail
+io-not-found = no such file or directory (system: { $detail })
+io-permission-denied = permission denied: this account may not do it (system: { $detail })
+io-addr-in-use = the address is already in use by another program, perhaps another gateway (system: { $detail })
+io-addr-not-available = this machine has no such address (system: { $detail })
+io-already-exists = it exists already (system: { $detail })
+io-connection-refused = the connection was refused (system: { $detail })
+io-timed-out = it took too long (system: { $detail })
+io-storage-full = the disk is full (system: { $detail })
+io-read-only = the file system is read-only (system: { $detail })
+io-is-a-directory = it is a directory, not a file (system: { $detail })
+io-not-a-directory = a part of the path is not a directory (system: { $detail })
+io-other = the system refused (system: { $detail })
+
+## a fiscal anomaly of a box (src/model/anomaly.rs)
+anomaly-counter-went-back = its invoice counter went back
+anomaly-nif-changed = it reports another taxpayer NIF
+
+## the register's errors (src/store/error.rs)
+store-io = the register could not be read or written: { $reason }
+store-locked = another gateway process uses this state directory
+store-damaged = the register is damaged at { $at }: it is not changed until an operator restores journal/journal.log from a backup (or runs "emcf-gateway index rebuild" if only the index disagrees) (technical detail: { $detail })
+store-damage-at-seq = journal record { $seq }
+store-damage-at-offset = byte { $offset } of the journal
+store-damage-at-file = the journal file
+store-index = the register's index failed (technical detail: { $detail })
+store-conflict = the register refused a change that contradicts it (technical detail: { $detail })
+store-unknown-intent = no intent { $id }
+store-intent-not-open = intent { $id } is not open: it was already certified or abandoned
+store-unknown-key = no API key "{ $id }"
+store-unknown-organization = no organization "{ $id }"
+store-invalid = the register refused the record (technical detail: { $detail })
+store-json = a record of the register could not be encoded or read (technical detail: { $detail })
+store-halted = the register takes no more writes after a write failure: restart the gateway (technical detail: { $detail })
+
+## administration (src/admin): the CLI and the dashboard
+admin-socket-failed = the running service's admin socket failed (technical detail: { $detail })
+admin-socket-denied = this account may not use the running service's admin socket { $path } (its owner only): run the command as the service's user, e.g. sudo -u emcf-gateway emcf-gateway ...
+admin-service-said = { $text }
+admin-internal = internal error of the gateway (technical detail: { $detail })
+admin-bad-request = the running service could not read the request (technical detail: { $detail })
+admin-no-channel = this service has no certification channel
+admin-not-a-service-request = not a request of the running service: { $op }
+admin-nif-taken = organization "{ $other }" already certifies NIF { $nif } on device "{ $device }": one NIF, one organization per device
+admin-no-entry = no entry { $sequence } in the { $environment ->
+    [sandbox] sandbox
+   *[production] production
+} register
+admin-no-entry-here = no entry { $sequence } of this organization in the { $environment ->
+    [sandbox] sandbox
+   *[production] production
+} register
+admin-no-entry-rn = no invoice "{ $rn }" of organization "{ $org }" in the { $environment ->
+    [sandbox] sandbox
+   *[production] production
+} register
+admin-no-organization = no organization "{ $id }"
+admin-no-token = no dashboard token "{ $id }"
+admin-no-key-here = no API key "{ $id }" in this organization
+admin-ack-needs-who-and-why = say who acknowledges the anomaly (--by) and why (--note)
+admin-bad-org-id = the organization id "{ $id }" is not valid: 1 to 32 characters among a-z, 0-9 and -
+admin-bad-identity-field = the { $name } "{ $value }" is not valid: 1 to 20 printable ASCII characters, without , ; : & < > ^
+admin-bad-emails = the administrators' e-mail addresses: at most { $max }, each like name@example.cd
+admin-empty-name-or-device = the organization's name and device must not be empty
+admin-bad-label = the label takes at most 100 characters, without control characters
+admin-bad-max-invoice-total = the largest invoice total { $value } is not valid: an amount in CDF above 0, with at most 2 decimals, at most { $max }
+admin-entry-by-sequence-or-rn = name an entry by its sequence number, or by --org and --rn
+admin-probe-needs-service = a device is probed by the running service (or by the CLI on its port when the service is stopped), not on the register
+admin-nif-needs-service = what a device last said of its NIF is known by the running service only, not by the register
+admin-intents-need-service = invoices in doubt are listed and settled by the running service (it asks the channels): start it, then run the command again
+
+## a box's link (src/device): what a person reads; the link's own text as a detail
+device-unavailable = the device is not available (technical detail: { $detail })
+device-queue-full = the device's queue is full: try again in a moment
+device-no-answer = the device did not answer command { $command }
+device-disconnected = the link with the device was lost
+device-outcome-unknown = the outcome of the finalization (38h) is unknown: the gateway settles it with the device
+device-unreadable-state = the box's state (C1h) cannot be read (technical detail: { $detail })
+device-bad-reply = the reply to command { $command } cannot be read (technical detail: { $detail })
+device-not-sent = the command was not sent: it does not fit a frame (technical detail: { $detail })
+device-shutting-down = the device link is shutting down
+device-job-aborted = the work on the device ended without an answer: the gateway settles it with the device
+device-blocked-state = its state (C1h) cannot be read: { $detail }
+device-blocked-memory-full = its fiscal memory is full (status bit S2.1)
+device-blocked-dgi-overdue = it has not reached the DGI server for too long (status bit S3.0)

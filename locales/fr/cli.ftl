@@ -2,23 +2,23 @@
 # The same ids, with the same variables, in locales/fr and locales/en (src/i18n/catalogue.rs tests).
 
 ## Démarrage de démonstration (src/cli/demo.rs)
-cli-demo-created = Organisation de démonstration créée sur le simulateur intégré (rien n'est fiscal). Ses clés ne sont affichées qu'une fois : notez-les maintenant.
-cli-demo-try = Essayez :
-cli-demo-lost = Clé perdue ? Une nouvelle : emcf-gateway key issue --org { $org }
-cli-demo-existing = L'organisation de démonstration « { $org } » existe déjà : ses clés ont été affichées à son premier démarrage. Pour une nouvelle clé API :
-cli-demo-dashboard = Pour le tableau de bord ({ $url }), un jeton de connexion :
+cli-demo-created = Organisation de démonstration créée sur le simulateur intégré (rien n'est fiscal). Ses clés ne sont affichées qu'une fois : notez-les maintenant.
+cli-demo-try = Essayez :
+cli-demo-lost = Clé perdue ? Une nouvelle : emcf-gateway key issue --org { $org }
+cli-demo-existing = L'organisation de démonstration « { $org } » existe déjà : ses clés ont été affichées à son premier démarrage. Pour une nouvelle clé API :
+cli-demo-dashboard = Pour le tableau de bord ({ $url }), un jeton de connexion :
 
 ## Répertoire d'état (src/cli/state_dir.rs)
-cli-no-state-dir = aucun registre dans { $dir } : cette commande ne crée rien. Lancez-la depuis le dossier du service, ou indiquez le répertoire d'état (--state-dir, EMCF_STATE_DIR, ou state_dir dans le fichier de configuration). Seuls « serve » et « org add » créent un registre.
+cli-no-state-dir = aucun registre dans { $dir } : cette commande ne crée rien. Lancez-la depuis le dossier du service, ou indiquez le répertoire d'état (--state-dir, EMCF_STATE_DIR, ou state_dir dans le fichier de configuration). Seuls « serve » et « org add » créent un registre.
 
 ## index rebuild
-cli-index-service-running = arrêtez d'abord le service : il tient { $dir }
-cli-index-agrees = l'index concorde avec le journal : rien à reconstruire, rien n'a été changé (--force le reconstruit quand même)
-cli-index-rebuilt = index reconstruit à partir du journal (l'ancien est gardé à part : { $aside }) ; le journal est vérifié
+cli-index-service-running = arrêtez d'abord le service : il tient { $dir }
+cli-index-agrees = l'index concorde avec le journal : rien à reconstruire, rien n'a été changé (--force le reconstruit quand même)
+cli-index-rebuilt = index reconstruit à partir du journal (l'ancien est gardé à part : { $aside }) ; le journal est vérifié
 
 ## org (src/cli/org_commands.rs)
-cli-org-exists = l'organisation « { $id } » existe déjà : pour la modifier, emcf-gateway org update { $id } ...
-cli-org-not-found = aucune organisation « { $id } »
+cli-org-exists = l'organisation « { $id } » existe déjà : pour la modifier, emcf-gateway org update { $id } ...
+cli-org-not-found = aucune organisation « { $id } »
 cli-org-bad-plan = --plan doit valoir start ou grow
 cli-org-bad-email = --admin-email { $address } : ce n'est pas une adresse e-mail (nom@exemple.cd)
 cli-org-bad-max-total = --max-invoice-total { $value } : écrivez un montant en CDF supérieur à 0, avec 2 décimales au plus et un point comme séparateur (par exemple 1500000 ou 1500000.50)
@@ -41,19 +41,19 @@ cli-field-quota = Quota { $year }
 cli-field-max-total = Plafond
 
 ## key, dashboard-token (src/cli/key_commands.rs)
-cli-key-issued = clé { $id } : notez-la maintenant, elle ne sera plus affichée
+cli-key-issued = clé { $id } : notez-la maintenant, elle ne sera plus affichée
 cli-key-list-header = ID | ENVIRONNEMENT | ACTIVE | CRÉÉE | LIBELLÉ
 cli-key-enabled = clé { $id } réactivée
-cli-key-disabled = clé { $id } désactivée : la prochaine requête avec elle reçoit 401
-cli-token-issued = jeton du tableau de bord { $id } : remettez-le maintenant à l'administrateur de l'organisation, il ne sera plus affiché
+cli-key-disabled = clé { $id } désactivée : la prochaine requête avec elle reçoit 401
+cli-token-issued = jeton du tableau de bord { $id } : remettez-le maintenant à l'administrateur de l'organisation, il ne sera plus affiché
 cli-token-list-header = ID | RÉVOQUÉ | CRÉÉ | LIBELLÉ
-cli-token-revoked = jeton du tableau de bord { $id } révoqué ; ses sessions sont terminées
+cli-token-revoked = jeton du tableau de bord { $id } révoqué ; ses sessions sont terminées
 
 ## log (src/cli/admin_commands.rs)
 cli-log-list-header = N° | ORG | RN | TYPE | TOTAL (CDF) | CODEDEFDGI | CERTIFIÉE LE
 
 ## main.rs
-cli-error = erreur : { $text }
+cli-error = erreur : { $text }
 cli-org-nif-not-said = l'appareil n'a pas encore dit pour quel NIF il est personnalisé
 
 ## log show (src/cli/invoice_view.rs)
@@ -82,7 +82,7 @@ cli-show-items-header = N° | DÉSIGNATION | TYPE | GR. | QUANTITÉ | PRIX UNITA
 cli-show-item-specific-tax = { $name } : taxe spécifique { $amount }
 cli-show-item-price-change = { $name } : prix d'origine { $original } ({ $why })
 cli-show-payments = Paiements
-cli-show-no-payments = (aucun envoyé : un paiement ESPECES du total a été enregistré)
+cli-show-no-payments = (aucun envoyé : un paiement ESPECES du total a été enregistré)
 cli-show-comments = Commentaires
 cli-show-groups = Montants par groupe de taxation (CDF)
 cli-show-groups-header = GROUPE | HT | TVA | TTC
@@ -109,3 +109,200 @@ cli-export-done = { $count ->
 }
 cli-progress-entries = entrées lues
 cli-progress-rebuild = du journal relus (reconstruction de l'index)
+
+## erreurs au bord de la CLI (src/cli/errors.rs)
+cli-error-because = { $what } : { $why }
+cli-error-detail = { $text } (détail technique : { $detail })
+cli-error-text = { $text }
+cli-error-unexpected = la commande a échoué de façon inattendue
+cli-runtime-failed = la passerelle n'a pas pu démarrer son moteur de tâches
+cli-listen-failed = impossible d'écouter sur { $addr }
+cli-register-open = impossible d'ouvrir le registre dans { $dir }
+cli-register-held = { $dir } est tenu par une passerelle en marche dont le socket d'administration ne répond pas : vérifiez le service
+cli-capture-create = impossible de créer la capture de ligne { $path }
+cli-alerts-setup = impossible de préparer l'envoi des alertes par courriel ([smtp] dans la configuration)
+cli-reserved-device-name = le nom d'appareil « { $name } » et les noms qui commencent par « sandbox- » sont réservés au simulateur intégré : renommez cette entrée [[devices]]
+cli-web-api-channel = impossible de préparer le canal de l'API web de l'appareil « { $device } »
+cli-simulator-start = impossible de démarrer le simulateur intégré (mémoire fiscale { $path })
+cli-web-api-simulator-start = impossible de démarrer le simulateur intégré de l'API web
+cli-create-dir = impossible de créer { $path }
+cli-write-file = impossible d'écrire { $path }
+cli-day-format = écrivez un jour sous la forme AAAA-MM-JJ
+cli-state-dir-writable = le répertoire d'état { $dir } peut être modifié par d'autres utilisateurs (mode { $mode }) : ils pourraient remplacer le registre ; le service ne démarre pas. Correction : chmod 700 { $dir }
+cli-state-dir-create = impossible de créer le répertoire d'état { $dir } : { $reason }
+cli-state-dir-read = impossible de lire le répertoire d'état { $dir } : { $reason }
+
+## ce que montre systemd (systemctl status), src/cli/serve.rs
+cli-status-listening = à l'écoute sur { $addr }
+cli-status-halted = registre endommagé : certification arrêtée
+
+## démonstration, suite
+cli-demo-org-name = Boutique de démonstration (appareil simulé, rien n'est fiscal)
+cli-demo-live-label = clé de production de démonstration
+cli-demo-sandbox-label = clé de bac à sable de démonstration
+cli-demo-created-file = Organisation de démonstration créée sur le simulateur intégré (rien n'est fiscal). Ses clés ne sont pas affichées ici (cette sortie n'est pas un terminal : un journal pourrait les garder) : elles sont dans ce fichier, lisible par ce seul compte. Notez-les, puis supprimez le fichier.
+
+## index rebuild, log verify, suite
+cli-index-rebuild-failed = l'index n'a pas pu être reconstruit
+cli-index-move-aside = impossible de mettre l'index de côté sous { $to }
+cli-log-verified = journal vérifié : chaque CRC et la chaîne d'empreintes sont intacts ({ $records ->
+    [one] { $records } enregistrement
+   *[other] { $records } enregistrements
+}, { $certified ->
+    [one] { $certified } entrée au registre
+   *[other] { $certified } entrées au registre
+}, dont { $kept } { $kept ->
+    [one] garde sa facture telle que certifiée
+   *[other] gardent leur facture telle que certifiée
+} ; tête { $head })
+
+## device probe (src/cli/device_commands.rs)
+cli-probe-device = appareil
+cli-probe-nim = identifiant machine (NIM)
+cli-probe-nif = NIF du contribuable
+cli-probe-clock = horloge du boîtier
+cli-probe-counters = compteurs
+cli-probe-counters-value = { $tc ->
+    [one] { $tc } facture
+   *[other] { $tc } factures
+} ({ $fvc ->
+    [one] { $fvc } vente
+   *[other] { $fvc } ventes
+}, { $frc ->
+    [one] { $frc } avoir
+   *[other] { $frc } avoirs
+})
+cli-probe-last-invoice = dernière facture
+cli-probe-rates = taux de TVA
+cli-probe-rates-configured = absents de son C1h : les taux de la configuration sont utilisés
+cli-probe-currency = devise (C1h)
+cli-probe-dgi = liaison avec la DGI
+cli-probe-taxpayer = contribuable { $key }
+cli-probe-status-bytes = octets d'état
+cli-probe-can-certify = peut certifier maintenant
+cli-probe-cannot = NON : { $why }
+cli-probe-differences = écarts
+cli-probe-no-difference = aucun : chaque réponse est conforme à PROTOCOL.md
+cli-probe-some-differences = par rapport à PROTOCOL.md, dans des champs que la passerelle lit avec tolérance :
+cli-probe-difference = { $command } { $field } : reçu { $raw } ({ $count } fois), PROTOCOL.md (en anglais) attend : « { $expected } »
+cli-probe-error = erreur : { $text }
+cli-probe-unknown = inconnu
+cli-probe-incomplete = le boîtier n'a pas répondu à toutes les questions (voir les erreurs ci-dessus)
+cli-probe-capture-ignored = remarque : le service en marche tient le port, --capture est donc ignoré ; démarrez le service avec « serve --capture FICHIER » pour capturer son trafic
+cli-probe-no-devices = aucun [[devices]] dans la configuration : aucun port à sonder (le simulateur intégré de la démonstration se sonde à travers le service en marche)
+cli-probe-unknown-device = aucun appareil configuré ne s'appelle « { $name } » (appareils : { $known })
+cli-probe-which-device = plusieurs appareils sont configurés ({ $known }) : nommez-en un avec --device
+cli-probe-silent = le boîtier sur { $path } ne répond pas ({ $detail }) ; vérifiez le câble, l'alimentation, la vitesse de la ligne et qu'aucun autre programme ne tient le port
+
+## device anomalies
+cli-anomalies-none = aucune anomalie fiscale : les compteurs de chaque boîtier suivent le registre
+cli-anomalies-header = ID | DÉTECTÉE | APPAREIL | NIM | QUOI | LE REGISTRE SAVAIT | LE BOÎTIER A DIT | PRISE EN COMPTE
+cli-anomaly-register-knew = NIF { $nif } TC { $tc } (entrée { $sequence })
+cli-anomaly-box-said = NIF { $nif } TC { $tc } ({ $place })
+cli-anomaly-ack-by = par { $by } : { $note }
+cli-anomaly-acknowledged = anomalie fiscale { $id } prise en compte par { $by } le { $at } : { $note }
+cli-anomaly-not-acknowledged = l'anomalie fiscale { $id } n'est pas prise en compte
+
+## intent (src/cli/intent_commands.rs)
+cli-intents-none = aucune intention ouverte : rien n'est en doute
+cli-intents-header = ID | ÉTAT | ORG | REGISTRE | RN | TYPE | APPAREIL | TOTAL | UID
+cli-intent-awaiting = attend un administrateur
+cli-intent-settling = en cours de règlement avec son canal
+cli-intent-why = intention { $id } : pourquoi (les mots du canal, en anglais) : { $reason }
+cli-intent-date-time = --date-time « { $value } » : écrivez aaaa-MM-jjTHH:mm:ss
+cli-intent-say-which = dites ce que montre le portail de la DGI : --certified (avec ses éléments) ou --not-certified
+cli-intent-not-certified = intention { $id } réglée comme non certifiée (inscrit au journal)
+cli-intent-certified = intention { $id } réglée comme certifiée (inscrit au journal) :
+cli-intents-need-service = le service n'est pas démarré (aucun socket d'administration à { $path }) : les factures en doute sont listées et réglées par le service en marche
+
+## configuration (src/config) : la clé d'abord, puis ce qui ne va pas
+config-read = impossible de lire le fichier de configuration { $path } : { $reason }
+config-parse-at = le fichier de configuration { $path } n'est pas valable, ligne { $line }, colonne { $column }, dans « { $text } » (message de l'analyseur TOML, en anglais : { $parser })
+config-parse = le fichier de configuration { $path } n'est pas valable (message de l'analyseur TOML, en anglais : { $parser })
+config-env = la variable d'environnement { $var }=« { $value } » n'est pas valable : { $problem }
+config-invalid-in-file = configuration non valable (fichier { $file }) : { $key } { $problem }
+config-invalid = configuration non valable : { $key } { $problem }
+config-key = { $key }
+config-key-in-device = { $key } de l'entrée [[devices]] n° { $number } (« { $name } »)
+config-languages = la passerelle parle fr et en
+config-language-unknown = vaut « { $value } » : la passerelle parle fr et en
+config-offset-bad = vaut « { $value } », qui n'est pas un décalage UTC : écrivez-le « +01:00 » (Kinshasa, ouest de la RDC) ou « +02:00 » (Lubumbashi, est de la RDC), 14 heures au plus
+config-listen-bad = vaut « { $value } » : { $problem }
+config-listen-expected = il faut une adresse ou un nom d'hôte et un port, par exemple 0.0.0.0:8080 (toutes les interfaces), 127.0.0.1:8080 ou localhost:8080 (cette machine seulement), [::]:8080
+config-listen-unresolved = le nom d'hôte « { $host } » ne se résout pas ({ $detail }) ; donnez une adresse et un port, par exemple 0.0.0.0:8080 ou 127.0.0.1:8080
+config-listen-no-address = le nom d'hôte « { $host } » n'a pas d'adresse ; donnez une adresse et un port, par exemple 0.0.0.0:8080 ou 127.0.0.1:8080
+config-out-of-range = vaut { $value }{ $unit } : la valeur doit être comprise entre { $min } et { $max }{ $unit }
+config-unit = { $unit ->
+    [seconds] {" "}secondes
+    [ms] {" "}ms
+    [minutes] {" "}minutes
+    [days] {" "}jours
+    [bytes] {" "}octets
+    [mib] {" "}Mio
+    [bytes-per-second] {" "}octets par seconde
+   *[none] {""}
+}
+config-state-dir-empty = est vide : indiquez un répertoire, ou retirez la clé pour la valeur par défaut
+config-plan-zero = vaut 0 : indiquez le nombre de factures par an (au moins 1)
+config-device-name-repeated = reprend le nom de l'entrée { $first } (les noms sont comparés sans tenir compte des majuscules) : donnez à chaque entrée [[devices]] son propre nom
+config-web-api-keys-on-serial = et les autres clés de l'API web (token_file, ...) vont avec les entrées kind = "edef" : ajoutez kind = "edef" ou retirez-les
+config-path-empty = est vide : indiquez le port série, par exemple /dev/serial/by-id/usb-...
+config-baud-zero = vaut 0 : indiquez la vitesse de la ligne du boîtier, en général 115200
+config-path-on-web-api = est renseigné sur une entrée kind = "edef" : l'API web n'a pas de port série ; retirez path
+config-seq-single = n'a qu'une valeur : chaque commande a alors le même SEQ, et un boîtier qui rejoue un SEQ répété répondrait à chacune par sa dernière réponse ; mettez seq_replay = false (un boîtier qui veut un seul SEQ exécute chaque trame)
+config-window-over-budget = ({ $window } ms) dépasse command_budget_ms ({ $budget } ms) : la fenêtre doit tenir dans le budget d'une commande
+config-poll-over-budget = ({ $poll } ms) dépasse finalize_budget_ms ({ $budget } ms)
+config-the-simulator = du simulateur intégré
+config-the-device = de l'appareil « { $name } »
+config-timeout-below-budget = ({ $timeout } s) doit dépasser le budget le plus long { $what } ({ $budget } ms, le budget d'un avoir ou d'une finalisation), sans quoi une certification lente serait coupée en route : augmentez request_timeout_secs
+config-device-name-empty = est vide : donnez à l'appareil un nom court, par exemple « boutique »
+config-device-name-long = dépasse { $max } caractères : prenez un nom court
+config-device-name-chars = ne peut contenir que des lettres ASCII, des chiffres, - et _
+config-seq-range-bad = vaut « { $value } », qui n'est pas une plage de SEQ : écrivez la première et la dernière valeur en hexadécimal, par exemple « 20-FF » (par défaut), « 20-7F », ou « 20-20 » pour un boîtier qui veut un seul SEQ
+config-seq-range-order = vaut « { $value } » : la première valeur doit être au moins 20 et ne pas dépasser la dernière
+config-rate-group = nomme « { $letter } », qui n'est pas un groupe de taxation de A à P
+config-rate-not-number = donne { $letter } = « { $value } », qui n'est pas un taux comme « 16.00 »
+config-rate-range = donne { $letter } = « { $value } » : un taux est un pourcentage dans [0, 100) avec au plus 2 décimales
+config-url-missing = manque : indiquez la base de l'API, par exemple « https://edef.dgirdc.cd » (production) ou « https://developper.dgirdc.cd/edef » (essai)
+config-url-not-url = vaut « { $value } », qui n'est pas une URL ({ $detail })
+config-url-scheme = vaut « { $value } » : elle doit commencer par https:// (ou http:// pour un simulateur local) et nommer un hôte
+config-url-query = vaut « { $value } » : donnez la base seule, sans requête
+config-sandbox-token-missing = manque : le fichier qui contient le jeton de l'e-MCF d'essai à sandbox_url
+config-sandbox-token-alone = est renseigné sans sandbox_url : donnez les deux, ou aucun (les clés de bac à sable utilisent alors le simulateur intégré)
+config-token-missing = manque : le fichier qui contient le jeton (JWT) de cet e-MCF donné par le portail de la DGI, lisible par le service seul
+config-pending-limit = vaut { $value } : la valeur doit être comprise entre 1 et 100 (la DGI en permet 10)
+config-cdf-currency = vaut « { $value } », qui n'est pas « omit » (par défaut), « 1 », « 0 » ou « -1 »
+config-anonymous-client = vaut « { $value } », qui n'est pas « omit » (par défaut) ou « pp »
+config-quota-thresholds = prend des pourcentages distincts de 1 à 100, par exemple [80, 90, 100]
+config-smtp-host = doit être un nom d'hôte
+config-smtp-port = doit être compris entre 1 et 65535
+config-smtp-from = doit être une adresse, par exemple « emcf-gateway <alertes@example.cd> »
+config-public-url-form = vaut « { $value } » : donnez l'adresse à laquelle on ouvre la passerelle, avec http:// ou https:// et un nom d'hôte, sans nom d'utilisateur, paramètres ni fragment, par exemple « https://factures.example.cd »
+config-public-url-dashboard = vaut « { $value } » : donnez l'adresse de la passerelle sans /dashboard (les e-mails l'ajoutent)
+config-proxy-not-address = contient « { $value } », qui n'est ni une adresse IP ni une plage CIDR (par exemple 127.0.0.1, 10.0.0.0/8 ou ::1)
+config-proxy-prefix = contient « { $value } » : après la barre oblique, le préfixe est un nombre de 0 à { $bits } (par exemple 10.0.0.0/8)
+config-proxy-host-bits = contient « { $value } », dont l'adresse a des bits au-delà des { $prefix } premiers : écrivez { $range } pour la plage, ou { $address } pour cette seule adresse
+config-smtp-username = et smtp.password_file vont ensemble (le mot de passe est lu dans ce fichier)
+
+## les mots de device probe (src/device/probe.rs, src/certify/edef/health.rs)
+probe-answered-other = { $command } a répondu { $detail }
+probe-failed = { $command } : { $reason }
+probe-last-none = aucune pour l'instant
+probe-last-invoice = { $kind } { $rn } certifiée le { $at }, codeDEFDGI { $code }
+probe-last-invoice-total = { $kind } { $rn } certifiée le { $at }, codeDEFDGI { $code }, total { $total }
+probe-last-unreadable = annoncée mais illisible : { $detail }
+probe-rate-unreadable = illisible { $raw }
+probe-dgi = état { $state }, dernier contact { $contact }, { $sent } envoyées (EC), { $stored } en DC
+probe-dgi-contact = { $at }
+probe-dgi-never = jamais
+probe-dgi-error = { $text }, dernière erreur { $error }
+probe-field-refused = (refusé : { $text })
+probe-field-answered = (a répondu { $detail })
+probe-field-failed = ({ $reason })
+probe-web-api = API web { $url } ; jeton valable jusqu'au { $until } ; { $pending ->
+    [one] { $pending } demande en attente
+   *[other] { $pending } demandes en attente
+}
+probe-web-api-token-until = { $at }
+probe-web-api-token-not-said = (non indiqué)
+probe-web-api-blocked = la DGI indique que cet e-MCF ne peut pas certifier maintenant

@@ -29,3 +29,89 @@ invoice-type-other = Facture { $code }
 invoice-currency-converted = { $currency } (montants en CDF ; { $rate }, cours du { $date })
 payment-paid-in-worth = payé en { $currency } : { $worth }
 payment-paid-in = payé en { $currency }
+
+## les refus du système (src/i18n/mod.rs) : dits après ce qui a échoué ; son propre texte en détail
+io-not-found = fichier ou dossier introuvable (système : { $detail })
+io-permission-denied = permission refusée : ce compte n'a pas le droit de le faire (système : { $detail })
+io-addr-in-use = l'adresse est déjà utilisée par un autre programme, peut-être une autre passerelle (système : { $detail })
+io-addr-not-available = cette machine n'a pas cette adresse (système : { $detail })
+io-already-exists = cela existe déjà (système : { $detail })
+io-connection-refused = la connexion a été refusée (système : { $detail })
+io-timed-out = cela a pris trop de temps (système : { $detail })
+io-storage-full = le disque est plein (système : { $detail })
+io-read-only = le système de fichiers est en lecture seule (système : { $detail })
+io-is-a-directory = c'est un dossier, pas un fichier (système : { $detail })
+io-not-a-directory = une partie du chemin n'est pas un dossier (système : { $detail })
+io-other = le système a refusé (système : { $detail })
+
+## une anomalie fiscale d'un boîtier (src/model/anomaly.rs)
+anomaly-counter-went-back = son compteur de factures a reculé
+anomaly-nif-changed = il donne un autre NIF de contribuable
+
+## les erreurs du registre (src/store/error.rs)
+store-io = le registre n'a pas pu être lu ou écrit : { $reason }
+store-locked = un autre processus de la passerelle utilise ce répertoire d'état
+store-damaged = le registre est endommagé ({ $at }) : il n'est plus modifié tant qu'un opérateur n'a pas restauré journal/journal.log depuis une sauvegarde (ou lancé « emcf-gateway index rebuild » si seul l'index est en désaccord) (détail technique : { $detail })
+store-damage-at-seq = enregistrement { $seq } du journal
+store-damage-at-offset = octet { $offset } du journal
+store-damage-at-file = le fichier du journal
+store-index = l'index du registre a échoué (détail technique : { $detail })
+store-conflict = le registre a refusé un changement qui le contredit (détail technique : { $detail })
+store-unknown-intent = aucune intention { $id }
+store-intent-not-open = l'intention { $id } n'est pas ouverte : elle a déjà été certifiée ou abandonnée
+store-unknown-key = aucune clé API « { $id } »
+store-unknown-organization = aucune organisation « { $id } »
+store-invalid = le registre a refusé l'enregistrement (détail technique : { $detail })
+store-json = un enregistrement du registre n'a pas pu être codé ou lu (détail technique : { $detail })
+store-halted = le registre n'accepte plus d'écriture après un échec d'écriture : redémarrez la passerelle (détail technique : { $detail })
+
+## administration (src/admin) : la CLI et le tableau de bord
+admin-socket-failed = le socket d'administration du service en marche a échoué (détail technique : { $detail })
+admin-socket-denied = ce compte n'a pas le droit d'utiliser le socket d'administration du service en marche { $path } (réservé à son propriétaire) : lancez la commande avec le compte du service, par exemple sudo -u emcf-gateway emcf-gateway ...
+admin-service-said = { $text }
+admin-internal = erreur interne de la passerelle (détail technique : { $detail })
+admin-bad-request = le service en marche n'a pas pu lire la demande (détail technique : { $detail })
+admin-no-channel = ce service n'a pas de canal de certification
+admin-not-a-service-request = ce n'est pas une demande du service en marche : { $op }
+admin-nif-taken = l'organisation « { $other } » certifie déjà le NIF { $nif } sur l'appareil « { $device } » : un NIF, une organisation par appareil
+admin-no-entry = aucune entrée n° { $sequence } dans le registre { $environment ->
+    [sandbox] du bac à sable
+   *[production] de production
+}
+admin-no-entry-here = aucune entrée n° { $sequence } de cette organisation dans le registre { $environment ->
+    [sandbox] du bac à sable
+   *[production] de production
+}
+admin-no-entry-rn = aucune facture « { $rn } » de l'organisation « { $org } » dans le registre { $environment ->
+    [sandbox] du bac à sable
+   *[production] de production
+}
+admin-no-organization = aucune organisation « { $id } »
+admin-no-token = aucun jeton du tableau de bord « { $id } »
+admin-no-key-here = aucune clé API « { $id } » dans cette organisation
+admin-ack-needs-who-and-why = dites qui prend en compte l'anomalie (--by) et pourquoi (--note)
+admin-bad-org-id = l'identifiant d'organisation « { $id } » n'est pas valable : 1 à 32 caractères parmi a-z, 0-9 et -
+admin-bad-identity-field = le { $name } « { $value } » n'est pas valable : 1 à 20 caractères ASCII imprimables, sans , ; : & < > ^
+admin-bad-emails = adresses e-mail des administrateurs : { $max } au plus, chacune comme nom@exemple.cd
+admin-empty-name-or-device = le nom et l'appareil de l'organisation ne peuvent pas être vides
+admin-bad-label = le libellé prend 100 caractères au plus, sans caractère de contrôle
+admin-bad-max-invoice-total = le plafond par facture { $value } n'est pas valable : un montant en CDF supérieur à 0, avec 2 décimales au plus, d'au plus { $max }
+admin-entry-by-sequence-or-rn = désignez une entrée par son numéro, ou par --org et --rn
+admin-probe-needs-service = un appareil se sonde par le service en marche (ou par la CLI sur son port quand le service est arrêté), pas sur le registre
+admin-nif-needs-service = ce qu'un appareil a dit de son NIF n'est connu que du service en marche, pas du registre
+admin-intents-need-service = les factures en doute sont listées et réglées par le service en marche (il interroge les canaux) : démarrez-le, puis relancez la commande
+
+## la liaison d'un boîtier (src/device) : ce qu'une personne lit ; le texte de la liaison en détail
+device-unavailable = l'appareil n'est pas disponible (détail technique : { $detail })
+device-queue-full = la file d'attente de l'appareil est pleine : réessayez dans un instant
+device-no-answer = l'appareil n'a pas répondu à la commande { $command }
+device-disconnected = la liaison avec l'appareil a été perdue
+device-outcome-unknown = l'issue de la finalisation (38h) est inconnue : la passerelle la règle avec l'appareil
+device-unreadable-state = l'état du boîtier (C1h) ne peut pas être lu (détail technique : { $detail })
+device-bad-reply = la réponse à la commande { $command } ne peut pas être lue (détail technique : { $detail })
+device-not-sent = la commande n'a pas été envoyée : elle ne tient pas dans une trame (détail technique : { $detail })
+device-shutting-down = la liaison avec l'appareil s'arrête
+device-job-aborted = le travail sur l'appareil s'est terminé sans réponse : la passerelle le règle avec l'appareil
+device-blocked-state = son état (C1h) ne peut pas être lu : { $detail }
+device-blocked-memory-full = sa mémoire fiscale est pleine (bit d'état S2.1)
+device-blocked-dgi-overdue = il n'a pas joint le serveur de la DGI depuis trop longtemps (bit d'état S3.0)

@@ -11,6 +11,7 @@ use super::{Admin, AdminError};
 use crate::model::{
     DeviceTotals, Environment, GroupAmounts, InvoiceContent, RegisterEntry, FISCAL_CURRENCY,
 };
+use crate::msg;
 
 /// Certification days, inclusive, read in the configured time zone: what a search and an
 /// export by period keep.
@@ -240,17 +241,20 @@ impl Admin {
         rn: &str,
     ) -> Result<InvoiceRecord, AdminError> {
         if self.store.organization(org)?.is_none() {
-            return Err(AdminError::NotFound(format!(
-                "no organization with id {org:?}"
+            return Err(AdminError::NotFound(msg!(
+                "admin-no-organization",
+                id = org
             )));
         }
         let entry = self
             .store
             .entry_by_rn(org, environment, rn)?
             .ok_or_else(|| {
-                AdminError::NotFound(format!(
-                    "no {} register entry with rn {rn:?} for {org:?}",
-                    environment.as_str()
+                AdminError::NotFound(msg!(
+                    "admin-no-entry-rn",
+                    environment = environment.as_str(),
+                    rn = rn,
+                    org = org
                 ))
             })?;
         self.invoice_record(entry)

@@ -30,25 +30,54 @@ use rust_decimal::Decimal;
 
 use crate::certify::invoice::MAX_AMOUNT;
 
+use crate::i18n::{Localized, Message};
 use crate::keys;
 use crate::model::{AnomalyRecord, Environment, KeyRecord, Organization, Plan, RegisterEntry};
+use crate::msg;
 use crate::store::{Store, StoreError, VerifyReport};
 
-/// Why an administration request failed.
+/// Why an administration request failed. A person reads its [`Localized::message`] (the CLI,
+/// the dashboard); `Display` is the English one, for logs.
 #[derive(Debug, thiserror::Error)]
 pub enum AdminError {
     /// The request is wrong (unknown id, bad value).
     #[error("{0}")]
-    Invalid(String),
+    Invalid(Message),
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// The admin socket failed.
+    /// The admin socket failed (the operating system's or the encoding's text).
     #[error("admin socket: {0}")]
     Socket(String),
+    /// This account may not use the running service's admin socket (owner only).
+    #[error("admin socket {}: permission denied", .0.display())]
+    SocketDenied(std::path::PathBuf),
     /// Nothing with this id in the organization asked about.
     #[error("{0}")]
-    NotFound(String),
+    NotFound(Message),
+    /// The running service refused the request: its text, already in the language the
+    /// request asked for (the admin socket carries the reader's language).
+    #[error("{0}")]
+    Service(String),
+    /// A fault of the gateway itself (an answer that cannot be encoded, a task that failed):
+    /// its technical text.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Localized for AdminError {
+    fn message(&self) -> Message {
+        match self {
+            AdminError::Invalid(message) | AdminError::NotFound(message) => message.clone(),
+            AdminError::Store(error) => error.message(),
+            AdminError::Socket(detail) => msg!("admin-socket-failed", detail = detail),
+            AdminError::SocketDenied(path) => {
+                msg!("admin-socket-denied", path = path.display().to_string())
+            }
+            AdminError::Service(text) => msg!("admin-service-said", text = text),
+            AdminError::Internal(detail) => msg!("admin-internal", detail = detail),
+        }
+    }
 }
 
 /// Quota settings needed to show quota use.
@@ -90,9 +119,11 @@ impl Admin {
             .into_iter()
             .find(|o| o.id != org.id && o.nif == org.nif && o.device == org.device)
         {
-            return Err(AdminError::Invalid(format!(
-                "organization {:?} already certifies NIF {} on device {:?}: one NIF, one organization per device",
-                other.id, org.nif, org.device
+            return Err(AdminError::Invalid(msg!(
+                "admin-nif-taken",
+                other = other.id.as_str(),
+                nif = org.nif.as_str(),
+                device = org.device.as_str()
             )));
         }
         self.store.save_organization(org.clone())?;
@@ -157,9 +188,10 @@ impl Admin {
         sequence: u64,
     ) -> Result<RegisterEntry, AdminError> {
         self.store.entry(environment, sequence)?.ok_or_else(|| {
-            AdminError::Invalid(format!(
-                "no {} register entry with sequence {sequence}",
-                environment.as_str()
+            AdminError::NotFound(msg!(
+                "admin-no-entry",
+                environment = environment.as_str(),
+                sequence = sequence
             ))
         })
     }
@@ -187,9 +219,7 @@ impl Admin {
         note: &str,
     ) -> Result<AnomalyRecord, AdminError> {
         if by.trim().is_empty() || note.trim().is_empty() {
-            return Err(AdminError::Invalid(
-                "say who acknowledges the anomaly (--by) and why (--note)".into(),
-            ));
+            return Err(AdminError::Invalid(msg!("admin-ack-needs-who-and-why")));
         }
         Ok(self.store.acknowledge_fiscal_anomaly(id, by, note)?)
     }
@@ -213,7 +243,7 @@ impl Admin {
     fn organization(&self, id: &str) -> Result<Organization, AdminError> {
         self.store
             .organization(id)?
-            .ok_or_else(|| AdminError::Invalid(format!("no organization with id {id:?}")))
+            .ok_or_else(|| AdminError::Invalid(msg!("admin-no-organization", id = id)))
     }
 }
 
@@ -232,19 +262,22 @@ fn check_organization(org: &Organization) -> Result<(), AdminError> {
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
     if !id_ok {
-        return Err(AdminError::Invalid(
-            "organization id: 1 to 32 characters among a-z, 0-9 and '-'".to_string(),
-        ));
+        return Err(AdminError::Invalid(msg!(
+            "admin-bad-org-id",
+            id = org.id.as_str()
+        )));
     }
-    for (name, value) in [("nif", &org.nif), ("isf", &org.isf)] {
+    for (name, value) in [("NIF", &org.nif), ("ISF", &org.isf)] {
         let ok = !value.is_empty()
             && value.len() <= 20
             && value
                 .bytes()
                 .all(|b| b.is_ascii_graphic() && !b",;:&<>^".contains(&b));
         if !ok {
-            return Err(AdminError::Invalid(format!(
-                "{name}: 1 to 20 printable ASCII characters, no , ; : & < > ^"
+            return Err(AdminError::Invalid(msg!(
+                "admin-bad-identity-field",
+                name = name,
+                value = value.as_str()
             )));
         }
     }
@@ -254,22 +287,22 @@ fn check_organization(org: &Organization) -> Result<(), AdminError> {
             .iter()
             .all(|a| crate::model::is_plausible_email(a))
     {
-        return Err(AdminError::Invalid(format!(
-            "admin e-mail addresses: at most {}, each like name@example.cd",
-            Organization::MAX_ADMIN_EMAILS
+        return Err(AdminError::Invalid(msg!(
+            "admin-bad-emails",
+            max = Organization::MAX_ADMIN_EMAILS
         )));
     }
     if let Some(max) = org.max_invoice_total {
         if !is_valid_max_invoice_total(max) {
-            return Err(AdminError::Invalid(format!(
-                "max invoice total {max}: an amount in CDF above 0, with at most 2 decimals, at most {MAX_AMOUNT}"
+            return Err(AdminError::Invalid(msg!(
+                "admin-bad-max-invoice-total",
+                value = max.to_string(),
+                max = MAX_AMOUNT.to_string()
             )));
         }
     }
     if org.name.trim().is_empty() || org.device.trim().is_empty() {
-        return Err(AdminError::Invalid(
-            "organization name and device must not be empty".to_string(),
-        ));
+        return Err(AdminError::Invalid(msg!("admin-empty-name-or-device")));
     }
     Ok(())
 }

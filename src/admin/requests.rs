@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::scoped::Search;
 use super::{Admin, AdminError};
 use crate::model::{Environment, Organization};
+use crate::msg;
 use crate::store::EntryFilter;
 
 /// One administration request (the admin socket's wire format, one JSON per line).
@@ -239,9 +240,7 @@ impl Admin {
             } => json(match (sequence, org, rn) {
                 (Some(sequence), None, None) => self.log_invoice(environment, sequence),
                 (None, Some(org), Some(rn)) => self.log_invoice_by_rn(&org, environment, &rn),
-                _ => Err(AdminError::Invalid(
-                    "name an entry by its sequence, or by --org and --rn".into(),
-                )),
+                _ => Err(AdminError::Invalid(msg!("admin-entry-by-sequence-or-rn"))),
             }),
             AdminRequest::LogLength { environment } => json(self.log_length(environment)),
             AdminRequest::LogVerify => json(self.log_verify()),
@@ -281,22 +280,14 @@ impl Admin {
             AdminRequest::FiscalAnomalyAck { id, by, note } => {
                 json(self.fiscal_anomaly_ack(id, &by, &note))
             }
-            AdminRequest::DeviceProbe { .. } => Err(AdminError::Invalid(
-                "a device is probed by the running service (or by the CLI on the port when \
-                 the service is stopped), not on the register"
-                    .into(),
-            )),
-            AdminRequest::DeviceNif { .. } => Err(AdminError::Invalid(
-                "what a device last said of its NIF is known by the running service only, \
-                 not by the register"
-                    .into(),
-            )),
+            AdminRequest::DeviceProbe { .. } => {
+                Err(AdminError::Invalid(msg!("admin-probe-needs-service")))
+            }
+            AdminRequest::DeviceNif { .. } => {
+                Err(AdminError::Invalid(msg!("admin-nif-needs-service")))
+            }
             AdminRequest::IntentList | AdminRequest::IntentResolve { .. } => {
-                Err(AdminError::Invalid(
-                    "invoices in doubt are listed and settled by the running service (it asks \
-                     the channels): start it, then run the command again"
-                        .into(),
-                ))
+                Err(AdminError::Invalid(msg!("admin-intents-need-service")))
             }
         }
     }
@@ -304,6 +295,5 @@ impl Admin {
 
 /// The JSON of a typed answer.
 fn json<T: Serialize>(answer: Result<T, AdminError>) -> Result<Value, AdminError> {
-    serde_json::to_value(answer?)
-        .map_err(|e| AdminError::Invalid(format!("answer not encodable: {e}")))
+    serde_json::to_value(answer?).map_err(|e| AdminError::Internal(e.to_string()))
 }

@@ -12,6 +12,7 @@ use super::audit::Period;
 use super::token;
 use super::{Admin, AdminError};
 use crate::model::{Environment, KeyRecord, RegisterEntry};
+use crate::msg;
 use crate::store::DashboardToken;
 
 /// Filters and cursor of a register search.
@@ -88,9 +89,7 @@ impl Admin {
     pub fn dashboard_token_issue(&self, org: &str, label: &str) -> Result<IssuedToken, AdminError> {
         self.organization(org)?;
         if label.chars().count() > 100 || label.chars().any(char::is_control) {
-            return Err(AdminError::Invalid(
-                "label: at most 100 characters, no control characters".to_string(),
-            ));
+            return Err(AdminError::Invalid(msg!("admin-bad-label")));
         }
         let issued = token::issue(org, label, Utc::now());
         self.store.issue_dashboard_token(issued.record.clone())?;
@@ -110,7 +109,7 @@ impl Admin {
     /// Revokes a dashboard token: it signs in no more and its sessions end.
     pub fn dashboard_token_revoke(&self, id: &str) -> Result<PublicToken, AdminError> {
         if self.store.dashboard_token(id)?.is_none() {
-            return Err(AdminError::NotFound(format!("no dashboard token {id:?}")));
+            return Err(AdminError::NotFound(msg!("admin-no-token", id = id)));
         }
         Ok(public(&self.store.revoke_dashboard_token(id)?))
     }
@@ -143,9 +142,7 @@ impl Admin {
     ) -> Result<KeyRecord, AdminError> {
         match self.store.key(id)? {
             Some(key) if key.org == org => Ok(self.store.set_key_enabled(id, enabled)?),
-            _ => Err(AdminError::NotFound(format!(
-                "no API key {id:?} in this organization"
-            ))),
+            _ => Err(AdminError::NotFound(msg!("admin-no-key-here", id = id))),
         }
     }
 
@@ -200,9 +197,10 @@ impl Admin {
     ) -> Result<RegisterEntry, AdminError> {
         match self.store.entry(env, sequence)? {
             Some(entry) if entry.request.org == org => Ok(entry),
-            _ => Err(AdminError::NotFound(format!(
-                "no {} register entry {sequence} in this organization",
-                env.as_str()
+            _ => Err(AdminError::NotFound(msg!(
+                "admin-no-entry-here",
+                environment = env.as_str(),
+                sequence = sequence
             ))),
         }
     }

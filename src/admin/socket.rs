@@ -2,6 +2,9 @@
 //! user only) on which the running service takes one JSON `AdminRequest` per line and answers
 //! one JSON line, `{"ok": ...}` or `{"error": "..."}`. The CLI uses it while the service
 //! runs, and opens the store itself when it does not.
+//!
+//! A request may carry `"lang": "fr"` or `"en"` next to its `op` (since 1.6.0): the error's
+//! text is then in that language, the CLI's, else in the service's default language.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -17,6 +20,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use super::{Admin, AdminError, AdminRequest};
+use crate::i18n::{default_lang, Lang, Localized, Message};
+use crate::msg;
 
 /// The socket's path in a state directory.
 pub fn path_in(state_dir: &Path) -> PathBuf {
@@ -24,12 +29,14 @@ pub fn path_in(state_dir: &Path) -> PathBuf {
 }
 
 /// Answers the requests only the running service can ([`AdminRequest::needs_service`]:
-/// a device probe, the invoices in doubt): they need the channels, which are async.
+/// a device probe, the invoices in doubt): they need the channels, which are async. Texts
+/// (a probe's words, an error) are in the given language.
 pub type ServiceRequests = Arc<
     dyn Fn(
             AdminRequest,
+            Lang,
         )
-            -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, String>> + Send>>
+            -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, Message>> + Send>>
         + Send
         + Sync,
 >;
@@ -83,23 +90,25 @@ async fn serve_client(
     let (read, mut write) = stream.into_split();
     let mut lines = AsyncBufReader::new(read.take(MAX_LINE as u64 * 64)).lines();
     while let Some(line) = lines.next_line().await? {
-        let answer = match serde_json::from_str::<AdminRequest>(&line) {
+        let (request, lang) = read_request(&line);
+        let refused = |message: Message| json!({ "error": message.render(lang) });
+        let answer = match request {
             Ok(request) if request.needs_service() => match &service_requests {
-                Some(service_requests) => match service_requests(request).await {
+                Some(service_requests) => match service_requests(request, lang).await {
                     Ok(value) => json!({ "ok": value }),
-                    Err(error) => json!({ "error": error }),
+                    Err(error) => refused(error),
                 },
-                None => json!({ "error": "this service has no certification channel" }),
+                None => refused(msg!("admin-no-channel")),
             },
             Ok(request) => {
                 let admin = Arc::clone(&admin);
                 match tokio::task::spawn_blocking(move || admin.handle(request)).await {
                     Ok(Ok(value)) => json!({ "ok": value }),
-                    Ok(Err(error)) => json!({ "error": error.to_string() }),
-                    Err(error) => json!({ "error": format!("internal: {error}") }),
+                    Ok(Err(error)) => refused(error.message()),
+                    Err(error) => refused(AdminError::Internal(error.to_string()).message()),
                 }
             }
-            Err(error) => json!({ "error": format!("bad request: {error}") }),
+            Err(error) => refused(msg!("admin-bad-request", detail = error.to_string())),
         };
         let mut bytes = serde_json::to_vec(&answer).unwrap_or_else(|_| b"{}".to_vec());
         bytes.push(b'\n');
@@ -108,10 +117,26 @@ async fn serve_client(
     Ok(())
 }
 
+/// A request line: the request, and the language its answer's texts are to be in (`lang`,
+/// else the service's default).
+fn read_request(line: &str) -> (Result<AdminRequest, serde_json::Error>, Lang) {
+    let value = match serde_json::from_str::<Value>(line) {
+        Ok(value) => value,
+        Err(error) => return (Err(error), default_lang()),
+    };
+    let lang = value
+        .get("lang")
+        .and_then(Value::as_str)
+        .and_then(Lang::parse)
+        .unwrap_or_else(default_lang);
+    (serde_json::from_value(value), lang)
+}
+
 use tokio::io::AsyncReadExt as _;
 
-/// Sends one request to the service at `path`. `Ok(None)` when no service listens there.
-pub fn call(path: &Path, request: &AdminRequest) -> Result<Option<Value>, AdminError> {
+/// Sends one request to the service at `path`, asking for its texts in `lang`. `Ok(None)`
+/// when no service listens there.
+pub fn call(path: &Path, request: &AdminRequest, lang: Lang) -> Result<Option<Value>, AdminError> {
     let mut stream = match StdUnixStream::connect(path) {
         Ok(stream) => stream,
         Err(error)
@@ -122,9 +147,17 @@ pub fn call(path: &Path, request: &AdminRequest) -> Result<Option<Value>, AdminE
         {
             return Ok(None)
         }
+        Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Err(AdminError::SocketDenied(path.to_path_buf()))
+        }
         Err(error) => return Err(AdminError::Socket(error.to_string())),
     };
-    let mut line = serde_json::to_vec(request).map_err(|e| AdminError::Socket(e.to_string()))?;
+    let mut request =
+        serde_json::to_value(request).map_err(|e| AdminError::Socket(e.to_string()))?;
+    if let Some(fields) = request.as_object_mut() {
+        fields.insert("lang".to_owned(), Value::from(lang.code()));
+    }
+    let mut line = serde_json::to_vec(&request).map_err(|e| AdminError::Socket(e.to_string()))?;
     line.push(b'\n');
     stream
         .write_all(&line)
@@ -136,7 +169,7 @@ pub fn call(path: &Path, request: &AdminRequest) -> Result<Option<Value>, AdminE
     let value: Value =
         serde_json::from_str(&answer).map_err(|e| AdminError::Socket(e.to_string()))?;
     if let Some(error) = value.get("error").and_then(Value::as_str) {
-        return Err(AdminError::Invalid(error.to_string()));
+        return Err(AdminError::Service(error.to_string()));
     }
     Ok(Some(value.get("ok").cloned().unwrap_or(Value::Null)))
 }

@@ -22,6 +22,7 @@ use crate::certify::journal::Journal;
 use crate::certify::reconcile::InDoubt;
 use crate::certify::status::{ChannelView, Problem};
 use crate::certify::CertifyError;
+use crate::i18n::Lang;
 use crate::model::{Environment, Intent, IntentId, Organization, ProbeReport, RegisterEntry};
 
 /// One valid, admitted invoice, as a channel gets it.
@@ -99,8 +100,8 @@ pub trait Channel: Send + Sync {
     /// `None` until it has said.
     fn known_nif(&self) -> Option<String>;
 
-    /// What a technician needs on first contact (`device probe`).
-    fn probe(&self) -> BoxFuture<'_, Result<ProbeReport, CertifyError>>;
+    /// What a technician needs on first contact (`device probe`), its words in `lang`.
+    fn probe(&self, lang: Lang) -> BoxFuture<'_, Result<ProbeReport, CertifyError>>;
 
     /// The register, given once when the service starts (a channel that needs it to tell its
     /// own requests from others keeps it).

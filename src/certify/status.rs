@@ -244,7 +244,11 @@ impl Certifier {
 
     /// Probes a configured channel (`device probe` through the admin socket): `device`, or
     /// the only configured one.
-    pub async fn probe(&self, device: Option<&str>) -> Result<ProbeReport, CertifyError> {
+    pub async fn probe(
+        &self,
+        device: Option<&str>,
+        lang: crate::i18n::Lang,
+    ) -> Result<ProbeReport, CertifyError> {
         let names = self.channels.configured_names();
         let name = match device {
             Some(name) => name.to_string(),
@@ -262,7 +266,7 @@ impl Certifier {
                 names.join(", ")
             )));
         };
-        channel.probe().await
+        channel.probe(lang).await
     }
 }
 

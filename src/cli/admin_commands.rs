@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use serde_json::Value;
 
+use super::errors::Say;
 use super::{CsvSeparator, LogCommand};
 use crate::admin::audit::InvoiceRecord;
 use crate::admin::{csv, socket, Admin, AdminRequest, QuotaSettings};
@@ -13,7 +14,7 @@ use crate::config::Config;
 use crate::i18n::{default_lang, format};
 use crate::model::{Environment, RegisterEntry};
 use crate::msg;
-use crate::store::{Store, StoreError, StoreOptions};
+use crate::store::{Store, StoreError, StoreOptions, VerifyReport};
 
 /// Runs `request` on the service if it runs, else on the store.
 pub(super) fn run(config: &Config, request: AdminRequest) -> anyhow::Result<Value> {
@@ -46,7 +47,7 @@ impl<'a> Runner<'a> {
             return Ok(admin.handle(request)?);
         }
         let state_dir = self.config.resolved_state_dir();
-        if let Some(answer) = socket::call(&socket::path_in(state_dir), &request)? {
+        if let Some(answer) = socket::call(&socket::path_in(state_dir), &request, default_lang())? {
             return Ok(answer);
         }
         // Only `org add` starts a register; any other command run from the wrong folder
@@ -64,16 +65,11 @@ impl<'a> Runner<'a> {
         };
         let opened = Store::open_with(state_dir, &options);
         super::export::clear(&bar);
+        let dir = || state_dir.display().to_string();
         let store = match opened {
             Ok(store) => store,
-            Err(StoreError::Locked) => bail!(
-                "{} is held by a running gateway whose admin socket does not answer; check the service",
-                state_dir.display()
-            ),
-            Err(error) => {
-                return Err(error)
-                    .with_context(|| format!("opening the register in {}", state_dir.display()))
-            }
+            Err(StoreError::Locked) => bail!(msg!("cli-register-held", dir = dir())),
+            Err(error) => return Err(error).say(|| msg!("cli-register-open", dir = dir())),
         };
         let admin = self
             .local
@@ -176,15 +172,11 @@ pub(super) fn rebuild_index(config: &Config, force: bool) -> anyhow::Result<()> 
             super::export::clear(&bar);
             Ok(store)
         }
-        Err(StoreError::Locked) => Err(anyhow::anyhow!(
-            "{}",
-            msg!(
-                "cli-index-service-running",
-                dir = state_dir.display().to_string()
-            )
-            .render(lang)
-        )),
-        Err(error) => Err(anyhow::Error::from(error).context("rebuilding the index")),
+        Err(StoreError::Locked) => Err(anyhow::Error::new(msg!(
+            "cli-index-service-running",
+            dir = state_dir.display().to_string()
+        ))),
+        Err(error) => Err(error).say(|| msg!("cli-index-rebuild-failed")),
     };
     let before = set_aside(state_dir);
     let mut store = open()?;
@@ -194,7 +186,7 @@ pub(super) fn rebuild_index(config: &Config, force: bool) -> anyhow::Result<()> 
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
         let to = state_dir.join(format!("index.sled.stale-{stamp}"));
         std::fs::rename(state_dir.join("index.sled"), &to)
-            .with_context(|| format!("moving the index aside to {}", to.display()))?;
+            .say(|| msg!("cli-index-move-aside", to = to.display().to_string()))?;
         aside.push(
             to.file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -202,7 +194,9 @@ pub(super) fn rebuild_index(config: &Config, force: bool) -> anyhow::Result<()> 
         );
         store = open()?;
     }
-    print_json(&serde_json::to_value(store.verify()?)?)?;
+    let report = store.verify()?;
+    print_json(&serde_json::to_value(&report)?)?;
+    eprintln!("{}", verified(&report).render(lang));
     if aside.is_empty() {
         eprintln!("{}", msg!("cli-index-agrees").render(lang));
     } else {
@@ -316,10 +310,22 @@ pub(super) fn log(config: &Config, command: LogCommand) -> anyhow::Result<()> {
             super::export::export(config, request)
         }
         LogCommand::Verify => {
-            let report = run(config, AdminRequest::LogVerify)?;
-            print_json(&report)?;
-            eprintln!("journal verified: every CRC and the hash chain are intact");
+            let value = run(config, AdminRequest::LogVerify)?;
+            print_json(&value)?;
+            let report: VerifyReport = serde_json::from_value(value)?;
+            eprintln!("{}", verified(&report).render(default_lang()));
             Ok(())
         }
     }
+}
+
+/// What `log verify` found, in words (the JSON on stdout is for scripts).
+fn verified(report: &VerifyReport) -> crate::i18n::Message {
+    msg!(
+        "cli-log-verified",
+        records = report.records,
+        certified = report.certified,
+        kept = report.invoices_kept,
+        head = report.head_sha256.as_str()
+    )
 }

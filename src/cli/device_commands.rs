@@ -4,31 +4,37 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 
-use super::admin_commands::run_request;
+use super::admin_commands::{print_table, run_request};
+use super::errors::Say;
 use super::{AnomaliesCommand, DeviceCommand};
 use crate::admin::{socket, AdminRequest};
 use crate::config::Config;
 use crate::device::capture::Capture;
 use crate::device::probe::{probe, ProbeReport};
+use crate::i18n::{default_lang, format, Lang};
 use crate::model::AnomalyRecord;
+use crate::msg;
 
 pub(super) fn run(config: &Config, command: DeviceCommand) -> anyhow::Result<()> {
+    let lang = default_lang();
     match command {
         DeviceCommand::Probe {
             device,
             capture,
             json,
         } => {
-            let report = probe_device(config, device, capture.as_deref())?;
+            // The JSON keeps the English words scripts read before 1.6.0.
+            let words = if json { Lang::En } else { lang };
+            let report = probe_device(config, device, capture.as_deref(), words)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                print!("{}", probe_text(&report));
+                print!("{}", probe_text(&report, lang));
             }
             if !report.errors.is_empty() {
-                bail!("the box did not answer every question (see the errors above)");
+                bail!(msg!("cli-probe-incomplete"));
             }
             Ok(())
         }
@@ -39,7 +45,7 @@ pub(super) fn run(config: &Config, command: DeviceCommand) -> anyhow::Result<()>
                 return Ok(());
             }
             let anomalies: Vec<AnomalyRecord> = serde_json::from_value(value)?;
-            print_anomalies(&anomalies, config);
+            print_anomalies(&anomalies, config, lang);
             Ok(())
         }
         DeviceCommand::Anomalies(AnomaliesCommand::Ack { id, by, note }) => {
@@ -47,71 +53,85 @@ pub(super) fn run(config: &Config, command: DeviceCommand) -> anyhow::Result<()>
             let record: AnomalyRecord = serde_json::from_value(value)?;
             match &record.acknowledged {
                 Some(ack) => println!(
-                    "fiscal anomaly {} acknowledged by {} on {}: {}",
-                    record.id,
-                    ack.by,
-                    ack.at
-                        .with_timezone(&config.offset())
-                        .format("%Y-%m-%d %H:%M %:z"),
-                    ack.note
+                    "{}",
+                    msg!(
+                        "cli-anomaly-acknowledged",
+                        id = record.id,
+                        by = ack.by.as_str(),
+                        at = format::date_time(ack.at, config.offset(), lang),
+                        note = ack.note.as_str()
+                    )
+                    .render(lang)
                 ),
-                None => bail!("fiscal anomaly {id} is not acknowledged"),
+                None => bail!(msg!("cli-anomaly-not-acknowledged", id = id)),
             }
             Ok(())
         }
     }
 }
 
-/// Through the running service if there is one, else on the port itself.
+/// Through the running service if there is one, else on the port itself; the report's words
+/// in `lang`.
 fn probe_device(
     config: &Config,
     device: Option<String>,
     capture: Option<&Path>,
+    lang: Lang,
 ) -> anyhow::Result<ProbeReport> {
+    let known = names(config);
+    if let Some(name) = &device {
+        let configured = if config.has_devices() {
+            config.device(name).is_some()
+        } else {
+            name == super::demo::EMBEDDED_DEVICE
+        };
+        if !configured {
+            bail!(msg!(
+                "cli-probe-unknown-device",
+                name = name.as_str(),
+                known = known
+            ));
+        }
+    }
     let request = AdminRequest::DeviceProbe {
         device: device.clone(),
     };
     let socket = socket::path_in(config.resolved_state_dir());
-    if let Some(answer) = socket::call(&socket, &request)? {
+    if let Some(answer) = socket::call(&socket, &request, lang)? {
         if capture.is_some() {
             eprintln!(
-                "note: the running service owns the port, so --capture is ignored; start the \
-                 service with `serve --capture FILE` to capture its traffic"
+                "{}",
+                msg!("cli-probe-capture-ignored").render(default_lang())
             );
         }
         return Ok(serde_json::from_value(answer)?);
     }
     if config.devices.is_empty() {
-        bail!(
-            "no [[devices]] in the configuration: nothing to probe (demo mode uses the bundled \
-             simulator; `serve` probes it through the running service)"
-        );
+        bail!(msg!("cli-probe-no-devices"));
     }
     let entry = match &device {
-        Some(name) => config.device(name).with_context(|| {
-            format!(
-                "no configured device is named {name:?} (configured: {})",
-                names(config)
+        Some(name) => config.device(name).ok_or_else(|| {
+            msg!(
+                "cli-probe-unknown-device",
+                name = name.as_str(),
+                known = known
             )
         })?,
         None if config.devices.len() == 1 => &config.devices[0],
-        None => bail!(
-            "several devices are configured ({}): name one with --device",
-            names(config)
-        ),
+        None => bail!(msg!("cli-probe-which-device", known = known)),
     };
     let mut device_config = entry.device_config();
     device_config.health_interval = None;
     if let Some(path) = capture {
         device_config.capture = Some(
             Capture::create(path)
-                .with_context(|| format!("creating the wire capture {}", path.display()))?,
+                .say(|| msg!("cli-capture-create", path = path.display().to_string()))?,
         );
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .context("starting the async runtime")?;
+        .say(|| msg!("cli-runtime-failed"))?;
     let wait = entry.timing().command_budget * 2 + Duration::from_secs(1);
     runtime.block_on(async move {
         let handle = crate::device::spawn(device_config);
@@ -120,21 +140,25 @@ fn probe_device(
             if tokio::time::Instant::now() >= deadline {
                 let why = handle.status().last_error.unwrap_or_default();
                 handle.shutdown().await;
-                bail!(
-                    "the box on {} does not answer ({why}); check the cable, the power, the \
-                     baud rate and that no other program holds the port",
-                    entry.path.display()
-                );
+                bail!(msg!(
+                    "cli-probe-silent",
+                    path = entry.path.display().to_string(),
+                    detail = why
+                ));
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        let report = probe(&handle).await;
+        let report = probe(&handle, lang).await;
         handle.shutdown().await;
         Ok(report?)
     })
 }
 
+/// The configured devices' names (the bundled simulator's without any).
 fn names(config: &Config) -> String {
+    if !config.has_devices() {
+        return super::demo::EMBEDDED_DEVICE.to_owned();
+    }
     config
         .devices
         .iter()
@@ -143,66 +167,79 @@ fn names(config: &Config) -> String {
         .join(", ")
 }
 
-fn print_anomalies(anomalies: &[AnomalyRecord], config: &Config) {
+fn print_anomalies(anomalies: &[AnomalyRecord], config: &Config, lang: Lang) {
     if anomalies.is_empty() {
-        println!("no fiscal anomaly: every box's counters follow the register");
+        println!("{}", msg!("cli-anomalies-none").render(lang));
         return;
     }
-    println!(
-        "{:<6} {:<22} {:<12} {:<14} {:<30} {:<28} {:<22} ACKNOWLEDGED",
-        "ID", "DETECTED", "DEVICE", "NIM", "WHAT", "REGISTER KNEW", "BOX SAID"
-    );
-    for record in anomalies {
-        let a = &record.anomaly;
-        println!(
-            "{:<6} {:<22} {:<12} {:<14} {:<30} {:<28} {:<22} {}",
-            record.id,
-            record
-                .detected_at
-                .with_timezone(&config.offset())
-                .format("%Y-%m-%d %H:%M %:z")
-                .to_string(),
-            a.device,
-            a.nim,
-            a.kind.describe(),
-            format!(
-                "NIF {} TC {} (entry {})",
-                a.known.nif, a.known.tc, a.known.sequence
-            ),
-            format!("NIF {} TC {} ({})", a.seen_nif, a.seen_tc, a.seen_in),
-            record.acknowledged.as_ref().map_or_else(
-                || "no".to_string(),
-                |ack| format!("by {}: {}", ack.by, ack.note)
-            ),
-        );
-    }
+    let rows = anomalies
+        .iter()
+        .map(|record| {
+            let a = &record.anomaly;
+            [
+                record.id.to_string(),
+                format::date_time(record.detected_at, config.offset(), lang),
+                a.device.clone(),
+                a.nim.clone(),
+                a.kind.describe().render(lang),
+                msg!(
+                    "cli-anomaly-register-knew",
+                    nif = a.known.nif.as_str(),
+                    tc = a.known.tc,
+                    sequence = a.known.sequence
+                )
+                .render(lang),
+                msg!(
+                    "cli-anomaly-box-said",
+                    nif = a.seen_nif.as_str(),
+                    tc = a.seen_tc,
+                    place = a.seen_in.as_str()
+                )
+                .render(lang),
+                record.acknowledged.as_ref().map_or_else(
+                    || msg!("no").render(lang),
+                    |ack| {
+                        msg!(
+                            "cli-anomaly-ack-by",
+                            by = ack.by.as_str(),
+                            note = ack.note.as_str()
+                        )
+                        .render(lang)
+                    },
+                ),
+            ]
+        })
+        .collect();
+    let header = msg!("cli-anomalies-header").render(lang);
+    print_table(&[6, 22, 12, 14, 30, 28, 22], &header, rows);
 }
 
 /// The report in plain words, for the terminal.
-fn probe_text(report: &ProbeReport) -> String {
-    let mut out = String::new();
-    let line = |out: &mut String, label: &str, value: &str| {
-        out.push_str(&format!("{label:<22}{value}\n"));
+fn probe_text(report: &ProbeReport, lang: Lang) -> String {
+    let mut lines: Vec<[String; 2]> = Vec::new();
+    let mut line = |label: crate::i18n::Message, value: String| {
+        lines.push([label.render(lang), value]);
     };
-    let or_unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".to_owned());
-    line(&mut out, "device", &report.device);
-    line(&mut out, "machine id (NIM)", &or_unknown(&report.nim));
-    line(&mut out, "taxpayer NIF", &or_unknown(&report.nif));
-    line(&mut out, "box clock", &or_unknown(&report.clock));
+    let unknown = || msg!("cli-probe-unknown").render(lang);
+    let or_unknown = |v: &Option<String>| v.clone().unwrap_or_else(unknown);
+    line(msg!("cli-probe-device"), report.device.clone());
+    line(msg!("cli-probe-nim"), or_unknown(&report.nim));
+    line(msg!("cli-probe-nif"), or_unknown(&report.nif));
+    line(msg!("cli-probe-clock"), or_unknown(&report.clock));
     line(
-        &mut out,
-        "counters",
-        &report.counters.map_or_else(
-            || "unknown".to_owned(),
-            |(tc, fvc, frc)| format!("{tc} invoices ({fvc} sales, {frc} credit notes)"),
-        ),
+        msg!("cli-probe-counters"),
+        report.counters.map_or_else(unknown, |(tc, fvc, frc)| {
+            msg!("cli-probe-counters-value", tc = tc, fvc = fvc, frc = frc).render(lang)
+        }),
     );
-    line(&mut out, "last invoice", &or_unknown(&report.last_invoice));
     line(
-        &mut out,
-        "VAT rates",
-        &report.rates.as_ref().map_or_else(
-            || "not in its C1h: the configured rates are used".to_owned(),
+        msg!("cli-probe-last-invoice"),
+        or_unknown(&report.last_invoice),
+    );
+    line(
+        msg!("cli-probe-rates"),
+        report.rates.as_ref().map_or_else(
+            || msg!("cli-probe-rates-configured").render(lang),
             |rates| {
                 rates
                     .iter()
@@ -215,45 +252,67 @@ fn probe_text(report: &ProbeReport) -> String {
     );
     if let Some((code, rate, date)) = &report.currency {
         line(
-            &mut out,
-            "currency (C1h)",
-            &format!("{code:?} {rate:?} {date:?}"),
+            msg!("cli-probe-currency"),
+            format!("{code:?} {rate:?} {date:?}"),
         );
     }
-    line(&mut out, "link with the DGI", &or_unknown(&report.dgi));
+    line(msg!("cli-probe-dgi"), or_unknown(&report.dgi));
     for (key, value) in &report.taxpayer {
-        line(&mut out, &format!("taxpayer {key}"), value);
+        line(
+            msg!("cli-probe-taxpayer", key = key.as_str()),
+            value.clone(),
+        );
     }
-    line(&mut out, "status bytes", &or_unknown(&report.status_bytes));
     line(
-        &mut out,
-        "can certify now",
-        &report
-            .blocked
-            .as_ref()
-            .map_or_else(|| "yes".to_owned(), |why| format!("NO: {why}")),
+        msg!("cli-probe-status-bytes"),
+        or_unknown(&report.status_bytes),
     );
-    if report.anomalies.is_empty() {
-        line(
-            &mut out,
-            "differences",
-            "none: every reply is as PROTOCOL.md describes",
-        );
-    } else {
-        line(
-            &mut out,
-            "differences",
-            "from PROTOCOL.md, in fields the gateway reads tolerantly:",
-        );
-        for a in &report.anomalies {
-            out.push_str(&format!(
-                "  {} {}: received {:?} ({} times), PROTOCOL.md says {}\n",
-                a.command, a.field, a.raw, a.count, a.expected
-            ));
+    line(
+        msg!("cli-probe-can-certify"),
+        report.blocked.as_ref().map_or_else(
+            || msg!("yes").render(lang),
+            |why| msg!("cli-probe-cannot", why = why.as_str()).render(lang),
+        ),
+    );
+    line(
+        msg!("cli-probe-differences"),
+        if report.anomalies.is_empty() {
+            msg!("cli-probe-no-difference")
+        } else {
+            msg!("cli-probe-some-differences")
         }
+        .render(lang),
+    );
+    let width = lines
+        .iter()
+        .map(|[label, _]| label.chars().count())
+        .max()
+        .unwrap_or(0)
+        + 2;
+    let mut out = String::new();
+    for [label, value] in &lines {
+        let pad = width.saturating_sub(label.chars().count());
+        out.push_str(&format!("{label}{:pad$}{value}\n", ""));
+    }
+    for a in &report.anomalies {
+        out.push_str(&format!(
+            "  {}\n",
+            msg!(
+                "cli-probe-difference",
+                command = a.command.as_str(),
+                field = a.field.as_str(),
+                raw = format!("{:?}", a.raw),
+                count = a.count,
+                expected = a.expected.as_str()
+            )
+            .render(lang)
+        ));
     }
     for error in &report.errors {
-        out.push_str(&format!("error: {error}\n"));
+        out.push_str(&format!(
+            "{}\n",
+            msg!("cli-probe-error", text = error.as_str()).render(lang)
+        ));
     }
     out
 }

@@ -5,12 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use emcf_sim::config::DeviceConfig as SimDevice;
 use emcf_sim::edef::{start_edef, EdefOptions, RunningEdef};
 use emcf_sim::{start_on_pty, RunningSim, SimOptions};
 
+use super::errors::Say;
 use crate::certify::{edef_channel, EdefSettings, SharedChannel};
+use crate::msg;
 
 /// The NIF the bundled simulator is personalized for (its default).
 pub(super) fn simulator_nif() -> String {
@@ -32,10 +33,10 @@ pub(super) async fn start(
     if let Some(nif) = nif {
         options.device.nif = nif.to_string();
     }
-    start_on_pty(options, None).await.with_context(|| {
-        format!(
-            "starting the simulator with fiscal memory {}",
-            state_file.display()
+    start_on_pty(options, None).await.say(|| {
+        msg!(
+            "cli-simulator-start",
+            path = state_file.display().to_string()
         )
     })
 }
@@ -66,9 +67,11 @@ pub(super) async fn start_web_api(
     };
     let sim = start_edef(([127, 0, 0, 1], 0).into(), options)
         .await
-        .context("starting the web API simulator")?;
+        .say(|| msg!("cli-web-api-simulator-start"))?;
     let settings = EdefSettings::new(name, sim.url(), token_file);
-    let channel = edef_channel(settings).map_err(|e| anyhow::anyhow!(e))?;
+    let channel = edef_channel(settings)
+        .map_err(anyhow::Error::msg)
+        .say(|| msg!("cli-web-api-channel", device = name))?;
     Ok((channel, sim))
 }
 
@@ -79,11 +82,11 @@ fn private_dir(dir: &Path) -> anyhow::Result<()> {
         .recursive(true)
         .mode(0o700)
         .create(dir)
-        .with_context(|| format!("creating {}", dir.display()))
+        .say(|| msg!("cli-create-dir", path = dir.display().to_string()))
 }
 
 /// Writes `text` to `path`, readable by this user only.
-fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
+pub(super) fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut file = std::fs::OpenOptions::new()
@@ -92,7 +95,7 @@ fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
         .truncate(true)
         .mode(0o600)
         .open(path)
-        .with_context(|| format!("writing {}", path.display()))?;
+        .say(|| msg!("cli-write-file", path = path.display().to_string()))?;
     file.write_all(text.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))
+        .say(|| msg!("cli-write-file", path = path.display().to_string()))
 }

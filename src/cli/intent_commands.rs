@@ -1,16 +1,21 @@
 //! `intent list` and `intent resolve`: the invoices in doubt, through the running service's
 //! admin socket (only the running service knows which wait for an administrator).
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use chrono::NaiveDateTime;
 
+use super::admin_commands::print_table;
+use super::errors::Say;
 use super::IntentCommand;
 use crate::admin::{socket, AdminRequest};
 use crate::certify::{OpenIntent, Resolution};
 use crate::config::Config;
+use crate::i18n::{default_lang, format};
+use crate::msg;
 
 /// Runs an `intent` command.
 pub fn run(config: &Config, command: IntentCommand) -> anyhow::Result<()> {
+    let lang = default_lang();
     match command {
         IntentCommand::List { json } => {
             let answer = call(config, &AdminRequest::IntentList)?;
@@ -18,26 +23,45 @@ pub fn run(config: &Config, command: IntentCommand) -> anyhow::Result<()> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&open)?);
             } else if open.is_empty() {
-                println!("no open intent: nothing is in doubt");
+                println!("{}", msg!("cli-intents-none").render(lang));
             } else {
+                let rows = open
+                    .iter()
+                    .map(|intent| {
+                        let state = match intent.state.as_str() {
+                            "awaiting_administrator" => msg!("cli-intent-awaiting"),
+                            _ => msg!("cli-intent-settling"),
+                        };
+                        let environment = match intent.environment.as_str() {
+                            "sandbox" => msg!("environment-sandbox"),
+                            _ => msg!("environment-production"),
+                        };
+                        [
+                            intent.intent.to_string(),
+                            state.render(lang),
+                            intent.org.clone(),
+                            environment.render(lang),
+                            intent.rn.clone(),
+                            intent.invoice_type.clone(),
+                            intent.device.clone(),
+                            format::number(intent.total, lang),
+                            intent.channel_ref.clone().unwrap_or_default(),
+                        ]
+                    })
+                    .collect();
+                let header = msg!("cli-intents-header").render(lang);
+                print_table(&[6, 22, 12, 12, 20, 4, 12, 16], &header, rows);
                 for intent in &open {
-                    println!(
-                        "{:>6}  {:<22}  {:<12} {:<10} rn {:<20} {} {} total {}  {}",
-                        intent.intent,
-                        intent.state,
-                        intent.org,
-                        intent.environment.as_str(),
-                        intent.rn,
-                        intent.invoice_type,
-                        intent.device,
-                        intent.total,
-                        intent
-                            .channel_ref
-                            .as_deref()
-                            .map_or(String::new(), |uid| format!("uid {uid}")),
-                    );
                     if let Some(reason) = &intent.reason {
-                        println!("        why: {reason}");
+                        println!(
+                            "{}",
+                            msg!(
+                                "cli-intent-why",
+                                id = intent.intent,
+                                reason = reason.as_str()
+                            )
+                            .render(lang)
+                        );
                     }
                 }
             }
@@ -59,7 +83,7 @@ pub fn run(config: &Config, command: IntentCommand) -> anyhow::Result<()> {
                 (true, false) => {
                     let text = date_time.unwrap_or_default();
                     let at = NaiveDateTime::parse_from_str(text.trim(), "%Y-%m-%dT%H:%M:%S")
-                        .with_context(|| format!("--date-time {text:?}: write yyyy-MM-ddTHH:mm:ss"))?;
+                        .say(|| msg!("cli-intent-date-time", value = text.as_str()))?;
                     Resolution::Certified {
                         code_def: code_def.unwrap_or_default(),
                         qr_code: qr_code.unwrap_or_default(),
@@ -69,7 +93,7 @@ pub fn run(config: &Config, command: IntentCommand) -> anyhow::Result<()> {
                     }
                 }
                 (false, true) => Resolution::NotCertified,
-                _ => bail!("say what the DGI's portal shows: --certified (with its elements) or --not-certified"),
+                _ => bail!(msg!("cli-intent-say-which")),
             };
             let request = AdminRequest::IntentResolve {
                 intent,
@@ -79,9 +103,12 @@ pub fn run(config: &Config, command: IntentCommand) -> anyhow::Result<()> {
             };
             let answer = call(config, &request)?;
             if answer.is_null() {
-                println!("intent {intent} settled as not certified (journaled)");
+                println!(
+                    "{}",
+                    msg!("cli-intent-not-certified", id = intent).render(lang)
+                );
             } else {
-                println!("intent {intent} settled as certified (journaled):");
+                println!("{}", msg!("cli-intent-certified", id = intent).render(lang));
                 println!("{}", serde_json::to_string_pretty(&answer)?);
             }
             Ok(())
@@ -91,11 +118,11 @@ pub fn run(config: &Config, command: IntentCommand) -> anyhow::Result<()> {
 
 fn call(config: &Config, request: &AdminRequest) -> anyhow::Result<serde_json::Value> {
     let path = socket::path_in(config.resolved_state_dir());
-    match socket::call(&path, request)? {
+    match socket::call(&path, request, default_lang())? {
         Some(answer) => Ok(answer),
-        None => bail!(
-            "the service is not running (no admin socket at {}): invoices in doubt are listed and settled by the running service",
-            path.display()
-        ),
+        None => bail!(msg!(
+            "cli-intents-need-service",
+            path = path.display().to_string()
+        )),
     }
 }

@@ -1,13 +1,16 @@
 //! The command line (clap): `serve`, and the administration commands `org`, `key`, `log` and
 //! `dashboard-token`,
 //! which work whether the service runs (through its admin socket) or not (on the store).
-//! This is the binary's edge: errors are `anyhow` here and nowhere below.
+//! This is the binary's edge: errors are `anyhow` here and nowhere below, said in the CLI's
+//! language by [`describe_error`] (`errors.rs`); `--help` and clap's words are `help.rs`'s.
 
 mod admin_commands;
 mod demo;
 mod device_commands;
 mod embedded;
+mod errors;
 mod export;
+mod help;
 mod intent_commands;
 mod invoice_view;
 mod key_commands;
@@ -15,15 +18,18 @@ mod org_commands;
 mod serve;
 mod state_dir;
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::error::ErrorKind;
+use clap::{Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::config::{env_vars, Config, Overrides};
-use crate::i18n::Lang;
+use crate::i18n::{default_lang, Lang, Message};
+use crate::msg;
 
-fn parse_lang(text: &str) -> Result<Lang, String> {
-    Lang::parse(text).ok_or_else(|| format!("{text:?}: the gateway speaks fr and en"))
+fn parse_lang(text: &str) -> Result<Lang, Message> {
+    Lang::parse(text).ok_or_else(|| msg!("config-languages"))
 }
 
 /// emcf-gateway: certify invoices with the DRC e-MCF fiscal device.
@@ -442,14 +448,35 @@ pub enum LogCommand {
 }
 
 /// A calendar day on the command line.
-fn parse_day(text: &str) -> Result<chrono::NaiveDate, String> {
-    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
-        .map_err(|_| format!("{text:?} is not a day: write YYYY-MM-DD"))
+fn parse_day(text: &str) -> Result<chrono::NaiveDate, Message> {
+    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| msg!("cli-day-format"))
 }
 
-/// Parses the command line and runs it.
+/// An error of [`main`] as a person reads it, in the CLI's language, and the exit status.
+pub fn describe_error(error: &anyhow::Error) -> (String, u8) {
+    errors::describe(error, default_lang())
+}
+
+/// Parses the command line and runs it. `--help` and `--version` print and exit here.
 pub fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let lang = help::early_lang(&args);
+    crate::i18n::set_default_lang(lang);
+    let matches = match help::command(lang).try_get_matches_from(&args) {
+        Ok(matches) => matches,
+        Err(error)
+            if matches!(
+                error.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) =>
+        {
+            error.exit()
+        }
+        Err(error) => return Err(errors::Usage(error).into()),
+    };
+    let cli = Cli::from_arg_matches(&matches).map_err(errors::Usage)?;
     let overrides = Overrides {
         state_dir: cli.state_dir.clone(),
         listen: match &cli.command {

@@ -10,7 +10,7 @@ use super::demo::EMBEDDED_DEVICE;
 use super::{embedded, OrgCommand};
 use crate::admin::{socket, AdminRequest, OrgShown};
 use crate::config::Config;
-use crate::i18n::{default_lang, format, Lang};
+use crate::i18n::{default_lang, format, Lang, Localized};
 use crate::model::{Organization, Plan};
 use crate::msg;
 use rust_decimal::Decimal;
@@ -30,13 +30,13 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
             admin_emails,
             max_invoice_total,
         } => {
-            let plan = parse_plan(&plan, lang)?;
-            let admin_emails = check_emails(&admin_emails, lang)?;
+            let plan = parse_plan(&plan)?;
+            let admin_emails = check_emails(&admin_emails)?;
             let max_invoice_total = max_invoice_total
-                .map(|text| parse_max_total(&text, lang))
+                .map(|text| parse_max_total(&text))
                 .transpose()?;
             if config.resolved_state_dir().exists() && find(config, &id)?.is_some() {
-                bail!("{}", msg!("cli-org-exists", id = id.as_str()).render(lang));
+                bail!(msg!("cli-org-exists", id = id.as_str()));
             }
             let org = Organization {
                 id,
@@ -65,18 +65,15 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
             max_invoice_total,
             no_max_invoice_total,
         } => {
-            let admin_emails = check_emails(&admin_emails, lang)?;
+            let admin_emails = check_emails(&admin_emails)?;
             let max_invoice_total = max_invoice_total
-                .map(|text| parse_max_total(&text, lang))
+                .map(|text| parse_max_total(&text))
                 .transpose()?;
             let Some(mut org) = find(config, &id)? else {
-                bail!(
-                    "{}",
-                    msg!("cli-org-not-found", id = id.as_str()).render(lang)
-                );
+                bail!(msg!("cli-org-not-found", id = id.as_str()));
             };
             if let Some(plan) = plan {
-                org.plan = parse_plan(&plan, lang)?;
+                org.plan = parse_plan(&plan)?;
             }
             if quota.is_some() || plan_quota {
                 org.quota_override = quota;
@@ -131,44 +128,32 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
 
 /// The addresses without repeats; refuses one the alerts could not be sent to, and more
 /// than [`Organization::MAX_ADMIN_EMAILS`].
-fn check_emails(addresses: &[String], lang: Lang) -> anyhow::Result<Vec<String>> {
+fn check_emails(addresses: &[String]) -> anyhow::Result<Vec<String>> {
     if let Some(bad) = addresses
         .iter()
         .find(|a| !crate::model::is_plausible_email(a))
     {
-        bail!(
-            "{}",
-            msg!("cli-org-bad-email", address = bad.as_str()).render(lang)
-        );
+        bail!(msg!("cli-org-bad-email", address = bad.as_str()));
     }
     let distinct = Organization::distinct_emails(addresses);
     if distinct.len() > Organization::MAX_ADMIN_EMAILS {
-        bail!(
-            "{}",
-            msg!(
-                "cli-org-too-many-emails",
-                max = Organization::MAX_ADMIN_EMAILS,
-                count = distinct.len()
-            )
-            .render(lang)
-        );
+        bail!(msg!(
+            "cli-org-too-many-emails",
+            max = Organization::MAX_ADMIN_EMAILS,
+            count = distinct.len()
+        ));
     }
     Ok(distinct)
 }
 
 /// `--max-invoice-total`: an amount in CDF above 0 with at most 2 decimals (`1500000`,
 /// `1500000.50`), read exactly.
-fn parse_max_total(text: &str, lang: Lang) -> anyhow::Result<Decimal> {
+fn parse_max_total(text: &str) -> anyhow::Result<Decimal> {
     text.trim()
         .parse::<Decimal>()
         .ok()
         .filter(|amount| crate::admin::is_valid_max_invoice_total(*amount))
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "{}",
-                msg!("cli-org-bad-max-total", value = text).render(lang)
-            )
-        })
+        .ok_or_else(|| anyhow::Error::new(msg!("cli-org-bad-max-total", value = text)))
 }
 
 /// An organization's largest invoice total as people read it, or "none".
@@ -179,8 +164,8 @@ fn max_total_text(max: Option<Decimal>, lang: Lang) -> String {
     }
 }
 
-fn parse_plan(text: &str, lang: Lang) -> anyhow::Result<Plan> {
-    Plan::parse(text).ok_or_else(|| anyhow::anyhow!("{}", msg!("cli-org-bad-plan").render(lang)))
+fn parse_plan(text: &str) -> anyhow::Result<Plan> {
+    Plan::parse(text).ok_or_else(|| anyhow::Error::new(msg!("cli-org-bad-plan")))
 }
 
 /// The organization `id`, `None` if there is none.
@@ -192,19 +177,15 @@ fn find(config: &Config, id: &str) -> anyhow::Result<Option<Organization>> {
 
 /// Checks the device and the NIF, then saves.
 fn save(config: &Config, org: Organization, lang: Lang) -> anyhow::Result<()> {
-    check_device(config, &org.device, lang)?;
+    check_device(config, &org.device)?;
     match check_nif(config, &org.device, &org.nif) {
         NifCheck::Matches => {}
-        NifCheck::Differs(device_nif) => bail!(
-            "{}",
-            msg!(
-                "cli-org-nif-differs",
-                device = org.device.as_str(),
-                device_nif = device_nif,
-                nif = org.nif.as_str()
-            )
-            .render(lang)
-        ),
+        NifCheck::Differs(device_nif) => bail!(msg!(
+            "cli-org-nif-differs",
+            device = org.device.as_str(),
+            device_nif = device_nif,
+            nif = org.nif.as_str()
+        )),
         NifCheck::Unchecked(reason) => eprintln!(
             "{}",
             msg!(
@@ -223,7 +204,7 @@ fn save(config: &Config, org: Organization, lang: Lang) -> anyhow::Result<()> {
 
 /// The device must be one this gateway certifies on: a `[[devices]]` entry, or the bundled
 /// simulator when none is configured.
-fn check_device(config: &Config, device: &str, lang: Lang) -> anyhow::Result<()> {
+fn check_device(config: &Config, device: &str) -> anyhow::Result<()> {
     let known: Vec<&str> = if config.has_devices() {
         config.devices.iter().map(|d| d.name.as_str()).collect()
     } else {
@@ -232,15 +213,11 @@ fn check_device(config: &Config, device: &str, lang: Lang) -> anyhow::Result<()>
     if known.contains(&device) {
         return Ok(());
     }
-    bail!(
-        "{}",
-        msg!(
-            "cli-org-unknown-device",
-            device = device,
-            known = known.join(", ")
-        )
-        .render(lang)
-    )
+    bail!(msg!(
+        "cli-org-unknown-device",
+        device = device,
+        known = known.join(", ")
+    ))
 }
 
 /// What the device says of the NIF.
@@ -266,14 +243,14 @@ fn check_nif(config: &Config, device: &str, nif: &str) -> NifCheck {
     let request = AdminRequest::DeviceNif {
         device: device.to_string(),
     };
-    match socket::call(&socket, &request) {
+    match socket::call(&socket, &request, lang) {
         Ok(Some(answer)) => match answer.get("nif").and_then(|nif| nif.as_str()) {
             Some(device_nif) => compare(device_nif.to_string()),
             None => NifCheck::Unchecked(msg!("cli-org-nif-not-said").render(lang)),
         },
         Ok(None) if !config.has_devices() => compare(embedded::simulator_nif()),
         Ok(None) => NifCheck::Unchecked(msg!("cli-org-service-stopped").render(lang)),
-        Err(error) => NifCheck::Unchecked(error.to_string()),
+        Err(error) => NifCheck::Unchecked(error.message().render(lang)),
     }
 }
 

@@ -3,7 +3,6 @@
 //! serves the admin socket and the HTTP API until SIGTERM or Ctrl-C, then stops gracefully:
 //! no new requests, the invoices in progress finish and are journaled, then exit.
 
-use anyhow::Context;
 use emcf_sim::RunningSim;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -16,6 +15,7 @@ use tracing::{error, info, warn};
 use super::admin_commands::quota_settings;
 use super::demo;
 use super::embedded;
+use super::errors::Say;
 use super::state_dir;
 use crate::admin::{socket, Admin, AdminRequest};
 use crate::alerts::{AlertEngine, EngineSettings};
@@ -28,7 +28,9 @@ use crate::config::{Config, DeviceEntry, DeviceKind};
 use crate::dashboard::{Dashboard, DashboardOptions};
 use crate::device::capture::Capture;
 use crate::device::{self, DeviceConfig, DeviceHandle};
+use crate::i18n::Localized;
 use crate::model::Organization;
+use crate::msg;
 use crate::notify;
 use crate::store::{Store, StoreError, StoreOptions};
 
@@ -39,11 +41,11 @@ pub(super) fn run(config: Config, capture: Option<PathBuf>) -> anyhow::Result<()
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .context("starting the async runtime")?;
+        .say(|| msg!("cli-runtime-failed"))?;
     let capture = capture
         .map(|path| {
             Capture::create(&path)
-                .with_context(|| format!("creating the wire capture {}", path.display()))
+                .say(|| msg!("cli-capture-create", path = path.display().to_string()))
         })
         .transpose()?;
     runtime.block_on(serve(config, capture))
@@ -71,7 +73,7 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
             .iter()
             .any(|d| d.name.starts_with("sandbox-"))
     {
-        anyhow::bail!("the device name {EMBEDDED_DEVICE:?} and names starting with \"sandbox-\" are reserved for the bundled simulator");
+        anyhow::bail!(msg!("cli-reserved-device-name", name = EMBEDDED_DEVICE));
     }
     let store = match open_register(&state_dir, &config)? {
         Ok(store) => store,
@@ -127,10 +129,12 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
 
     let addr = listener.local_addr()?;
     println!("emcf-gateway listening on http://{addr}");
-    demo::print(addr, &demo_keys);
+    demo::print(addr, &demo_keys, &state_dir)?;
 
     spawn_signal_stop(stop.clone());
-    if let Err(error) = notify::notify(&format!("READY=1\nSTATUS=listening on {addr}")) {
+    // systemd shows STATUS in `systemctl status`: in the installation's language.
+    let status = msg!("cli-status-listening", addr = addr.to_string()).render(config.language);
+    if let Err(error) = notify::notify(&format!("READY=1\nSTATUS={status}")) {
         warn!(%error, "could not notify systemd");
     }
     spawn_watchdog(stop.clone());
@@ -171,7 +175,7 @@ fn alert_engine(config: &Config, state_dir: &std::path::Path) -> anyhow::Result<
         public_url: config.public_url.clone(),
     };
     let engine = AlertEngine::open(state_dir, settings, config.smtp.as_ref())
-        .context("setting up the alerts' e-mail ([smtp])")?;
+        .say(|| msg!("cli-alerts-setup"))?;
     Ok(Arc::new(engine))
 }
 
@@ -212,7 +216,7 @@ fn open_register(
             Ok(Err(reason))
         }
         Err(error) => {
-            Err(error).with_context(|| format!("opening the register in {}", state_dir.display()))
+            Err(error).say(|| msg!("cli-register-open", dir = state_dir.display().to_string()))
         }
     }
 }
@@ -253,7 +257,9 @@ fn web_api_channels(config: &Config) -> anyhow::Result<Vec<SharedChannel>> {
         .map(|entry| {
             let settings = entry.edef_settings();
             info!(device = %entry.name, url = %settings.url, "certifying through the DGI web API");
-            edef_channel(settings).map_err(|e| anyhow::anyhow!("device {:?}: {e}", entry.name))
+            edef_channel(settings)
+                .map_err(anyhow::Error::msg)
+                .say(|| msg!("cli-web-api-channel", device = entry.name.as_str()))
         })
         .collect()
 }
@@ -329,12 +335,12 @@ fn listen(addr: SocketAddr) -> anyhow::Result<TcpListener> {
     } else {
         TcpSocket::new_v6()
     }
-    .context("creating the listening socket")?;
-    socket.set_reuseaddr(true)?;
+    .say(|| msg!("cli-listen-failed", addr = addr.to_string()))?;
     socket
-        .bind(addr)
+        .set_reuseaddr(true)
+        .and_then(|()| socket.bind(addr))
         .and_then(|()| socket.listen(LISTEN_BACKLOG))
-        .with_context(|| format!("listening on {addr}"))
+        .say(|| msg!("cli-listen-failed", addr = addr.to_string()))
 }
 
 /// Serves the API with certification stopped: `status` false, 503 (code 160) elsewhere. No
@@ -348,7 +354,8 @@ async fn serve_halted(
         "emcf-gateway listening on http://{}",
         listener.local_addr()?
     );
-    let _ = notify::notify("READY=1\nSTATUS=register damaged: certification stopped");
+    let status = msg!("cli-status-halted").render(config.language);
+    let _ = notify::notify(&format!("READY=1\nSTATUS={status}"));
     let stop = CancellationToken::new();
     let signal_stop = stop.clone();
     tokio::spawn(async move {
@@ -378,36 +385,46 @@ const STATUS_WATCH: std::time::Duration = std::time::Duration::from_secs(5);
 /// What only the running service answers on the admin socket: `device probe` (through the
 /// channel) and the invoices in doubt (`intent list`, `intent resolve`).
 fn service_requests(certifier: Arc<Certifier>) -> socket::ServiceRequests {
-    Arc::new(move |request: AdminRequest| {
+    Arc::new(move |request: AdminRequest, lang| {
         let certifier = Arc::clone(&certifier);
         Box::pin(async move {
-            let value = match request {
-                AdminRequest::DeviceProbe { device } => certifier
-                    .probe(device.as_deref())
-                    .await
-                    .map_err(|e| e.to_string())
-                    .and_then(|report| serde_json::to_value(report).map_err(|e| e.to_string())),
+            // The certification layer's texts are rendered in the asker's language.
+            let said = |text: String| msg!("admin-service-said", text = text);
+            let encoded = |value: Result<serde_json::Value, serde_json::Error>| {
+                value.map_err(|e| crate::admin::AdminError::Internal(e.to_string()).message())
+            };
+            match request {
+                AdminRequest::DeviceProbe { device } => {
+                    match certifier.probe(device.as_deref(), lang).await {
+                        Ok(report) => encoded(serde_json::to_value(report)),
+                        Err(error) => Err(said(error.describe(lang))),
+                    }
+                }
                 AdminRequest::DeviceNif { device } => certifier
                     .device_nif(&device)
                     .map(|nif| serde_json::json!({ "nif": nif }))
-                    .map_err(|e| e.to_string()),
-                AdminRequest::IntentList => certifier
-                    .open_intents()
-                    .map_err(|e| e.to_string())
-                    .and_then(|open| serde_json::to_value(open).map_err(|e| e.to_string())),
+                    .map_err(|e| said(e.describe(lang))),
+                AdminRequest::IntentList => match certifier.open_intents() {
+                    Ok(open) => encoded(serde_json::to_value(open)),
+                    Err(error) => Err(said(error.describe(lang))),
+                },
                 AdminRequest::IntentResolve {
                     intent,
                     resolution,
                     by,
                     note,
-                } => certifier
+                } => match certifier
                     .resolve_intent(intent, resolution, &by, &note)
                     .await
-                    .map_err(|e| e.describe(crate::i18n::default_lang()))
-                    .and_then(|entry| serde_json::to_value(entry).map_err(|e| e.to_string())),
-                other => Err(format!("not a request of the running service: {other:?}")),
-            };
-            value
+                {
+                    Ok(entry) => encoded(serde_json::to_value(entry)),
+                    Err(error) => Err(said(error.describe(lang))),
+                },
+                other => Err(msg!(
+                    "admin-not-a-service-request",
+                    op = format!("{other:?}")
+                )),
+            }
         })
     })
 }

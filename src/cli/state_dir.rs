@@ -9,7 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
-/// Why the state directory cannot be used.
+use crate::i18n::{Localized, Message};
+use crate::msg;
+
+/// Why the state directory cannot be used (a person reads its [`Localized::message`]).
 #[derive(Debug, thiserror::Error)]
 pub enum StateDirError {
     /// Group or other users may write to it.
@@ -22,15 +25,45 @@ pub enum StateDirError {
     WritableByOthers { dir: PathBuf, mode: u32 },
     /// It does not exist, and this command does not start a register (only `serve` and
     /// `org add` do): the command was probably run from another folder.
-    #[error("{}", crate::msg!("cli-no-state-dir", dir = dir.display().to_string()).render(crate::i18n::default_lang()))]
+    #[error("no register in {}: this command creates nothing", dir.display())]
     Missing { dir: PathBuf },
-    /// Creating it or reading its mode failed.
-    #[error("{action} the state directory {}: {source}", dir.display())]
-    Io {
-        action: &'static str,
+    /// Creating it failed.
+    #[error("creating the state directory {}: {source}", dir.display())]
+    Create {
         dir: PathBuf,
         source: std::io::Error,
     },
+    /// Reading it (whether it exists, its mode) failed.
+    #[error("reading the state directory {}: {source}", dir.display())]
+    Read {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl Localized for StateDirError {
+    fn message(&self) -> Message {
+        match self {
+            StateDirError::WritableByOthers { dir, mode } => msg!(
+                "cli-state-dir-writable",
+                dir = dir.display().to_string(),
+                mode = format!("{mode:04o}")
+            ),
+            StateDirError::Missing { dir } => {
+                msg!("cli-no-state-dir", dir = dir.display().to_string())
+            }
+            StateDirError::Create { dir, source } => msg!(
+                "cli-state-dir-create",
+                dir = dir.display().to_string(),
+                reason = source.message()
+            ),
+            StateDirError::Read { dir, source } => msg!(
+                "cli-state-dir-read",
+                dir = dir.display().to_string(),
+                reason = source.message()
+            ),
+        }
+    }
 }
 
 /// Who else may read the state directory.
@@ -60,19 +93,20 @@ impl Access {
 /// Creates `dir` (0700, its missing parents too) if it does not exist, then checks its mode:
 /// refused if others may write to it, [`Access::ReadableByOthers`] if they may read it.
 pub fn prepare(dir: &Path) -> Result<Access, StateDirError> {
-    let io = |action| {
-        move |source| StateDirError::Io {
-            action,
-            dir: dir.to_path_buf(),
-            source,
-        }
-    };
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).map_err(io("creating"))?;
-    let meta = std::fs::metadata(dir).map_err(io("reading the mode of"))?;
+    builder
+        .create(dir)
+        .map_err(|source| StateDirError::Create {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
+    let meta = std::fs::metadata(dir).map_err(|source| StateDirError::Read {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
     access(dir, &meta)
 }
 
@@ -84,8 +118,7 @@ pub fn require_existing(dir: &Path) -> Result<(), StateDirError> {
         Ok(false) => Err(StateDirError::Missing {
             dir: dir.to_path_buf(),
         }),
-        Err(source) => Err(StateDirError::Io {
-            action: "reading",
+        Err(source) => Err(StateDirError::Read {
             dir: dir.to_path_buf(),
             source,
         }),

@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::validate::in_range;
+use super::validate::{in_range, Unit};
 use super::{Config, ConfigError};
+use crate::i18n::Message;
+use crate::msg;
 
 /// `alerts.channel_down_minutes` default.
 pub const DEFAULT_CHANNEL_DOWN_MINUTES: u64 = 15;
@@ -107,23 +109,16 @@ impl SmtpSettings {
     }
 }
 
-/// What `public_url` must look like, said when it does not.
-const PUBLIC_URL_FORM: &str = "must be the address people open the gateway at, with http:// or \
-     https:// and a host, without a user name, query or fragment, e.g. \
-     \"https://factures.example.cd\"";
-
 /// `public_url`: an http(s) URL naming a host (a path is kept: a gateway behind a proxy's
 /// prefix), no credentials, no query, no fragment.
-fn check_public_url(url: &str) -> Result<(), String> {
-    let form = || format!("{url:?} {PUBLIC_URL_FORM}");
+fn check_public_url(url: &str) -> Result<(), Message> {
+    let form = || msg!("config-public-url-form", value = url);
     if url.is_empty() || url.contains(|c: char| c.is_whitespace() || c == '#') {
         return Err(form());
     }
     let uri: hyper::Uri = url.parse().map_err(|_| form())?;
     if uri.path().trim_end_matches('/').ends_with("/dashboard") {
-        return Err(format!(
-            "{url:?}: give the gateway's address without /dashboard (the e-mails add it)"
-        ));
+        return Err(msg!("config-public-url-dashboard", value = url));
     }
     let web = matches!(uri.scheme_str(), Some("http" | "https"));
     let host = uri.authority().filter(|a| !a.host().is_empty());
@@ -147,17 +142,17 @@ impl Config {
             check_public_url(url).map_err(|m| self.invalid("public_url", m))?;
         }
         let alerts = &self.alerts;
-        let invalid = |key: &str, message: String| self.invalid(key, message);
-        in_range(alerts.channel_down_minutes, 1, 10_080, " minutes")
+        let invalid = |key: &str, message: Message| self.invalid(key, message);
+        in_range(alerts.channel_down_minutes, 1, 10_080, Unit::Minutes)
             .map_err(|m| invalid("alerts.channel_down_minutes", m))?;
-        in_range(alerts.dgi_contact_days, 1, 365, " days")
+        in_range(alerts.dgi_contact_days, 1, 365, Unit::Days)
             .map_err(|m| invalid("alerts.dgi_contact_days", m))?;
         let mut seen = Vec::new();
         for threshold in &alerts.quota_thresholds {
             if !(1..=100).contains(threshold) || seen.contains(threshold) {
                 return Err(invalid(
                     "alerts.quota_thresholds",
-                    "takes distinct percentages from 1 to 100, e.g. [80, 90, 100]".into(),
+                    msg!("config-quota-thresholds"),
                 ));
             }
             seen.push(*threshold);
@@ -166,22 +161,16 @@ impl Config {
             return Ok(());
         };
         if smtp.host.trim().is_empty() || smtp.host.contains(char::is_whitespace) {
-            return Err(invalid("smtp.host", "must be a host name".into()));
+            return Err(invalid("smtp.host", msg!("config-smtp-host")));
         }
         if smtp.port == Some(0) {
-            return Err(invalid("smtp.port", "must be 1 to 65535".into()));
+            return Err(invalid("smtp.port", msg!("config-smtp-port")));
         }
         if smtp.from.parse::<lettre::message::Mailbox>().is_err() {
-            return Err(invalid(
-                "smtp.from",
-                "must be an address, e.g. \"emcf-gateway <alertes@example.cd>\"".into(),
-            ));
+            return Err(invalid("smtp.from", msg!("config-smtp-from")));
         }
         if smtp.username.is_some() != smtp.password_file.is_some() {
-            return Err(invalid(
-                "smtp.username",
-                "and smtp.password_file go together (the password is read from that file)".into(),
-            ));
+            return Err(invalid("smtp.username", msg!("config-smtp-username")));
         }
         Ok(())
     }

@@ -14,6 +14,8 @@ use serde::{Deserialize, Serialize};
 pub use super::web_api::{ActionCaseSetting, DeviceKind};
 use super::{DEFAULT_BAUD, DEFAULT_QUEUE_CAPACITY};
 use crate::device::{DeviceConfig, LinkTiming, StatusMap, WireSettings, DEFAULT_HEALTH_INTERVAL};
+use crate::i18n::Message;
+use crate::msg;
 
 /// `line_breaks`: which escape stands for CR and which for LF in texts sent to the box.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -203,7 +205,7 @@ impl DeviceEntry {
     }
 
     /// The wire settings; `Err` names what is wrong (checked by `Config::validate`).
-    pub fn wire(&self) -> Result<WireSettings, (&'static str, String)> {
+    pub fn wire(&self) -> Result<WireSettings, (&'static str, Message)> {
         let d = WireSettings::default();
         let seq = match &self.seq_range {
             Some(text) => parse_seq_range(text).map_err(|m| ("seq_range", m))?,
@@ -226,7 +228,7 @@ impl DeviceEntry {
     }
 
     /// The rates used when the box's C1h has none; `Err` names what is wrong.
-    pub fn fallback_rates(&self) -> Result<[Option<Decimal>; 16], (&'static str, String)> {
+    pub fn fallback_rates(&self) -> Result<[Option<Decimal>; 16], (&'static str, Message)> {
         let Some(table) = &self.rates else {
             return Ok(dgi_rates());
         };
@@ -237,17 +239,17 @@ impl DeviceEntry {
                 .next()
                 .filter(|_| letter.len() == 1)
                 .and_then(TaxGroup::from_letter)
-                .ok_or_else(|| ("rates", format!("{letter:?} is not a tax group A to P")))?;
+                .ok_or_else(|| ("rates", msg!("config-rate-group", letter = letter)))?;
             let rate: Decimal = text.trim().parse().map_err(|_| {
                 (
                     "rates",
-                    format!("{letter} = {text:?} is not a rate such as \"16.00\""),
+                    msg!("config-rate-not-number", letter = letter, value = text),
                 )
             })?;
             if rate.is_sign_negative() || rate >= Decimal::ONE_HUNDRED || rate.scale() > 2 {
                 return Err((
                     "rates",
-                    format!("{letter} = {text:?}: a rate is a percentage in [0, 100) with at most 2 decimals"),
+                    msg!("config-rate-range", letter = letter, value = text),
                 ));
             }
             rates[group.index()] = Some(rate);
@@ -281,13 +283,8 @@ impl DeviceEntry {
 }
 
 /// `"20-FF"`: the first and last SEQ, hex, 20 to FF.
-fn parse_seq_range(text: &str) -> Result<SeqRange, String> {
-    let bad = || {
-        format!(
-            "{text:?} is not a SEQ range: write the first and last value in hex, e.g. \"20-FF\" \
-             (the default), \"20-7F\", or \"20-20\" for a box that wants one SEQ"
-        )
-    };
+fn parse_seq_range(text: &str) -> Result<SeqRange, Message> {
+    let bad = || msg!("config-seq-range-bad", value = text);
     let (first, last) = text.trim().split_once('-').ok_or_else(bad)?;
     let byte = |t: &str| {
         let t = t.trim();
@@ -297,9 +294,8 @@ fn parse_seq_range(text: &str) -> Result<SeqRange, String> {
             .unwrap_or(t);
         u8::from_str_radix(t, 16).map_err(|_| bad())
     };
-    SeqRange::new(byte(first)?, byte(last)?).ok_or_else(|| {
-        format!("{text:?}: the first value must be at least 20 and not after the last one")
-    })
+    SeqRange::new(byte(first)?, byte(last)?)
+        .ok_or_else(|| msg!("config-seq-range-order", value = text))
 }
 
 #[cfg(test)]
@@ -311,11 +307,12 @@ mod tests {
         assert_eq!(parse_seq_range("20-FF"), Ok(SeqRange::FULL));
         assert_eq!(
             parse_seq_range("0x20 - 0x7f"),
-            SeqRange::new(0x20, 0x7F).ok_or(String::new())
+            SeqRange::new(0x20, 0x7F).ok_or(msg!("config-seq-range-bad", value = ""))
         );
         assert!(parse_seq_range("41").is_err());
         assert!(parse_seq_range("10-7F")
             .unwrap_err()
+            .to_string()
             .contains("at least 20"));
         assert!(parse_seq_range("80-7F").is_err());
     }

@@ -9,9 +9,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::validate::in_range;
+use super::validate::{in_range, Unit};
 use super::{Config, ConfigError, MAX_CONNECTIONS};
 use crate::http_body::{BodyLimits, DRAIN_BEYOND_LIMIT};
+use crate::i18n::Message;
+use crate::msg;
 
 /// `http.max_connections_per_peer` default.
 pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 32;
@@ -91,16 +93,26 @@ impl Config {
     /// The `[http]` keys' ranges.
     pub(super) fn validate_http(&self) -> Result<(), ConfigError> {
         let http = &self.http;
-        let invalid = |key: &str, message: String| self.invalid(&format!("http.{key}"), message);
+        let invalid = |key: &str, message| self.invalid(format!("http.{key}"), message);
         // Above `max_connections` they change nothing (that cap binds first): not an error.
-        in_range(http.max_connections_per_peer, 1, MAX_CONNECTIONS, "")
-            .map_err(|m| invalid("max_connections_per_peer", m))?;
-        in_range(http.dashboard_max_requests, 1, MAX_CONNECTIONS, "")
+        in_range(
+            http.max_connections_per_peer,
+            1,
+            MAX_CONNECTIONS,
+            Unit::None,
+        )
+        .map_err(|m| invalid("max_connections_per_peer", m))?;
+        in_range(http.dashboard_max_requests, 1, MAX_CONNECTIONS, Unit::None)
             .map_err(|m| invalid("dashboard_max_requests", m))?;
-        in_range(http.body_read_grace_secs, 1, 3_600, " seconds")
+        in_range(http.body_read_grace_secs, 1, 3_600, Unit::Seconds)
             .map_err(|m| invalid("body_read_grace_secs", m))?;
-        in_range(http.body_min_bytes_per_sec, 1, 1 << 30, " bytes per second")
-            .map_err(|m| invalid("body_min_bytes_per_sec", m))?;
+        in_range(
+            http.body_min_bytes_per_sec,
+            1,
+            1 << 30,
+            Unit::BytesPerSecond,
+        )
+        .map_err(|m| invalid("body_min_bytes_per_sec", m))?;
         for text in &http.trusted_proxies {
             IpRange::parse(text).map_err(|m| invalid("trusted_proxies", m))?;
         }
@@ -118,34 +130,32 @@ pub struct IpRange {
 impl IpRange {
     /// Reads `127.0.0.1`, `::1`, `10.0.0.0/8` or `fd00::/8`. A range whose address has bits
     /// set beyond its prefix (`192.168.1.10/24`) is refused: it is likely a mistake.
-    pub fn parse(text: &str) -> Result<IpRange, String> {
+    pub fn parse(text: &str) -> Result<IpRange, Message> {
         let text = text.trim();
-        let example = "such as 127.0.0.1, 10.0.0.0/8 or ::1";
         let (address, prefix) = match text.split_once('/') {
             Some((address, prefix)) => (address, Some(prefix)),
             None => (text, None),
         };
         let network: IpAddr = address
             .parse()
-            .map_err(|_| format!("{text:?} is not an IP address or a CIDR range ({example})"))?;
+            .map_err(|_| msg!("config-proxy-not-address", value = text))?;
         let network = network.to_canonical();
         let bits = if network.is_ipv4() { 32 } else { 128 };
         let prefix = match prefix {
             None => bits,
             Some(p) => match p.parse::<u8>() {
                 Ok(p) if p <= bits => p,
-                _ => {
-                    return Err(format!(
-                        "{text:?}: the prefix after / must be a number from 0 to {bits} ({example})"
-                    ))
-                }
+                _ => return Err(msg!("config-proxy-prefix", value = text, bits = bits)),
             },
         };
         let masked = mask(network, prefix);
         if masked != network {
-            return Err(format!(
-                "{text:?} has bits set after its first {prefix}: write {masked}/{prefix} for the \
-                 range, or {network} for that one address"
+            return Err(msg!(
+                "config-proxy-host-bits",
+                value = text,
+                prefix = prefix,
+                range = format!("{masked}/{prefix}"),
+                address = network.to_string()
             ));
         }
         Ok(IpRange { network, prefix })
@@ -228,7 +238,9 @@ mod tests {
             ("192.168.1.10/24", "write 192.168.1.0/24"),
             ("", "not an IP address"),
         ] {
-            let message = IpRange::parse(text).unwrap_err();
+            let message = IpRange::parse(text)
+                .unwrap_err()
+                .render(crate::i18n::Lang::En);
             assert!(message.contains(said), "{text}: {message}");
         }
     }

@@ -27,8 +27,9 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::device::LinkTiming;
-use crate::i18n::Lang;
+use crate::i18n::{Lang, Localized, Message};
 use crate::model::Plan;
+use crate::msg;
 
 /// The file read when neither a path nor `EMCF_CONFIG` is given, if it exists.
 pub const DEFAULT_CONFIG_FILE: &str = "/etc/emcf-gateway/config.toml";
@@ -80,7 +81,9 @@ const MAX_DEVICE_NAME: usize = 32;
 const MAX_OFFSET_SECS: i32 = 14 * 3600;
 const MAX_INDEX_CACHE_MIB: u64 = 4096;
 
-/// What is wrong with the configuration, phrased for the person editing it.
+/// What is wrong with the configuration, phrased for the person editing it: its
+/// [`Localized::message`] in the reader's language names the file and the key; `Display` is
+/// the English one, for logs.
 #[derive(Debug, Error)]
 pub enum ConfigError {
     /// The file could not be read (missing, permissions...).
@@ -91,13 +94,23 @@ pub enum ConfigError {
         /// The I/O error.
         source: io::Error,
     },
-    /// The file is not valid TOML or has a wrong, missing or unknown key; the message names the
-    /// key, line and column.
-    #[error("configuration file {} is not valid: {message}", path.display())]
+    /// The file is not valid TOML or has a wrong, missing or unknown key: where, and the TOML
+    /// parser's own text (it names the key).
+    #[error(
+        "configuration file {} is not valid{}: {message}",
+        path.display(),
+        at_line(*line, *column, line_text.as_deref())
+    )]
     Parse {
         /// The file.
         path: PathBuf,
-        /// The TOML parser's message (line, column, key).
+        /// The line of the problem (from 1), when the parser says.
+        line: Option<usize>,
+        /// Its column (from 1), when the parser says.
+        column: Option<usize>,
+        /// That line as written (it names the key; no key of the file holds a secret).
+        line_text: Option<String>,
+        /// The TOML parser's message (in English: the parser's words, shown as such).
         message: String,
     },
     /// An environment variable has a value that cannot be used.
@@ -108,16 +121,16 @@ pub enum ConfigError {
         /// Its value (no variable read here holds a secret).
         value: String,
         /// What is expected.
-        message: String,
+        message: Message,
     },
     /// A value parsed but is not acceptable (out of range, duplicate, inconsistent).
     #[error("invalid configuration{}: {key} {message}", in_file(.file))]
     Invalid {
-        /// The key at fault, e.g. `request_timeout_secs` or `baud in [[devices]] entry 1 ("shop")`
+        /// The key at fault, e.g. `request_timeout_secs` or `baud` of `[[devices]]` entry 1
         /// (entries counted from 1, in file order).
-        key: String,
-        /// What is wrong and what to do.
-        message: String,
+        key: ConfigKey,
+        /// What is wrong and what to do, said after the key ("is 0: ...").
+        message: Message,
         /// The file the configuration came from, if any.
         file: Option<PathBuf>,
     },
@@ -127,6 +140,135 @@ fn in_file(file: &Option<PathBuf>) -> String {
     match file {
         Some(path) => format!(" (file {})", path.display()),
         None => String::new(),
+    }
+}
+
+fn at_line(line: Option<usize>, column: Option<usize>, text: Option<&str>) -> String {
+    match (line, column) {
+        (Some(line), Some(column)) => {
+            format!(
+                " at line {line}, column {column} ({:?})",
+                text.unwrap_or("")
+            )
+        }
+        _ => String::new(),
+    }
+}
+
+impl Localized for ConfigError {
+    fn message(&self) -> Message {
+        match self {
+            ConfigError::Read { path, source } => msg!(
+                "config-read",
+                path = path.display().to_string(),
+                reason = source.message()
+            ),
+            ConfigError::Parse {
+                path,
+                line: Some(line),
+                column: Some(column),
+                line_text,
+                message,
+            } => msg!(
+                "config-parse-at",
+                path = path.display().to_string(),
+                line = *line,
+                column = *column,
+                text = line_text.as_deref().unwrap_or_default(),
+                parser = message.as_str()
+            ),
+            ConfigError::Parse { path, message, .. } => msg!(
+                "config-parse",
+                path = path.display().to_string(),
+                parser = message.as_str()
+            ),
+            ConfigError::Env {
+                var,
+                value,
+                message,
+            } => msg!(
+                "config-env",
+                var = var.as_str(),
+                value = value.as_str(),
+                problem = message.clone()
+            ),
+            ConfigError::Invalid {
+                key,
+                message,
+                file: Some(file),
+            } => msg!(
+                "config-invalid-in-file",
+                file = file.display().to_string(),
+                key = key.message(),
+                problem = message.clone()
+            ),
+            ConfigError::Invalid { key, message, .. } => msg!(
+                "config-invalid",
+                key = key.message(),
+                problem = message.clone()
+            ),
+        }
+    }
+}
+
+/// A key of the configuration, as an error names it: `request_timeout_secs`, `smtp.host`,
+/// or a key of one `[[devices]]` entry (its number from 1, and its name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigKey {
+    /// The key, e.g. `baud`.
+    pub name: String,
+    /// The `[[devices]]` entry it is in: its number (from 1) and its name.
+    pub device: Option<(usize, String)>,
+}
+
+impl ConfigKey {
+    /// Key `name` of the `index`th `[[devices]]` entry (from 0), named `device`.
+    pub fn in_device(name: &str, index: usize, device: &str) -> ConfigKey {
+        ConfigKey {
+            name: name.to_owned(),
+            device: Some((index + 1, device.to_owned())),
+        }
+    }
+
+    /// How a person reads it.
+    pub fn message(&self) -> Message {
+        match &self.device {
+            None => msg!("config-key", key = self.name.as_str()),
+            Some((number, device)) => msg!(
+                "config-key-in-device",
+                key = self.name.as_str(),
+                number = *number,
+                name = device.as_str()
+            ),
+        }
+    }
+}
+
+/// English, for logs and tests: `baud in [[devices]] entry 1 ("shop")`.
+impl fmt::Display for ConfigKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message().render(Lang::En))
+    }
+}
+
+impl From<&str> for ConfigKey {
+    fn from(name: &str) -> ConfigKey {
+        ConfigKey {
+            name: name.to_owned(),
+            device: None,
+        }
+    }
+}
+
+impl From<String> for ConfigKey {
+    fn from(name: String) -> ConfigKey {
+        ConfigKey { name, device: None }
+    }
+}
+
+impl From<&String> for ConfigKey {
+    fn from(name: &String) -> ConfigKey {
+        ConfigKey::from(name.as_str())
     }
 }
 
@@ -317,12 +459,55 @@ impl Config {
         Ok(config)
     }
 
-    /// Parses TOML text (not validated); `origin` only names it in errors.
+    /// Parses TOML text (not validated); `origin` only names it in errors. The keys whose
+    /// text the gateway reads itself (`language`, `timezone_offset`, `listen`) are checked
+    /// first, so that their refusal is said in the gateway's words, not the parser's.
     pub fn from_toml_str(text: &str, origin: &Path) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|error: toml::de::Error| ConfigError::Parse {
-            path: origin.to_path_buf(),
-            message: error.to_string().trim_end().to_string(),
-        })
+        let parse_error = |error: toml::de::Error| {
+            let (line, column) = error
+                .span()
+                .map(|span| line_and_column(text, span.start))
+                .unzip();
+            let line_text = line
+                .and_then(|line| text.lines().nth(line - 1))
+                .map(|written| written.trim().chars().take(120).collect());
+            ConfigError::Parse {
+                path: origin.to_path_buf(),
+                line,
+                column,
+                line_text,
+                message: error.message().trim_end().to_string(),
+            }
+        };
+        let table: toml::Table = toml::from_str(text).map_err(parse_error)?;
+        check_text_keys(&table).map_err(|(key, message)| ConfigError::Invalid {
+            key: ConfigKey::from(key),
+            message,
+            file: Some(origin.to_path_buf()),
+        })?;
+        toml::from_str(text).map_err(parse_error)
+    }
+
+    /// The `language` of the configuration file the CLI would read (`path`, else
+    /// `EMCF_CONFIG` from `vars`, else [`DEFAULT_CONFIG_FILE`] if it exists), read leniently:
+    /// `None` when there is no file, it cannot be read or parsed, or says nothing usable. For
+    /// what must work even with a broken file (`--help`, the language of its own error).
+    pub fn file_language(
+        path: Option<&Path>,
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Option<Lang> {
+        let from_env = vars
+            .into_iter()
+            .filter(|(name, value)| name == ENV_CONFIG && !value.is_empty())
+            .last()
+            .map(|(_, value)| PathBuf::from(value));
+        let file = path
+            .map(Path::to_path_buf)
+            .or(from_env)
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_CONFIG_FILE));
+        let text = std::fs::read_to_string(file).ok()?;
+        let table: toml::Table = toml::from_str(&text).ok()?;
+        table.get("language")?.as_str().and_then(Lang::parse)
     }
 
     /// The configuration as TOML (for `config show`-like commands).
@@ -361,7 +546,7 @@ impl Config {
             self.language = Lang::parse(value).ok_or_else(|| ConfigError::Env {
                 var: ENV_LANG.to_string(),
                 value: value.clone(),
-                message: "the gateway speaks fr and en".to_string(),
+                message: msg!("config-languages"),
             })?;
         }
         if let Some(value) = vars.get(ENV_STATE_DIR) {
@@ -434,6 +619,43 @@ impl Config {
     pub fn header_read_timeout(&self) -> Duration {
         Duration::from_secs(self.header_read_timeout_secs)
     }
+}
+
+/// The line and column (from 1) of byte `at` of `text`.
+fn line_and_column(text: &str, at: usize) -> (usize, usize) {
+    let before = text.get(..at).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map_or(0, |start| start.chars().count())
+        + 1;
+    (line, column)
+}
+
+/// The keys whose text the gateway parses itself, refused in its own words:
+/// `Err((key, what is wrong))`. Other types are left to the parser.
+fn check_text_keys(table: &toml::Table) -> Result<(), (&'static str, Message)> {
+    let text = |key: &str| table.get(key).and_then(toml::Value::as_str);
+    if let Some(value) = text("language") {
+        if Lang::parse(value).is_none() {
+            return Err(("language", msg!("config-language-unknown", value = value)));
+        }
+    }
+    if let Some(value) = text("timezone_offset") {
+        if parse_offset(value).is_none() {
+            return Err(("timezone_offset", msg!("config-offset-bad", value = value)));
+        }
+    }
+    if let Some(value) = text("listen") {
+        parse_listen(value).map_err(|problem| {
+            (
+                "listen",
+                msg!("config-listen-bad", value = value, problem = problem),
+            )
+        })?;
+    }
+    Ok(())
 }
 
 fn default_offset() -> FixedOffset {

@@ -6,6 +6,8 @@ use std::net::SocketAddr;
 use chrono::FixedOffset;
 
 use super::MAX_OFFSET_SECS;
+use crate::i18n::Message;
+use crate::msg;
 
 /// Parses a UTC offset: `+HH:MM`, `-HH:MM`, `+HHMM`, `+HH`, `Z` or `UTC` (any case), at most
 /// 14 hours either way.
@@ -48,29 +50,32 @@ pub fn parse_offset(text: &str) -> Option<FixedOffset> {
 /// Parses `listen`: an IP address and a port (`0.0.0.0:8080`, `[::]:8080`), or a host name
 /// and a port (`localhost:8080`, `gateway.shop.lan:8080`) resolved now, its IPv4 address
 /// first (the address a LAN's ERPs most likely reach).
-pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+pub fn parse_listen(text: &str) -> Result<SocketAddr, Message> {
     let text = text.trim();
     if let Ok(addr) = text.parse() {
         return Ok(addr);
     }
-    const EXPECTED: &str = "expected an address or a host name and a port, e.g. \
-         0.0.0.0:8080 (all interfaces), 127.0.0.1:8080 or localhost:8080 (this machine only), \
-         [::]:8080";
     let Some((host, port)) = text.rsplit_once(':') else {
-        return Err(EXPECTED.to_string());
+        return Err(msg!("config-listen-expected"));
     };
     if host.is_empty() || port.parse::<u16>().is_err() {
-        return Err(EXPECTED.to_string());
+        return Err(msg!("config-listen-expected"));
     }
     let addrs: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(text)
-        .map_err(|e| format!("host name {host:?} cannot be resolved ({e}); {EXPECTED}"))?
+        .map_err(|e| {
+            msg!(
+                "config-listen-unresolved",
+                host = host,
+                detail = e.to_string()
+            )
+        })?
         .collect();
     addrs
         .iter()
         .find(|a| a.is_ipv4())
         .or(addrs.first())
         .copied()
-        .ok_or_else(|| format!("host name {host:?} has no address; {EXPECTED}"))
+        .ok_or_else(|| msg!("config-listen-no-address", host = host))
 }
 
 pub(super) mod offset_text {
@@ -89,12 +94,8 @@ pub(super) mod offset_text {
         deserializer: D,
     ) -> Result<FixedOffset, D::Error> {
         let text = String::deserialize(deserializer)?;
-        super::parse_offset(&text).ok_or_else(|| {
-            D::Error::custom(format!(
-                "{text:?} is not a UTC offset: write it as \"+01:00\" (Kinshasa, West DRC) or \
-                 \"+02:00\" (Lubumbashi, East DRC), at most 14 hours"
-            ))
-        })
+        super::parse_offset(&text)
+            .ok_or_else(|| D::Error::custom(crate::msg!("config-offset-bad", value = text)))
     }
 }
 
@@ -110,7 +111,12 @@ pub(super) mod listen_text {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<SocketAddr, D::Error> {
         let text = String::deserialize(deserializer)?;
-        super::parse_listen(&text)
-            .map_err(|message| D::Error::custom(format!("{text:?}: {message}")))
+        super::parse_listen(&text).map_err(|problem| {
+            D::Error::custom(crate::msg!(
+                "config-listen-bad",
+                value = text,
+                problem = problem
+            ))
+        })
     }
 }

@@ -26,10 +26,11 @@ impl Config {
         self.validate_request_timeout()
     }
 
-    /// A refusal of `key`, naming this configuration's file.
-    pub(super) fn invalid(&self, key: &str, message: String) -> ConfigError {
+    /// A refusal of `key` (what is wrong is said after the key: "is 0: ..."), naming this
+    /// configuration's file.
+    pub(super) fn invalid(&self, key: impl Into<ConfigKey>, message: Message) -> ConfigError {
         ConfigError::Invalid {
-            key: key.to_string(),
+            key: key.into(),
             message,
             file: self.source.clone(),
         }
@@ -37,44 +38,43 @@ impl Config {
 
     /// The service's own keys: state directory, connection and HTTP limits, plan quotas.
     fn validate_service(&self) -> Result<(), ConfigError> {
-        let invalid = |key: &str, message: String| self.invalid(key, message);
+        let invalid = |key: &str, message: Message| self.invalid(key, message);
         if let Some(state_dir) = &self.state_dir {
             if state_dir.as_os_str().is_empty() {
-                return Err(invalid(
-                    "state_dir",
-                    "is empty: give a directory, or remove the key for the default".into(),
-                ));
+                return Err(invalid("state_dir", msg!("config-state-dir-empty")));
             }
         }
-        in_range(self.max_connections, 1, MAX_CONNECTIONS, "")
+        in_range(self.max_connections, 1, MAX_CONNECTIONS, Unit::None)
             .map_err(|m| invalid("max_connections", m))?;
-        in_range(self.request_timeout_secs, 1, MAX_TIMEOUT_SECS, " seconds")
-            .map_err(|m| invalid("request_timeout_secs", m))?;
+        in_range(
+            self.request_timeout_secs,
+            1,
+            MAX_TIMEOUT_SECS,
+            Unit::Seconds,
+        )
+        .map_err(|m| invalid("request_timeout_secs", m))?;
         in_range(
             self.header_read_timeout_secs,
             1,
             MAX_TIMEOUT_SECS,
-            " seconds",
+            Unit::Seconds,
         )
         .map_err(|m| invalid("header_read_timeout_secs", m))?;
         in_range(
             self.body_limit_bytes,
             MIN_BODY_LIMIT,
             MAX_BODY_LIMIT,
-            " bytes",
+            Unit::Bytes,
         )
         .map_err(|m| invalid("body_limit_bytes", m))?;
-        in_range(self.index_cache_mib, 1, MAX_INDEX_CACHE_MIB, " MiB")
+        in_range(self.index_cache_mib, 1, MAX_INDEX_CACHE_MIB, Unit::Mib)
             .map_err(|m| invalid("index_cache_mib", m))?;
         for (key, value) in [
             ("plans.start", self.plans.start),
             ("plans.grow", self.plans.grow),
         ] {
             if value == 0 {
-                return Err(invalid(
-                    key,
-                    "is 0: give the number of invoices per year (at least 1)".into(),
-                ));
+                return Err(invalid(key, msg!("config-plan-zero")));
             }
         }
         Ok(())
@@ -88,46 +88,31 @@ impl Config {
         device: &DeviceEntry,
         seen: &mut HashMap<String, usize>,
     ) -> Result<(), ConfigError> {
-        let invalid = |key: &str, message: String| self.invalid(key, message);
-        let key = |field: &str| device_key(index, device, field);
-        check_device_name(&device.name).map_err(|m| invalid(&key("name"), m))?;
+        let invalid = |key: ConfigKey, message: Message| self.invalid(key, message);
+        let key = |field: &str| ConfigKey::in_device(field, index, &device.name);
+        check_device_name(&device.name).map_err(|m| invalid(key("name"), m))?;
         if let Some(first) = seen.insert(device.name.to_ascii_lowercase(), index) {
             return Err(invalid(
-                &key("name"),
-                format!(
-                    "repeats the name of entry {} (names are compared ignoring case): \
-                     give each [[devices]] entry its own name",
-                    first + 1
-                ),
+                key("name"),
+                msg!("config-device-name-repeated", first = first + 1),
             ));
         }
         if device.kind == DeviceKind::Edef {
             return self.validate_web_api(device, &key);
         }
         if device.has_web_api_keys() {
-            return Err(invalid(
-                &key("url"),
-                "and the other web API keys (token_file, ...) belong to kind = \"edef\" entries: \
-                 add kind = \"edef\" or remove them"
-                    .into(),
-            ));
+            return Err(invalid(key("url"), msg!("config-web-api-keys-on-serial")));
         }
         if device.path.as_os_str().is_empty() {
-            return Err(invalid(
-                &key("path"),
-                "is empty: give the serial port, e.g. /dev/serial/by-id/usb-...".into(),
-            ));
+            return Err(invalid(key("path"), msg!("config-path-empty")));
         }
         if device.baud == 0 {
-            return Err(invalid(
-                &key("baud"),
-                "is 0: give the line speed of the box, usually 115200".into(),
-            ));
+            return Err(invalid(key("baud"), msg!("config-baud-zero")));
         }
-        in_range(device.queue_capacity, 1, MAX_QUEUE_CAPACITY, "")
-            .map_err(|m| invalid(&key("queue_capacity"), m))?;
+        in_range(device.queue_capacity, 1, MAX_QUEUE_CAPACITY, Unit::None)
+            .map_err(|m| invalid(key("queue_capacity"), m))?;
         if let Some(tries) = device.tries {
-            in_range(tries, 1, MAX_TRIES, "").map_err(|m| invalid(&key("tries"), m))?;
+            in_range(tries, 1, MAX_TRIES, Unit::None).map_err(|m| invalid(key("tries"), m))?;
         }
         for (field, value) in [
             ("window_ms", device.window_ms),
@@ -137,7 +122,7 @@ impl Config {
             ("poll_interval_ms", device.poll_interval_ms),
         ] {
             if let Some(value) = value {
-                in_range(value, 1, MAX_BUDGET_MS, " ms").map_err(|m| invalid(&key(field), m))?;
+                in_range(value, 1, MAX_BUDGET_MS, Unit::Ms).map_err(|m| invalid(key(field), m))?;
             }
         }
         self.validate_wire_and_timing(device, &key)
@@ -147,67 +132,54 @@ impl Config {
     fn validate_web_api(
         &self,
         device: &DeviceEntry,
-        key: &dyn Fn(&str) -> String,
+        key: &dyn Fn(&str) -> ConfigKey,
     ) -> Result<(), ConfigError> {
         if !device.path.as_os_str().is_empty() {
-            return Err(self.invalid(
-                &key("path"),
-                "is set on a kind = \"edef\" entry: the web API has no serial port; remove path"
-                    .into(),
-            ));
+            return Err(self.invalid(key("path"), msg!("config-path-on-web-api")));
         }
-        in_range(device.queue_capacity, 1, MAX_QUEUE_CAPACITY, "")
-            .map_err(|m| self.invalid(&key("queue_capacity"), m))?;
+        in_range(device.queue_capacity, 1, MAX_QUEUE_CAPACITY, Unit::None)
+            .map_err(|m| self.invalid(key("queue_capacity"), m))?;
         device
             .validate_web_api_keys()
-            .map_err(|(field, m)| self.invalid(&key(field), m))
+            .map_err(|(field, m)| self.invalid(key(field), m))
     }
 
     /// A device's wire settings, fallback rates, health interval and timing coherence.
     fn validate_wire_and_timing(
         &self,
         device: &DeviceEntry,
-        key: &dyn Fn(&str) -> String,
+        key: &dyn Fn(&str) -> ConfigKey,
     ) -> Result<(), ConfigError> {
-        let invalid = |key: &str, message: String| self.invalid(key, message);
-        let wire = device
-            .wire()
-            .map_err(|(field, m)| invalid(&key(field), m))?;
+        let invalid = |key: ConfigKey, message: Message| self.invalid(key, message);
+        let wire = device.wire().map_err(|(field, m)| invalid(key(field), m))?;
         if wire.seq.first() == wire.seq.last() && wire.seq_replay {
-            return Err(invalid(
-                &key("seq_range"),
-                "has a single value: every command then has the same SEQ, and a box that \
-                 replays a repeated SEQ would answer each with its last reply; set \
-                 seq_replay = false (a box that wants one SEQ executes every frame)"
-                    .into(),
-            ));
+            return Err(invalid(key("seq_range"), msg!("config-seq-single")));
         }
         device
             .fallback_rates()
-            .map_err(|(field, m)| invalid(&key(field), m))?;
+            .map_err(|(field, m)| invalid(key(field), m))?;
         if let Some(secs) = device.health_interval_secs {
-            in_range(secs, 0, MAX_TIMEOUT_SECS * 24, " seconds")
-                .map_err(|m| invalid(&key("health_interval_secs"), m))?;
+            in_range(secs, 0, MAX_TIMEOUT_SECS * 24, Unit::Seconds)
+                .map_err(|m| invalid(key("health_interval_secs"), m))?;
         }
         let timing = device.timing();
         if timing.window > timing.command_budget {
             return Err(invalid(
-                &key("window_ms"),
-                format!(
-                    "({} ms) exceeds command_budget_ms ({} ms): the window must fit in a \
-                     command's budget",
-                    timing.window.as_millis(),
-                    timing.command_budget.as_millis()
+                key("window_ms"),
+                msg!(
+                    "config-window-over-budget",
+                    window = timing.window.as_millis().to_string(),
+                    budget = timing.command_budget.as_millis().to_string()
                 ),
             ));
         }
         if timing.poll_interval > timing.finalize_budget {
             return Err(invalid(
-                &key("poll_interval_ms"),
-                format!(
-                    "({} ms) exceeds finalize_budget_ms ({} ms)",
-                    timing.poll_interval.as_millis(),
-                    timing.finalize_budget.as_millis()
+                key("poll_interval_ms"),
+                msg!(
+                    "config-poll-over-budget",
+                    poll = timing.poll_interval.as_millis().to_string(),
+                    budget = timing.finalize_budget.as_millis().to_string()
                 ),
             ));
         }
@@ -217,28 +189,31 @@ impl Config {
     /// `request_timeout_secs` above every device's longest budget (a slow certification must
     /// not be cut off mid-way).
     fn validate_request_timeout(&self) -> Result<(), ConfigError> {
-        let invalid = |key: &str, message: String| self.invalid(key, message);
         let request_timeout = self.request_timeout();
         let longest = if self.devices.is_empty() {
-            vec![("the embedded simulator".to_string(), LinkTiming::default())]
+            vec![(msg!("config-the-simulator"), LinkTiming::default())]
         } else {
             self.devices
                 .iter()
                 .filter(|d| d.kind == DeviceKind::Serial)
-                .map(|d| (format!("device {:?}", d.name), d.timing()))
+                .map(|d| {
+                    (
+                        msg!("config-the-device", name = d.name.as_str()),
+                        d.timing(),
+                    )
+                })
                 .collect()
         };
         for (what, timing) in longest {
             let budget = timing.longest_budget();
             if request_timeout <= budget {
-                return Err(invalid(
+                return Err(self.invalid(
                     "request_timeout_secs",
-                    format!(
-                        "({} s) must be greater than the longest budget of {what} ({} ms, the \
-                         credit-note/finalize budget), or a slow certification would be cut off \
-                         mid-way: raise request_timeout_secs",
-                        request_timeout.as_secs(),
-                        budget.as_millis()
+                    msg!(
+                        "config-timeout-below-budget",
+                        timeout = request_timeout.as_secs(),
+                        what = what,
+                        budget = budget.as_millis().to_string()
                     ),
                 ));
             }
@@ -247,44 +222,75 @@ impl Config {
     }
 }
 
-/// The key of `field` in the `index`th `[[devices]]` entry, for messages.
-fn device_key(index: usize, device: &DeviceEntry, field: &str) -> String {
-    format!(
-        "{field} in [[devices]] entry {} ({:?})",
-        index + 1,
-        device.name
-    )
+/// The unit of a number in a range's refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unit {
+    /// A count.
+    None,
+    /// Seconds.
+    Seconds,
+    /// Milliseconds.
+    Ms,
+    /// Minutes.
+    Minutes,
+    /// Days.
+    Days,
+    /// Bytes.
+    Bytes,
+    /// Mebibytes.
+    Mib,
+    /// Bytes per second.
+    BytesPerSecond,
 }
 
+impl Unit {
+    /// Its word in a message (`none` for a count).
+    fn code(self) -> &'static str {
+        match self {
+            Unit::None => "none",
+            Unit::Seconds => "seconds",
+            Unit::Ms => "ms",
+            Unit::Minutes => "minutes",
+            Unit::Days => "days",
+            Unit::Bytes => "bytes",
+            Unit::Mib => "mib",
+            Unit::BytesPerSecond => "bytes-per-second",
+        }
+    }
+}
+
+/// `Err` saying "is {value}: it must be between {min} and {max}" in `unit`.
 pub(super) fn in_range<T: PartialOrd + fmt::Display>(
     value: T,
     min: T,
     max: T,
-    unit: &str,
-) -> Result<(), String> {
+    unit: Unit,
+) -> Result<(), Message> {
     if value < min || value > max {
-        Err(format!(
-            "is {value}{unit}: it must be between {min} and {max}{unit}"
+        Err(msg!(
+            "config-out-of-range",
+            value = value.to_string(),
+            min = min.to_string(),
+            max = max.to_string(),
+            unit = msg!("config-unit", unit = unit.code())
         ))
     } else {
         Ok(())
     }
 }
 
-fn check_device_name(name: &str) -> Result<(), String> {
+fn check_device_name(name: &str) -> Result<(), Message> {
     if name.is_empty() {
-        return Err("is empty: give the device a short name, e.g. \"shop\"".into());
+        return Err(msg!("config-device-name-empty"));
     }
     if name.len() > MAX_DEVICE_NAME {
-        return Err(format!(
-            "is longer than {MAX_DEVICE_NAME} characters: use a short name"
-        ));
+        return Err(msg!("config-device-name-long", max = MAX_DEVICE_NAME));
     }
     if !name
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
     {
-        return Err("may contain only ASCII letters, digits, - and _".into());
+        return Err(msg!("config-device-name-chars"));
     }
     Ok(())
 }

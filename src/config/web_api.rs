@@ -7,8 +7,11 @@ use std::time::Duration;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+use super::validate::{in_range, Unit};
 use super::DeviceEntry;
 use crate::certify::{CdfCurrency, EdefSettings};
+use crate::i18n::Message;
+use crate::msg;
 
 /// What a `[[devices]]` entry is.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,16 +60,15 @@ impl DeviceEntry {
     }
 
     /// The CDF currency block; `Err` says what is wrong.
-    pub fn cdf_currency(&self) -> Result<CdfCurrency, String> {
+    pub fn cdf_currency(&self) -> Result<CdfCurrency, Message> {
+        let refused = |value: &str| msg!("config-cdf-currency", value = value);
         match self.cdf_currency_block.as_deref().map(str::trim) {
             None | Some("omit") => Ok(CdfCurrency::Omit),
             Some(text @ ("1" | "0" | "-1")) => text
                 .parse::<Decimal>()
                 .map(CdfCurrency::Rate)
-                .map_err(|e| e.to_string()),
-            Some(other) => Err(format!(
-                "{other:?} is not one of \"omit\" (the default), \"1\", \"0\" or \"-1\""
-            )),
+                .map_err(|_| refused(text)),
+            Some(other) => Err(refused(other)),
         }
     }
 
@@ -114,13 +116,10 @@ impl DeviceEntry {
     }
 
     /// Checks the keys of an `edef` entry; `Err((key, message))`.
-    pub fn validate_web_api_keys(&self) -> Result<(), (&'static str, String)> {
+    pub fn validate_web_api_keys(&self) -> Result<(), (&'static str, Message)> {
         let url = self.url.as_deref().unwrap_or("").trim();
         if url.is_empty() {
-            return Err((
-                "url",
-                "is missing: give the API base, e.g. \"https://edef.dgirdc.cd\" (production) or \"https://developper.dgirdc.cd/edef\" (test)".into(),
-            ));
+            return Err(("url", msg!("config-url-missing")));
         }
         check_base_url(url).map_err(|m| ("url", m))?;
         if let Some(sandbox) = &self.sandbox_url {
@@ -130,24 +129,17 @@ impl DeviceEntry {
                 .as_ref()
                 .is_none_or(|p| p.as_os_str().is_empty())
             {
-                return Err((
-                    "sandbox_token_file",
-                    "is missing: the file holding the token of the test e-MCF at sandbox_url"
-                        .into(),
-                ));
+                return Err(("sandbox_token_file", msg!("config-sandbox-token-missing")));
             }
         } else if self.sandbox_token_file.is_some() {
-            return Err((
-                "sandbox_token_file",
-                "is set without sandbox_url: give both, or neither (sandbox keys then use the bundled simulator)".into(),
-            ));
+            return Err(("sandbox_token_file", msg!("config-sandbox-token-alone")));
         }
         if self
             .token_file
             .as_ref()
             .is_none_or(|p| p.as_os_str().is_empty())
         {
-            return Err(("token_file", "is missing: the file holding this e-MCF's token (JWT) from the DGI portal, readable by the service only".into()));
+            return Err(("token_file", msg!("config-token-missing")));
         }
         let ranges: [(&'static str, Option<u64>, u64, u64); 4] = [
             ("connect_timeout_ms", self.connect_timeout_ms, 100, 60_000),
@@ -157,16 +149,14 @@ impl DeviceEntry {
         ];
         for (key, value, low, high) in ranges {
             if let Some(value) = value {
-                if !(low..=high).contains(&value) {
-                    return Err((key, format!("({value}) must be between {low} and {high}")));
-                }
+                in_range(value, low, high, Unit::None).map_err(|m| (key, m))?;
             }
         }
         if let Some(limit) = self.pending_limit {
             if !(1..=100).contains(&limit) {
                 return Err((
                     "pending_limit",
-                    format!("({limit}) must be between 1 and 100 (the DGI allows 10)"),
+                    msg!("config-pending-limit", value = limit.to_string()),
                 ));
             }
         }
@@ -175,7 +165,7 @@ impl DeviceEntry {
             if !matches!(choice, "omit" | "pp") {
                 return Err((
                     "anonymous_client",
-                    format!("{choice:?} is not \"omit\" (the default) or \"pp\""),
+                    msg!("config-anonymous-client", value = choice),
                 ));
             }
         }
@@ -184,17 +174,15 @@ impl DeviceEntry {
 }
 
 /// An API base: `http(s)://host[/path]`, no query.
-fn check_base_url(url: &str) -> Result<(), String> {
-    let uri: hyper::Uri = url
-        .parse()
-        .map_err(|e| format!("{url:?} is not a URL: {e}"))?;
+fn check_base_url(url: &str) -> Result<(), Message> {
+    let uri: hyper::Uri = url.parse().map_err(|e: hyper::http::uri::InvalidUri| {
+        msg!("config-url-not-url", value = url, detail = e.to_string())
+    })?;
     if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
-        return Err(format!(
-            "{url:?} must start with https:// (or http:// for a local simulator) and name a host"
-        ));
+        return Err(msg!("config-url-scheme", value = url));
     }
     if uri.query().is_some() {
-        return Err(format!("{url:?}: give the base only, without a query"));
+        return Err(msg!("config-url-query", value = url));
     }
     Ok(())
 }

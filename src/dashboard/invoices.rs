@@ -254,7 +254,7 @@ impl Dashboard {
                     match ExportedEntry::of(entry).line() {
                         Ok(line) => out.push_str(&line),
                         Err(error) => {
-                            return self.failure_in(ctx, &AdminError::Invalid(error.to_string()))
+                            return self.failure_in(ctx, &AdminError::Internal(error.to_string()))
                         }
                     }
                     out.push('\n');

@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+use crate::i18n::{Localized, Message};
+use crate::msg;
+
 /// Why a device request failed. A device refusal (`E:`) is not an error: it comes back as
 /// `Ok(Reply::Refused(..))` or `Ok(FinalizeOutcome::Refused(..))`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -81,5 +84,35 @@ impl DeviceError {
             DeviceError::UnreadableState { .. } => 60,
         };
         Duration::from_secs(secs)
+    }
+}
+
+/// What a person reads (`device probe`, the CLI): the link's own technical text, if any, as a
+/// detail.
+impl Localized for DeviceError {
+    fn message(&self) -> Message {
+        let command = |command: &u8| format!("{command:02X}h");
+        match self {
+            DeviceError::Unavailable(detail) => {
+                msg!("device-unavailable", detail = detail.as_str())
+            }
+            DeviceError::QueueFull => msg!("device-queue-full"),
+            DeviceError::NoAnswer { command: c } => {
+                msg!("device-no-answer", command = command(c))
+            }
+            DeviceError::Disconnected => msg!("device-disconnected"),
+            DeviceError::OutcomeUnknown => msg!("device-outcome-unknown"),
+            DeviceError::UnreadableState { reason, .. } => {
+                msg!("device-unreadable-state", detail = reason.as_str())
+            }
+            DeviceError::BadReply { command: c, reason } => msg!(
+                "device-bad-reply",
+                command = command(c),
+                detail = reason.as_str()
+            ),
+            DeviceError::Encode(error) => msg!("device-not-sent", detail = error.to_string()),
+            DeviceError::ShuttingDown => msg!("device-shutting-down"),
+            DeviceError::JobAborted => msg!("device-job-aborted"),
+        }
     }
 }

@@ -1,33 +1,48 @@
 //! `device probe`: everything a technician needs to know of a box on first contact, read
 //! through one session (C1h, C2h, 2Bh I0..D2) and the link's status (status bytes, what
 //! blocks certification, what differs from PROTOCOL.md). Read-only: nothing is opened,
-//! certified or cancelled on the box.
+//! certified or cancelled on the box. Its words are in the language asked (`--json` asks
+//! English, so that scripts read the same texts as before 1.6.0).
 
 use mcf_sfe::reply::{DeviceState, GroupRate, Last, LinkState};
 use mcf_sfe::types::{TaxGroup, TaxpayerKey};
 use mcf_sfe::{Command, Reply};
 
 use super::{DeviceError, DeviceHandle, Session};
+use crate::i18n::{Lang, Localized};
 pub use crate::model::ProbeReport;
+use crate::msg;
 
-/// Probes the device behind `handle` (waits for its turn like an invoice).
-pub async fn probe(handle: &DeviceHandle) -> Result<ProbeReport, DeviceError> {
+/// Probes the device behind `handle` (waits for its turn like an invoice); its words in
+/// `lang`.
+pub async fn probe(handle: &DeviceHandle, lang: Lang) -> Result<ProbeReport, DeviceError> {
     let mut session = handle.acquire().await?;
     let mut report = ProbeReport {
         device: handle.name().to_owned(),
         ..ProbeReport::default()
     };
+    let answered = |command: &str, other: &Reply| {
+        msg!(
+            "probe-answered-other",
+            command = command,
+            detail = format!("{other:?}")
+        )
+        .render(lang)
+    };
+    let failed = |command: &str, error: &DeviceError| {
+        msg!("probe-failed", command = command, reason = error.message()).render(lang)
+    };
     match session.execute(Command::DeviceState).await {
-        Ok(Reply::DeviceState(state)) => read_state(&mut report, &state),
-        Ok(other) => report.errors.push(format!("C1h answered {other:?}")),
-        Err(error) => report.errors.push(format!("C1h: {error}")),
+        Ok(Reply::DeviceState(state)) => read_state(&mut report, &state, lang),
+        Ok(other) => report.errors.push(answered("C1h", &other)),
+        Err(error) => report.errors.push(failed("C1h", &error)),
     }
     match session.execute(Command::LinkState).await {
-        Ok(Reply::LinkState(link)) => report.dgi = Some(dgi_in_words(&link)),
-        Ok(other) => report.errors.push(format!("C2h answered {other:?}")),
-        Err(error) => report.errors.push(format!("C2h: {error}")),
+        Ok(Reply::LinkState(link)) => report.dgi = Some(dgi_in_words(&link, lang)),
+        Ok(other) => report.errors.push(answered("C2h", &other)),
+        Err(error) => report.errors.push(failed("C2h", &error)),
     }
-    read_taxpayer(&mut session, &mut report).await;
+    read_taxpayer(&mut session, &mut report, lang).await;
     drop(session);
     let status = handle.status();
     report.status_bytes = status.status_bytes.map(|s| {
@@ -36,33 +51,45 @@ pub async fn probe(handle: &DeviceHandle) -> Result<ProbeReport, DeviceError> {
             .collect::<Vec<_>>()
             .join(" ")
     });
-    report.blocked = status.blocked;
+    report.blocked = status.blocked.map(|why| why.render(lang));
     report.anomalies = status.anomalies;
     Ok(report)
 }
 
 /// What C1h says, in the report.
-fn read_state(report: &mut ProbeReport, state: &DeviceState) {
+fn read_state(report: &mut ProbeReport, state: &DeviceState, lang: Lang) {
     report.nim = Some(state.mid.clone());
     report.nif = Some(state.nif.clone());
     report.clock = state
         .clock
         .map(|c| c.format("%Y-%m-%d %H:%M:%S").to_string());
     report.counters = Some((state.tc, state.fvc, state.frc));
-    report.last_invoice = Some(match &state.last {
-        Last::Nothing => "none yet".to_owned(),
-        Last::Invoice(last) => format!(
-            "{} {} certified {} codeDEFDGI {}{}",
-            last.invoice_type,
-            last.rn,
-            last.at.format("%Y-%m-%d %H:%M:%S"),
-            last.code_def,
-            last.amount
-                .map(|a| format!(", total {a}"))
-                .unwrap_or_default()
-        ),
-        Last::Unreadable(why) => format!("reported but unreadable: {why}"),
-    });
+    let last = match &state.last {
+        Last::Nothing => msg!("probe-last-none"),
+        Last::Invoice(last) => {
+            let at = last.at.format("%Y-%m-%d %H:%M:%S").to_string();
+            let kind = last.invoice_type.to_string();
+            match last.amount {
+                Some(total) => msg!(
+                    "probe-last-invoice-total",
+                    kind = kind,
+                    rn = last.rn.as_str(),
+                    at = at,
+                    code = last.code_def.as_str(),
+                    total = total.to_string()
+                ),
+                None => msg!(
+                    "probe-last-invoice",
+                    kind = kind,
+                    rn = last.rn.as_str(),
+                    at = at,
+                    code = last.code_def.as_str()
+                ),
+            }
+        }
+        Last::Unreadable(why) => msg!("probe-last-unreadable", detail = why.as_str()),
+    };
+    report.last_invoice = Some(last.render(lang));
     report.rates = state.rates.as_ref().map(|rates| {
         TaxGroup::all()
             .zip(rates.iter())
@@ -70,7 +97,9 @@ fn read_state(report: &mut ProbeReport, state: &DeviceState) {
                 let text = match rate {
                     GroupRate::NotCharged => "-".to_owned(),
                     GroupRate::Percent(rate) => format!("{rate} %"),
-                    GroupRate::Unreadable(raw) => format!("unreadable {raw:?}"),
+                    GroupRate::Unreadable(raw) => {
+                        msg!("probe-rate-unreadable", raw = format!("{raw:?}")).render(lang)
+                    }
                 };
                 (group.letter(), text)
             })
@@ -83,37 +112,49 @@ fn read_state(report: &mut ProbeReport, state: &DeviceState) {
 }
 
 /// The box's link with the DGI (C2h), in words.
-fn dgi_in_words(link: &LinkState) -> String {
+fn dgi_in_words(link: &LinkState, lang: Lang) -> String {
     let count = |n: Option<u64>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
-    format!(
-        "state {:?}, last contact {}, {} sent (EC), {} in DC{}",
-        link.state,
-        link.last_contact.map_or_else(
-            || "never".to_owned(),
-            |at| at.format("%Y-%m-%d %H:%M:%S").to_string()
+    let contact = match link.last_contact {
+        Some(at) => msg!(
+            "probe-dgi-contact",
+            at = at.format("%Y-%m-%d %H:%M:%S").to_string()
         ),
-        count(link.sent),
-        count(link.stored),
-        if link.error.is_empty() {
-            String::new()
-        } else {
-            format!(", last error {:?}", link.error)
-        }
-    )
+        None => msg!("probe-dgi-never"),
+    };
+    let words = msg!(
+        "probe-dgi",
+        state = format!("{:?}", link.state),
+        contact = contact,
+        sent = count(link.sent),
+        stored = count(link.stored)
+    );
+    let words = if link.error.is_empty() {
+        words
+    } else {
+        msg!(
+            "probe-dgi-error",
+            text = words,
+            error = format!("{:?}", link.error)
+        )
+    };
+    words.render(lang)
 }
 
 /// 2Bh for every taxpayer key; a link lost stops the reading.
-async fn read_taxpayer(session: &mut Session, report: &mut ProbeReport) {
+async fn read_taxpayer(session: &mut Session, report: &mut ProbeReport, lang: Lang) {
     for &key in TaxpayerKey::ALL {
         let value = match session.execute(Command::TaxpayerField(key)).await {
             Ok(Reply::TaxpayerField(value)) => value.value,
-            Ok(Reply::Refused(text)) => format!("(refused: {text})"),
-            Ok(other) => format!("(answered {other:?})"),
+            Ok(Reply::Refused(text)) => msg!("probe-field-refused", text = text).render(lang),
+            Ok(other) => msg!("probe-field-answered", detail = format!("{other:?}")).render(lang),
             Err(error @ (DeviceError::Disconnected | DeviceError::ShuttingDown)) => {
-                report.errors.push(format!("2Bh {key}: {error}"));
+                let command = format!("2Bh {key}");
+                report.errors.push(
+                    msg!("probe-failed", command = command, reason = error.message()).render(lang),
+                );
                 break;
             }
-            Err(error) => format!("({error})"),
+            Err(error) => msg!("probe-field-failed", reason = error.message()).render(lang),
         };
         report.taxpayer.push((key.to_string(), value));
     }

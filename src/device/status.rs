@@ -8,7 +8,9 @@ use mcf_sfe::reply::{Anomaly, DeviceState, LinkState};
 use mcf_sfe::{Status, StatusFlag};
 
 use super::config::StatusMap;
+use crate::i18n::Message;
 use crate::model::SeenAnomaly;
+use crate::msg;
 
 /// The link as the dashboard and `/status` see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,8 +31,9 @@ pub struct LinkStatus {
     /// The status bytes of the last reply.
     pub status_bytes: Option<Status>,
     /// Why the box, although it answers, cannot certify now: its state cannot be read, its
-    /// fiscal memory is full, its link with the DGI is overdue (as its status bytes say).
-    pub blocked: Option<String>,
+    /// fiscal memory is full, its link with the DGI is overdue (as its status bytes say). Said
+    /// in the reader's language where one is known (`device probe`), in English in logs.
+    pub blocked: Option<Message>,
     /// What in this box's replies differs from PROTOCOL.md, once per command and field, since
     /// the gateway started.
     pub anomalies: Vec<SeenAnomaly>,
@@ -84,16 +87,16 @@ pub(super) fn blocked_reason(
     state_error: Option<&str>,
     status: Option<Status>,
     map: StatusMap,
-) -> Option<String> {
+) -> Option<Message> {
     if let Some(error) = state_error {
-        return Some(format!("its state (C1h) cannot be read: {error}"));
+        return Some(msg!("device-blocked-state", detail = error));
     }
     let status = status.filter(|_| map == StatusMap::Simulator)?;
     if status.has(StatusFlag::FiscalMemoryFull) {
-        return Some("its fiscal memory is full (status bit S2.1)".to_owned());
+        return Some(msg!("device-blocked-memory-full"));
     }
     if status.has(StatusFlag::DgiLinkOverdue) {
-        return Some("it has not reached the DGI server for too long (status bit S3.0)".to_owned());
+        return Some(msg!("device-blocked-dgi-overdue"));
     }
     None
 }
@@ -122,7 +125,7 @@ mod tests {
     fn the_status_bits_block_only_under_the_simulator_map() {
         let full = Status::with(&[StatusFlag::FiscalMemoryFull]);
         assert!(blocked_reason(None, Some(full), StatusMap::Simulator)
-            .is_some_and(|r| r.contains("full")));
+            .is_some_and(|r| r.to_string().contains("full")));
         assert_eq!(blocked_reason(None, Some(full), StatusMap::Ignored), None);
         let real_idle = Status([0xC0, 0x80, 0xC0, 0x80, 0xC0, 0xD8]);
         assert_eq!(
@@ -130,6 +133,6 @@ mod tests {
             None
         );
         assert!(blocked_reason(Some("TC: x"), None, StatusMap::Ignored)
-            .is_some_and(|r| r.contains("C1h")));
+            .is_some_and(|r| r.to_string().contains("C1h")));
     }
 }

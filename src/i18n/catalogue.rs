@@ -10,6 +10,7 @@
 //! | `cli.ftl` | the CLI's messages and table headings |
 //! | `alerts.ftl` | the alerts e-mailed to organizations' administrators |
 //! | `receipt.ftl` | the printable fiscal block (API `receipt.html`/`receipt.escpos`, dashboard) |
+//! | `help.ftl` | the CLI's `--help`: ids derived from the clap tree (`src/cli/help.rs`) and clap's own words |
 //!
 //! Texts are plain (no bidi isolation marks: they go into JSON, HTML and terminals). A message
 //! missing in a language falls back to the other one, then to its id, and is logged once;
@@ -61,6 +62,11 @@ pub const FILES: &[(&str, &str, &str)] = &[
         include_str!("../../locales/fr/receipt.ftl"),
         include_str!("../../locales/en/receipt.ftl"),
     ),
+    (
+        "help.ftl",
+        include_str!("../../locales/fr/help.ftl"),
+        include_str!("../../locales/en/help.ftl"),
+    ),
 ];
 
 struct Bundles {
@@ -109,6 +115,7 @@ pub fn render(lang: Lang, id: &'static str, args: &[(&'static str, Arg)]) -> Str
         let value = match value {
             Arg::Text(text) => FluentValue::from(text.as_str()),
             Arg::Count(n) => FluentValue::from(*n),
+            Arg::Message(message) => FluentValue::from(message.render(lang)),
         };
         fluent_args.set(*name, value);
     }
@@ -119,23 +126,46 @@ pub fn render(lang: Lang, id: &'static str, args: &[(&'static str, Arg)]) -> Str
         let mut errors = Vec::new();
         let text = bundle.format_pattern(pattern, Some(&fluent_args), &mut errors);
         if fallback || !errors.is_empty() {
-            report_once(id, lang, &format!("{errors:?}"));
+            report_once(id, lang, Some(&format!("{errors:?}")));
         }
         return text.into_owned();
     }
-    report_once(id, lang, "no such message");
+    report_once(id, lang, None);
     id.to_owned()
 }
 
-fn report_once(id: &'static str, lang: Lang, problem: &str) {
+/// Logs once per message and language what is wrong with it (`None`: it is missing).
+fn report_once(id: &'static str, lang: Lang, problem: Option<&str>) {
     static REPORTED: Mutex<Option<HashSet<(&'static str, Lang)>>> = Mutex::new(None);
     let first = REPORTED
         .lock()
         .map(|mut set| set.get_or_insert_with(HashSet::new).insert((id, lang)))
         .unwrap_or(false);
     if first {
-        tracing::warn!(id, lang = %lang, problem, "message catalogue: incomplete message");
+        tracing::warn!(
+            id,
+            lang = %lang,
+            problem = problem.unwrap_or("no such message"),
+            "message catalogue: incomplete message"
+        );
     }
+}
+
+/// Message `id`, known only at run time (the CLI's help texts, whose ids come from the clap
+/// tree), without arguments, in `lang`; `None` if `lang` has no such message.
+pub fn render_id(lang: Lang, id: &str) -> Option<String> {
+    let bundles = bundles();
+    let bundle = match lang {
+        Lang::Fr => &bundles.fr,
+        Lang::En => &bundles.en,
+    };
+    let pattern = bundle.get_message(id)?.value()?;
+    let mut errors = Vec::new();
+    Some(
+        bundle
+            .format_pattern(pattern, None, &mut errors)
+            .into_owned(),
+    )
 }
 
 /// Whether message `id` exists in `lang`.

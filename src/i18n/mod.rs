@@ -118,9 +118,7 @@ impl<'de> serde::Deserialize<'de> for Lang {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Lang, D::Error> {
         let text = String::deserialize(deserializer)?;
         Lang::parse(&text).ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "language {text:?} is not spoken by the gateway: use \"fr\" or \"en\""
-            ))
+            serde::de::Error::custom(crate::msg!("config-language-unknown", value = text))
         })
     }
 }
@@ -159,6 +157,14 @@ pub enum Arg {
     Text(String),
     /// A count: shown as digits, and selects plural forms (`{ $n -> [one] ... *[other] ... }`).
     Count(i64),
+    /// Another message, rendered in the same language (a reason inside a sentence).
+    Message(Box<Message>),
+}
+
+impl From<Message> for Arg {
+    fn from(value: Message) -> Arg {
+        Arg::Message(Box::new(value))
+    }
 }
 
 impl From<String> for Arg {
@@ -240,6 +246,49 @@ impl Message {
 impl fmt::Display for Message {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.render(Lang::En))
+    }
+}
+
+/// A message is an error the CLI can return as it is (`bail!(msg!(...))`): its edge renders
+/// it in the reader's language.
+impl std::error::Error for Message {}
+
+/// An error a person may read: its text from the catalogue, rendered where the reader's
+/// language is known (the CLI's edge, the admin socket's answer). `Display` stays the English
+/// one, for logs. Implemented next to each error type a person can meet; texts that come
+/// from outside the gateway (the operating system's, a parser's) are arguments of the
+/// message, marked as such, never its sentence.
+pub trait Localized {
+    /// The catalogue message saying what went wrong.
+    fn message(&self) -> Message;
+}
+
+impl Localized for Message {
+    fn message(&self) -> Message {
+        self.clone()
+    }
+}
+
+/// What failed is said by the caller (a message around this one); this says why, in the
+/// reader's words, with the system's own text as a detail.
+impl Localized for std::io::Error {
+    fn message(&self) -> Message {
+        use std::io::ErrorKind;
+        let detail = self.to_string();
+        match self.kind() {
+            ErrorKind::NotFound => crate::msg!("io-not-found", detail = detail),
+            ErrorKind::PermissionDenied => crate::msg!("io-permission-denied", detail = detail),
+            ErrorKind::AddrInUse => crate::msg!("io-addr-in-use", detail = detail),
+            ErrorKind::AddrNotAvailable => crate::msg!("io-addr-not-available", detail = detail),
+            ErrorKind::AlreadyExists => crate::msg!("io-already-exists", detail = detail),
+            ErrorKind::ConnectionRefused => crate::msg!("io-connection-refused", detail = detail),
+            ErrorKind::TimedOut => crate::msg!("io-timed-out", detail = detail),
+            ErrorKind::StorageFull => crate::msg!("io-storage-full", detail = detail),
+            ErrorKind::ReadOnlyFilesystem => crate::msg!("io-read-only", detail = detail),
+            ErrorKind::IsADirectory => crate::msg!("io-is-a-directory", detail = detail),
+            ErrorKind::NotADirectory => crate::msg!("io-not-a-directory", detail = detail),
+            _ => crate::msg!("io-other", detail = detail),
+        }
     }
 }
 

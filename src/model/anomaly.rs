@@ -60,11 +60,11 @@ pub enum FiscalAnomalyKind {
 }
 
 impl FiscalAnomalyKind {
-    /// In words, for logs and pages.
-    pub fn describe(self) -> &'static str {
+    /// In words: rendered in the reader's language, English (`Display`) in logs.
+    pub fn describe(self) -> crate::i18n::Message {
         match self {
-            FiscalAnomalyKind::CounterWentBack => "its invoice counter went back",
-            FiscalAnomalyKind::NifChanged => "it reports another taxpayer NIF",
+            FiscalAnomalyKind::CounterWentBack => crate::msg!("anomaly-counter-went-back"),
+            FiscalAnomalyKind::NifChanged => crate::msg!("anomaly-nif-changed"),
         }
     }
 }

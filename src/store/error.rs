@@ -2,6 +2,9 @@
 
 use std::fmt;
 
+use crate::i18n::{Localized, Message};
+use crate::msg;
+
 /// Where a damage was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DamageAt {
@@ -87,4 +90,37 @@ pub(crate) fn io_at(path: &std::path::Path, what: &str, err: std::io::Error) -> 
         err.kind(),
         format!("{what} {}: {err}", path.display()),
     ))
+}
+
+/// What an administrator reads (the CLI, the dashboard): the register's own words for what
+/// they can act on, and the technical text of an internal fault as a detail.
+impl Localized for StoreError {
+    fn message(&self) -> Message {
+        match self {
+            StoreError::Io(error) => msg!("store-io", reason = error.message()),
+            StoreError::Locked => msg!("store-locked"),
+            StoreError::Damaged {
+                seq_or_offset,
+                reason,
+            } => {
+                let at = match seq_or_offset {
+                    DamageAt::Seq(seq) => msg!("store-damage-at-seq", seq = *seq),
+                    DamageAt::Offset(offset) => msg!("store-damage-at-offset", offset = *offset),
+                    DamageAt::JournalFile => msg!("store-damage-at-file"),
+                };
+                msg!("store-damaged", at = at, detail = reason.as_str())
+            }
+            StoreError::Index(error) => msg!("store-index", detail = error.to_string()),
+            StoreError::Conflict(detail) => msg!("store-conflict", detail = detail.as_str()),
+            StoreError::UnknownIntent(id) => msg!("store-unknown-intent", id = *id),
+            StoreError::IntentNotOpen(id) => msg!("store-intent-not-open", id = *id),
+            StoreError::UnknownKey(id) => msg!("store-unknown-key", id = id.as_str()),
+            StoreError::UnknownOrganization(id) => {
+                msg!("store-unknown-organization", id = id.as_str())
+            }
+            StoreError::Invalid(detail) => msg!("store-invalid", detail = detail.as_str()),
+            StoreError::Json(error) => msg!("store-json", detail = error.to_string()),
+            StoreError::Halted(detail) => msg!("store-halted", detail = detail.as_str()),
+        }
+    }
 }

@@ -16,6 +16,7 @@ use super::Shared;
 use crate::certify::journal::Journal;
 use crate::certify::status::{ChannelView, Problem};
 use crate::certify::{CertifyError, TokenReason};
+use crate::i18n::Lang;
 use crate::model::{Organization, ProbeReport};
 use crate::msg;
 
@@ -350,7 +351,7 @@ async fn watch_once(shared: &Arc<Shared>, strays: &mut HashSet<String>) -> bool 
 }
 
 /// What `device probe` shows of a web API channel.
-pub(super) async fn probe(shared: &Arc<Shared>) -> Result<ProbeReport, CertifyError> {
+pub(super) async fn probe(shared: &Arc<Shared>, lang: Lang) -> Result<ProbeReport, CertifyError> {
     let device = shared.settings.name.clone();
     let mut report = ProbeReport {
         device: device.clone(),
@@ -362,19 +363,31 @@ pub(super) async fn probe(shared: &Arc<Shared>) -> Result<ProbeReport, CertifyEr
             report.nif = status.nif.clone();
             report.nim = status.nim.clone();
             report.clock = status.server_date_time.clone();
-            report.dgi = Some(format!(
-                "web API {}; token valid until {}; {} request(s) pending",
-                shared.settings.url,
-                status
-                    .token_valid
-                    .map_or("(not said)".to_owned(), |at| at.to_rfc3339()),
-                status.pending.as_ref().map_or(0, Vec::len)
-            ));
+            let until = match status.token_valid {
+                Some(at) => msg!("probe-web-api-token-until", at = at.to_rfc3339()),
+                None => msg!("probe-web-api-token-not-said"),
+            };
+            report.dgi = Some(
+                msg!(
+                    "probe-web-api",
+                    url = shared.settings.url.as_str(),
+                    until = until,
+                    pending = status.pending.as_ref().map_or(0, Vec::len)
+                )
+                .render(lang),
+            );
             if status.status == Some(false) {
-                report.blocked = Some("the DGI says this e-MCF cannot certify now".into());
+                report.blocked = Some(msg!("probe-web-api-blocked").render(lang));
             }
         }
-        Err(error) => report.errors.push(format!("status: {error}")),
+        Err(error) => report.errors.push(
+            msg!(
+                "probe-failed",
+                command = "status",
+                reason = error.to_string()
+            )
+            .render(lang),
+        ),
     }
     match shared.api.tax_rates().await {
         Ok(edef::TaxRates(rates)) => {
@@ -386,7 +399,14 @@ pub(super) async fn probe(shared: &Arc<Shared>) -> Result<ProbeReport, CertifyEr
                     .collect(),
             );
         }
-        Err(error) => report.errors.push(format!("taxGroups: {error}")),
+        Err(error) => report.errors.push(
+            msg!(
+                "probe-failed",
+                command = "taxGroups",
+                reason = error.to_string()
+            )
+            .render(lang),
+        ),
     }
     Ok(report)
 }

@@ -184,8 +184,8 @@ impl Channel for EdefChannel {
         self.shared.health.known_nif()
     }
 
-    fn probe(&self) -> BoxFuture<'_, Result<ProbeReport, CertifyError>> {
-        Box::pin(health::probe(&self.shared))
+    fn probe(&self, lang: crate::i18n::Lang) -> BoxFuture<'_, Result<ProbeReport, CertifyError>> {
+        Box::pin(health::probe(&self.shared, lang))
     }
 
     fn adopt(&self, journal: Journal) {

@@ -83,9 +83,9 @@ impl Channel for BoxChannel {
         self.device.status().state.map(|state| state.nif)
     }
 
-    fn probe(&self) -> BoxFuture<'_, Result<ProbeReport, CertifyError>> {
+    fn probe(&self, lang: crate::i18n::Lang) -> BoxFuture<'_, Result<ProbeReport, CertifyError>> {
         Box::pin(async move {
-            crate::device::probe::probe(&self.device)
+            crate::device::probe::probe(&self.device, lang)
                 .await
                 .map_err(unavailable)
         })

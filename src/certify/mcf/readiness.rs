@@ -95,7 +95,7 @@ mod tests {
     fn each_cause_is_named_and_a_nif_mismatch_names_the_organization() {
         let mut status = connected();
         assert_eq!(problem("shop", &status, &[org("acme", "A1")], false), None);
-        status.blocked = Some("its fiscal memory is full (status bit S2.1)".into());
+        status.blocked = Some(crate::msg!("device-blocked-memory-full"));
         let blocked = problem("shop", &status, &[], false).expect("blocked");
         assert_eq!(blocked.code, "box_blocked");
         assert!(blocked.text.contains("full"));

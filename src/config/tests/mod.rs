@@ -21,7 +21,7 @@ fn parse_error(text: &str) -> String {
 
 fn invalid(config: &Config) -> (String, String) {
     match config.validate() {
-        Err(ConfigError::Invalid { key, message, .. }) => (key, message),
+        Err(ConfigError::Invalid { key, message, .. }) => (key.to_string(), message.to_string()),
         other => panic!("expected an invalid configuration, got {other:?}"),
     }
 }
@@ -320,13 +320,33 @@ fn wrong_types_and_missing_keys_are_named() {
     let config = parse("listen = \"localhost:8080\"\n").unwrap();
     assert_eq!(config.listen.port(), 8080);
     assert!(config.listen.ip().is_loopback(), "{}", config.listen);
-    let message = parse_error("listen = \"localhost:http\"\n");
-    assert!(message.contains("listen"), "{message}");
-    assert!(message.contains("0.0.0.0:8080"), "{message}");
-
-    let message = parse_error("timezone_offset = \"Africa/Kinshasa\"\n");
-    assert!(message.contains("timezone_offset"), "{message}");
-    assert!(message.contains("+01:00"), "{message}");
+    // The keys whose text the gateway reads itself are refused in its own words, naming the
+    // key and the file, in the reader's language.
+    for (text, key, example) in [
+        ("listen = \"localhost:http\"\n", "listen", "0.0.0.0:8080"),
+        (
+            "timezone_offset = \"Africa/Kinshasa\"\n",
+            "timezone_offset",
+            "+01:00",
+        ),
+        ("language = \"ln\"\n", "language", "fr"),
+    ] {
+        let error = parse(text).unwrap_err();
+        assert!(
+            matches!(&error, ConfigError::Invalid { key: k, .. } if k.name == key),
+            "{error:?}"
+        );
+        for lang in crate::i18n::Lang::ALL {
+            let said = error.message().render(lang);
+            for fragment in [key, example, "test.toml"] {
+                assert!(said.contains(fragment), "{lang}: {said}");
+            }
+        }
+        assert!(error
+            .message()
+            .render(crate::i18n::Lang::Fr)
+            .contains("non valable"));
+    }
 
     let message = parse_error("max_connections = -1\n");
     assert!(message.contains("max_connections"), "{message}");
@@ -336,6 +356,15 @@ fn wrong_types_and_missing_keys_are_named() {
 
     let message = parse_error("not toml at all");
     assert!(message.contains("test.toml"), "{message}");
+
+    // The parser's own text is shown as the parser's, with the line and the column.
+    let error = parse("max_connections = 10\nmax_conections = 256\n").unwrap_err();
+    let said = error.message().render(crate::i18n::Lang::Fr);
+    assert!(
+        said.contains("ligne 2, colonne 1") && said.contains("analyseur TOML"),
+        "{said}"
+    );
+    assert!(said.contains("max_conections"), "{said}");
 }
 
 #[test]

@@ -1,0 +1,189 @@
+# help
+# The CLI's --help (src/cli/help.rs). Ids follow the clap tree: help-<command path> for a
+# command, help-<command path>--<argument> for an argument (help--<argument> for the global
+# ones), help-value-<placeholder> for a value placeholder. The same ids in locales/fr and
+# locales/en; a test fails on a command or an argument without its text.
+
+## clap's own words
+help-usage = Usage:
+help-commands = Commands
+help-options = Options
+help-arguments = Arguments
+help-value-command = COMMAND
+help-print-help = Print help
+help-print-version = Print version
+help-help = Print this message or the help of the given subcommand(s)
+help-help-command = Print the help of this command
+help-possible-values = { $help } (possible values: { $values })
+help-default = { $help } (default: { $value })
+
+## clap's refusals
+usage-missing-value = { $arg } needs a value
+usage-repeated = { $arg } may be given only once
+usage-invalid-value = "{ $value }" is not a valid value for { $arg }
+usage-invalid-value-among = "{ $value }" is not a valid value for { $arg } (possible values: { $valid })
+usage-value-refused = "{ $value }" is not a valid value for { $arg }: { $why }
+usage-not-accepted = it is not accepted
+usage-unknown-argument = unexpected argument { $arg }
+usage-unknown-subcommand = unknown command "{ $name }"
+usage-no-equals = { $arg } takes its value after an equals sign (=)
+usage-too-many-values = too many values for { $arg } ("{ $value }")
+usage-wrong-number-of-values = wrong number of values for { $arg }
+usage-conflict = { $arg } cannot be used with { $other }
+usage-missing-argument = required arguments missing: { $arg }
+usage-missing-subcommand = "{ $name }" needs a command
+usage-invalid-utf8 = an argument is not valid UTF-8 text
+usage-other = the command line cannot be read ({ $detail })
+usage-did-you-mean = { $text } (did you mean { $suggested }?)
+usage-try-help = For more, try --help.
+
+## placeholders
+help-value-file = FILE
+help-value-dir = DIR
+help-value-lang = LANG
+help-value-addr = ADDR
+help-value-address = ADDRESS
+help-value-id = ID
+help-value-name = NAME
+help-value-nif = NIF
+help-value-isf = ISF
+help-value-plan = PLAN
+help-value-quota = QUOTA
+help-value-device = DEVICE
+help-value-org = ORG
+help-value-label = LABEL
+help-value-after = AFTER
+help-value-limit = LIMIT
+help-value-sequence = SEQUENCE
+help-value-rn = RN
+help-value-format = FORMAT
+help-value-separator = SEPARATOR
+help-value-from = FROM
+help-value-to = TO
+help-value-by = BY
+help-value-note = NOTE
+help-value-intent = INTENT
+help-value-code-def = CODE_DEF
+help-value-qr-code = QR_CODE
+help-value-counters = COUNTERS
+help-value-amount = AMOUNT
+help-value-nim = NIM
+help-value-date-time = DATE_TIME
+
+## emcf-gateway
+help = Certifies invoices with the DRC e-MCF fiscal device for ERPs on the shop LAN
+help--config = Configuration file (default: $EMCF_CONFIG, else /etc/emcf-gateway/config.toml if it exists, else built-in defaults with the embedded simulator)
+help--state_dir = State directory: journal, index, admin socket (overrides the file and $EMCF_STATE_DIR)
+help--lang = Language of the messages and of this help: fr (default) or en (overrides $EMCF_LANG and the file's language)
+
+help-serve = Run the gateway: HTTP API, device links, admin socket
+help-serve--listen = Address to listen on (overrides the file and $EMCF_LISTEN): an address or a host name, and a port: 0.0.0.0:8080, localhost:8080, [::]:8080
+help-serve--capture = Write every byte both ways on every device's port to this file, with monotonic timestamps (the wire capture format of docs/install.md; readable by its owner only)
+
+help-org = Organizations
+help-org-add = Create an organization (refused if its id exists: use org update); creates the register at its first use
+help-org-add--id = Short id: a-z, 0-9, -
+help-org-add--name = Display name
+help-org-add--nif = Seller NIF (must equal the NIF of its device; checked with the device when the service runs)
+help-org-add--isf = Seller ISF
+help-org-add--plan = Plan: start or grow
+help-org-add--quota = Annual quota overriding the plan's
+help-org-add--device = Name of the configured device it certifies on (embedded without devices)
+help-org-add--admin_emails = An administrator's e-mail address for the alerts (repeatable)
+help-org-add--max_invoice_total = The largest total (TTC, in CDF) one invoice may have; a larger one is refused (code 181). None by default
+help-org-update = Change an organization: only the options given change
+help-org-update--id = Organization id
+help-org-update--name = Display name
+help-org-update--nif = Seller NIF
+help-org-update--isf = Seller ISF
+help-org-update--plan = Plan: start or grow
+help-org-update--quota = Annual quota overriding the plan's
+help-org-update--plan_quota = Go back to the plan's quota
+help-org-update--device = Name of the configured device
+help-org-update--admin_emails = The administrators' e-mail addresses for the alerts (repeatable; replaces the list)
+help-org-update--no_admin_email = Remove every administrator e-mail address
+help-org-update--max_invoice_total = The largest total (TTC, in CDF) one invoice may have; a larger one is refused (code 181)
+help-org-update--no_max_invoice_total = Remove the largest invoice total: any total is accepted again
+help-org-list = List organizations
+help-org-list--json = Print JSON (for scripts)
+help-org-show = Show an organization and its quota use this year
+help-org-show--id = Organization id
+help-org-show--json = Print JSON (for scripts)
+
+help-key = API keys
+help-key-issue = Issue a key; it is printed once and never stored in clear
+help-key-issue--org = Organization id
+help-key-issue--sandbox = A sandbox key (mcf_test_) instead of a production key (mcf_live_)
+help-key-issue--label = Free text to tell keys apart
+help-key-list = List the keys of an organization
+help-key-list--org = Organization id
+help-key-list--json = Print JSON (for scripts)
+help-key-disable = Disable a key: the next request with it gets 401
+help-key-disable--id = Key id (as listed)
+help-key-enable = Enable a key again
+help-key-enable--id = Key id (as listed)
+
+help-log = The LogInvoices register
+help-log-list = List register entries
+help-log-list--org = Only this organization's
+help-log-list--sandbox = The sandbox register
+help-log-list--after = Entries after this sequence number
+help-log-list--limit = At most this many
+help-log-list--json = Print JSON (for scripts)
+help-log-show = Show one entry as an auditor reads it: the invoice it certified (client, items, payments, reference), its amounts per tax group, its security elements, and the credit notes that reduce it or the invoice it reduces; by sequence, or by --org and --rn
+help-log-show--sequence = Sequence number (else --org and --rn)
+help-log-show--org = The organization (with --rn)
+help-log-show--rn = The invoice number (with --org)
+help-log-show--sandbox = The sandbox register
+help-log-show--json = Print JSON (for scripts): the entry as journaled, with certified_invoice, groups, original and credit_notes
+help-log-export = Export the register to stdout
+help-log-export--format = csv (comma-separated values with a header line) or json (one JSON object per line)
+help-log-export--separator = CSV cell separator: comma (programs: decimal points) or semicolon (a French spreadsheet: decimal commas in amounts too)
+help-log-export--bom = Start the CSV with a UTF-8 byte order mark (Excel then reads accents right)
+help-log-export--org = Only this organization's
+help-log-export--sandbox = The sandbox register
+help-log-export--from = Only entries certified on or after this day (YYYY-MM-DD, in the configured time zone)
+help-log-export--to = Only entries certified on or before this day (YYYY-MM-DD, in the configured time zone)
+help-log-verify = Verify every record's CRC and the hash chain of the journal
+
+help-index = The sled index (a projection of the journal)
+help-index-rebuild = Accept the journal as it is and rebuild the index from it, when the index is ahead of the journal or disagrees with it; the old index is kept aside (index.sled.stale-<time>). Only after checking the journal against a backup: entries missing from it stay lost. An index that agrees with the journal is left as it is (and said so) unless --force
+help-index-rebuild--force = Rebuild even an index that agrees with the journal (the old one is kept aside)
+
+help-dashboard-token = Dashboard sign-in tokens of organization admins
+help-dashboard-token-issue = Issue a token for an organization's admin; it is printed once and never stored in clear
+help-dashboard-token-issue--org = Organization id
+help-dashboard-token-issue--label = Free text: whose token it is
+help-dashboard-token-list = List the dashboard tokens of an organization
+help-dashboard-token-list--org = Organization id
+help-dashboard-token-list--json = Print JSON (for scripts)
+help-dashboard-token-revoke = Revoke a token: it signs in no more and its open sessions end
+help-dashboard-token-revoke--id = Token id (as listed)
+
+help-device = Fiscal boxes: probe one (technicians), and the fiscal anomalies of their counters
+help-device-probe = Read everything a box says of itself (identity, NIF, rates, counters, last invoice, link with the DGI, taxpayer fields) and what differs from PROTOCOL.md, in plain words; read-only; through the running service, or on the port when the service is stopped
+help-device-probe--device = The configured device (default: the only one)
+help-device-probe--capture = Also write every byte both ways to this file (wire capture; service stopped only)
+help-device-probe--json = Print the report as JSON (its words in English, for scripts)
+help-device-anomalies = Fiscal anomalies: a box whose counter went back or whose NIF changed
+help-device-anomalies-list = List them (acknowledged or not)
+help-device-anomalies-list--json = Print JSON (for scripts)
+help-device-anomalies-ack = Acknowledge one: journaled with who and why; it leaves the dashboard and /metrics
+help-device-anomalies-ack--id = Its id (as listed)
+help-device-anomalies-ack--by = Who acknowledges it
+help-device-anomalies-ack--note = Why it is understood (e.g. "memory replaced by the DGI, report 2026-114")
+
+help-intent = Invoices in doubt: listed, and settled by an administrator when the channel cannot tell (a web API confirm whose answer was lost); through the running service
+help-intent-list = The open intents: those being settled with their channel, and those waiting for an administrator, with why
+help-intent-list--json = Print JSON (for scripts)
+help-intent-resolve = Settle an intent that waits for an administrator, from what the DGI's portal shows: --certified with its security elements, or --not-certified; journaled with who
+help-intent-resolve--intent = The intent's id (as listed)
+help-intent-resolve--certified = The DGI's portal shows it certified: give its elements below
+help-intent-resolve--not_certified = The DGI's portal does not show it: the rn may be certified again
+help-intent-resolve--code_def = codeDEFDGI, as the portal shows it
+help-intent-resolve--qr_code = The QR code's text
+help-intent-resolve--counters = Counters, e.g. "5/8 FV"
+help-intent-resolve--nim = The e-MCF's NIM
+help-intent-resolve--date_time = Date-time of the certification, yyyy-MM-ddTHH:mm:ss
+help-intent-resolve--by = Who settles it (journaled)
+help-intent-resolve--note = Where it was read, why (journaled)

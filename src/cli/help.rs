@@ -1,0 +1,463 @@
+//! `--help` and clap's own words in the reader's language.
+//!
+//! The language is known before the command line is parsed ([`early_lang`]): `--lang`, then
+//! `EMCF_LANG`, then the `language` of the configuration file the command would read (read
+//! leniently: a broken file does not break `--help`), then French.
+//!
+//! Every command's and argument's help comes from `locales/*/help.ftl`, by an id derived from
+//! its place in the clap tree ([`about_id`], [`arg_id`]): `help-org-add` is `org add`'s,
+//! `help-org-add--nif` its `--nif`'s, `help--lang` the global `--lang`'s, `help-value-file`
+//! the `<FILE>` placeholder's. A test walks the tree and fails on a command, an argument or
+//! a placeholder without its message in both languages, and on a `help-` message no command
+//! uses. Clap's own words are replaced too: the usage heading and the subcommands' heading
+//! (a template), `--help` and `--version` (arguments of ours), defaults and possible values
+//! (hidden, then said in the help text), the `help` subcommand, and its errors
+//! ([`usage_error`], from the error's kind and the offending argument).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Arg, ArgAction, Command, CommandFactory};
+
+use super::Cli;
+use crate::config::{env_vars, Config, ENV_LANG};
+use crate::i18n::{catalogue, Lang, Message};
+use crate::msg;
+
+/// The language of the CLI's texts, from the raw command line and the environment.
+pub(super) fn early_lang(args: &[OsString]) -> Lang {
+    let flag = |name: &str| -> Option<String> {
+        let long = format!("--{name}");
+        let with_value = format!("--{name}=");
+        let mut args = args.iter().skip(1).map(|a| a.to_string_lossy());
+        while let Some(arg) = args.next() {
+            if arg == "--" {
+                return None;
+            }
+            if arg == long {
+                return args.next().map(|v| v.into_owned());
+            }
+            if let Some(value) = arg.strip_prefix(&with_value) {
+                return Some(value.to_owned());
+            }
+        }
+        None
+    };
+    let vars: Vec<(String, String)> = env_vars().collect();
+    flag("lang")
+        .and_then(|tag| Lang::parse(&tag))
+        .or_else(|| {
+            vars.iter()
+                .filter(|(name, value)| name == ENV_LANG && !value.is_empty())
+                .find_map(|(_, value)| Lang::parse(value))
+        })
+        .or_else(|| Config::file_language(flag("config").map(PathBuf::from).as_deref(), vars))
+        .unwrap_or_default()
+}
+
+/// The id of the help of the command at `path` (names below the binary): `help` for the
+/// binary itself, `help-org-add` for `org add`.
+pub(super) fn about_id(path: &[&str]) -> String {
+    std::iter::once("help")
+        .chain(path.iter().copied())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+/// The id of the help of argument `arg` of the command at `path`: `help-org-add--nif`.
+pub(super) fn arg_id(path: &[&str], arg: &str) -> String {
+    format!("{}--{arg}", about_id(path))
+}
+
+/// The id of a value placeholder: `help-value-file` for `<FILE>`.
+pub(super) fn value_id(name: &str) -> String {
+    format!("help-value-{}", name.to_ascii_lowercase().replace('_', "-"))
+}
+
+/// The text of a help id in `lang`; `None` if the catalogue lacks it (the tests see to it
+/// that it does not).
+fn text(lang: Lang, id: &str) -> Option<String> {
+    catalogue::render_id(lang, id)
+}
+
+/// The CLI's clap command with every text in `lang`.
+pub(super) fn command(lang: Lang) -> Command {
+    let mut command = localize(Cli::command(), &[], lang)
+        .disable_version_flag(true)
+        .arg(heading(
+            Arg::new("version")
+                .short('V')
+                .long("version")
+                .action(ArgAction::Version)
+                .display_order(LAST + 1)
+                .help(msg!("help-print-version").render(lang)),
+            lang,
+        ));
+    command.build();
+    localize_help_subcommands(&mut command, lang);
+    command
+}
+
+/// `command` (at `path`: the names below the binary) and its subcommands with their texts
+/// in `lang`.
+fn localize(command: Command, path: &[&str], lang: Lang) -> Command {
+    let about = text(lang, &about_id(path)).unwrap_or_default();
+    let template = format!(
+        "{{about-with-newline}}\n{} {{usage}}\n\n{{all-args}}{{after-help}}",
+        msg!("help-usage").render(lang)
+    );
+    let mut command = command
+        .about(about)
+        .long_about(None)
+        .help_template(template)
+        .subcommand_help_heading(msg!("help-commands").render(lang))
+        .subcommand_value_name(msg!("help-value-command").render(lang))
+        .disable_help_flag(true)
+        .arg(
+            Arg::new("help")
+                .short('h')
+                .long("help")
+                .action(ArgAction::Help)
+                .display_order(LAST)
+                .help(msg!("help-print-help").render(lang)),
+        )
+        .mut_args(|arg| localize_arg(arg, path, lang))
+        .mut_args(|arg| heading(arg, lang));
+    let names: Vec<String> = command
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect();
+    for name in &names {
+        let mut below = path.to_vec();
+        below.push(name);
+        command = command.mut_subcommand(name, |c| localize(c, &below, lang));
+    }
+    command
+}
+
+/// The place of `--help` and `--version` in a list of options: last, after the global
+/// options (which come after the command's own, see [`localize_arg`]).
+const LAST: usize = 2000;
+
+/// The heading an argument is listed under (clap's "Options" and "Arguments", said with
+/// the reader's typography).
+fn heading(arg: Arg, lang: Lang) -> Arg {
+    let heading = if arg.is_positional() {
+        msg!("help-arguments")
+    } else {
+        msg!("help-options")
+    };
+    arg.help_heading(heading.render(lang))
+}
+
+/// An argument's help, placeholder, default and possible values in `lang`.
+fn localize_arg(arg: Arg, path: &[&str], lang: Lang) -> Arg {
+    let id = arg.get_id().as_str().to_owned();
+    if id == "help" || id == "version" {
+        return arg;
+    }
+    let mut help = text(lang, &arg_id(path, &id)).unwrap_or_default();
+    // A flag has no value: its `true`/`false` and its placeholder are not shown.
+    let takes_value = arg.get_action().takes_values();
+    let values: Vec<String> = arg
+        .get_possible_values()
+        .iter()
+        .filter(|v| takes_value && !v.is_hide_set())
+        .map(|v| v.get_name().to_owned())
+        .collect();
+    if !values.is_empty() {
+        help = msg!(
+            "help-possible-values",
+            help = help,
+            values = values.join(", ")
+        )
+        .render(lang);
+    }
+    let defaults: Vec<String> = arg
+        .get_default_values()
+        .iter()
+        .map(|v| v.to_string_lossy().into_owned())
+        .filter(|v| !v.is_empty())
+        .collect();
+    if !defaults.is_empty() && takes_value {
+        help = msg!("help-default", help = help, value = defaults.join(", ")).render(lang);
+    }
+    let names: Option<Vec<String>> = arg.get_value_names().filter(|_| takes_value).map(|names| {
+        names
+            .iter()
+            .map(|name| text(lang, &value_id(name)).unwrap_or_else(|| name.to_string()))
+            .collect()
+    });
+    let arg = arg.help(help).long_help(None);
+    let arg = if arg.is_global_set() {
+        arg.display_order(LAST - 1)
+    } else {
+        arg
+    };
+    let arg = if takes_value {
+        arg.hide_possible_values(true).hide_default_value(true)
+    } else {
+        arg
+    };
+    match names {
+        Some(names) => arg.value_names(names),
+        None => arg,
+    }
+}
+
+/// Clap's `help` subcommands (added when the tree is built) in `lang`.
+fn localize_help_subcommands(command: &mut Command, lang: Lang) {
+    for sub in command.get_subcommands_mut() {
+        if sub.get_name() == "help" {
+            let about = msg!("help-help").render(lang);
+            let value = msg!("help-value-command").render(lang);
+            let help = msg!("help-help-command").render(lang);
+            let has_arg = sub.get_arguments().any(|a| a.get_id() == "subcommand");
+            let mut taken = std::mem::take(sub).about(about);
+            if has_arg {
+                taken = taken.mut_arg("subcommand", |a| {
+                    a.value_name(value.clone()).help(help.clone())
+                });
+            }
+            *sub = taken;
+        }
+        localize_help_subcommands(sub, lang);
+    }
+}
+
+/// What clap refused, in `lang`, with the usage of the command and how to see its help.
+pub(super) fn usage_error(error: &clap::Error, lang: Lang) -> String {
+    let context = |kind: ContextKind| -> Option<String> {
+        error.get(kind).map(|value| match value {
+            ContextValue::String(text) => text.clone(),
+            ContextValue::Strings(texts) => texts.join(", "),
+            ContextValue::StyledStr(text) => text.to_string(),
+            ContextValue::StyledStrs(texts) => texts
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            ContextValue::Number(n) => n.to_string(),
+            other => other.to_string(),
+        })
+    };
+    let arg = context(ContextKind::InvalidArg).unwrap_or_default();
+    let value = context(ContextKind::InvalidValue).unwrap_or_default();
+    let said: Message = match error.kind() {
+        ErrorKind::InvalidValue if value.is_empty() => msg!("usage-missing-value", arg = arg),
+        ErrorKind::InvalidValue => match context(ContextKind::ValidValue).filter(|v| !v.is_empty())
+        {
+            Some(valid) => msg!(
+                "usage-invalid-value-among",
+                arg = arg,
+                value = value,
+                valid = valid
+            ),
+            None => msg!("usage-invalid-value", arg = arg, value = value),
+        },
+        ErrorKind::ValueValidation => {
+            let why = std::error::Error::source(error)
+                .and_then(|source| source.downcast_ref::<Message>())
+                .cloned()
+                .unwrap_or_else(|| msg!("usage-not-accepted"));
+            msg!("usage-value-refused", arg = arg, value = value, why = why)
+        }
+        ErrorKind::UnknownArgument => msg!("usage-unknown-argument", arg = arg),
+        ErrorKind::InvalidSubcommand => msg!(
+            "usage-unknown-subcommand",
+            name = context(ContextKind::InvalidSubcommand).unwrap_or_default()
+        ),
+        ErrorKind::NoEquals => msg!("usage-no-equals", arg = arg),
+        ErrorKind::TooManyValues => msg!("usage-too-many-values", arg = arg, value = value),
+        ErrorKind::TooFewValues | ErrorKind::WrongNumberOfValues => {
+            msg!("usage-wrong-number-of-values", arg = arg)
+        }
+        ErrorKind::ArgumentConflict => {
+            let other = context(ContextKind::PriorArg).unwrap_or_default();
+            if other == arg {
+                msg!("usage-repeated", arg = arg)
+            } else {
+                msg!("usage-conflict", arg = arg, other = other)
+            }
+        }
+        ErrorKind::MissingRequiredArgument => msg!("usage-missing-argument", arg = arg),
+        ErrorKind::MissingSubcommand => msg!(
+            "usage-missing-subcommand",
+            name = context(ContextKind::InvalidSubcommand).unwrap_or_default()
+        ),
+        ErrorKind::InvalidUtf8 => msg!("usage-invalid-utf8"),
+        _ => msg!("usage-other", detail = error.to_string()),
+    };
+    let mut said = said;
+    if let Some(suggested) = context(ContextKind::SuggestedArg)
+        .or_else(|| context(ContextKind::SuggestedSubcommand))
+        .or_else(|| context(ContextKind::SuggestedValue))
+    {
+        said = msg!("usage-did-you-mean", text = said, suggested = suggested);
+    }
+    let mut out = msg!("cli-error", text = said).render(lang);
+    if let Some(usage) = context(ContextKind::Usage) {
+        let usage = usage.trim();
+        let usage = usage.strip_prefix("Usage:").unwrap_or(usage).trim();
+        out.push_str(&format!(
+            "\n\n{} {usage}\n",
+            msg!("help-usage").render(lang)
+        ));
+    }
+    out.push_str(&format!("\n{}", msg!("usage-try-help").render(lang)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// Every help id the clap tree asks for (commands, arguments, placeholders).
+    fn wanted(command: &Command, path: &[&str], out: &mut BTreeSet<String>) {
+        out.insert(about_id(path));
+        for arg in command.get_arguments() {
+            let id = arg.get_id().as_str();
+            if id == "help" || id == "version" {
+                continue;
+            }
+            out.insert(arg_id(path, id));
+            if arg.get_action().takes_values() {
+                for name in arg.get_value_names().into_iter().flatten() {
+                    out.insert(value_id(name));
+                }
+            }
+        }
+        for sub in command.get_subcommands() {
+            let mut path = path.to_vec();
+            path.push(sub.get_name());
+            wanted(sub, &path, out);
+        }
+    }
+
+    #[test]
+    fn every_command_argument_and_placeholder_has_its_help_in_both_languages() {
+        let mut ids = BTreeSet::new();
+        wanted(&Cli::command(), &[], &mut ids);
+        assert!(ids.len() > 100, "{ids:?}");
+        let mut missing = Vec::new();
+        for id in &ids {
+            for lang in Lang::ALL {
+                if !catalogue::has(lang, id) {
+                    missing.push(format!("{id} ({lang})"));
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "help texts missing:\n{}",
+            missing.join("\n")
+        );
+        // And every help text of the catalogue is one the tree asks for.
+        let (_, fr, _) = catalogue::FILES
+            .iter()
+            .find(|(name, _, _)| *name == "help.ftl")
+            .expect("help.ftl is registered");
+        let fixed = [
+            "help-usage",
+            "help-commands",
+            "help-value-command",
+            "help-print-help",
+            "help-print-version",
+            "help-help",
+            "help-help-command",
+            "help-possible-values",
+            "help-default",
+            "help-options",
+            "help-arguments",
+        ];
+        let unused: Vec<String> = catalogue::outline(fr)
+            .expect("help.ftl parses")
+            .into_keys()
+            .filter(|id| id.starts_with("help") && !ids.contains(id))
+            .filter(|id| !fixed.contains(&id.as_str()))
+            .collect();
+        assert!(unused.is_empty(), "help texts no command uses: {unused:?}");
+    }
+
+    #[test]
+    fn help_is_in_the_language_asked() {
+        for (lang, about, heading) in [
+            (Lang::Fr, "Créer une organisation", "Utilisation"),
+            (Lang::En, "Create an organization", "Usage"),
+        ] {
+            let mut command = command(lang);
+            let add = command
+                .find_subcommand_mut("org")
+                .and_then(|org| org.find_subcommand_mut("add"))
+                .expect("org add");
+            let help = add.render_help().to_string();
+            assert!(help.contains(about), "{lang}: {help}");
+            assert!(help.contains(heading), "{lang}: {help}");
+        }
+        let help = command(Lang::Fr).render_help().to_string();
+        assert!(
+            help.contains("Commandes") && help.contains("Afficher l'aide"),
+            "{help}"
+        );
+        assert!(
+            !help.contains("Print help") && !help.contains("Commands:"),
+            "{help}"
+        );
+    }
+
+    #[test]
+    fn clap_s_errors_are_said_in_the_language_asked() {
+        let refuse = |lang: Lang, args: &[&str]| {
+            let error = command(lang)
+                .try_get_matches_from(args)
+                .expect_err("refused");
+            usage_error(&error, lang)
+        };
+        let fr = refuse(Lang::Fr, &["emcf-gateway", "org", "list", "--nope"]);
+        assert!(fr.contains("--nope") && fr.contains("inattendu"), "{fr}");
+        assert!(!fr.contains("unexpected"), "{fr}");
+        let en = refuse(Lang::En, &["emcf-gateway", "org", "list", "--nope"]);
+        assert!(en.contains("--nope") && en.contains("unexpected"), "{en}");
+        let fr = refuse(
+            Lang::Fr,
+            &["emcf-gateway", "log", "export", "--format", "xml"],
+        );
+        assert!(fr.contains("xml") && fr.contains("csv, json"), "{fr}");
+        let fr = refuse(Lang::Fr, &["emcf-gateway", "org", "add", "--id", "x"]);
+        assert!(fr.contains("--name"), "{fr}");
+        let fr = refuse(Lang::Fr, &["emcf-gateway", "key", "list", "--org"]);
+        assert!(fr.contains("--org <ORG> attend une valeur"), "{fr}");
+        let fr = refuse(
+            Lang::Fr,
+            &["emcf-gateway", "key", "list", "--org", "a", "--org", "b"],
+        );
+        assert!(
+            fr.contains("--org <ORG> ne peut être donné qu'une fois"),
+            "{fr}"
+        );
+        let fr = refuse(
+            Lang::Fr,
+            &["emcf-gateway", "log", "export", "--from", "hier"],
+        );
+        assert!(fr.contains("hier") && fr.contains("AAAA-MM-JJ"), "{fr}");
+    }
+
+    #[test]
+    fn the_language_comes_from_the_flag_the_environment_then_the_file() {
+        let args = |list: &[&str]| list.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(early_lang(&args(&["x", "--lang", "en", "org"])), Lang::En);
+        assert_eq!(early_lang(&args(&["x", "org", "--lang=en"])), Lang::En);
+        assert_eq!(early_lang(&args(&["x", "--", "--lang", "en"])), Lang::Fr);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, "language = \"en\"\nbroken = [").expect("written");
+        assert_eq!(Config::file_language(Some(&file), Vec::new()), None);
+        std::fs::write(&file, "language = \"en\"\nmax_connections = -1\n").expect("written");
+        assert_eq!(
+            Config::file_language(Some(&file), Vec::new()),
+            Some(Lang::En)
+        );
+    }
+}
