@@ -238,7 +238,7 @@ async fn quota_alerts_are_e_mailed_once_per_crossing() {
         !page.body.contains("id=\"alert-quota_80\""),
         "only the highest"
     );
-    assert!(page.body.contains("formule supérieure"), "{}", page.body);
+    assert!(page.body.contains("Demandez le plan Grow"), "{}", page.body);
 
     // A restart reads the raised alerts back: nothing is e-mailed again.
     assert!(gateway.terminate(), "clean exit");

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{assert_error, invoice, request, ApiSetup, Gateway};
+use common::{assert_error, invoice, nbsp, request, ApiSetup, Gateway};
 use serde_json::{json, Value};
 
 /// `POST /api/v1/Invoice` with `body`, the Bearer `key` and, if given, `Accept-Language`.
@@ -105,7 +105,7 @@ async fn an_invoice_error_reads_french_by_default_and_english_on_request() {
     let unknown = request(api.addr(), "GET", "/api/v2/status", &[], None).await;
     assert_eq!(
         assert_error(&unknown, 404, 120)["errorDesc"],
-        "chemin inconnu ; l'API se trouve sous /api/v1"
+        nbsp("chemin inconnu ; l'API se trouve sous /api/v1")
     );
 
     // Nothing of the refused requests reached the box: the next invoice certifies.
@@ -192,7 +192,7 @@ async fn errors_are_in_the_reader_s_language_from_end_to_end() {
     ] {
         let response = post_bytes_in(&api, cut.as_bytes(), lang).await;
         let error = assert_error(&response, 400, 1);
-        assert_eq!(error["errorDesc"], text.as_str(), "{lang:?}");
+        assert_eq!(error["errorDesc"], nbsp(&text), "{lang:?}");
         assert!(error.get("field").is_none(), "{}", response.body);
         assert_language(&response, lang.unwrap_or("fr"));
     }
@@ -201,8 +201,10 @@ async fn errors_are_in_the_reader_s_language_from_end_to_end() {
     let response = post_bytes_in(&api, body.as_bytes(), None).await;
     assert_eq!(
         assert_error(&response, 400, 1)["errorDesc"],
-        "le corps de la requête n'est pas du JSON valide, ligne 3, colonne 10 : un « : » est \
-         attendu après le nom du champ"
+        nbsp(
+            "le corps de la requête n'est pas du JSON valide, ligne 3, colonne 10 : un « : » est \
+             attendu après le nom du champ"
+        )
     );
     // A raw line break inside a string, and the issue's own case (EOF while parsing a value).
     for (body, fr) in [
@@ -248,7 +250,7 @@ async fn errors_are_in_the_reader_s_language_from_end_to_end() {
             .unwrap_or_default()
             .to_owned();
         assert!(
-            desc.starts_with(said) && desc.contains("original invoice not found"),
+            desc.starts_with(&nbsp(said)) && desc.contains("original invoice not found"),
             "{lang:?}: {desc}"
         );
     }

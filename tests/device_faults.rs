@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     add_org_with_key, assert_register_matches_device, cli_success, config_with_device,
-    fiscal_invoices, get, invoice, journal_event_count, post_invoice, quota_used,
+    fiscal_invoices, get, invoice, journal_event_count, nbsp, post_invoice, quota_used,
     start_sim_with_timing, try_post_invoice, wait_status, Gateway, Response, Sim,
 };
 use emcf_sim::faults::FaultConfig;
@@ -330,9 +330,9 @@ async fn device_refusals_use_no_quota_and_leave_the_box_usable() {
     let desc = refused.json["errorDesc"].as_str().unwrap_or_default();
     // French by default; the box's own text is passed on as it came, said to be its own.
     assert!(
-        desc.contains(
+        desc.contains(&nbsp(
             "il a refusé de donner son état (C1h), avec ces mots à lui, cités tels quels : « fault injected: command not executed »"
-        ),
+        )),
         "{desc}"
     );
     assert_eq!(quota_used(dir, &config, ORG), 0);

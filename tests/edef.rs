@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{add_org_with_key, post_invoice, Gateway, SIM_NIF};
+use common::{add_org_with_key, nbsp, post_invoice, Gateway, SIM_NIF};
 use emcf_sim::edef::{start_edef, EdefOptions, RunningEdef};
 use serde_json::{json, Value};
 
@@ -257,7 +257,7 @@ async fn a_lost_confirm_answer_is_never_certified_twice_and_an_administrator_set
             "{field}: settled with a wrong element"
         );
         assert!(
-            stderr.contains(field) && stderr.contains(said),
+            stderr.contains(field) && stderr.contains(&nbsp(said)),
             "{field}: {stderr}"
         );
         let listed = common::cli_ok(&gateway, &["intent", "list", "--json"]);

@@ -12,7 +12,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{binary, Gateway};
+use common::{binary, nbsp, Gateway};
 
 /// Runs the CLI in `dir` (no configuration file) with `args`, in `lang` (`""`: none said).
 fn run_in(dir: &Path, lang: &str, args: &[&str]) -> Output {
@@ -24,13 +24,6 @@ fn run_in(dir: &Path, lang: &str, args: &[&str]) -> Output {
         .current_dir(dir)
         .output()
         .expect("the CLI runs")
-}
-
-/// French typography: a no-break space before `:` and inside « ».
-fn nbsp(text: &str) -> String {
-    text.replace(" :", "\u{a0}:")
-        .replace("« ", "«\u{a0}")
-        .replace(" »", "\u{a0}»")
 }
 
 fn text(output: &Output) -> String {

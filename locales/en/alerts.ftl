@@ -2,10 +2,6 @@
 ## shop's administrator: what happened, what to do now, where to look; never a status code,
 ## an error code or a protocol's name.
 
-# Whom an organization's administrator asks for a plan, a quota, a dashboard token or help:
-# the one who runs the gateway (the dashboard's sign-in page names them so too).
--gateway-operator = the gateway's operator
-
 alert-mail-greeting = Hello,
 alert-mail-next-step = What to do: { $step }
 alert-mail-dashboard-link =

@@ -99,7 +99,7 @@ cli-show-credit-notes = Credit notes that reduce this invoice:
 cli-show-links-header = # | RN | TYPE | TOTAL (CDF) | CODEDEFDGI | CERTIFIED AT
 cli-show-kept = Content kept as certified: its SHA-256 is the entry's digest ({ $digest }).
 cli-show-not-kept = Content not kept: invoice certified by 1.4.0 or before, which kept only the digest { $digest }.
-cli-show-unreadable = The kept content cannot be shown as the certified one: { $reason } (run "log verify").
+cli-show-unreadable = The kept content cannot be shown as the certified one: it does not match the entry's request digest, or this release cannot read it (run "log verify"; technical detail: { $reason }).
 
 ## log export (src/cli/export.rs)
 cli-export-dates-reversed = --from is after --to

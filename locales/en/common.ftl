@@ -114,3 +114,21 @@ device-job-aborted = the work on the device ended without an answer: the gateway
 device-blocked-state = its state (C1h) cannot be read: { $detail }
 device-blocked-memory-full = its fiscal memory is full (status bit S2.1)
 device-blocked-dgi-overdue = it has not reached the DGI server for too long (status bit S3.0)
+
+## Whom an organization's administrator asks for a plan, a quota, a dashboard token or help:
+## the one who runs the gateway (e-mails, dashboard, API texts say it with this term).
+-gateway-operator = the gateway's operator
+
+## Why a configured device cannot certify now (src/certify/mcf/readiness.rs, src/certify/edef/health.rs):
+## the dashboard's technical details; the log says them in English
+problem-box-down = the box does not answer (technical detail: { $detail })
+problem-box-not-connected-yet = the box is not connected yet
+problem-box-blocked = the box answers but { $why }
+problem-box-nif-mismatch = the box is personalized for NIF { $nif }, not the NIF of organization { $organizations }: fix the organization's NIF or its device binding
+problem-box-settling = an earlier invoice is being settled with the box
+problem-dgi-token-rejected = the DGI web API rejects the token: { $why }
+problem-dgi-down = the DGI web API does not answer (technical detail: { $detail })
+problem-dgi-not-reached-yet = the DGI web API has not been reached yet
+problem-dgi-blocked = the DGI says this e-MCF cannot certify now (status false)
+problem-dgi-nif-mismatch = the token is for the e-MCF of NIF { $nif }, not the NIF of organization { $organizations }: fix the organization's NIF or install this e-MCF's token
+problem-dgi-settling = an earlier invoice is being settled with the DGI

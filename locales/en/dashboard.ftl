@@ -25,12 +25,12 @@ dash-err-no-entry = Your organization has no invoice No. { $sequence } in its { 
     [sandbox] sandbox
    *[other] production
 } register.
-dash-err-refused = The gateway could not do this. Go back and try again; if it persists, tell the gateway's operator.
+dash-err-refused = The gateway could not do this. Go back and try again; if it persists, tell { -gateway-operator }.
 dash-err-method-title = Method not allowed
 dash-err-method = This page does not accept that kind of request.
 dash-err-not-possible-title = Not possible
 dash-err-unavailable-title = Temporarily unavailable
-dash-err-unavailable = The gateway could not read or write its register just now. Try again in a moment; if it persists, tell the gateway's operator.
+dash-err-unavailable = The gateway could not read or write its register just now. Try again in a moment; if it persists, tell { -gateway-operator }.
 dash-err-csrf-title = Request refused
 dash-err-csrf = This form was not sent from this dashboard's own page, or the page was too old (security check failed). Go back, reload the page and try again.
 dash-err-form-type-title = Unsupported form
@@ -45,19 +45,19 @@ dash-err-form-cut = The form could not be read (cut off). Send it again.
 ## Sign-in
 
 dash-sign-in-title = Sign in
-dash-signin-intro = Sign in with the dashboard token the gateway's operator gave you.
-dash-signin-operator = For the gateway's operator
+dash-signin-intro = Sign in with the dashboard token { -gateway-operator } gave you.
+dash-signin-operator = For { -gateway-operator }
 dash-signin-operator-how = A token is made on the gateway's server with:
 dash-signin-token = Dashboard token
 dash-signin-submit = Sign in
 dash-signin-expired = Your session has expired or was ended. Please sign in again.
 dash-signin-lost-at-restart = The gateway restarted and could not take back the sessions open before: please sign in again.
-dash-signin-not-kept = The gateway cannot save sessions just now: if it restarts, you will have to sign in again. Tell the gateway's operator.
+dash-signin-not-kept = The gateway cannot save sessions just now: if it restarts, you will have to sign in again. Tell { -gateway-operator }.
 dash-signin-signed-out = You are signed out.
 dash-signin-foreign = This sign-in form was not sent from this dashboard.
 dash-signin-cookie = This sign-in form is no longer valid: the page was opened more than an hour ago, the gateway restarted since, or your browser refuses this site's cookies. Reload the page (allow cookies for this site if needed), then sign in.
 dash-signin-empty = Type or paste your dashboard token.
-dash-signin-invalid = This dashboard token is not valid: it may be mistyped or cut, or it was revoked. Paste it again in full, or ask the gateway's operator for a new one.
+dash-signin-invalid = This dashboard token is not valid: it may be mistyped or cut, or it was revoked. Paste it again in full, or ask { -gateway-operator } for a new one.
 dash-signin-whose-address = this address
 dash-signin-whose-org = this organization
 dash-signin-throttled = Too many sign-ins with a wrong token from { $whose }. Wait { $seconds } s, then paste the token again in full.
@@ -97,15 +97,15 @@ dash-link-unused-hint = started at the first test invoice
 dash-device-not-ready = Invoices cannot be certified now: { $code ->
     [link_down] the device does not answer.
     [box_blocked] the device answers, but refuses to certify for now.
-    [nif_mismatch] the device is registered for another NIF than your organization's; the gateway's operator must correct the NIF or the device.
+    [nif_mismatch] the device is registered for another NIF than your organization's; { -gateway-operator } must correct the NIF or the device.
     [settling] the gateway is first settling an earlier invoice with the device.
-    [token_rejected] the DGI refuses the gateway's access; the gateway's operator must install a new token.
+    [token_rejected] the DGI refuses the gateway's access; { -gateway-operator } must install a new token.
    *[other] the device is not ready.
 }
 dash-alert-quota = { $percent }% of the { $year } annual quota is used ({ $used } invoices of { $quota }).
 dash-alert-quota-full = The { $year } annual quota is reached ({ $used } invoices of { $quota }): new invoices are refused. { $plan ->
-    [start] Upgrade to the larger plan (Grow) to go on certifying.
-   *[other] Ask your provider to raise the quota to go on certifying.
+    [start] Ask { -gateway-operator } for the Grow plan to go on certifying.
+   *[other] Ask { -gateway-operator } to raise the quota to go on certifying.
 }
 dash-alert-channel-down = The production device has not answered since { $since }: no invoice can be certified.
 dash-alert-dgi-contact = The last exchange of the production device with the DGI was on { $at }: check its network connection.
@@ -118,12 +118,12 @@ dash-alert-in-doubt = { $count ->
 }
 dash-reconciling = The gateway is settling an earlier invoice with this device; new invoices wait.
 dash-anomaly-title = Fiscal anomaly
-dash-anomaly-intro = The box contradicts what the register knows of it. Invoices are still certified (the box is the fiscal authority); tell the gateway's administrator, who checks it with the DGI and acknowledges it.
+dash-anomaly-intro = The box contradicts what the register knows of it. Invoices are still certified (the box is the fiscal authority); tell { -gateway-operator }, who checks it with the DGI and acknowledges it.
 dash-anomaly-counter-went-back = its invoice counter went back
 dash-anomaly-nif-changed = it reports another taxpayer NIF
 dash-anomaly-item = No. { $id }, on { $at }: { $what } (in the register: NIF { $known_nif }, counter { $known_tc }; according to the device: NIF { $seen_nif }, counter { $seen_tc }).
 dash-dgi-token-valid = The gateway's access to the DGI's online service is valid until { $until }.
-dash-dgi-token-soon = It expires within 7 days: the gateway's operator must install a new token from the DGI portal.
+dash-dgi-token-soon = It expires within 7 days: { -gateway-operator } must install a new token from the DGI portal.
 dash-dgi-unknown = Last exchange of the device with the DGI: not known yet (the device has not told it since the gateway started).
 dash-dgi-contact = Last exchange of the device with the DGI: { $at } (device time).
 dash-dgi-state = { $state ->
@@ -138,7 +138,7 @@ dash-dgi-sent = { $n ->
 }
 dash-dgi-error = It reports a problem with its link to the DGI (see the technical details).
 dash-tech-title = Technical details
-dash-tech-intro = For the gateway's operator or a technician: names and values as the devices and the protocol give them.
+dash-tech-intro = For { -gateway-operator } or a technician: names and values as the devices and the protocol give them.
 dash-tech-device = { $register ->
     [sandbox] Sandbox device
    *[other] Production device
@@ -204,7 +204,7 @@ dash-key-enabled-heading = Enabled
 dash-key-action = Action
 dash-key-disable = Disable
 dash-key-enable = Enable
-dash-key-disabled = Key { $id } is disabled: requests with it now get 401.
+dash-key-disabled = Key { $id } is disabled: requests made with it are now refused.
 dash-key-enabled = Key { $id } is enabled again.
 dash-keys-none = No API key yet.
 dash-key-not-found = Your organization has no key { $id }.
@@ -230,7 +230,7 @@ dash-disable-already = Key { $id } is already disabled.
 
 ## LogInvoices
 
-dash-invoices-title = LogInvoices
+dash-invoices-title = Invoice register (LogInvoices)
 dash-invoices-none = No invoice in this register matches.
 dash-tab-production = Production register
 dash-tab-sandbox = Sandbox register
@@ -245,27 +245,27 @@ dash-export = Export the { $environment } register as CSV (the search's dates)
 dash-page-newest = Newest
 dash-page-older = Older →
 dash-search-bad-title = Bad search
-dash-search-bad-env = env must be production or sandbox.
+dash-search-bad-env = This register does not exist: choose the production register or the sandbox's.
 dash-search-bad-date = Expected a date as YYYY-MM-DD, got "{ $value }".
 dash-search-dates-reversed = The start date is after the end date.
-dash-search-bad-before = before: expected a number.
+dash-search-bad-before = This page link is not valid: go back to the newest invoices.
 dash-export-bad-title = Bad export
-dash-entry-sequence = Seq
-dash-entry-rn = rn
+dash-entry-sequence = No.
+dash-entry-rn = Invoice No.
 dash-entry-type = Type
 dash-entry-total = Total TTC
-dash-entry-code = codeDEFDGI
+dash-entry-code = DEF/DGI code
 dash-entry-certified = Certified
 dash-entry-device-time = Device time
 dash-invoice-title = { $document } { $rn }
 dash-invoice-back = Register ({ $environment })
 dash-security-title = Security elements
 dash-qr-caption = QR code of
-dash-field-code = codeDEFDGI
-dash-field-nim = nim
-dash-field-counters = counters
-dash-field-device-time = dateTime (device)
-dash-field-qr = qrCode
+dash-field-code = DEF/DGI code (codeDEFDGI)
+dash-field-nim = Device number (NIM)
+dash-field-counters = Device counters
+dash-field-device-time = Device date and time
+dash-field-qr = QR code text
 dash-invoice-section = Invoice
 dash-field-register = Register
 dash-field-sequence = Sequence
@@ -302,7 +302,7 @@ dash-content-comments = Comments
 dash-content-payments = Payments:
 dash-content-no-payments = none sent (one ESPECES payment of the total was recorded)
 dash-content-not-kept = This invoice's content is not kept: it was certified by 1.4.0 or before, which kept only its digest (above).
-dash-content-unreadable = The kept content cannot be shown as the certified one: { $reason }. Run "emcf-gateway log verify".
+dash-content-unreadable = The kept content cannot be shown as the certified one: it does not match the entry's request digest, or this release cannot read it. Tell { -gateway-operator }, who runs "emcf-gateway log verify" (technical detail: { $reason }).
 dash-item-name = Name
 dash-item-type = Type
 dash-item-group = Group

@@ -14,7 +14,7 @@ test-count = { $n ->
 }
 
 ## the QR code of a certification (receipts, dashboard)
-qr-not-drawn = Le code QR n'a pas pu être dessiné à partir du texte qrCode ; le texte est donné ci-dessous.
+qr-not-drawn = Le code QR n'a pas pu être dessiné à partir du texte qrCode ; le texte est donné ci-dessous.
 
 ## Les documents, nommés par leur type (la table des types du seed) : reçus, tableau de bord, CLI
 invoice-type-fv = Facture de vente
@@ -95,7 +95,7 @@ admin-bad-identity-field = le { $name } « { $value } » n'est pas valable : 
 admin-bad-emails = adresses e-mail des administrateurs : { $max } au plus, chacune comme nom@exemple.cd
 admin-empty-name-or-device = le nom et l'appareil de l'organisation ne peuvent pas être vides
 admin-bad-label = le libellé prend 100 caractères au plus, sans caractère de contrôle
-admin-bad-max-invoice-total = le plafond par facture { $value } n'est pas valable : un montant en CDF supérieur à 0, avec 2 décimales au plus, d'au plus { $max }
+admin-bad-max-invoice-total = le plafond par facture { $value } n'est pas valable : un montant en CDF supérieur à 0, avec 2 décimales au plus, d'au plus { $max }
 admin-entry-by-sequence-or-rn = désignez une entrée par son numéro, ou par --org et --rn
 admin-probe-needs-service = un appareil se sonde par le service en marche (ou par la CLI sur son port quand le service est arrêté), pas sur le registre
 admin-nif-needs-service = ce qu'un appareil a dit de son NIF n'est connu que du service en marche, pas du registre
@@ -115,3 +115,21 @@ device-job-aborted = le travail sur l'appareil s'est terminé sans réponse : l
 device-blocked-state = son état (C1h) ne peut pas être lu : { $detail }
 device-blocked-memory-full = sa mémoire fiscale est pleine (bit d'état S2.1)
 device-blocked-dgi-overdue = il n'a pas joint le serveur de la DGI depuis trop longtemps (bit d'état S3.0)
+
+## Whom an organization's administrator asks for a plan, a quota, a dashboard token or help:
+## the one who runs the gateway (e-mails, dashboard, API texts say it with this term).
+-gateway-operator = l'opérateur de la passerelle
+
+## Why a configured device cannot certify now (src/certify/mcf/readiness.rs, src/certify/edef/health.rs):
+## the dashboard's technical details; the log says them in English
+problem-box-down = le boîtier ne répond pas (détail technique : { $detail })
+problem-box-not-connected-yet = le boîtier n'est pas encore relié
+problem-box-blocked = le boîtier répond, mais { $why }
+problem-box-nif-mismatch = le boîtier est personnalisé pour le NIF { $nif }, pas pour celui de l'organisation { $organizations } : corrigez le NIF de l'organisation ou son appareil
+problem-box-settling = une facture précédente est en cours de règlement avec le boîtier
+problem-dgi-token-rejected = le service en ligne de la DGI refuse le jeton : { $why }
+problem-dgi-down = le service en ligne de la DGI ne répond pas (détail technique : { $detail })
+problem-dgi-not-reached-yet = le service en ligne de la DGI n'a pas encore été joint
+problem-dgi-blocked = la DGI indique que cet e-MCF ne peut pas certifier pour l'instant (statut false)
+problem-dgi-nif-mismatch = le jeton est celui de l'e-MCF du NIF { $nif }, pas de celui de l'organisation { $organizations } : corrigez le NIF de l'organisation ou installez le jeton de cet e-MCF
+problem-dgi-settling = une facture précédente est en cours de règlement avec la DGI

@@ -25,12 +25,12 @@ dash-err-no-entry = Votre organisation n'a pas de facture n° { $sequence } dans
     [sandbox] du bac à sable
    *[other] de production
 }.
-dash-err-refused = La passerelle n'a pas pu faire cette demande. Revenez en arrière et réessayez ; si cela persiste, prévenez l'opérateur de la passerelle.
+dash-err-refused = La passerelle n'a pas pu faire cette demande. Revenez en arrière et réessayez ; si cela persiste, prévenez { -gateway-operator }.
 dash-err-method-title = Méthode non permise
 dash-err-method = Cette page n'accepte pas ce genre de requête.
 dash-err-not-possible-title = Impossible
 dash-err-unavailable-title = Momentanément indisponible
-dash-err-unavailable = La passerelle n'a pas pu lire ou écrire son registre à l'instant. Réessayez dans un moment ; si cela persiste, prévenez l'opérateur de la passerelle.
+dash-err-unavailable = La passerelle n'a pas pu lire ou écrire son registre à l'instant. Réessayez dans un moment ; si cela persiste, prévenez { -gateway-operator }.
 dash-err-csrf-title = Requête refusée
 dash-err-csrf = Ce formulaire n'a pas été envoyé depuis une page de ce tableau de bord, ou la page était trop ancienne (contrôle de sécurité). Revenez en arrière, rechargez la page et réessayez.
 dash-err-form-type-title = Formulaire non pris en charge
@@ -45,19 +45,19 @@ dash-err-form-cut = Le formulaire n'a pas pu être lu (coupé). Envoyez-le de no
 ## Connexion
 
 dash-sign-in-title = Connexion
-dash-signin-intro = Connectez-vous avec le jeton de tableau de bord que l'opérateur de la passerelle vous a donné.
-dash-signin-operator = Pour l'opérateur de la passerelle
+dash-signin-intro = Connectez-vous avec le jeton de tableau de bord que { -gateway-operator } vous a donné.
+dash-signin-operator = Pour { -gateway-operator }
 dash-signin-operator-how = Un jeton se crée sur le serveur de la passerelle avec :
 dash-signin-token = Jeton du tableau de bord
 dash-signin-submit = Se connecter
 dash-signin-expired = Votre session a expiré ou a été fermée. Connectez-vous de nouveau.
 dash-signin-lost-at-restart = La passerelle a redémarré et n'a pas pu reprendre les sessions ouvertes avant : connectez-vous de nouveau.
-dash-signin-not-kept = La passerelle ne peut pas enregistrer les sessions en ce moment : si elle redémarre, vous devrez vous reconnecter. Prévenez l'opérateur de la passerelle.
+dash-signin-not-kept = La passerelle ne peut pas enregistrer les sessions en ce moment : si elle redémarre, vous devrez vous reconnecter. Prévenez { -gateway-operator }.
 dash-signin-signed-out = Vous êtes déconnecté.
 dash-signin-foreign = Ce formulaire de connexion n'a pas été envoyé depuis ce tableau de bord.
 dash-signin-cookie = Ce formulaire de connexion n'est plus valable : la page a été ouverte il y a plus d'une heure, la passerelle a redémarré depuis, ou votre navigateur refuse les cookies de ce site. Rechargez la page (autorisez les cookies pour ce site si besoin), puis connectez-vous.
 dash-signin-empty = Saisissez ou collez votre jeton de tableau de bord.
-dash-signin-invalid = Ce jeton de tableau de bord n'est pas valide : il est peut-être mal saisi ou coupé, ou il a été révoqué. Collez-le de nouveau en entier, ou demandez-en un nouveau à l'opérateur de la passerelle.
+dash-signin-invalid = Ce jeton de tableau de bord n'est pas valide : il est peut-être mal saisi ou coupé, ou il a été révoqué. Collez-le de nouveau en entier, ou demandez-en un nouveau à { -gateway-operator }.
 dash-signin-whose-address = cette adresse
 dash-signin-whose-org = cette organisation
 dash-signin-throttled = Trop de connexions avec un mauvais jeton depuis { $whose }. Attendez { $seconds } s, puis collez de nouveau le jeton en entier.
@@ -97,15 +97,15 @@ dash-link-unused-hint = créé à la première facture de test
 dash-device-not-ready = Les factures ne peuvent pas être certifiées maintenant : { $code ->
     [link_down] l'appareil ne répond pas.
     [box_blocked] l'appareil répond, mais refuse de certifier pour l'instant.
-    [nif_mismatch] l'appareil est enregistré pour un autre NIF que celui de votre organisation ; l'opérateur de la passerelle doit corriger le NIF ou l'appareil.
+    [nif_mismatch] l'appareil est enregistré pour un autre NIF que celui de votre organisation ; { -gateway-operator } doit corriger le NIF ou l'appareil.
     [settling] la passerelle règle d'abord une facture précédente avec l'appareil.
-    [token_rejected] la DGI refuse l'accès de la passerelle ; l'opérateur de la passerelle doit installer un nouveau jeton.
+    [token_rejected] la DGI refuse l'accès de la passerelle ; { -gateway-operator } doit installer un nouveau jeton.
    *[other] l'appareil n'est pas prêt.
 }
 dash-alert-quota = { $percent } % du quota annuel { $year } est utilisé ({ $used } factures sur { $quota }).
 dash-alert-quota-full = Le quota annuel { $year } est atteint ({ $used } factures sur { $quota }) : les nouvelles factures sont refusées. { $plan ->
-    [start] Passez à la formule supérieure (Grow) pour continuer à certifier.
-   *[other] Demandez à votre fournisseur d'augmenter le quota pour continuer à certifier.
+    [start] Demandez le plan Grow à { -gateway-operator } pour continuer à certifier.
+   *[other] Demandez à { -gateway-operator } d'augmenter le quota pour continuer à certifier.
 }
 dash-alert-channel-down = L'appareil de production ne répond plus depuis le { $since } : aucune facture ne peut être certifiée.
 dash-alert-dgi-contact = Le dernier échange de l'appareil de production avec la DGI date du { $at } : vérifiez sa connexion au réseau.
@@ -114,16 +114,16 @@ dash-alert-in-doubt = { $count ->
    *[other] { $count } factures sont en doute (leur issue n'est pas connue).
 } { $waiting ->
     [0] La passerelle les règle encore avec l'appareil.
-   *[other] Celles qui attendent votre décision sont sous « Factures en doute » ci-dessous.
+   *[other] Celles qui attendent votre décision sont sous « Factures en doute » ci-dessous.
 }
 dash-reconciling = La passerelle règle une facture précédente avec cet appareil ; les nouvelles factures attendent.
 dash-anomaly-title = Anomalie fiscale
-dash-anomaly-intro = Le boîtier contredit ce que le registre sait de lui. Les factures sont toujours certifiées (le boîtier fait foi) ; prévenez l'administrateur de la passerelle, qui vérifie avec la DGI et en prend acte.
+dash-anomaly-intro = Le boîtier contredit ce que le registre sait de lui. Les factures sont toujours certifiées (le boîtier fait foi) ; prévenez { -gateway-operator }, qui vérifie avec la DGI et en prend acte.
 dash-anomaly-counter-went-back = son compteur de factures a reculé
 dash-anomaly-nif-changed = il annonce un autre NIF de contribuable
 dash-anomaly-item = N° { $id }, le { $at } : { $what } (au registre : NIF { $known_nif }, compteur { $known_tc } ; selon l'appareil : NIF { $seen_nif }, compteur { $seen_tc }).
 dash-dgi-token-valid = L'accès de la passerelle au service en ligne de la DGI est valable jusqu'au { $until }.
-dash-dgi-token-soon = Il expire dans moins de 7 jours : l'opérateur de la passerelle doit installer un nouveau jeton depuis le portail de la DGI.
+dash-dgi-token-soon = Il expire dans moins de 7 jours : { -gateway-operator } doit installer un nouveau jeton depuis le portail de la DGI.
 dash-dgi-unknown = Dernier échange de l'appareil avec la DGI : pas encore connu (l'appareil ne l'a pas encore indiqué depuis le démarrage de la passerelle).
 dash-dgi-contact = Dernier échange de l'appareil avec la DGI : { $at } (heure de l'appareil).
 dash-dgi-state = { $state ->
@@ -138,7 +138,7 @@ dash-dgi-sent = { $n ->
 }
 dash-dgi-error = Il signale un problème de liaison avec la DGI (voir les détails techniques).
 dash-tech-title = Détails techniques
-dash-tech-intro = Pour l'opérateur de la passerelle ou un technicien : les noms et les valeurs tels que les appareils et le protocole les donnent.
+dash-tech-intro = Pour { -gateway-operator } ou un technicien : les noms et les valeurs tels que les appareils et le protocole les donnent.
 dash-tech-device = { $register ->
     [sandbox] Appareil du bac à sable
    *[other] Appareil de production
@@ -207,7 +207,7 @@ dash-key-enabled-heading = Activée
 dash-key-action = Action
 dash-key-disable = Désactiver
 dash-key-enable = Activer
-dash-key-disabled = La clé { $id } est désactivée : les requêtes faites avec elle sont désormais refusées (401).
+dash-key-disabled = La clé { $id } est désactivée : les requêtes faites avec elle sont désormais refusées.
 dash-key-enabled = La clé { $id } est de nouveau activée.
 dash-keys-none = Aucune clé API pour l'instant.
 dash-key-not-found = Votre organisation n'a pas de clé { $id }.
@@ -233,7 +233,7 @@ dash-disable-already = La clé { $id } est déjà désactivée.
 
 ## LogInvoices
 
-dash-invoices-title = LogInvoices
+dash-invoices-title = Registre des factures (LogInvoices)
 dash-invoices-none = Aucune facture de ce registre ne correspond.
 dash-tab-production = Registre de production
 dash-tab-sandbox = Registre du bac à sable
@@ -248,27 +248,27 @@ dash-export = Exporter le registre { $environment } en CSV (dates de la recherch
 dash-page-newest = Les plus récentes
 dash-page-older = Plus anciennes →
 dash-search-bad-title = Recherche incorrecte
-dash-search-bad-env = env doit valoir production ou sandbox.
+dash-search-bad-env = Ce registre n'existe pas : choisissez le registre de production ou celui du bac à sable.
 dash-search-bad-date = Date attendue au format AAAA-MM-JJ (YYYY-MM-DD), reçu « { $value } ».
 dash-search-dates-reversed = La date de début est après la date de fin.
-dash-search-bad-before = before : un nombre est attendu.
+dash-search-bad-before = Ce lien de page n'est pas valable : revenez aux factures les plus récentes.
 dash-export-bad-title = Export impossible
-dash-entry-sequence = N°
-dash-entry-rn = rn
+dash-entry-sequence = N° d'ordre
+dash-entry-rn = N° de facture
 dash-entry-type = Type
 dash-entry-total = Total TTC
-dash-entry-code = codeDEFDGI
+dash-entry-code = Code DEF/DGI
 dash-entry-certified = Certifiée le
 dash-entry-device-time = Heure de l'appareil
 dash-invoice-title = { $document } { $rn }
 dash-invoice-back = Registre ({ $environment })
 dash-security-title = Éléments de sécurité
 dash-qr-caption = Code QR de
-dash-field-code = codeDEFDGI
-dash-field-nim = nim
-dash-field-counters = compteurs (counters)
-dash-field-device-time = dateTime (appareil)
-dash-field-qr = qrCode
+dash-field-code = Code DEF/DGI (codeDEFDGI)
+dash-field-nim = Numéro de l'appareil (NIM)
+dash-field-counters = Compteurs de l'appareil
+dash-field-device-time = Date et heure de l'appareil
+dash-field-qr = Texte du code QR
 dash-invoice-section = Facture
 dash-field-register = Registre
 dash-field-sequence = Numéro d'ordre
@@ -292,7 +292,7 @@ dash-field-specific-tax = Taxe spécifique
 dash-field-usd = Équivalent en USD
 
 ## invoice page: the certified invoice (src/dashboard/invoice_page.rs)
-dash-print = Imprimer le bloc fiscal :
+dash-print = Imprimer le bloc fiscal :
 dash-print-a4 = facture A4
 dash-print-80mm = ticket 80 mm
 dash-content-title = Facture certifiée (telle qu'envoyée)
@@ -302,10 +302,10 @@ dash-content-operator = Opérateur
 dash-content-client = Client
 dash-content-no-client = aucun client sur la facture
 dash-content-comments = Commentaires
-dash-content-payments = Paiements :
+dash-content-payments = Paiements :
 dash-content-no-payments = aucun envoyé (un paiement ESPECES du total a été enregistré)
-dash-content-not-kept = Le contenu de cette facture n'est pas gardé : elle a été certifiée par une version 1.4.0 ou antérieure, qui ne gardait que son empreinte (ci-dessus).
-dash-content-unreadable = Le contenu gardé ne peut pas être montré comme celui certifié : { $reason }. Lancez « emcf-gateway log verify ».
+dash-content-not-kept = Le contenu de cette facture n'est pas gardé : elle a été certifiée par une version 1.4.0 ou antérieure, qui ne gardait que son empreinte (ci-dessus).
+dash-content-unreadable = Le contenu gardé ne peut pas être montré comme celui certifié : il ne correspond pas à l'empreinte de l'entrée, ou cette version ne sait pas le lire. Prévenez { -gateway-operator }, qui lance « emcf-gateway log verify » (détail technique : { $reason }).
 dash-item-name = Désignation
 dash-item-type = Type
 dash-item-group = Groupe
@@ -319,7 +319,7 @@ dash-group-ht = HT (CDF)
 dash-group-vat = TVA (CDF)
 dash-group-ttc = TTC (CDF)
 dash-credit-of = Cet avoir ({ $kind }) réduit la facture
-dash-credit-of-unknown = (absente de ce registre : certifiée ailleurs ou avant la passerelle)
+dash-credit-of-unknown = (absente de ce registre : certifiée ailleurs ou avant la passerelle)
 dash-credit-notes-title = Avoirs qui réduisent cette facture
 dash-export-json = en JSON
 dash-export-bad-format = Le format d'export doit être csv, excel ou json.

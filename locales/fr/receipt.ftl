@@ -23,11 +23,11 @@ receipt-specific-tax = Taxe spécifique
 receipt-usd = Équivalent USD
 receipt-rate = Cours { $currency } du { $date }
 receipt-back = ← Retour à la facture
-receipt-print-hint = Imprimez cette page (Ctrl+P) ; choisissez la mise en page :
+receipt-print-hint = Imprimez cette page (Ctrl+P) ; choisissez la mise en page :
 receipt-layout-a4 = bas de page A4
 receipt-layout-80mm = ticket 80 mm
 receipt-layout-58mm = ticket 58 mm
-receipt-bad-layout = mise en page « { $value } » inconnue : choisissez a4, 80mm ou 58mm
+receipt-bad-layout = mise en page « { $value } » inconnue : choisissez a4, 80mm ou 58mm
 
 ## Les paramètres refusés (HTTP 400, code 128 ; src/api/reply.rs)
-err-bad-parameter = le paramètre « { $name } » ne peut pas valoir « { $value } » ; valeurs permises : { $allowed }
+err-bad-parameter = le paramètre « { $name } » ne peut pas valoir « { $value } » ; valeurs permises : { $allowed }

@@ -135,8 +135,10 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(body).expect("json");
         assert_eq!(
             json["errorDesc"],
-            "trop de connexions depuis votre adresse (32 au plus à la fois) ; \
+            crate::i18n::nbsp(
+                "trop de connexions depuis votre adresse (32 au plus à la fois) ; \
              fermez les connexions inactives ou réessayez dans un instant"
+            )
         );
         let english = String::from_utf8(refusal_in(32, Lang::En)).expect("utf-8");
         assert!(english.contains("content-language: en"));

@@ -334,7 +334,7 @@ mod tests {
             HttpError::MethodNotAllowed("GET, HEAD")
                 .message()
                 .render(Lang::Fr),
-            "méthode non permise sur ce chemin ; méthodes permises : GET, HEAD"
+            crate::i18n::nbsp("méthode non permise sur ce chemin ; méthodes permises : GET, HEAD")
         );
     }
 

@@ -520,8 +520,10 @@ mod tests {
         };
         assert_eq!(
             quota.describe(Lang::Fr),
-            "le quota annuel de factures de cette organisation est atteint (1000 sur 1000 en \
+            crate::i18n::nbsp(
+                "le quota annuel de factures de cette organisation est atteint (1000 sur 1000 en \
              2026) ; demandez à l'administrateur de changer de formule"
+            )
         );
         assert_eq!(
             quota.to_string(),
@@ -542,8 +544,10 @@ mod tests {
         // Quoted, and said to be the device's own words.
         assert_eq!(
             refused.describe(Lang::Fr),
-            "le boîtier e-MCF a refusé la facture, avec ces mots à lui, cités tels quels : \
+            crate::i18n::nbsp(
+                "le boîtier e-MCF a refusé la facture, avec ces mots à lui, cités tels quels : \
              « original invoice not found »"
+            )
         );
         let dgi = CertifyError::DgiRefused {
             code: "11".into(),
@@ -551,8 +555,10 @@ mod tests {
         };
         assert_eq!(
             dgi.describe(Lang::Fr),
-            "la DGI a refusé la facture : erreur DGI 11, avec ce texte de la DGI, cité tel quel : \
-             « Facture d'origine introuvable »"
+            crate::i18n::nbsp(
+                "la DGI a refusé la facture : erreur DGI 11, avec ce texte de la DGI, cité tel \
+                 quel : « Facture d'origine introuvable »"
+            )
         );
         assert_eq!(
             dgi.to_string(),
@@ -573,10 +579,10 @@ mod tests {
         let fr = token.describe(Lang::Fr);
         assert_eq!(
             fr,
-            "l'API web de la DGI n'accepte pas le jeton de cette passerelle pour l'appareil dgi : \
+            crate::i18n::nbsp("l'API web de la DGI n'accepte pas le jeton de cette passerelle pour l'appareil dgi : \
              le fichier du jeton de cet appareil ne peut pas être lu (le journal du service dit \
              pourquoi) ; un administrateur doit installer un nouveau jeton (réessayer n'y changera \
-             rien)"
+             rien)")
         );
         assert!(!token.describe(Lang::En).contains("Permission"));
         let log = token.to_string();
@@ -589,9 +595,9 @@ mod tests {
             reason: TokenReason::Rejected { status: 401 },
         };
         assert!(
-            rejected
-                .describe(Lang::Fr)
-                .contains("la DGI a refusé le jeton de l'e-MCF (HTTP 401) : il a expiré"),
+            rejected.describe(Lang::Fr).contains(&crate::i18n::nbsp(
+                "la DGI a refusé le jeton de l'e-MCF (HTTP 401) : il a expiré"
+            )),
             "{}",
             rejected.describe(Lang::Fr)
         );
@@ -625,8 +631,8 @@ mod tests {
         };
         assert_eq!(
             error.describe(Lang::Fr),
-            "le boîtier e-MCF ne peut pas certifier pour le moment : il a refusé de donner son \
-             état (C1h), avec ces mots à lui, cités tels quels : « E: busy »"
+            crate::i18n::nbsp("le boîtier e-MCF ne peut pas certifier pour le moment : il a refusé de donner son \
+             état (C1h), avec ces mots à lui, cités tels quels : « E: busy »")
         );
         assert_eq!(
             error.to_string(),

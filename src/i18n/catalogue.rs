@@ -287,6 +287,30 @@ mod tests {
         );
     }
 
+    /// French typography, the same in every file: a no-break space (U+00A0) before `:`, `;`,
+    /// `!`, `?` and `»`, and after `«`, so that no line breaks there and the catalogue reads
+    /// as one text (tests write the same with a plain space and `nbsp()`).
+    #[test]
+    fn french_punctuation_keeps_its_no_break_spaces() {
+        let mut wrong = Vec::new();
+        for (name, fr, _) in FILES {
+            for (number, line) in fr.lines().enumerate() {
+                if line.trim_start().starts_with('#') {
+                    continue;
+                }
+                let plain = [" :", " ;", " !", " ?", " »", "« "];
+                if plain.iter().any(|p| line.contains(p)) {
+                    wrong.push(format!("fr/{name}:{}: {line}", number + 1));
+                }
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "a plain space where French wants a no-break space (U+00A0):\n{}",
+            wrong.join("\n")
+        );
+    }
+
     #[test]
     fn no_id_is_defined_in_two_files() {
         let mut seen: BTreeMap<String, &str> = BTreeMap::new();

@@ -124,6 +124,18 @@ pub struct Gateway {
 }
 
 /// The path of the binary under test.
+/// A French text as the catalogue writes it: a no-break space (U+00A0) before `:`, `;`, `!`,
+/// `?` and `»`, and after `«` (the catalogue's typography, held by its tests), so that an
+/// expected text can be written with plain spaces.
+#[allow(dead_code)]
+pub fn nbsp(text: &str) -> String {
+    let mut out = text.replace("« ", "«\u{a0}");
+    for mark in [":", ";", "!", "?", "»"] {
+        out = out.replace(&format!(" {mark}"), &format!("\u{a0}{mark}"));
+    }
+    out
+}
+
 pub fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_emcf-gateway")
 }

@@ -215,9 +215,9 @@ fn a_json_error_says_what_and_where_in_the_reader_s_language() {
         let fr = refused.message.render(Lang::Fr);
         let en = refused.message.render(Lang::En);
         assert!(
-            fr.starts_with(&format!(
+            fr.starts_with(&crate::i18n::nbsp(&format!(
                 "le corps de la requête n'est pas du JSON valide, ligne {line}, colonne {column} : "
-            )),
+            ))),
             "{fr}"
         );
         assert!(
@@ -246,8 +246,10 @@ fn a_json_error_says_what_and_where_in_the_reader_s_language() {
     let cut = parse_error("{\"rn\":\"F-1\",\"items\":[{\"name\":\"x\"");
     assert_eq!(
         cut.message.render(Lang::Fr),
-        "le corps de la requête n'est pas du JSON valide, ligne 1, colonne 32 : le corps s'arrête \
-         avant la fin d'un objet (il manque un « } »)"
+        crate::i18n::nbsp(
+            "le corps de la requête n'est pas du JSON valide, ligne 1, colonne 32 : le corps \
+             s'arrête avant la fin d'un objet (il manque un « } »)"
+        )
     );
 }
 
