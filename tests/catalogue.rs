@@ -89,9 +89,8 @@ fn every_message_the_code_uses_exists_in_french_and_in_english() {
 // - the id of a `msg!` (the text is then the catalogue's);
 // - in a file or a folder of [`TECHNICAL`], whose texts are technical by design, each with
 //   why;
-// - one of [`PENDING`], by its file and its beginning: texts being moved to the catalogue in
-//   a parallel change, to be emptied when that change is merged (an entry that matches
-//   nothing fails too, so that the list only shrinks).
+// - one of [`NOT_SENTENCES`], by its file and its beginning, each with why (an entry that
+//   matches nothing fails too, so that the list never keeps what the code no longer has).
 // Anything else fails, named by its file, its line and its text.
 // ---------------------------------------------------------------------------------------
 
@@ -156,12 +155,31 @@ const TECHNICAL: &[(&str, &str)] = &[
     ("dashboard/style.rs", "CSS of the dashboard"),
 ];
 
+/// Why a `CertifyError::Internal` detail is not a sentence for a person.
+const INTERNAL_DETAIL: &str =
+    "the technical detail of CertifyError::Internal, for the log line; a person reads err-internal";
+
 /// Why serde_json's texts in `certify/invoice/json.rs` are not sentences of ours.
 const SERDE_JSON_TEXT: &str =
     "serde_json's own error text, matched to pick the catalogue's words (json-fault); never shown";
 
 /// Literals that read like words but are not sentences for a person: (file, beginning, why).
 const NOT_SENTENCES: &[(&str, &str, &str)] = &[
+    ("certify/status.rs", "no configured device is named ", INTERNAL_DETAIL),
+    ("certify/status.rs", "several devices are configured ", INTERNAL_DETAIL),
+    ("certify/service.rs", "certification task failed: ", INTERNAL_DETAIL),
+    (
+        "certify/service.rs",
+        "the certification failed unexpectedly",
+        INTERNAL_DETAIL,
+    ),
+    ("certify/journal.rs", "store task failed: ", INTERNAL_DETAIL),
+    (
+        "certify/settlement.rs",
+        "settled by an administrator as not certified: ",
+        "the reason journaled with an abandoned intent: a record's field, kept as written (like \
+         certify/mcf's reasons)",
+    ),
     (
         "cli/demo.rs",
         "  emcf-gateway ",
@@ -186,11 +204,6 @@ const NOT_SENTENCES: &[(&str, &str, &str)] = &[
         "config/mod.rs",
         " at line {line}",
         "ConfigError's English Display, for logs (its message is config-parse-at)",
-    ),
-    (
-        "api/peers.rs",
-        "HTTP/1.1 503 Service Unavailable",
-        "the HTTP status line and headers of a raw answer; its body is from the catalogue",
     ),
     (
         "dashboard/web.rs",
@@ -310,59 +323,6 @@ const NOT_SENTENCES: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// Texts of others' areas that reach a person and are being moved to the catalogue in
-/// parallel changes of issue 24: (file, beginning of the literal). Empty this list as they
-/// are merged; an entry that matches nothing fails, so that it only shrinks.
-const PENDING: &[(&str, &str)] = &[
-    // The channels' readiness (certify Problem), shown by the dashboard's overview.
-    ("certify/mcf/readiness.rs", "not connected yet"),
-    ("certify/mcf/readiness.rs", "the box does not answer: "),
-    ("certify/mcf/readiness.rs", "the box answers but "),
-    (
-        "certify/mcf/readiness.rs",
-        "the box is personalized for NIF ",
-    ),
-    (
-        "certify/mcf/readiness.rs",
-        "an earlier invoice is being settled",
-    ),
-    (
-        "certify/edef/health.rs",
-        "the DGI web API rejects the token: ",
-    ),
-    ("certify/edef/health.rs", "not reached yet"),
-    (
-        "certify/edef/health.rs",
-        "the DGI web API does not answer: ",
-    ),
-    (
-        "certify/edef/health.rs",
-        "the DGI says this e-MCF cannot certify now (status false)",
-    ),
-    (
-        "certify/edef/health.rs",
-        "the token is for the e-MCF of NIF ",
-    ),
-    (
-        "certify/edef/health.rs",
-        "an earlier invoice is being settled",
-    ),
-    // CertifyError::Internal's detail, inside the API's errorDesc.
-    ("certify/status.rs", "no configured device is named "),
-    ("certify/status.rs", "several devices are configured "),
-    ("certify/service.rs", "certification task failed: "),
-    (
-        "certify/service.rs",
-        "the certification failed unexpectedly",
-    ),
-    ("certify/journal.rs", "store task failed: "),
-    // Journaled with a settlement: shown to an auditor.
-    (
-        "certify/settlement.rs",
-        "settled by an administrator as not certified: ",
-    ),
-];
-
 #[test]
 fn the_guard_finds_what_a_person_would_read() {
     let code = r##"
@@ -440,7 +400,7 @@ fn every_person_facing_text_of_src_comes_from_the_catalogue() {
         }
     }
     let mut untranslated = Vec::new();
-    let mut pending_seen = vec![false; PENDING.len()];
+    let mut allowed_seen = vec![false; NOT_SENTENCES.len()];
     let mut scanned = 0;
     for file in &files {
         let relative = file
@@ -460,17 +420,11 @@ fn every_person_facing_text_of_src_comes_from_the_catalogue() {
         scanned += 1;
         let source = std::fs::read_to_string(file).unwrap_or_default();
         for wording in wordings(&source) {
-            if NOT_SENTENCES
-                .iter()
-                .any(|(place, start, _)| relative == *place && wording.text.starts_with(start))
-            {
-                continue;
-            }
-            let pending = PENDING
-                .iter()
-                .position(|(place, start)| relative == *place && wording.text.starts_with(start));
-            match pending {
-                Some(at) => pending_seen[at] = true,
+            let allowed = NOT_SENTENCES.iter().position(|(place, start, _)| {
+                relative == *place && wording.text.starts_with(start)
+            });
+            match allowed {
+                Some(at) => allowed_seen[at] = true,
                 None => untranslated.push(format!(
                     "src/{relative}:{}: {:?}",
                     wording.line, wording.text
@@ -478,18 +432,18 @@ fn every_person_facing_text_of_src_comes_from_the_catalogue() {
             }
         }
     }
-    let stale: Vec<String> = PENDING
+    let stale: Vec<String> = NOT_SENTENCES
         .iter()
-        .zip(&pending_seen)
+        .zip(&allowed_seen)
         .filter(|(_, seen)| !**seen)
-        .map(|((place, start), _)| format!("src/{place}: {start:?}"))
+        .map(|((place, start, _), _)| format!("src/{place}: {start:?}"))
         .collect();
     assert!(scanned > 50, "only {scanned} files scanned");
     assert!(
         untranslated.is_empty() && stale.is_empty(),
         "texts a person reads must come from the catalogue (msg! with locales/*/*.ftl; logs use \
          tracing and stay English; technical texts belong to TECHNICAL with why):\n{}\n\
-         PENDING entries that match nothing any more (remove them):\n{}",
+         NOT_SENTENCES entries that match nothing any more (remove them):\n{}",
         untranslated.join("\n"),
         stale.join("\n")
     );

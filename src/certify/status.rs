@@ -13,6 +13,7 @@ use tracing::{info, warn};
 
 use super::Certifier;
 use crate::certify::CertifyError;
+use crate::i18n::Message;
 use crate::metrics;
 use crate::model::{AnomalyRecord, Organization, ProbeReport};
 
@@ -102,8 +103,9 @@ pub struct Problem {
     /// A fixed code, for `/metrics` labels: `link_down`, `box_blocked`, `nif_mismatch`,
     /// `settling`, `token_rejected` (the web API).
     pub code: &'static str,
-    /// In words, for the log and the administrator.
-    pub text: String,
+    /// In words: English in the log (`Display`), the reader's language on the dashboard's
+    /// technical details.
+    pub text: Message,
 }
 
 impl Certifier {
@@ -282,7 +284,7 @@ impl Reported {
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         let now: BTreeMap<String, String> = problems
             .iter()
-            .map(|(device, problem)| (device.clone(), problem.text.clone()))
+            .map(|(device, problem)| (device.clone(), problem.text.to_string()))
             .collect();
         for (device, reason) in &now {
             if last.get(device) != Some(reason) {

@@ -176,7 +176,7 @@ pub(super) fn not_ready(problem: &Problem, lang: Lang, technical: &mut Technical
     technical.add(
         lang,
         msg!("dash-tech-not-ready"),
-        &format!("{} ({})", problem.text, problem.code),
+        &format!("{} ({})", problem.text.render(lang), problem.code),
     );
     format!(
         "<p class=\"notice error\" role=\"alert\" id=\"device-not-ready\">{}</p>",

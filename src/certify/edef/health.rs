@@ -232,21 +232,20 @@ impl Health {
         if let Some(reason) = &seen.token_problem {
             return problem(
                 "token_rejected",
-                format!("the DGI web API rejects the token: {reason}"),
+                msg!("problem-dgi-token-rejected", why = reason.message()),
             );
         }
         if !seen.connected {
-            let why = seen.last_error.as_deref().unwrap_or("not reached yet");
             return problem(
                 "link_down",
-                format!("the DGI web API does not answer: {why}"),
+                match seen.last_error.as_deref() {
+                    Some(why) => msg!("problem-dgi-down", detail = why),
+                    None => msg!("problem-dgi-not-reached-yet"),
+                },
             );
         }
         if seen.blocked {
-            return problem(
-                "box_blocked",
-                "the DGI says this e-MCF cannot certify now (status false)".to_owned(),
-            );
+            return problem("box_blocked", msg!("problem-dgi-blocked"));
         }
         if let Some(nif) = &seen.nif {
             let foreign: Vec<String> = organizations
@@ -257,15 +256,16 @@ impl Health {
             if !foreign.is_empty() {
                 return problem(
                     "nif_mismatch",
-                    format!("the token is for the e-MCF of NIF {nif}, not the NIF of organization {}: fix the organization's NIF or install this e-MCF's token", foreign.join(", ")),
+                    msg!(
+                        "problem-dgi-nif-mismatch",
+                        nif = nif.as_str(),
+                        organizations = foreign.join(", ")
+                    ),
                 );
             }
         }
         if settling {
-            return problem(
-                "settling",
-                "an earlier invoice is being settled with the DGI".to_owned(),
-            );
+            return problem("settling", msg!("problem-dgi-settling"));
         }
         None
     }

@@ -8,6 +8,7 @@
 use crate::certify::status::Problem;
 use crate::device::LinkStatus;
 use crate::model::Organization;
+use crate::msg;
 
 /// Why `device` (configured, with link `status`) could not certify now for the organizations
 /// `organizations` (those bound to it are checked); `None` when it could.
@@ -19,11 +20,19 @@ pub(crate) fn problem(
 ) -> Option<Problem> {
     let problem = |code, text| Some(Problem { code, text });
     if !status.connected {
-        let why = status.last_error.as_deref().unwrap_or("not connected yet");
-        return problem("link_down", format!("the box does not answer: {why}"));
+        return problem(
+            "link_down",
+            match status.last_error.as_deref() {
+                Some(why) => msg!("problem-box-down", detail = why),
+                None => msg!("problem-box-not-connected-yet"),
+            },
+        );
     }
     if let Some(blocked) = &status.blocked {
-        return problem("box_blocked", format!("the box answers but {blocked}"));
+        return problem(
+            "box_blocked",
+            msg!("problem-box-blocked", why = blocked.clone()),
+        );
     }
     if let Some(state) = &status.state {
         let foreign = organizations
@@ -34,20 +43,16 @@ pub(crate) fn problem(
         if !foreign.is_empty() {
             return problem(
                 "nif_mismatch",
-                format!(
-                    "the box is personalized for NIF {}, not the NIF of organization {}: fix \
-                     the organization's NIF or its device binding",
-                    state.nif,
-                    foreign.join(", ")
+                msg!(
+                    "problem-box-nif-mismatch",
+                    nif = state.nif.as_str(),
+                    organizations = foreign.join(", ")
                 ),
             );
         }
     }
     if settling {
-        return problem(
-            "settling",
-            "an earlier invoice is being settled with the box".to_owned(),
-        );
+        return problem("settling", msg!("problem-box-settling"));
     }
     None
 }
@@ -98,13 +103,13 @@ mod tests {
         status.blocked = Some(crate::msg!("device-blocked-memory-full"));
         let blocked = problem("shop", &status, &[], false).expect("blocked");
         assert_eq!(blocked.code, "box_blocked");
-        assert!(blocked.text.contains("full"));
+        assert!(blocked.text.to_string().contains("full"));
         status.blocked = None;
         status.state = Some(state_with_nif("B2"));
         let reason = problem("shop", &status, &[org("acme", "A1")], false).expect("nif");
         assert_eq!(reason.code, "nif_mismatch");
         assert!(
-            reason.text.contains("B2") && reason.text.contains("acme (A1)"),
+            reason.text.to_string().contains("B2") && reason.text.to_string().contains("acme (A1)"),
             "{reason:?}"
         );
         // An organization bound to another device does not count.
