@@ -129,17 +129,11 @@ fn keys_text(host: &str, live: &str, sandbox: &str) -> String {
     text
 }
 
-/// Writes the keys to `<state_dir>/demo-keys.txt`, readable by this user only.
+/// Writes the keys to `<state_dir>/demo-keys.txt`, readable by this user only: a new file
+/// created 0600 and renamed over any older one, so the keys are never in a file others can
+/// read, even for a moment.
 fn write_keys(state_dir: &Path, text: &str) -> anyhow::Result<PathBuf> {
     let file = state_dir.join(KEYS_FILE);
     embedded::write_private(&file, text)?;
-    #[cfg(unix)]
-    {
-        use super::errors::Say;
-        use std::os::unix::fs::PermissionsExt;
-        // An older file of another mode is made private too.
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
-            .say(|| msg!("cli-write-file", path = file.display().to_string()))?;
-    }
     Ok(file)
 }

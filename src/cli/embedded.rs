@@ -87,15 +87,6 @@ fn private_dir(dir: &Path) -> anyhow::Result<()> {
 
 /// Writes `text` to `path`, readable by this user only.
 pub(super) fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .say(|| msg!("cli-write-file", path = path.display().to_string()))?;
-    file.write_all(text.as_bytes())
+    crate::atomic_file::write_private(path, text.as_bytes())
         .say(|| msg!("cli-write-file", path = path.display().to_string()))
 }
