@@ -55,6 +55,19 @@ impl Ceiling {
         }
     }
 
+    /// The organization's largest total against the least `invoice` can total: 181 now when
+    /// even that is over it.
+    fn check_least(&self, least: Decimal, at_least: bool) -> Result<(), CertifyError> {
+        match self.max_total.filter(|max| least > *max) {
+            Some(max) => Err(CertifyError::AboveMaxTotal {
+                total: least,
+                at_least,
+                max,
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// [`Ceiling::check_total`] with the total `invoice` comes to at the channel's `rates`.
     pub fn check_with_rates(
         &self,
@@ -86,16 +99,12 @@ impl Admission {
             max_total: principal.org.max_invoice_total,
             credit: None,
         };
-        if let Some(max) = ceiling.max_total.filter(|max| least > *max) {
-            return Err(CertifyError::AboveMaxTotal {
-                total: least,
-                at_least,
-                max,
-            });
-        }
         let reference = match &invoice.reference {
             Some(reference) if invoice.is_credit_note() => reference.code_def.as_str(),
-            _ => return Ok((ceiling, None)),
+            _ => {
+                ceiling.check_least(least, at_least)?;
+                return Ok((ceiling, None));
+            }
         };
         let (org, env) = (principal.org.id.as_str(), principal.environment);
         // Locked from the register's read to the share's: two credit notes of one original
@@ -104,9 +113,15 @@ impl Admission {
         let Some((original, credit_notes)) = self.store.credited_original(org, env, reference)?
         else {
             // Not certified through this register (before the gateway, or elsewhere):
-            // allowed, and its answer says so (warning 302).
+            // allowed within the organization's largest total, and its answer says so
+            // (warning 302).
+            ceiling.check_least(least, at_least)?;
             return Ok((ceiling, None));
         };
+        // A credit note of an original in this register is bounded by that original: the
+        // organization's largest total (which may have been lowered since) does not refuse
+        // the refund of an invoice it once certified.
+        ceiling.max_total = None;
         let certified: HashSet<&str> = credit_notes
             .iter()
             .map(|note| note.request.rn.as_str())
@@ -116,7 +131,30 @@ impl Admission {
         });
         let key = (org.to_owned(), env, reference.to_owned());
         // A share whose credit note the register already holds is counted there.
-        let pending = book.pending(&key, |rn| !certified.contains(rn) && rn != invoice.rn);
+        let in_flight = book.pending(&key, |rn| !certified.contains(rn) && rn != invoice.rn);
+        // A credit note whose run ended in doubt (an administrator or reconciliation settles
+        // it) no longer holds a share, but may be certified yet: its open intent counts, at
+        // the device's total, unless a run in flight already holds its share.
+        let unsettled = self
+            .store
+            .open_intents()?
+            .into_iter()
+            .filter(|(_, open)| {
+                open.org.as_str() == org
+                    && open.environment == env
+                    && open.is_credit_note()
+                    && open.rn != invoice.rn
+                    && !certified.contains(open.rn.as_str())
+                    && !book.holds(&key, &open.rn)
+                    && open
+                        .content()
+                        .and_then(Result::ok)
+                        .is_some_and(|content| content.reference.as_deref() == Some(reference))
+            })
+            .fold(Decimal::ZERO, |sum, (_, open)| {
+                sum.saturating_add(open.totals.total)
+            });
+        let pending = in_flight.saturating_add(unsettled);
         let original_total = original.request.totals.total;
         let room = original_total
             .saturating_sub(credited)

@@ -78,6 +78,13 @@ impl CreditBook<'_> {
         })
     }
 
+    /// Whether the credit note `rn` holds a share of `key` (a run of it is in flight).
+    pub fn holds(&self, key: &OriginalKey, rn: &str) -> bool {
+        self.shares
+            .get(key)
+            .is_some_and(|shares| shares.iter().any(|(held, _)| held == rn))
+    }
+
     /// Takes `amount` of `key` for the credit note `rn` until the claim is dropped.
     pub fn reserve(mut self, key: OriginalKey, rn: &str, amount: Decimal) -> CreditClaim {
         self.shares
