@@ -213,7 +213,10 @@ pub(super) fn reference(
             ),
         )
     })?;
-    let wire_safe = |c: char| c.is_ascii_graphic() && !is_escaped(c);
+    // Capital letters only: a codeDEFDGI is issued in capitals, and the register finds an
+    // original (and counts its credit notes, code 180) by its exact code, so a lower-case
+    // copy would pass as another invoice's.
+    let wire_safe = |c: char| c.is_ascii_graphic() && !is_escaped(c) && !c.is_ascii_lowercase();
     if reference.len() != REFERENCE_LEN || !reference.chars().all(wire_safe) {
         return Err(ValidationError::at(
             code::REFERENCE_INVALID,
