@@ -104,12 +104,14 @@ resolve-not-awaiting = la facture en doute { $id } n'attend pas d'administrateur
 resolve-element-missing = { $name } manque : recopiez-le depuis le portail de la DGI
 resolve-element-bad = { $name } n'est pas une valeur que la DGI affiche : elle s'écrit en caractères ASCII imprimables (sans accent, sans caractère de contrôle), en 500 caractères au plus
 resolve-code-def-bad = codeDEFDGI « { $code_def } » ({ $length } caractères) : un codeDEFDGI fait 24 caractères, lettres majuscules A à Z et chiffres, par exemple « XN56YAPV37MZLNZLX6MOC3A5 » (ou groupés par 4 avec des tirets, « XN56-YAPV-37MZ-LNZL-X6MO-C3A5 »)
+resolve-code-def-taken = codeDEFDGI « { $code_def } » : c'est déjà celui d'une facture du registre (pour un avoir, celui de la facture d'origine) ; saisissez le codeDEFDGI que le portail de la DGI montre pour cette facture-ci
 resolve-nim-bad = nim « { $nim } » : { $form ->
     [dgi] le NIM d'un e-MCF de la DGI s'écrit avec deux lettres majuscules, 8 chiffres, un tiret et son numéro, par exemple « CD01002923-1 »
    *[box] le NIM du boîtier s'écrit avec 1 à 20 lettres majuscules, chiffres et tirets, comme son C1h le donne (par exemple « SIM0000001 »)
 }
 resolve-counters-bad = compteurs « { $counters } » : écrivez-les comme la DGI les affiche, « FC/TC { $invoice_type } » : deux nombres à partir de 1, FC au plus TC, puis le type de cette facture, { $invoice_type } (par exemple « 12/345 { $invoice_type } » ; pour une facture FV, « 12/345 FV »)
 resolve-qr-form = qrCode « { $qr_code } » : le texte du QR code s'écrit PRÉFIXE;NIM;codeDEFDGI;NIF;AAAAMMJJHHMMSS, 5 champs séparés par « ; » (il en a { $fields }), le préfixe en lettres majuscules, chiffres et tirets, la date et l'heure en 14 chiffres, par exemple « DGI-RDC;CD01002923-1;XN56YAPV37MZLNZLX6MOC3A5;A1234567B;20261123100000 »
+resolve-qr-like = qrCode « { $qr_code } » : le texte du QR code s'écrit comme celui des factures déjà certifiées par ce canal, en { $fields } champs séparés par « ; » et avec le même préfixe, par exemple « { $example } »
 resolve-qr-mismatch = qrCode : { $part ->
     [nim] son NIM
     [codeDEFDGI] son codeDEFDGI
