@@ -827,6 +827,40 @@ async fn an_organization_s_largest_invoice_total_is_kept_before_anything_is_sent
     // Removed: any total again.
     api.cli_ok(&["org", "update", "acme", "--no-max-invoice-total"]);
     let response = post_invoice(addr, &api.key, &invoice("BIG-1")).await;
-    assert_certified(&response, "BIG-1", "FV");
+    let big = assert_certified(&response, "BIG-1", "FV");
     assert_eq!(counters_of(&response), (2, 2, "FV".into()));
+
+    // Lowered again below that invoice: its full refund is still certified (a credit note of
+    // an original in this register is bounded by that original, code 180, not by 181),
+    // while a credit note of an unknown original keeps the limit.
+    api.cli_ok(&["org", "update", "acme", "--max-invoice-total", "1000"]);
+    let refund_all =
+        post_invoice(addr, &api.key, &refund("BIG-AV-1", &big, "1200.00", "ttc")).await;
+    assert_certified(&refund_all, "BIG-AV-1", "FA");
+    let quota = api.quota_used();
+    let unknown = refund("BIG-AV-2", "ABCDEFGHIJKLMNOPQRSTUVWX", "1200.00", "ttc");
+    let response = post_invoice(addr, &api.key, &unknown).await;
+    assert_refused_before_the_box(&api, &response, 181, "BIG-AV-2", quota).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reference_in_lower_case_is_not_a_codedefdgi() {
+    let api = ApiSetup::start(None).await;
+    let addr = api.addr();
+    let original = post_invoice(addr, &api.key, &invoice("SALE-1")).await;
+    let code = assert_certified(&original, "SALE-1", "FV");
+    // The same code in lower case would miss the original in the register (and its credit
+    // notes would not be counted against it): refused as not a codeDEFDGI, nothing sent.
+    let quota = api.quota_used();
+    let lower = refund("AV-1", &code.to_lowercase(), "1200.00", "ttc");
+    let response = post_invoice(addr, &api.key, &lower).await;
+    let error = common::assert_error(&response, 400, 20);
+    assert_eq!(error["field"], "reference", "{}", response.body);
+    assert_eq!(api.quota_used(), quota);
+    assert_eq!(box_counters(&api), 1, "only the sale on the box");
+    // In capitals it is the original's: the whole of it, then nothing more.
+    let upper = post_invoice(addr, &api.key, &refund("AV-1", &code, "1200.00", "ttc")).await;
+    assert_certified(&upper, "AV-1", "FA");
+    let more = post_invoice(addr, &api.key, &refund("AV-2", &code, "1.00", "ttc")).await;
+    common::assert_error(&more, 422, 180);
 }

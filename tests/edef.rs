@@ -308,6 +308,102 @@ async fn a_lost_confirm_answer_is_never_certified_twice_and_an_administrator_set
     api.shutdown().await;
 }
 
+/// A credit note whose confirm answer was lost waits for an administrator: until then it may
+/// be certified, so it keeps its share of the original (a second credit note of the whole is
+/// refused by the gateway, 180, nothing sent), and it cannot be settled with its original's
+/// codeDEFDGI.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_credit_note_in_doubt_keeps_its_share_of_the_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = web_api(EdefOptions::default()).await;
+    let (gateway, key) = gateway_on(dir.path(), &api, "");
+    let sale = post_invoice(gateway.addr, &key, &common::invoice("S-1")).await;
+    assert_eq!(sale.status, 200, "{}", sale.body);
+    let original = sale.json["codeDEFDGI"].as_str().unwrap().to_owned();
+
+    api.faults().update(|f| f.drop_next_confirm_answer = 1);
+    let lost = post_invoice(
+        gateway.addr,
+        &key,
+        &common::credit_note_of("S-AV-1", &original, "FA"),
+    )
+    .await;
+    assert_eq!(lost.status, 409, "{}", lost.body);
+    assert_eq!(lost.json["errorCode"], 111);
+    assert_eq!(
+        api.finalized_count(),
+        2,
+        "the DGI certified the credit note"
+    );
+
+    // The whole of the original again: refused by the gateway, before the DGI.
+    let second = post_invoice(
+        gateway.addr,
+        &key,
+        &common::credit_note_of("S-AV-2", &original, "FA"),
+    )
+    .await;
+    assert_eq!(second.status, 422, "{}", second.body);
+    assert_eq!(second.json["errorCode"], 180, "{}", second.body);
+    assert_eq!(api.finalized_count(), 2, "nothing sent");
+
+    // Settled with the original's elements (pasted from the wrong line): refused, naming the
+    // field; with its own: settled.
+    let listed = common::cli_ok(&gateway, &["intent", "list", "--json"]);
+    let listed: Value = serde_json::from_str(&listed).unwrap();
+    let intent = listed[0]["intent"].to_string();
+    let note = api
+        .finalized()
+        .into_iter()
+        .find(|f| f.rn == "S-AV-1")
+        .unwrap();
+    let resolve = |code: &str| {
+        gateway.cli(&[
+            "intent",
+            "resolve",
+            &intent,
+            "--certified",
+            "--code-def",
+            code,
+            "--qr-code",
+            &format!("DGI-RDC;CD01000001-1;{code};{SIM_NIF};20261123100000"),
+            "--counters",
+            &note.counters,
+            "--nim",
+            "CD01000001-1",
+            "--date-time",
+            "2026-11-23T10:00:00",
+            "--by",
+            "Marie K.",
+        ])
+    };
+    let out = tokio::task::block_in_place(|| resolve(&original));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "settled with the original's code");
+    assert!(
+        stderr.contains("codeDEFDGI")
+            && stderr.contains(&nbsp("déjà celui d'une facture du registre")),
+        "{stderr}"
+    );
+    let out = tokio::task::block_in_place(|| resolve(&note.code_def));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let retried = post_invoice(
+        gateway.addr,
+        &key,
+        &common::credit_note_of("S-AV-1", &original, "FA"),
+    )
+    .await;
+    assert_eq!(retried.status, 200, "{}", retried.body);
+    assert_eq!(retried.json["codeDEFDGI"], note.code_def.as_str());
+    assert_eq!(api.finalized_count(), 2, "nothing certified twice");
+    drop(gateway);
+    api.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rejected_token_is_said_as_such_and_https_with_the_given_ca_works() {
     let dir = tempfile::tempdir().unwrap();

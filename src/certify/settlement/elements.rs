@@ -254,6 +254,24 @@ fn check_qr_like(
             ),
         )
     };
+    if theirs.len() < 2 {
+        // Not `;`-separated (a URL, say): the typed text names what the model names.
+        let elements = [
+            ("nim", model.security.nim.as_str(), typed.nim),
+            (
+                "codeDEFDGI",
+                model.security.code_def.as_str(),
+                typed.code_def,
+            ),
+            ("nif", model.request.nif.as_str(), typed.nif),
+        ];
+        for (part, their, expected) in elements {
+            if model.security.qr_code.contains(their) && !qr_code.contains(expected) {
+                return Err(mismatch(part, qr_code, expected));
+            }
+        }
+        return Ok(());
+    }
     if fields.len() != theirs.len() || fields.first() != theirs.first() {
         return Err(form());
     }
@@ -374,6 +392,56 @@ mod tests {
             Resolution::NotCertified.check(&expected("FV")).unwrap(),
             Resolution::NotCertified
         );
+    }
+
+    /// An entry of the channel, as the register keeps it, whose QR code is `qr_code`.
+    fn entry_with_qr(qr_code: &str) -> RegisterEntry {
+        let text = format!(
+            r#"{{"sequence":1,"intent":1,"org":"acme","environment":"Production","rn":"F-1",
+            "invoice_type":"FV","key_id":"k","device":"dgi","request_digest":"d",
+            "received_at":"2026-11-23T09:00:00Z","totals":{{"total":"1.00","vat":"0.00",
+            "group_ttc":[],"group_vat":[],"specific_tax":"0.00","usd_equivalent":null}},
+            "nif":"{NIF}","isf":"I","certified_at":"2026-11-23T09:00:00Z",
+            "security":{{"codeDEFDGI":"MODELCODE000000000000001","qrCode":"{qr_code}",
+            "counters":"1/1 FV","nim":"{NIM}","dateTime":"2026-11-23T09:00:00"}},
+            "source":"finalize","quota_year":2026}}"#
+        );
+        serde_json::from_str(&text).expect("an entry")
+    }
+
+    #[test]
+    fn the_qr_code_s_form_is_learnt_from_the_channel_s_earlier_entries() {
+        let check = |model: &RegisterEntry, qr_code: &str| {
+            certified(CODE, qr_code, "2/2 FV", NIM).check(&Expected {
+                model: Some(model),
+                ..expected("FV")
+            })
+        };
+        // Another shape than the reconstruction's: its fields, its prefix, its order.
+        let model = entry_with_qr(&format!(
+            "DRC-EMCF-2;{NIF};MODELCODE000000000000001;{NIM};20261123090000;V2"
+        ));
+        let typed = format!("DRC-EMCF-2;{NIF};{CODE};{NIM};20261123100000;V2");
+        assert!(check(&model, &typed).is_ok());
+        // The reconstruction's form is refused for that channel, saying its form.
+        let refused = check(&model, &qr(NIM, CODE, NIF));
+        assert!(
+            matches!(&refused, Err(ResolveError::BadElement(bad)) if bad.field == "qrCode"
+                && bad.message.render(Lang::Fr).contains("DRC-EMCF-2")),
+            "{refused:?}"
+        );
+        // The code where the channel puts its own: the one typed, without dashes.
+        let dashed = typed.replace(CODE, "XN56-YAPV-37MZ-LNZL-X6MO-C3A5");
+        assert!(check(&model, &dashed).is_err());
+        let other_nim = typed.replace(NIM, "CD01000002-1");
+        assert!(check(&model, &other_nim).is_err());
+        // A URL: it names the code, the NIM and the NIF where the channel's does.
+        let url = entry_with_qr(&format!(
+            "https://e-mcf.example.cd/v?c=MODELCODE000000000000001&m={NIM}&n={NIF}"
+        ));
+        let typed = format!("https://e-mcf.example.cd/v?c={CODE}&m={NIM}&n={NIF}");
+        assert!(check(&url, &typed).is_ok());
+        assert!(check(&url, &typed.replace(CODE, "ABCDEFGHIJKLMNOPQRSTUVWX")).is_err());
     }
 
     #[test]
