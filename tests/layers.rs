@@ -49,8 +49,9 @@ const RULES: &[(&str, &[&str], &[&str], &str)] = &[
             "dashboard",
             "admin",
             "cli",
+            "i18n",
         ],
-        "plain data shared by all",
+        "plain data shared by all: i18n names model (the names of its codes), not the reverse",
     ),
     (
         "receipt",

@@ -95,7 +95,7 @@ pub(crate) async fn check(store: &Arc<Store>, known: Option<&BoxCounters>, seen:
                 seen_tc = seen.tc,
                 seen_in = seen.seen_in.as_str(),
                 "FISCAL ANOMALY: {}; journaled, certification goes on; an administrator must acknowledge it (emcf-gateway device anomalies)",
-                kind.describe()
+                crate::i18n::names::anomaly(kind)
             ),
             Ok((_, false)) => {}
             Err(error) => error!(%error, "a fiscal anomaly could not be journaled"),

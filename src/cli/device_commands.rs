@@ -181,7 +181,7 @@ fn print_anomalies(anomalies: &[AnomalyRecord], config: &Config, lang: Lang) {
                 format::date_time(record.detected_at, config.offset(), lang),
                 a.device.clone(),
                 a.nim.clone(),
-                a.kind.describe().render(lang),
+                crate::i18n::names::anomaly(a.kind).render(lang),
                 msg!(
                     "cli-anomaly-register-knew",
                     nif = a.known.nif.as_str(),

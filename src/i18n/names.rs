@@ -13,7 +13,9 @@
 use rust_decimal::{Decimal, RoundingStrategy};
 
 use super::{format, Lang, Message};
-use crate::model::{Environment, InvoiceContent, PaymentContent, FISCAL_CURRENCY};
+use crate::model::{
+    Environment, FiscalAnomalyKind, InvoiceContent, PaymentContent, FISCAL_CURRENCY,
+};
 use crate::msg;
 
 /// An environment's name in the reader's language ("production", "bac à sable").
@@ -21,6 +23,14 @@ pub fn environment(env: Environment) -> Message {
     match env {
         Environment::Production => msg!("environment-production"),
         Environment::Sandbox => msg!("environment-sandbox"),
+    }
+}
+
+/// A fiscal anomaly in words: rendered in the reader's language, English (`Display`) in logs.
+pub fn anomaly(kind: FiscalAnomalyKind) -> Message {
+    match kind {
+        FiscalAnomalyKind::CounterWentBack => msg!("anomaly-counter-went-back"),
+        FiscalAnomalyKind::NifChanged => msg!("anomaly-nif-changed"),
     }
 }
 

@@ -59,16 +59,6 @@ pub enum FiscalAnomalyKind {
     NifChanged,
 }
 
-impl FiscalAnomalyKind {
-    /// In words: rendered in the reader's language, English (`Display`) in logs.
-    pub fn describe(self) -> crate::i18n::Message {
-        match self {
-            FiscalAnomalyKind::CounterWentBack => crate::msg!("anomaly-counter-went-back"),
-            FiscalAnomalyKind::NifChanged => crate::msg!("anomaly-nif-changed"),
-        }
-    }
-}
-
 /// A box said something its register history contradicts. Journaled once; certification
 /// goes on (the box is the fiscal authority) until an administrator acknowledges it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
