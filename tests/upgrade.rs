@@ -216,6 +216,30 @@ async fn the_1_5_0_register_keeps_its_invoices_and_links_after_the_upgrade() {
     assert_eq!(usd["certified_invoice"]["invoice"]["curRate"], "2850");
     assert_eq!(usd["totals"]["usd_equivalent"], "580.00");
 
+    // 1.6.0's exports: the credit note 1.5.0 certified is negative, its sign said.
+    let out = cli(
+        dir.path(),
+        Path::new(""),
+        &["log", "export", "--format", "json"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    let exported = lines
+        .iter()
+        .find(|line| line["rn"] == "FX15-FA-1")
+        .expect("the credit note exported");
+    let note_total = note["totals"]["total"].as_str().expect("total").to_owned();
+    assert_eq!(exported["totals"]["total"], format!("-{note_total}"), "{exported}");
+    assert_eq!(exported["amount_sign"], -1, "{exported}");
+    assert_eq!(exported["environment"], "production", "{exported}");
+
     let gateway = Gateway::start_demo(dir.path());
     gateway.wait_ready().await;
     let old = get(
@@ -230,4 +254,42 @@ async fn the_1_5_0_register_keeps_its_invoices_and_links_after_the_upgrade() {
     assert_eq!(next.status, 200, "{}\n{}", next.body, gateway.log());
     assert_eq!(next.json["counters"], "3/4 FV", "the box's counters go on");
     assert_eq!(next.json["sequence"], 4, "the register's sequence goes on");
+
+    // Code 180 counts the credit note 1.5.0 linked to its original: one cent more than what
+    // is left of FX15-FV-1 is refused before the box, exactly what is left is certified.
+    let cents = |amount: &Value| -> i64 {
+        let text = amount.as_str().expect("an amount");
+        let (units, cents) = text.split_once('.').expect("two decimals");
+        units.parse::<i64>().expect("units") * 100 + cents.parse::<i64>().expect("cents")
+    };
+    let left = cents(&original["totals"]["total"]) - cents(&note["totals"]["total"]);
+    assert!(left > 1, "something is left of FX15-FV-1");
+    let code = original["security"]["codeDEFDGI"]
+        .as_str()
+        .expect("codeDEFDGI");
+    let refund = |rn: &str, cents: i64| {
+        let price = format!("{}.{:02}", cents / 100, cents % 100);
+        json!({
+            "rn": rn, "mode": "ttc", "type": "FA", "reference": code, "referenceType": "RAM",
+            "curCode": "CDF", "curRate": "-1",
+            "items": [{"name": "RETOUR", "type": "BIE", "price": price, "quantity": "1", "taxGroup": "B"}],
+            "operator": {"id": "1", "name": "Caisse 1"}
+        })
+    };
+    let over = post_invoice(
+        gateway.addr,
+        DEMO_LIVE_KEY_1_5_0,
+        &refund("UPGRADE-FA-1", left + 1),
+    )
+    .await;
+    assert_eq!(over.status, 422, "{}", over.body);
+    assert_eq!(over.json["errorCode"], 180, "{}", over.body);
+    let rest = post_invoice(
+        gateway.addr,
+        DEMO_LIVE_KEY_1_5_0,
+        &refund("UPGRADE-FA-2", left),
+    )
+    .await;
+    assert_eq!(rest.status, 200, "{}\n{}", rest.body, gateway.log());
+    assert_eq!(rest.json["counters"], "2/5 FA", "the 180 reached no box");
 }
