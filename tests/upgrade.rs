@@ -2,7 +2,8 @@
 //! what release 1.0.0 wrote (`tests/fixtures/release-1.0.0/`: its journal, the bundled
 //! simulator's fiscal memories, and a configuration with every key it knew), and what 1.2.0
 //! wrote through the DGI web API (`tests/fixtures/release-1.2.0/`), and the first register that
-//! keeps invoices, written by 1.5.0 (`tests/fixtures/release-1.5.0/`).
+//! keeps invoices, written by 1.5.0 (`tests/fixtures/release-1.5.0/`), and the first with an
+//! organization's largest invoice total, written by 1.6.0 (`tests/fixtures/release-1.6.0/`).
 
 mod common;
 
@@ -236,7 +237,11 @@ async fn the_1_5_0_register_keeps_its_invoices_and_links_after_the_upgrade() {
         .find(|line| line["rn"] == "FX15-FA-1")
         .expect("the credit note exported");
     let note_total = note["totals"]["total"].as_str().expect("total").to_owned();
-    assert_eq!(exported["totals"]["total"], format!("-{note_total}"), "{exported}");
+    assert_eq!(
+        exported["totals"]["total"],
+        format!("-{note_total}"),
+        "{exported}"
+    );
     assert_eq!(exported["amount_sign"], -1, "{exported}");
     assert_eq!(exported["environment"], "production", "{exported}");
 
@@ -292,4 +297,85 @@ async fn the_1_5_0_register_keeps_its_invoices_and_links_after_the_upgrade() {
     .await;
     assert_eq!(rest.status, 200, "{}\n{}", rest.body, gateway.log());
     assert_eq!(rest.json["counters"], "2/5 FA", "the 180 reached no box");
+}
+
+const FIXTURE_1_6_0: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/release-1.6.0");
+const HEAD_1_6_0: &str = "004262320a696caddfee5ddd2e4922222403e5a0539f5e4336292aa1142bab56";
+/// The demo organization's live key, written by 1.6.0 to its keys file with the fixture.
+const DEMO_LIVE_KEY_1_6_0: &str = "mcf_live_aueA3pmzcmlf_GkOiX4ZmvbuS83tSjPYRiD1F0v8QyM";
+
+/// The first register with an organization's largest invoice total
+/// (tests/fixtures/release-1.6.0): it verifies, the limit and the credit note's link read
+/// back, and both plausibility rules hold on it after the upgrade.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_1_6_0_register_keeps_its_limit_and_its_refunds_after_the_upgrade() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(state.join("journal")).expect("journal dir");
+    std::fs::create_dir_all(state.join("simulator")).expect("simulator dir");
+    let from = Path::new(FIXTURE_1_6_0);
+    std::fs::copy(from.join("journal.log"), state.join("journal/journal.log")).expect("journal");
+    std::fs::copy(
+        from.join("embedded.fiscal.json"),
+        state.join("simulator/embedded.fiscal.json"),
+    )
+    .expect("fiscal memory");
+    let report = cli_json(dir.path(), &["log", "verify"]);
+    assert_eq!(report["records"], 8, "{report}");
+    assert_eq!(report["invoices_kept"], 2, "{report}");
+    assert_eq!(report["head_sha256"], HEAD_1_6_0, "{report}");
+    let org = cli_json(dir.path(), &["org", "show", "demo", "--json"]);
+    assert_eq!(org["organization"]["max_invoice_total"], "5000000", "{org}");
+    let note = cli_json(dir.path(), &["log", "show", "2", "--json"]);
+    assert_eq!(note["original"]["rn"], "FX16-FV-1", "{note}");
+    assert_eq!(note["totals"]["total"], "64000.00", "{note}");
+
+    let gateway = Gateway::start_demo(dir.path());
+    gateway.wait_ready().await;
+    let old = get(
+        gateway.addr,
+        "/api/v1/Invoice/FX16-FA-1",
+        Some(DEMO_LIVE_KEY_1_6_0),
+    )
+    .await;
+    assert_eq!(old.status, 200, "{}", old.body);
+    assert_eq!(old.json["counters"], "1/2 FA");
+    let original = cli_json(dir.path(), &["log", "show", "1", "--json"]);
+    let code = original["security"]["codeDEFDGI"]
+        .as_str()
+        .expect("codeDEFDGI");
+    let refund = |rn: &str, price: &str| {
+        json!({
+            "rn": rn, "mode": "ttc", "type": "FA", "reference": code, "referenceType": "RAM",
+            "curCode": "CDF", "curRate": "-1",
+            "items": [{"name": "RETOUR", "type": "BIE", "price": price, "quantity": "1", "taxGroup": "B"}],
+            "operator": {"id": "1", "name": "Caisse 1"}
+        })
+    };
+    // 271,000.00 is left of FX16-FV-1: one cent more is refused (180), before the box.
+    let over = post_invoice(
+        gateway.addr,
+        DEMO_LIVE_KEY_1_6_0,
+        &refund("UP16-FA-1", "271000.01"),
+    )
+    .await;
+    assert_eq!(over.status, 422, "{}", over.body);
+    assert_eq!(over.json["errorCode"], 180, "{}", over.body);
+    // Above the organization's 5,000,000.00: refused (181), before the box.
+    let mut big = invoice("UP16-FV-1");
+    big["items"][0]["price"] = json!("2500000.01");
+    big.as_object_mut().expect("object").remove("payments");
+    let big = post_invoice(gateway.addr, DEMO_LIVE_KEY_1_6_0, &big).await;
+    assert_eq!(big.status, 422, "{}", big.body);
+    assert_eq!(big.json["errorCode"], 181, "{}", big.body);
+    // What is left is certified, and the box's counters go on: neither refusal reached it.
+    let rest = post_invoice(
+        gateway.addr,
+        DEMO_LIVE_KEY_1_6_0,
+        &refund("UP16-FA-2", "271000.00"),
+    )
+    .await;
+    assert_eq!(rest.status, 200, "{}\n{}", rest.body, gateway.log());
+    assert_eq!(rest.json["counters"], "2/3 FA");
+    assert_eq!(rest.json["sequence"], 3, "the register's sequence goes on");
 }
