@@ -177,6 +177,21 @@ async fn the_1_2_0_web_api_journal_verifies_reads_back_and_is_extended() {
     assert!(report["records"].as_u64().unwrap() > 6, "{report}");
 }
 
+/// A state directory holding a copy of a demo fixture of 1.5.0 or later: its journal and the
+/// bundled simulator's fiscal memory.
+fn state_from_demo_fixture(dir: &Path, fixture: &str) {
+    let state = dir.join("state");
+    std::fs::create_dir_all(state.join("journal")).expect("journal dir");
+    std::fs::create_dir_all(state.join("simulator")).expect("simulator dir");
+    let from = Path::new(fixture);
+    std::fs::copy(from.join("journal.log"), state.join("journal/journal.log")).expect("journal");
+    std::fs::copy(
+        from.join("embedded.fiscal.json"),
+        state.join("simulator/embedded.fiscal.json"),
+    )
+    .expect("fiscal memory");
+}
+
 const FIXTURE_1_5_0: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/release-1.5.0");
 const HEAD_1_5_0: &str = "f2ecf8a6116161d7694f242f3ba2fd727519626172fa3c2f44aae9d82bb98293";
 /// The demo organization's live key, printed by 1.5.0 when it wrote the fixture.
@@ -188,16 +203,7 @@ const DEMO_LIVE_KEY_1_5_0: &str = "mcf_live_YpL6uaVWuhOz_0lhEjVlwamt2Fc4Yj7qHbNi
 #[tokio::test(flavor = "multi_thread")]
 async fn the_1_5_0_register_keeps_its_invoices_and_links_after_the_upgrade() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let state = dir.path().join("state");
-    std::fs::create_dir_all(state.join("journal")).expect("journal dir");
-    std::fs::create_dir_all(state.join("simulator")).expect("simulator dir");
-    let from = Path::new(FIXTURE_1_5_0);
-    std::fs::copy(from.join("journal.log"), state.join("journal/journal.log")).expect("journal");
-    std::fs::copy(
-        from.join("embedded.fiscal.json"),
-        state.join("simulator/embedded.fiscal.json"),
-    )
-    .expect("fiscal memory");
+    state_from_demo_fixture(dir.path(), FIXTURE_1_5_0);
     let report = cli_json(dir.path(), &["log", "verify"]);
     assert_eq!(report["records"], 9, "{report}");
     assert_eq!(report["invoices_kept"], 3, "{report}");
@@ -310,16 +316,7 @@ const DEMO_LIVE_KEY_1_6_0: &str = "mcf_live_aueA3pmzcmlf_GkOiX4ZmvbuS83tSjPYRiD1
 #[tokio::test(flavor = "multi_thread")]
 async fn the_1_6_0_register_keeps_its_limit_and_its_refunds_after_the_upgrade() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let state = dir.path().join("state");
-    std::fs::create_dir_all(state.join("journal")).expect("journal dir");
-    std::fs::create_dir_all(state.join("simulator")).expect("simulator dir");
-    let from = Path::new(FIXTURE_1_6_0);
-    std::fs::copy(from.join("journal.log"), state.join("journal/journal.log")).expect("journal");
-    std::fs::copy(
-        from.join("embedded.fiscal.json"),
-        state.join("simulator/embedded.fiscal.json"),
-    )
-    .expect("fiscal memory");
+    state_from_demo_fixture(dir.path(), FIXTURE_1_6_0);
     let report = cli_json(dir.path(), &["log", "verify"]);
     assert_eq!(report["records"], 8, "{report}");
     assert_eq!(report["invoices_kept"], 2, "{report}");
