@@ -132,3 +132,19 @@ problem-dgi-not-reached-yet = the DGI web API has not been reached yet
 problem-dgi-blocked = the DGI says this e-MCF cannot certify now (status false)
 problem-dgi-nif-mismatch = the token is for the e-MCF of NIF { $nif }, not the NIF of organization { $organizations }: fix the organization's NIF or install this e-MCF's token
 problem-dgi-settling = an earlier invoice is being settled with the DGI
+
+## Issue 24 (safety): a name an administrator types is one plain line people read as it is
+## written, in tables, pages and e-mail subjects (src/admin/mod.rs `check_name`)
+admin-bad-name = { $field ->
+       *[org-name] the organization's name
+    } { $fault ->
+        [too-long] is { $length } characters long, { $max } at most
+        [hidden] contains { $kind ->
+            [lf] a line feed
+            [cr] a carriage return
+            [tab] a tab
+            [layout] an invisible mark that changes the writing direction or breaks the line
+           *[other] a control character
+        } (U+{ $char }) at character { $position }: a name is one line, read as it is written
+       *[encoded-word] contains "=?", the start of an e-mail encoded word (RFC 2047): a mail client would show something other than what is written
+    }

@@ -133,3 +133,19 @@ problem-dgi-not-reached-yet = le service en ligne de la DGI n'a pas encore été
 problem-dgi-blocked = la DGI indique que cet e-MCF ne peut pas certifier pour l'instant (statut false)
 problem-dgi-nif-mismatch = le jeton est celui de l'e-MCF du NIF { $nif }, pas de celui de l'organisation { $organizations } : corrigez le NIF de l'organisation ou installez le jeton de cet e-MCF
 problem-dgi-settling = une facture précédente est en cours de règlement avec la DGI
+
+## Issue 24 (safety): a name an administrator types is one plain line people read as it is
+## written, in tables, pages and e-mail subjects (src/admin/mod.rs `check_name`)
+admin-bad-name = { $field ->
+       *[org-name] le nom de l'organisation
+    } { $fault ->
+        [too-long] fait { $length } caractères, { $max } au plus
+        [hidden] contient { $kind ->
+            [lf] un saut de ligne
+            [cr] un retour chariot
+            [tab] une tabulation
+            [layout] une marque invisible qui change le sens d'écriture ou coupe la ligne
+           *[other] un caractère de contrôle
+        } (U+{ $char }) au caractère { $position } : un nom tient sur une ligne et se lit tel qu'il est écrit
+       *[encoded-word] contient « =? », le début d'un mot encodé d'e-mail (RFC 2047) : une messagerie afficherait autre chose que ce qui est écrit
+    }
