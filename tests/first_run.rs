@@ -436,6 +436,39 @@ fn a_name_that_would_forge_a_line_or_an_e_mail_is_refused() {
     let value: serde_json::Value =
         serde_json::from_slice(&shown.stdout).expect("org show prints JSON");
     assert_eq!(value["organization"]["name"], longest.as_str());
+    // The labels people read in key and token lists follow the same rule.
+    for (args, said) in [
+        (
+            &["key", "issue", "--org", "shop", "--label", "till\n1"][..],
+            "error: the key's label contains a line feed (U+000A) at character 5",
+        ),
+        (
+            &[
+                "dashboard-token",
+                "issue",
+                "--org",
+                "shop",
+                "--label",
+                "Marie \u{202E}nimda",
+            ],
+            "error: the token's label contains an invisible mark",
+        ),
+    ] {
+        let out = run_in(dir.path(), "en", args);
+        assert!(!out.status.success(), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains(said), "{args:?}: {}", text(&out));
+    }
+    let keys = run_in(
+        dir.path(),
+        "en",
+        &["key", "list", "--org", "shop", "--json"],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&keys.stdout).trim(),
+        "[]",
+        "{}",
+        text(&keys)
+    );
 }
 
 #[test]

@@ -79,6 +79,10 @@ pub enum AdminError {
 pub enum NameField {
     /// An organization's name (`org add/update --name`).
     OrgName,
+    /// An API key's label (`key issue --label`, the dashboard's form).
+    KeyLabel,
+    /// A dashboard token's label (`dashboard-token issue --label`).
+    TokenLabel,
 }
 
 impl NameField {
@@ -86,6 +90,8 @@ impl NameField {
     fn as_str(self) -> &'static str {
         match self {
             NameField::OrgName => "org-name",
+            NameField::KeyLabel => "key-label",
+            NameField::TokenLabel => "token-label",
         }
     }
 }
@@ -263,6 +269,7 @@ impl Admin {
         label: &str,
     ) -> Result<IssuedKey, AdminError> {
         self.organization(org)?;
+        check_name(NameField::KeyLabel, label)?;
         let issued = keys::issue(org, environment, label, Utc::now());
         self.store.issue_key(issued.record.clone())?;
         Ok(IssuedKey {
