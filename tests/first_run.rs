@@ -394,7 +394,7 @@ fn a_name_that_would_forge_a_line_or_an_e_mail_is_refused() {
     assert!(!refused.status.success(), "{}", text(&refused));
     assert_eq!(
         String::from_utf8_lossy(&refused.stderr).trim(),
-        nbsp("erreur : le nom de l'organisation contient un retour chariot (U+000D) au caractère 5 : un nom tient sur une ligne et se lit tel qu'il est écrit")
+        nbsp("erreur : le nom de l'organisation contient un retour chariot (U+000D) au caractère 5 : il doit tenir sur une ligne et se lire tel qu'il est écrit")
     );
     let listed = run_in(dir.path(), "en", &["org", "list", "--json"]);
     assert!(

@@ -146,6 +146,6 @@ admin-bad-name = { $field ->
             [tab] a tab
             [layout] an invisible mark that changes the writing direction or breaks the line
            *[other] a control character
-        } (U+{ $char }) at character { $position }: a name is one line, read as it is written
+        } (U+{ $char }) at character { $position }: it must be one line, read as it is written
        *[encoded-word] contains "=?", the start of an e-mail encoded word (RFC 2047): a mail client would show something other than what is written
     }

@@ -147,6 +147,6 @@ admin-bad-name = { $field ->
             [tab] une tabulation
             [layout] une marque invisible qui change le sens d'écriture ou coupe la ligne
            *[other] un caractère de contrôle
-        } (U+{ $char }) au caractère { $position } : un nom tient sur une ligne et se lit tel qu'il est écrit
+        } (U+{ $char }) au caractère { $position } : il doit tenir sur une ligne et se lire tel qu'il est écrit
        *[encoded-word] contient « =? », le début d'un mot encodé d'e-mail (RFC 2047) : une messagerie afficherait autre chose que ce qui est écrit
     }

@@ -472,11 +472,11 @@ mod tests {
         let error = check_name(NameField::OrgName, "Evil\nBcc").unwrap_err();
         assert_eq!(
             error.message().render(Lang::Fr),
-            nbsp("le nom de l'organisation contient un saut de ligne (U+000A) au caractère 5 : un nom tient sur une ligne et se lit tel qu'il est écrit")
+            nbsp("le nom de l'organisation contient un saut de ligne (U+000A) au caractère 5 : il doit tenir sur une ligne et se lire tel qu'il est écrit")
         );
         assert_eq!(
             error.to_string(),
-            "the organization's name contains a line feed (U+000A) at character 5: a name is one line, read as it is written"
+            "the organization's name contains a line feed (U+000A) at character 5: it must be one line, read as it is written"
         );
         let long = check_name(NameField::OrgName, &"a".repeat(101)).unwrap_err();
         assert_eq!(
