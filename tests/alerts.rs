@@ -348,3 +348,132 @@ async fn alerts_in_english_say_how_to_reach_the_dashboard_without_a_link() {
     let log = gateway.log();
     assert!(log.contains("no public_url configured"), "{log}");
 }
+
+/// A message as the gateway sends one, with `subject` as its raw Subject line.
+fn crafted(subject: &str) -> Received {
+    let data = format!(
+        "Date: Thu, 26 Nov 2026 20:33:01 +0100\r\nFrom: emcf-gateway <alertes@passerelle.cd>\r\n\
+         To: admin@acme.cd\r\nSubject: {subject}\r\nMessage-ID: <a1@passerelle.cd>\r\n\
+         MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\
+         Content-Transfer-Encoding: 7bit\r\n\r\nBonjour,\r\n"
+    );
+    Received {
+        data,
+        ..Received::default()
+    }
+}
+
+/// Issue 24: the checker itself, on crafted messages. Before names were checked, an
+/// organization's name could put CR LF into a Subject (lettre encodes it: the raw line is
+/// clean, the decoded one is not) and a long one could make encoded words over RFC 2047's 75
+/// characters. The gateway cannot send those any more (the names are refused, below), so
+/// the checker's two rules are tried on the messages such a name would have made, through
+/// the same `Received` path the alert tests use: a rule that cannot fail would pass these.
+#[test]
+fn the_strict_checker_refuses_what_a_forged_name_would_have_sent() {
+    let clean = crafted("[e-MCF] =?utf-8?q?=C3=89picerie?= Ngaliema");
+    let read = clean.check().expect("a clean message");
+    assert_eq!(read["headers"]["subject"], "[e-MCF] Épicerie Ngaliema");
+
+    let forged = crafted("[e-MCF] =?utf-8?q?Evil=0D=0ABcc=3A_victim=40x=2Ecd?= quota");
+    let reason = forged.check().expect_err("a Subject that decodes to CR LF");
+    assert!(
+        reason.contains("Subject: decodes to control character U+000D"),
+        "{reason}"
+    );
+
+    let long_word = format!("=?utf-8?b?{}?=", "w6k".repeat(22));
+    assert_eq!(long_word.len(), 78);
+    let reason = crafted(&format!("[e-MCF] {long_word}"))
+        .check()
+        .expect_err("an encoded word over 75 characters");
+    assert!(reason.contains("encoded word of 78 characters"), "{reason}");
+    let short_words = format!("=?utf-8?b?{0}?= =?utf-8?b?{0}?=", "w6k".repeat(11));
+    assert!(crafted(&short_words).check().is_ok(), "two words of 43");
+
+    let reason = crafted("[e-MCF] a\u{1b}[2Jb")
+        .check()
+        .expect_err("a raw control character");
+    assert!(reason.contains("control character U+001B"), "{reason}");
+}
+
+/// Issue 24: a name that would forge the e-mail is refused by the running service (the CLI
+/// goes through its admin socket), and the longest name accepted, 100 characters that are
+/// not ASCII, goes out as encoded words of at most 75 characters on lines a relay takes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_longest_name_is_e_mailed_in_short_encoded_words_and_a_forged_one_is_refused() {
+    let sink = SmtpSink::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = Sim::start(dir.path()).await;
+    let text = config(dir.path(), &sim.link, sink.addr);
+    let gateway = Gateway::start(dir.path(), &text);
+    gateway.wait_ready().await;
+    let add = |name: &str| {
+        cli(
+            dir.path(),
+            &gateway.config,
+            &[
+                "org",
+                "add",
+                "--id",
+                "acme",
+                "--name",
+                name,
+                "--nif",
+                SIM_NIF,
+                "--isf",
+                "ISF-1",
+                "--device",
+                "shop",
+                "--quota",
+                "1",
+                "--admin-email",
+                "admin@acme.cd",
+            ],
+        )
+    };
+    let long = "A".repeat(1100);
+    for (name, said) in [
+        (
+            "Evil\r\nBcc: victim@x.cd\r\n\r\nInjected body",
+            "contient un retour chariot (U+000D) au caractère 5",
+        ),
+        (long.as_str(), "fait 1100 caractères, 100 au plus"),
+        (
+            "=?utf-8?q?Fake?=",
+            "contient « =? », le début d'un mot encodé d'e-mail",
+        ),
+    ] {
+        let out = tokio::task::block_in_place(|| add(name));
+        assert!(!out.status.success(), "{name:?} accepted");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&nbsp(&format!("le nom de l'organisation {said}"))),
+            "{name:?}: {stderr}"
+        );
+    }
+    let name = format!("Épicerie {}", "é".repeat(91));
+    assert_eq!(name.chars().count(), 100);
+    let out = tokio::task::block_in_place(|| add(&name));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let key = tokio::task::block_in_place(|| issue_key(dir.path(), &gateway.config, "acme", false));
+    let answer = post_invoice(gateway.addr, &key, &invoice("LONG-1")).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let mails = sink.wait_for(1, Duration::from_secs(15)).await;
+    assert_eq!(mails.len(), 1, "{mails:?}");
+    let (subject, body) = strict_alert(&mails[0], "fr");
+    assert_eq!(
+        subject,
+        format!("[e-MCF] {name}\u{a0}: quota annuel de factures atteint, les nouvelles factures sont refusées")
+    );
+    assert!(body.contains(&name), "{body}");
+    let raw = mails[0].strict()["raw_subject"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(raw.matches("=?utf-8?").count() > 1, "several words: {raw}");
+}

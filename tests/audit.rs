@@ -595,3 +595,106 @@ async fn a_usd_invoice_s_amounts_are_labelled_cdf() {
         );
     }
 }
+
+/// What a 1.5.0 gateway certified before invoice texts were checked (codes 71 and 73 since
+/// 1.6.0): an entry whose client name, item and comment carry a line feed, a carriage return
+/// and a right-to-left override. The register cannot be made through the API any more, so
+/// the entry is written with the store's own API while the service is stopped (as 1.5.0
+/// would have journaled it), and the organization's name likewise. `log show`, `org list` and
+/// the dashboard show those characters as `⟨LF⟩`, `⟨U+202E⟩`: no forged line on the auditor's
+/// terminal, nothing reordered on the page; `--json` and the exports keep the exact text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn texts_an_older_release_kept_are_shown_escaped_and_exported_exactly() {
+    use emcf_gateway::model::{Intent, SecurityElements};
+    use sha2::{Digest, Sha256};
+
+    let mut setup = ApiSetup::start(None).await;
+    assert!(setup.gateway.terminate(), "clean exit");
+    let form = r#"{"canon":"1","client":{"name":"Kinshasa SARL\nNom                   HONEST SARL","nif":"A7654321Z","type":"PM"},"curCode":"CDF","items":[{"name":"Sac de ciment \u202e05 gk","price":"14500","quantity":"2","taxGroup":"B","type":"BIE"}],"mode":"ttc","operator":{"name":"Amani"},"rn":"OLD-1","type":"FV","cmta":"Livré\r\n  NIF client             A0000000Z"}"#;
+    {
+        let store = emcf_gateway::store::Store::open(&setup.dir.path().join("state"))
+            .expect("the register opens");
+        let mut org = store.organization("acme").expect("read").expect("acme");
+        org.name = "Acme\r\nNom HONEST SARL".into();
+        store.save_organization(org).expect("a 1.5.0 name");
+        let key = store.keys_of("acme").expect("keys")[0].id.clone();
+        let intent: Intent = serde_json::from_value(json!({
+            "org": "acme", "environment": "Production", "rn": "OLD-1", "invoice_type": "FV",
+            "key_id": key, "device": "shop",
+            "request_digest": hex::encode(Sha256::digest(form.as_bytes())),
+            "received_at": chrono::Utc::now(),
+            "totals": {"total": "29000.00", "vat": "4000.00", "group_ttc": [["B", "29000.00"]],
+                       "group_vat": [["B", "4000.00"]], "specific_tax": "0.00",
+                       "usd_equivalent": null},
+            "nif": SIM_NIF, "isf": "ISF-1", "invoice": form
+        }))
+        .expect("an intent");
+        let security: SecurityElements = serde_json::from_value(json!({
+            "codeDEFDGI": "TQ2W7ZB5M3KD8XRNH4JCV6PA",
+            "qrCode": "RDCDEF01;SIM0000001;TQ2W7ZB5M3KD8XRNH4JCV6PA;A1234567B;20261123100002",
+            "counters": "1/1 FV", "nim": "SIM0000001", "dateTime": "2026-11-23T10:00:02"
+        }))
+        .expect("security elements");
+        let id = store.record_intent(intent).expect("intent journaled");
+        let year = chrono::Datelike::year(&chrono::Utc::now());
+        store
+            .record_certified(id, year, chrono::Utc::now(), security, "finalize")
+            .expect("certified");
+    }
+    let config = std::fs::read_to_string(&setup.gateway.config).expect("config");
+    setup.gateway = Gateway::start(setup.dir.path(), &config);
+    setup.gateway.wait_ready().await;
+    let addr = setup.addr();
+
+    let shown = setup.cli_ok(&["log", "show", "1"]);
+    for text in [
+        "Kinshasa SARL⟨LF⟩Nom                   HONEST SARL",
+        "Sac de ciment ⟨U+202E⟩05 gk",
+        "Livré⟨CR⟩⟨LF⟩  NIF client             A0000000Z",
+    ] {
+        assert!(shown.contains(text), "{text:?} in:\n{shown}");
+    }
+    for (forged, within) in [("HONEST", "SARL⟨LF⟩"), ("A0000000Z", "Livré⟨CR⟩⟨LF⟩")] {
+        assert!(
+            shown
+                .lines()
+                .filter(|l| l.contains(forged))
+                .all(|l| l.contains(within)),
+            "a forged line {forged:?}:\n{shown}"
+        );
+    }
+    assert!(!shown.contains(['\u{202E}', '\r']), "{shown:?}");
+    let listed = setup.cli_ok(&["org", "list"]);
+    assert!(listed.contains("Acme⟨CR⟩⟨LF⟩Nom HONEST SARL"), "{listed}");
+
+    // Scripts and exports read the register's exact text.
+    let json: Value =
+        serde_json::from_str(&setup.cli_ok(&["log", "show", "1", "--json"])).expect("JSON");
+    let kept = &json["certified_invoice"]["invoice"];
+    assert_eq!(
+        kept["client"]["name"],
+        "Kinshasa SARL\nNom                   HONEST SARL"
+    );
+    assert_eq!(kept["items"][0]["name"], "Sac de ciment \u{202E}05 gk");
+    let export = setup.cli_ok(&["log", "export", "--format", "json", "--org", "acme"]);
+    let line: Value = serde_json::from_str(export.lines().next().expect("line")).expect("JSON");
+    assert_eq!(
+        line["certified_invoice"]["invoice"]["cmta"],
+        "Livré\r\n  NIF client             A0000000Z"
+    );
+
+    // The dashboard: the same, and U+202E, which HTML escaping leaves as it is, never
+    // reaches the page.
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let (session, _) = dashboard_sign_in(addr, &token).await;
+    let page = dashboard_get(addr, Some(&session), "/dashboard/invoices/production/1").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    for text in [
+        "id=\"client\">Kinshasa SARL⟨LF⟩Nom                   HONEST SARL · NIF A7654321Z",
+        "Sac de ciment ⟨U+202E⟩05 gk",
+        "id=\"comments\">Livré⟨CR⟩⟨LF⟩  NIF client",
+    ] {
+        assert!(page.body.contains(text), "{text:?} in:\n{}", page.body);
+    }
+    assert!(!page.body.contains('\u{202E}'), "{}", page.body);
+}

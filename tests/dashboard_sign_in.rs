@@ -37,7 +37,16 @@ async fn request_from(
 
 /// The sign-in form as `local` loads it: its cookie and its form value.
 async fn load_form(local: IpAddr, addr: SocketAddr) -> (String, String) {
-    let page = request_from(local, addr, "GET", "/dashboard/login", &[], "").await;
+    load_form_via(local, addr, &[]).await
+}
+
+/// [`load_form`] with more headers (a proxy's `X-Forwarded-For`).
+async fn load_form_via(
+    local: IpAddr,
+    addr: SocketAddr,
+    headers: &[(&str, &str)],
+) -> (String, String) {
+    let page = request_from(local, addr, "GET", "/dashboard/login", headers, "").await;
     assert_eq!(page.status, 200, "{}", page.body);
     let (cookie, _) = set_cookie(&page, "emcf_signin").expect("sign-in cookie");
     let field = csrf_field(&page.body).expect("form value");
@@ -51,15 +60,35 @@ async fn post_form(
     form: &(String, String),
     token: &str,
 ) -> Response {
+    post_form_via(local, addr, form, token, &[]).await
+}
+
+/// [`post_form`] with more headers (a proxy's `X-Forwarded-For`).
+async fn post_form_via(
+    local: IpAddr,
+    addr: SocketAddr,
+    form: &(String, String),
+    token: &str,
+    more: &[(&str, &str)],
+) -> Response {
     let cookie = format!("emcf_signin={}", form.0);
     let origin = format!("http://{addr}");
     let body = form_body(&[("csrf", &form.1), ("token", token)]);
-    let headers = [
+    let mut headers = vec![
         ("Content-Type", "application/x-www-form-urlencoded"),
         ("Origin", origin.as_str()),
         ("Cookie", cookie.as_str()),
     ];
+    headers.extend_from_slice(more);
     request_from(local, addr, "POST", "/dashboard/login", &headers, &body).await
+}
+
+/// A client behind the proxy at `proxy`: the form loaded and posted through it, the proxy
+/// adding `X-Forwarded-For: client`.
+async fn sign_in_via(proxy: IpAddr, addr: SocketAddr, client: &str, token: &str) -> Response {
+    let via = [("X-Forwarded-For", client)];
+    let form = load_form_via(proxy, addr, &via).await;
+    post_form_via(proxy, addr, &form, token, &via).await
 }
 
 /// Loads the form and signs in with `token`, all from `local`.
@@ -226,6 +255,77 @@ async fn sessions_survive_a_restart_but_not_a_revoked_token() {
     assert!(!login.body.contains("sessions-not-kept"), "{}", login.body);
 }
 
+/// Issue 24: behind `[http] trusted_proxies`, every connection comes from the proxy. The
+/// sign-in's protections count by the client address the proxy appended to
+/// `X-Forwarded-For` (its right-most entry): one client's wrong tokens do not slow everyone's
+/// sign-in, and 32 form loads by one client do not void everyone's open form. From any other
+/// peer the header is ignored, so that no client escapes its count by claiming addresses.
+#[tokio::test(flavor = "multi_thread")]
+async fn behind_a_proxy_sign_in_protections_count_each_client() {
+    let mut setup = ApiSetup::start(None).await;
+    let config = std::fs::read_to_string(&setup.gateway.config).expect("config");
+    std::fs::write(
+        &setup.gateway.config,
+        format!("{config}\n[http]\ntrusted_proxies = [\"127.0.0.1\"]\n"),
+    )
+    .expect("config written");
+    setup.restart_gateway().await;
+    let addr = setup.addr();
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let wrong = format!("{}{}", &token[..22], "A".repeat(token.len() - 22));
+    let proxy = ip(1);
+
+    // A client that opened the form before another loads it 40 times through the proxy.
+    let victim_via = [("X-Forwarded-For", "203.0.113.8")];
+    let victim_form = load_form_via(proxy, addr, &victim_via).await;
+    for _ in 0..40 {
+        load_form_via(proxy, addr, &[("X-Forwarded-For", "203.0.113.7")]).await;
+    }
+    // A form value is the client's: posted for another client through the proxy, refused.
+    let attacker_form = load_form_via(proxy, addr, &[("X-Forwarded-For", "203.0.113.7")]).await;
+    let crossed = post_form_via(proxy, addr, &attacker_form, &token, &victim_via).await;
+    assert_eq!(crossed.status, 403, "{}", crossed.body);
+
+    // One client's wrong tokens slow that client only.
+    for attempt in 1..=5 {
+        let answer = sign_in_via(proxy, addr, "203.0.113.7", &wrong).await;
+        assert_eq!(answer.status, 401, "attempt {attempt}: {}", answer.body);
+    }
+    let slowed = sign_in_via(proxy, addr, "203.0.113.7", &wrong).await;
+    assert_eq!(slowed.status, 429, "{}", slowed.body);
+    // The right-most entry is the proxy's: what the client put before it changes nothing.
+    let claimed = sign_in_via(proxy, addr, "203.0.113.8, 203.0.113.7", &token).await;
+    assert_eq!(claimed.status, 429, "{}", claimed.body);
+
+    let victim = post_form_via(proxy, addr, &victim_form, &token, &victim_via).await;
+    assert_eq!(
+        victim.status, 303,
+        "the other client's open form still signs in: {}",
+        victim.body
+    );
+    assert!(set_cookie(&victim, "emcf_session").is_some());
+
+    // Not from a proxy: X-Forwarded-For is ignored, the connection's address counts.
+    for (n, claim) in [
+        "198.51.100.1",
+        "198.51.100.2",
+        "198.51.100.3",
+        "198.51.100.4",
+        "198.51.100.5",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let answer = sign_in_via(ip(9), addr, claim, &wrong).await;
+        assert_eq!(answer.status, 401, "attempt {}: {}", n + 1, answer.body);
+    }
+    let direct = sign_in_via(ip(9), addr, "198.51.100.6", &wrong).await;
+    assert_eq!(direct.status, 429, "{}", direct.body);
+    let log = setup.gateway.log();
+    assert!(log.contains("client=203.0.113.7"), "{log}");
+    assert!(!log.contains("client=198.51.100"), "{log}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn forwarded_host_and_proto_count_only_from_a_configured_proxy() {
     let mut setup = ApiSetup::start(None).await;
@@ -240,19 +340,20 @@ async fn forwarded_host_and_proto_count_only_from_a_configured_proxy() {
     let token = issue_dashboard_token(&setup.gateway, "acme");
     // A browser that reached the gateway as https://shop.example through a TLS proxy.
     let token = token.as_str();
-    let forwarded = |local: IpAddr| async move {
+    let forwarded_as = |local: IpAddr, host: &'static str, proto: &'static str| async move {
         let form = load_form(local, addr).await;
         let cookie = format!("emcf_signin={}", form.0);
         let body = form_body(&[("csrf", &form.1), ("token", token)]);
         let headers = [
             ("Content-Type", "application/x-www-form-urlencoded"),
             ("Origin", "https://shop.example"),
-            ("X-Forwarded-Host", "shop.example"),
-            ("X-Forwarded-Proto", "https"),
+            ("X-Forwarded-Host", host),
+            ("X-Forwarded-Proto", proto),
             ("Cookie", cookie.as_str()),
         ];
         request_from(local, addr, "POST", "/dashboard/login", &headers, &body).await
     };
+    let forwarded = |local: IpAddr| forwarded_as(local, "shop.example", "https");
     // From any other peer the same headers are ignored: another origin, refused.
     let forged = forwarded(ip(2)).await;
     assert_eq!(forged.status, 403, "{}", forged.body);
@@ -262,6 +363,19 @@ async fn forwarded_host_and_proto_count_only_from_a_configured_proxy() {
     assert_eq!(proxied.status, 303, "{}", proxied.body);
     let (_, header) = set_cookie(&proxied, "emcf_session").expect("session cookie");
     assert!(header.contains("; Secure"), "{header}");
+    // A proxy that appends to what the client sent (Apache's form): its own element, the
+    // last one, is believed, not the client's before it.
+    let appended = forwarded_as(ip(1), "evil.example, shop.example", "http, https").await;
+    assert_eq!(appended.status, 303, "{}", appended.body);
+    let (_, header) = set_cookie(&appended, "emcf_session").expect("session cookie");
+    assert!(header.contains("; Secure"), "{header}");
+    let claimed = forwarded_as(ip(1), "shop.example, gateway.lan", "https, http").await;
+    assert_eq!(claimed.status, 403, "{}", claimed.body);
+    assert!(set_cookie(&claimed, "emcf_session").is_none());
+    assert!(
+        !setup.gateway.log().contains("trusted_proxies"),
+        "no warning for loopback and a private range"
+    );
     // A claim of TLS from another peer does not make the cookie Secure.
     let form = load_form(ip(3), addr).await;
     let cookie = format!("emcf_signin={}", form.0);
@@ -302,6 +416,24 @@ async fn forwarded_host_and_proto_count_only_from_a_configured_proxy() {
     .await;
     assert_eq!(issue.status, 403, "{}", issue.body);
     assert!(!issue.body.contains("mcf_test_"), "{}", issue.body);
+
+    // A range past a local network is accepted, and said at start.
+    std::fs::write(
+        &setup.gateway.config,
+        format!("{config}\n[http]\ntrusted_proxies = [\"127.0.0.1\", \"0.0.0.0/0\", \"198.51.100.0/24\"]\n"),
+    )
+    .expect("config written");
+    setup.restart_gateway().await;
+    let log = setup.gateway.log();
+    assert!(
+        log.contains("http.trusted_proxies trusts EVERY address") && log.contains("0.0.0.0/0"),
+        "{log}"
+    );
+    assert!(
+        log.contains("http.trusted_proxies includes internet addresses")
+            && log.contains("198.51.100.0/24"),
+        "{log}"
+    );
 
     // A wrong entry is refused at start, naming the key.
     assert!(setup.gateway.terminate(), "clean exit");

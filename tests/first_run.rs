@@ -362,6 +362,115 @@ fn setup_mistakes_are_refused_at_once_and_not_found_fails() {
     }
 }
 
+/// Issue 24: an organization's name is read in `org list`, on the dashboard and in the
+/// subject and body of alert e-mails. A name that would forge lines there (CR, LF), reorder
+/// them (U+202E), make a subject line too long for a relay (1,100 characters) or be decoded
+/// by a mail client (`=?utf-8?q?...?=`) is refused, naming the field, and changes nothing.
+#[test]
+fn a_name_that_would_forge_a_line_or_an_e_mail_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let add = |name: &str| {
+        run_in(
+            dir.path(),
+            "",
+            &[
+                "org",
+                "add",
+                "--id",
+                "shop",
+                "--name",
+                name,
+                "--nif",
+                common::SIM_NIF,
+                "--isf",
+                "ISF-1",
+                "--device",
+                "embedded",
+            ],
+        )
+    };
+    let forged = "Evil\r\nBcc: victim@x.cd\r\n\r\nInjected body";
+    let refused = add(forged);
+    assert!(!refused.status.success(), "{}", text(&refused));
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr).trim(),
+        nbsp("erreur : le nom de l'organisation contient un retour chariot (U+000D) au caractère 5 : il doit tenir sur une ligne et se lire tel qu'il est écrit")
+    );
+    let listed = run_in(dir.path(), "en", &["org", "list", "--json"]);
+    assert!(
+        !String::from_utf8_lossy(&listed.stdout).contains("shop"),
+        "nothing saved: {}",
+        text(&listed)
+    );
+    let created = add("Boutique Gombe");
+    assert!(created.status.success(), "{}", text(&created));
+    let long = "A".repeat(1100);
+    for (name, said) in [
+        (forged, "contains a carriage return (U+000D) at character 5"),
+        ("Shop\u{202E}lanigirO", "contains an invisible mark that changes the writing direction or breaks the line (U+202E) at character 5"),
+        ("Shop\u{2028}Line", "contains an invisible mark that changes the writing direction or breaks the line (U+2028) at character 5"),
+        ("Shop\tTab", "contains a tab (U+0009) at character 5"),
+        (long.as_str(), "is 1100 characters long, 100 at most"),
+        ("=?utf-8?q?Fake?=", "contains \"=?\", the start of an e-mail encoded word"),
+    ] {
+        let out = run_in(dir.path(), "en", &["org", "update", "shop", "--name", name]);
+        assert!(!out.status.success(), "{name:?} accepted: {}", text(&out));
+        let said_here = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            said_here.contains(&format!("error: the organization's name {said}")),
+            "{name:?}: {said_here}"
+        );
+    }
+    let longest = "É".repeat(100);
+    let renamed = run_in(
+        dir.path(),
+        "en",
+        &["org", "update", "shop", "--name", &longest],
+    );
+    assert!(
+        renamed.status.success(),
+        "100 characters: {}",
+        text(&renamed)
+    );
+    let shown = run_in(dir.path(), "en", &["org", "show", "shop", "--json"]);
+    let value: serde_json::Value =
+        serde_json::from_slice(&shown.stdout).expect("org show prints JSON");
+    assert_eq!(value["organization"]["name"], longest.as_str());
+    // The labels people read in key and token lists follow the same rule.
+    for (args, said) in [
+        (
+            &["key", "issue", "--org", "shop", "--label", "till\n1"][..],
+            "error: the key's label contains a line feed (U+000A) at character 5",
+        ),
+        (
+            &[
+                "dashboard-token",
+                "issue",
+                "--org",
+                "shop",
+                "--label",
+                "Marie \u{202E}nimda",
+            ],
+            "error: the token's label contains an invisible mark",
+        ),
+    ] {
+        let out = run_in(dir.path(), "en", args);
+        assert!(!out.status.success(), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains(said), "{args:?}: {}", text(&out));
+    }
+    let keys = run_in(
+        dir.path(),
+        "en",
+        &["key", "list", "--org", "shop", "--json"],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&keys.stdout).trim(),
+        "[]",
+        "{}",
+        text(&keys)
+    );
+}
+
 #[test]
 fn index_rebuild_says_what_it_did() {
     let dir = tempfile::tempdir().expect("tempdir");

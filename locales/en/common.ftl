@@ -93,7 +93,6 @@ admin-bad-org-id = the organization id "{ $id }" is not valid: 1 to 32 character
 admin-bad-identity-field = the { $name } "{ $value }" is not valid: 1 to 20 printable ASCII characters, without , ; : & < > ^
 admin-bad-emails = the administrators' e-mail addresses: at most { $max }, each like name@example.cd
 admin-empty-name-or-device = the organization's name and device must not be empty
-admin-bad-label = the label takes at most 100 characters, without control characters
 admin-bad-max-invoice-total = the largest invoice total { $value } is not valid: an amount in CDF above 0, with at most 2 decimals, at most { $max }
 admin-entry-by-sequence-or-rn = name an entry by its sequence number, or by --org and --rn
 admin-probe-needs-service = a device is probed by the running service (or by the CLI on its port when the service is stopped), not on the register
@@ -132,3 +131,21 @@ problem-dgi-not-reached-yet = the DGI web API has not been reached yet
 problem-dgi-blocked = the DGI says this e-MCF cannot certify now (status false)
 problem-dgi-nif-mismatch = the token is for the e-MCF of NIF { $nif }, not the NIF of organization { $organizations }: fix the organization's NIF or install this e-MCF's token
 problem-dgi-settling = an earlier invoice is being settled with the DGI
+
+## Issue 24 (safety): a name or label an administrator types is one plain line people read as
+## it is written, in tables, pages and e-mail subjects (src/admin/mod.rs `check_name`)
+admin-bad-name = { $field ->
+        [key-label] the key's label
+        [token-label] the token's label
+       *[org-name] the organization's name
+    } { $fault ->
+        [too-long] is { $length } characters long, { $max } at most
+        [hidden] contains { $kind ->
+            [lf] a line feed
+            [cr] a carriage return
+            [tab] a tab
+            [layout] an invisible mark that changes the writing direction or breaks the line
+           *[other] a control character
+        } (U+{ $char }) at character { $position }: it must be one line, read as it is written
+       *[encoded-word] contains "=?", the start of an e-mail encoded word (RFC 2047): a mail client would show something other than what is written
+    }

@@ -94,7 +94,6 @@ admin-bad-org-id = l'identifiant d'organisation « { $id } » n'est pas valabl
 admin-bad-identity-field = le { $name } « { $value } » n'est pas valable : 1 à 20 caractères ASCII imprimables, sans , ; : & < > ^
 admin-bad-emails = adresses e-mail des administrateurs : { $max } au plus, chacune comme nom@exemple.cd
 admin-empty-name-or-device = le nom et l'appareil de l'organisation ne peuvent pas être vides
-admin-bad-label = le libellé prend 100 caractères au plus, sans caractère de contrôle
 admin-bad-max-invoice-total = le plafond par facture { $value } n'est pas valable : un montant en CDF supérieur à 0, avec 2 décimales au plus, d'au plus { $max }
 admin-entry-by-sequence-or-rn = désignez une entrée par son numéro, ou par --org et --rn
 admin-probe-needs-service = un appareil se sonde par le service en marche (ou par la CLI sur son port quand le service est arrêté), pas sur le registre
@@ -133,3 +132,21 @@ problem-dgi-not-reached-yet = le service en ligne de la DGI n'a pas encore été
 problem-dgi-blocked = la DGI indique que cet e-MCF ne peut pas certifier pour l'instant (statut false)
 problem-dgi-nif-mismatch = le jeton est celui de l'e-MCF du NIF { $nif }, pas de celui de l'organisation { $organizations } : corrigez le NIF de l'organisation ou installez le jeton de cet e-MCF
 problem-dgi-settling = une facture précédente est en cours de règlement avec la DGI
+
+## Issue 24 (safety): a name or label an administrator types is one plain line people read as
+## it is written, in tables, pages and e-mail subjects (src/admin/mod.rs `check_name`)
+admin-bad-name = { $field ->
+        [key-label] le libellé de la clé
+        [token-label] le libellé du jeton
+       *[org-name] le nom de l'organisation
+    } { $fault ->
+        [too-long] fait { $length } caractères, { $max } au plus
+        [hidden] contient { $kind ->
+            [lf] un saut de ligne
+            [cr] un retour chariot
+            [tab] une tabulation
+            [layout] une marque invisible qui change le sens d'écriture ou coupe la ligne
+           *[other] un caractère de contrôle
+        } (U+{ $char }) au caractère { $position } : il doit tenir sur une ligne et se lire tel qu'il est écrit
+       *[encoded-word] contient « =? », le début d'un mot encodé d'e-mail (RFC 2047) : une messagerie afficherait autre chose que ce qui est écrit
+    }

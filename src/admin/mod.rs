@@ -63,6 +63,121 @@ pub enum AdminError {
     /// its technical text.
     #[error("internal error: {0}")]
     Internal(String),
+    /// A name a person will read (in `org list`, the dashboard, an e-mail's subject) is not
+    /// one plain line of at most [`MAX_NAME`] characters ([`check_name`]).
+    #[error("{}", name_message(*.field, *.fault))]
+    BadName {
+        /// Which name.
+        field: NameField,
+        /// What is wrong with it.
+        fault: NameFault,
+    },
+}
+
+/// A name an administrator types that people read: what [`AdminError::BadName`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameField {
+    /// An organization's name (`org add/update --name`).
+    OrgName,
+    /// An API key's label (`key issue --label`, the dashboard's form).
+    KeyLabel,
+    /// A dashboard token's label (`dashboard-token issue --label`).
+    TokenLabel,
+}
+
+impl NameField {
+    /// The value of `$field` in `admin-bad-name`.
+    fn as_str(self) -> &'static str {
+        match self {
+            NameField::OrgName => "org-name",
+            NameField::KeyLabel => "key-label",
+            NameField::TokenLabel => "token-label",
+        }
+    }
+}
+
+/// What is wrong with a name ([`check_name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameFault {
+    /// More than [`MAX_NAME`] characters: `length` of them.
+    TooLong {
+        /// Its length in characters.
+        length: usize,
+    },
+    /// A control character or a bidirectional or line mark
+    /// ([`crate::i18n::format::is_hidden_effect`]): `character`, at `position` (from 1).
+    Hidden {
+        /// The character.
+        character: char,
+        /// Its place, in characters from 1.
+        position: usize,
+    },
+    /// `=?`, the start of an e-mail encoded word (RFC 2047): a mail client would decode it.
+    EncodedWord,
+}
+
+/// The longest name, in characters: a table's column, a page's heading, an e-mail subject
+/// well under a line's 998 octets (RFC 5322 §2.1.1) once encoded.
+pub const MAX_NAME: usize = 100;
+
+/// Whether `name` is one plain line people can read as it is written: at most [`MAX_NAME`]
+/// characters, none of [`crate::i18n::format::is_hidden_effect`] (the rule of an invoice's
+/// texts, codes 71 and 73: no line break to forge a line on a terminal or in an e-mail, no
+/// bidirectional override to reorder one), and no `=?` (which a mail client would read as an
+/// encoded word in a subject). Checked when a name is saved, never when a register is read:
+/// older journals keep what they hold.
+pub fn check_name(field: NameField, name: &str) -> Result<(), AdminError> {
+    let bad = |fault| Err(AdminError::BadName { field, fault });
+    if let Some((index, character)) = name
+        .chars()
+        .enumerate()
+        .find(|(_, c)| crate::i18n::format::is_hidden_effect(*c))
+    {
+        return bad(NameFault::Hidden {
+            character,
+            position: index + 1,
+        });
+    }
+    let length = name.chars().count();
+    if length > MAX_NAME {
+        return bad(NameFault::TooLong { length });
+    }
+    if name.contains("=?") {
+        return bad(NameFault::EncodedWord);
+    }
+    Ok(())
+}
+
+/// What a person reads of [`AdminError::BadName`].
+fn name_message(field: NameField, fault: NameFault) -> Message {
+    let (fault_name, kind, character, position, length) = match fault {
+        NameFault::TooLong { length } => ("too-long", "", String::new(), 0, length),
+        NameFault::Hidden {
+            character,
+            position,
+        } => {
+            let kind = match character {
+                '\n' => "lf",
+                '\r' => "cr",
+                '\t' => "tab",
+                c if c.is_control() => "other",
+                _ => "layout",
+            };
+            let code = format!("{:04X}", u32::from(character));
+            ("hidden", kind, code, position, 0)
+        }
+        NameFault::EncodedWord => ("encoded-word", "", String::new(), 0, 0),
+    };
+    msg!(
+        "admin-bad-name",
+        field = field.as_str(),
+        fault = fault_name,
+        kind = kind,
+        char = character,
+        position = position,
+        length = length,
+        max = MAX_NAME
+    )
 }
 
 impl Localized for AdminError {
@@ -76,6 +191,7 @@ impl Localized for AdminError {
             }
             AdminError::Service(text) => msg!("admin-service-said", text = text),
             AdminError::Internal(detail) => msg!("admin-internal", detail = detail),
+            AdminError::BadName { field, fault } => name_message(*field, *fault),
         }
     }
 }
@@ -153,6 +269,7 @@ impl Admin {
         label: &str,
     ) -> Result<IssuedKey, AdminError> {
         self.organization(org)?;
+        check_name(NameField::KeyLabel, label)?;
         let issued = keys::issue(org, environment, label, Utc::now());
         self.store.issue_key(issued.record.clone())?;
         Ok(IssuedKey {
@@ -304,5 +421,74 @@ fn check_organization(org: &Organization) -> Result<(), AdminError> {
     if org.name.trim().is_empty() || org.device.trim().is_empty() {
         return Err(AdminError::Invalid(msg!("admin-empty-name-or-device")));
     }
-    Ok(())
+    check_name(NameField::OrgName, &org.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::i18n::{nbsp, Lang};
+
+    fn fault(name: &str) -> Option<NameFault> {
+        match check_name(NameField::OrgName, name) {
+            Ok(()) => None,
+            Err(AdminError::BadName { fault, .. }) => Some(fault),
+            Err(other) => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn a_name_is_one_plain_line_of_100_characters_at_most() {
+        for good in [
+            "Épicerie Ngaliema",
+            "Boutique «\u{a0}Gombe\u{a0}» = ?",
+            &"é".repeat(100),
+        ] {
+            assert_eq!(fault(good), None, "{good}");
+        }
+        assert_eq!(
+            fault("Evil\r\nBcc: victim@x.cd"),
+            Some(NameFault::Hidden {
+                character: '\r',
+                position: 5
+            })
+        );
+        assert_eq!(
+            fault("abc\u{202E}fed"),
+            Some(NameFault::Hidden {
+                character: '\u{202E}',
+                position: 4
+            })
+        );
+        assert_eq!(
+            fault(&"a".repeat(1100)),
+            Some(NameFault::TooLong { length: 1100 })
+        );
+        assert_eq!(fault("=?utf-8?q?Fake?="), Some(NameFault::EncodedWord));
+    }
+
+    #[test]
+    fn the_refusal_names_the_field_and_the_character() {
+        let error = check_name(NameField::OrgName, "Evil\nBcc").unwrap_err();
+        assert_eq!(
+            error.message().render(Lang::Fr),
+            nbsp("le nom de l'organisation contient un saut de ligne (U+000A) au caractère 5 : il doit tenir sur une ligne et se lire tel qu'il est écrit")
+        );
+        assert_eq!(
+            error.to_string(),
+            "the organization's name contains a line feed (U+000A) at character 5: it must be one line, read as it is written"
+        );
+        let long = check_name(NameField::OrgName, &"a".repeat(101)).unwrap_err();
+        assert_eq!(
+            long.message().render(Lang::En),
+            "the organization's name is 101 characters long, 100 at most"
+        );
+        let mark = check_name(NameField::OrgName, "a\u{2066}").unwrap_err();
+        assert!(mark.to_string().contains("invisible mark"), "{mark}");
+        let word = check_name(NameField::OrgName, "=?x").unwrap_err();
+        assert!(
+            word.message().render(Lang::Fr).contains(&nbsp("« =? »")),
+            "{word}"
+        );
+    }
 }

@@ -88,9 +88,7 @@ impl Admin {
     /// Issues a dashboard sign-in token; the answer carries the plaintext, shown once.
     pub fn dashboard_token_issue(&self, org: &str, label: &str) -> Result<IssuedToken, AdminError> {
         self.organization(org)?;
-        if label.chars().count() > 100 || label.chars().any(char::is_control) {
-            return Err(AdminError::Invalid(msg!("admin-bad-label")));
-        }
+        super::check_name(super::NameField::TokenLabel, label)?;
         let issued = token::issue(org, label, Utc::now());
         self.store.issue_dashboard_token(issued.record.clone())?;
         Ok(IssuedToken {

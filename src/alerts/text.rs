@@ -31,6 +31,13 @@ pub fn mail(alert: &RaisedAlert, org: &Organization, head: Letterhead<'_>) -> Op
     if to.is_empty() {
         return None;
     }
+    // A name an older release kept may hold a line break or a direction mark (names are
+    // checked on save since 1.6.0): shown in the subject and the body, never obeyed.
+    let shown = Organization {
+        name: format::visible(&org.name).into_owned(),
+        ..org.clone()
+    };
+    let org = &shown;
     let lang = head.lang;
     let words = words(alert, org, head.zone, lang);
     let dashboard = match head.public_url {
@@ -278,6 +285,22 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_name_an_older_release_kept_cannot_forge_the_mail() {
+        let mut org = org("acme", "shop");
+        org.name = "Acme\r\nBcc: victim@x.cd\r\n\r\nInjected \u{202E}body".into();
+        for alert in every_kind() {
+            let mail = mail(&alert, &org, head(Lang::Fr, None)).expect("an address");
+            let text = format!("{}\n{}", mail.subject, mail.body);
+            assert!(
+                text.contains("Acme⟨CR⟩⟨LF⟩Bcc: victim@x.cd⟨CR⟩⟨LF⟩⟨CR⟩⟨LF⟩Injected ⟨U+202E⟩body"),
+                "{text}"
+            );
+            assert!(!text.contains(['\r', '\u{202E}']), "{text:?}");
+            assert!(!mail.subject.contains('\n'), "{}", mail.subject);
         }
     }
 

@@ -1,11 +1,17 @@
 //! `log show` for people: one register entry as an auditor reads it (the invoice it
 //! certified, its groups, its credit notes or its original, its security elements), in the
 //! reader's language. `--json` prints the [`InvoiceRecord`] instead.
+//!
+//! Every text of the register is printed through [`visible`]: an entry an older release
+//! certified may hold a line feed or a bidirectional override in its client's name, an item
+//! or a comment, which would forge lines on the auditor's terminal; they show as `⟨LF⟩`,
+//! `⟨U+202E⟩` (the `--json` form keeps the exact text).
 
 use chrono::FixedOffset;
 
 use super::admin_commands::format_table;
 use crate::admin::audit::{EntryLink, InvoiceRecord, KeptInvoice};
+use crate::i18n::format::visible;
 use crate::i18n::{format, names, Lang, Message};
 use crate::model::{InvoiceContent, FISCAL_CURRENCY};
 use crate::msg;
@@ -14,13 +20,13 @@ use crate::msg;
 pub(super) fn render(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> String {
     let (e, r) = (&record.entry, &record.entry.request);
     let t = |m: Message| m.render(lang);
-    let line = |label: Message, value: &str| format!("  {:<22} {value}\n", t(label));
+    let line = |label: Message, value: &str| format!("  {:<22} {}\n", t(label), visible(value));
     let mut out = format!(
         "{}\n",
         t(msg!(
             "cli-show-title",
             document = names::document(&r.invoice_type).render(lang),
-            rn = r.rn.as_str(),
+            rn = visible(&r.rn).into_owned(),
             environment = names::environment(r.environment).render(lang),
             sequence = e.sequence
         ))
@@ -101,14 +107,18 @@ pub(super) fn render(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> S
     }
     let s = &e.security;
     out.push_str(&format!("\n{}\n", t(msg!("cli-show-security"))));
-    out.push_str(&format!("  {:<22} {}\n", "codeDEFDGI", s.code_def));
+    out.push_str(&format!(
+        "  {:<22} {}\n",
+        "codeDEFDGI",
+        visible(&s.code_def)
+    ));
     out.push_str(&line(msg!("cli-show-counters"), &s.counters));
-    out.push_str(&format!("  {:<22} {}\n", "NIM", s.nim));
+    out.push_str(&format!("  {:<22} {}\n", "NIM", visible(&s.nim)));
     out.push_str(&line(
         msg!("cli-show-device-time"),
         &s.date_time.format("%Y-%m-%d %H:%M:%S").to_string(),
     ));
-    out.push_str(&format!("  {:<22} {}\n", "qrCode", s.qr_code));
+    out.push_str(&format!("  {:<22} {}\n", "qrCode", visible(&s.qr_code)));
     out.push_str(&links(record, zone, lang));
     if let KeptInvoice::Kept { .. } = record.certified_invoice {
         out.push_str(&format!(
@@ -126,10 +136,10 @@ fn links(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> String {
     let row = |l: &EntryLink| {
         [
             l.sequence.to_string(),
-            l.rn.clone(),
-            l.invoice_type.clone(),
+            visible(&l.rn).into_owned(),
+            visible(&l.invoice_type).into_owned(),
             format::number(l.total, lang),
-            l.code_def.clone(),
+            visible(&l.code_def).into_owned(),
             format::date_time(l.certified_at, zone, lang),
         ]
     };
@@ -147,7 +157,10 @@ fn links(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> String {
             ))),
             None => out.push_str(&format!(
                 "  {}\n",
-                t(msg!("cli-show-original-unknown", code = reference.as_str()))
+                t(msg!(
+                    "cli-show-original-unknown",
+                    code = visible(&reference).into_owned()
+                ))
             )),
         }
     }
@@ -165,7 +178,7 @@ fn links(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> String {
 /// Client, operator, reference, items, payments and comments of the kept invoice.
 fn content(invoice: &InvoiceContent, lang: Lang) -> String {
     let t = |m: Message| m.render(lang);
-    let line = |label: Message, value: &str| format!("  {:<22} {value}\n", t(label));
+    let line = |label: Message, value: &str| format!("  {:<22} {}\n", t(label), visible(value));
     let mut out = String::new();
     out.push_str(&line(msg!("cli-show-mode"), &invoice.mode.to_uppercase()));
     out.push_str(&line(
@@ -217,9 +230,9 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
             }
             [
                 (i + 1).to_string(),
-                name,
-                item.item_type.clone(),
-                item.tax_group.clone(),
+                visible(&name).into_owned(),
+                visible(&item.item_type).into_owned(),
+                visible(&item.tax_group).into_owned(),
                 format::quantity(item.quantity, lang),
                 format::number(item.price, lang),
                 item.line_amount()
@@ -238,7 +251,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
                 "  {}\n",
                 t(msg!(
                     "cli-show-item-specific-tax",
-                    name = item.name.as_str(),
+                    name = visible(&item.name).into_owned(),
                     amount = format::amount(amount, FISCAL_CURRENCY, lang)
                 ))
             ));
@@ -248,9 +261,9 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
                 "  {}\n",
                 t(msg!(
                     "cli-show-item-price-change",
-                    name = item.name.as_str(),
+                    name = visible(&item.name).into_owned(),
                     original = format::amount(original, FISCAL_CURRENCY, lang),
-                    why = item.price_modification.as_deref().unwrap_or("-")
+                    why = visible(item.price_modification.as_deref().unwrap_or("-")).into_owned()
                 ))
             ));
         }
@@ -266,13 +279,13 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
         if let Some(paid_in) = names::payment_currency(p, invoice, lang) {
             text.push_str(&format!(" ({paid_in})"));
         }
-        out.push_str(&format!("  {:<22} {text}\n", p.name));
+        out.push_str(&format!("  {:<22} {text}\n", visible(&p.name)));
     }
     let comments = invoice.comments();
     if !comments.is_empty() {
         out.push_str(&format!("\n{}\n", t(msg!("cli-show-comments"))));
         for comment in comments {
-            out.push_str(&format!("  {comment}\n"));
+            out.push_str(&format!("  {}\n", visible(comment)));
         }
     }
     out

@@ -106,7 +106,7 @@ pub(super) fn run(config: &Config, command: OrgCommand) -> anyhow::Result<()> {
                         org.plan.as_str().to_string(),
                         org.device,
                         max_total_text(org.max_invoice_total, lang),
-                        org.name,
+                        format::visible(&org.name).into_owned(),
                     ]
                 })
                 .collect();
@@ -265,7 +265,10 @@ fn print_shown(shown: &OrgShown, lang: Lang) {
     let count = |n: u64| format::integer(n, lang);
     let rows: Vec<[String; 2]> = vec![
         [msg!("cli-field-id").render(lang), org.id.clone()],
-        [msg!("cli-field-name").render(lang), org.name.clone()],
+        [
+            msg!("cli-field-name").render(lang),
+            format::visible(&org.name).into_owned(),
+        ],
         ["NIF".into(), org.nif.clone()],
         ["ISF".into(), org.isf.clone()],
         [

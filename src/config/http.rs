@@ -2,9 +2,12 @@
 //! (`max_connections`, `request_timeout_secs`, `header_read_timeout_secs`, `body_limit_bytes`,
 //! which stay where they are). Added in 1.3.0, every key optional, so older files read
 //! unchanged (docs/configuration.md, "HTTP limits"). `trusted_proxies` (1.6.0): the reverse
-//! proxies whose `X-Forwarded-Host` and `X-Forwarded-Proto` the dashboard believes.
+//! proxies whose `X-Forwarded-Host`, `X-Forwarded-Proto` and `X-Forwarded-For` the dashboard
+//! believes; a range that reaches past a local network ([`ProxyReach`]) is accepted, and the
+//! dashboard says so in its log at start.
 
-use std::net::IpAddr;
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -41,9 +44,10 @@ pub struct HttpLimits {
     /// since `/metrics` needs no key.
     pub metrics_per_organization: bool,
     /// The reverse proxies (addresses, or CIDR ranges such as `10.0.0.0/8`) whose
-    /// `X-Forwarded-Host` and `X-Forwarded-Proto` are believed: the dashboard's same-origin
-    /// check and its cookies' `Secure` flag. From any other peer those headers are ignored.
-    /// None by default.
+    /// `X-Forwarded-Host`, `X-Forwarded-Proto` and `X-Forwarded-For` are believed: the
+    /// dashboard's same-origin check, its cookies' `Secure` flag, and the client address its
+    /// sign-in protections count by. From any other peer those headers are ignored. None by
+    /// default.
     pub trusted_proxies: Vec<String>,
 }
 
@@ -167,6 +171,56 @@ impl IpRange {
         let ip = ip.to_canonical();
         ip.is_ipv4() == self.network.is_ipv4() && mask(ip, self.prefix) == self.network
     }
+
+    /// How far past a local network the range reaches, if it does: `None` for a range inside
+    /// loopback, the private networks (RFC 1918, 100.64.0.0/10, IPv6 unique local) or
+    /// link-local addresses, where a reverse proxy usually is.
+    pub fn reach(&self) -> Option<ProxyReach> {
+        if self.prefix == 0 {
+            return Some(ProxyReach::Everyone);
+        }
+        let local = LOCAL_NETWORKS.iter().any(|&(network, prefix)| {
+            self.prefix >= prefix && IpRange { network, prefix }.contains(self.network)
+        });
+        (!local).then_some(ProxyReach::Public)
+    }
+}
+
+/// Loopback, private and link-local networks (address, prefix).
+const LOCAL_NETWORKS: [(IpAddr, u8); 9] = [
+    (IpAddr::V4(Ipv4Addr::new(127, 0, 0, 0)), 8),
+    (IpAddr::V4(Ipv4Addr::new(10, 0, 0, 0)), 8),
+    (IpAddr::V4(Ipv4Addr::new(172, 16, 0, 0)), 12),
+    (IpAddr::V4(Ipv4Addr::new(192, 168, 0, 0)), 16),
+    (IpAddr::V4(Ipv4Addr::new(100, 64, 0, 0)), 10),
+    (IpAddr::V4(Ipv4Addr::new(169, 254, 0, 0)), 16),
+    (IpAddr::V6(Ipv6Addr::LOCALHOST), 128),
+    (IpAddr::V6(Ipv6Addr::new(0xfc00, 0, 0, 0, 0, 0, 0, 0)), 7),
+    (IpAddr::V6(Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0)), 10),
+];
+
+/// `10.0.0.0/8`, or the address alone for a single one.
+impl fmt::Display for IpRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bits = if self.network.is_ipv4() { 32 } else { 128 };
+        if self.prefix == bits {
+            write!(f, "{}", self.network)
+        } else {
+            write!(f, "{}/{}", self.network, self.prefix)
+        }
+    }
+}
+
+/// How far a trusted range reaches past a local network: its hosts can claim any client
+/// address, host and TLS to the dashboard. Accepted (a CDN's published ranges are public),
+/// and said in the log at start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProxyReach {
+    /// `0.0.0.0/0` or `::/0`: every client is believed, as if no proxy were configured to
+    /// protect anything.
+    Everyone,
+    /// Addresses of the internet.
+    Public,
 }
 
 /// `ip` with every bit after the first `prefix` cleared.
@@ -193,6 +247,14 @@ impl TrustedProxies {
     /// Whether a connection from `peer` comes from one of them.
     pub fn contains(&self, peer: IpAddr) -> bool {
         self.0.iter().any(|range| range.contains(peer))
+    }
+
+    /// The ranges that reach past a local network, with how far ([`IpRange::reach`]).
+    pub fn wide(&self) -> Vec<(IpRange, ProxyReach)> {
+        self.0
+            .iter()
+            .filter_map(|range| range.reach().map(|reach| (*range, reach)))
+            .collect()
     }
 }
 
@@ -226,6 +288,59 @@ mod tests {
         assert!(!TrustedProxies::default().contains(ip("127.0.0.1")));
         assert!(IpRange::parse("0.0.0.0/0").unwrap().contains(ip("8.8.8.8")));
         assert!(IpRange::parse("::/0").unwrap().contains(ip("2001:db8::1")));
+    }
+
+    #[test]
+    fn ranges_past_a_local_network_are_named() {
+        let reach = |text: &str| IpRange::parse(text).unwrap().reach();
+        for everyone in ["0.0.0.0/0", "::/0"] {
+            assert_eq!(reach(everyone), Some(ProxyReach::Everyone), "{everyone}");
+        }
+        for public in [
+            "8.8.8.8",
+            "203.0.113.0/24",
+            "10.0.0.0/7",
+            "172.0.0.0/8",
+            "2001:db8::/32",
+            "::ffff:8.8.8.8",
+            "fc00::/6",
+        ] {
+            assert_eq!(reach(public), Some(ProxyReach::Public), "{public}");
+        }
+        for local in [
+            "127.0.0.1",
+            "10.0.0.0/8",
+            "10.1.2.0/24",
+            "172.20.0.0/16",
+            "192.168.1.0/24",
+            "100.64.0.0/10",
+            "169.254.1.1",
+            "::1",
+            "fd00::/8",
+            "fe80::/64",
+            "::ffff:127.0.0.1",
+        ] {
+            assert_eq!(reach(local), None, "{local}");
+        }
+        let proxies = TrustedProxies(
+            ["127.0.0.1", "0.0.0.0/0", "198.51.100.0/24"]
+                .iter()
+                .map(|t| IpRange::parse(t).unwrap())
+                .collect(),
+        );
+        let named: Vec<(String, ProxyReach)> = proxies
+            .wide()
+            .into_iter()
+            .map(|(range, reach)| (range.to_string(), reach))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("0.0.0.0/0".to_string(), ProxyReach::Everyone),
+                ("198.51.100.0/24".to_string(), ProxyReach::Public)
+            ]
+        );
+        assert_eq!(IpRange::parse("::1").unwrap().to_string(), "::1");
     }
 
     #[test]

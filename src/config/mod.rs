@@ -672,7 +672,7 @@ mod web_api;
 
 pub use alerts::{dashboard_url, AlertSettings, SmtpSettings, SmtpTls};
 pub use device::{ActionCaseSetting, DeviceEntry, DeviceKind, LineBreaksSetting, StatusMapSetting};
-pub use http::{HttpLimits, IpRange, TrustedProxies};
+pub use http::{HttpLimits, IpRange, ProxyReach, TrustedProxies};
 use text::{listen_text, offset_text};
 pub use text::{parse_listen, parse_offset};
 

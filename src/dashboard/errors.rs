@@ -116,7 +116,7 @@ impl Dashboard {
                     not_found(ctx.map(|ctx| ctx.route)),
                 )
             }
-            AdminError::Invalid(_) => {
+            AdminError::Invalid(_) | AdminError::BadName { .. } => {
                 warn!(error = %error, "dashboard: admin request refused");
                 self.error_page(
                     reader,

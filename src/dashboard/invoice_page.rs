@@ -2,6 +2,10 @@
 //! invoice it certified (client, items, payments, comments, reference), its amounts per tax
 //! group, the credit notes that reduce it or the invoice it reduces (links both ways), and
 //! the printable fiscal block.
+//!
+//! The register's texts are shown through [`shown`]: HTML-escaped, and with the characters an
+//! older release let in (a line feed, a bidirectional override in a client's name or an item)
+//! made visible (`⟨U+202E⟩`), since escaping alone does not stop U+202E reordering the page.
 
 use hyper::Response;
 
@@ -11,6 +15,7 @@ use super::web::Body;
 use super::{Ctx, Dashboard};
 use crate::admin::audit::{EntryLink, InvoiceRecord, KeptInvoice};
 use crate::admin::Admin;
+use crate::i18n::format::visible;
 use crate::i18n::{format, names, Lang, Message};
 use crate::model::{Environment, InvoiceContent};
 use crate::msg;
@@ -148,13 +153,18 @@ pub(super) fn type_cell(invoice_type: &str, lang: Lang) -> String {
     )
 }
 
-/// One `<dt>`/`<dd>` pair; the value is escaped.
+/// One `<dt>`/`<dd>` pair; the value is [`shown`].
 fn row(lang: Lang, name: Message, id: &str, value: &str) -> String {
     format!(
         "<dt>{}</dt><dd id=\"{id}\">{}</dd>",
         t(lang, name),
-        esc(value)
+        shown(value)
     )
+}
+
+/// A text of the register as a page shows it: its hidden effects made [`visible`], escaped.
+fn shown(text: &str) -> String {
+    esc(&visible(text))
 }
 
 /// The original a credit note reduces, and the credit notes that reduce this invoice.
@@ -169,7 +179,7 @@ fn links(
             "<a href=\"/dashboard/invoices/{}/{}\">{}</a>",
             env.as_str(),
             l.sequence,
-            esc(&l.rn)
+            shown(&l.rn)
         )
     };
     let mut out = String::new();
@@ -181,12 +191,12 @@ fn links(
                 Some(original) => format!(
                     "{lead} {} (<code>{}</code>, {})",
                     link(original),
-                    esc(reference),
+                    shown(reference),
                     esc(&html::amount(original.total, lang))
                 ),
                 None => format!(
                     "{lead} <code>{}</code> {}",
-                    esc(reference),
+                    shown(reference),
                     t(lang, msg!("dash-credit-of-unknown"))
                 ),
             };
@@ -212,7 +222,11 @@ fn links(
                 cell(&h[0], "", &link(note)),
                 cell(&h[1], "", &type_cell(&note.invoice_type, lang)),
                 cell(&h[2], "num", &esc(&html::amount(note.total, lang))),
-                cell(&h[3], "", &format!("<code>{}</code>", esc(&note.code_def))),
+                cell(
+                    &h[3],
+                    "",
+                    &format!("<code>{}</code>", shown(&note.code_def)),
+                ),
                 cell(&h[4], "", &esc(&html::time(&note.certified_at, zone, lang))),
             ];
             out.push_str(&format!("<tr>{}</tr>", cells.concat()));
@@ -302,9 +316,9 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
     .map(|m| m.render(lang));
     out.push_str(&html::table_start("items", &h));
     for item in &invoice.items {
-        let mut name = esc(&item.name);
+        let mut name = shown(&item.name);
         if let Some(code) = &item.code {
-            name.push_str(&format!(" <small>[{}]</small>", esc(code)));
+            name.push_str(&format!(" <small>[{}]</small>", shown(code)));
         }
         if let Some(amount) = item.tax_specific_amount {
             name.push_str(&format!(
@@ -326,7 +340,8 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
                     msg!(
                         "dash-item-price-change",
                         original = html::amount(original, lang),
-                        why = item.price_modification.as_deref().unwrap_or("-")
+                        why =
+                            visible(item.price_modification.as_deref().unwrap_or("-")).into_owned()
                     )
                 ))
             ));
@@ -337,8 +352,8 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
         let quantity = format::quantity(item.quantity, lang);
         let cells = [
             cell(&h[0], "", &name),
-            cell(&h[1], "", &esc(&item.item_type)),
-            cell(&h[2], "", &esc(&item.tax_group)),
+            cell(&h[1], "", &shown(&item.item_type)),
+            cell(&h[2], "", &shown(&item.tax_group)),
             cell(&h[3], "num", &esc(&quantity)),
             cell(&h[4], "num", &esc(&format::number(item.price, lang))),
             cell(&h[5], "num", &esc(&amount)),
@@ -366,7 +381,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
     out.push_str(&format!(
         "<p id=\"payments\"><strong>{}</strong> {}</p></section>",
         t(lang, msg!("dash-content-payments")),
-        esc(&payments)
+        shown(&payments)
     ));
     out
 }

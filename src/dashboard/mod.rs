@@ -42,7 +42,15 @@
 //! * CSRF: every POST must carry the session's CSRF token, and its `Origin` (else `Referer`),
 //!   when sent, must name the requested host (`Host`, or `X-Forwarded-Host` from a trusted
 //!   proxy); otherwise 403 and nothing is done. Forwarding headers from any other peer are
-//!   ignored (`web::Peer`).
+//!   ignored (`web::Peer`). A trusted proxy must set (replace) `X-Forwarded-Host`,
+//!   `X-Forwarded-Proto` and `X-Forwarded-For`; if it appends to a list instead, only the
+//!   last element, its own, is read. A range that reaches past a local network is logged at
+//!   start (`0.0.0.0/0` trusts every client).
+//! * Sign-in protections (failures slowing the next attempts, the form's values per address)
+//!   count by the client's address: behind a trusted proxy the right-most `X-Forwarded-For`
+//!   entry, never from another peer. The HTTP layer's connection cap per address
+//!   (`max_connections_per_peer`) cannot read headers before a request: behind a proxy it
+//!   counts the proxy.
 //! * Isolation: the organization comes from the session only; every admin request is an
 //!   `Org*` one scoped to it, so another organization's key or entry is "not found".
 //! * Disabling a key cuts off the tills using it: it is asked, then confirmed (a page with
@@ -83,7 +91,7 @@ use tracing::{info, warn};
 use crate::admin::{Admin, AdminError};
 use crate::alerts::AlertEngine;
 use crate::certify::Certifier;
-use crate::config::TrustedProxies;
+use crate::config::{ProxyReach, TrustedProxies};
 use crate::http_body::BodyLimits;
 use crate::i18n::{Lang, Message};
 use crate::model::Organization;
@@ -117,8 +125,9 @@ pub enum SecureCookies {
 pub struct DashboardOptions {
     /// `Secure` cookies.
     pub secure_cookies: SecureCookies,
-    /// The reverse proxies whose `X-Forwarded-Host` and `X-Forwarded-Proto` are believed
-    /// (`[http] trusted_proxies`); from any other peer they are ignored.
+    /// The reverse proxies whose `X-Forwarded-Host`, `X-Forwarded-Proto` and
+    /// `X-Forwarded-For` are believed (`[http] trusted_proxies`); from any other peer they are
+    /// ignored.
     pub trusted_proxies: TrustedProxies,
     /// Requests in progress at once; more are answered 503 at once.
     pub max_requests: usize,
@@ -196,12 +205,23 @@ impl Dashboard {
         Dashboard::with_options(admin, certifier, DashboardOptions::default())
     }
 
-    /// The same, with settings.
+    /// The same, with settings. A trusted proxy range that reaches past a local network is
+    /// said in the log (it is accepted: a CDN's published ranges are public).
     pub fn with_options(
         admin: Arc<Admin>,
         certifier: Arc<Certifier>,
         options: DashboardOptions,
     ) -> Dashboard {
+        for (range, reach) in options.trusted_proxies.wide() {
+            match reach {
+                ProxyReach::Everyone => {
+                    warn!(%range, "http.trusted_proxies trusts EVERY address: any client can claim another host, TLS and another client address to the dashboard (its same-origin check, Secure cookies and sign-in protections); list only your reverse proxy's address")
+                }
+                ProxyReach::Public => {
+                    warn!(%range, "http.trusted_proxies includes internet addresses: any host there can claim another host, TLS and another client address to the dashboard; right for a CDN's published ranges only, else list only your reverse proxy's address")
+                }
+            }
+        }
         Dashboard {
             admin,
             certifier,
@@ -230,7 +250,8 @@ impl Dashboard {
         peer: SocketAddr,
     ) -> Response<Full<Bytes>> {
         let via_proxy = self.options.trusted_proxies.contains(peer.ip());
-        request.extensions_mut().insert(web::Peer { via_proxy });
+        let marked = web::Peer::new(request.headers(), peer.ip(), via_proxy);
+        request.extensions_mut().insert(marked);
         let reader = Reader::of(&request);
         let Ok(_permit) = self.busy.try_acquire() else {
             crate::metrics::connection_refused("dashboard_busy");

@@ -3,6 +3,10 @@
 //! Before, the form's value was compared with a cookie only, so a client able to set a cookie
 //! in a victim's browser could pair its own value with it and sign the victim into the
 //! attacker's organization. The cookie is still required (double submit): both must agree.
+//!
+//! The address is the client's (`web::Peer::client`): behind a trusted proxy, the one the
+//! proxy appended to `X-Forwarded-For`, so that one client loading the form [`MAX_PER_PEER`]
+//! times cannot void the forms every other client behind that proxy has open.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -17,7 +21,8 @@ use super::session::random_hex;
 pub const LIFETIME: Duration = Duration::from_secs(3600);
 /// Values kept at once; beyond it the oldest is forgotten.
 const MAX_VALUES: usize = 10_000;
-/// Values kept for one address: loading the form in a loop cannot push out everyone else's.
+/// Values kept for one client address: loading the form in a loop cannot push out everyone
+/// else's.
 const MAX_PER_PEER: usize = 32;
 
 #[derive(Debug, Clone, Copy)]

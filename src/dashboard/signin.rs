@@ -2,7 +2,10 @@
 //! is also set as a cookie (double submit) and kept on the server for the address that loaded
 //! the form (`nonces`): a form posted from another site, or with a value the server did not
 //! give that address, is refused, so nobody can sign a browser in to their own organization
-//! behind its user's back. Failed attempts slow the next ones (`throttle`).
+//! behind its user's back. Failed attempts slow the next ones (`throttle`). Both count by the
+//! client's address: the connection's, or behind a trusted proxy the one it appended to
+//! `X-Forwarded-For` (`web::Peer::client`), so that one client behind the proxy cannot slow
+//! or void everyone's sign-in.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -55,7 +58,7 @@ impl Dashboard {
             secure,
             status: StatusCode::OK,
         };
-        self.login_page(peer.ip(), &page, message)
+        self.login_page(web::client_ip(request, peer), &page, message)
     }
 
     pub(super) async fn sign_in(
@@ -64,7 +67,7 @@ impl Dashboard {
         peer: SocketAddr,
         reader: &Reader,
     ) -> Response<Body> {
-        let ip = peer.ip();
+        let ip = web::client_ip(&request, peer);
         let secure = self.secure(&request);
         let refuse = |status, text: Message| {
             let page = LoginPage {
@@ -130,7 +133,7 @@ impl Dashboard {
                 crate::metrics::dashboard_sign_in("ok");
                 let (id, _) = self.sessions.open(&org, &token_id);
                 self.save_sessions().await;
-                info!(%org, token = %token_id, %peer, "dashboard sign-in");
+                info!(%org, token = %token_id, %peer, client = %ip, "dashboard sign-in");
                 let mut response = web::redirect("/dashboard/");
                 web::set_cookie(
                     &mut response,
@@ -146,9 +149,9 @@ impl Dashboard {
                 crate::metrics::dashboard_sign_in("bad_token");
                 let failures = self.throttle.failed(ip, org.as_deref());
                 if failures >= PEER_FREE_FAILURES {
-                    warn!(%peer, failures, org = org.as_deref().unwrap_or("-"), "dashboard sign-in refused again: next attempts from this address are slowed");
+                    warn!(%peer, client = %ip, failures, org = org.as_deref().unwrap_or("-"), "dashboard sign-in refused again: next attempts from this address are slowed");
                 } else {
-                    info!(%peer, "dashboard sign-in refused: not a valid token");
+                    info!(%peer, client = %ip, "dashboard sign-in refused: not a valid token");
                 }
                 refuse(StatusCode::UNAUTHORIZED, msg!("dash-signin-invalid"))
             }
@@ -195,7 +198,7 @@ impl Dashboard {
             Whose::Address => ("this address", msg!("dash-signin-whose-address")),
             Whose::Organization => ("this organization", msg!("dash-signin-whose-org")),
         };
-        info!(peer = %ip, wait_secs = seconds, whose = logged, "dashboard sign-in throttled");
+        info!(client = %ip, wait_secs = seconds, whose = logged, "dashboard sign-in throttled");
         let text = msg!(
             "dash-signin-throttled",
             whose = shown.render(reader.lang),

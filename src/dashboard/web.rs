@@ -1,10 +1,14 @@
 //! HTTP plumbing of the dashboard: form and query decoding, cookies, the same-origin check,
 //! and responses with the security headers every dashboard answer carries.
 
+use std::net::{IpAddr, SocketAddr};
+
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE, COOKIE, HOST, LOCATION, SET_COOKIE};
+use hyper::header::{
+    HeaderMap, HeaderValue, CACHE_CONTROL, CONTENT_TYPE, COOKIE, HOST, LOCATION, SET_COOKIE,
+};
 use hyper::{Request, Response, StatusCode};
 
 use crate::http_body::{self, BodyError, BodyLimits};
@@ -106,24 +110,71 @@ fn header<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Peer {
     /// The connection comes from a configured reverse proxy (`[http] trusted_proxies`): its
-    /// `X-Forwarded-Host` and `X-Forwarded-Proto` are believed.
+    /// `X-Forwarded-Host`, `X-Forwarded-Proto` and `X-Forwarded-For` are believed.
     pub via_proxy: bool,
+    /// The client's address, what the sign-in's protections count by (its failures, its form
+    /// values): the connection's, or behind a trusted proxy the address that proxy appended
+    /// to `X-Forwarded-For` ([`forwarded_for`]), so that one client's wrong tokens or form
+    /// loads are not everyone's.
+    pub client: IpAddr,
+}
+
+impl Peer {
+    /// What a request from `peer` with `headers` says of its client; `via_proxy` when `peer`
+    /// is one of `[http] trusted_proxies`.
+    pub fn new(headers: &HeaderMap, peer: IpAddr, via_proxy: bool) -> Peer {
+        let client = via_proxy
+            .then(|| forwarded_for(headers))
+            .flatten()
+            .unwrap_or(peer);
+        Peer { via_proxy, client }
+    }
+}
+
+/// The client's address behind a trusted proxy: the right-most entry of `X-Forwarded-For`,
+/// the one the proxy appended (the entries before it are what the client claimed), read as
+/// an IP address; `None` when there is none or it is not one.
+fn forwarded_for(headers: &HeaderMap) -> Option<IpAddr> {
+    last_element(headers, "x-forwarded-for")?
+        .parse::<IpAddr>()
+        .ok()
+        .map(|ip| ip.to_canonical())
+}
+
+/// The last comma-separated element of the last `name` header: what the nearest proxy wrote
+/// when it appends to a list (Apache's `X-Forwarded-Host: client-sent, proxy-set`), and the
+/// whole value when it sets one (nginx's `proxy_set_header`).
+fn last_element<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    let value = headers.get_all(name).iter().next_back()?.to_str().ok()?;
+    let last = value.rsplit(',').next().unwrap_or(value).trim();
+    (!last.is_empty()).then_some(last)
 }
 
 /// A forwarding header of `request`, only if it came from a trusted proxy (else anyone could
-/// claim another host or TLS).
+/// claim another host or TLS): its [last element](last_element), the trusted proxy's own.
 fn forwarded<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
     let trusted = request
         .extensions()
         .get::<Peer>()
         .is_some_and(|peer| peer.via_proxy);
-    trusted.then(|| header(request, name)).flatten()
+    trusted
+        .then(|| last_element(request.headers(), name))
+        .flatten()
+}
+
+/// The address the sign-in's protections count `request` by: [`Peer::client`], or the
+/// connection's when the request was not marked (it always is, in `Dashboard::handle`).
+pub fn client_ip(request: &Request<Incoming>, peer: SocketAddr) -> IpAddr {
+    request
+        .extensions()
+        .get::<Peer>()
+        .map_or(peer.ip(), |p| p.client)
 }
 
 /// Whether the request came through a trusted TLS-terminating proxy (`X-Forwarded-Proto:
 /// https` from a peer of `[http] trusted_proxies`).
 pub fn behind_tls(request: &Request<Incoming>) -> bool {
-    forwarded(request, "x-forwarded-proto").is_some_and(|p| p.trim().eq_ignore_ascii_case("https"))
+    forwarded(request, "x-forwarded-proto").is_some_and(|p| p.eq_ignore_ascii_case("https"))
 }
 
 /// The same-origin check of a POST: `Origin` (or, without it, `Referer`) must name the host
@@ -300,6 +351,57 @@ mod tests {
         assert!(!origin_matches("null", &hosts));
         assert!(!origin_matches("file:///127.0.0.1:8080", &hosts));
         assert!(!origin_matches("http://", &[""]));
+    }
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(*name, HeaderValue::from_static(value));
+        }
+        map
+    }
+
+    #[test]
+    fn the_trusted_proxy_s_own_element_is_the_last_one() {
+        let appended = headers(&[("x-forwarded-host", "evil.example, shop.example")]);
+        assert_eq!(
+            last_element(&appended, "x-forwarded-host"),
+            Some("shop.example")
+        );
+        let lines = headers(&[
+            ("x-forwarded-proto", "http"),
+            ("x-forwarded-proto", "https ,https"),
+        ]);
+        assert_eq!(last_element(&lines, "x-forwarded-proto"), Some("https"));
+        assert_eq!(
+            last_element(&headers(&[("x-forwarded-host", "a, ")]), "x-forwarded-host"),
+            None
+        );
+        assert_eq!(last_element(&HeaderMap::new(), "x-forwarded-host"), None);
+    }
+
+    #[test]
+    fn the_client_is_the_address_the_trusted_proxy_appended() {
+        let proxy: IpAddr = "10.0.0.5".parse().unwrap();
+        let list = headers(&[("x-forwarded-for", "203.0.113.9, 198.51.100.7")]);
+        let client = |headers: &HeaderMap, trusted| Peer::new(headers, proxy, trusted).client;
+        assert_eq!(
+            client(&list, true),
+            "198.51.100.7".parse::<IpAddr>().unwrap()
+        );
+        assert_eq!(client(&list, false), proxy, "never from an untrusted peer");
+        let v6 = headers(&[("x-forwarded-for", "2001:db8::7")]);
+        assert_eq!(client(&v6, true), "2001:db8::7".parse::<IpAddr>().unwrap());
+        let mapped = headers(&[("x-forwarded-for", "::ffff:198.51.100.7")]);
+        assert_eq!(
+            client(&mapped, true),
+            "198.51.100.7".parse::<IpAddr>().unwrap()
+        );
+        for unreadable in ["unknown", "198.51.100.7:4711", "", "203.0.113.9, _hidden"] {
+            let header = headers(&[("x-forwarded-for", unreadable)]);
+            assert_eq!(client(&header, true), proxy, "{unreadable:?}");
+        }
+        assert_eq!(client(&HeaderMap::new(), true), proxy, "absent");
     }
 
     #[test]

@@ -6,6 +6,12 @@
 //!   Two decimal places at least, more when the amount has them (rates, quantities).
 //! - Times: in the organization's zone, with its offset shown: French `23/11/2026 14:05:03
 //!   UTC+01:00`, English `2026-11-23 14:05:03 UTC+01:00`.
+//! - Texts from outside (an invoice's client, items and comments, a name an administrator
+//!   typed): [`visible`] shows the characters that would forge what a person reads around them
+//!   ([`is_hidden_effect`]: control characters, bidirectional and line marks) as `⟨LF⟩`,
+//!   `⟨U+202E⟩`. The same definition refuses them in new invoices (codes 71, 73) and in names.
+
+use std::borrow::Cow;
 
 use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
 use rust_decimal::Decimal;
@@ -120,10 +126,86 @@ pub fn date(at: DateTime<Utc>, zone: FixedOffset, lang: Lang) -> String {
     local.format(pattern).to_string()
 }
 
+/// The characters that change the direction or the lines of a text without being control
+/// characters: ALM (U+061C), LRM and RLM (U+200E, U+200F), the line and paragraph separators
+/// (U+2028, U+2029), the embeddings and overrides LRE RLE PDF LRO RLO (U+202A..U+202E) and
+/// the isolates LRI RLI FSI PDI (U+2066..U+2069).
+pub fn is_layout_mark(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// Whether `c` would change what a person reads around it instead of being read: a control
+/// character (C0 including TAB, CR and LF, DEL, C1) or a [layout mark](is_layout_mark). The
+/// one definition: an invoice's texts are refused with one (codes 71, 73), and so is a name
+/// an administrator types; [`visible`] shows them in what older releases kept.
+pub fn is_hidden_effect(c: char) -> bool {
+    c.is_control() || is_layout_mark(c)
+}
+
+/// `text` as a person may read it on a terminal, a page or a receipt: each character of
+/// [`is_hidden_effect`] shown as what it is (`⟨LF⟩`, `⟨CR⟩`, `⟨TAB⟩`, `⟨ESC⟩`, else its code
+/// point: `⟨U+202E⟩`), so that a text kept by an older release cannot forge a line or reorder
+/// one. Only for display: the register, the exports (CSV, JSON) and the API keep the exact text.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_hidden_effect) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if !is_hidden_effect(c) {
+            out.push(c);
+            continue;
+        }
+        out.push('⟨');
+        match c {
+            '\n' => out.push_str("LF"),
+            '\r' => out.push_str("CR"),
+            '\t' => out.push_str("TAB"),
+            '\u{1B}' => out.push_str("ESC"),
+            other => out.push_str(&format!("U+{:04X}", u32::from(other))),
+        }
+        out.push('⟩');
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use rust_decimal_macros::dec;
+
+    #[test]
+    fn hidden_effects_are_shown_as_what_they_are() {
+        assert!(matches!(
+            visible("Kinshasa Matériaux SARL"),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            visible("Nom\r\nHONEST SARL\t\u{1b}[2J"),
+            "Nom⟨CR⟩⟨LF⟩HONEST SARL⟨TAB⟩⟨ESC⟩[2J"
+        );
+        assert_eq!(
+            visible("abc\u{202E}fed\u{2066}\u{85}\u{7f}"),
+            "abc⟨U+202E⟩fed⟨U+2066⟩⟨U+0085⟩⟨U+007F⟩"
+        );
+        assert_eq!(visible("a\u{2028}b\u{61C}"), "a⟨U+2028⟩b⟨U+061C⟩");
+        // What French typography puts in texts is not a hidden effect.
+        assert_eq!(
+            visible("«\u{a0}x\u{a0}» 1\u{202F}000"),
+            "«\u{a0}x\u{a0}» 1\u{202F}000"
+        );
+        for c in [
+            '\u{200E}', '\u{200F}', '\u{202A}', '\u{2069}', '\0', '\u{9f}',
+        ] {
+            assert!(is_hidden_effect(c), "{c:?}");
+        }
+        for c in ['\u{200B}', '\u{2070}', '\u{202F}', 'é', ' '] {
+            assert!(!is_hidden_effect(c), "{c:?}");
+        }
+    }
 
     #[test]
     fn quantities_keep_their_own_places() {

@@ -213,6 +213,9 @@ pub fn ascii(text: &str) -> String {
             'Ù' | 'Ú' | 'Û' | 'Ü' => "U",
             'ý' | 'ÿ' => "y",
             'Ý' | 'Ÿ' => "Y",
+            // What `format::visible` writes around a hidden character: `<U+202E>`, `<LF>`.
+            '⟨' => "<",
+            '⟩' => ">",
             'œ' => "oe",
             'Œ' => "OE",
             'æ' => "ae",

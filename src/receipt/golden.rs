@@ -355,6 +355,35 @@ fn the_escpos_receipt_carries_the_qr_code_and_fits_the_paper() {
     }
 }
 
+/// Issue 24: security elements an administrator typed into a 1.5.0 settlement (any printable
+/// text then) and a rate date are printed with their hidden effects shown, never obeyed.
+#[test]
+fn hidden_characters_an_older_release_kept_are_shown_not_obeyed() {
+    let mut entry = credit_note();
+    entry.security.nim = "SIM\u{202E}1000000".into();
+    entry.security.counters = "3/58 FA\r\nTOTAL 0,00".into();
+    entry.security.code_def = "TQ2W7ZB5M3KD8XRNH4J\u{2066}CV6PA".into();
+    for lang in Lang::ALL {
+        let page = html::page(&entry, None, Layout::A4, lang);
+        assert!(page.contains("id=\"nim\">SIM⟨U+202E⟩1000000<"), "{page}");
+        assert!(
+            page.contains("id=\"counters\">3/58 FA⟨CR⟩⟨LF⟩TOTAL 0,00<"),
+            "{page}"
+        );
+        assert!(
+            page.contains(">TQ2W7ZB5M3KD8XRNH4J⟨U+2066⟩CV6PA<"),
+            "{page}"
+        );
+        for hidden in ['\u{202E}', '\u{2066}', '\r'] {
+            assert!(!page.contains(hidden), "{hidden:?} in {page}");
+        }
+        let bytes = escpos::receipt(&entry, None, PaperWidth::Mm80, lang);
+        let plain = String::from_utf8_lossy(&bytes);
+        assert!(plain.contains("SIM<U+202E>1000000\n"), "{plain}");
+        assert!(plain.contains("3/58 FA<CR><LF>TOTAL 0,00\n"), "{plain}");
+    }
+}
+
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack
         .windows(needle.len())

@@ -18,6 +18,11 @@
 //! reader writes dates. Amounts are the device's totals, in CDF whatever the invoice's
 //! currency; the USD equivalent is named as such, and an invoice made in USD shows its rate.
 //!
+//! Every text of the entry is printed through [`format::visible`]: a security element an
+//! older release let an administrator type with a bidirectional override, or a rate date with
+//! a line feed, shows as `⟨U+202E⟩` (`<U+202E>` on ESC/POS), never as what it would do. The
+//! QR code encodes the exact `qrCode`.
+//!
 //! The golden files of both formats are in `tests/golden/receipt/` (see the tests below:
 //! `UPDATE_GOLDEN=1 cargo test --lib receipt` writes them again).
 
@@ -172,7 +177,7 @@ pub fn block(entry: &RegisterEntry, original: Option<Original<'_>>, lang: Lang) 
     let text = |message: crate::i18n::Message| message.render(lang);
     let line = |label: String, value: String, id: &str| Line {
         label,
-        value,
+        value: format::visible(&value).into_owned(),
         id: id.to_owned(),
     };
     let money = |value: Decimal| format::amount(value, FISCAL_CURRENCY, lang);
@@ -262,8 +267,8 @@ pub fn block(entry: &RegisterEntry, original: Option<Original<'_>>, lang: Lang) 
             total_lines.push(line(
                 text(msg!(
                     "receipt-rate",
-                    currency = invoice.cur_code.as_str(),
-                    date = invoice.cur_date.as_deref().unwrap_or("-")
+                    currency = format::visible(&invoice.cur_code).into_owned(),
+                    date = format::visible(invoice.cur_date.as_deref().unwrap_or("-")).into_owned()
                 )),
                 names::rate(&invoice.cur_code, rate, lang),
                 "rate",
@@ -279,7 +284,7 @@ pub fn block(entry: &RegisterEntry, original: Option<Original<'_>>, lang: Lang) 
         qr_label: text(msg!("receipt-qr-label", rn = &request.rn)),
         qr_code: security.qr_code.clone(),
         code_label: text(msg!("receipt-code")),
-        code: security.code_def.clone(),
+        code: format::visible(&security.code_def).into_owned(),
         original: original_lines,
         security: security_lines,
         totals: total_lines,

@@ -2,7 +2,10 @@
 mail client would: Python's `email` package with `policy=email.policy.strict` (RFC 5322 and
 MIME; any defect it finds is an error), then the rules that package leaves to the reader:
 CRLF line ends, no line over 998 octets, 7-bit headers (RFC 2047 encoded words for what is not
-ASCII), each required header exactly once, a parsable Date and Message-ID. Prints what a
+ASCII) without control characters, no encoded word over 75 characters (RFC 2047 section 2), no
+control character in a decoded header (an encoded word that decodes to CR LF would show a
+forged line, or a forged header to a client that re-folds it), each required header exactly
+once, a parsable Date and Message-ID. Prints what a
 client shows, as JSON: the decoded headers, the raw Subject, and the decoded text of each
 part. Exits 1 with the reason on stderr when the message is not right.
 
@@ -11,9 +14,23 @@ Used by tests/alerts.rs (tests/support/smtp.rs `Received::strict`)."""
 import email
 import email.policy
 import json
+import re
 import sys
 
 REQUIRED = ["Date", "From", "To", "Subject", "Message-ID", "MIME-Version"]
+
+# An RFC 2047 encoded word: =?charset?encoding?encoded-text?= (no white space inside).
+ENCODED_WORD = re.compile(rb"=\?[^?\s]+\?[bBqQ]\?[^?\s]*\?=")
+MAX_ENCODED_WORD = 75
+
+
+def control_in(text):
+    """The first control character of `text` (C0 but TAB, DEL, C1), or None."""
+    for index, char in enumerate(text):
+        code = ord(char)
+        if (code < 0x20 and char != "\t") or 0x7F <= code <= 0x9F:
+            return index, code
+    return None
 
 
 def fail(reason):
@@ -32,9 +49,19 @@ def main():
         if len(line) > 998:
             fail(f"line {number}: {len(line)} octets (998 at most)")
     try:
-        head.decode("ascii")
+        head_text = head.decode("ascii")
     except UnicodeDecodeError:
         fail("8-bit octets in the headers (non-ASCII text must be RFC 2047 encoded words)")
+    for number, line in enumerate(head_text.split("\r\n"), 1):
+        found = control_in(line)
+        if found:
+            fail(f"header line {number}: control character U+{found[1]:04X} at {found[0] + 1}")
+    for word in ENCODED_WORD.finditer(head):
+        if len(word.group()) > MAX_ENCODED_WORD:
+            fail(
+                f"encoded word of {len(word.group())} characters "
+                f"({MAX_ENCODED_WORD} at most, RFC 2047 section 2): {word.group().decode()}"
+            )
 
     try:
         message = email.message_from_bytes(raw, policy=email.policy.strict)
@@ -52,6 +79,12 @@ def main():
     for name, value in message.items():
         if value.defects:
             fail(f"{name}: {value.defects}")
+        found = control_in(str(value))
+        if found:
+            fail(
+                f"{name}: decodes to control character U+{found[1]:04X} at {found[0] + 1}: "
+                f"{str(value)!r}"
+            )
         shown.setdefault(name.lower(), str(value))
 
     date = message["Date"].datetime

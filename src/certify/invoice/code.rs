@@ -106,7 +106,7 @@ pub const CONTROL_CHARACTER: u16 = 71;
 pub const NOT_ENCODABLE: u16 = 72;
 /// A character that reorders or breaks a line of text without being a control character:
 /// a bidirectional embedding, override, isolate or mark, or a Unicode line or paragraph
-/// separator (`json::is_layout_mark`). Checked for every text as the body is read.
+/// separator (`i18n::format::is_layout_mark`). Checked for every text as the body is read.
 pub const LAYOUT_CHARACTER: u16 = 73;
 
 /// Every code above, for tests and documentation checks.

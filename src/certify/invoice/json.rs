@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{code, quoted, ValidationError};
+use crate::i18n::format::is_hidden_effect;
 use crate::msg;
 
 /// Checks `body` (UTF-8, nesting at most `max_depth`, one JSON value) and returns its value,
@@ -336,14 +337,11 @@ fn text_of(raw: &RawValue, path: &str) -> Result<String, ValidationError> {
 /// (`log show` on a terminal, the dashboard, an export, a receipt): every control character
 /// (71: C0 including TAB, CR and LF, DEL, C1), and the characters that reorder or break a
 /// line without being control characters (73: the bidirectional embeddings, overrides,
-/// isolates and marks, and the Unicode line and paragraph separators). Checked as each text
-/// is read, so that no text field, present or future, escapes it; `field` is its exact path.
+/// isolates and marks, and the Unicode line and paragraph separators): the characters of
+/// [`is_hidden_effect`], the one definition the displays share. Checked as each text is read,
+/// so that no text field, present or future, escapes it; `field` is its exact path.
 pub(crate) fn check_text(text: &str, path: &str) -> Result<(), ValidationError> {
-    let Some((index, c)) = text
-        .chars()
-        .enumerate()
-        .find(|(_, c)| c.is_control() || is_layout_mark(*c))
-    else {
+    let Some((index, c)) = text.chars().enumerate().find(|(_, c)| is_hidden_effect(*c)) else {
         return Ok(());
     };
     let (char_code, position) = (format!("{:04X}", u32::from(c)), index + 1);
@@ -381,17 +379,6 @@ pub(crate) fn control_name(c: char) -> &'static str {
         '\u{1B}' => "esc",
         _ => "other",
     }
-}
-
-/// The characters that change the direction or the lines of a text without being control
-/// characters: ALM (U+061C), LRM and RLM (U+200E, U+200F), the line and paragraph separators
-/// (U+2028, U+2029), the embeddings and overrides LRE RLE PDF LRO RLO (U+202A..U+202E) and
-/// the isolates LRI RLI FSI PDI (U+2066..U+2069).
-pub(crate) fn is_layout_mark(c: char) -> bool {
-    matches!(
-        c,
-        '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
-    )
 }
 
 fn string_of(raw: &RawValue) -> Option<String> {

@@ -25,7 +25,6 @@ use request::InvoiceRequest;
 use crate::i18n::Message;
 use crate::msg;
 
-pub(crate) use json::is_layout_mark;
 pub use request::parse_body;
 
 mod canonical;

@@ -16,7 +16,7 @@
 use chrono::NaiveDateTime;
 
 use super::{bad, Resolution, ResolveError};
-use crate::certify::invoice::is_layout_mark;
+use crate::i18n::format::is_hidden_effect;
 use crate::model::RegisterEntry;
 use crate::msg;
 
@@ -315,7 +315,7 @@ pub(super) fn check_free_text(field: &'static str, text: &str) -> Result<(), Res
     if text.chars().count() > MAX_TEXT {
         return Err(bad(field, msg!("resolve-text-too-long", max = MAX_TEXT)));
     }
-    if text.chars().any(|c| c.is_control() || is_layout_mark(c)) {
+    if text.chars().any(is_hidden_effect) {
         return Err(bad(field, msg!("resolve-text-bad", field = field)));
     }
     Ok(())
