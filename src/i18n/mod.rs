@@ -301,6 +301,17 @@ macro_rules! msg {
     };
 }
 
+/// A French text as the catalogue writes it (for tests): a no-break space before `:`, `;`,
+/// `!`, `?` and `»`, and after `«`, so that an expected text is written with plain spaces.
+#[cfg(test)]
+pub(crate) fn nbsp(text: &str) -> String {
+    let mut out = text.replace("« ", "«\u{a0}");
+    for mark in [":", ";", "!", "?", "»"] {
+        out = out.replace(&format!(" {mark}"), &format!("\u{a0}{mark}"));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,15 +352,4 @@ mod tests {
         assert_eq!(parse_quality("1.5"), None);
         assert_eq!(parse_quality("x"), None);
     }
-}
-
-/// A French text as the catalogue writes it (for tests): a no-break space before `:`, `;`,
-/// `!`, `?` and `»`, and after `«`, so that an expected text is written with plain spaces.
-#[cfg(test)]
-pub(crate) fn nbsp(text: &str) -> String {
-    let mut out = text.replace("« ", "«\u{a0}");
-    for mark in [":", ";", "!", "?", "»"] {
-        out = out.replace(&format!(" {mark}"), &format!("\u{a0}{mark}"));
-    }
-    out
 }
