@@ -163,8 +163,15 @@ const INTERNAL_DETAIL: &str =
 const SERDE_JSON_TEXT: &str =
     "serde_json's own error text, matched to pick the catalogue's words (json-fault); never shown";
 
+/// Why serde's texts in `config/unknown.rs` are not sentences of ours.
+const SERDE_UNKNOWN_TEXT: &str = "serde's text of an unknown key or value (through the TOML \
+    reader), matched to say it with the catalogue's words (config-unknown); never shown";
+
 /// Literals that read like words but are not sentences for a person: (file, beginning, why).
 const NOT_SENTENCES: &[(&str, &str, &str)] = &[
+    ("config/unknown.rs", "unknown field `", SERDE_UNKNOWN_TEXT),
+    ("config/unknown.rs", "unknown variant `", SERDE_UNKNOWN_TEXT),
+    ("config/unknown.rs", "one of ", SERDE_UNKNOWN_TEXT),
     ("certify/status.rs", "no configured device is named ", INTERNAL_DETAIL),
     ("certify/status.rs", "several devices are configured ", INTERNAL_DETAIL),
     ("certify/service.rs", "certification task failed: ", INTERNAL_DETAIL),

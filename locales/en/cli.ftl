@@ -210,6 +210,14 @@ cli-intents-need-service = the service is not running (no admin socket at { $pat
 config-read = cannot read the configuration file { $path }: { $reason }
 config-parse-at = the configuration file { $path } is not valid at line { $line }, column { $column }, in "{ $text }" (the TOML parser says: { $parser })
 config-parse = the configuration file { $path } is not valid (the TOML parser says: { $parser })
+config-unknown-at = the configuration file { $path } is not valid, line { $line }: { $what ->
+    [value] unknown value "{ $name }"; the values allowed here are: { $allowed }
+   *[key] unknown key "{ $name }"; the keys allowed here are: { $allowed }
+}
+config-unknown = the configuration file { $path } is not valid: { $what ->
+    [value] unknown value "{ $name }"; the values allowed here are: { $allowed }
+   *[key] unknown key "{ $name }"; the keys allowed here are: { $allowed }
+}
 config-env = the environment variable { $var }="{ $value }" is not valid: { $problem }
 config-invalid-in-file = invalid configuration (file { $file }): { $key } { $problem }
 config-invalid = invalid configuration: { $key } { $problem }

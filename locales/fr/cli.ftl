@@ -219,6 +219,14 @@ cli-intents-need-service = le service n'est pas démarré (aucun socket d'admini
 config-read = impossible de lire le fichier de configuration { $path } : { $reason }
 config-parse-at = le fichier de configuration { $path } n'est pas valable, ligne { $line }, colonne { $column }, dans « { $text } » (message de l'analyseur TOML, en anglais : { $parser })
 config-parse = le fichier de configuration { $path } n'est pas valable (message de l'analyseur TOML, en anglais : { $parser })
+config-unknown-at = le fichier de configuration { $path } n'est pas valable, ligne { $line } : { $what ->
+    [value] valeur inconnue « { $name } » ; les valeurs permises ici sont : { $allowed }
+   *[key] clé inconnue « { $name } » ; les clés permises ici sont : { $allowed }
+}
+config-unknown = le fichier de configuration { $path } n'est pas valable : { $what ->
+    [value] valeur inconnue « { $name } » ; les valeurs permises ici sont : { $allowed }
+   *[key] clé inconnue « { $name } » ; les clés permises ici sont : { $allowed }
+}
 config-env = la variable d'environnement { $var }=« { $value } » n'est pas valable : { $problem }
 config-invalid-in-file = configuration non valable (fichier { $file }) : { $key } { $problem }
 config-invalid = configuration non valable : { $key } { $problem }
