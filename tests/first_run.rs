@@ -98,6 +98,9 @@ fn every_error_is_in_the_reader_s_language() {
         (&["log", "export", "--format", "xml"], "", "erreur : « xml » n'est pas une valeur possible pour --format <FORMAT> (valeurs possibles : csv, json)"),
         (&["log", "export", "--from", "hier"], "en", "error: \"hier\" is not a valid value for --from <FROM>: write a day as YYYY-MM-DD"),
         (&["--lang", "de", "org", "list"], "", "erreur : « de » n'est pas une valeur acceptée pour --lang <LANGUE> : la passerelle parle fr et en"),
+        (&["org", "update", "shop", "--quota", "abc"], "", "erreur : « abc » n'est pas une valeur acceptée pour --quota <QUOTA> : un nombre entier est attendu"),
+        (&["log", "show", "abc"], "en", "error: \"abc\" is not a valid value for [SEQUENCE]: a whole number is expected"),
+        (&["intent", "resolve", "nope", "--by", "moi", "--not-certified"], "", "erreur : « nope » n'est pas une valeur acceptée pour <INTENTION> : un nombre entier est attendu (voir « emcf-gateway intent list »)"),
     ] {
         let out = run_in(dir.path(), lang, args);
         assert!(!out.status.success(), "{args:?}");

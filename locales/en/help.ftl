@@ -24,6 +24,10 @@ usage-invalid-value = "{ $value }" is not a valid value for { $arg }
 usage-invalid-value-among = "{ $value }" is not a valid value for { $arg } (possible values: { $valid })
 usage-value-refused = "{ $value }" is not a valid value for { $arg }: { $why }
 usage-not-accepted = it is not accepted
+usage-whole-number = a whole number is expected
+usage-number-too-large = this number is too large
+usage-intent-id = { $why } (see "emcf-gateway intent list")
+usage-anomaly-id = { $why } (see "emcf-gateway device anomalies list")
 usage-unknown-argument = unexpected argument { $arg }
 usage-unknown-subcommand = unknown command "{ $name }"
 usage-no-equals = { $arg } takes its value after an equals sign (=)

@@ -24,6 +24,10 @@ usage-invalid-value = « { $value } » n'est pas une valeur possible pour { $a
 usage-invalid-value-among = « { $value } » n'est pas une valeur possible pour { $arg } (valeurs possibles : { $valid })
 usage-value-refused = « { $value } » n'est pas une valeur acceptée pour { $arg } : { $why }
 usage-not-accepted = elle n'est pas acceptée
+usage-whole-number = un nombre entier est attendu
+usage-number-too-large = ce nombre est trop grand
+usage-intent-id = { $why } (voir « emcf-gateway intent list »)
+usage-anomaly-id = { $why } (voir « emcf-gateway device anomalies list »)
 usage-unknown-argument = argument inattendu { $arg }
 usage-unknown-subcommand = commande inconnue « { $name } »
 usage-no-equals = { $arg } prend sa valeur après un signe égal (=)

@@ -95,6 +95,7 @@ pub enum IntentCommand {
     /// `--certified` with its security elements, or `--not-certified`. Journaled with who.
     Resolve {
         /// The intent's id (as listed).
+        #[arg(value_parser = parse_intent_id)]
         intent: u64,
         /// The DGI's portal shows it certified: give its elements below.
         #[arg(long, conflicts_with = "not_certified", requires_all = ["code_def", "qr_code", "counters", "nim", "date_time"])]
@@ -160,6 +161,7 @@ pub enum AnomaliesCommand {
     /// Acknowledge one: journaled with who and why; it leaves the dashboard and /metrics.
     Ack {
         /// Its id (as listed).
+        #[arg(value_parser = parse_anomaly_id)]
         id: u64,
         /// Who acknowledges it.
         #[arg(long)]
@@ -448,6 +450,19 @@ pub enum LogCommand {
 }
 
 /// A calendar day on the command line.
+/// An intent's id as `intent list` shows it; a wrong one says where to find it.
+fn parse_intent_id(text: &str) -> Result<u64, Message> {
+    text.parse()
+        .map_err(|error| msg!("usage-intent-id", why = help::number_refused(&error)))
+}
+
+/// A fiscal anomaly's id as `device anomalies list` shows it; a wrong one says where to find
+/// it.
+fn parse_anomaly_id(text: &str) -> Result<u64, Message> {
+    text.parse()
+        .map_err(|error| msg!("usage-anomaly-id", why = help::number_refused(&error)))
+}
+
 fn parse_day(text: &str) -> Result<chrono::NaiveDate, Message> {
     chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| msg!("cli-day-format"))
 }
