@@ -240,6 +240,16 @@ async fn a_later_start_says_how_to_get_a_demo_key() {
     assert!(first.terminate(), "the first gateway stops");
     let second = Gateway::start_demo(dir.path());
     assert!(second.banner_value("live key:").is_none());
+    // It says where the keys went: on the screen, or in that file when the output was not a
+    // terminal (as here).
+    assert!(
+        second.banner.iter().any(|line| line.contains(&nbsp(&format!(
+            "ses clés ont été données à son premier démarrage (à l'écran, ou dans {} si la sortie n'était pas un terminal)",
+            keys_file.display()
+        )))),
+        "{:?}",
+        second.banner
+    );
     assert!(
         second
             .banner

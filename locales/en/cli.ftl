@@ -5,7 +5,7 @@
 cli-demo-created = Demo organization created on the bundled simulator (nothing is fiscal). Its keys are shown this once: store them now.
 cli-demo-try = Try:
 cli-demo-lost = Lost a key? A new one: emcf-gateway key issue --org { $org }
-cli-demo-existing = The demo organization "{ $org }" exists: its keys were shown at its first start. For a new API key:
+cli-demo-existing = The demo organization "{ $org }" exists: its keys were given at its first start (on the screen, or in { $file } if the output was not a terminal). For a new API key:
 cli-demo-dashboard = For the dashboard ({ $url }), a sign-in token:
 
 ## State directory (src/cli/state_dir.rs)

@@ -5,7 +5,7 @@
 cli-demo-created = Organisation de démonstration créée sur le simulateur intégré (rien n'est fiscal). Ses clés ne sont affichées qu'une fois : notez-les maintenant.
 cli-demo-try = Essayez :
 cli-demo-lost = Clé perdue ? Une nouvelle : emcf-gateway key issue --org { $org }
-cli-demo-existing = L'organisation de démonstration « { $org } » existe déjà : ses clés ont été affichées à son premier démarrage. Pour une nouvelle clé API :
+cli-demo-existing = L'organisation de démonstration « { $org } » existe déjà : ses clés ont été données à son premier démarrage (à l'écran, ou dans { $file } si la sortie n'était pas un terminal). Pour une nouvelle clé API :
 cli-demo-dashboard = Pour le tableau de bord ({ $url }), un jeton de connexion :
 
 ## Répertoire d'état (src/cli/state_dir.rs)
