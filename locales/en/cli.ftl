@@ -162,7 +162,16 @@ cli-probe-nim = machine id (NIM)
 cli-probe-nif = taxpayer NIF
 cli-probe-clock = box clock
 cli-probe-counters = counters
-cli-probe-counters-value = { $tc } invoices ({ $fvc } sales, { $frc } credit notes)
+cli-probe-counters-value = { $tc ->
+    [one] { $tc } invoice
+   *[other] { $tc } invoices
+} ({ $fvc ->
+    [one] { $fvc } sale
+   *[other] { $fvc } sales
+}, { $frc ->
+    [one] { $frc } credit note
+   *[other] { $frc } credit notes
+})
 cli-probe-last-invoice = last invoice
 cli-probe-rates = VAT rates
 cli-probe-rates-configured = not in its C1h: the configured rates are used
@@ -287,8 +296,8 @@ config-smtp-username = and smtp.password_file go together (the password is read 
 probe-answered-other = { $command } answered { $detail }
 probe-failed = { $command }: { $reason }
 probe-last-none = none yet
-probe-last-invoice = { $kind } { $rn } certified { $at } codeDEFDGI { $code }
-probe-last-invoice-total = { $kind } { $rn } certified { $at } codeDEFDGI { $code }, total { $total }
+probe-last-invoice = { $kind } { $rn } certified on { $at }, DEF/DGI code { $code }
+probe-last-invoice-total = { $kind } { $rn } certified on { $at }, DEF/DGI code { $code }, total { $total }
 probe-last-unreadable = reported but unreadable: { $detail }
 probe-rate-unreadable = unreadable { $raw }
 probe-dgi = state { $state }, last contact { $contact }, { $sent } sent (EC), { $stored } in DC
@@ -298,7 +307,10 @@ probe-dgi-error = { $text }, last error { $error }
 probe-field-refused = (refused: { $text })
 probe-field-answered = (answered { $detail })
 probe-field-failed = ({ $reason })
-probe-web-api = web API { $url }; token valid until { $until }; { $pending } request(s) pending
+probe-web-api = web API { $url }; token valid until { $until }; { $pending ->
+    [one] { $pending } request pending
+   *[other] { $pending } requests pending
+}
 probe-web-api-token-until = { $at }
 probe-web-api-token-not-said = (not said)
 probe-web-api-blocked = the DGI says this e-MCF cannot certify now
