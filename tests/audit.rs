@@ -541,7 +541,7 @@ async fn a_usd_invoice_s_amounts_are_labelled_cdf() {
     let shown = setup.cli_ok(&["log", "show", "1"]);
     for text in [
         format!("ESPECES                570{nnb}000,00{nb}CDF (payé en USD{nb}: 200,00{nb}USD)"),
-        format!("USD (montants en CDF{nb}; 1{nb}USD = 2{nnb}850,00{nb}CDF, cours du 2026-11-20)"),
+        format!("USD (montants en CDF{nb}; 1{nb}USD = 2{nnb}850,00{nb}CDF, cours du 20/11/2026)"),
         format!("Total TTC              570{nnb}000,00{nb}CDF"),
         format!("Équivalent USD         200,00{nb}USD"),
         "PRIX UNITAIRE (CDF)".to_string(),
@@ -586,7 +586,7 @@ async fn a_usd_invoice_s_amounts_are_labelled_cdf() {
     for text in [
         format!("id=\"total\">570{nnb}000,00{nb}CDF<"),
         format!("Équivalent USD</dt><dd id=\"usdTotal\">200,00{nb}USD<"),
-        format!("Cours USD du 2026-11-20</dt><dd id=\"rate\">1{nb}USD = 2{nnb}850,00{nb}CDF<"),
+        format!("Cours USD du 20/11/2026</dt><dd id=\"rate\">1{nb}USD = 2{nnb}850,00{nb}CDF<"),
     ] {
         assert!(
             receipt.body.contains(&text),

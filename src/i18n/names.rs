@@ -58,14 +58,17 @@ pub fn rate(currency: &str, rate: Decimal, lang: Lang) -> String {
 
 /// The invoice's currency as a person reads it: `CDF`, or for an invoice made in another
 /// currency, that its amounts are in CDF at its rate ("USD (montants en CDF ; 1 USD =
-/// 2 850,00 CDF, cours du 2026-11-20)").
+/// 2 850,00 CDF, cours du 20/11/2026)").
 pub fn invoice_currency(invoice: &InvoiceContent, lang: Lang) -> String {
     match invoice.cur_rate {
         Some(value) if invoice.cur_code != FISCAL_CURRENCY => msg!(
             "invoice-currency-converted",
             currency = invoice.cur_code.as_str(),
             rate = rate(&invoice.cur_code, value, lang),
-            date = invoice.cur_date.as_deref().unwrap_or("-")
+            date = invoice
+                .cur_date
+                .as_deref()
+                .map_or_else(|| "-".to_owned(), |day| format::day(day, lang))
         )
         .render(lang),
         _ => invoice.cur_code.clone(),
@@ -143,7 +146,7 @@ mod tests {
         let invoice: InvoiceContent = serde_json::from_str(text).expect("content");
         assert_eq!(
             invoice_currency(&invoice, Lang::Fr),
-            "USD (montants en CDF\u{a0}; 1\u{a0}USD = 2\u{202f}850,00\u{a0}CDF, cours du 2026-11-20)"
+            "USD (montants en CDF\u{a0}; 1\u{a0}USD = 2\u{202f}850,00\u{a0}CDF, cours du 20/11/2026)"
         );
         assert_eq!(
             invoice_currency(&invoice, Lang::En),

@@ -263,7 +263,10 @@ pub fn block(entry: &RegisterEntry, original: Option<Original<'_>>, lang: Lang) 
                 text(msg!(
                     "receipt-rate",
                     currency = invoice.cur_code.as_str(),
-                    date = invoice.cur_date.as_deref().unwrap_or("-")
+                    date = invoice
+                        .cur_date
+                        .as_deref()
+                        .map_or_else(|| "-".to_owned(), |day| format::day(day, lang))
                 )),
                 names::rate(&invoice.cur_code, rate, lang),
                 "rate",
