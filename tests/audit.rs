@@ -351,6 +351,30 @@ async fn keys_and_entries_show_their_real_environment() {
 
 /// A sale in USD as the issue saw it: 570,000 CDF (200 USD at 2,850 CDF per USD), paid in cash
 /// in USD.
+/// `log show`'s text with each run of plain spaces made one (the labels' padding), its
+/// no-break spaces kept.
+fn squeezed(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            line.split(' ')
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Where the value of the row `label` starts in `log show`'s `text`, in characters.
+fn value_column(text: &str, label: &str) -> usize {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("  {label} ")))
+        .unwrap_or_else(|| panic!("no row {label:?}:\n{text}"));
+    let after = &line[2 + label.len()..];
+    2 + label.chars().count() + after.chars().take_while(|c| *c == ' ').count()
+}
+
 fn usd_sale(rn: &str) -> Value {
     json!({
         "rn": rn, "mode": "ttc", "type": "FV", "curCode": "USD", "curRate": "2850",
@@ -539,20 +563,71 @@ async fn a_usd_invoice_s_amounts_are_labelled_cdf() {
     ];
 
     let shown = setup.cli_ok(&["log", "show", "1"]);
+    let rows = squeezed(&shown);
     for text in [
-        format!("ESPECES                570{nnb}000,00{nb}CDF (payé en USD{nb}: 200,00{nb}USD)"),
+        format!("ESPECES 570{nnb}000,00{nb}CDF (payé en USD{nb}: 200,00{nb}USD)"),
         format!("USD (montants en CDF{nb}; 1{nb}USD = 2{nnb}850,00{nb}CDF, cours du 20/11/2026)"),
-        format!("Total TTC              570{nnb}000,00{nb}CDF"),
-        format!("Équivalent USD         200,00{nb}USD"),
+        format!("Total TTC 570{nnb}000,00{nb}CDF"),
+        format!("Équivalent USD 200,00{nb}USD"),
         "PRIX UNITAIRE (CDF)".to_string(),
+        // Who recorded it, in words, on its own row; the security elements named as on the
+        // receipt and the dashboard; the device's date as a French reader writes it.
+        "Appareil · clé shop · ".to_string(),
+        "Enregistrée par l'appareil, en certifiant la facture".to_string(),
+        "Code DEF/DGI ".to_string(),
+        "Numéro de l'appareil (NIM) ".to_string(),
+        "Texte du code QR ".to_string(),
     ] {
-        assert!(shown.contains(&text), "{text:?} missing:\n{shown}");
+        assert!(rows.contains(&text), "{text:?} missing:\n{shown}");
     }
+    assert!(
+        !shown.contains("finalize") && !shown.contains("codeDEFDGI "),
+        "{shown}"
+    );
+    let device_date = shown
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("Date de l'appareil"))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(
+        chrono::NaiveDateTime::parse_from_str(device_date, "%d/%m/%Y %H:%M:%S").is_ok(),
+        "{device_date}"
+    );
     let english = setup.cli_ok(&["log", "show", "1", "--lang", "en"]);
     assert!(
-        english.contains("ESPECES                570,000.00 CDF (paid in USD: 200.00 USD)"),
+        squeezed(&english).contains("ESPECES 570,000.00 CDF (paid in USD: 200.00 USD)")
+            && squeezed(&english).contains("Recorded by the device, when certifying the invoice"),
         "{english}"
     );
+    // Every value starts in one column, whatever the length of its label in each language.
+    for (text, labels) in [
+        (
+            &shown,
+            [
+                "Vendeur",
+                "Enregistrée par",
+                "Numéro de l'appareil (NIM)",
+                "ESPECES",
+                "Total TTC",
+            ],
+        ),
+        (
+            &english,
+            [
+                "Seller",
+                "Recorded by",
+                "Device number (NIM)",
+                "ESPECES",
+                "Total TTC",
+            ],
+        ),
+    ] {
+        let columns: Vec<usize> = labels.iter().map(|l| value_column(text, l)).collect();
+        assert!(
+            columns.windows(2).all(|w| w[0] == w[1]),
+            "{columns:?}\n{text}"
+        );
+    }
     for text in [&shown, &english] {
         assert!(!wrong.iter().any(|w| text.contains(w.as_str())), "{text}");
     }

@@ -288,7 +288,7 @@ const NOT_SENTENCES: &[(&str, &str, &str)] = &[
         SERDE_JSON_TEXT,
     ),
     (
-        "dashboard/html.rs",
+        "i18n/names.rs",
         "dashboard of ",
         "the marker a settlement from the dashboard journals in its source (dashboard/in_doubt.rs), \
          read back to say it in the reader's words",
@@ -296,7 +296,7 @@ const NOT_SENTENCES: &[(&str, &str, &str)] = &[
     (
         "dashboard/in_doubt.rs",
         "dashboard of ",
-        "as dashboard/html.rs: the marker journaled with a settlement, a record's field",
+        "as i18n/names.rs: the marker journaled with a settlement, a record's field",
     ),
     (
         "dashboard/session_file.rs",

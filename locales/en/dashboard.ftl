@@ -271,14 +271,6 @@ dash-field-register = Register
 dash-field-sequence = Sequence
 dash-field-seller = Seller NIF / ISF
 dash-field-received = Received
-dash-field-source = Recorded from
-dash-source-device = the device, when certifying the invoice
-dash-source-reconciled = the device, read back after an interruption (restart or power cut)
-dash-source-administrator = { $name } (administrator), from the DGI's portal{ $dashboard ->
-    [yes] , on the dashboard
-   *[other] {""}
-}
-dash-source-note = : { $note }
 dash-field-key = API key
 dash-field-device = Device
 dash-field-digest = Request digest (SHA-256)

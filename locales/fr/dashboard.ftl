@@ -274,14 +274,6 @@ dash-field-register = Registre
 dash-field-sequence = Numéro d'ordre
 dash-field-seller = NIF / ISF du vendeur
 dash-field-received = Reçue le
-dash-field-source = Enregistrée par
-dash-source-device = l'appareil, en certifiant la facture
-dash-source-reconciled = l'appareil, relu après une interruption (redémarrage ou coupure)
-dash-source-administrator = { $name } (administrateur), d'après le portail de la DGI{ $dashboard ->
-    [yes] , depuis le tableau de bord
-   *[other] {""}
-}
-dash-source-note =  : { $note }
 dash-field-key = Clé API
 dash-field-device = Appareil
 dash-field-digest = Empreinte de la requête (SHA-256)

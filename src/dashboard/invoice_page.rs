@@ -111,9 +111,9 @@ impl Dashboard {
             ),
             row(
                 lang,
-                msg!("dash-field-source"),
+                msg!("recorded-by"),
                 "source",
-                &html::recorded_by(&entry.source, lang)
+                &names::recorded_by(&entry.source).render(lang)
             ),
             row(lang, msg!("dash-field-key"), "key", &r.key_id),
             row(lang, msg!("dash-field-device"), "device", &r.device),
