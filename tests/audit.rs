@@ -47,7 +47,7 @@ async fn an_auditor_reads_what_an_invoice_said_and_its_credit_notes() {
     // The CLI, for people: client, items, payments, comment, groups, and the credit note.
     let shown = setup.cli_ok(&["log", "show", "1"]);
     for text in [
-        "Facture de vente AUD-1 — registre production, entrée 1",
+        "Facture de vente AUD-1 — registre de production, entrée 1",
         "Facture de vente (FV)",
         "Kinshasa Matériaux SARL",
         "A7654321Z",
@@ -343,10 +343,36 @@ async fn keys_and_entries_show_their_real_environment() {
             .expect("JSON");
     assert_eq!(shown["environment"], "sandbox", "{shown}");
     let text = setup.cli_ok(&["log", "show", "1", "--sandbox"]);
-    assert!(text.contains("registre bac à sable, entrée 1"), "{text}");
+    assert!(text.contains("registre du bac à sable, entrée 1"), "{text}");
     let exported = setup.cli_ok(&["log", "export", "--format", "json", "--sandbox"]);
     let line: Value = serde_json::from_str(exported.trim()).expect("one JSON line");
     assert_eq!(line["environment"], "sandbox", "{line}");
+
+    // The dashboard names each register in a sentence that reads right.
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let (session, _) = dashboard_sign_in(addr, &token).await;
+    let sandbox = dashboard_get(addr, Some(&session), "/dashboard/invoices?env=sandbox").await;
+    for text in [
+        "<legend>Chercher dans le registre du bac à sable</legend>",
+        ">Exporter le registre du bac à sable en CSV (dates de la recherche)</a>",
+    ] {
+        assert!(sandbox.body.contains(text), "{text}\n{}", sandbox.body);
+    }
+    let production =
+        dashboard_get(addr, Some(&session), "/dashboard/invoices?env=production").await;
+    assert!(
+        production
+            .body
+            .contains(">Exporter le registre de production en CSV (dates de la recherche)</a>"),
+        "{}",
+        production.body
+    );
+    let entry = dashboard_get(addr, Some(&session), "/dashboard/invoices/sandbox/1").await;
+    assert!(
+        entry.body.contains("← Registre du bac à sable</a>"),
+        "{}",
+        entry.body
+    );
 }
 
 /// A sale in USD as the issue saw it: 570,000 CDF (200 USD at 2,850 CDF per USD), paid in cash

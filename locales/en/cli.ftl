@@ -57,7 +57,10 @@ cli-error = error: { $text }
 cli-org-nif-not-said = the device has not said yet which NIF it is personalized for
 
 ## log show (src/cli/invoice_view.rs)
-cli-show-title = { $document } { $rn } — { $environment } register, entry { $sequence }
+cli-show-title = { $document } { $rn } — { $register ->
+    [sandbox] sandbox
+   *[other] production
+} register, entry { $sequence }
 cli-show-seller = Seller
 cli-show-type = Type
 cli-show-certified = Certified at

@@ -235,13 +235,19 @@ dash-invoices-none = No invoice in this register matches.
 dash-tab-production = Production register
 dash-tab-sandbox = Sandbox register
 dash-tabs-note = (the sandbox register is separate and never counts in the quota)
-dash-search-legend = Search the register ({ $environment })
+dash-search-legend = Search the { $register ->
+    [sandbox] sandbox
+   *[other] production
+} register
 dash-search-rn = Invoice number (rn)
 dash-search-from = Certified from
 dash-search-to = to
 dash-search-submit = Search
 dash-search-clear = Clear
-dash-export = Export the { $environment } register as CSV (the search's dates)
+dash-export = Export the { $register ->
+    [sandbox] sandbox
+   *[other] production
+} register as CSV (the search's dates)
 dash-page-newest = Newest
 dash-page-older = Older →
 dash-search-bad-title = Bad search
@@ -258,7 +264,10 @@ dash-entry-code = DEF/DGI code
 dash-entry-certified = Certified
 dash-entry-device-time = Device time
 dash-invoice-title = { $document } { $rn }
-dash-invoice-back = Register ({ $environment })
+dash-invoice-back = { $register ->
+    [sandbox] Sandbox register
+   *[other] Production register
+}
 dash-security-title = Security elements
 dash-qr-caption = QR code of
 dash-field-code = DEF/DGI code (codeDEFDGI)

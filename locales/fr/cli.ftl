@@ -57,7 +57,10 @@ cli-error = erreur : { $text }
 cli-org-nif-not-said = l'appareil n'a pas encore dit pour quel NIF il est personnalisé
 
 ## log show (src/cli/invoice_view.rs)
-cli-show-title = { $document } { $rn } — registre { $environment }, entrée { $sequence }
+cli-show-title = { $document } { $rn } — registre { $register ->
+    [sandbox] du bac à sable
+   *[other] de production
+}, entrée { $sequence }
 cli-show-seller = Vendeur
 cli-show-type = Type
 cli-show-certified = Certifiée le

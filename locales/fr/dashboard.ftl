@@ -238,13 +238,19 @@ dash-invoices-none = Aucune facture de ce registre ne correspond.
 dash-tab-production = Registre de production
 dash-tab-sandbox = Registre du bac à sable
 dash-tabs-note = (le registre du bac à sable est à part et ne compte jamais dans le quota)
-dash-search-legend = Chercher dans le registre ({ $environment })
+dash-search-legend = Chercher dans le registre { $register ->
+    [sandbox] du bac à sable
+   *[other] de production
+}
 dash-search-rn = Numéro de facture (rn)
 dash-search-from = Certifiée du
 dash-search-to = au
 dash-search-submit = Chercher
 dash-search-clear = Effacer
-dash-export = Exporter le registre { $environment } en CSV (dates de la recherche)
+dash-export = Exporter le registre { $register ->
+    [sandbox] du bac à sable
+   *[other] de production
+} en CSV (dates de la recherche)
 dash-page-newest = Les plus récentes
 dash-page-older = Plus anciennes →
 dash-search-bad-title = Recherche incorrecte
@@ -261,7 +267,10 @@ dash-entry-code = Code DEF/DGI
 dash-entry-certified = Certifiée le
 dash-entry-device-time = Heure de l'appareil
 dash-invoice-title = { $document } { $rn }
-dash-invoice-back = Registre ({ $environment })
+dash-invoice-back = Registre { $register ->
+    [sandbox] du bac à sable
+   *[other] de production
+}
 dash-security-title = Éléments de sécurité
 dash-qr-caption = Code QR de
 dash-field-code = Code DEF/DGI (codeDEFDGI)

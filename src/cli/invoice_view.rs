@@ -22,7 +22,7 @@ pub(super) fn render(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> S
             "cli-show-title",
             document = names::document(&r.invoice_type).render(lang),
             rn = r.rn.as_str(),
-            environment = names::environment(r.environment).render(lang),
+            register = r.environment.as_str(),
             sequence = e.sequence
         ))
     );

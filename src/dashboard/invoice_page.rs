@@ -46,10 +46,7 @@ impl Dashboard {
              <dl class=\"grid\">{}{}{}{}{}</dl></section>",
             t(
                 lang,
-                msg!(
-                    "dash-invoice-back",
-                    environment = env_name(env).render(lang)
-                )
+                msg!("dash-invoice-back", register = env.as_str())
             ),
             t(lang, msg!("dash-print")),
             t(lang, msg!("dash-print-a4")),
