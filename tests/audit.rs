@@ -668,6 +668,11 @@ async fn a_usd_invoice_s_amounts_are_labelled_cdf() {
         format!("id=\"usd\">200,00{nb}USD<"),
         "Prix unitaire (CDF)".to_string(),
         "TTC (CDF)".to_string(),
+        // The security elements named as on the receipt and in log show.
+        "<figcaption>Code QR de la facture</figcaption>".to_string(),
+        "<dt>Code DEF/DGI</dt><dd id=\"codeDEFDGI\">".to_string(),
+        "<dt>Enregistrée par</dt><dd id=\"source\">l&#39;appareil, en certifiant la facture</dd>"
+            .to_string(),
     ] {
         assert!(
             page.body.contains(&text),

@@ -50,7 +50,7 @@ cli-token-list-header = ID | REVOKED | CREATED | LABEL
 cli-token-revoked = dashboard token { $id } revoked; its sessions have ended
 
 ## log (src/cli/admin_commands.rs)
-cli-log-list-header = SEQ | ORG | RN | TYPE | TOTAL (CDF) | CODEDEFDGI | CERTIFIED
+cli-log-list-header = SEQ | ORG | RN | TYPE | TOTAL (CDF) | DEF/DGI CODE | CERTIFIED
 
 ## main.rs
 cli-error = error: { $text }
@@ -102,7 +102,7 @@ cli-show-qr = QR code text
 cli-show-original = This credit note reduces the invoice:
 cli-show-original-unknown = { $code } (not in this register: certified elsewhere or before the gateway)
 cli-show-credit-notes = Credit notes that reduce this invoice:
-cli-show-links-header = # | RN | TYPE | TOTAL (CDF) | CODEDEFDGI | CERTIFIED AT
+cli-show-links-header = # | RN | TYPE | TOTAL (CDF) | DEF/DGI CODE | CERTIFIED AT
 cli-show-kept = Content kept as certified: its SHA-256 is the entry's digest ({ $digest }).
 cli-show-not-kept = Content not kept: invoice certified by 1.4.0 or before, which kept only the digest { $digest }.
 cli-show-unreadable = The kept content cannot be shown as the certified one: it does not match the entry's request digest, or this release cannot read it (run "log verify"; technical detail: { $reason }).

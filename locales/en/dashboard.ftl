@@ -177,7 +177,7 @@ dash-doubt-item = Invoice No. { $rn }, { $total }, received { $received }; refer
 dash-doubt-settle-rn = Settle invoice No. { $rn }
 dash-doubt-portal = What the DGI's portal shows
 dash-doubt-certified = Certified, with these elements:
-dash-doubt-code = Security code (codeDEFDGI)
+dash-doubt-code = DEF/DGI code
 dash-doubt-nim = Device number (NIM)
 dash-doubt-qr = QR code (its text)
 dash-doubt-counters = Counters (e.g. 12/345 FV)
@@ -269,8 +269,8 @@ dash-invoice-back = { $register ->
    *[other] Production register
 }
 dash-security-title = Security elements
-dash-qr-caption = QR code of
-dash-field-code = DEF/DGI code (codeDEFDGI)
+dash-qr-caption = The invoice's QR code
+dash-field-code = DEF/DGI code
 dash-field-nim = Device number (NIM)
 dash-field-counters = Device counters
 dash-field-device-time = Device date and time

@@ -50,7 +50,7 @@ cli-token-list-header = ID | RÉVOQUÉ | CRÉÉ | LIBELLÉ
 cli-token-revoked = jeton du tableau de bord { $id } révoqué ; ses sessions sont terminées
 
 ## log (src/cli/admin_commands.rs)
-cli-log-list-header = N° | ORG | RN | TYPE | TOTAL (CDF) | CODEDEFDGI | CERTIFIÉE LE
+cli-log-list-header = N° | ORG | RN | TYPE | TOTAL (CDF) | CODE DEF/DGI | CERTIFIÉE LE
 
 ## main.rs
 cli-error = erreur : { $text }
@@ -102,7 +102,7 @@ cli-show-qr = Texte du code QR
 cli-show-original = Cet avoir réduit la facture :
 cli-show-original-unknown = { $code } (absente de ce registre : certifiée ailleurs ou avant la passerelle)
 cli-show-credit-notes = Avoirs qui réduisent cette facture :
-cli-show-links-header = N° | RN | TYPE | TOTAL (CDF) | CODEDEFDGI | CERTIFIÉE LE
+cli-show-links-header = N° | RN | TYPE | TOTAL (CDF) | CODE DEF/DGI | CERTIFIÉE LE
 cli-show-kept = Contenu gardé tel que certifié : son empreinte SHA-256 est celle de l'entrée ({ $digest }).
 cli-show-not-kept = Contenu non gardé : facture certifiée par une version 1.4.0 ou antérieure, qui ne gardait que l'empreinte { $digest }.
 cli-show-unreadable = Le contenu gardé ne peut pas être montré comme celui certifié : il ne correspond pas à l'empreinte de l'entrée, ou cette version ne sait pas le lire (lancez « log verify » ; détail technique : { $reason }).

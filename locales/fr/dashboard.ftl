@@ -180,7 +180,7 @@ dash-doubt-item = Facture n° { $rn }, { $total }, reçue le { $received } ; r�
 dash-doubt-settle-rn = Régler la facture n° { $rn }
 dash-doubt-portal = Ce que montre le portail de la DGI
 dash-doubt-certified = Certifiée, avec ces éléments :
-dash-doubt-code = Code de sécurité (codeDEFDGI)
+dash-doubt-code = Code DEF/DGI
 dash-doubt-nim = Numéro de l'appareil (NIM)
 dash-doubt-qr = Code QR (son texte)
 dash-doubt-counters = Compteurs (p. ex. 12/345 FV)
@@ -272,8 +272,8 @@ dash-invoice-back = Registre { $register ->
    *[other] de production
 }
 dash-security-title = Éléments de sécurité
-dash-qr-caption = Code QR de
-dash-field-code = Code DEF/DGI (codeDEFDGI)
+dash-qr-caption = Code QR de la facture
+dash-field-code = Code DEF/DGI
 dash-field-nim = Numéro de l'appareil (NIM)
 dash-field-counters = Compteurs de l'appareil
 dash-field-device-time = Date et heure de l'appareil

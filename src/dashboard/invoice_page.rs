@@ -42,7 +42,7 @@ impl Dashboard {
              target=\"_blank\">{}</a> · <a href=\"{base}/receipt?layout=80mm\" id=\"print-80mm\" \
              target=\"_blank\">{}</a></p>\
              <section id=\"security\"><h2>{}</h2><div class=\"qr-box\">\
-             <figure id=\"qr\">{qr}<figcaption>{} <code>qrCode</code></figcaption></figure></div>\
+             <figure id=\"qr\">{qr}<figcaption>{}</figcaption></figure></div>\
              <dl class=\"grid\">{}{}{}{}{}</dl></section>",
             t(
                 lang,
