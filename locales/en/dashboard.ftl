@@ -172,7 +172,7 @@ dash-doubt-title = { $n ->
         [one] { $n } invoice in doubt
        *[other] { $n } invoices in doubt
     }
-dash-doubt-intro = The DGI's answer to these confirmations was lost and the DGI no longer lists them as pending: whether they were certified is not known. Do not send them again under another number. Look each one up on the DGI's portal (by its number or its request's reference), then say here what the portal shows; the ERP's next try of the same number then gets the answer. The gateway's operator can also settle them on their side.
+dash-doubt-intro = The DGI's answer to these confirmations was lost and the DGI no longer lists them as pending: whether they were certified is not known. Do not send them again under another number. Look each one up on the DGI's portal (by its number or its request's reference), then say here what the portal shows; the ERP's next try of the same number then gets the answer. They can also be settled by { -gateway-operator }.
 dash-doubt-item = Invoice No. { $rn }, { $total }, received { $received }; reference of the request to the DGI: { $request }
 dash-doubt-settle-rn = Settle invoice No. { $rn }
 dash-doubt-portal = What the DGI's portal shows

@@ -104,7 +104,7 @@ dash-device-not-ready = Les factures ne peuvent pas être certifiées maintenant
 }
 dash-alert-quota = { $percent } % du quota annuel { $year } est utilisé ({ $used } factures sur { $quota }).
 dash-alert-quota-full = Le quota annuel { $year } est atteint ({ $used } factures sur { $quota }) : les nouvelles factures sont refusées. { $plan ->
-    [start] Demandez le plan Grow à { -gateway-operator } pour continuer à certifier.
+    [start] Demandez la formule Grow à { -gateway-operator } pour continuer à certifier.
    *[other] Demandez à { -gateway-operator } d'augmenter le quota pour continuer à certifier.
 }
 dash-alert-channel-down = L'appareil de production ne répond plus depuis le { $since } : aucune facture ne peut être certifiée.
@@ -175,7 +175,7 @@ dash-doubt-title = { $n ->
         [one] { $n } facture en doute
        *[other] { $n } factures en doute
     }
-dash-doubt-intro = La réponse de la DGI à ces confirmations a été perdue et la DGI ne les liste plus comme en attente : on ne sait pas si elles ont été certifiées. Ne les renvoyez pas sous un autre numéro. Cherchez chacune sur le portail de la DGI (par son numéro ou la référence de sa demande), puis indiquez ici ce que montre le portail ; le prochain essai du même numéro par l'ERP reçoit alors la réponse. L'opérateur de la passerelle peut aussi les régler de son côté.
+dash-doubt-intro = La réponse de la DGI à ces confirmations a été perdue et la DGI ne les liste plus comme en attente : on ne sait pas si elles ont été certifiées. Ne les renvoyez pas sous un autre numéro. Cherchez chacune sur le portail de la DGI (par son numéro ou la référence de sa demande), puis indiquez ici ce que montre le portail ; le prochain essai du même numéro par l'ERP reçoit alors la réponse. Elles peuvent aussi être réglées par { -gateway-operator }.
 dash-doubt-item = Facture n° { $rn }, { $total }, reçue le { $received } ; référence de la demande à la DGI : { $request }
 dash-doubt-settle-rn = Régler la facture n° { $rn }
 dash-doubt-portal = Ce que montre le portail de la DGI

@@ -522,13 +522,14 @@ mod tests {
             quota.describe(Lang::Fr),
             crate::i18n::nbsp(
                 "le quota annuel de factures de cette organisation est atteint (1000 sur 1000 en \
-             2026) ; demandez à l'administrateur de changer de formule"
+             2026) ; demandez à l'opérateur de la passerelle la formule Grow ou un quota plus \
+             grand"
             )
         );
         assert_eq!(
             quota.to_string(),
             "the annual invoice quota of this organization is reached (1000 of 1000 in 2026); \
-             ask the administrator to upgrade the plan"
+             ask the gateway's operator for the Grow plan or a larger quota"
         );
         assert_eq!(
             CertifyError::Unauthorized(AuthFailure::Invalid).describe(Lang::Fr),
@@ -581,8 +582,8 @@ mod tests {
             fr,
             crate::i18n::nbsp("l'API web de la DGI n'accepte pas le jeton de cette passerelle pour l'appareil dgi : \
              le fichier du jeton de cet appareil ne peut pas être lu (le journal du service dit \
-             pourquoi) ; un administrateur doit installer un nouveau jeton (réessayer n'y changera \
-             rien)")
+             pourquoi) ; l'opérateur de la passerelle doit installer un nouveau jeton (réessayer \
+             n'y changera rien)")
         );
         assert!(!token.describe(Lang::En).contains("Permission"));
         let log = token.to_string();
