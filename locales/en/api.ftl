@@ -40,11 +40,11 @@ err-internal = internal error of the gateway; report it with this answer's X-Req
 err-credit-exceeds-original = this credit note { $bound ->
     [at-least] of at least
    *[exact] of
-} { $total } CDF is more than what is left to refund of the original invoice { $original_rn } (codeDEFDGI { $reference }): its total is { $original_total } CDF, the credit notes of it already certified come to { $credited } CDF and those being certified to { $pending } CDF; { $room } CDF is left. Nothing was sent. Lower its amounts, or check its reference
+} { $total } is more than what is left to refund of the original invoice { $original_rn } (codeDEFDGI { $reference }): its total is { $original_total }, the credit notes of it already certified come to { $credited } and those being certified to { $pending }; { $room } is left. Nothing was sent. Lower its amounts, or check its reference
 err-above-max-total = the total of this invoice ({ $bound ->
-    [at-least] at least { $total } CDF, before VAT
-   *[exact] { $total } CDF
-}) is above this organization's largest invoice total ({ $max } CDF). Nothing was sent. Check its amounts (prices, quantities, unit); if the invoice is right, { -gateway-operator } can raise the limit (emcf-gateway org update --max-invoice-total)
+    [at-least] at least { $total }, before VAT
+   *[exact] { $total }
+}) is above this organization's largest invoice total ({ $max }). Nothing was sent. Check its amounts (prices, quantities, unit); if the invoice is right, { -gateway-operator } can raise the limit (emcf-gateway org update --max-invoice-total)
 
 ## Why the DGI does not accept the token ($reason of err-token-rejected)
 

@@ -41,11 +41,11 @@ err-internal = erreur interne de la passerelle ; signalez-la avec l'X-Request-I
 err-credit-exceeds-original = cette facture d'avoir { $bound ->
     [at-least] d'au moins
    *[exact] de
-} { $total } CDF dépasse ce qui reste à rembourser de la facture d'origine { $original_rn } (codeDEFDGI { $reference }) : son total est de { $original_total } CDF, les factures d'avoir déjà certifiées sur elle font { $credited } CDF et celles en cours de certification { $pending } CDF ; il reste { $room } CDF. Rien n'a été envoyé. Réduisez ses montants, ou vérifiez sa référence
+} { $total } dépasse ce qui reste à rembourser de la facture d'origine { $original_rn } (codeDEFDGI { $reference }) : son total est de { $original_total }, les factures d'avoir déjà certifiées sur elle font { $credited } et celles en cours de certification { $pending } ; il reste { $room }. Rien n'a été envoyé. Réduisez ses montants, ou vérifiez sa référence
 err-above-max-total = le total de cette facture ({ $bound ->
-    [at-least] au moins { $total } CDF, avant TVA
-   *[exact] { $total } CDF
-}) dépasse le plafond par facture de cette organisation ({ $max } CDF). Rien n'a été envoyé. Vérifiez ses montants (prix, quantités, unité) ; si la facture est juste, { -gateway-operator } peut relever le plafond (emcf-gateway org update --max-invoice-total)
+    [at-least] au moins { $total }, avant TVA
+   *[exact] { $total }
+}) dépasse le plafond par facture de cette organisation ({ $max }). Rien n'a été envoyé. Vérifiez ses montants (prix, quantités, unité) ; si la facture est juste, { -gateway-operator } peut relever le plafond (emcf-gateway org update --max-invoice-total)
 
 ## Pourquoi la DGI n'accepte pas le jeton ($reason de err-token-rejected)
 

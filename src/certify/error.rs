@@ -6,7 +6,6 @@ use std::time::Duration;
 use rust_decimal::Decimal;
 
 use crate::certify::invoice::ValidationError;
-use crate::i18n::format::plain_amount;
 use crate::i18n::{Arg, Lang, Message};
 use crate::msg;
 use crate::store::StoreError;
@@ -384,6 +383,11 @@ impl CertifyError {
 
     /// The catalogue message, with any nested reason already rendered in `lang`.
     fn message(&self, lang: Lang) -> Message {
+        // An amount inside a sentence, as the reader writes it ("30 000,00 CDF"); the API's
+        // data fields keep the plain form.
+        let amount = |value: Decimal| {
+            crate::i18n::format::amount(value, crate::model::FISCAL_CURRENCY, lang)
+        };
         match self {
             CertifyError::Validation(e) => e.message.clone(),
             CertifyError::Unauthorized(AuthFailure::Missing) => msg!("err-api-key-missing"),
@@ -474,14 +478,14 @@ impl CertifyError {
             CertifyError::NotFound { rn } => msg!("err-not-found", rn = rn),
             CertifyError::CreditExceedsOriginal(excess) => msg!(
                 "err-credit-exceeds-original",
-                total = plain_amount(excess.total),
+                total = amount(excess.total),
                 bound = bound(excess.at_least),
                 original_rn = &excess.original_rn,
                 reference = &excess.reference,
-                original_total = plain_amount(excess.original_total),
-                credited = plain_amount(excess.credited),
-                pending = plain_amount(excess.pending),
-                room = plain_amount(excess.room.max(Decimal::ZERO))
+                original_total = amount(excess.original_total),
+                credited = amount(excess.credited),
+                pending = amount(excess.pending),
+                room = amount(excess.room.max(Decimal::ZERO))
             ),
             CertifyError::AboveMaxTotal {
                 total,
@@ -489,9 +493,9 @@ impl CertifyError {
                 max,
             } => msg!(
                 "err-above-max-total",
-                total = plain_amount(*total),
+                total = amount(*total),
                 bound = bound(*at_least),
-                max = plain_amount(*max)
+                max = amount(*max)
             ),
             CertifyError::Internal(_) => msg!("err-internal"),
         }
