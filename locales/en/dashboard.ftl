@@ -107,8 +107,16 @@ dash-alert-quota-full = The { $year } annual quota is reached ({ $used } invoice
     [start] Ask { -gateway-operator } for the Grow plan to go on certifying.
    *[other] Ask { -gateway-operator } to raise the quota to go on certifying.
 }
-dash-alert-channel-down = The production device has not answered since { $since }: no invoice can be certified.
+dash-alert-channel-down = { $channel ->
+    [web_api] The DGI's online service has not answered since { $since }: no invoice can be certified.
+   *[box] The production device has not answered since { $since }: no invoice can be certified.
+}
+dash-alert-channel-down-no-date = { $channel ->
+    [web_api] The DGI's online service does not answer: no invoice can be certified.
+   *[box] The production device does not answer: no invoice can be certified.
+}
 dash-alert-dgi-contact = The last exchange of the production device with the DGI was on { $at }: check its network connection.
+dash-alert-dgi-contact-never = The production device has never exchanged with the DGI yet: check its network connection.
 dash-alert-in-doubt = { $count ->
     [one] One invoice is in doubt (its outcome is unknown).
    *[other] { $count } invoices are in doubt (their outcome is unknown).

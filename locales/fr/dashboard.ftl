@@ -107,8 +107,16 @@ dash-alert-quota-full = Le quota annuel { $year } est atteint ({ $used } facture
     [start] Demandez la formule Grow à { -gateway-operator } pour continuer à certifier.
    *[other] Demandez à { -gateway-operator } d'augmenter le quota pour continuer à certifier.
 }
-dash-alert-channel-down = L'appareil de production ne répond plus depuis le { $since } : aucune facture ne peut être certifiée.
+dash-alert-channel-down = { $channel ->
+    [web_api] Le service en ligne de la DGI ne répond plus depuis le { $since } : aucune facture ne peut être certifiée.
+   *[box] L'appareil de production ne répond plus depuis le { $since } : aucune facture ne peut être certifiée.
+}
+dash-alert-channel-down-no-date = { $channel ->
+    [web_api] Le service en ligne de la DGI ne répond plus : aucune facture ne peut être certifiée.
+   *[box] L'appareil de production ne répond plus : aucune facture ne peut être certifiée.
+}
 dash-alert-dgi-contact = Le dernier échange de l'appareil de production avec la DGI date du { $at } : vérifiez sa connexion au réseau.
+dash-alert-dgi-contact-never = L'appareil de production n'a encore jamais échangé avec la DGI : vérifiez sa connexion au réseau.
 dash-alert-in-doubt = { $count ->
     [one] Une facture est en doute (son issue n'est pas connue).
    *[other] { $count } factures sont en doute (leur issue n'est pas connue).
