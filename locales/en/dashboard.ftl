@@ -332,4 +332,4 @@ dash-export-bad-format = The export format must be csv, excel or json.
 
 ## The register: its export for a spreadsheet (src/dashboard/invoices.rs)
 dash-export-excel = CSV for Excel
-dash-export-excel-hint = Semicolons, decimal commas and a byte order mark: opens as columns in a French Excel or LibreOffice.
+dash-export-excel-hint = Opens as columns straight away in a French Excel or LibreOffice.

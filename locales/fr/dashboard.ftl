@@ -335,4 +335,4 @@ dash-export-bad-format = Le format d'export doit être csv, excel ou json.
 
 ## Le registre : son export pour un tableur (src/dashboard/invoices.rs)
 dash-export-excel = CSV pour Excel
-dash-export-excel-hint = Points-virgules, virgules décimales et marque d'ordre des octets : s'ouvre en colonnes dans Excel ou LibreOffice en français.
+dash-export-excel-hint = S'ouvre directement en colonnes dans Excel ou LibreOffice en français.

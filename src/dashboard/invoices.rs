@@ -323,10 +323,11 @@ fn search_form(query: &Query, lang: Lang) -> String {
          <label>{to_label} <input type=\"date\" name=\"to\" id=\"to\" value=\"{to}\"></label>\
          <button type=\"submit\" id=\"search\">{search}</button> <a href=\"/dashboard/invoices?env={env}\">{clear}</a>\
          </fieldset></form><p><a href=\"/dashboard/invoices.csv?env={env}{period}\" id=\"csv\" download>\
-         {export}</a> · <a href=\"/dashboard/invoices.csv?env={env}{period}&amp;format=excel\" \
-         id=\"csv-excel\" title=\"{excel_hint}\" download>{excel}</a> · \
-         <a href=\"/dashboard/invoices.csv?env={env}{period}&amp;format=json\" id=\"json\" \
-         download>{export_json}</a></p>",
+         {export}</a> · <a href=\"/dashboard/invoices.csv?env={env}{period}&amp;format=json\" \
+         id=\"json\" download>{export_json}</a> · \
+         <a href=\"/dashboard/invoices.csv?env={env}{period}&amp;format=excel\" id=\"csv-excel\" \
+         aria-describedby=\"csv-excel-hint\" download>{excel}</a> \
+         <small id=\"csv-excel-hint\">{excel_hint}</small></p>",
         legend = t(lang, msg!("dash-search-legend", register = env)),
         rn_label = t(lang, msg!("dash-search-rn")),
         from_label = t(lang, msg!("dash-search-from")),
