@@ -367,6 +367,13 @@ async fn keys_and_entries_show_their_real_environment() {
         "{}",
         production.body
     );
+    let overview = dashboard_get(addr, Some(&session), "/dashboard/").await;
+    assert!(
+        overview.body.contains(">0 en production</a>")
+            && overview.body.contains(">1 dans le bac à sable</a>"),
+        "{}",
+        overview.body
+    );
     let entry = dashboard_get(addr, Some(&session), "/dashboard/invoices/sandbox/1").await;
     assert!(
         entry.body.contains("← Registre du bac à sable</a>"),

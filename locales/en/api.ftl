@@ -124,7 +124,7 @@ resolve-text-too-long = the name and the note are at most { $max } characters
 resolve-text-bad = { $field ->
     [by] the name
    *[note] the note
-} is one line: no line break, control character or writing direction mark
+} must fit on one line: no line break, control character or writing direction mark
 
 ## Warnings on a certified invoice (src/certify/warnings.rs): warningDesc, beside warningCode
 warn-original-not-in-register = credit note { $rn } refunds the invoice of codeDEFDGI { $reference }, which this register does not hold: it was certified as sent, without its amount being compared with the original's total. If the original was certified before the gateway or elsewhere, nothing to do; else check the reference (a typo would refund another invoice) and the amount

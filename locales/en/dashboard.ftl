@@ -163,12 +163,12 @@ dash-tech-anomaly = Anomaly No. { $id }
 dash-registers-title = Registers
 dash-registers-invoices = Certified invoices:
 dash-registers-production = { $n ->
-        [one] { $count } production
-       *[other] { $count } production
+        [one] { $count } in production
+       *[other] { $count } in production
     }
 dash-registers-sandbox = { $n ->
-        [one] { $count } sandbox
-       *[other] { $count } sandbox
+        [one] { $count } in the sandbox
+       *[other] { $count } in the sandbox
     }
 dash-registers-separate = the sandbox has its own register and never counts in the quota
 dash-registers-keys = API keys:

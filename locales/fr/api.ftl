@@ -120,12 +120,12 @@ resolve-qr-mismatch = qrCode : { $part ->
     [nim] le NIM saisi
     [codeDEFDGI] le codeDEFDGI saisi
    *[nif] le NIF de l'organisation
-} (« { $expected } ») : recopiez le QR code de cette facture-ci
+} (« { $expected } ») : recopiez le code QR de cette facture-ci
 resolve-text-too-long = le nom et la note font au plus { $max } caractères
 resolve-text-bad = { $field ->
     [by] le nom
    *[note] la note
-} tient sur une ligne : sans retour à la ligne, caractère de contrôle ni marque de sens d'écriture
+} doit tenir sur une ligne : sans retour à la ligne, caractère de contrôle ni marque de sens d'écriture
 
 ## Les avertissements sur une facture certifiée (src/certify/warnings.rs) : warningDesc, à côté de warningCode
 warn-original-not-in-register = la facture d'avoir { $rn } rembourse la facture de codeDEFDGI { $reference }, que ce registre ne contient pas : elle a été certifiée telle qu'envoyée, sans que son montant ait pu être comparé au total de l'origine. Si l'origine a été certifiée avant la passerelle ou ailleurs, rien à faire ; sinon vérifiez la référence (une faute de frappe rembourserait une autre facture) et le montant

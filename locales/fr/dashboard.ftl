@@ -167,8 +167,8 @@ dash-registers-production = { $n ->
        *[other] { $count } en production
     }
 dash-registers-sandbox = { $n ->
-        [one] { $count } en bac à sable
-       *[other] { $count } en bac à sable
+        [one] { $count } dans le bac à sable
+       *[other] { $count } dans le bac à sable
     }
 dash-registers-separate = le bac à sable a son propre registre et ne compte pas dans le quota
 dash-registers-keys = Clés API :

@@ -115,7 +115,7 @@ pub enum IntentCommand {
         /// The e-MCF's NIM.
         #[arg(long)]
         nim: Option<String>,
-        /// Date-time of the certification, yyyy-MM-ddTHH:mm:ss.
+        /// Date-time of the certification, YYYY-MM-DDTHH:MM:SS (e.g. 2026-11-23T10:00:00).
         #[arg(long)]
         date_time: Option<String>,
         /// Who settles it (journaled).
@@ -252,7 +252,8 @@ pub enum OrgCommand {
         /// Annual quota overriding the plan's.
         #[arg(long)]
         quota: Option<u64>,
-        /// Name of the configured device it certifies on (`embedded` without devices).
+        /// Name of the configured device it certifies on; with no device configured, `embedded`:
+        /// the bundled simulator (nothing is fiscal).
         #[arg(long)]
         device: String,
         /// An administrator's e-mail address for the alerts (repeatable).
