@@ -162,7 +162,7 @@ async fn quota_alerts_are_e_mailed_once_per_crossing() {
     );
     for words in [
         "L'organisation Acme a certifié 4 factures sur les 5 de son quota annuel",
-        "Ce qu'il faut faire\u{a0}: pour ne pas être bloqué, demandez dès maintenant le plan Grow à l'opérateur de la passerelle.",
+        "Ce qu'il faut faire\u{a0}: pour ne pas être bloqué, demandez dès maintenant la formule Grow à l'opérateur de la passerelle.",
         "\nhttps://factures.example.cd/dashboard/\n",
     ] {
         assert!(body.contains(words), "{words:?} in:\n{body}");
@@ -189,7 +189,7 @@ async fn quota_alerts_are_e_mailed_once_per_crossing() {
     );
     for words in [
         "L'organisation Acme a utilisé tout son quota annuel",
-        "Ce qu'il faut faire\u{a0}: demandez le plan Grow à l'opérateur de la passerelle.",
+        "Ce qu'il faut faire\u{a0}: demandez la formule Grow à l'opérateur de la passerelle. Dès le changement de formule,",
         "\nhttps://factures.example.cd/dashboard/\n",
     ] {
         assert!(body.contains(words), "{words:?} in:\n{body}");
@@ -238,7 +238,12 @@ async fn quota_alerts_are_e_mailed_once_per_crossing() {
         !page.body.contains("id=\"alert-quota_80\""),
         "only the highest"
     );
-    assert!(page.body.contains("Demandez le plan Grow"), "{}", page.body);
+    assert!(
+        page.body
+            .contains("Demandez la formule Grow à l&#39;opérateur de la passerelle"),
+        "{}",
+        page.body
+    );
 
     // A restart reads the raised alerts back: nothing is e-mailed again.
     assert!(gateway.terminate(), "clean exit");

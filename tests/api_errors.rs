@@ -72,7 +72,7 @@ async fn rn_empty_or_missing_is_code_31() {
         let error = assert_error(&response, 400, 31);
         // French unless the client asks otherwise (tests/api_languages.rs).
         assert_eq!(
-            error["errorDesc"], "la référence de facture (rn) ne peut pas être vide",
+            error["errorDesc"], "le numéro de facture (rn) ne peut pas être vide",
             "{label}"
         );
         assert_eq!(error["field"], "rn", "{label}");

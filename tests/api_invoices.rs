@@ -630,12 +630,24 @@ async fn credit_notes_never_refund_more_than_their_original() {
     let quota = api.quota_used();
     let over = post_invoice(addr, &api.key, &refund("AV-2", &code, "500.00", "ttc")).await;
     let desc = assert_refused_before_the_box(&api, &over, 180, "AV-2", quota).await;
-    for said in ["SALE-1", &code, "1200.00", "800.00", "400.00 CDF", "500.00"] {
+    // Its amounts as a French reader writes them, each with its currency once.
+    for said in [
+        "SALE-1",
+        &code,
+        "1\u{202f}200,00\u{a0}CDF",
+        "800,00\u{a0}CDF",
+        "il reste 400,00\u{a0}CDF",
+        "500,00\u{a0}CDF",
+    ] {
         assert!(desc.contains(said), "{said}: {desc}");
     }
     assert!(
         desc.contains("facture d'avoir"),
         "French by default: {desc}"
+    );
+    assert!(
+        !desc.contains("CDF CDF") && !desc.contains("CDF\u{a0}CDF"),
+        "{desc}"
     );
     assert_eq!(box_counters(&api), certified, "nothing reached the box");
     // Its retry is refused the same way, and another rn too.
@@ -648,7 +660,7 @@ async fn credit_notes_never_refund_more_than_their_original() {
     let quota = api.quota_used();
     let cent = post_invoice(addr, &api.key, &refund("AV-4", &code, "0.01", "ttc")).await;
     let desc = assert_refused_before_the_box(&api, &cent, 180, "AV-4", quota).await;
-    assert!(desc.contains("il reste 0.00 CDF"), "{desc}");
+    assert!(desc.contains("il reste 0,00\u{a0}CDF."), "{desc}");
 
     // Another original is another account; an `ht` credit note's TTC comes from the box's
     // rates: 1,100.00 HT at 16 % is 1,276.00 TTC, more than the 1,200.00 of the original,
@@ -664,7 +676,10 @@ async fn credit_notes_never_refund_more_than_their_original() {
     )
     .await;
     let desc = assert_refused_before_the_box(&api, &ht, 180, "AV-5", quota).await;
-    assert!(desc.contains("1276.00"), "the exact TTC: {desc}");
+    assert!(
+        desc.contains("de 1\u{202f}276,00\u{a0}CDF dépasse"),
+        "the exact TTC: {desc}"
+    );
     assert_eq!(
         box_counters(&api),
         certified,
@@ -798,7 +813,9 @@ async fn an_organization_s_largest_invoice_total_is_kept_before_anything_is_sent
     let over = post_invoice(addr, &api.key, &invoice("BIG-1")).await;
     let desc = assert_refused_before_the_box(&api, &over, 181, "BIG-1", quota).await;
     assert!(
-        desc.contains("1200.00 CDF") && desc.contains("1000.00 CDF") && desc.contains("plafond"),
+        desc.contains("(1\u{202f}200,00\u{a0}CDF)")
+            && desc
+                .contains("plafond par facture de cette organisation (1\u{202f}000,00\u{a0}CDF)"),
         "{desc}"
     );
     assert_eq!(box_counters(&api), 0, "nothing reached the box");
@@ -817,7 +834,7 @@ async fn an_organization_s_largest_invoice_total_is_kept_before_anything_is_sent
     ht.as_object_mut().unwrap().remove("payments");
     let response = post_invoice(addr, &api.key, &ht).await;
     let desc = assert_refused_before_the_box(&api, &response, 181, "BIG-3", quota).await;
-    assert!(desc.contains("1044.00 CDF"), "{desc}");
+    assert!(desc.contains("(1\u{202f}044,00\u{a0}CDF)"), "{desc}");
     assert_eq!(box_counters(&api), 1, "only BIG-2 on the box");
     // A sandbox key keeps it too.
     let sandbox = api.issue_key(true);

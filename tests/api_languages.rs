@@ -60,8 +60,8 @@ async fn an_invoice_error_reads_french_by_default_and_english_on_request() {
     let api = ApiSetup::start(None).await;
     let mut empty_rn = invoice("L-1");
     empty_rn["rn"] = json!("");
-    let french = "la référence de facture (rn) ne peut pas être vide";
-    let english = "the invoice reference (rn) cannot be empty";
+    let french = "le numéro de facture (rn) ne peut pas être vide";
+    let english = "the invoice number (rn) cannot be empty";
     for (accept_language, lang, text) in [
         (None, "fr", french),
         (Some("en-US,en;q=0.9"), "en", english),

@@ -47,7 +47,7 @@ async fn an_auditor_reads_what_an_invoice_said_and_its_credit_notes() {
     // The CLI, for people: client, items, payments, comment, groups, and the credit note.
     let shown = setup.cli_ok(&["log", "show", "1"]);
     for text in [
-        "Facture de vente AUD-1 — registre production, entrée 1",
+        "Facture de vente AUD-1 — registre de production, entrée 1",
         "Facture de vente (FV)",
         "Kinshasa Matériaux SARL",
         "A7654321Z",
@@ -343,14 +343,71 @@ async fn keys_and_entries_show_their_real_environment() {
             .expect("JSON");
     assert_eq!(shown["environment"], "sandbox", "{shown}");
     let text = setup.cli_ok(&["log", "show", "1", "--sandbox"]);
-    assert!(text.contains("registre bac à sable, entrée 1"), "{text}");
+    assert!(text.contains("registre du bac à sable, entrée 1"), "{text}");
     let exported = setup.cli_ok(&["log", "export", "--format", "json", "--sandbox"]);
     let line: Value = serde_json::from_str(exported.trim()).expect("one JSON line");
     assert_eq!(line["environment"], "sandbox", "{line}");
+
+    // The dashboard names each register in a sentence that reads right.
+    let token = issue_dashboard_token(&setup.gateway, "acme");
+    let (session, _) = dashboard_sign_in(addr, &token).await;
+    let sandbox = dashboard_get(addr, Some(&session), "/dashboard/invoices?env=sandbox").await;
+    for text in [
+        "<legend>Chercher dans le registre du bac à sable</legend>",
+        ">Exporter le registre du bac à sable en CSV (dates de la recherche)</a>",
+    ] {
+        assert!(sandbox.body.contains(text), "{text}\n{}", sandbox.body);
+    }
+    let production =
+        dashboard_get(addr, Some(&session), "/dashboard/invoices?env=production").await;
+    assert!(
+        production
+            .body
+            .contains(">Exporter le registre de production en CSV (dates de la recherche)</a>"),
+        "{}",
+        production.body
+    );
+    let overview = dashboard_get(addr, Some(&session), "/dashboard/").await;
+    assert!(
+        overview.body.contains(">0 en production</a>")
+            && overview.body.contains(">1 dans le bac à sable</a>"),
+        "{}",
+        overview.body
+    );
+    let entry = dashboard_get(addr, Some(&session), "/dashboard/invoices/sandbox/1").await;
+    assert!(
+        entry.body.contains("← Registre du bac à sable</a>"),
+        "{}",
+        entry.body
+    );
 }
 
 /// A sale in USD as the issue saw it: 570,000 CDF (200 USD at 2,850 CDF per USD), paid in cash
 /// in USD.
+/// `log show`'s text with each run of plain spaces made one (the labels' padding), its
+/// no-break spaces kept.
+fn squeezed(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            line.split(' ')
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Where the value of the row `label` starts in `log show`'s `text`, in characters.
+fn value_column(text: &str, label: &str) -> usize {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("  {label} ")))
+        .unwrap_or_else(|| panic!("no row {label:?}:\n{text}"));
+    let after = &line[2 + label.len()..];
+    2 + label.chars().count() + after.chars().take_while(|c| *c == ' ').count()
+}
+
 fn usd_sale(rn: &str) -> Value {
     json!({
         "rn": rn, "mode": "ttc", "type": "FV", "curCode": "USD", "curRate": "2850",
@@ -539,20 +596,71 @@ async fn a_usd_invoice_s_amounts_are_labelled_cdf() {
     ];
 
     let shown = setup.cli_ok(&["log", "show", "1"]);
+    let rows = squeezed(&shown);
     for text in [
-        format!("ESPECES                570{nnb}000,00{nb}CDF (payé en USD{nb}: 200,00{nb}USD)"),
-        format!("USD (montants en CDF{nb}; 1{nb}USD = 2{nnb}850,00{nb}CDF, cours du 2026-11-20)"),
-        format!("Total TTC              570{nnb}000,00{nb}CDF"),
-        format!("Équivalent USD         200,00{nb}USD"),
+        format!("ESPECES 570{nnb}000,00{nb}CDF (payé en USD{nb}: 200,00{nb}USD)"),
+        format!("USD (montants en CDF{nb}; 1{nb}USD = 2{nnb}850,00{nb}CDF, cours du 20/11/2026)"),
+        format!("Total TTC 570{nnb}000,00{nb}CDF"),
+        format!("Équivalent USD 200,00{nb}USD"),
         "PRIX UNITAIRE (CDF)".to_string(),
+        // Who recorded it, in words, on its own row; the security elements named as on the
+        // receipt and the dashboard; the device's date as a French reader writes it.
+        "Appareil · clé shop · ".to_string(),
+        "Enregistrée par l'appareil, en certifiant la facture".to_string(),
+        "Code DEF/DGI ".to_string(),
+        "Numéro de l'appareil (NIM) ".to_string(),
+        "Texte du code QR ".to_string(),
     ] {
-        assert!(shown.contains(&text), "{text:?} missing:\n{shown}");
+        assert!(rows.contains(&text), "{text:?} missing:\n{shown}");
     }
+    assert!(
+        !shown.contains("finalize") && !shown.contains("codeDEFDGI "),
+        "{shown}"
+    );
+    let device_date = shown
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("Date de l'appareil"))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(
+        chrono::NaiveDateTime::parse_from_str(device_date, "%d/%m/%Y %H:%M:%S").is_ok(),
+        "{device_date}"
+    );
     let english = setup.cli_ok(&["log", "show", "1", "--lang", "en"]);
     assert!(
-        english.contains("ESPECES                570,000.00 CDF (paid in USD: 200.00 USD)"),
+        squeezed(&english).contains("ESPECES 570,000.00 CDF (paid in USD: 200.00 USD)")
+            && squeezed(&english).contains("Recorded by the device, when certifying the invoice"),
         "{english}"
     );
+    // Every value starts in one column, whatever the length of its label in each language.
+    for (text, labels) in [
+        (
+            &shown,
+            [
+                "Vendeur",
+                "Enregistrée par",
+                "Numéro de l'appareil (NIM)",
+                "ESPECES",
+                "Total TTC",
+            ],
+        ),
+        (
+            &english,
+            [
+                "Seller",
+                "Recorded by",
+                "Device number (NIM)",
+                "ESPECES",
+                "Total TTC",
+            ],
+        ),
+    ] {
+        let columns: Vec<usize> = labels.iter().map(|l| value_column(text, l)).collect();
+        assert!(
+            columns.windows(2).all(|w| w[0] == w[1]),
+            "{columns:?}\n{text}"
+        );
+    }
     for text in [&shown, &english] {
         assert!(!wrong.iter().any(|w| text.contains(w.as_str())), "{text}");
     }
@@ -567,6 +675,11 @@ async fn a_usd_invoice_s_amounts_are_labelled_cdf() {
         format!("id=\"usd\">200,00{nb}USD<"),
         "Prix unitaire (CDF)".to_string(),
         "TTC (CDF)".to_string(),
+        // The security elements named as on the receipt and in log show.
+        "<figcaption>Code QR de la facture</figcaption>".to_string(),
+        "<dt>Code DEF/DGI</dt><dd id=\"codeDEFDGI\">".to_string(),
+        "<dt>Enregistrée par</dt><dd id=\"source\">l&#39;appareil, en certifiant la facture</dd>"
+            .to_string(),
     ] {
         assert!(
             page.body.contains(&text),
@@ -586,7 +699,7 @@ async fn a_usd_invoice_s_amounts_are_labelled_cdf() {
     for text in [
         format!("id=\"total\">570{nnb}000,00{nb}CDF<"),
         format!("Équivalent USD</dt><dd id=\"usdTotal\">200,00{nb}USD<"),
-        format!("Cours USD du 2026-11-20</dt><dd id=\"rate\">1{nb}USD = 2{nnb}850,00{nb}CDF<"),
+        format!("Cours USD du 20/11/2026</dt><dd id=\"rate\">1{nb}USD = 2{nnb}850,00{nb}CDF<"),
     ] {
         assert!(
             receipt.body.contains(&text),

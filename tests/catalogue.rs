@@ -163,8 +163,15 @@ const INTERNAL_DETAIL: &str =
 const SERDE_JSON_TEXT: &str =
     "serde_json's own error text, matched to pick the catalogue's words (json-fault); never shown";
 
+/// Why serde's texts in `config/unknown.rs` are not sentences of ours.
+const SERDE_UNKNOWN_TEXT: &str = "serde's text of an unknown key or value (through the TOML \
+    reader), matched to say it with the catalogue's words (config-unknown); never shown";
+
 /// Literals that read like words but are not sentences for a person: (file, beginning, why).
 const NOT_SENTENCES: &[(&str, &str, &str)] = &[
+    ("config/unknown.rs", "unknown field `", SERDE_UNKNOWN_TEXT),
+    ("config/unknown.rs", "unknown variant `", SERDE_UNKNOWN_TEXT),
+    ("config/unknown.rs", "one of ", SERDE_UNKNOWN_TEXT),
     ("certify/status.rs", "no configured device is named ", INTERNAL_DETAIL),
     ("certify/status.rs", "several devices are configured ", INTERNAL_DETAIL),
     ("certify/service.rs", "certification task failed: ", INTERNAL_DETAIL),
@@ -281,7 +288,7 @@ const NOT_SENTENCES: &[(&str, &str, &str)] = &[
         SERDE_JSON_TEXT,
     ),
     (
-        "dashboard/html.rs",
+        "i18n/names.rs",
         "dashboard of ",
         "the marker a settlement from the dashboard journals in its source (dashboard/in_doubt.rs), \
          read back to say it in the reader's words",
@@ -289,7 +296,7 @@ const NOT_SENTENCES: &[(&str, &str, &str)] = &[
     (
         "dashboard/in_doubt.rs",
         "dashboard of ",
-        "as dashboard/html.rs: the marker journaled with a settlement, a record's field",
+        "as i18n/names.rs: the marker journaled with a settlement, a record's field",
     ),
     (
         "dashboard/session_file.rs",

@@ -155,6 +155,14 @@ async fn the_dashboard_offers_a_csv_for_excel() {
         "{}",
         search.body
     );
+    // What it is for, in words a phone shows too (no tooltip, no jargon).
+    assert!(
+        search.body.contains(
+            "<small id=\"csv-excel-hint\">S&#39;ouvre directement en colonnes dans Excel ou LibreOffice en français.</small>"
+        ) && !search.body.contains("marque d&#39;ordre"),
+        "{}",
+        search.body
+    );
     let excel = common::dashboard_get(
         addr,
         Some(&session),

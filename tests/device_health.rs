@@ -350,5 +350,52 @@ async fn device_probe_reads_the_box_on_its_port_or_through_the_service() {
         report["anomalies"].as_array().is_some_and(Vec::is_empty),
         "{json}"
     );
+
+    // After one invoice: counts in the singular, its date as each reader writes it, its total
+    // with its currency.
+    let key =
+        tokio::task::block_in_place(|| add_org_with_key(dir.path(), &config, "acme", "shop", None));
+    let sale = post_invoice(gateway.addr, &key, &invoice("PROBE-1")).await;
+    assert_eq!(sale.status, 200, "{}", sale.body);
+    let through = |lang: &str| {
+        let text = cli_ok(&gateway, &["device", "probe", "--lang", lang]);
+        text.lines()
+            .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+    };
+    let (french, english) = (through("fr"), through("en"));
+    let line_of = |lines: &[String], label: &str| {
+        lines
+            .iter()
+            .find_map(|line| line.strip_prefix(label).map(str::to_owned))
+            .unwrap_or_else(|| panic!("{label:?} not in\n{}", lines.join("\n")))
+    };
+    assert_eq!(
+        line_of(&english, "counters "),
+        "1 invoice (1 sale, 0 credit notes)"
+    );
+    assert_eq!(
+        line_of(&french, "compteurs "),
+        "1 facture (1 vente, 0 avoir)"
+    );
+    let clock = line_of(&french, "horloge du boîtier ");
+    assert!(
+        chrono::NaiveDateTime::parse_from_str(&clock, "%d/%m/%Y %H:%M:%S").is_ok(),
+        "{clock}"
+    );
+    let last = line_of(&french, "dernière facture ");
+    assert!(
+        last.starts_with("FV PROBE-1 certifiée le ")
+            && last.contains(", code DEF/DGI ")
+            && last.ends_with(", total 1 200,00 CDF"),
+        "{last}"
+    );
+    let last = line_of(&english, "last invoice ");
+    assert!(
+        last.starts_with("FV PROBE-1 certified on ")
+            && last.contains(", DEF/DGI code ")
+            && last.ends_with(", total 1,200.00 CDF"),
+        "{last}"
+    );
     let _ = Path::new("");
 }

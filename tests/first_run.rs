@@ -98,6 +98,9 @@ fn every_error_is_in_the_reader_s_language() {
         (&["log", "export", "--format", "xml"], "", "erreur : « xml » n'est pas une valeur possible pour --format <FORMAT> (valeurs possibles : csv, json)"),
         (&["log", "export", "--from", "hier"], "en", "error: \"hier\" is not a valid value for --from <FROM>: write a day as YYYY-MM-DD"),
         (&["--lang", "de", "org", "list"], "", "erreur : « de » n'est pas une valeur acceptée pour --lang <LANGUE> : la passerelle parle fr et en"),
+        (&["org", "update", "shop", "--quota", "abc"], "", "erreur : « abc » n'est pas une valeur acceptée pour --quota <QUOTA> : un nombre entier est attendu"),
+        (&["log", "show", "abc"], "en", "error: \"abc\" is not a valid value for [SEQUENCE]: a whole number is expected"),
+        (&["intent", "resolve", "nope", "--by", "moi", "--not-certified"], "", "erreur : « nope » n'est pas une valeur acceptée pour <INTENTION> : un nombre entier est attendu (voir « emcf-gateway intent list »)"),
     ] {
         let out = run_in(dir.path(), lang, args);
         assert!(!out.status.success(), "{args:?}");
@@ -237,6 +240,16 @@ async fn a_later_start_says_how_to_get_a_demo_key() {
     assert!(first.terminate(), "the first gateway stops");
     let second = Gateway::start_demo(dir.path());
     assert!(second.banner_value("live key:").is_none());
+    // It says where the keys went: on the screen, or in that file when the output was not a
+    // terminal (as here).
+    assert!(
+        second.banner.iter().any(|line| line.contains(&nbsp(&format!(
+            "ses clés ont été données à son premier démarrage (à l'écran, ou dans {} si la sortie n'était pas un terminal)",
+            keys_file.display()
+        )))),
+        "{:?}",
+        second.banner
+    );
     assert!(
         second
             .banner

@@ -12,7 +12,9 @@ use spec::{FaultKind, FaultList, FaultSpec, SetBy};
 /// Longest `delay-ms`, in milliseconds ([`crate::config::MAX_TIMING`]).
 pub const MAX_DELAY_MS: u64 = 3_600_000;
 
-/// `--seed`.
+/// `--seed`: not a fault but the seed of the faults' generator, so an option of its own (not in
+/// [`BOX_FAULTS`], named in its intro); its help and the refusal of a wrong value are drawn
+/// from here like a fault's.
 pub const SEED: FaultSpec = FaultSpec {
     name: "seed",
     kind: FaultKind::Seed,
@@ -100,10 +102,10 @@ pub const BOX_FAULTS: FaultList = FaultList {
     title: "Faults of the box (emcf-sim), set with flags at start",
     set_by: SetBy::Flag,
     intro: "All off by default; the random ones are drawn per reply from one generator seeded \
-            with --seed.",
+            with the option --seed N (default 0: the same seed, flags and host traffic give the \
+            same faults at the same commands).",
     how: "emcf-sim --pty --ephemeral --drop-replies 0.1 --seed 7",
     faults: &[
-        SEED,
         CORRUPT_REPLIES,
         DROP_REPLIES,
         GARBAGE,

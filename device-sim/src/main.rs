@@ -111,7 +111,8 @@ struct Cli {
     firmware: String,
     // The faults: help, values and refusals from `emcf_sim::faults::BOX_FAULTS` (one
     // definition with the README's technician section).
-    #[arg(long, value_name = "N", default_value_t = 0, help_heading = FAULTS,
+    // Not a fault: the seed of their generator, among the options (its default in its help).
+    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true,
           help = SEED.flag_help(), value_parser = SEED.flag_parser::<u64>())]
     seed: u64,
     #[arg(long, value_name = "P", default_value_t = 0.0, help_heading = FAULTS,
@@ -126,8 +127,9 @@ struct Cli {
     #[arg(long, value_name = "P", default_value_t = 0.0, help_heading = FAULTS,
           help = DELAY.flag_help(), value_parser = DELAY.flag_parser::<f64>())]
     delay: f64,
-    #[arg(long, value_name = "MS", default_value_t = 800, help_heading = FAULTS,
-          help = DELAY_MS.flag_help(), value_parser = DELAY_MS.flag_parser::<u64>())]
+    // Its default is in its help (and the README's table), said once.
+    #[arg(long, value_name = "MS", default_value_t = 800, hide_default_value = true,
+          help_heading = FAULTS, help = DELAY_MS.flag_help(), value_parser = DELAY_MS.flag_parser::<u64>())]
     delay_ms: u64,
     #[arg(long, value_name = "N", default_value_t = 0, help_heading = FAULTS,
           help = REFUSE_NEXT.flag_help(), value_parser = REFUSE_NEXT.flag_parser::<u32>())]

@@ -125,6 +125,17 @@ fn the_help_lists_every_fault_with_its_type_values_and_an_example() {
         );
     }
     assert!(top.contains("Faults (all off by default"), "{top}");
+    // The seed is an option, not a fault; a default is said once.
+    let faults_at = top.find("Faults (all off by default").unwrap();
+    let seed_at = top.find("--seed <N>").unwrap_or_else(|| panic!("{top}"));
+    assert!(seed_at < faults_at, "--seed among the faults:\n{top}");
+    assert!(!BOX_FAULTS.faults.iter().any(|f| f.name == "seed"));
+    let seed_help = &top[seed_at..];
+    let seed_help = &seed_help[..seed_help.find("\n  -").unwrap_or(seed_help.len())];
+    assert!(seed_help.contains("(default 0)"), "{seed_help}");
+    assert!(!seed_help.contains("[default"), "{seed_help}");
+    assert_eq!(top.matches("default 800").count(), 1, "{top}");
+    assert!(!top.contains("[default: 800]"), "{top}");
     let edef = help(&["edef", "--help"]);
     for text in [&top, &edef] {
         for line in EDEF_FAULTS.help_text().lines() {

@@ -404,14 +404,14 @@ async fn a_wrong_fault_is_refused_in_french_with_an_example_and_changes_nothing(
     for (body, says) in [
         (
             r#"{"token_expired": true, "drop_next_confirm_answer": "yes"}"#,
-            "valeur refusée pour la faute drop_next_confirm_answer\u{a0}: \"yes\"\u{a0}; elle \
-             prend true (la prochaine fois), false (inactive) ou un nombre entier N (les N \
+            "valeur refusée pour la panne simulée drop_next_confirm_answer\u{a0}: \
+             «\u{a0}\"yes\"\u{a0}»\u{a0}; elle prend true (la prochaine fois), false (inactive) ou un nombre entier N (les N \
              prochaines fois), par exemple {\"drop_next_confirm_answer\": true}",
         ),
         (
             r#"{"latency_ms": 600001}"#,
-            "valeur refusée pour la faute latency_ms\u{a0}: 600001\u{a0}; elle prend des \
-             millisecondes, de 0 à 600000, par exemple {\"latency_ms\": 250}",
+            "valeur refusée pour la panne simulée latency_ms\u{a0}: «\u{a0}600001\u{a0}»\u{a0}; \
+             elle prend des millisecondes, de 0 à 600000, par exemple {\"latency_ms\": 250}",
         ),
         (
             r#"{"token_expired": 1}"#,
@@ -419,7 +419,7 @@ async fn a_wrong_fault_is_refused_in_french_with_an_example_and_changes_nothing(
         ),
         (
             r#"{"drop_confirm": true}"#,
-            "faute inconnue\u{a0}: «\u{a0}drop_confirm\u{a0}»",
+            "panne simulée inconnue\u{a0}: «\u{a0}drop_confirm\u{a0}»",
         ),
         (r#"{"token_expired": tr"#, "(ligne 1, colonne 20)"),
         ("", "le corps est vide"),

@@ -15,7 +15,7 @@ err-duplicate-rn = invoice { $rn } was already certified with different content;
 err-idempotency-key-reused = this Idempotency-Key was already used with a different request (invoice { $rn }); a new request needs a new key
 err-idempotency-key-malformed = the Idempotency-Key header must be 1 to 255 printable ASCII characters, optionally in double quotes
 err-in-flight = invoice { $rn } is being certified; retry later to get its result
-err-quota-exhausted = the annual invoice quota of this organization is reached ({ $used } of { $quota } in { $year }); ask the administrator to upgrade the plan
+err-quota-exhausted = the annual invoice quota of this organization is reached ({ $used } of { $quota } in { $year }); ask { -gateway-operator } for the Grow plan or a larger quota
 err-device-refused = the e-MCF device refused the invoice, in its own words, quoted as they came: "{ $text }"
 err-device-refused-silently = the e-MCF device refused the invoice: no text (an empty reply with the refusal status bit)
 err-payments-short = the payments ({ $paid }) do not cover the invoice total computed by the device ({ $total })
@@ -24,12 +24,12 @@ err-totals-mismatch = the device's { $field } ({ $device }) differs from the gat
 err-totals-mismatch-absent = the device's { $field } (not in its 33h reply) differs from the gateway's computation ({ $expected }); the invoice was cancelled
 err-totals-mismatch-dgi = the DGI's { $field } ({ $dgi }) differs from the gateway's computation ({ $expected }); the request was cancelled and nothing was certified
 err-dgi-refused = the DGI refused the invoice: DGI error { $code }, with this text of the DGI's, quoted as it came: "{ $text }"
-err-token-rejected = the DGI web API does not accept this gateway's token for device { $device }: { $reason }; an administrator must install a new token (a retry will not help)
+err-token-rejected = the DGI web API does not accept this gateway's token for device { $device }: { $reason }; { -gateway-operator } must install a new token (a retry will not help)
 err-awaiting-administrator = invoice { $rn }: the DGI's answer to its confirmation was lost and the DGI no longer lists it as pending, so whether it was certified is not known; an administrator must settle it (emcf-gateway intent resolve). Do not send it again under another rn
 err-totals-too-large = the invoice's totals are too large for the device's subtotal reply (too many tax groups with large amounts); split the invoice
 err-wrong-device = the e-MCF device is personalized for NIF { $device_nif }, not this organization's NIF { $org_nif }; the device binding must be fixed
-err-device-not-configured = the organization's device { $device } is not configured on this gateway; an administrator must add it to the configuration or bind the organization to a configured device (a retry will not help)
-err-no-sandbox = this gateway runs no sandbox, so a test key (mcf_test_) cannot certify here; use a live key or ask the administrator (a retry will not help)
+err-device-not-configured = the organization's device { $device } is not configured on this gateway; { -gateway-operator } must add it to the configuration or bind the organization to a configured device (a retry will not help)
+err-no-sandbox = this gateway runs no sandbox, so a test key (mcf_test_) cannot certify here; use a live key or ask { -gateway-operator } (a retry will not help)
 err-device-not-ready = the e-MCF device cannot certify now: { $reason }
 err-device-unavailable = the e-MCF device is unavailable: { $reason }
 err-queue-full = the e-MCF device is busy (queue full); retry shortly
@@ -40,11 +40,11 @@ err-internal = internal error of the gateway; report it with this answer's X-Req
 err-credit-exceeds-original = this credit note { $bound ->
     [at-least] of at least
    *[exact] of
-} { $total } CDF is more than what is left to refund of the original invoice { $original_rn } (codeDEFDGI { $reference }): its total is { $original_total } CDF, the credit notes of it already certified come to { $credited } CDF and those being certified to { $pending } CDF; { $room } CDF is left. Nothing was sent. Lower its amounts, or check its reference
+} { $total } is more than what is left to refund of the original invoice { $original_rn } (codeDEFDGI { $reference }): its total is { $original_total }, the credit notes of it already certified come to { $credited } and those being certified to { $pending }; { $room } is left. Nothing was sent. Lower its amounts, or check its reference
 err-above-max-total = the total of this invoice ({ $bound ->
-    [at-least] at least { $total } CDF, before VAT
-   *[exact] { $total } CDF
-}) is above this organization's largest invoice total ({ $max } CDF). Nothing was sent. Check its amounts (prices, quantities, unit); if the invoice is right, an administrator can raise the limit (emcf-gateway org update --max-invoice-total)
+    [at-least] at least { $total }, before VAT
+   *[exact] { $total }
+}) is above this organization's largest invoice total ({ $max }). Nothing was sent. Check its amounts (prices, quantities, unit); if the invoice is right, { -gateway-operator } can raise the limit (emcf-gateway org update --max-invoice-total)
 
 ## Why the DGI does not accept the token ($reason of err-token-rejected)
 
@@ -84,7 +84,7 @@ err-body-too-slow = the request body arrived too slowly (under { $rate } bytes p
 err-not-json = the body must be JSON: send 'Content-Type: application/json'
 err-body-unreadable = the request body could not be read whole (connection cut, or invalid chunked encoding); send it again
 err-request-timeout = the request took too long; if it was an invoice, GET /api/v1/Invoice/{"{"}rn{"}"} or retry the same request later to get its result
-err-register-halted = the invoice register is damaged and certification is stopped until an operator restores it (the service's log says what is damaged)
+err-register-halted = the invoice register is damaged and certification is stopped until { -gateway-operator } restores it (the service's log says what is damaged)
 err-too-many-connections = too many connections from your address (at most { $max } at once); close idle connections or retry in a moment
 
 ## The landing page (src/api/landing.rs)
@@ -124,7 +124,7 @@ resolve-text-too-long = the name and the note are at most { $max } characters
 resolve-text-bad = { $field ->
     [by] the name
    *[note] the note
-} is one line: no line break, control character or writing direction mark
+} must fit on one line: no line break, control character or writing direction mark
 
 ## Warnings on a certified invoice (src/certify/warnings.rs): warningDesc, beside warningCode
 warn-original-not-in-register = credit note { $rn } refunds the invoice of codeDEFDGI { $reference }, which this register does not hold: it was certified as sent, without its amount being compared with the original's total. If the original was certified before the gateway or elsewhere, nothing to do; else check the reference (a typo would refund another invoice) and the amount

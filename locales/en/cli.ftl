@@ -5,7 +5,7 @@
 cli-demo-created = Demo organization created on the bundled simulator (nothing is fiscal). Its keys are shown this once: store them now.
 cli-demo-try = Try:
 cli-demo-lost = Lost a key? A new one: emcf-gateway key issue --org { $org }
-cli-demo-existing = The demo organization "{ $org }" exists: its keys were shown at its first start. For a new API key:
+cli-demo-existing = The demo organization "{ $org }" exists: its keys were given at its first start (on the screen, or in { $file } if the output was not a terminal). For a new API key:
 cli-demo-dashboard = For the dashboard ({ $url }), a sign-in token:
 
 ## State directory (src/cli/state_dir.rs)
@@ -50,19 +50,22 @@ cli-token-list-header = ID | REVOKED | CREATED | LABEL
 cli-token-revoked = dashboard token { $id } revoked; its sessions have ended
 
 ## log (src/cli/admin_commands.rs)
-cli-log-list-header = SEQ | ORG | RN | TYPE | TOTAL (CDF) | CODEDEFDGI | CERTIFIED
+cli-log-list-header = SEQ | ORG | RN | TYPE | TOTAL (CDF) | DEF/DGI CODE | CERTIFIED
 
 ## main.rs
 cli-error = error: { $text }
 cli-org-nif-not-said = the device has not said yet which NIF it is personalized for
 
 ## log show (src/cli/invoice_view.rs)
-cli-show-title = { $document } { $rn } — { $environment } register, entry { $sequence }
+cli-show-title = { $document } { $rn } — { $register ->
+    [sandbox] sandbox
+   *[other] production
+} register, entry { $sequence }
 cli-show-seller = Seller
 cli-show-type = Type
 cli-show-certified = Certified at
 cli-show-received = Received at
-cli-show-channel = Device · key · source
+cli-show-channel = Device · key
 cli-show-mode = Prices
 cli-show-currency = Invoice currency
 cli-show-reference = Original invoice
@@ -91,12 +94,15 @@ cli-show-vat = Total VAT
 cli-show-specific-tax = Specific taxes
 cli-show-usd = USD equivalent
 cli-show-security = Security elements
+cli-show-code = DEF/DGI code
 cli-show-counters = Counters
+cli-show-nim = Device number (NIM)
 cli-show-device-time = Device date
+cli-show-qr = QR code text
 cli-show-original = This credit note reduces the invoice:
 cli-show-original-unknown = { $code } (not in this register: certified elsewhere or before the gateway)
 cli-show-credit-notes = Credit notes that reduce this invoice:
-cli-show-links-header = # | RN | TYPE | TOTAL (CDF) | CODEDEFDGI | CERTIFIED AT
+cli-show-links-header = # | RN | TYPE | TOTAL (CDF) | DEF/DGI CODE | CERTIFIED AT
 cli-show-kept = Content kept as certified: its SHA-256 is the entry's digest ({ $digest }).
 cli-show-not-kept = Content not kept: invoice certified by 1.4.0 or before, which kept only the digest { $digest }.
 cli-show-unreadable = The kept content cannot be shown as the certified one: it does not match the entry's request digest, or this release cannot read it (run "log verify"; technical detail: { $reason }).
@@ -162,7 +168,16 @@ cli-probe-nim = machine id (NIM)
 cli-probe-nif = taxpayer NIF
 cli-probe-clock = box clock
 cli-probe-counters = counters
-cli-probe-counters-value = { $tc } invoices ({ $fvc } sales, { $frc } credit notes)
+cli-probe-counters-value = { $tc ->
+    [one] { $tc } invoice
+   *[other] { $tc } invoices
+} ({ $fvc ->
+    [one] { $fvc } sale
+   *[other] { $fvc } sales
+}, { $frc ->
+    [one] { $frc } credit note
+   *[other] { $frc } credit notes
+})
 cli-probe-last-invoice = last invoice
 cli-probe-rates = VAT rates
 cli-probe-rates-configured = not in its C1h: the configured rates are used
@@ -200,7 +215,7 @@ cli-intents-header = ID | STATE | ORG | REGISTER | RN | TYPE | DEVICE | TOTAL | 
 cli-intent-awaiting = waits for an administrator
 cli-intent-settling = being settled with its channel
 cli-intent-why = intent { $id }: why (the channel's words): { $reason }
-cli-intent-date-time = --date-time "{ $value }": write yyyy-MM-ddTHH:mm:ss
+cli-intent-date-time = --date-time "{ $value }": write YYYY-MM-DDTHH:MM:SS (for example 2026-11-23T10:00:00)
 cli-intent-say-which = say what the DGI's portal shows: --certified (with its elements) or --not-certified
 cli-intent-not-certified = intent { $id } settled as not certified (journaled)
 cli-intent-certified = intent { $id } settled as certified (journaled):
@@ -210,6 +225,14 @@ cli-intents-need-service = the service is not running (no admin socket at { $pat
 config-read = cannot read the configuration file { $path }: { $reason }
 config-parse-at = the configuration file { $path } is not valid at line { $line }, column { $column }, in "{ $text }" (the TOML parser says: { $parser })
 config-parse = the configuration file { $path } is not valid (the TOML parser says: { $parser })
+config-unknown-at = the configuration file { $path } is not valid, line { $line }: { $what ->
+    [value] unknown value "{ $name }"; the values allowed here are: { $allowed }
+   *[key] unknown key "{ $name }"; the keys allowed here are: { $allowed }
+}
+config-unknown = the configuration file { $path } is not valid: { $what ->
+    [value] unknown value "{ $name }"; the values allowed here are: { $allowed }
+   *[key] unknown key "{ $name }"; the keys allowed here are: { $allowed }
+}
 config-env = the environment variable { $var }="{ $value }" is not valid: { $problem }
 config-invalid-in-file = invalid configuration (file { $file }): { $key } { $problem }
 config-invalid = invalid configuration: { $key } { $problem }
@@ -279,8 +302,8 @@ config-smtp-username = and smtp.password_file go together (the password is read 
 probe-answered-other = { $command } answered { $detail }
 probe-failed = { $command }: { $reason }
 probe-last-none = none yet
-probe-last-invoice = { $kind } { $rn } certified { $at } codeDEFDGI { $code }
-probe-last-invoice-total = { $kind } { $rn } certified { $at } codeDEFDGI { $code }, total { $total }
+probe-last-invoice = { $kind } { $rn } certified on { $at }, DEF/DGI code { $code }
+probe-last-invoice-total = { $kind } { $rn } certified on { $at }, DEF/DGI code { $code }, total { $total }
 probe-last-unreadable = reported but unreadable: { $detail }
 probe-rate-unreadable = unreadable { $raw }
 probe-dgi = state { $state }, last contact { $contact }, { $sent } sent (EC), { $stored } in DC
@@ -290,7 +313,10 @@ probe-dgi-error = { $text }, last error { $error }
 probe-field-refused = (refused: { $text })
 probe-field-answered = (answered { $detail })
 probe-field-failed = ({ $reason })
-probe-web-api = web API { $url }; token valid until { $until }; { $pending } request(s) pending
+probe-web-api = web API { $url }; token valid until { $until }; { $pending ->
+    [one] { $pending } request pending
+   *[other] { $pending } requests pending
+}
 probe-web-api-token-until = { $at }
 probe-web-api-token-not-said = (not said)
 probe-web-api-blocked = the DGI says this e-MCF cannot certify now

@@ -16,6 +16,17 @@ test-count = { $n ->
 ## the QR code of a certification (receipts, dashboard)
 qr-not-drawn = The QR code could not be drawn from the qrCode text; the text is given below.
 
+## Who recorded a register entry (its source): the dashboard's invoice page, log show (src/i18n/names.rs)
+recorded-by = Recorded by
+recorded-by-device = the device, when certifying the invoice
+recorded-by-reconciled = the device, read back after an interruption (restart or power cut)
+recorded-by-administrator = { $name } (administrator), from the DGI's portal{ $dashboard ->
+    [yes] , on the dashboard
+   *[other] {""}
+}
+recorded-by-with-note = { $who }: { $note }
+recorded-by-other = { $source }
+
 ## Documents, named by their type (the seed's type table): receipts, dashboard, CLI
 invoice-type-fv = Sales invoice
 invoice-type-ft = Down payment invoice

@@ -107,8 +107,16 @@ dash-alert-quota-full = The { $year } annual quota is reached ({ $used } invoice
     [start] Ask { -gateway-operator } for the Grow plan to go on certifying.
    *[other] Ask { -gateway-operator } to raise the quota to go on certifying.
 }
-dash-alert-channel-down = The production device has not answered since { $since }: no invoice can be certified.
+dash-alert-channel-down = { $channel ->
+    [web_api] The DGI's online service has not answered since { $since }: no invoice can be certified.
+   *[box] The production device has not answered since { $since }: no invoice can be certified.
+}
+dash-alert-channel-down-no-date = { $channel ->
+    [web_api] The DGI's online service does not answer: no invoice can be certified.
+   *[box] The production device does not answer: no invoice can be certified.
+}
 dash-alert-dgi-contact = The last exchange of the production device with the DGI was on { $at }: check its network connection.
+dash-alert-dgi-contact-never = The production device has never exchanged with the DGI yet: check its network connection.
 dash-alert-in-doubt = { $count ->
     [one] One invoice is in doubt (its outcome is unknown).
    *[other] { $count } invoices are in doubt (their outcome is unknown).
@@ -155,12 +163,12 @@ dash-tech-anomaly = Anomaly No. { $id }
 dash-registers-title = Registers
 dash-registers-invoices = Certified invoices:
 dash-registers-production = { $n ->
-        [one] { $count } production
-       *[other] { $count } production
+        [one] { $count } in production
+       *[other] { $count } in production
     }
 dash-registers-sandbox = { $n ->
-        [one] { $count } sandbox
-       *[other] { $count } sandbox
+        [one] { $count } in the sandbox
+       *[other] { $count } in the sandbox
     }
 dash-registers-separate = the sandbox has its own register and never counts in the quota
 dash-registers-keys = API keys:
@@ -172,12 +180,12 @@ dash-doubt-title = { $n ->
         [one] { $n } invoice in doubt
        *[other] { $n } invoices in doubt
     }
-dash-doubt-intro = The DGI's answer to these confirmations was lost and the DGI no longer lists them as pending: whether they were certified is not known. Do not send them again under another number. Look each one up on the DGI's portal (by its number or its request's reference), then say here what the portal shows; the ERP's next try of the same number then gets the answer. The gateway's operator can also settle them on their side.
+dash-doubt-intro = The DGI's answer to these confirmations was lost and the DGI no longer lists them as pending: whether they were certified is not known. Do not send them again under another number. Look each one up on the DGI's portal (by its number or its request's reference), then say here what the portal shows; the ERP's next try of the same number then gets the answer. They can also be settled by { -gateway-operator }.
 dash-doubt-item = Invoice No. { $rn }, { $total }, received { $received }; reference of the request to the DGI: { $request }
 dash-doubt-settle-rn = Settle invoice No. { $rn }
 dash-doubt-portal = What the DGI's portal shows
 dash-doubt-certified = Certified, with these elements:
-dash-doubt-code = Security code (codeDEFDGI)
+dash-doubt-code = DEF/DGI code
 dash-doubt-nim = Device number (NIM)
 dash-doubt-qr = QR code (its text)
 dash-doubt-counters = Counters (e.g. 12/345 FV)
@@ -235,13 +243,19 @@ dash-invoices-none = No invoice in this register matches.
 dash-tab-production = Production register
 dash-tab-sandbox = Sandbox register
 dash-tabs-note = (the sandbox register is separate and never counts in the quota)
-dash-search-legend = Search the register ({ $environment })
+dash-search-legend = Search the { $register ->
+    [sandbox] sandbox
+   *[other] production
+} register
 dash-search-rn = Invoice number (rn)
 dash-search-from = Certified from
 dash-search-to = to
 dash-search-submit = Search
 dash-search-clear = Clear
-dash-export = Export the { $environment } register as CSV (the search's dates)
+dash-export = Export the { $register ->
+    [sandbox] sandbox
+   *[other] production
+} register as CSV (the search's dates)
 dash-page-newest = Newest
 dash-page-older = Older →
 dash-search-bad-title = Bad search
@@ -258,10 +272,13 @@ dash-entry-code = DEF/DGI code
 dash-entry-certified = Certified
 dash-entry-device-time = Device time
 dash-invoice-title = { $document } { $rn }
-dash-invoice-back = Register ({ $environment })
+dash-invoice-back = { $register ->
+    [sandbox] Sandbox register
+   *[other] Production register
+}
 dash-security-title = Security elements
-dash-qr-caption = QR code of
-dash-field-code = DEF/DGI code (codeDEFDGI)
+dash-qr-caption = The invoice's QR code
+dash-field-code = DEF/DGI code
 dash-field-nim = Device number (NIM)
 dash-field-counters = Device counters
 dash-field-device-time = Device date and time
@@ -271,14 +288,6 @@ dash-field-register = Register
 dash-field-sequence = Sequence
 dash-field-seller = Seller NIF / ISF
 dash-field-received = Received
-dash-field-source = Recorded from
-dash-source-device = the device, when certifying the invoice
-dash-source-reconciled = the device, read back after an interruption (restart or power cut)
-dash-source-administrator = { $name } (administrator), from the DGI's portal{ $dashboard ->
-    [yes] , on the dashboard
-   *[other] {""}
-}
-dash-source-note = : { $note }
 dash-field-key = API key
 dash-field-device = Device
 dash-field-digest = Request digest (SHA-256)
@@ -323,4 +332,4 @@ dash-export-bad-format = The export format must be csv, excel or json.
 
 ## The register: its export for a spreadsheet (src/dashboard/invoices.rs)
 dash-export-excel = CSV for Excel
-dash-export-excel-hint = Semicolons, decimal commas and a byte order mark: opens as columns in a French Excel or LibreOffice.
+dash-export-excel-hint = Opens as columns straight away in a French Excel or LibreOffice.

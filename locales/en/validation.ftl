@@ -63,7 +63,7 @@ err-field-required = { $field } is required
 
 ## Invoice header (10..31)
 
-err-rn-empty = the invoice reference (rn) cannot be empty
+err-rn-empty = the invoice number (rn) cannot be empty
 err-rn-too-long = rn { $rn } is not a valid invoice number: at most { $max } characters
 err-rn-character = rn { $rn } is not a valid invoice number: the character { $char } is not allowed (printable ASCII only, none of , & < > ^)
 err-rn-dots = rn { $rn } is not a valid invoice number: it must not be only dots

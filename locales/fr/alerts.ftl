@@ -20,7 +20,7 @@ alert-quota-body = L'organisation { $org } a certifié { $n_used ->
    *[other] Il en reste { $left }.
 } Une fois le quota atteint, la passerelle refuse toute nouvelle facture jusqu'à la fin de l'année, sauf si le quota est augmenté.
 alert-quota-next = { $plan ->
-    [start] pour ne pas être bloqué, demandez dès maintenant le plan Grow à { -gateway-operator }.
+    [start] pour ne pas être bloqué, demandez dès maintenant la formule Grow à { -gateway-operator }.
    *[other] pour ne pas être bloqué, demandez dès maintenant à { -gateway-operator } d'augmenter votre quota annuel.
 }
 alert-quota-full-subject = [e-MCF] { $org } : quota annuel de factures atteint, les nouvelles factures sont refusées
@@ -29,7 +29,7 @@ alert-quota-full-body = L'organisation { $org } a utilisé tout son quota annuel
    *[other] { $used } factures certifiées
 } sur { $quota }. La passerelle refuse désormais toute nouvelle facture : vos caisses et votre logiciel de gestion ne peuvent plus obtenir de facture certifiée tant que le quota n'est pas augmenté.
 alert-quota-full-next = { $plan ->
-    [start] demandez le plan Grow à { -gateway-operator }. Dès le changement de plan, renvoyez depuis votre logiciel de gestion les factures refusées.
+    [start] demandez la formule Grow à { -gateway-operator }. Dès le changement de formule, renvoyez depuis votre logiciel de gestion les factures refusées.
    *[other] demandez à { -gateway-operator } d'augmenter votre quota annuel. Dès que c'est fait, renvoyez depuis votre logiciel de gestion les factures refusées.
 }
 

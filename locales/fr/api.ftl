@@ -16,7 +16,7 @@ err-duplicate-rn = la facture { $rn } a déjà été certifiée avec un contenu 
 err-idempotency-key-reused = cette Idempotency-Key a déjà servi pour une autre requête (facture { $rn }) ; une nouvelle requête exige une nouvelle clé
 err-idempotency-key-malformed = l'en-tête Idempotency-Key doit compter de 1 à 255 caractères ASCII imprimables, éventuellement entre guillemets doubles
 err-in-flight = la facture { $rn } est en cours de certification ; réessayez plus tard pour obtenir son résultat
-err-quota-exhausted = le quota annuel de factures de cette organisation est atteint ({ $used } sur { $quota } en { $year }) ; demandez à l'administrateur de changer de formule
+err-quota-exhausted = le quota annuel de factures de cette organisation est atteint ({ $used } sur { $quota } en { $year }) ; demandez à { -gateway-operator } la formule Grow ou un quota plus grand
 err-device-refused = le boîtier e-MCF a refusé la facture, avec ces mots à lui, cités tels quels : « { $text } »
 err-device-refused-silently = le boîtier e-MCF a refusé la facture sans donner de texte (une réponse vide avec le bit de refus)
 err-payments-short = les paiements ({ $paid }) ne couvrent pas le total de la facture calculé par le boîtier ({ $total })
@@ -25,12 +25,12 @@ err-totals-mismatch = le { $field } du boîtier ({ $device }) diffère du calcul
 err-totals-mismatch-absent = le { $field } du boîtier (absent de sa réponse 33h) diffère du calcul de la passerelle ({ $expected }) ; la facture a été annulée
 err-totals-mismatch-dgi = le { $field } de la DGI ({ $dgi }) diffère du calcul de la passerelle ({ $expected }) ; la demande a été annulée et rien n'a été certifié
 err-dgi-refused = la DGI a refusé la facture : erreur DGI { $code }, avec ce texte de la DGI, cité tel quel : « { $text } »
-err-token-rejected = l'API web de la DGI n'accepte pas le jeton de cette passerelle pour l'appareil { $device } : { $reason } ; un administrateur doit installer un nouveau jeton (réessayer n'y changera rien)
+err-token-rejected = l'API web de la DGI n'accepte pas le jeton de cette passerelle pour l'appareil { $device } : { $reason } ; { -gateway-operator } doit installer un nouveau jeton (réessayer n'y changera rien)
 err-awaiting-administrator = facture { $rn } : la réponse de la DGI à sa confirmation a été perdue et la DGI ne la liste plus comme en attente ; on ne sait donc pas si elle a été certifiée. Un administrateur doit régler son sort (emcf-gateway intent resolve). Ne la renvoyez pas sous un autre rn
 err-totals-too-large = les totaux de la facture sont trop grands pour la réponse de sous-total du boîtier (trop de groupes de taxe avec de gros montants) ; scindez la facture
 err-wrong-device = le boîtier e-MCF est personnalisé pour le NIF { $device_nif }, et non pour le NIF { $org_nif } de cette organisation ; le rattachement de l'appareil doit être corrigé
-err-device-not-configured = l'appareil { $device } de cette organisation n'est pas configuré sur cette passerelle ; un administrateur doit l'ajouter à la configuration ou rattacher l'organisation à un appareil configuré (réessayer n'y changera rien)
-err-no-sandbox = cette passerelle n'a pas de bac à sable : une clé de test (mcf_test_) ne peut pas certifier ici ; utilisez une clé de production ou adressez-vous à l'administrateur (réessayer n'y changera rien)
+err-device-not-configured = l'appareil { $device } de cette organisation n'est pas configuré sur cette passerelle ; { -gateway-operator } doit l'ajouter à la configuration ou rattacher l'organisation à un appareil configuré (réessayer n'y changera rien)
+err-no-sandbox = cette passerelle n'a pas de bac à sable : une clé de test (mcf_test_) ne peut pas certifier ici ; utilisez une clé de production ou adressez-vous à { -gateway-operator } (réessayer n'y changera rien)
 err-device-not-ready = le boîtier e-MCF ne peut pas certifier pour le moment : { $reason }
 err-device-unavailable = le boîtier e-MCF est indisponible : { $reason }
 err-queue-full = le boîtier e-MCF est occupé (file d'attente pleine) ; réessayez dans un instant
@@ -41,11 +41,11 @@ err-internal = erreur interne de la passerelle ; signalez-la avec l'X-Request-I
 err-credit-exceeds-original = cette facture d'avoir { $bound ->
     [at-least] d'au moins
    *[exact] de
-} { $total } CDF dépasse ce qui reste à rembourser de la facture d'origine { $original_rn } (codeDEFDGI { $reference }) : son total est de { $original_total } CDF, les factures d'avoir déjà certifiées sur elle font { $credited } CDF et celles en cours de certification { $pending } CDF ; il reste { $room } CDF. Rien n'a été envoyé. Réduisez ses montants, ou vérifiez sa référence
+} { $total } dépasse ce qui reste à rembourser de la facture d'origine { $original_rn } (codeDEFDGI { $reference }) : son total est de { $original_total }, les factures d'avoir déjà certifiées sur elle font { $credited } et celles en cours de certification { $pending } ; il reste { $room }. Rien n'a été envoyé. Réduisez ses montants, ou vérifiez sa référence
 err-above-max-total = le total de cette facture ({ $bound ->
-    [at-least] au moins { $total } CDF, avant TVA
-   *[exact] { $total } CDF
-}) dépasse le plafond par facture de cette organisation ({ $max } CDF). Rien n'a été envoyé. Vérifiez ses montants (prix, quantités, unité) ; si la facture est juste, un administrateur peut relever le plafond (emcf-gateway org update --max-invoice-total)
+    [at-least] au moins { $total }, avant TVA
+   *[exact] { $total }
+}) dépasse le plafond par facture de cette organisation ({ $max }). Rien n'a été envoyé. Vérifiez ses montants (prix, quantités, unité) ; si la facture est juste, { -gateway-operator } peut relever le plafond (emcf-gateway org update --max-invoice-total)
 
 ## Pourquoi la DGI n'accepte pas le jeton ($reason de err-token-rejected)
 
@@ -85,7 +85,7 @@ err-body-too-slow = le corps de la requête est arrivé trop lentement (moins de
 err-not-json = le corps doit être du JSON : envoyez 'Content-Type: application/json'
 err-body-unreadable = le corps de la requête n'a pas pu être lu en entier (connexion coupée, ou découpage « chunked » invalide) ; renvoyez-le
 err-request-timeout = la requête a pris trop de temps ; s'il s'agissait d'une facture, faites GET /api/v1/Invoice/{"{"}rn{"}"} ou renvoyez plus tard la même requête pour obtenir son résultat
-err-register-halted = le registre des factures est endommagé et la certification est arrêtée jusqu'à sa restauration par un opérateur (le journal du service dit ce qui est endommagé)
+err-register-halted = le registre des factures est endommagé et la certification est arrêtée jusqu'à sa restauration par { -gateway-operator } (le journal du service dit ce qui est endommagé)
 err-too-many-connections = trop de connexions depuis votre adresse ({ $max } au plus à la fois) ; fermez les connexions inactives ou réessayez dans un instant
 
 ## La page d'accueil (src/api/landing.rs)
@@ -120,12 +120,12 @@ resolve-qr-mismatch = qrCode : { $part ->
     [nim] le NIM saisi
     [codeDEFDGI] le codeDEFDGI saisi
    *[nif] le NIF de l'organisation
-} (« { $expected } ») : recopiez le QR code de cette facture-ci
+} (« { $expected } ») : recopiez le code QR de cette facture-ci
 resolve-text-too-long = le nom et la note font au plus { $max } caractères
 resolve-text-bad = { $field ->
     [by] le nom
    *[note] la note
-} tient sur une ligne : sans retour à la ligne, caractère de contrôle ni marque de sens d'écriture
+} doit tenir sur une ligne : sans retour à la ligne, caractère de contrôle ni marque de sens d'écriture
 
 ## Les avertissements sur une facture certifiée (src/certify/warnings.rs) : warningDesc, à côté de warningCode
 warn-original-not-in-register = la facture d'avoir { $rn } rembourse la facture de codeDEFDGI { $reference }, que ce registre ne contient pas : elle a été certifiée telle qu'envoyée, sans que son montant ait pu être comparé au total de l'origine. Si l'origine a été certifiée avant la passerelle ou ailleurs, rien à faire ; sinon vérifiez la référence (une faute de frappe rembourserait une autre facture) et le montant

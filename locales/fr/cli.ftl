@@ -5,7 +5,7 @@
 cli-demo-created = Organisation de démonstration créée sur le simulateur intégré (rien n'est fiscal). Ses clés ne sont affichées qu'une fois : notez-les maintenant.
 cli-demo-try = Essayez :
 cli-demo-lost = Clé perdue ? Une nouvelle : emcf-gateway key issue --org { $org }
-cli-demo-existing = L'organisation de démonstration « { $org } » existe déjà : ses clés ont été affichées à son premier démarrage. Pour une nouvelle clé API :
+cli-demo-existing = L'organisation de démonstration « { $org } » existe déjà : ses clés ont été données à son premier démarrage (à l'écran, ou dans { $file } si la sortie n'était pas un terminal). Pour une nouvelle clé API :
 cli-demo-dashboard = Pour le tableau de bord ({ $url }), un jeton de connexion :
 
 ## Répertoire d'état (src/cli/state_dir.rs)
@@ -50,19 +50,22 @@ cli-token-list-header = ID | RÉVOQUÉ | CRÉÉ | LIBELLÉ
 cli-token-revoked = jeton du tableau de bord { $id } révoqué ; ses sessions sont terminées
 
 ## log (src/cli/admin_commands.rs)
-cli-log-list-header = N° | ORG | RN | TYPE | TOTAL (CDF) | CODEDEFDGI | CERTIFIÉE LE
+cli-log-list-header = N° | ORG | RN | TYPE | TOTAL (CDF) | CODE DEF/DGI | CERTIFIÉE LE
 
 ## main.rs
 cli-error = erreur : { $text }
 cli-org-nif-not-said = l'appareil n'a pas encore dit pour quel NIF il est personnalisé
 
 ## log show (src/cli/invoice_view.rs)
-cli-show-title = { $document } { $rn } — registre { $environment }, entrée { $sequence }
+cli-show-title = { $document } { $rn } — registre { $register ->
+    [sandbox] du bac à sable
+   *[other] de production
+}, entrée { $sequence }
 cli-show-seller = Vendeur
 cli-show-type = Type
 cli-show-certified = Certifiée le
 cli-show-received = Reçue le
-cli-show-channel = Appareil · clé · source
+cli-show-channel = Appareil · clé
 cli-show-mode = Prix
 cli-show-currency = Devise de la facture
 cli-show-reference = Facture d'origine
@@ -91,12 +94,15 @@ cli-show-vat = Total TVA
 cli-show-specific-tax = Taxes spécifiques
 cli-show-usd = Équivalent USD
 cli-show-security = Éléments de sécurité
+cli-show-code = Code DEF/DGI
 cli-show-counters = Compteurs
+cli-show-nim = Numéro de l'appareil (NIM)
 cli-show-device-time = Date de l'appareil
+cli-show-qr = Texte du code QR
 cli-show-original = Cet avoir réduit la facture :
 cli-show-original-unknown = { $code } (absente de ce registre : certifiée ailleurs ou avant la passerelle)
 cli-show-credit-notes = Avoirs qui réduisent cette facture :
-cli-show-links-header = N° | RN | TYPE | TOTAL (CDF) | CODEDEFDGI | CERTIFIÉE LE
+cli-show-links-header = N° | RN | TYPE | TOTAL (CDF) | CODE DEF/DGI | CERTIFIÉE LE
 cli-show-kept = Contenu gardé tel que certifié : son empreinte SHA-256 est celle de l'entrée ({ $digest }).
 cli-show-not-kept = Contenu non gardé : facture certifiée par une version 1.4.0 ou antérieure, qui ne gardait que l'empreinte { $digest }.
 cli-show-unreadable = Le contenu gardé ne peut pas être montré comme celui certifié : il ne correspond pas à l'empreinte de l'entrée, ou cette version ne sait pas le lire (lancez « log verify » ; détail technique : { $reason }).
@@ -209,7 +215,7 @@ cli-intents-header = ID | ÉTAT | ORG | REGISTRE | RN | TYPE | APPAREIL | TOTAL 
 cli-intent-awaiting = attend un administrateur
 cli-intent-settling = en cours de règlement avec son canal
 cli-intent-why = intention { $id } : pourquoi (les mots du canal, en anglais) : { $reason }
-cli-intent-date-time = --date-time « { $value } » : écrivez aaaa-MM-jjTHH:mm:ss
+cli-intent-date-time = --date-time « { $value } » : écrivez AAAA-MM-JJTHH:MM:SS (par exemple 2026-11-23T10:00:00)
 cli-intent-say-which = dites ce que montre le portail de la DGI : --certified (avec ses éléments) ou --not-certified
 cli-intent-not-certified = intention { $id } réglée comme non certifiée (inscrit au journal)
 cli-intent-certified = intention { $id } réglée comme certifiée (inscrit au journal) :
@@ -219,6 +225,14 @@ cli-intents-need-service = le service n'est pas démarré (aucun socket d'admini
 config-read = impossible de lire le fichier de configuration { $path } : { $reason }
 config-parse-at = le fichier de configuration { $path } n'est pas valable, ligne { $line }, colonne { $column }, dans « { $text } » (message de l'analyseur TOML, en anglais : { $parser })
 config-parse = le fichier de configuration { $path } n'est pas valable (message de l'analyseur TOML, en anglais : { $parser })
+config-unknown-at = le fichier de configuration { $path } n'est pas valable, ligne { $line } : { $what ->
+    [value] valeur inconnue « { $name } » ; les valeurs permises ici sont : { $allowed }
+   *[key] clé inconnue « { $name } » ; les clés permises ici sont : { $allowed }
+}
+config-unknown = le fichier de configuration { $path } n'est pas valable : { $what ->
+    [value] valeur inconnue « { $name } » ; les valeurs permises ici sont : { $allowed }
+   *[key] clé inconnue « { $name } » ; les clés permises ici sont : { $allowed }
+}
 config-env = la variable d'environnement { $var }=« { $value } » n'est pas valable : { $problem }
 config-invalid-in-file = configuration non valable (fichier { $file }) : { $key } { $problem }
 config-invalid = configuration non valable : { $key } { $problem }
@@ -288,8 +302,8 @@ config-smtp-username = et smtp.password_file vont ensemble (le mot de passe est 
 probe-answered-other = { $command } a répondu { $detail }
 probe-failed = { $command } : { $reason }
 probe-last-none = aucune pour l'instant
-probe-last-invoice = { $kind } { $rn } certifiée le { $at }, codeDEFDGI { $code }
-probe-last-invoice-total = { $kind } { $rn } certifiée le { $at }, codeDEFDGI { $code }, total { $total }
+probe-last-invoice = { $kind } { $rn } certifiée le { $at }, code DEF/DGI { $code }
+probe-last-invoice-total = { $kind } { $rn } certifiée le { $at }, code DEF/DGI { $code }, total { $total }
 probe-last-unreadable = annoncée mais illisible : { $detail }
 probe-rate-unreadable = illisible { $raw }
 probe-dgi = état { $state }, dernier contact { $contact }, { $sent } envoyées (EC), { $stored } en DC

@@ -16,6 +16,17 @@ test-count = { $n ->
 ## the QR code of a certification (receipts, dashboard)
 qr-not-drawn = Le code QR n'a pas pu être dessiné à partir du texte qrCode ; le texte est donné ci-dessous.
 
+## Who recorded a register entry (its source): the dashboard's invoice page, log show (src/i18n/names.rs)
+recorded-by = Enregistrée par
+recorded-by-device = l'appareil, en certifiant la facture
+recorded-by-reconciled = l'appareil, relu après une interruption (redémarrage ou coupure)
+recorded-by-administrator = { $name } (administrateur), d'après le portail de la DGI{ $dashboard ->
+    [yes] , depuis le tableau de bord
+   *[other] {""}
+}
+recorded-by-with-note = { $who } : { $note }
+recorded-by-other = { $source }
+
 ## Les documents, nommés par leur type (la table des types du seed) : reçus, tableau de bord, CLI
 invoice-type-fv = Facture de vente
 invoice-type-ft = Facture d'acompte

@@ -104,11 +104,19 @@ dash-device-not-ready = Les factures ne peuvent pas être certifiées maintenant
 }
 dash-alert-quota = { $percent } % du quota annuel { $year } est utilisé ({ $used } factures sur { $quota }).
 dash-alert-quota-full = Le quota annuel { $year } est atteint ({ $used } factures sur { $quota }) : les nouvelles factures sont refusées. { $plan ->
-    [start] Demandez le plan Grow à { -gateway-operator } pour continuer à certifier.
+    [start] Demandez la formule Grow à { -gateway-operator } pour continuer à certifier.
    *[other] Demandez à { -gateway-operator } d'augmenter le quota pour continuer à certifier.
 }
-dash-alert-channel-down = L'appareil de production ne répond plus depuis le { $since } : aucune facture ne peut être certifiée.
+dash-alert-channel-down = { $channel ->
+    [web_api] Le service en ligne de la DGI ne répond plus depuis le { $since } : aucune facture ne peut être certifiée.
+   *[box] L'appareil de production ne répond plus depuis le { $since } : aucune facture ne peut être certifiée.
+}
+dash-alert-channel-down-no-date = { $channel ->
+    [web_api] Le service en ligne de la DGI ne répond plus : aucune facture ne peut être certifiée.
+   *[box] L'appareil de production ne répond plus : aucune facture ne peut être certifiée.
+}
 dash-alert-dgi-contact = Le dernier échange de l'appareil de production avec la DGI date du { $at } : vérifiez sa connexion au réseau.
+dash-alert-dgi-contact-never = L'appareil de production n'a encore jamais échangé avec la DGI : vérifiez sa connexion au réseau.
 dash-alert-in-doubt = { $count ->
     [one] Une facture est en doute (son issue n'est pas connue).
    *[other] { $count } factures sont en doute (leur issue n'est pas connue).
@@ -159,8 +167,8 @@ dash-registers-production = { $n ->
        *[other] { $count } en production
     }
 dash-registers-sandbox = { $n ->
-        [one] { $count } en bac à sable
-       *[other] { $count } en bac à sable
+        [one] { $count } dans le bac à sable
+       *[other] { $count } dans le bac à sable
     }
 dash-registers-separate = le bac à sable a son propre registre et ne compte pas dans le quota
 dash-registers-keys = Clés API :
@@ -175,12 +183,12 @@ dash-doubt-title = { $n ->
         [one] { $n } facture en doute
        *[other] { $n } factures en doute
     }
-dash-doubt-intro = La réponse de la DGI à ces confirmations a été perdue et la DGI ne les liste plus comme en attente : on ne sait pas si elles ont été certifiées. Ne les renvoyez pas sous un autre numéro. Cherchez chacune sur le portail de la DGI (par son numéro ou la référence de sa demande), puis indiquez ici ce que montre le portail ; le prochain essai du même numéro par l'ERP reçoit alors la réponse. L'opérateur de la passerelle peut aussi les régler de son côté.
+dash-doubt-intro = La réponse de la DGI à ces confirmations a été perdue et la DGI ne les liste plus comme en attente : on ne sait pas si elles ont été certifiées. Ne les renvoyez pas sous un autre numéro. Cherchez chacune sur le portail de la DGI (par son numéro ou la référence de sa demande), puis indiquez ici ce que montre le portail ; le prochain essai du même numéro par l'ERP reçoit alors la réponse. Elles peuvent aussi être réglées par { -gateway-operator }.
 dash-doubt-item = Facture n° { $rn }, { $total }, reçue le { $received } ; référence de la demande à la DGI : { $request }
 dash-doubt-settle-rn = Régler la facture n° { $rn }
 dash-doubt-portal = Ce que montre le portail de la DGI
 dash-doubt-certified = Certifiée, avec ces éléments :
-dash-doubt-code = Code de sécurité (codeDEFDGI)
+dash-doubt-code = Code DEF/DGI
 dash-doubt-nim = Numéro de l'appareil (NIM)
 dash-doubt-qr = Code QR (son texte)
 dash-doubt-counters = Compteurs (p. ex. 12/345 FV)
@@ -238,13 +246,19 @@ dash-invoices-none = Aucune facture de ce registre ne correspond.
 dash-tab-production = Registre de production
 dash-tab-sandbox = Registre du bac à sable
 dash-tabs-note = (le registre du bac à sable est à part et ne compte jamais dans le quota)
-dash-search-legend = Chercher dans le registre ({ $environment })
+dash-search-legend = Chercher dans le registre { $register ->
+    [sandbox] du bac à sable
+   *[other] de production
+}
 dash-search-rn = Numéro de facture (rn)
 dash-search-from = Certifiée du
 dash-search-to = au
 dash-search-submit = Chercher
 dash-search-clear = Effacer
-dash-export = Exporter le registre { $environment } en CSV (dates de la recherche)
+dash-export = Exporter le registre { $register ->
+    [sandbox] du bac à sable
+   *[other] de production
+} en CSV (dates de la recherche)
 dash-page-newest = Les plus récentes
 dash-page-older = Plus anciennes →
 dash-search-bad-title = Recherche incorrecte
@@ -261,10 +275,13 @@ dash-entry-code = Code DEF/DGI
 dash-entry-certified = Certifiée le
 dash-entry-device-time = Heure de l'appareil
 dash-invoice-title = { $document } { $rn }
-dash-invoice-back = Registre ({ $environment })
+dash-invoice-back = Registre { $register ->
+    [sandbox] du bac à sable
+   *[other] de production
+}
 dash-security-title = Éléments de sécurité
-dash-qr-caption = Code QR de
-dash-field-code = Code DEF/DGI (codeDEFDGI)
+dash-qr-caption = Code QR de la facture
+dash-field-code = Code DEF/DGI
 dash-field-nim = Numéro de l'appareil (NIM)
 dash-field-counters = Compteurs de l'appareil
 dash-field-device-time = Date et heure de l'appareil
@@ -274,14 +291,6 @@ dash-field-register = Registre
 dash-field-sequence = Numéro d'ordre
 dash-field-seller = NIF / ISF du vendeur
 dash-field-received = Reçue le
-dash-field-source = Enregistrée par
-dash-source-device = l'appareil, en certifiant la facture
-dash-source-reconciled = l'appareil, relu après une interruption (redémarrage ou coupure)
-dash-source-administrator = { $name } (administrateur), d'après le portail de la DGI{ $dashboard ->
-    [yes] , depuis le tableau de bord
-   *[other] {""}
-}
-dash-source-note =  : { $note }
 dash-field-key = Clé API
 dash-field-device = Appareil
 dash-field-digest = Empreinte de la requête (SHA-256)
@@ -326,4 +335,4 @@ dash-export-bad-format = Le format d'export doit être csv, excel ou json.
 
 ## Le registre : son export pour un tableur (src/dashboard/invoices.rs)
 dash-export-excel = CSV pour Excel
-dash-export-excel-hint = Points-virgules, virgules décimales et marque d'ordre des octets : s'ouvre en colonnes dans Excel ou LibreOffice en français.
+dash-export-excel-hint = S'ouvre directement en colonnes dans Excel ou LibreOffice en français.

@@ -63,7 +63,7 @@ err-field-required = { $field } est obligatoire
 
 ## En-tête de la facture (10 à 31)
 
-err-rn-empty = la référence de facture (rn) ne peut pas être vide
+err-rn-empty = le numéro de facture (rn) ne peut pas être vide
 err-rn-too-long = rn { $rn } n'est pas un numéro de facture valide : { $max } caractères au plus
 err-rn-character = rn { $rn } n'est pas un numéro de facture valide : le caractère { $char } n'est pas permis (ASCII imprimable uniquement, sans , & < > ^)
 err-rn-dots = rn { $rn } n'est pas un numéro de facture valide : il ne peut pas être fait uniquement de points

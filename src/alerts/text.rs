@@ -314,7 +314,7 @@ mod tests {
         let start = mail(&full, &org, head(Lang::Fr, None)).expect("mail");
         assert!(
             start.body.contains(
-                "Ce qu'il faut faire\u{a0}: demandez le plan Grow à l'opérateur de la passerelle."
+                "Ce qu'il faut faire\u{a0}: demandez la formule Grow à l'opérateur de la passerelle. Dès le changement de formule,"
             ),
             "{}",
             start.body

@@ -6,7 +6,6 @@ use std::time::Duration;
 use rust_decimal::Decimal;
 
 use crate::certify::invoice::ValidationError;
-use crate::i18n::format::plain_amount;
 use crate::i18n::{Arg, Lang, Message};
 use crate::msg;
 use crate::store::StoreError;
@@ -384,6 +383,11 @@ impl CertifyError {
 
     /// The catalogue message, with any nested reason already rendered in `lang`.
     fn message(&self, lang: Lang) -> Message {
+        // An amount inside a sentence, as the reader writes it ("30 000,00 CDF"); the API's
+        // data fields keep the plain form.
+        let amount = |value: Decimal| {
+            crate::i18n::format::amount(value, crate::model::FISCAL_CURRENCY, lang)
+        };
         match self {
             CertifyError::Validation(e) => e.message.clone(),
             CertifyError::Unauthorized(AuthFailure::Missing) => msg!("err-api-key-missing"),
@@ -474,14 +478,14 @@ impl CertifyError {
             CertifyError::NotFound { rn } => msg!("err-not-found", rn = rn),
             CertifyError::CreditExceedsOriginal(excess) => msg!(
                 "err-credit-exceeds-original",
-                total = plain_amount(excess.total),
+                total = amount(excess.total),
                 bound = bound(excess.at_least),
                 original_rn = &excess.original_rn,
                 reference = &excess.reference,
-                original_total = plain_amount(excess.original_total),
-                credited = plain_amount(excess.credited),
-                pending = plain_amount(excess.pending),
-                room = plain_amount(excess.room.max(Decimal::ZERO))
+                original_total = amount(excess.original_total),
+                credited = amount(excess.credited),
+                pending = amount(excess.pending),
+                room = amount(excess.room.max(Decimal::ZERO))
             ),
             CertifyError::AboveMaxTotal {
                 total,
@@ -489,9 +493,9 @@ impl CertifyError {
                 max,
             } => msg!(
                 "err-above-max-total",
-                total = plain_amount(*total),
+                total = amount(*total),
                 bound = bound(*at_least),
-                max = plain_amount(*max)
+                max = amount(*max)
             ),
             CertifyError::Internal(_) => msg!("err-internal"),
         }
@@ -522,13 +526,14 @@ mod tests {
             quota.describe(Lang::Fr),
             crate::i18n::nbsp(
                 "le quota annuel de factures de cette organisation est atteint (1000 sur 1000 en \
-             2026) ; demandez à l'administrateur de changer de formule"
+             2026) ; demandez à l'opérateur de la passerelle la formule Grow ou un quota plus \
+             grand"
             )
         );
         assert_eq!(
             quota.to_string(),
             "the annual invoice quota of this organization is reached (1000 of 1000 in 2026); \
-             ask the administrator to upgrade the plan"
+             ask the gateway's operator for the Grow plan or a larger quota"
         );
         assert_eq!(
             CertifyError::Unauthorized(AuthFailure::Invalid).describe(Lang::Fr),
@@ -581,8 +586,8 @@ mod tests {
             fr,
             crate::i18n::nbsp("l'API web de la DGI n'accepte pas le jeton de cette passerelle pour l'appareil dgi : \
              le fichier du jeton de cet appareil ne peut pas être lu (le journal du service dit \
-             pourquoi) ; un administrateur doit installer un nouveau jeton (réessayer n'y changera \
-             rien)")
+             pourquoi) ; l'opérateur de la passerelle doit installer un nouveau jeton (réessayer \
+             n'y changera rien)")
         );
         assert!(!token.describe(Lang::En).contains("Permission"));
         let log = token.to_string();

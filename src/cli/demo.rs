@@ -87,7 +87,16 @@ pub(super) fn print(addr: SocketAddr, demo: &DemoKeys, state_dir: &Path) -> anyh
     match demo {
         DemoKeys::NotDemo => {}
         DemoKeys::Existing => {
-            println!("{}", msg!("cli-demo-existing", org = DEMO_ORG).render(lang));
+            let file = state_dir.join(KEYS_FILE);
+            println!(
+                "{}",
+                msg!(
+                    "cli-demo-existing",
+                    org = DEMO_ORG,
+                    file = file.display().to_string()
+                )
+                .render(lang)
+            );
             println!("  emcf-gateway key issue --org {DEMO_ORG}");
             println!(
                 "{}",

@@ -226,6 +226,15 @@ fn localize_help_subcommands(command: &mut Command, lang: Lang) {
     }
 }
 
+/// Why a number given on the command line (a count, a sequence, a quota) was refused: it is
+/// not a whole number, or too large for one.
+pub(super) fn number_refused(error: &std::num::ParseIntError) -> Message {
+    match error.kind() {
+        std::num::IntErrorKind::PosOverflow => msg!("usage-number-too-large"),
+        _ => msg!("usage-whole-number"),
+    }
+}
+
 /// What clap refused, in `lang`, with the usage of the command and how to see its help.
 pub(super) fn usage_error(error: &clap::Error, lang: Lang) -> String {
     let context = |kind: ContextKind| -> Option<String> {
@@ -257,9 +266,15 @@ pub(super) fn usage_error(error: &clap::Error, lang: Lang) -> String {
             None => msg!("usage-invalid-value", arg = arg, value = value),
         },
         ErrorKind::ValueValidation => {
-            let why = std::error::Error::source(error)
+            let source = std::error::Error::source(error);
+            let why = source
                 .and_then(|source| source.downcast_ref::<Message>())
                 .cloned()
+                .or_else(|| {
+                    source
+                        .and_then(|source| source.downcast_ref::<std::num::ParseIntError>())
+                        .map(number_refused)
+                })
                 .unwrap_or_else(|| msg!("usage-not-accepted"));
             msg!("usage-value-refused", arg = arg, value = value, why = why)
         }
@@ -442,6 +457,61 @@ mod tests {
             &["emcf-gateway", "log", "export", "--from", "hier"],
         );
         assert!(fr.contains("hier") && fr.contains("AAAA-MM-JJ"), "{fr}");
+        // A number that is not one says what is expected; an intent's id, where to find it.
+        let fr = refuse(
+            Lang::Fr,
+            &["emcf-gateway", "org", "update", "demo", "--quota", "abc"],
+        );
+        assert!(
+            fr.contains(&crate::i18n::nbsp(
+                "« abc » n'est pas une valeur acceptée pour --quota <QUOTA> : un nombre entier est attendu"
+            )),
+            "{fr}"
+        );
+        let fr = refuse(Lang::Fr, &["emcf-gateway", "log", "show", "abc"]);
+        assert!(
+            fr.contains(&crate::i18n::nbsp(" : un nombre entier est attendu")),
+            "{fr}"
+        );
+        let fr = refuse(Lang::Fr, &["emcf-gateway", "intent", "resolve", "nope"]);
+        assert!(
+            fr.contains(&crate::i18n::nbsp(
+                "« nope » n'est pas une valeur acceptée pour <INTENTION> : un nombre entier est attendu (voir « emcf-gateway intent list »)"
+            )),
+            "{fr}"
+        );
+        let en = refuse(
+            Lang::En,
+            &[
+                "emcf-gateway",
+                "log",
+                "list",
+                "--after",
+                "99999999999999999999999",
+            ],
+        );
+        assert!(
+            en.contains("--after <AFTER>: this number is too large"),
+            "{en}"
+        );
+        let en = refuse(
+            Lang::En,
+            &[
+                "emcf-gateway",
+                "device",
+                "anomalies",
+                "ack",
+                "x",
+                "--by",
+                "a",
+                "--note",
+                "b",
+            ],
+        );
+        assert!(
+            en.contains("a whole number is expected (see \"emcf-gateway device anomalies list\")"),
+            "{en}"
+        );
     }
 
     #[test]

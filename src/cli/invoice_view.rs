@@ -20,14 +20,15 @@ use crate::msg;
 pub(super) fn render(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> String {
     let (e, r) = (&record.entry, &record.entry.request);
     let t = |m: Message| m.render(lang);
-    let line = |label: Message, value: &str| format!("  {:<22} {}\n", t(label), visible(value));
+    let width = label_width(lang);
+    let line = |label: Message, value: &str| format!("  {:<width$} {}\n", t(label), visible(value));
     let mut out = format!(
         "{}\n",
         t(msg!(
             "cli-show-title",
             document = names::document(&r.invoice_type).render(lang),
             rn = visible(&r.rn).into_owned(),
-            environment = names::environment(r.environment).render(lang),
+            register = r.environment.as_str(),
             sequence = e.sequence
         ))
     );
@@ -49,7 +50,11 @@ pub(super) fn render(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> S
     ));
     out.push_str(&line(
         msg!("cli-show-channel"),
-        &format!("{} · {} · {}", r.device, r.key_id, e.source),
+        &format!("{} · {}", r.device, r.key_id),
+    ));
+    out.push_str(&line(
+        msg!("recorded-by"),
+        &names::recorded_by(&e.source).render(lang),
     ));
     match &record.certified_invoice {
         KeptInvoice::Kept { invoice } => out.push_str(&content(invoice, lang)),
@@ -107,18 +112,14 @@ pub(super) fn render(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> S
     }
     let s = &e.security;
     out.push_str(&format!("\n{}\n", t(msg!("cli-show-security"))));
-    out.push_str(&format!(
-        "  {:<22} {}\n",
-        "codeDEFDGI",
-        visible(&s.code_def)
-    ));
+    out.push_str(&line(msg!("cli-show-code"), &s.code_def));
     out.push_str(&line(msg!("cli-show-counters"), &s.counters));
-    out.push_str(&format!("  {:<22} {}\n", "NIM", visible(&s.nim)));
+    out.push_str(&line(msg!("cli-show-nim"), &s.nim));
     out.push_str(&line(
         msg!("cli-show-device-time"),
-        &s.date_time.format("%Y-%m-%d %H:%M:%S").to_string(),
+        &format::device_date_time(&s.date_time, lang),
     ));
-    out.push_str(&format!("  {:<22} {}\n", "qrCode", visible(&s.qr_code)));
+    out.push_str(&line(msg!("cli-show-qr"), &s.qr_code));
     out.push_str(&links(record, zone, lang));
     if let KeptInvoice::Kept { .. } = record.certified_invoice {
         out.push_str(&format!(
@@ -178,7 +179,8 @@ fn links(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> String {
 /// Client, operator, reference, items, payments and comments of the kept invoice.
 fn content(invoice: &InvoiceContent, lang: Lang) -> String {
     let t = |m: Message| m.render(lang);
-    let line = |label: Message, value: &str| format!("  {:<22} {}\n", t(label), visible(value));
+    let width = label_width(lang);
+    let line = |label: Message, value: &str| format!("  {:<width$} {}\n", t(label), visible(value));
     let mut out = String::new();
     out.push_str(&line(msg!("cli-show-mode"), &invoice.mode.to_uppercase()));
     out.push_str(&line(
@@ -279,7 +281,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
         if let Some(paid_in) = names::payment_currency(p, invoice, lang) {
             text.push_str(&format!(" ({paid_in})"));
         }
-        out.push_str(&format!("  {:<22} {text}\n", visible(&p.name)));
+        out.push_str(&format!("  {:<width$} {text}\n", visible(&p.name)));
     }
     let comments = invoice.comments();
     if !comments.is_empty() {
@@ -289,6 +291,44 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
         }
     }
     out
+}
+
+/// The width of the labels' column: the longest label of a row in `lang` (a payment's name
+/// is aligned with them), so that every value starts in one column.
+fn label_width(lang: Lang) -> usize {
+    [
+        msg!("cli-show-seller"),
+        msg!("cli-show-type"),
+        msg!("cli-show-certified"),
+        msg!("cli-show-received"),
+        msg!("cli-show-channel"),
+        msg!("recorded-by"),
+        msg!("cli-show-mode"),
+        msg!("cli-show-currency"),
+        msg!("cli-show-reference"),
+        msg!("cli-show-operator"),
+        msg!("cli-show-client-name"),
+        msg!("cli-show-client-nif"),
+        msg!("cli-show-client-type"),
+        msg!("cli-show-client-type-desc"),
+        msg!("cli-show-client-contact"),
+        msg!("cli-show-client-address"),
+        msg!("cli-show-client-email"),
+        msg!("cli-show-client-rccm"),
+        msg!("cli-show-total"),
+        msg!("cli-show-vat"),
+        msg!("cli-show-specific-tax"),
+        msg!("cli-show-usd"),
+        msg!("cli-show-code"),
+        msg!("cli-show-counters"),
+        msg!("cli-show-nim"),
+        msg!("cli-show-device-time"),
+        msg!("cli-show-qr"),
+    ]
+    .into_iter()
+    .map(|label| label.render(lang).chars().count())
+    .max()
+    .unwrap_or(0)
 }
 
 fn indent(text: &str) -> String {

@@ -95,6 +95,7 @@ pub enum IntentCommand {
     /// `--certified` with its security elements, or `--not-certified`. Journaled with who.
     Resolve {
         /// The intent's id (as listed).
+        #[arg(value_parser = parse_intent_id)]
         intent: u64,
         /// The DGI's portal shows it certified: give its elements below.
         #[arg(long, conflicts_with = "not_certified", requires_all = ["code_def", "qr_code", "counters", "nim", "date_time"])]
@@ -114,7 +115,7 @@ pub enum IntentCommand {
         /// The e-MCF's NIM.
         #[arg(long)]
         nim: Option<String>,
-        /// Date-time of the certification, yyyy-MM-ddTHH:mm:ss.
+        /// Date-time of the certification, YYYY-MM-DDTHH:MM:SS (e.g. 2026-11-23T10:00:00).
         #[arg(long)]
         date_time: Option<String>,
         /// Who settles it (journaled).
@@ -160,6 +161,7 @@ pub enum AnomaliesCommand {
     /// Acknowledge one: journaled with who and why; it leaves the dashboard and /metrics.
     Ack {
         /// Its id (as listed).
+        #[arg(value_parser = parse_anomaly_id)]
         id: u64,
         /// Who acknowledges it.
         #[arg(long)]
@@ -250,7 +252,8 @@ pub enum OrgCommand {
         /// Annual quota overriding the plan's.
         #[arg(long)]
         quota: Option<u64>,
-        /// Name of the configured device it certifies on (`embedded` without devices).
+        /// Name of the configured device it certifies on; with no device configured, `embedded`:
+        /// the bundled simulator (nothing is fiscal).
         #[arg(long)]
         device: String,
         /// An administrator's e-mail address for the alerts (repeatable).
@@ -448,6 +451,19 @@ pub enum LogCommand {
 }
 
 /// A calendar day on the command line.
+/// An intent's id as `intent list` shows it; a wrong one says where to find it.
+fn parse_intent_id(text: &str) -> Result<u64, Message> {
+    text.parse()
+        .map_err(|error| msg!("usage-intent-id", why = help::number_refused(&error)))
+}
+
+/// A fiscal anomaly's id as `device anomalies list` shows it; a wrong one says where to find
+/// it.
+fn parse_anomaly_id(text: &str) -> Result<u64, Message> {
+    text.parse()
+        .map_err(|error| msg!("usage-anomaly-id", why = help::number_refused(&error)))
+}
+
 fn parse_day(text: &str) -> Result<chrono::NaiveDate, Message> {
     chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| msg!("cli-day-format"))
 }

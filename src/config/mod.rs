@@ -165,23 +165,27 @@ impl Localized for ConfigError {
             ),
             ConfigError::Parse {
                 path,
-                line: Some(line),
-                column: Some(column),
+                line,
+                column,
                 line_text,
                 message,
-            } => msg!(
-                "config-parse-at",
-                path = path.display().to_string(),
-                line = *line,
-                column = *column,
-                text = line_text.as_deref().unwrap_or_default(),
-                parser = message.as_str()
-            ),
-            ConfigError::Parse { path, message, .. } => msg!(
-                "config-parse",
-                path = path.display().to_string(),
-                parser = message.as_str()
-            ),
+            } => {
+                let path = path.display().to_string();
+                if let Some(unknown) = Unknown::read(message) {
+                    return unknown.message(path, *line);
+                }
+                match (line, column) {
+                    (Some(line), Some(column)) => msg!(
+                        "config-parse-at",
+                        path = path,
+                        line = *line,
+                        column = *column,
+                        text = line_text.as_deref().unwrap_or_default(),
+                        parser = message.as_str()
+                    ),
+                    _ => msg!("config-parse", path = path, parser = message.as_str()),
+                }
+            }
             ConfigError::Env {
                 var,
                 value,
@@ -667,6 +671,7 @@ mod alerts;
 mod device;
 mod http;
 mod text;
+mod unknown;
 mod validate;
 mod web_api;
 
@@ -675,6 +680,7 @@ pub use device::{ActionCaseSetting, DeviceEntry, DeviceKind, LineBreaksSetting, 
 pub use http::{HttpLimits, IpRange, ProxyReach, TrustedProxies};
 use text::{listen_text, offset_text};
 pub use text::{parse_listen, parse_offset};
+use unknown::Unknown;
 
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,7 @@
 //! The overview's alert banners: the alerts raised for the signed-in organization (its quota,
-//! its invoices in doubt) and its production device (down, DGI contact old; named so, not by
-//! its configured name), at the top of the page.
+//! its invoices in doubt) and its production channel (the device, or the DGI's online service
+//! for the web API, down; the device's DGI contact old or never made; named so, not by its
+//! configured name), at the top of the page, in the alert e-mails' words.
 //!
 //! The alert engine evaluates every 30 s; the invoices in doubt can change in between (an
 //! administrator settles one on this page). Their banner is therefore checked against what is
@@ -87,25 +88,25 @@ pub(super) fn banners(
                     )
                 }
             }
-            AlertKind::ChannelDown => (
-                "error",
-                msg!(
-                    "dash-alert-channel-down",
-                    since = facts
-                        .since
-                        .map(|at| html::time(&at, zone, lang))
-                        .unwrap_or_default()
-                ),
-            ),
+            AlertKind::ChannelDown => {
+                // The box, or the DGI's online service (an organization on the web API).
+                let channel = facts.channel.as_deref().unwrap_or("box");
+                let text = match facts.since {
+                    Some(at) => msg!(
+                        "dash-alert-channel-down",
+                        channel = channel,
+                        since = html::time(&at, zone, lang)
+                    ),
+                    None => msg!("dash-alert-channel-down-no-date", channel = channel),
+                };
+                ("error", text)
+            }
             AlertKind::DgiContactOld => (
                 "warn",
-                msg!(
-                    "dash-alert-dgi-contact",
-                    at = facts.last_contact.map_or_else(
-                        || msg!("dash-never").render(lang),
-                        |at| html::device_time(&at, lang)
-                    )
-                ),
+                match facts.last_contact {
+                    Some(at) => msg!("dash-alert-dgi-contact", at = html::device_time(&at, lang)),
+                    None => msg!("dash-alert-dgi-contact-never"),
+                },
             ),
             AlertKind::InDoubt if now.open == 0 => continue,
             AlertKind::InDoubt => {
@@ -132,4 +133,91 @@ pub(super) fn banners(
         return html;
     }
     format!("<section id=\"alerts\">{html}</section>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alerts::{AlertKey, Facts, Subject};
+
+    /// `text` as the page writes it: French no-break spaces, HTML-escaped.
+    fn html(text: &str) -> String {
+        crate::markup::escape(&crate::i18n::nbsp(text))
+    }
+    use chrono::{DateTime, NaiveDateTime, Utc};
+
+    fn alert(kind: AlertKind, facts: Facts) -> RaisedAlert {
+        RaisedAlert {
+            key: AlertKey {
+                kind,
+                subject: Subject::Device("shop".into()),
+            },
+            episode: String::new(),
+            raised_at: DateTime::<Utc>::UNIX_EPOCH,
+            facts,
+            unsent: Default::default(),
+        }
+    }
+
+    fn said(alert: RaisedAlert, lang: Lang) -> String {
+        let zone = FixedOffset::east_opt(3600).expect("+01:00");
+        banners(&[alert], InDoubtNow::default(), zone, lang)
+    }
+
+    #[test]
+    fn a_channel_down_is_named_by_what_it_is_with_its_date_or_without() {
+        let since = DateTime::parse_from_rfc3339("2026-11-23T09:00:00Z")
+            .map(|t| t.with_timezone(&Utc))
+            .ok();
+        let down = |channel: Option<&str>, since| {
+            alert(
+                AlertKind::ChannelDown,
+                Facts {
+                    since,
+                    channel: channel.map(str::to_owned),
+                    ..Facts::default()
+                },
+            )
+        };
+        let web = said(down(Some("web_api"), since), Lang::Fr);
+        assert!(
+            web.contains(&html("Le service en ligne de la DGI ne répond plus depuis le 23/11/2026 10:00:00 UTC+01:00 : aucune facture ne peut être certifiée.")),
+            "{web}"
+        );
+        // A state file of 1.5.0 names no channel: a box.
+        let boxed = said(down(None, since), Lang::En);
+        assert!(
+            boxed.contains("The production device has not answered since 2026-11-23 10:00:00 UTC+01:00: no invoice can be certified."),
+            "{boxed}"
+        );
+        let undated = said(down(Some("box"), None), Lang::Fr);
+        assert!(
+            undated.contains(&html(
+                "L'appareil de production ne répond plus : aucune facture ne peut être certifiée."
+            )),
+            "{undated}"
+        );
+        assert!(!undated.contains("depuis le"), "{undated}");
+    }
+
+    #[test]
+    fn a_box_that_never_reached_the_dgi_is_said_so() {
+        let never = said(alert(AlertKind::DgiContactOld, Facts::default()), Lang::Fr);
+        assert!(
+            never.contains(&html("L'appareil de production n'a encore jamais échangé avec la DGI : vérifiez sa connexion au réseau.")),
+            "{never}"
+        );
+        let at = NaiveDateTime::parse_from_str("2026-11-20 08:15:00", "%Y-%m-%d %H:%M:%S").ok();
+        let old = said(
+            alert(
+                AlertKind::DgiContactOld,
+                Facts {
+                    last_contact: at,
+                    ..Facts::default()
+                },
+            ),
+            Lang::Fr,
+        );
+        assert!(old.contains("date du 20/11/2026 08:15:00"), "{old}");
+    }
 }

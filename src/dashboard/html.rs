@@ -37,38 +37,6 @@ pub fn amount(value: Decimal, lang: Lang) -> String {
     format::amount(value, FISCAL_CURRENCY, lang)
 }
 
-/// Who recorded a register entry (its `source`), in plain words: the device as it certified
-/// the invoice (`finalize`), the device read back after an interruption (`reconciled`), or an
-/// administrator who settled it (`administrator: NAME; NOTE`, with the dashboard's `dashboard
-/// of ORG; ` before a note typed there). Anything else is shown as it is.
-pub fn recorded_by(source: &str, lang: Lang) -> String {
-    let message = match source {
-        "finalize" => msg!("dash-source-device"),
-        "reconciled" => msg!("dash-source-reconciled"),
-        _ => {
-            let Some(rest) = source.strip_prefix("administrator: ") else {
-                return source.to_owned();
-            };
-            let (name, note) = rest.split_once("; ").unwrap_or((rest, ""));
-            let (dashboard, note) = match note.strip_prefix("dashboard of ") {
-                Some(after) => (true, after.split_once("; ").map_or("", |(_, n)| n)),
-                None => (false, note),
-            };
-            let mut text = msg!(
-                "dash-source-administrator",
-                name = name.trim(),
-                dashboard = if dashboard { "yes" } else { "no" }
-            )
-            .render(lang);
-            if !note.trim().is_empty() {
-                text.push_str(&msg!("dash-source-note", note = note.trim()).render(lang));
-            }
-            return text;
-        }
-    };
-    message.render(lang)
-}
-
 /// The start of a table that is a card per row on a phone: `headings` are its columns (each
 /// cell repeats its column's name, see [`cell`]).
 pub fn table_start(id: &str, headings: &[String]) -> String {
@@ -279,30 +247,6 @@ mod tests {
             device_time(&at.naive_utc(), Lang::En),
             "2026-11-23 23:30:05"
         );
-    }
-
-    #[test]
-    fn who_recorded_an_entry_is_said_in_plain_words() {
-        assert_eq!(
-            recorded_by("finalize", Lang::Fr),
-            "l'appareil, en certifiant la facture"
-        );
-        assert_eq!(
-            recorded_by("reconciled", Lang::En),
-            "the device, read back after an interruption (restart or power cut)"
-        );
-        assert_eq!(
-            recorded_by(
-                "administrator: Marie K.; dashboard of acme; lu sur le portail",
-                Lang::Fr
-            ),
-            "Marie K. (administrateur), d'après le portail de la DGI, depuis le tableau de bord\u{a0}: lu sur le portail"
-        );
-        assert_eq!(
-            recorded_by("administrator: Jean; ", Lang::En),
-            "Jean (administrator), from the DGI's portal"
-        );
-        assert_eq!(recorded_by("something new", Lang::Fr), "something new");
     }
 
     #[test]

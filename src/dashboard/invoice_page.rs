@@ -47,14 +47,11 @@ impl Dashboard {
              target=\"_blank\">{}</a> · <a href=\"{base}/receipt?layout=80mm\" id=\"print-80mm\" \
              target=\"_blank\">{}</a></p>\
              <section id=\"security\"><h2>{}</h2><div class=\"qr-box\">\
-             <figure id=\"qr\">{qr}<figcaption>{} <code>qrCode</code></figcaption></figure></div>\
+             <figure id=\"qr\">{qr}<figcaption>{}</figcaption></figure></div>\
              <dl class=\"grid\">{}{}{}{}{}</dl></section>",
             t(
                 lang,
-                msg!(
-                    "dash-invoice-back",
-                    environment = env_name(env).render(lang)
-                )
+                msg!("dash-invoice-back", register = env.as_str())
             ),
             t(lang, msg!("dash-print")),
             t(lang, msg!("dash-print-a4")),
@@ -116,9 +113,9 @@ impl Dashboard {
             ),
             row(
                 lang,
-                msg!("dash-field-source"),
+                msg!("recorded-by"),
                 "source",
-                &html::recorded_by(&entry.source, lang)
+                &names::recorded_by(&entry.source).render(lang)
             ),
             row(lang, msg!("dash-field-key"), "key", &r.key_id),
             row(lang, msg!("dash-field-device"), "device", &r.device),

@@ -9,7 +9,6 @@ use hyper::{Request, Response, StatusCode};
 
 use super::html::{self, cell, esc, notice, t, Tab};
 use super::invoice_page::type_cell;
-use super::keys::env_name;
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
 use crate::admin::audit::{ExportedEntry, Period};
@@ -316,7 +315,6 @@ fn search_form(query: &Query, lang: Lang) -> String {
         tab(Environment::Sandbox, msg!("dash-tab-sandbox")),
         t(lang, msg!("dash-tabs-note")),
     );
-    let name = env_name(query.env).render(lang);
     body.push_str(&format!(
         "<form method=\"get\" action=\"/dashboard/invoices\" id=\"search-form\"><fieldset>\
          <legend>{legend}</legend><input type=\"hidden\" name=\"env\" value=\"{env}\">\
@@ -325,17 +323,18 @@ fn search_form(query: &Query, lang: Lang) -> String {
          <label>{to_label} <input type=\"date\" name=\"to\" id=\"to\" value=\"{to}\"></label>\
          <button type=\"submit\" id=\"search\">{search}</button> <a href=\"/dashboard/invoices?env={env}\">{clear}</a>\
          </fieldset></form><p><a href=\"/dashboard/invoices.csv?env={env}{period}\" id=\"csv\" download>\
-         {export}</a> · <a href=\"/dashboard/invoices.csv?env={env}{period}&amp;format=excel\" \
-         id=\"csv-excel\" title=\"{excel_hint}\" download>{excel}</a> · \
-         <a href=\"/dashboard/invoices.csv?env={env}{period}&amp;format=json\" id=\"json\" \
-         download>{export_json}</a></p>",
-        legend = t(lang, msg!("dash-search-legend", environment = name.clone())),
+         {export}</a> · <a href=\"/dashboard/invoices.csv?env={env}{period}&amp;format=json\" \
+         id=\"json\" download>{export_json}</a> · \
+         <a href=\"/dashboard/invoices.csv?env={env}{period}&amp;format=excel\" id=\"csv-excel\" \
+         aria-describedby=\"csv-excel-hint\" download>{excel}</a> \
+         <small id=\"csv-excel-hint\">{excel_hint}</small></p>",
+        legend = t(lang, msg!("dash-search-legend", register = env)),
         rn_label = t(lang, msg!("dash-search-rn")),
         from_label = t(lang, msg!("dash-search-from")),
         to_label = t(lang, msg!("dash-search-to")),
         search = t(lang, msg!("dash-search-submit")),
         clear = t(lang, msg!("dash-search-clear")),
-        export = t(lang, msg!("dash-export", environment = name)),
+        export = t(lang, msg!("dash-export", register = env)),
         export_json = t(lang, msg!("dash-export-json")),
         excel = t(lang, msg!("dash-export-excel")),
         excel_hint = t(lang, msg!("dash-export-excel-hint")),

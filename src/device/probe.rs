@@ -9,7 +9,7 @@ use mcf_sfe::types::{TaxGroup, TaxpayerKey};
 use mcf_sfe::{Command, Reply};
 
 use super::{DeviceError, DeviceHandle, Session};
-use crate::i18n::{Lang, Localized};
+use crate::i18n::{format, Lang, Localized};
 pub use crate::model::ProbeReport;
 use crate::msg;
 
@@ -60,14 +60,12 @@ pub async fn probe(handle: &DeviceHandle, lang: Lang) -> Result<ProbeReport, Dev
 fn read_state(report: &mut ProbeReport, state: &DeviceState, lang: Lang) {
     report.nim = Some(state.mid.clone());
     report.nif = Some(state.nif.clone());
-    report.clock = state
-        .clock
-        .map(|c| c.format("%Y-%m-%d %H:%M:%S").to_string());
+    report.clock = state.clock.map(|c| format::device_date_time(&c, lang));
     report.counters = Some((state.tc, state.fvc, state.frc));
     let last = match &state.last {
         Last::Nothing => msg!("probe-last-none"),
         Last::Invoice(last) => {
-            let at = last.at.format("%Y-%m-%d %H:%M:%S").to_string();
+            let at = format::device_date_time(&last.at, lang);
             let kind = last.invoice_type.to_string();
             match last.amount {
                 Some(total) => msg!(
@@ -76,7 +74,7 @@ fn read_state(report: &mut ProbeReport, state: &DeviceState, lang: Lang) {
                     rn = last.rn.as_str(),
                     at = at,
                     code = last.code_def.as_str(),
-                    total = total.to_string()
+                    total = format::amount(total, crate::model::FISCAL_CURRENCY, lang)
                 ),
                 None => msg!(
                     "probe-last-invoice",
@@ -117,7 +115,7 @@ fn dgi_in_words(link: &LinkState, lang: Lang) -> String {
     let contact = match link.last_contact {
         Some(at) => msg!(
             "probe-dgi-contact",
-            at = at.format("%Y-%m-%d %H:%M:%S").to_string()
+            at = format::device_date_time(&at, lang)
         ),
         None => msg!("probe-dgi-never"),
     };

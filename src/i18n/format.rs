@@ -13,7 +13,7 @@
 
 use std::borrow::Cow;
 
-use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
+use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, Utc};
 use rust_decimal::Decimal;
 
 use super::Lang;
@@ -116,14 +116,30 @@ pub fn device_date_time(at: &NaiveDateTime, lang: Lang) -> String {
     at.format(date_time_pattern(lang)).to_string()
 }
 
+/// A calendar date as each reader writes it.
+fn date_pattern(lang: Lang) -> &'static str {
+    match lang {
+        Lang::Fr => "%d/%m/%Y",
+        Lang::En => "%Y-%m-%d",
+    }
+}
+
 /// The calendar date of an instant in the zone `zone`.
 pub fn date(at: DateTime<Utc>, zone: FixedOffset, lang: Lang) -> String {
     let local = at.with_timezone(&zone);
-    let pattern = match lang {
-        Lang::Fr => "%d/%m/%Y",
-        Lang::En => "%Y-%m-%d",
-    };
-    local.format(pattern).to_string()
+    local.format(date_pattern(lang)).to_string()
+}
+
+/// A calendar date given as text in ISO 8601 (`2026-11-20`, or a date-time whose date is
+/// taken: an invoice's `curDate`), as the reader writes it (`20/11/2026`); a text that is no
+/// such date is shown as it is.
+pub fn day(text: &str, lang: Lang) -> String {
+    text.get(..10)
+        .and_then(|date| NaiveDate::parse_from_str(date, "%Y-%m-%d").ok())
+        .map_or_else(
+            || text.to_owned(),
+            |date| date.format(date_pattern(lang)).to_string(),
+        )
 }
 
 /// The characters that change the direction or the lines of a text without being control
@@ -205,6 +221,15 @@ mod tests {
         for c in ['\u{200B}', '\u{2070}', '\u{202F}', 'é', ' '] {
             assert!(!is_hidden_effect(c), "{c:?}");
         }
+    }
+
+    #[test]
+    fn an_iso_day_as_each_reader_writes_it() {
+        assert_eq!(day("2026-11-20", Lang::Fr), "20/11/2026");
+        assert_eq!(day("2026-11-20", Lang::En), "2026-11-20");
+        assert_eq!(day("2026-11-20T10:00:00", Lang::Fr), "20/11/2026");
+        assert_eq!(day("20 nov.", Lang::Fr), "20 nov.");
+        assert_eq!(day("-", Lang::Fr), "-");
     }
 
     #[test]

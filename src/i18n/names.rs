@@ -54,6 +54,38 @@ pub fn document_and_code(invoice_type: &str, lang: Lang) -> String {
     format!("{} ({invoice_type})", document(invoice_type).render(lang))
 }
 
+/// Who recorded a register entry (its `source`), in plain words: the device as it certified
+/// the invoice (`finalize`), the device read back after an interruption (`reconciled`), or an
+/// administrator who settled it (`administrator: NAME; NOTE`, with the dashboard's `dashboard
+/// of ORG; ` before a note typed there). Anything else is shown as it is. The dashboard's
+/// invoice page and `log show` say it with this (label: `recorded-by`).
+pub fn recorded_by(source: &str) -> Message {
+    match source {
+        "finalize" => msg!("recorded-by-device"),
+        "reconciled" => msg!("recorded-by-reconciled"),
+        _ => {
+            let Some(rest) = source.strip_prefix("administrator: ") else {
+                return msg!("recorded-by-other", source = source);
+            };
+            let (name, note) = rest.split_once("; ").unwrap_or((rest, ""));
+            let (dashboard, note) = match note.strip_prefix("dashboard of ") {
+                Some(after) => (true, after.split_once("; ").map_or("", |(_, n)| n)),
+                None => (false, note),
+            };
+            let who = msg!(
+                "recorded-by-administrator",
+                name = name.trim(),
+                dashboard = if dashboard { "yes" } else { "no" }
+            );
+            if note.trim().is_empty() {
+                who
+            } else {
+                msg!("recorded-by-with-note", who = who, note = note.trim())
+            }
+        }
+    }
+}
+
 /// A rate as a person reads it: `1 USD = 2 850,00 CDF`.
 pub fn rate(currency: &str, rate: Decimal, lang: Lang) -> String {
     let space = match lang {
@@ -68,14 +100,17 @@ pub fn rate(currency: &str, rate: Decimal, lang: Lang) -> String {
 
 /// The invoice's currency as a person reads it: `CDF`, or for an invoice made in another
 /// currency, that its amounts are in CDF at its rate ("USD (montants en CDF ; 1 USD =
-/// 2 850,00 CDF, cours du 2026-11-20)").
+/// 2 850,00 CDF, cours du 20/11/2026)").
 pub fn invoice_currency(invoice: &InvoiceContent, lang: Lang) -> String {
     match invoice.cur_rate {
         Some(value) if invoice.cur_code != FISCAL_CURRENCY => msg!(
             "invoice-currency-converted",
             currency = invoice.cur_code.as_str(),
             rate = rate(&invoice.cur_code, value, lang),
-            date = invoice.cur_date.as_deref().unwrap_or("-")
+            date = invoice
+                .cur_date
+                .as_deref()
+                .map_or_else(|| "-".to_owned(), |day| format::day(day, lang))
         )
         .render(lang),
         _ => invoice.cur_code.clone(),
@@ -148,12 +183,37 @@ mod tests {
     }
 
     #[test]
+    fn who_recorded_an_entry_is_said_in_plain_words() {
+        let said = |source: &str, lang| recorded_by(source).render(lang);
+        assert_eq!(
+            said("finalize", Lang::Fr),
+            "l'appareil, en certifiant la facture"
+        );
+        assert_eq!(
+            said("reconciled", Lang::En),
+            "the device, read back after an interruption (restart or power cut)"
+        );
+        assert_eq!(
+            said(
+                "administrator: Marie K.; dashboard of acme; lu sur le portail",
+                Lang::Fr
+            ),
+            crate::i18n::nbsp("Marie K. (administrateur), d'après le portail de la DGI, depuis le tableau de bord : lu sur le portail")
+        );
+        assert_eq!(
+            said("administrator: Jean; ", Lang::En),
+            "Jean (administrator), from the DGI's portal"
+        );
+        assert_eq!(said("something new", Lang::Fr), "something new");
+    }
+
+    #[test]
     fn a_usd_invoice_and_payment_say_their_amounts_are_cdf() {
         let text = r#"{"canon":"1","curCode":"USD","curRate":"2850","curDate":"2026-11-20","items":[],"mode":"ttc","operator":{"name":"A"},"payments":[{"amount":"570000","curCode":"USD","name":"ESPECES"},{"amount":"1000","curCode":"CDF","name":"VIREMENT"}],"rn":"F-1","type":"FV"}"#;
         let invoice: InvoiceContent = serde_json::from_str(text).expect("content");
         assert_eq!(
             invoice_currency(&invoice, Lang::Fr),
-            "USD (montants en CDF\u{a0}; 1\u{a0}USD = 2\u{202f}850,00\u{a0}CDF, cours du 2026-11-20)"
+            "USD (montants en CDF\u{a0}; 1\u{a0}USD = 2\u{202f}850,00\u{a0}CDF, cours du 20/11/2026)"
         );
         assert_eq!(
             invoice_currency(&invoice, Lang::En),

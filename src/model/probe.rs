@@ -14,7 +14,8 @@ pub struct ProbeReport {
     pub nim: Option<String>,
     /// Taxpayer NIF, from C1h.
     pub nif: Option<String>,
-    /// The box's clock (`yyyy-MM-dd HH:mm:ss`, its local time).
+    /// The box's clock (its local time, written as the reader writes a date: `yyyy-MM-dd
+    /// HH:mm:ss` in English, which `--json` asks).
     pub clock: Option<String>,
     /// TC, FVC, FRC.
     pub counters: Option<(u64, u64, u64)>,

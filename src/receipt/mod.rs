@@ -268,7 +268,10 @@ pub fn block(entry: &RegisterEntry, original: Option<Original<'_>>, lang: Lang) 
                 text(msg!(
                     "receipt-rate",
                     currency = format::visible(&invoice.cur_code).into_owned(),
-                    date = format::visible(invoice.cur_date.as_deref().unwrap_or("-")).into_owned()
+                    date = invoice.cur_date.as_deref().map_or_else(
+                        || "-".to_owned(),
+                        |day| format::visible(&format::day(day, lang)).into_owned()
+                    )
                 )),
                 names::rate(&invoice.cur_code, rate, lang),
                 "rate",

@@ -220,31 +220,32 @@ impl fmt::Display for FaultPatchError {
         match self {
             FaultPatchError::Empty => write!(
                 f,
-                "le corps est vide{NBSP}: envoyez un objet JSON des fautes à changer, par \
-                 exemple {example}"
+                "le corps est vide{NBSP}: envoyez un objet JSON des pannes simulées à changer, \
+                 par exemple {example}"
             ),
             FaultPatchError::NotJson { line, column } => write!(
                 f,
                 "le corps n'est pas du JSON lisible (ligne {line}, colonne {column}){NBSP}: \
-                 envoyez un objet JSON des fautes à changer, par exemple {example}"
+                 envoyez un objet JSON des pannes simulées à changer, par exemple {example}"
             ),
             FaultPatchError::NotAnObject => write!(
                 f,
-                "le corps doit être un objet JSON des fautes à changer, par exemple {example}"
+                "le corps doit être un objet JSON des pannes simulées à changer, par exemple \
+                 {example}"
             ),
             FaultPatchError::Unknown(name) => {
                 let known: Vec<&str> = EDEF_FAULTS.faults.iter().map(|s| s.name).collect();
                 write!(
                     f,
-                    "faute inconnue{NBSP}: «{NBSP}{name}{NBSP}»{NBSP}; les fautes sont{NBSP}: \
-                     {} (emcf-sim edef --help les décrit)",
+                    "panne simulée inconnue{NBSP}: «{NBSP}{name}{NBSP}»{NBSP}; les pannes \
+                     simulées sont{NBSP}: {} (emcf-sim edef --help les décrit)",
                     known.join(", ")
                 )
             }
             FaultPatchError::BadValue { fault, value } => write!(
                 f,
-                "valeur refusée pour la faute {}{NBSP}: {value}{NBSP}; elle prend {}, par \
-                 exemple {}",
+                "valeur refusée pour la panne simulée {}{NBSP}: «{NBSP}{value}{NBSP}»{NBSP}; \
+                 elle prend {}, par exemple {}",
                 fault.name,
                 fault.kind.values_fr(),
                 fault.json_example()

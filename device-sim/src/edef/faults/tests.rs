@@ -79,12 +79,15 @@ fn a_wrong_body_is_refused_in_french_naming_the_fault_what_it_takes_and_an_examp
         .to_string();
     assert_eq!(
         refusal,
-        "valeur refusée pour la faute drop_next_confirm_answer\u{a0}: \"yes\"\u{a0}; elle prend \
-         true (la prochaine fois), false (inactive) ou un nombre entier N (les N prochaines \
+        "valeur refusée pour la panne simulée drop_next_confirm_answer\u{a0}: «\u{a0}\"yes\"\u{a0}»\u{a0}; \
+         elle prend true (la prochaine fois), false (inactive) ou un nombre entier N (les N prochaines \
          fois), par exemple {\"drop_next_confirm_answer\": true}"
     );
     let refusal = patch(r#"{"token_expired": 2}"#).unwrap_err().to_string();
-    assert!(refusal.contains("token_expired\u{a0}: 2"), "{refusal}");
+    assert!(
+        refusal.contains("token_expired\u{a0}: «\u{a0}2\u{a0}»"),
+        "{refusal}"
+    );
     assert!(
         refusal.contains("true (active) ou false (inactive)"),
         "{refusal}"
@@ -94,7 +97,11 @@ fn a_wrong_body_is_refused_in_french_naming_the_fault_what_it_takes_and_an_examp
     let unknown = patch(r#"{"reset": 1}"#).unwrap_err();
     assert_eq!(unknown, FaultPatchError::Unknown("reset".to_owned()));
     let unknown = unknown.to_string();
-    assert!(unknown.contains("«\u{a0}reset\u{a0}»"), "{unknown}");
+    assert!(
+        unknown.starts_with("panne simulée inconnue\u{a0}: «\u{a0}reset\u{a0}»\u{a0}; les pannes simulées sont\u{a0}: "),
+        "{unknown}"
+    );
+    assert!(!unknown.contains("faute"), "{unknown}");
     assert!(unknown.contains("drop_next_confirm_answer, drop_next_request_answer"));
 
     assert_eq!(patch("  "), Err(FaultPatchError::Empty));

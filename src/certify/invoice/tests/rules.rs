@@ -199,13 +199,10 @@ fn the_error_displays_its_message_and_rn_has_the_seed_text() {
     let mut v = reference();
     v["rn"] = json!("");
     let error = refused(&v);
-    assert_eq!(
-        error.to_string(),
-        "the invoice reference (rn) cannot be empty"
-    );
+    assert_eq!(error.to_string(), "the invoice number (rn) cannot be empty");
     assert_eq!(
         error.message.render(Lang::Fr),
-        "la référence de facture (rn) ne peut pas être vide"
+        "le numéro de facture (rn) ne peut pas être vide"
     );
     assert_eq!(error.code, 31);
 }
