@@ -19,6 +19,12 @@ pub fn esc(text: &str) -> String {
     crate::markup::escape(text)
 }
 
+/// A text of the register or an administrator's name as a page shows it: its hidden effects
+/// (control characters, direction marks an older release kept) made visible, escaped.
+pub fn shown(text: &str) -> String {
+    esc(&crate::i18n::format::visible(text))
+}
+
 /// `message` in `lang`, escaped.
 pub fn t(lang: Lang, message: Message) -> String {
     esc(&message.render(lang))
@@ -144,7 +150,7 @@ pub fn page(reader: &Reader, title: &str, shell: Option<&Shell<'_>>, body: &str)
                 link(Tab::Invoices, "/dashboard/invoices", msg!("dash-nav-invoices")),
                 csrf_input(shell.csrf),
                 t(lang, msg!("dash-nav-sign-out")),
-                name = esc(shell.org_name),
+                name = shown(shell.org_name),
                 id = esc(shell.org_id),
             )
         }

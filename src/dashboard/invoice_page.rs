@@ -9,7 +9,7 @@
 
 use hyper::Response;
 
-use super::html::{self, cell, esc, notice, t};
+use super::html::{self, cell, esc, notice, shown, t};
 use super::keys::env_name;
 use super::web::Body;
 use super::{Ctx, Dashboard};
@@ -157,11 +157,6 @@ fn row(lang: Lang, name: Message, id: &str, value: &str) -> String {
         t(lang, name),
         shown(value)
     )
-}
-
-/// A text of the register as a page shows it: its hidden effects made [`visible`], escaped.
-fn shown(text: &str) -> String {
-    esc(&visible(text))
 }
 
 /// The original a credit note reduces, and the credit notes that reduce this invoice.

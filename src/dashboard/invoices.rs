@@ -7,7 +7,7 @@ use chrono::NaiveDate;
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 
-use super::html::{self, cell, esc, notice, t, Tab};
+use super::html::{self, cell, esc, notice, shown, t, Tab};
 use super::invoice_page::type_cell;
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
@@ -157,7 +157,7 @@ impl Dashboard {
             let (seq, env) = (e.sequence, e.request.environment.as_str());
             let link = format!(
                 "<a class=\"rn\" href=\"/dashboard/invoices/{env}/{seq}\">{}</a>",
-                esc(&e.request.rn)
+                shown(&e.request.rn)
             );
             let cells = [
                 cell(&h[0], "num", &seq.to_string()),
@@ -171,7 +171,7 @@ impl Dashboard {
                 cell(
                     &h[4],
                     "",
-                    &format!("<code>{}</code>", esc(&e.security.code_def)),
+                    &format!("<code>{}</code>", shown(&e.security.code_def)),
                 ),
                 cell(&h[5], "", &esc(&html::time(&e.certified_at, zone, lang))),
                 cell(

@@ -8,7 +8,7 @@ use hyper::body::Incoming;
 use hyper::{Request, Response};
 
 use super::devices::{self, Register, Technical};
-use super::html::{self, esc, notice, t, Tab};
+use super::html::{self, esc, notice, shown, t, Tab};
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
 use crate::i18n::{format, Lang};
@@ -51,7 +51,7 @@ impl Dashboard {
              <dt>{}</dt><dd>{}</dd></dl></section>",
             t(lang, msg!("dash-org-title")),
             t(lang, msg!("dash-org-name")),
-            esc(&org.name),
+            shown(&org.name),
             t(lang, msg!("dash-org-id")),
             esc(&org.id),
             esc(&org.nif),
