@@ -208,7 +208,7 @@ const NOT_SENTENCES: &[(&str, &str, &str)] = &[
         "the fixed line scripts and tests read (cli/demo.rs)",
     ),
     (
-        "config/mod.rs",
+        "config/error.rs",
         " at line {line}",
         "ConfigError's English Display, for logs (its message is config-parse-at)",
     ),

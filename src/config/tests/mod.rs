@@ -4,6 +4,7 @@
 mod validation;
 
 use super::*;
+use crate::i18n::Localized;
 use chrono::TimeZone;
 
 const DOC: &str = include_str!("../../../docs/configuration.md");
