@@ -1,7 +1,7 @@
-//! Interoperability: the real gateway against a DGI web API written independently from
-//! `../shared/EDEF-API.md` (`interop/edef-python/server.py`: Python, standard library only,
-//! written from the document alone by an author who had not read this repository's simulator
-//! or channel). A gateway whose only device is `kind = "edef"` pointing at it must certify
+//! Interoperability: the real gateway against a DGI web API written independently from the
+//! public evidence on it (docs/edef.md restates it; `interop/edef-python/server.py`: Python,
+//! standard library only, written from that evidence alone by an author who had not read this
+//! repository's simulator or channel). A gateway whose only device is `kind = "edef"` pointing at it must certify
 //! every invoice kind, survive a dropped confirm answer without a duplicate, and show the
 //! invoice in doubt to the administrator. Where the two readings of the document differ, this
 //! test is where it shows.

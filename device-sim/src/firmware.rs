@@ -1,5 +1,5 @@
 //! Firmware profiles: how the simulated box TALKS where PROTOCOL.md marks a point *assumed* and
-//! real boxes differ (`/work/shared/FIRMWARE-EVIDENCE.md`): field layouts and forms of the
+//! real boxes differ (PROTOCOL.md §0): field layouts and forms of the
 //! replies, timing, SYN, SEQ replay, status bytes, refusals and CR/LF escapes.
 //!
 //! A profile never changes what the box certifies, signs or counts: the engine runs the same

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Independent simulator of the DR Congo DGI "e-MCF web API" (e-DEF).
 
-Written from /work/shared/EDEF-API.md only (plus the tax-group table of
-seed-api-spec.md).  Standard library only.  Every choice made where the
+Written only from the public evidence on the web API (restated in the
+repository's docs/edef.md), plus the seed's tax-group table.  Standard library only.  Every choice made where the
 document is silent or marked "unknown" is written in a comment tagged CHOICE.
 
     python3 server.py --listen 127.0.0.1:0 --token TOKEN --nif NIF --nim NIM \

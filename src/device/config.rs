@@ -1,5 +1,5 @@
 //! How to talk to one device: its port, timing and the wire choices where boxes differ
-//! (PROTOCOL.md §3-§4 and `../shared/FIRMWARE-EVIDENCE.md`).
+//! (PROTOCOL.md §3-§4, and §0 for what real boxes do differently).
 
 use std::path::PathBuf;
 use std::time::Duration;

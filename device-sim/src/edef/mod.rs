@@ -1,4 +1,4 @@
-//! A simulator of the DGI's e-MCF web API ("e-DEF", `/work/shared/EDEF-API.md`), over a real
+//! A simulator of the DGI's e-MCF web API ("e-DEF", docs/edef.md of the gateway), over a real
 //! socket: the gateway runs it in-process as a sandbox ([`start_edef`]), or it runs alone with
 //! `emcf-sim edef`.
 //!

@@ -1,5 +1,5 @@
-//! What a box does where the protocol's public evidence disagrees (see
-//! `../shared/FIRMWARE-EVIDENCE.md` and PROTOCOL.md §4): per-device choices the reader and the
+//! What a box does where the protocol's public evidence disagrees (PROTOCOL.md §0, what real
+//! boxes do differently, and §4): per-device choices the reader and the
 //! writer follow. The defaults are this crate's reference (PROTOCOL.md as written); the gateway
 //! picks its own defaults per device from the evidence.
 
