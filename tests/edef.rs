@@ -38,6 +38,38 @@ fn gateway_on(dir: &Path, api: &RunningEdef, extra: &str) -> (Gateway, String) {
     (gateway, key)
 }
 
+/// `intent resolve INTENT --certified` with the elements read on the DGI's portal, by
+/// Marie K. on 2026-11-23 at 10:00, and an optional note.
+fn resolve_certified(
+    gateway: &Gateway,
+    intent: &str,
+    (code_def, qr_code, counters, nim): (&str, &str, &str, &str),
+    note: Option<&str>,
+) -> std::process::Output {
+    let mut args = vec![
+        "intent",
+        "resolve",
+        intent,
+        "--certified",
+        "--code-def",
+        code_def,
+        "--qr-code",
+        qr_code,
+        "--counters",
+        counters,
+        "--nim",
+        nim,
+        "--date-time",
+        "2026-11-23T10:00:00",
+        "--by",
+        "Marie K.",
+    ];
+    if let Some(note) = note {
+        args.extend(["--note", note]);
+    }
+    tokio::task::block_in_place(|| gateway.cli(&args))
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn every_kind_is_certified_through_the_web_api_with_the_dgi_elements_as_sent() {
     let dir = tempfile::tempdir().unwrap();
@@ -231,26 +263,7 @@ async fn a_lost_confirm_answer_is_never_certified_twice_and_an_administrator_set
             "son NIM « CD01000002-1 » n'est pas le NIM saisi",
         ),
     ] {
-        let out = tokio::task::block_in_place(|| {
-            gateway.cli(&[
-                "intent",
-                "resolve",
-                &intent,
-                "--certified",
-                "--code-def",
-                code_def,
-                "--qr-code",
-                qr_code,
-                "--counters",
-                counters,
-                "--nim",
-                nim,
-                "--date-time",
-                "2026-11-23T10:00:00",
-                "--by",
-                "Marie K.",
-            ])
-        });
+        let out = resolve_certified(&gateway, &intent, (code_def, qr_code, counters, nim), None);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
             !out.status.success(),
@@ -266,29 +279,17 @@ async fn a_lost_confirm_answer_is_never_certified_twice_and_an_administrator_set
             "{field}: {listed}"
         );
     }
-    let out = gateway.cli(&[
-        "intent",
-        "resolve",
+    let out = resolve_certified(
+        &gateway,
         &intent,
-        "--certified",
-        "--code-def",
-        &certified.code_def,
-        "--qr-code",
-        &format!(
-            "DGI-RDC;CD01000001-1;{};{SIM_NIF};20261123100000",
-            certified.code_def
+        (
+            &certified.code_def,
+            &good_qr,
+            &certified.counters,
+            "CD01000001-1",
         ),
-        "--counters",
-        &certified.counters,
-        "--nim",
-        "CD01000001-1",
-        "--date-time",
-        "2026-11-23T10:00:00",
-        "--by",
-        "Marie K.",
-        "--note",
-        "read on the DGI portal",
-    ]);
+        Some("read on the DGI portal"),
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -358,26 +359,16 @@ async fn a_credit_note_in_doubt_keeps_its_share_of_the_original() {
         .find(|f| f.rn == "S-AV-1")
         .unwrap();
     let resolve = |code: &str| {
-        gateway.cli(&[
-            "intent",
-            "resolve",
-            &intent,
-            "--certified",
-            "--code-def",
+        let qr_code = format!("DGI-RDC;CD01000001-1;{code};{SIM_NIF};20261123100000");
+        let elements = (
             code,
-            "--qr-code",
-            &format!("DGI-RDC;CD01000001-1;{code};{SIM_NIF};20261123100000"),
-            "--counters",
-            &note.counters,
-            "--nim",
+            qr_code.as_str(),
+            note.counters.as_str(),
             "CD01000001-1",
-            "--date-time",
-            "2026-11-23T10:00:00",
-            "--by",
-            "Marie K.",
-        ])
+        );
+        resolve_certified(&gateway, &intent, elements, None)
     };
-    let out = tokio::task::block_in_place(|| resolve(&original));
+    let out = resolve(&original);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "settled with the original's code");
     assert!(
@@ -385,7 +376,7 @@ async fn a_credit_note_in_doubt_keeps_its_share_of_the_original() {
             && stderr.contains(&nbsp("déjà celui d'une facture du registre")),
         "{stderr}"
     );
-    let out = tokio::task::block_in_place(|| resolve(&note.code_def));
+    let out = resolve(&note.code_def);
     assert!(
         out.status.success(),
         "{}",

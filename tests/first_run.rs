@@ -65,24 +65,26 @@ fn a_first_start_that_cannot_listen_creates_nothing() {
     );
 }
 
+/// `org add` of an organization `shop` on the bundled simulator.
+const ADD_SHOP: [&str; 12] = [
+    "org",
+    "add",
+    "--id",
+    "shop",
+    "--name",
+    "Shop",
+    "--nif",
+    common::SIM_NIF,
+    "--isf",
+    "ISF-1",
+    "--device",
+    "embedded",
+];
+
 #[test]
 fn every_error_is_in_the_reader_s_language() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let add = [
-        "org",
-        "add",
-        "--id",
-        "shop",
-        "--name",
-        "Shop",
-        "--nif",
-        common::SIM_NIF,
-        "--isf",
-        "ISF-1",
-        "--device",
-        "embedded",
-    ];
-    assert!(run_in(dir.path(), "", &add).status.success());
+    assert!(run_in(dir.path(), "", &ADD_SHOP).status.success());
     let config = dir.path().join("english.toml");
     std::fs::write(&config, "language = \"en\"\n").expect("config");
     let config = config.to_string_lossy().to_string();
@@ -487,24 +489,7 @@ fn a_name_that_would_forge_a_line_or_an_e_mail_is_refused() {
 #[test]
 fn index_rebuild_says_what_it_did() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let created = run_in(
-        dir.path(),
-        "en",
-        &[
-            "org",
-            "add",
-            "--id",
-            "shop",
-            "--name",
-            "Shop",
-            "--nif",
-            common::SIM_NIF,
-            "--isf",
-            "ISF-1",
-            "--device",
-            "embedded",
-        ],
-    );
+    let created = run_in(dir.path(), "en", &ADD_SHOP);
     assert!(created.status.success(), "{}", text(&created));
     let healthy = run_in(dir.path(), "en", &["index", "rebuild"]);
     assert!(healthy.status.success(), "{}", text(&healthy));
