@@ -25,7 +25,6 @@ dash-err-no-entry = Your organization has no invoice No. { $sequence } in its { 
     [sandbox] sandbox
    *[other] production
 } register.
-dash-err-refused = The gateway could not do this. Go back and try again; if it persists, tell { -gateway-operator }.
 dash-err-method-title = Method not allowed
 dash-err-method = This page does not accept that kind of request.
 dash-err-not-possible-title = Not possible
@@ -94,13 +93,23 @@ dash-link-disconnected = not answering
 dash-link-not-configured = not configured
 dash-link-unused = not used yet
 dash-link-unused-hint = started at the first test invoice
-dash-device-not-ready = Invoices cannot be certified now: { $code ->
-    [link_down] the device does not answer.
-    [box_blocked] the device answers, but refuses to certify for now.
-    [nif_mismatch] the device is registered for another NIF than your organization's; { -gateway-operator } must correct the NIF or the device.
-    [settling] the gateway is first settling an earlier invoice with the device.
-    [token_rejected] the DGI refuses the gateway's access; { -gateway-operator } must install a new token.
-   *[other] the device is not ready.
+dash-device-not-ready = Invoices cannot be certified now: { $channel ->
+    [web_api] { $code ->
+        [link_down] the DGI's online service does not answer.
+        [box_blocked] the DGI says your e-MCF cannot certify for now.
+        [nif_mismatch] the token installed is for another NIF than your organization's; { -gateway-operator } must install your e-MCF's token or correct the NIF.
+        [settling] the gateway is first settling an earlier invoice with the DGI.
+        [token_rejected] the DGI refuses the gateway's access; { -gateway-operator } must install a new token.
+       *[other] the DGI's online service is not ready.
+    }
+   *[box] { $code ->
+        [link_down] the device does not answer.
+        [box_blocked] the device answers, but refuses to certify for now.
+        [nif_mismatch] the device is registered for another NIF than your organization's; { -gateway-operator } must correct the NIF or the device.
+        [settling] the gateway is first settling an earlier invoice with the device.
+        [token_rejected] the DGI refuses the gateway's access; { -gateway-operator } must install a new token.
+       *[other] the device is not ready.
+    }
 }
 dash-alert-quota = { $percent }% of the { $year } annual quota is used ({ $used } invoices of { $quota }).
 dash-alert-quota-full = The { $year } annual quota is reached ({ $used } invoices of { $quota }): new invoices are refused. { $plan ->
@@ -121,14 +130,16 @@ dash-alert-in-doubt = { $count ->
     [one] One invoice is in doubt (its outcome is unknown).
    *[other] { $count } invoices are in doubt (their outcome is unknown).
 } { $waiting ->
-    [0] The gateway is still settling them with the device.
+    [0] { $count ->
+        [one] The gateway is still settling it by itself.
+       *[other] The gateway is still settling them by itself.
+    }
+    [one] The one waiting for your decision is under "Invoices in doubt" below.
    *[other] Those waiting for your decision are under "Invoices in doubt" below.
 }
 dash-reconciling = The gateway is settling an earlier invoice with this device; new invoices wait.
 dash-anomaly-title = Fiscal anomaly
 dash-anomaly-intro = The box contradicts what the register knows of it. Invoices are still certified (the box is the fiscal authority); tell { -gateway-operator }, who checks it with the DGI and acknowledges it.
-dash-anomaly-counter-went-back = its invoice counter went back
-dash-anomaly-nif-changed = it reports another taxpayer NIF
 dash-anomaly-item = No. { $id }, on { $at }: { $what } (in the register: NIF { $known_nif }, counter { $known_tc }; according to the device: NIF { $seen_nif }, counter { $seen_tc }).
 dash-dgi-token-valid = The gateway's access to the DGI's online service is valid until { $until }.
 dash-dgi-token-soon = It expires within 7 days: { -gateway-operator } must install a new token from the DGI portal.
@@ -222,7 +233,6 @@ dash-issue-sandbox = sandbox (mcf_test_: the simulator, separate register)
 dash-issue-placeholder = e.g. ERP till 2
 dash-issue-submit = Issue key
 dash-issue-choose-env = Choose production or sandbox.
-dash-issue-label-too-long = The label must be at most { $max } characters, on one line.
 dash-issued-title = API key issued
 dash-issued = Key issued.
 dash-issued-key = Key { $id } ({ $environment }):

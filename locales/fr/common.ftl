@@ -57,7 +57,7 @@ io-other = le système a refusé (système : { $detail })
 
 ## une anomalie fiscale d'un boîtier (src/model/anomaly.rs)
 anomaly-counter-went-back = son compteur de factures a reculé
-anomaly-nif-changed = il donne un autre NIF de contribuable
+anomaly-nif-changed = il annonce un autre NIF de contribuable
 
 ## les erreurs du registre (src/store/error.rs)
 store-io = le registre n'a pas pu être lu ou écrit : { $reason }

@@ -25,7 +25,6 @@ dash-err-no-entry = Votre organisation n'a pas de facture n° { $sequence } dans
     [sandbox] du bac à sable
    *[other] de production
 }.
-dash-err-refused = La passerelle n'a pas pu faire cette demande. Revenez en arrière et réessayez ; si cela persiste, prévenez { -gateway-operator }.
 dash-err-method-title = Méthode non permise
 dash-err-method = Cette page n'accepte pas ce genre de requête.
 dash-err-not-possible-title = Impossible
@@ -94,13 +93,23 @@ dash-link-disconnected = ne répond pas
 dash-link-not-configured = non configuré
 dash-link-unused = pas encore utilisé
 dash-link-unused-hint = créé à la première facture de test
-dash-device-not-ready = Les factures ne peuvent pas être certifiées maintenant : { $code ->
-    [link_down] l'appareil ne répond pas.
-    [box_blocked] l'appareil répond, mais refuse de certifier pour l'instant.
-    [nif_mismatch] l'appareil est enregistré pour un autre NIF que celui de votre organisation ; { -gateway-operator } doit corriger le NIF ou l'appareil.
-    [settling] la passerelle règle d'abord une facture précédente avec l'appareil.
-    [token_rejected] la DGI refuse l'accès de la passerelle ; { -gateway-operator } doit installer un nouveau jeton.
-   *[other] l'appareil n'est pas prêt.
+dash-device-not-ready = Les factures ne peuvent pas être certifiées maintenant : { $channel ->
+    [web_api] { $code ->
+        [link_down] le service en ligne de la DGI ne répond pas.
+        [box_blocked] la DGI indique que votre e-MCF ne peut pas certifier pour l'instant.
+        [nif_mismatch] le jeton installé est celui d'un autre NIF que celui de votre organisation ; { -gateway-operator } doit installer le jeton de votre e-MCF ou corriger le NIF.
+        [settling] la passerelle règle d'abord une facture précédente avec la DGI.
+        [token_rejected] la DGI refuse l'accès de la passerelle ; { -gateway-operator } doit installer un nouveau jeton.
+       *[other] le service en ligne de la DGI n'est pas prêt.
+    }
+   *[box] { $code ->
+        [link_down] l'appareil ne répond pas.
+        [box_blocked] l'appareil répond, mais refuse de certifier pour l'instant.
+        [nif_mismatch] l'appareil est enregistré pour un autre NIF que celui de votre organisation ; { -gateway-operator } doit corriger le NIF ou l'appareil.
+        [settling] la passerelle règle d'abord une facture précédente avec l'appareil.
+        [token_rejected] la DGI refuse l'accès de la passerelle ; { -gateway-operator } doit installer un nouveau jeton.
+       *[other] l'appareil n'est pas prêt.
+    }
 }
 dash-alert-quota = { $percent } % du quota annuel { $year } est utilisé ({ $used } factures sur { $quota }).
 dash-alert-quota-full = Le quota annuel { $year } est atteint ({ $used } factures sur { $quota }) : les nouvelles factures sont refusées. { $plan ->
@@ -121,14 +130,16 @@ dash-alert-in-doubt = { $count ->
     [one] Une facture est en doute (son issue n'est pas connue).
    *[other] { $count } factures sont en doute (leur issue n'est pas connue).
 } { $waiting ->
-    [0] La passerelle les règle encore avec l'appareil.
+    [0] { $count ->
+        [one] La passerelle la règle encore d'elle-même.
+       *[other] La passerelle les règle encore d'elle-même.
+    }
+    [one] Celle qui attend votre décision est sous « Factures en doute » ci-dessous.
    *[other] Celles qui attendent votre décision sont sous « Factures en doute » ci-dessous.
 }
 dash-reconciling = La passerelle règle une facture précédente avec cet appareil ; les nouvelles factures attendent.
 dash-anomaly-title = Anomalie fiscale
 dash-anomaly-intro = Le boîtier contredit ce que le registre sait de lui. Les factures sont toujours certifiées (le boîtier fait foi) ; prévenez { -gateway-operator }, qui vérifie avec la DGI et en prend acte.
-dash-anomaly-counter-went-back = son compteur de factures a reculé
-dash-anomaly-nif-changed = il annonce un autre NIF de contribuable
 dash-anomaly-item = N° { $id }, le { $at } : { $what } (au registre : NIF { $known_nif }, compteur { $known_tc } ; selon l'appareil : NIF { $seen_nif }, compteur { $seen_tc }).
 dash-dgi-token-valid = L'accès de la passerelle au service en ligne de la DGI est valable jusqu'au { $until }.
 dash-dgi-token-soon = Il expire dans moins de 7 jours : { -gateway-operator } doit installer un nouveau jeton depuis le portail de la DGI.
@@ -225,7 +236,6 @@ dash-issue-sandbox = bac à sable (mcf_test_ : le simulateur, registre à part)
 dash-issue-placeholder = p. ex. caisse ERP 2
 dash-issue-submit = Émettre la clé
 dash-issue-choose-env = Choisissez production ou bac à sable.
-dash-issue-label-too-long = Le libellé doit faire au plus { $max } caractères, sur une ligne.
 dash-issued-title = Clé API émise
 dash-issued = Clé émise.
 dash-issued-key = Clé { $id } ({ $environment }) :

@@ -103,6 +103,9 @@ pub struct Problem {
     /// A fixed code, for `/metrics` labels: `link_down`, `box_blocked`, `nif_mismatch`,
     /// `settling`, `token_rejected` (the web API).
     pub code: &'static str,
+    /// The kind of channel it is about: `box` or `web_api` (as `Channel::kind`), so that a
+    /// person reads "the device" or "the DGI's online service".
+    pub channel: &'static str,
     /// In words: English in the log (`Display`), the reader's language on the dashboard's
     /// technical details.
     pub text: Message,

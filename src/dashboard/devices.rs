@@ -180,7 +180,14 @@ pub(super) fn not_ready(problem: &Problem, lang: Lang, technical: &mut Technical
     );
     format!(
         "<p class=\"notice error\" role=\"alert\" id=\"device-not-ready\">{}</p>",
-        t(lang, msg!("dash-device-not-ready", code = problem.code))
+        t(
+            lang,
+            msg!(
+                "dash-device-not-ready",
+                code = problem.code,
+                channel = problem.channel
+            )
+        )
     )
 }
 

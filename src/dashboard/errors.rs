@@ -13,7 +13,7 @@ use super::route::Route;
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
 use crate::admin::AdminError;
-use crate::i18n::{Lang, Message};
+use crate::i18n::{Lang, Localized, Message};
 use crate::msg;
 
 /// What an error page explains.
@@ -97,8 +97,8 @@ impl Dashboard {
     }
 
     /// The answer to a failed admin request: 404 for "not found" (saying what was not found
-    /// in the page asked for), 400 for a refusal, 503 when the register cannot be read. The
-    /// admin layer's own text (English) goes to the log only.
+    /// in the page asked for), 400 for a refusal (the admin layer's own message, in the
+    /// reader's language: which field and why), 503 when the register cannot be read.
     pub(super) fn failure(
         &self,
         reader: &Reader,
@@ -123,7 +123,7 @@ impl Dashboard {
                     ctx,
                     StatusCode::BAD_REQUEST,
                     msg!("dash-err-not-possible-title"),
-                    msg!("dash-err-refused"),
+                    error.message(),
                 )
             }
             other => {

@@ -16,7 +16,7 @@ use crate::model::{Environment, KeyRecord};
 use crate::msg;
 
 /// Longest key label accepted from the dashboard.
-const MAX_LABEL: usize = 100;
+const MAX_LABEL: usize = crate::admin::MAX_NAME;
 
 /// An environment's name in the reader's language.
 pub(super) use crate::i18n::names::environment as env_name;
@@ -138,10 +138,8 @@ impl Dashboard {
             Some("sandbox") => Environment::Sandbox,
             _ => return self.refused(ctx, msg!("dash-issue-choose-env")),
         };
+        // The admin layer refuses a label that is not one plain line (`admin::check_name`).
         let label = web::field(form, "label").unwrap_or("").trim().to_string();
-        if label.chars().count() > MAX_LABEL || label.chars().any(char::is_control) {
-            return self.refused(ctx, msg!("dash-issue-label-too-long", max = MAX_LABEL));
-        }
         let org_id = ctx.org.id.clone();
         let issue = move |admin: &Admin| admin.key_issue(&org_id, environment, &label);
         let issued = match self.blocking(issue).await {

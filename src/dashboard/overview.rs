@@ -12,7 +12,7 @@ use super::html::{self, esc, notice, shown, t, Tab};
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
 use crate::i18n::{format, Lang};
-use crate::model::{AnomalyRecord, FiscalAnomalyKind};
+use crate::model::AnomalyRecord;
 use crate::msg;
 
 impl Dashboard {
@@ -189,10 +189,7 @@ fn fiscal_anomalies(
     );
     for record in open {
         let a = &record.anomaly;
-        let what = match a.kind {
-            FiscalAnomalyKind::CounterWentBack => msg!("dash-anomaly-counter-went-back"),
-            FiscalAnomalyKind::NifChanged => msg!("dash-anomaly-nif-changed"),
-        };
+        let what = crate::i18n::names::anomaly(a.kind);
         let item = msg!(
             "dash-anomaly-item",
             id = record.id.to_string(),

@@ -228,7 +228,13 @@ impl Health {
         settling: bool,
     ) -> Option<Problem> {
         let seen = self.seen();
-        let problem = |code, text| Some(Problem { code, text });
+        let problem = |code, text| {
+            Some(Problem {
+                code,
+                channel: "web_api",
+                text,
+            })
+        };
         if let Some(reason) = &seen.token_problem {
             return problem(
                 "token_rejected",

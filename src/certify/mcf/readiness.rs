@@ -18,7 +18,13 @@ pub(crate) fn problem(
     organizations: &[Organization],
     settling: bool,
 ) -> Option<Problem> {
-    let problem = |code, text| Some(Problem { code, text });
+    let problem = |code, text| {
+        Some(Problem {
+            code,
+            channel: "box",
+            text,
+        })
+    };
     if !status.connected {
         return problem(
             "link_down",
