@@ -104,10 +104,7 @@ resolve-element-missing = { $name } is missing: copy it from the DGI's portal
 resolve-element-bad = { $name } is not a value the DGI shows: it is written in printable ASCII characters (no accent, no control character), 500 at most
 resolve-code-def-bad = codeDEFDGI "{ $code_def }" ({ $length } characters): a codeDEFDGI is 24 characters, upper-case letters A to Z and digits, for example "XN56YAPV37MZLNZLX6MOC3A5" (or grouped by 4 with dashes, "XN56-YAPV-37MZ-LNZL-X6MO-C3A5")
 resolve-code-def-taken = codeDEFDGI "{ $code_def }": it is already that of an invoice in the register (for a credit note, its original's); type the codeDEFDGI the DGI's portal shows for this invoice
-resolve-nim-bad = nim "{ $nim }": { $form ->
-    [dgi] the NIM of a DGI e-MCF is written with two upper-case letters, 8 digits, a dash and its number, for example "CD01002923-1"
-   *[box] the box's NIM is written with 1 to 20 upper-case letters, digits and dashes, as its C1h gives it (for example "SIM0000001")
-}
+resolve-nim-bad = nim "{ $nim }": the NIM of a DGI e-MCF is written with two upper-case letters, 8 digits, a dash and its number, for example "CD01002923-1"
 resolve-counters-bad = counters "{ $counters }": write them as the DGI shows them, "FC/TC { $invoice_type }": two numbers from 1, FC at most TC, then this invoice's type, { $invoice_type } (for example "12/345 { $invoice_type }"; for an FV invoice, "12/345 FV")
 resolve-qr-form = qrCode "{ $qr_code }": the QR code's text is PREFIX;NIM;codeDEFDGI;NIF;YYYYMMDDHHMMSS, 5 fields separated by ";" (it has { $fields }), the prefix in upper-case letters, digits and dashes, the date and time in 14 digits, for example "DGI-RDC;CD01002923-1;XN56YAPV37MZLNZLX6MOC3A5;A1234567B;20261123100000"
 resolve-qr-like = qrCode "{ $qr_code }": the QR code's text is written like those of the invoices this channel already certified, { $fields } fields separated by ";" with the same prefix, for example "{ $example }"
@@ -124,7 +121,7 @@ resolve-text-too-long = the name and the note are at most { $max } characters
 resolve-text-bad = { $field ->
     [by] the name
    *[note] the note
-} must fit on one line: no line break, control character or writing direction mark
+} must fit on one line: no line break, control character or writing direction mark (and, for the name, no ";")
 
 ## Warnings on a certified invoice (src/certify/warnings.rs): warningDesc, beside warningCode
 warn-original-not-in-register = credit note { $rn } refunds the invoice of codeDEFDGI { $reference }, which this register does not hold: it was certified as sent, without its amount being compared with the original's total. If the original was certified before the gateway or elsewhere, nothing to do; else check the reference (a typo would refund another invoice) and the amount

@@ -105,10 +105,7 @@ resolve-element-missing = { $name } manque : recopiez-le depuis le portail de l
 resolve-element-bad = { $name } n'est pas une valeur que la DGI affiche : elle s'écrit en caractères ASCII imprimables (sans accent, sans caractère de contrôle), en 500 caractères au plus
 resolve-code-def-bad = codeDEFDGI « { $code_def } » ({ $length } caractères) : un codeDEFDGI fait 24 caractères, lettres majuscules A à Z et chiffres, par exemple « XN56YAPV37MZLNZLX6MOC3A5 » (ou groupés par 4 avec des tirets, « XN56-YAPV-37MZ-LNZL-X6MO-C3A5 »)
 resolve-code-def-taken = codeDEFDGI « { $code_def } » : c'est déjà celui d'une facture du registre (pour un avoir, celui de la facture d'origine) ; saisissez le codeDEFDGI que le portail de la DGI montre pour cette facture-ci
-resolve-nim-bad = nim « { $nim } » : { $form ->
-    [dgi] le NIM d'un e-MCF de la DGI s'écrit avec deux lettres majuscules, 8 chiffres, un tiret et son numéro, par exemple « CD01002923-1 »
-   *[box] le NIM du boîtier s'écrit avec 1 à 20 lettres majuscules, chiffres et tirets, comme son C1h le donne (par exemple « SIM0000001 »)
-}
+resolve-nim-bad = nim « { $nim } » : le NIM d'un e-MCF de la DGI s'écrit avec deux lettres majuscules, 8 chiffres, un tiret et son numéro, par exemple « CD01002923-1 »
 resolve-counters-bad = compteurs « { $counters } » : écrivez-les comme la DGI les affiche, « FC/TC { $invoice_type } » : deux nombres à partir de 1, FC au plus TC, puis le type de cette facture, { $invoice_type } (par exemple « 12/345 { $invoice_type } » ; pour une facture FV, « 12/345 FV »)
 resolve-qr-form = qrCode « { $qr_code } » : le texte du QR code s'écrit PRÉFIXE;NIM;codeDEFDGI;NIF;AAAAMMJJHHMMSS, 5 champs séparés par « ; » (il en a { $fields }), le préfixe en lettres majuscules, chiffres et tirets, la date et l'heure en 14 chiffres, par exemple « DGI-RDC;CD01002923-1;XN56YAPV37MZLNZLX6MOC3A5;A1234567B;20261123100000 »
 resolve-qr-like = qrCode « { $qr_code } » : le texte du QR code s'écrit comme celui des factures déjà certifiées par ce canal, en { $fields } champs séparés par « ; » et avec le même préfixe, par exemple « { $example } »
@@ -125,7 +122,7 @@ resolve-text-too-long = le nom et la note font au plus { $max } caractères
 resolve-text-bad = { $field ->
     [by] le nom
    *[note] la note
-} doit tenir sur une ligne : sans retour à la ligne, caractère de contrôle ni marque de sens d'écriture
+} doit tenir sur une ligne : sans retour à la ligne, caractère de contrôle ni marque de sens d'écriture (et, pour le nom, sans « ; »)
 
 ## Les avertissements sur une facture certifiée (src/certify/warnings.rs) : warningDesc, à côté de warningCode
 warn-original-not-in-register = la facture d'avoir { $rn } rembourse la facture de codeDEFDGI { $reference }, que ce registre ne contient pas : elle a été certifiée telle qu'envoyée, sans que son montant ait pu être comparé au total de l'origine. Si l'origine a été certifiée avant la passerelle ou ailleurs, rien à faire ; sinon vérifiez la référence (une faute de frappe rembourserait une autre facture) et le montant

@@ -208,10 +208,6 @@ impl Certifier {
         else {
             return Err(ResolveError::NotAwaiting(intent));
         };
-        let web_api = self
-            .channels
-            .by_name(&open.device)
-            .is_some_and(|channel| channel.kind() == "web_api");
         // The QR code's form as this channel gives it: the organization's last entry
         // certified through it, if any.
         let model = self
@@ -225,7 +221,6 @@ impl Certifier {
         let resolution = resolution.check(&Expected {
             invoice_type: &open.invoice_type,
             nif: &open.nif,
-            web_api,
             model: model.as_ref(),
         })?;
         if let Resolution::Certified { code_def, .. } = &resolution {

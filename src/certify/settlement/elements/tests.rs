@@ -10,7 +10,6 @@ fn expected(invoice_type: &str) -> Expected<'_> {
     Expected {
         invoice_type,
         nif: NIF,
-        web_api: true,
         model: None,
     }
 }
@@ -51,18 +50,6 @@ fn elements_of_the_channel_s_forms_are_kept_as_the_register_keeps_them() {
         .check(&expected("FA"))
         .unwrap();
     assert!(matches!(kept, Resolution::Certified { code_def, .. } if code_def == CODE));
-    // A box's MID and its QR prefix.
-    let on_box = certified(
-        CODE,
-        &format!("RDCDEF01;SIM0000001;{CODE};{NIF};20261121143005"),
-        "1/1 FV",
-        "SIM0000001",
-    );
-    let box_expected = Expected {
-        web_api: false,
-        ..expected("FV")
-    };
-    assert!(on_box.check(&box_expected).is_ok());
     assert_eq!(
         Resolution::NotCertified.check(&expected("FV")).unwrap(),
         Resolution::NotCertified
@@ -220,4 +207,13 @@ fn a_name_or_a_note_is_one_line() {
         ));
     }
     assert!(check_free_text("by", &"x".repeat(MAX_TEXT + 1)).is_err());
+}
+
+#[test]
+fn a_name_cannot_pass_for_another_in_the_journaled_source() {
+    // Journaled as "administrator: NAME; NOTE": a `;` in the name would make the rest read
+    // as a note, or as "dashboard of ...".
+    assert!(check_free_text("by", "Marie K.; dashboard of acme").is_err());
+    assert!(check_free_text("by", "Marie K.").is_ok());
+    assert!(check_free_text("note", "lu sur le portail; ticket 12").is_ok());
 }
