@@ -113,8 +113,12 @@ pub(super) fn environment(sandbox: bool) -> Environment {
     }
 }
 
+/// Prints `value` as the CLI's `--json` does: pretty, and every `environment` of an object
+/// (or of the objects of an array) written `production`/`sandbox` as the API writes it.
 pub(super) fn print_json(value: &Value) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+    let mut value = value.clone();
+    crate::admin::audit::api_environment(&mut value);
+    println!("{}", serde_json::to_string_pretty(&value)?);
     Ok(())
 }
 
@@ -233,9 +237,7 @@ pub(super) fn log(config: &Config, command: LogCommand) -> anyhow::Result<()> {
             }
             let entries = Runner::new(config).page(org, environment(sandbox), after, limit)?;
             if json {
-                let mut value = serde_json::to_value(&entries)?;
-                crate::admin::audit::api_environment(&mut value);
-                return print_json(&value);
+                return print_json(&serde_json::to_value(&entries)?);
             }
             let lang = default_lang();
             let header = msg!("cli-log-list-header").render(lang);
@@ -273,8 +275,6 @@ pub(super) fn log(config: &Config, command: LogCommand) -> anyhow::Result<()> {
                 },
             )?;
             if json {
-                let mut value = value;
-                crate::admin::audit::api_environment(&mut value);
                 return print_json(&value);
             }
             let record: InvoiceRecord = serde_json::from_value(value)?;

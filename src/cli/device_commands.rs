@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::bail;
 
-use super::admin_commands::{print_table, run_request};
+use super::admin_commands::{print_json, print_table, run_request};
 use super::errors::Say;
 use super::{AnomaliesCommand, DeviceCommand};
 use crate::admin::{socket, AdminRequest};
@@ -41,8 +41,7 @@ pub(super) fn run(config: &Config, command: DeviceCommand) -> anyhow::Result<()>
         DeviceCommand::Anomalies(AnomaliesCommand::List { json }) => {
             let value = run_request(config, AdminRequest::FiscalAnomalies)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&value)?);
-                return Ok(());
+                return print_json(&value);
             }
             let anomalies: Vec<AnomalyRecord> = serde_json::from_value(value)?;
             print_anomalies(&anomalies, config, lang);

@@ -4,13 +4,13 @@
 use anyhow::bail;
 use chrono::NaiveDateTime;
 
-use super::admin_commands::print_table;
+use super::admin_commands::{print_json, print_table};
 use super::errors::Say;
 use super::IntentCommand;
 use crate::admin::{socket, AdminRequest};
 use crate::certify::{OpenIntent, Resolution};
 use crate::config::Config;
-use crate::i18n::{default_lang, format};
+use crate::i18n::{default_lang, format, names};
 use crate::msg;
 
 /// Runs an `intent` command.
@@ -21,7 +21,7 @@ pub fn run(config: &Config, command: IntentCommand) -> anyhow::Result<()> {
             let answer = call(config, &AdminRequest::IntentList)?;
             let open: Vec<OpenIntent> = serde_json::from_value(answer)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&open)?);
+                print_json(&serde_json::to_value(&open)?)?;
             } else if open.is_empty() {
                 println!("{}", msg!("cli-intents-none").render(lang));
             } else {
@@ -32,10 +32,7 @@ pub fn run(config: &Config, command: IntentCommand) -> anyhow::Result<()> {
                             "awaiting_administrator" => msg!("cli-intent-awaiting"),
                             _ => msg!("cli-intent-settling"),
                         };
-                        let environment = match intent.environment.as_str() {
-                            "sandbox" => msg!("environment-sandbox"),
-                            _ => msg!("environment-production"),
-                        };
+                        let environment = names::environment(intent.environment);
                         [
                             intent.intent.to_string(),
                             state.render(lang),
@@ -109,7 +106,7 @@ pub fn run(config: &Config, command: IntentCommand) -> anyhow::Result<()> {
                 );
             } else {
                 println!("{}", msg!("cli-intent-certified", id = intent).render(lang));
-                println!("{}", serde_json::to_string_pretty(&answer)?);
+                print_json(&answer)?;
             }
             Ok(())
         }

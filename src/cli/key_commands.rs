@@ -6,7 +6,6 @@ use serde_json::Value;
 
 use super::admin_commands::{environment, print_json, print_table, run};
 use super::{DashboardTokenCommand, KeyCommand};
-use crate::admin::audit::api_environment;
 use crate::admin::AdminRequest;
 use crate::config::Config;
 use crate::i18n::{default_lang, format, names, Lang};
@@ -39,9 +38,7 @@ pub(super) fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
             let keys: Vec<KeyRecord> =
                 serde_json::from_value(run(config, AdminRequest::KeyList { org })?)?;
             if json {
-                let mut value = serde_json::to_value(&keys)?;
-                api_environment(&mut value);
-                return print_json(&value);
+                return print_json(&serde_json::to_value(&keys)?);
             }
             let rows = keys
                 .iter()
