@@ -44,12 +44,11 @@ impl Certifier {
     pub fn warnings(&self, entry: &RegisterEntry) -> Vec<Warning> {
         let mut warnings = warnings_of(entry);
         let request = &entry.request;
-        let is_credit_note = matches!(request.invoice_type.as_str(), "FA" | "EA");
         let Some(reference) = request
             .invoice
             .as_deref()
             .and_then(reference_of)
-            .filter(|_| is_credit_note)
+            .filter(|_| request.is_credit_note())
         else {
             return warnings;
         };

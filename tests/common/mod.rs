@@ -123,7 +123,6 @@ pub struct Gateway {
     child: Child,
 }
 
-/// The path of the binary under test.
 /// A French text as the catalogue writes it: a no-break space (U+00A0) before `:`, `;`, `!`,
 /// `?` and `»`, and after `«` (the catalogue's typography, held by its tests), so that an
 /// expected text can be written with plain spaces.
@@ -136,6 +135,7 @@ pub fn nbsp(text: &str) -> String {
     out
 }
 
+/// The path of the binary under test.
 pub fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_emcf-gateway")
 }
