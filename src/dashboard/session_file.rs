@@ -168,8 +168,9 @@ impl Dashboard {
             let orgs: Vec<String> = match admin.org_list() {
                 Ok(orgs) => orgs.into_iter().map(|org| org.id).collect(),
                 Err(error) => {
+                    // Nothing is restored (fail closed), and the file is left as it is.
                     warn!(%error, "dashboard sessions not read back: the register could not be read");
-                    Vec::new()
+                    return (0, before);
                 }
             };
             let valid = |s: &StoredSession| {
