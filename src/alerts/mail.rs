@@ -135,7 +135,7 @@ pub async fn try_relay(settings: &SmtpSettings) -> Result<(), RelayFailure> {
         detail: error.to_string(),
     })?;
     let failure = |error: lettre::transport::smtp::Error| {
-        let kind = if error.is_tls() {
+        let kind = if error.is_tls() || tls_failed(&error) {
             RelayFailureKind::Tls
         } else if error.is_permanent() || error.is_transient() {
             RelayFailureKind::Refused
@@ -161,6 +161,23 @@ pub async fn try_relay(settings: &SmtpSettings) -> Result<(), RelayFailure> {
             detail: "no answer from the relay in time".to_owned(),
         }),
     }
+}
+
+/// Whether `error` came from TLS where lettre does not say so itself: a rustls error inside
+/// its connection error (TLS spoken to a plain relay), or a relay that does not offer the
+/// STARTTLS `tls = "starttls"` requires (lettre says it only in its client error's text).
+fn tls_failed(error: &lettre::transport::smtp::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(current) = cause {
+        let inner = current
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref());
+        if current.is::<rustls::Error>() || inner.is_some_and(|e| e.is::<rustls::Error>()) {
+            return true;
+        }
+        cause = current.source();
+    }
+    error.is_client() && error.to_string().contains("STARTTLS")
 }
 
 /// `mail` as a message from `from` (see the module's doc for its headers).

@@ -5,8 +5,9 @@
 //!   0600, the SMTP sink) passes with exit 0, service stopped and running, and `--smtp` logs
 //!   in without sending anything;
 //! - a missing device path, a token file others can read, a state directory others can
-//!   write, a state directory that is a file, an unknown key, and a relay on a closed port
-//!   each exit 1 with the French line that says the fix.
+//!   write, a state directory that is a file, an unknown key, a relay that does not speak
+//!   the configured TLS, and a relay on a closed port each exit 1 with the French line that
+//!   says the fix.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -226,6 +227,18 @@ async fn each_problem_exits_1_with_its_fix_in_french() {
         &[&nbsp("clé inconnue « max_conections »"), "max_connections"],
     );
     line_with(&out, "info", &["corrigez d'abord le fichier"]);
+
+    // TLS the relay does not speak: from the first byte, or STARTTLS it does not offer.
+    let plain = config_text(dir.path(), &missing, &api, &token, sink.addr.port());
+    for tls in ["tls", "starttls"] {
+        write(&plain.replace("tls = \"none\"", &format!("tls = \"{tls}\"")));
+        let out = failed(&["--smtp"]);
+        let said = nbsp(&format!(
+            "la connexion chiffrée a échoué avec tls = « {tls} »"
+        ));
+        line_with(&out, "ERREUR", &["relais SMTP", &said, "port 587"]);
+    }
+    assert!(sink.messages().is_empty(), "{:?}", sink.messages());
 
     // The relay on a closed port, with --smtp.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
