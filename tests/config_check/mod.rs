@@ -7,7 +7,9 @@
 //! - a missing device path, a token file others can read, a state directory others can
 //!   write, a state directory that is a file, an unknown key, a relay that does not speak
 //!   the configured TLS, and a relay on a closed port each exit 1 with the French line that
-//!   says the fix.
+//!   says the fix;
+//! - run as `nobody`: a port it may not open (the `dialout` fix) and a state directory it may
+//!   not write to.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -254,6 +256,85 @@ async fn each_problem_exits_1_with_its_fix_in_french() {
             &format!("127.0.0.1:{port}"),
             "injoignable",
             "smtp.port",
+        ],
+    );
+}
+
+/// What only another account than root meets: a box's port it may not open (the `dialout`
+/// fix) and a state directory it may not write to. The check runs as `nobody` (setpriv);
+/// skipped with a note when this test does not run as root, or nobody cannot reach the
+/// binary.
+#[test]
+fn another_account_is_told_what_it_may_not_open_or_write() {
+    use std::os::unix::fs::MetadataExt;
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+    if !root {
+        eprintln!("SKIPPED: running config check as another user needs root (setpriv)");
+        return;
+    }
+    let as_nobody = |args: &[&std::ffi::OsStr]| {
+        std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(super::common::binary())
+            .args(args)
+            .env("EMCF_CONFIG", "")
+            .output()
+    };
+    // The binary must be reachable by nobody (a checkout under /root is not).
+    if !as_nobody(&["--version".as_ref()]).is_ok_and(|out| out.status.success()) {
+        eprintln!(
+            "SKIPPED: nobody cannot run {} (setpriv)",
+            super::common::binary()
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    chmod(dir.path(), 0o755);
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).expect("state");
+    chmod(&state, 0o755);
+    let port = dir.path().join("ttyBOX");
+    std::fs::write(&port, "").expect("port");
+    chmod(&port, 0o600);
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("state_dir = {state:?}\n\n[[devices]]\nname = \"shop\"\npath = {port:?}\n"),
+    )
+    .expect("config");
+    chmod(&config, 0o644);
+    let out = as_nobody(&[
+        "--config".as_ref(),
+        config.as_os_str(),
+        "config".as_ref(),
+        "check".as_ref(),
+    ])
+    .expect("setpriv runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let state_text = state.display().to_string();
+    line_with(
+        &text,
+        "ERREUR",
+        &[
+            "ce compte (nobody) ne peut pas écrire",
+            &state_text,
+            "propriétaire root",
+        ],
+    );
+    let port_text = port.display().to_string();
+    line_with(
+        &text,
+        "ERREUR",
+        &[
+            "permission refusée sur",
+            &port_text,
+            "sudo usermod -aG dialout nobody",
         ],
     );
 }
