@@ -6,9 +6,14 @@
 //! - a box whose counter went back is a fiscal anomaly: journaled once, shown, certification
 //!   goes on, acknowledged with the CLI;
 //! - `device probe` on the port (service stopped, with a wire capture) and through the
-//!   running service.
+//!   running service;
+//! - `config check`, which reaches a box the same two ways (`config_check/mod.rs`).
 
 mod common;
+mod config_check;
+#[allow(dead_code)]
+#[path = "support/smtp.rs"]
+mod smtp;
 
 use std::path::Path;
 use std::time::Duration;

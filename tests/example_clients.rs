@@ -14,8 +14,12 @@
 //!
 //! A runtime that is missing is skipped with a note, except under CI (`CI` set), where
 //! `.ci/run` installs them all and a missing one fails.
+//!
+//! `reverse_proxy/mod.rs`: the nginx example (`examples/reverse-proxy/`) in front of the
+//! gateway, TLS and the client's address, with the same rule for a missing nginx.
 
 mod common;
+mod reverse_proxy;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -320,3 +320,71 @@ probe-web-api = web API { $url }; token valid until { $until }; { $pending ->
 probe-web-api-token-until = { $at }
 probe-web-api-token-not-said = (not said)
 probe-web-api-blocked = the DGI says this e-MCF cannot certify now
+
+## config check (src/cli/config_check.rs, src/cli/config_check/)
+cli-check-level-ok = OK
+cli-check-level-note = note
+cli-check-level-warning = WARNING
+cli-check-level-error = ERROR
+cli-check-all-right = All is right: serve can start with this configuration.
+cli-check-outcome = Outcome: { $errors ->
+    [one] { $errors } error
+   *[other] { $errors } errors
+}, { $warnings ->
+    [one] { $warnings } warning
+   *[other] { $warnings } warnings
+}.
+cli-check-failed = the check found { $errors ->
+    [one] an error
+   *[other] { $errors } errors
+}: fix each ERROR line as it says, then run emcf-gateway config check again
+cli-check-rest-not-done = the other checks need a configuration serve accepts: fix the file first, then run emcf-gateway config check again
+cli-check-file-none = no configuration file (no --config, no EMCF_CONFIG, no /etc/emcf-gateway/config.toml): the built-in settings apply, with the bundled simulator. For production, write /etc/emcf-gateway/config.toml
+cli-check-file-ok = configuration file { $path } read as serve reads it: valid (mode { $mode }, owner { $owner })
+cli-check-file-unreadable = the configuration file { $path } can no longer be read: { $reason }
+cli-check-file-writable = the configuration file { $path } can be changed by other users (mode { $mode }): they could send the invoices to another device. Fix: chmod go-w { $path } (the package installs it 0640, root:emcf-gateway)
+cli-check-file-world-readable = the configuration file { $path } can be read by every user (mode { $mode }) and names the secret files. Fix: chmod o-r { $path } (the package installs it 0640, root:emcf-gateway)
+cli-check-state-dir-ok = state directory { $dir }: a folder in 0700, owner { $owner }, which this account can write to
+cli-check-state-dir-missing = the state directory { $dir } does not exist yet: serve will create it (0700) at its first start. If it should exist already (a moved register?), fix state_dir
+cli-check-state-dir-cannot-create = the state directory { $dir } does not exist and this account ({ $user }) cannot create it in { $parent }. Fix: mkdir -p { $dir } && chmod 700 { $dir }, then give it to the service's user (chown)
+cli-check-state-dir-not-dir = { $dir } is not a folder: state_dir must name the register's folder. Fix: name a folder (the package uses /var/lib/emcf-gateway)
+cli-check-state-dir-not-writable = this account ({ $user }) cannot write to the state directory { $dir } (owner { $owner }): the service must run as { $owner }. Run the check as that account (sudo -u { $owner } emcf-gateway config check) or as root
+cli-check-state-dir-readable = the state directory { $dir } can be read by other users (mode { $mode }): they see the register and the digests of the keys. Fix: chmod 700 { $dir }
+cli-check-service-running = the service is running (its admin socket answers): the boxes are asked through it, since it holds their ports
+cli-check-service-stopped = the service is stopped (no admin socket answers): the boxes' ports are opened here, read-only
+cli-check-service-unusable = the admin socket cannot be used by this account ({ $user }): { $reason }. Run the check as root or as the service's account
+cli-check-no-device = no device configured: the bundled simulator certifies, nothing is fiscal. To certify, add a [[devices]] block (docs/configuration.md)
+cli-check-device-not-asked = device "{ $name }" not checked: the service holds its port and its admin socket does not answer this account
+cli-check-how-service = through the service
+cli-check-how-port = on { $path } at { $baud } baud, read-only
+cli-check-how-web-api = web API { $url }, status call with its token
+cli-check-device-ok = device "{ $name }" ({ $how }): it answers, NIM { $nim }, NIF { $nif }, and can certify
+cli-check-device-errors = device "{ $name }" ({ $how }): { $errors }. Fix: check the cable or the address and the token; emcf-gateway device probe --device { $name } gives the details
+cli-check-device-blocked = device "{ $name }" ({ $how }): it answers but cannot certify: { $why }
+cli-check-device-service-gone = device "{ $name }": the service stopped during the check; run it again
+cli-check-device-service-refused = device "{ $name }": the service did not probe it: { $reason }. If it was just added to the file, restart the service (systemctl restart emcf-gateway) so that it reads it
+cli-check-device-missing = device "{ $name }": { $path } does not exist (box unplugged, or a wrong name). Fix: plug the box in, find its stable name with ls -l /dev/serial/by-id/ and put it in path
+cli-check-device-denied = device "{ $name }": permission denied on { $path } for { $user }. Fix: sudo usermod -aG dialout { $user }, then open a new session (the package's emcf-gateway user is in dialout already)
+cli-check-device-busy = device "{ $name }": { $path } exists but does not open: another program holds it (another gateway, ModemManager, a serial terminal) or nothing answers behind it. Fix: fuser -v { $path } shows who holds it; stop it, or plug the box in again
+cli-check-device-open-failed = device "{ $name }": { $path } does not open: { $reason }
+cli-check-device-silent = device "{ $name }": the port opens, but { $said }. The configured speed is baud = { $baud }: at another speed than the box's, nothing readable comes back
+cli-check-web-api-setup = device "{ $name }" (web API): its client cannot be set up: { $detail }. Fix: check ca_file
+cli-check-readable-ok = { $key } { $file }: readable
+cli-check-readable-not = { $key }: { $file } cannot be read by { $user }: { $reason }
+cli-check-secret-ok = { $key } { $file }: present, mode { $mode }, owner { $owner }
+cli-check-secret-missing = { $key }: { $file } does not exist. Fix: create it readable by the service only (install -m 600 -o emcf-gateway /dev/null { $file }), then write the secret on its first line
+cli-check-secret-not-file = { $key }: { $file } is not a file. Fix: name the file that holds the secret
+cli-check-secret-unreadable = { $key }: { $file } cannot be read by { $user }: { $reason }. Run the check as root or as the service's account, which must be able to read it
+cli-check-secret-empty = { $key }: { $file } is empty. Fix: write the secret in it (the token from the DGI portal, or the SMTP relay's password) on its first line
+cli-check-secret-mode = { $key }: { $file } can be read by others than its owner (mode { $mode }): the secret is not protected. Fix: chmod 600 { $file }
+cli-check-secret-owner = { $key }: { $file } belongs to { $owner }, but the service runs as { $service } (the state directory's owner): in mode 0600 it cannot read it. Fix: chown { $service } { $file }
+cli-check-smtp-none = no [smtp] table: no alert is e-mailed (docs/configuration.md)
+cli-check-smtp-not-tried = SMTP relay { $relay } not tried: add --smtp to connect to it and log in (no message is sent)
+cli-check-smtp-ok = SMTP relay { $relay }: connection (tls = { $tls }), { $login ->
+    [true] login
+   *[other] no login
+} and NOOP accepted; no message sent
+cli-check-smtp-unreachable = SMTP relay { $relay } cannot be reached ({ $detail }). Fix: check smtp.host and smtp.port, and that no firewall blocks that port outbound
+cli-check-smtp-tls = SMTP relay { $relay }: the encrypted connection failed with tls = "{ $tls }" ({ $detail }). Fix: starttls goes with port 587, tls with port 465, none only for a relay on this machine
+cli-check-smtp-refused = SMTP relay { $relay }: refused ({ $detail }). Fix: check smtp.username, the password in smtp.password_file, and that the relay accepts this machine
+cli-check-smtp-other = SMTP relay { $relay }: { $detail }. Fix: check the [smtp] table

@@ -191,3 +191,9 @@ help-intent-resolve--nim = The e-MCF's NIM
 help-intent-resolve--date_time = Date-time of the certification, YYYY-MM-DDTHH:MM:SS (for example 2026-11-23T10:00:00)
 help-intent-resolve--by = Who settles it (journaled)
 help-intent-resolve--note = Where it was read, why (journaled)
+
+## config check
+help-config = The configuration as serve reads it, and what it names
+help-config-check = Check the configuration as serve would read it, then the state directory, each device (read-only), the token and password files and, with --smtp, the relay: one line per check, each problem with its fix; exit status 1 on any error
+help-config-check--smtp = Also connect to the [smtp] relay and log in (no message is sent)
+help-config-check--json = Print the checks as JSON

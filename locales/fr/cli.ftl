@@ -320,3 +320,71 @@ probe-web-api = API web { $url } ; jeton valable jusqu'au { $until } ; { $pend
 probe-web-api-token-until = { $at }
 probe-web-api-token-not-said = (non indiqué)
 probe-web-api-blocked = la DGI indique que cet e-MCF ne peut pas certifier maintenant
+
+## config check (src/cli/config_check.rs, src/cli/config_check/)
+cli-check-level-ok = OK
+cli-check-level-note = info
+cli-check-level-warning = ATTENTION
+cli-check-level-error = ERREUR
+cli-check-all-right = Tout est en ordre : serve peut démarrer avec cette configuration.
+cli-check-outcome = Résultat : { $errors ->
+    [one] { $errors } erreur
+   *[other] { $errors } erreurs
+}, { $warnings ->
+    [one] { $warnings } avertissement
+   *[other] { $warnings } avertissements
+}.
+cli-check-failed = la vérification a trouvé { $errors ->
+    [one] une erreur
+   *[other] { $errors } erreurs
+} : corrigez chaque ligne ERREUR comme elle le dit, puis relancez emcf-gateway config check
+cli-check-rest-not-done = les autres vérifications ont besoin d'une configuration que serve accepte : corrigez d'abord le fichier, puis relancez emcf-gateway config check
+cli-check-file-none = aucun fichier de configuration (ni --config, ni EMCF_CONFIG, ni /etc/emcf-gateway/config.toml) : les réglages intégrés s'appliquent, avec le simulateur intégré. Pour la production, écrivez /etc/emcf-gateway/config.toml
+cli-check-file-ok = fichier de configuration { $path } lu comme serve le lit : valable (mode { $mode }, propriétaire { $owner })
+cli-check-file-unreadable = le fichier de configuration { $path } ne peut plus être lu : { $reason }
+cli-check-file-writable = le fichier de configuration { $path } peut être modifié par d'autres utilisateurs (mode { $mode }) : ils pourraient envoyer les factures vers un autre appareil. Correction : chmod go-w { $path } (le paquet l'installe en 0640, root:emcf-gateway)
+cli-check-file-world-readable = le fichier de configuration { $path } est lisible par tous les utilisateurs (mode { $mode }) et nomme les fichiers des secrets. Correction : chmod o-r { $path } (le paquet l'installe en 0640, root:emcf-gateway)
+cli-check-state-dir-ok = répertoire d'état { $dir } : un dossier en 0700, propriétaire { $owner }, où ce compte peut écrire
+cli-check-state-dir-missing = le répertoire d'état { $dir } n'existe pas encore : serve le créera (0700) à son premier démarrage. S'il devait déjà exister (un registre déplacé ?), corrigez state_dir
+cli-check-state-dir-cannot-create = le répertoire d'état { $dir } n'existe pas et ce compte ({ $user }) ne peut pas le créer dans { $parent }. Correction : mkdir -p { $dir } && chmod 700 { $dir }, puis donnez-le à l'utilisateur du service (chown)
+cli-check-state-dir-not-dir = { $dir } n'est pas un dossier : state_dir doit nommer le dossier du registre. Correction : indiquez un dossier (le paquet utilise /var/lib/emcf-gateway)
+cli-check-state-dir-not-writable = ce compte ({ $user }) ne peut pas écrire dans le répertoire d'état { $dir } (propriétaire { $owner }) : le service doit tourner sous { $owner }. Lancez la vérification sous ce compte (sudo -u { $owner } emcf-gateway config check) ou en root
+cli-check-state-dir-readable = le répertoire d'état { $dir } est lisible par d'autres utilisateurs (mode { $mode }) : ils voient le registre et les empreintes des clés. Correction : chmod 700 { $dir }
+cli-check-service-running = service en marche (son socket d'administration répond) : les boîtiers sont interrogés à travers lui, qui tient leurs ports
+cli-check-service-stopped = service arrêté (aucun socket d'administration ne répond) : les ports des boîtiers sont ouverts ici, en lecture seule
+cli-check-service-unusable = le socket d'administration ne peut pas servir à ce compte ({ $user }) : { $reason }. Lancez la vérification en root ou sous le compte du service
+cli-check-no-device = aucun appareil configuré : le simulateur intégré certifie, rien n'est fiscal. Pour certifier, ajoutez un bloc [[devices]] (docs/configuration.md)
+cli-check-device-not-asked = appareil « { $name } » non vérifié : le service tient son port et son socket d'administration ne répond pas à ce compte
+cli-check-how-service = à travers le service
+cli-check-how-port = sur { $path } à { $baud } bauds, en lecture seule
+cli-check-how-web-api = API web { $url }, appel status avec son jeton
+cli-check-device-ok = appareil « { $name } » ({ $how }) : il répond, NIM { $nim }, NIF { $nif }, et peut certifier
+cli-check-device-errors = appareil « { $name } » ({ $how }) : { $errors }. Correction : vérifiez le câble ou l'adresse et le jeton ; emcf-gateway device probe --device { $name } en donne le détail
+cli-check-device-blocked = appareil « { $name } » ({ $how }) : il répond mais ne peut pas certifier : { $why }
+cli-check-device-service-gone = appareil « { $name } » : le service s'est arrêté pendant la vérification ; relancez-la
+cli-check-device-service-refused = appareil « { $name } » : le service ne l'a pas sondé : { $reason }. S'il vient d'être ajouté au fichier, redémarrez le service (systemctl restart emcf-gateway) pour qu'il le lise
+cli-check-device-missing = appareil « { $name } » : { $path } n'existe pas (boîtier débranché, ou mauvais nom). Correction : branchez le boîtier, cherchez son nom stable avec ls -l /dev/serial/by-id/ et mettez-le dans path
+cli-check-device-denied = appareil « { $name } » : permission refusée sur { $path } pour { $user }. Correction : sudo usermod -aG dialout { $user }, puis ouvrez une nouvelle session (l'utilisateur emcf-gateway du paquet est déjà dans dialout)
+cli-check-device-busy = appareil « { $name } » : { $path } existe mais ne s'ouvre pas : un autre programme le tient (une autre passerelle, ModemManager, un terminal série) ou rien ne répond derrière. Correction : fuser -v { $path } montre qui le tient ; arrêtez-le, ou rebranchez le boîtier
+cli-check-device-open-failed = appareil « { $name } » : { $path } ne s'ouvre pas : { $reason }
+cli-check-device-silent = appareil « { $name } » : le port s'ouvre, mais { $said }. La vitesse configurée est baud = { $baud } : à une autre vitesse que celle du boîtier, rien de lisible ne revient
+cli-check-web-api-setup = appareil « { $name } » (API web) : son client ne peut pas être préparé : { $detail }. Correction : vérifiez ca_file
+cli-check-readable-ok = { $key } { $file } : lisible
+cli-check-readable-not = { $key } : { $file } ne peut pas être lu par { $user } : { $reason }
+cli-check-secret-ok = { $key } { $file } : présent, mode { $mode }, propriétaire { $owner }
+cli-check-secret-missing = { $key } : { $file } n'existe pas. Correction : créez-le lisible par le service seul (install -m 600 -o emcf-gateway /dev/null { $file }), puis écrivez-y le secret sur la première ligne
+cli-check-secret-not-file = { $key } : { $file } n'est pas un fichier. Correction : nommez le fichier qui contient le secret
+cli-check-secret-unreadable = { $key } : { $file } ne peut pas être lu par { $user } : { $reason }. Lancez la vérification en root ou sous le compte du service, qui doit pouvoir le lire
+cli-check-secret-empty = { $key } : { $file } est vide. Correction : écrivez-y le secret (le jeton du portail de la DGI, ou le mot de passe du relais SMTP) sur la première ligne
+cli-check-secret-mode = { $key } : { $file } peut être lu par d'autres que son propriétaire (mode { $mode }) : le secret n'est pas protégé. Correction : chmod 600 { $file }
+cli-check-secret-owner = { $key } : { $file } appartient à { $owner }, mais le service tourne sous { $service } (le propriétaire du répertoire d'état) : en mode 0600, il ne pourra pas le lire. Correction : chown { $service } { $file }
+cli-check-smtp-none = pas de table [smtp] : aucune alerte n'est envoyée par e-mail (docs/configuration.md)
+cli-check-smtp-not-tried = relais SMTP { $relay } non essayé : ajoutez --smtp pour s'y connecter et s'y identifier (aucun message n'est envoyé)
+cli-check-smtp-ok = relais SMTP { $relay } : connexion (tls = { $tls }), { $login ->
+    [true] identification
+   *[other] sans identification
+} et NOOP acceptés ; aucun message envoyé
+cli-check-smtp-unreachable = relais SMTP { $relay } injoignable ({ $detail }). Correction : vérifiez smtp.host et smtp.port, et qu'aucun pare-feu ne bloque ce port en sortie
+cli-check-smtp-tls = relais SMTP { $relay } : la connexion chiffrée a échoué avec tls = « { $tls } » ({ $detail }). Correction : starttls va avec le port 587, tls avec le port 465, none seulement pour un relais sur cette machine
+cli-check-smtp-refused = relais SMTP { $relay } : refusé ({ $detail }). Correction : vérifiez smtp.username, le mot de passe de smtp.password_file, et que le relais accepte cette machine
+cli-check-smtp-other = relais SMTP { $relay } : { $detail }. Correction : vérifiez la table [smtp]

@@ -191,3 +191,9 @@ help-intent-resolve--nim = Le NIM de l'e-MCF
 help-intent-resolve--date_time = Date et heure de la certification, AAAA-MM-JJTHH:MM:SS (par exemple 2026-11-23T10:00:00)
 help-intent-resolve--by = Qui la règle (inscrit au journal)
 help-intent-resolve--note = Où cela a été lu, pourquoi (inscrit au journal)
+
+## config check
+help-config = La configuration telle que serve la lit, et ce qu'elle nomme
+help-config-check = Vérifier la configuration comme serve la lirait, puis le répertoire d'état, chaque appareil (en lecture seule), les fichiers des jetons et des mots de passe et, avec --smtp, le relais : une ligne par vérification, chaque problème avec sa correction ; code de sortie 1 s'il y a une erreur
+help-config-check--smtp = Se connecter aussi au relais [smtp] et s'y identifier (aucun message n'est envoyé)
+help-config-check--json = Afficher les vérifications en JSON

@@ -104,6 +104,82 @@ impl Mailer {
     }
 }
 
+/// How trying the relay failed ([`try_relay`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelayFailureKind {
+    /// No connection (refused, no route, name unknown, no answer in time).
+    Unreachable,
+    /// The TLS handshake or STARTTLS failed (certificate, protocol, the relay offers none).
+    Tls,
+    /// The relay answered with a refusal (4xx, 5xx): its greeting, EHLO or the login.
+    Refused,
+    /// Anything else the SMTP client said (no login mechanism in common...).
+    Other,
+}
+
+/// Why [`try_relay`] failed: its kind and the SMTP client's own text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RelayFailure {
+    /// What kind of failure.
+    pub kind: RelayFailureKind,
+    /// The SMTP client's text (English, a technical detail; never the password).
+    pub detail: String,
+}
+
+/// Tries the `[smtp]` relay as the alerts would use it: connects, secures the connection as
+/// `tls` says, logs in when `username` is set, sends `NOOP` then `QUIT`. No message is sent
+/// (`config check --smtp`). The password file is read as [`Mailer::new`] reads it.
+pub async fn try_relay(settings: &SmtpSettings) -> Result<(), RelayFailure> {
+    let mailer = Mailer::new(settings).map_err(|error| RelayFailure {
+        kind: RelayFailureKind::Other,
+        detail: error.to_string(),
+    })?;
+    let failure = |error: lettre::transport::smtp::Error| {
+        let kind = if error.is_tls() || tls_failed(&error) {
+            RelayFailureKind::Tls
+        } else if error.is_permanent() || error.is_transient() {
+            RelayFailureKind::Refused
+        } else if error.is_client() || error.is_response() {
+            RelayFailureKind::Other
+        } else {
+            RelayFailureKind::Unreachable
+        };
+        RelayFailure {
+            kind,
+            detail: error.to_string(),
+        }
+    };
+    match tokio::time::timeout(SEND_TIMEOUT * 2, mailer.transport.test_connection()).await {
+        Ok(Ok(true)) => Ok(()),
+        Ok(Ok(false)) => Err(RelayFailure {
+            kind: RelayFailureKind::Refused,
+            detail: "NOOP was not answered 250".to_owned(),
+        }),
+        Ok(Err(error)) => Err(failure(error)),
+        Err(_) => Err(RelayFailure {
+            kind: RelayFailureKind::Unreachable,
+            detail: "no answer from the relay in time".to_owned(),
+        }),
+    }
+}
+
+/// Whether `error` came from TLS where lettre does not say so itself: a rustls error inside
+/// its connection error (TLS spoken to a plain relay), or a relay that does not offer the
+/// STARTTLS `tls = "starttls"` requires (lettre says it only in its client error's text).
+fn tls_failed(error: &lettre::transport::smtp::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(current) = cause {
+        let inner = current
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref());
+        if current.is::<rustls::Error>() || inner.is_some_and(|e| e.is::<rustls::Error>()) {
+            return true;
+        }
+        cause = current.source();
+    }
+    error.is_client() && error.to_string().contains("STARTTLS")
+}
+
 /// `mail` as a message from `from` (see the module's doc for its headers).
 fn message(from: &Mailbox, mail: &Mail) -> Result<Message, SendFailure> {
     let domain = from.email.domain();

@@ -34,6 +34,7 @@ use thiserror::Error;
 pub use conditions::{Facts, Snapshot};
 pub use engine::{AlertEngine, EngineSettings};
 pub use kind::{AlertKey, AlertKind, Subject};
+pub use mail::{try_relay, RelayFailure, RelayFailureKind};
 pub use state::{RaisedAlert, Transitions};
 
 /// What went wrong with the alerts (never with a certification).

@@ -10,7 +10,7 @@ use super::admin_commands::{print_json, print_table, run_request};
 use super::errors::Say;
 use super::{AnomaliesCommand, DeviceCommand};
 use crate::admin::{socket, AdminRequest};
-use crate::config::Config;
+use crate::config::{Config, DeviceEntry};
 use crate::device::capture::Capture;
 use crate::device::probe::{probe, ProbeReport};
 use crate::i18n::{default_lang, format, Lang};
@@ -119,38 +119,48 @@ fn probe_device(
         None if config.devices.len() == 1 => &config.devices[0],
         None => bail!(msg!("cli-probe-which-device", known = known)),
     };
-    let mut device_config = entry.device_config();
-    device_config.health_interval = None;
-    if let Some(path) = capture {
-        device_config.capture = Some(
+    let capture = capture
+        .map(|path| {
             Capture::create(path)
-                .say(|| msg!("cli-capture-create", path = path.display().to_string()))?,
-        );
-    }
+                .say(|| msg!("cli-capture-create", path = path.display().to_string()))
+        })
+        .transpose()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .say(|| msg!("cli-runtime-failed"))?;
+    runtime.block_on(probe_on_port(entry, capture, lang))
+}
+
+/// Probes the box of `entry` on its port (the service stopped): its link opened as the
+/// service would, read-only commands only, then closed. Fails when the box does not answer
+/// within two command budgets.
+pub(super) async fn probe_on_port(
+    entry: &DeviceEntry,
+    capture: Option<Capture>,
+    lang: Lang,
+) -> anyhow::Result<ProbeReport> {
+    let mut device_config = entry.device_config();
+    device_config.health_interval = None;
+    device_config.capture = capture;
     let wait = entry.timing().command_budget * 2 + Duration::from_secs(1);
-    runtime.block_on(async move {
-        let handle = crate::device::spawn(device_config);
-        let deadline = tokio::time::Instant::now() + wait;
-        while !handle.status().connected {
-            if tokio::time::Instant::now() >= deadline {
-                let why = handle.status().last_error.unwrap_or_default();
-                handle.shutdown().await;
-                bail!(msg!(
-                    "cli-probe-silent",
-                    path = entry.path.display().to_string(),
-                    detail = why
-                ));
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+    let handle = crate::device::spawn(device_config);
+    let deadline = tokio::time::Instant::now() + wait;
+    while !handle.status().connected {
+        if tokio::time::Instant::now() >= deadline {
+            let why = handle.status().last_error.unwrap_or_default();
+            handle.shutdown().await;
+            bail!(msg!(
+                "cli-probe-silent",
+                path = entry.path.display().to_string(),
+                detail = why
+            ));
         }
-        let report = probe(&handle, lang).await;
-        handle.shutdown().await;
-        Ok(report?)
-    })
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let report = probe(&handle, lang).await;
+    handle.shutdown().await;
+    Ok(report?)
 }
 
 /// The configured devices' names (the bundled simulator's without any).

@@ -5,6 +5,7 @@
 //! language by [`describe_error`] (`errors.rs`); `--help` and clap's words are `help.rs`'s.
 
 mod admin_commands;
+mod config_check;
 mod demo;
 mod device_commands;
 mod embedded;
@@ -79,6 +80,25 @@ pub enum Command {
     /// tell (a web API confirm whose answer was lost). Through the running service.
     #[command(subcommand)]
     Intent(IntentCommand),
+    /// The configuration as `serve` reads it, and what it names.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+/// `config` commands.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Check the configuration as `serve` would read it, then the state directory, each
+    /// device (read-only), the token and password files and, with --smtp, the relay: one line
+    /// per check, each problem with its fix. Exit 1 on any error.
+    Check {
+        /// Also connect to the [smtp] relay and log in (no message is sent).
+        #[arg(long)]
+        smtp: bool,
+        /// Print the checks as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `intent` commands.
@@ -501,7 +521,16 @@ pub fn main() -> anyhow::Result<()> {
         },
         language: cli.lang,
     };
-    let config = Config::resolve(cli.config.as_deref(), env_vars(), &overrides)?;
+    let config = match Config::resolve(cli.config.as_deref(), env_vars(), &overrides) {
+        Ok(config) => config,
+        // A configuration `serve` would refuse is the first thing `config check` reports.
+        Err(error) => match cli.command {
+            Command::Config(ConfigCommand::Check { smtp, json }) => {
+                return config_check::run(Err(error), smtp, json)
+            }
+            _ => return Err(error.into()),
+        },
+    };
     crate::i18n::set_default_lang(config.language);
     match cli.command {
         Command::Serve(args) => serve::run(config, args.capture),
@@ -514,5 +543,8 @@ pub fn main() -> anyhow::Result<()> {
         Command::DashboardToken(command) => key_commands::dashboard_token(&config, command),
         Command::Device(command) => device_commands::run(&config, command),
         Command::Intent(command) => intent_commands::run(&config, command),
+        Command::Config(ConfigCommand::Check { smtp, json }) => {
+            config_check::run(Ok(config), smtp, json)
+        }
     }
 }

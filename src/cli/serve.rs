@@ -67,13 +67,8 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     let listener = listen(config.listen)?;
     let state_dir = config.resolved_state_dir().to_path_buf();
     state_dir::prepare(&state_dir)?.warn_if_readable(&state_dir);
-    if config.device(EMBEDDED_DEVICE).is_some()
-        || config
-            .devices
-            .iter()
-            .any(|d| d.name.starts_with("sandbox-"))
-    {
-        anyhow::bail!(msg!("cli-reserved-device-name", name = EMBEDDED_DEVICE));
+    if let Some(refusal) = reserved_device_name(&config) {
+        anyhow::bail!(refusal);
     }
     let store = match open_register(&state_dir, &config)? {
         Ok(store) => store,
@@ -164,6 +159,17 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     stop_simulators(&simulators).await;
     info!("stopped");
     Ok(())
+}
+
+/// Why `serve` refuses the devices' names, if it does: a name the gateway gives its own
+/// simulators (`embedded`, `sandbox-...`).
+pub(super) fn reserved_device_name(config: &Config) -> Option<crate::i18n::Message> {
+    let reserved = config.device(EMBEDDED_DEVICE).is_some()
+        || config
+            .devices
+            .iter()
+            .any(|d| d.name.starts_with("sandbox-"));
+    reserved.then(|| msg!("cli-reserved-device-name", name = EMBEDDED_DEVICE))
 }
 
 /// The alerts (`[alerts]`, `[smtp]`), their raised state read back from the state directory.

@@ -90,6 +90,7 @@ pub use config::{
     DEFAULT_QUEUE_CAPACITY,
 };
 pub use error::DeviceError;
+pub use port::try_open;
 pub use session::{Lease, PortSession, Session, SessionJob};
 pub use status::LinkStatus;
 

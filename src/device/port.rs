@@ -61,6 +61,16 @@ impl Connector for SerialConnector {
     }
 }
 
+/// Opens the serial port at `path` at `baud` exactly as the link does (8N1, exclusive) and
+/// closes it at once, sending nothing: whether the port can be opened (`config check` while
+/// the service is stopped). Needs a tokio runtime. A port another program holds exclusively
+/// fails as `NotFound`, like a missing one: the caller tells them apart by the path.
+pub fn try_open(path: &std::path::Path, baud: u32) -> io::Result<()> {
+    SerialConnector::new(path.to_path_buf(), baud)
+        .connect()
+        .map(drop)
+}
+
 /// Exponential backoff between reconnection attempts: `min`, 2 x `min`, ... up to `max`.
 #[derive(Debug, Clone)]
 pub(super) struct Backoff {

@@ -1,0 +1,214 @@
+//! `config check`: the configuration read exactly as `serve` reads it (the same
+//! [`Config::resolve`], so the same refusals), then what it names, checked without changing
+//! anything: the file's mode, the state directory, the running service, each device (a box
+//! through the service that owns its port, or on its port with read-only commands; a web API
+//! entry by its status call), every token and password file, and with `--smtp` the relay (a
+//! login and NOOP, no message). One line per check in the CLI's language, each problem with
+//! its fix; warnings are said, errors make the exit status 1. The package's postinst and
+//! docs/install.md run it.
+
+mod channels;
+mod files;
+
+use anyhow::bail;
+use serde_json::{json, Value};
+
+use super::admin_commands::print_json;
+use super::errors::Say;
+use crate::config::{Config, ConfigError, DeviceKind};
+use crate::i18n::{default_lang, Lang, Localized, Message};
+use crate::msg;
+
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Level {
+    /// Right.
+    Ok,
+    /// Said for information (what was not tried, how a device was reached).
+    Note,
+    /// Works, but should be changed; not an error.
+    Warning,
+    /// `serve` would refuse it, or it would fail.
+    Error,
+}
+
+impl Level {
+    fn code(self) -> &'static str {
+        match self {
+            Level::Ok => "ok",
+            Level::Note => "note",
+            Level::Warning => "warning",
+            Level::Error => "error",
+        }
+    }
+
+    fn label(self) -> Message {
+        match self {
+            Level::Ok => msg!("cli-check-level-ok"),
+            Level::Note => msg!("cli-check-level-note"),
+            Level::Warning => msg!("cli-check-level-warning"),
+            Level::Error => msg!("cli-check-level-error"),
+        }
+    }
+}
+
+/// One check's outcome: what was checked (`file`, `state_dir`, `service`, `devices`,
+/// `device`, `secret_file`, `smtp`), which one (a path, a device's name), and what a person
+/// reads (with the fix when something is wrong).
+#[derive(Debug, Clone)]
+pub(super) struct Finding {
+    check: &'static str,
+    subject: String,
+    level: Level,
+    message: Message,
+}
+
+impl Finding {
+    pub(super) fn new(check: &'static str, subject: &str, level: Level, message: Message) -> Self {
+        Finding {
+            check,
+            subject: subject.to_owned(),
+            level,
+            message,
+        }
+    }
+}
+
+/// Runs every check on `config` (or says why it cannot be read), prints them, and fails
+/// (exit 1) when one is an error.
+pub(super) fn run(
+    config: Result<Config, ConfigError>,
+    smtp: bool,
+    json: bool,
+) -> anyhow::Result<()> {
+    let lang = default_lang();
+    let findings = match config {
+        Err(error) => {
+            let subject = match &error {
+                ConfigError::Read { path, .. } | ConfigError::Parse { path, .. } => {
+                    path.display().to_string()
+                }
+                ConfigError::Invalid { file, .. } => file
+                    .as_ref()
+                    .map(|f| f.display().to_string())
+                    .unwrap_or_default(),
+                ConfigError::Env { var, .. } => var.clone(),
+            };
+            vec![
+                Finding::new("file", &subject, Level::Error, error.message()),
+                Finding::new(
+                    "file",
+                    &subject,
+                    Level::Note,
+                    msg!("cli-check-rest-not-done"),
+                ),
+            ]
+        }
+        Ok(config) => {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .say(|| msg!("cli-runtime-failed"))?;
+            runtime.block_on(check_all(&config, smtp, lang))
+        }
+    };
+    let errors = count(&findings, Level::Error);
+    let warnings = count(&findings, Level::Warning);
+    if json {
+        print_json(&as_json(&findings, lang))?;
+    } else {
+        print!("{}", as_text(&findings, lang));
+    }
+    if errors > 0 {
+        bail!(msg!(
+            "cli-check-failed",
+            errors = errors,
+            warnings = warnings
+        ));
+    }
+    Ok(())
+}
+
+/// Every check, in the order a person fixes things.
+async fn check_all(config: &Config, smtp: bool, lang: Lang) -> Vec<Finding> {
+    let mut findings = vec![files::config_file(config)];
+    if let Some(refusal) = super::serve::reserved_device_name(config) {
+        findings.push(Finding::new("file", "", Level::Error, refusal));
+    }
+    findings.push(files::state_dir(config));
+    let (service, said) = channels::service(config, lang);
+    findings.push(said);
+    findings.extend(channels::device_mode(config));
+    for entry in &config.devices {
+        match entry.kind {
+            DeviceKind::Serial => {
+                findings.push(channels::serial(config, entry, &service, lang).await);
+            }
+            DeviceKind::Edef => {
+                if let Some(ca) = &entry.ca_file {
+                    findings.push(files::readable("ca_file", ca));
+                }
+                findings.push(channels::web_api(entry, lang).await);
+            }
+        }
+    }
+    for (key, path) in files::secret_files(config) {
+        findings.push(files::secret(config, &key, path));
+    }
+    findings.push(channels::smtp(config, smtp).await);
+    findings
+}
+
+fn count(findings: &[Finding], level: Level) -> usize {
+    findings.iter().filter(|f| f.level == level).count()
+}
+
+/// One line per check (its level, then what it says), then the outcome.
+fn as_text(findings: &[Finding], lang: Lang) -> String {
+    let labels: Vec<String> = findings
+        .iter()
+        .map(|f| f.level.label().render(lang))
+        .collect();
+    let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (finding, label) in findings.iter().zip(&labels) {
+        let pad = width - label.chars().count();
+        out.push_str(&format!(
+            "{label}{:pad$}  {}\n",
+            "",
+            finding.message.render(lang)
+        ));
+    }
+    let errors = count(findings, Level::Error);
+    let warnings = count(findings, Level::Warning);
+    let outcome = if errors == 0 && warnings == 0 {
+        msg!("cli-check-all-right")
+    } else {
+        msg!("cli-check-outcome", errors = errors, warnings = warnings)
+    };
+    out.push_str(&format!("{}\n", outcome.render(lang)));
+    out
+}
+
+/// `{ok, errors, warnings, checks: [{check, subject, level, text}]}`; `level` is one of
+/// `ok`, `note`, `warning`, `error` whatever the language.
+fn as_json(findings: &[Finding], lang: Lang) -> Value {
+    let checks: Vec<Value> = findings
+        .iter()
+        .map(|f| {
+            json!({
+                "check": f.check,
+                "subject": f.subject,
+                "level": f.level.code(),
+                "text": f.message.render(lang),
+            })
+        })
+        .collect();
+    let errors = count(findings, Level::Error);
+    json!({
+        "ok": errors == 0,
+        "errors": errors,
+        "warnings": count(findings, Level::Warning),
+        "checks": checks,
+    })
+}
