@@ -191,3 +191,16 @@ help-intent-resolve--nim = The e-MCF's NIM
 help-intent-resolve--date_time = Date-time of the certification, YYYY-MM-DDTHH:MM:SS (for example 2026-11-23T10:00:00)
 help-intent-resolve--by = Who settles it (journaled)
 help-intent-resolve--note = Where it was read, why (journaled)
+
+## notice
+help-value-date = DATE
+help-value-text = TEXT
+help-value-version = VERSION
+help-notice = Change notices to every organization: e-mailed, shown on the dashboards, and in the headers of an API version they retire
+help-notice-add = Publish a change notice: at least 30 days ahead, e-mailed once to every organization's administrators, a banner on their dashboards until the date
+help-notice-add--effective = The day the change takes effect, YYYY-MM-DD (at least 30 days ahead)
+help-notice-add--subject = The notice's subject, one line
+help-notice-add--body_file = A UTF-8 text file holding the notice's text, as it is to be read
+help-notice-add--retires = The API version the change retires (v1): its answers then carry the Deprecation, Sunset and Link headers
+help-notice-list = The change notices and their e-mails, sent or pending, per organization
+help-notice-list--json = Print JSON (for scripts)

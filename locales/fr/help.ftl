@@ -191,3 +191,16 @@ help-intent-resolve--nim = Le NIM de l'e-MCF
 help-intent-resolve--date_time = Date et heure de la certification, AAAA-MM-JJTHH:MM:SS (par exemple 2026-11-23T10:00:00)
 help-intent-resolve--by = Qui la règle (inscrit au journal)
 help-intent-resolve--note = Où cela a été lu, pourquoi (inscrit au journal)
+
+## notice
+help-value-date = DATE
+help-value-text = TEXTE
+help-value-version = VERSION
+help-notice = Avis de changement à toutes les organisations : envoyés par e-mail, affichés sur les tableaux de bord, et dans les en-têtes d'une version de l'API qu'ils retirent
+help-notice-add = Publier un avis de changement : au moins 30 jours à l'avance, envoyé une fois par e-mail aux administrateurs de chaque organisation, un bandeau sur leurs tableaux de bord jusqu'à la date
+help-notice-add--effective = Le jour où le changement prend effet, AAAA-MM-JJ (au moins 30 jours plus tard)
+help-notice-add--subject = L'objet de l'avis, sur une ligne
+help-notice-add--body_file = Un fichier texte UTF-8 qui contient le texte de l'avis, tel qu'il doit être lu
+help-notice-add--retires = La version de l'API que le changement retire (v1) : ses réponses portent alors les en-têtes Deprecation, Sunset et Link
+help-notice-list = Les avis de changement et leurs e-mails, envoyés ou en attente, par organisation
+help-notice-list--json = Afficher du JSON (pour les scripts)

@@ -23,6 +23,7 @@ mod conditions;
 mod engine;
 mod kind;
 mod mail;
+mod notice_mail;
 mod state;
 mod text;
 

@@ -14,6 +14,7 @@ mod help;
 mod intent_commands;
 mod invoice_view;
 mod key_commands;
+mod notice_commands;
 mod org_commands;
 mod serve;
 mod state_dir;
@@ -27,6 +28,7 @@ use clap::{Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 use crate::config::{env_vars, Config, Overrides};
 use crate::i18n::{default_lang, Lang, Message};
 use crate::msg;
+pub use notice_commands::NoticeCommand;
 
 fn parse_lang(text: &str) -> Result<Lang, Message> {
     Lang::parse(text).ok_or_else(|| msg!("config-languages"))
@@ -79,6 +81,10 @@ pub enum Command {
     /// tell (a web API confirm whose answer was lost). Through the running service.
     #[command(subcommand)]
     Intent(IntentCommand),
+    /// Change notices to every organization: e-mailed, shown on the dashboards, and in the
+    /// headers of an API version they retire.
+    #[command(subcommand)]
+    Notice(NoticeCommand),
 }
 
 /// `intent` commands.
@@ -514,5 +520,6 @@ pub fn main() -> anyhow::Result<()> {
         Command::DashboardToken(command) => key_commands::dashboard_token(&config, command),
         Command::Device(command) => device_commands::run(&config, command),
         Command::Intent(command) => intent_commands::run(&config, command),
+        Command::Notice(command) => notice_commands::run(&config, command),
     }
 }
