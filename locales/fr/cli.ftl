@@ -341,7 +341,10 @@ cli-notice-mail-now = Les e-mails partent maintenant (voir « emcf-gateway noti
 cli-notice-mail-at-start = Le service est arrêté : les e-mails partiront à son prochain démarrage.
 cli-notice-service-started = le service a démarré pendant la commande : relancez-la, elle passera par lui
 cli-notices-none = Aucun avis de changement.
-cli-notice-mails = { $sent } envoyé(s), { $pending } en attente
+cli-notice-mails = { $sent ->
+    [one] { $sent } envoyé
+   *[other] { $sent } envoyés
+}, { $pending } en attente
 cli-notices-header = ID | EFFET | RETIRE | E-MAILS | OBJET
 cli-notice-org-sent = envoyé le { $at }
 cli-notice-org-given-up = non envoyé (aucune adresse valable ou refusé par le relais)
