@@ -339,6 +339,7 @@ cli-notice-added = Notice { $id } published, effective { $date }; { $orgs ->
 }
 cli-notice-mail-now = The e-mails are being sent now (see "emcf-gateway notice list").
 cli-notice-mail-at-start = The service is stopped: the e-mails will be sent when it next starts.
+cli-notice-no-smtp = No [smtp] relay is configured: the notice is shown, but it will be e-mailed only once the relay is configured and the service restarted.
 cli-notice-service-started = the service started during the command: run it again, it will go through the service
 cli-notices-none = No change notice.
 cli-notice-mails = { $sent } sent, { $pending } pending

@@ -339,6 +339,7 @@ cli-notice-added = Avis { $id } publié, prend effet le { $date } ; { $orgs ->
 }
 cli-notice-mail-now = Les e-mails partent maintenant (voir « emcf-gateway notice list »).
 cli-notice-mail-at-start = Le service est arrêté : les e-mails partiront à son prochain démarrage.
+cli-notice-no-smtp = Aucun relais [smtp] n'est configuré : l'avis est affiché, mais ne partira par e-mail qu'une fois le relais configuré et le service redémarré.
 cli-notice-service-started = le service a démarré pendant la commande : relancez-la, elle passera par lui
 cli-notices-none = Aucun avis de changement.
 cli-notice-mails = { $sent ->

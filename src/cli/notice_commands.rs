@@ -100,7 +100,9 @@ fn add(config: &Config, new: NewNotice) -> anyhow::Result<()> {
         )
         .render(lang)
     );
-    let when = if running {
+    let when = if config.smtp.is_none() {
+        msg!("cli-notice-no-smtp")
+    } else if running {
         msg!("cli-notice-mail-now")
     } else {
         msg!("cli-notice-mail-at-start")
