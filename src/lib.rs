@@ -21,6 +21,7 @@ pub mod keys;
 pub mod markup;
 pub mod metrics;
 pub mod model;
+pub mod notices;
 pub mod notify;
 pub mod qr;
 pub mod receipt;

@@ -10,6 +10,9 @@
 mod common;
 #[path = "support/smtp.rs"]
 mod smtp;
+// Change notices: e-mailed through the same relay and outbox (`notice add`).
+#[path = "alerts/notices.rs"]
+mod notices;
 
 use std::time::Duration;
 

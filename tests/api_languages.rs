@@ -99,13 +99,13 @@ async fn an_invoice_error_reads_french_by_default_and_english_on_request() {
     .await;
     assert_eq!(
         assert_error(&unknown, 404, 120)["errorDesc"],
-        "no such path; the API is under /api/v1"
+        "this API version is not served; versions served: /api/v1"
     );
     assert_language(&unknown, "en");
     let unknown = request(api.addr(), "GET", "/api/v2/status", &[], None).await;
     assert_eq!(
         assert_error(&unknown, 404, 120)["errorDesc"],
-        nbsp("chemin inconnu ; l'API se trouve sous /api/v1")
+        nbsp("cette version de l'API n'est pas servie ; versions servies : /api/v1")
     );
 
     // Nothing of the refused requests reached the box: the next invoice certifies.

@@ -151,6 +151,10 @@ const TECHNICAL: &[(&str, &str)] = &[
     ),
     ("alerts/state.rs", "as alerts/kind.rs"),
     ("alerts/mail.rs", "as alerts/kind.rs"),
+    (
+        "notices.rs",
+        "the notices file's diagnostics: the technical detail of notice-file-damaged",
+    ),
     ("receipt/html.rs", "CSS of the printable page"),
     ("dashboard/style.rs", "CSS of the dashboard"),
 ];

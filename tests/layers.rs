@@ -75,6 +75,22 @@ const RULES: &[(&str, &[&str], &[&str], &str)] = &[
         "alerts watch through certify and admin, and are shown by the dashboard, never the reverse",
     ),
     (
+        "notices",
+        &[],
+        &[
+            "certify",
+            "device",
+            "store",
+            "api",
+            "dashboard",
+            "admin",
+            "cli",
+            "alerts",
+            "mcf_sfe",
+        ],
+        "change notices are a state file of their own, read by admin, alerts, api and dashboard",
+    ),
+    (
         "markup",
         &[],
         &[

@@ -391,3 +391,194 @@ async fn the_served_document_is_the_file() {
     assert!(response.header("x-request-id").is_some());
     assert_eq!(response.body, SPEC, "served verbatim");
 }
+
+// ---- v1 stays backward compatible with the contract of 1.0.0 ----
+
+#[path = "support/openapi_compat.rs"]
+mod compat;
+
+/// The document of release 1.0.0, as its commit had it (`git show <1.0.0>:protocols/...`).
+const RELEASE_1_0_0: &str = include_str!("fixtures/release-1.0.0/openapi.yaml");
+
+#[test]
+fn v1_keeps_the_contract_of_1_0_0() {
+    let old = compat::parse(RELEASE_1_0_0);
+    let new = compat::parse(SPEC);
+    // The reader sees the documents: every 1.0.0 path and the schemas compared.
+    let paths = old.get("paths").map(|p| match p {
+        compat::Node::Map(entries) => entries.len(),
+        _ => 0,
+    });
+    assert_eq!(paths, Some(5), "1.0.0's paths read");
+    assert!(new
+        .get("components")
+        .and_then(|c| c.get("schemas"))
+        .and_then(|s| s.get("InvoiceRequest"))
+        .and_then(|s| s.get("properties"))
+        .and_then(|p| p.get("rn"))
+        .is_some());
+    let breaks = compat::breaks(&old, &new);
+    assert!(
+        breaks.is_empty(),
+        "v1 breaks clients of 1.0.0:\n{}",
+        breaks.join("\n")
+    );
+}
+
+const BASE: &str = r##"openapi: 3.0.3
+paths:
+  /Invoice:
+    post:
+      parameters:
+        - name: lang
+          in: query
+          required: false
+          schema:
+            type: string
+      requestBody:
+        content:
+          application/json:
+            schema:
+              $ref: "#/components/schemas/Request"
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Answer"
+  /status:
+    get:
+      responses:
+        "200":
+          description: ok
+components:
+  schemas:
+    Request:
+      type: object
+      required: [rn]
+      properties:
+        rn:
+          type: string
+        type:
+          $ref: "#/components/schemas/Kind"
+        items:
+          type: array
+          items:
+            $ref: "#/components/schemas/Item"
+    Item:
+      type: object
+      properties:
+        name:
+          type: string
+        price:
+          type: string
+    Kind:
+      type: string
+      enum: [FV, FA]
+    Answer:
+      type: object
+      required: [code]
+      properties:
+        code:
+          type: string
+          description: |
+            The code: a text.
+        total:
+          type: string
+          format: decimal
+"##;
+
+/// `BASE` with `from` replaced by `to` (which must be there).
+fn changed(from: &str, to: &str) -> String {
+    assert!(BASE.contains(from), "{from}");
+    BASE.replacen(from, to, 1)
+}
+
+#[test]
+fn the_comparer_fails_on_each_kind_of_break() {
+    let base = compat::parse(BASE);
+    assert_eq!(compat::breaks(&base, &base), Vec::<String>::new());
+    // Compatible: a new path, field, enum value, optional field, a prose change.
+    let grown = changed(
+        "        total:\n",
+        "        extra:\n          type: string\n        total:\n",
+    )
+    .replace("enum: [FV, FA]", "enum: [FV, FA, EV]")
+    .replace("The code: a text.", "The code, said otherwise.")
+    .replace(
+        "  /status:\n",
+        "  /other:\n    get:\n      responses: {}\n  /status:\n",
+    );
+    assert_eq!(
+        compat::breaks(&base, &compat::parse(&grown)),
+        Vec::<String>::new()
+    );
+    // A new required field of a response is no break for a client either.
+    let answer_required = changed("required: [code]", "required: [code, total]");
+    assert_eq!(
+        compat::breaks(&base, &compat::parse(&answer_required)),
+        Vec::<String>::new()
+    );
+
+    let cases = [
+        (
+            "  /status:\n    get:\n",
+            "  /state:\n    get:\n",
+            "path /status removed",
+        ),
+        (
+            "  /status:\n    get:\n",
+            "  /status:\n    put:\n",
+            "GET /status removed",
+        ),
+        (
+            "        total:\n          type: string\n          format: decimal\n",
+            "",
+            "field total removed",
+        ),
+        (
+            "        price:\n          type: string\n",
+            "",
+            "field price removed",
+        ),
+        ("enum: [FV, FA]", "enum: [FV]", "enum value FA removed"),
+        (
+            "required: [rn]",
+            "required: [rn, type]",
+            "request field type made required",
+        ),
+        (
+            "    Item:\n      type: object\n",
+            "    Item:\n      type: object\n      required: [name]\n",
+            "request field name made required",
+        ),
+        (
+            "          required: false\n",
+            "          required: true\n",
+            "parameter lang made required",
+        ),
+        (
+            "        rn:\n          type: string\n",
+            "        rn:\n          type: integer\n",
+            "type string became integer",
+        ),
+        (
+            "          format: decimal\n",
+            "          format: double\n",
+            "format decimal became double",
+        ),
+        (
+            "              $ref: \"#/components/schemas/Request\"",
+            "              $ref: \"#/components/schemas/Item\"",
+            "$ref",
+        ),
+    ];
+    for (from, to, expected) in cases {
+        let found = compat::breaks(&base, &compat::parse(&changed(from, to)));
+        assert!(
+            found.iter().any(|b| b.contains(expected)),
+            "{expected:?} not found for {from:?} -> {to:?}: {found:?}"
+        );
+    }
+}

@@ -73,3 +73,11 @@ alert-in-doubt-next = { $waiting ->
 ## The CLI's check of --admin-email (src/cli/org_commands.rs)
 
 cli-org-too-many-emails = --admin-email: { $max } addresses at most ({ $count } given)
+
+## notice
+notice-mail-subject = [e-MCF] Change notice: { $subject }
+notice-mail-intro = The operator of the invoicing gateway announces to the administrators of { $org } a change that takes effect on { $date }:
+notice-mail-retires = On that date, version { $version } of the gateway's API will be retired: the software that uses it (ERP, till) must be moved to the next version before. Forward this message to whoever maintains it.
+notice-mail-link = The full notice, kept up to date: { $url }
+notice-mail-dashboard = This notice is also shown on the dashboard of { $org } until that date.
+notice-mail-footer = — A message of the invoicing gateway (emcf-gateway), sent once per notice to each organization. For any question, answer the gateway's operator.

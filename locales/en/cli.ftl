@@ -388,3 +388,31 @@ cli-check-smtp-unreachable = SMTP relay { $relay } cannot be reached ({ $detail 
 cli-check-smtp-tls = SMTP relay { $relay }: the encrypted connection failed with tls = "{ $tls }" ({ $detail }). Fix: starttls goes with port 587, tls with port 465, none only for a relay on this machine
 cli-check-smtp-refused = SMTP relay { $relay }: refused ({ $detail }). Fix: check smtp.username, the password in smtp.password_file, and that the relay accepts this machine
 cli-check-smtp-other = SMTP relay { $relay }: { $detail }. Fix: check the [smtp] table
+
+## notice
+notice-too-soon = the effective date { $effective } is less than { $days } days ahead: a change notice is published at least { $days } days before; the earliest date possible today is { $earliest } (--effective { $earliest })
+notice-empty-subject = the notice's subject is empty: give it with --subject
+notice-empty-body = the notice's text is empty: write it in the file of --body-file
+notice-bad-subject = the notice's subject must be one line of at most { $max } characters, with no hidden character and no "=?"
+notice-bad-body = the notice's text must be at most { $max } bytes, with no character that hides or turns the text
+notice-unknown-version = --retires { $version }: this API version is not served (served: { $served })
+notice-not-found = no notice { $id } (see "emcf-gateway notice list")
+notice-file = notices file { $path }: { $detail }
+notice-file-damaged = the notices file { $path } is damaged ({ $detail }): put it back from a backup; the gateway does not start without it, so that no notice is sent twice
+admin-notices-need-service = change notices go through the running service, or through the notice command when it is stopped
+cli-notice-body-file = cannot read the notice's text in { $path } (a UTF-8 text file)
+cli-notice-added = Notice { $id } published, effective { $date }; { $orgs ->
+    [one] { $orgs } organization to e-mail
+   *[other] { $orgs } organizations to e-mail
+}
+cli-notice-mail-now = The e-mails are being sent now (see "emcf-gateway notice list").
+cli-notice-mail-at-start = The service is stopped: the e-mails will be sent when it next starts.
+cli-notice-no-smtp = No [smtp] relay is configured: the notice is shown, but it will be e-mailed only once the relay is configured and the service restarted.
+cli-notice-service-started = the service started during the command: run it again, it will go through the service
+cli-notices-none = No change notice.
+cli-notice-mails = { $sent } sent, { $pending } pending
+cli-notices-header = ID | EFFECTIVE | RETIRES | E-MAILS | SUBJECT
+cli-notice-org-sent = sent { $at }
+cli-notice-org-given-up = not sent (no valid address, or refused by the relay)
+cli-notice-org-pending = pending
+cli-notice-org = notice { $id }, { $org }: { $state }

@@ -343,3 +343,7 @@ dash-export-bad-format = The export format must be csv, excel or json.
 ## The register: its export for a spreadsheet (src/dashboard/invoices.rs)
 dash-export-excel = CSV for Excel
 dash-export-excel-hint = Opens as columns straight away in a French Excel or LibreOffice.
+
+## notice
+dash-notice-banner = Change notice: { $subject } — takes effect on { $date }.
+dash-notice-read = Read the notice

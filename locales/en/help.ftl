@@ -197,3 +197,16 @@ help-config = The configuration as serve reads it, and what it names
 help-config-check = Check the configuration as serve would read it, then the state directory, each device (read-only), the token and password files and, with --smtp, the relay: one line per check, each problem with its fix; exit status 1 on any error
 help-config-check--smtp = Also connect to the [smtp] relay and log in (no message is sent)
 help-config-check--json = Print the checks as JSON
+
+## notice
+help-value-date = DATE
+help-value-text = TEXT
+help-value-version = VERSION
+help-notice = Change notices to every organization: e-mailed, shown on the dashboards, and in the headers of an API version they retire
+help-notice-add = Publish a change notice: at least 30 days ahead, e-mailed once to every organization's administrators, a banner on their dashboards until the date
+help-notice-add--effective = The day the change takes effect, YYYY-MM-DD (at least 30 days ahead)
+help-notice-add--subject = The notice's subject, one line
+help-notice-add--body_file = A UTF-8 text file holding the notice's text, as it is to be read
+help-notice-add--retires = The API version the change retires (v1): its answers then carry the Deprecation, Sunset and Link headers
+help-notice-list = The change notices and their e-mails, sent or pending, per organization
+help-notice-list--json = Print JSON (for scripts)

@@ -73,3 +73,11 @@ alert-in-doubt-next = { $waiting ->
 ## The CLI's check of --admin-email (src/cli/org_commands.rs)
 
 cli-org-too-many-emails = --admin-email : { $max } adresses au plus (il y en a { $count })
+
+## notice
+notice-mail-subject = [e-MCF] Avis de changement : { $subject }
+notice-mail-intro = L'opérateur de la passerelle de facturation annonce aux administrateurs de { $org } un changement qui prend effet le { $date } :
+notice-mail-retires = À cette date, la version { $version } de l'API de la passerelle sera retirée : les logiciels qui l'utilisent (ERP, caisse) doivent être passés à la version suivante avant. Transmettez ce message à la personne qui les entretient.
+notice-mail-link = L'avis complet, à jour : { $url }
+notice-mail-dashboard = Cet avis est aussi affiché sur le tableau de bord de { $org } jusqu'à cette date.
+notice-mail-footer = — Message de la passerelle de facturation (emcf-gateway), envoyé une seule fois par avis à chaque organisation. Pour toute question, répondez à l'opérateur de la passerelle.

@@ -127,3 +127,10 @@ resolve-text-bad = { $field ->
 ## Les avertissements sur une facture certifiée (src/certify/warnings.rs) : warningDesc, à côté de warningCode
 warn-original-not-in-register = la facture d'avoir { $rn } rembourse la facture de codeDEFDGI { $reference }, que ce registre ne contient pas : elle a été certifiée telle qu'envoyée, sans que son montant ait pu être comparé au total de l'origine. Si l'origine a été certifiée avant la passerelle ou ailleurs, rien à faire ; sinon vérifiez la référence (une faute de frappe rembourserait une autre facture) et le montant
 warn-usd-amounts-in-cdf = la facture { $rn } est en USD mais ne vaut en tout que { $usd } USD (total { $total } CDF) : les montants sont toujours en CDF, et curRate est le cours en CDF pour un USD. Si ses prix ont été envoyés en USD, elle a été certifiée pour bien moins que prévu : annulez-la par une facture d'avoir (FA) et certifiez-la de nouveau sous un nouveau rn avec ses montants en CDF
+
+## notice
+err-unknown-api-version = cette version de l'API n'est pas servie ; versions servies : { $served }
+notice-page-kind = Avis de changement de la passerelle de facturation
+notice-page-effective = Prend effet le { $date }.
+notice-page-retires = À cette date, la version { $version } de l'API sera retirée : ses réponses portent d'ici là les en-têtes Deprecation et Sunset.
+notice-page-published = Publié le { $date }

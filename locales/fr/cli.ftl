@@ -388,3 +388,34 @@ cli-check-smtp-unreachable = relais SMTP { $relay } injoignable ({ $detail }). C
 cli-check-smtp-tls = relais SMTP { $relay } : la connexion chiffrée a échoué avec tls = « { $tls } » ({ $detail }). Correction : starttls va avec le port 587, tls avec le port 465, none seulement pour un relais sur cette machine
 cli-check-smtp-refused = relais SMTP { $relay } : refusé ({ $detail }). Correction : vérifiez smtp.username, le mot de passe de smtp.password_file, et que le relais accepte cette machine
 cli-check-smtp-other = relais SMTP { $relay } : { $detail }. Correction : vérifiez la table [smtp]
+
+## notice
+notice-too-soon = la date d'effet { $effective } est à moins de { $days } jours : un avis de changement se publie au moins { $days } jours avant ; la date la plus proche possible aujourd'hui est le { $earliest } (--effective { $earliest })
+notice-empty-subject = l'objet de l'avis est vide : donnez-le avec --subject
+notice-empty-body = le texte de l'avis est vide : écrivez-le dans le fichier de --body-file
+notice-bad-subject = l'objet de l'avis doit tenir sur une ligne de { $max } caractères au plus, sans caractère caché ni « =? »
+notice-bad-body = le texte de l'avis doit faire { $max } octets au plus, sans caractère qui cache ou retourne le texte
+notice-unknown-version = --retires { $version } : cette version de l'API n'est pas servie (servies : { $served })
+notice-not-found = aucun avis { $id } (voir « emcf-gateway notice list »)
+notice-file = fichier des avis { $path } : { $detail }
+notice-file-damaged = le fichier des avis { $path } est endommagé ({ $detail }) : remettez-le depuis une sauvegarde ; la passerelle ne démarre pas sans lui, pour n'envoyer aucun avis deux fois
+admin-notices-need-service = les avis de changement passent par le service en marche, ou par la commande notice quand il est arrêté
+cli-notice-body-file = impossible de lire le texte de l'avis dans { $path } (un fichier texte UTF-8)
+cli-notice-added = Avis { $id } publié, prend effet le { $date } ; { $orgs ->
+    [one] { $orgs } organisation à prévenir par e-mail
+   *[other] { $orgs } organisations à prévenir par e-mail
+}
+cli-notice-mail-now = Les e-mails partent maintenant (voir « emcf-gateway notice list »).
+cli-notice-mail-at-start = Le service est arrêté : les e-mails partiront à son prochain démarrage.
+cli-notice-no-smtp = Aucun relais [smtp] n'est configuré : l'avis est affiché, mais ne partira par e-mail qu'une fois le relais configuré et le service redémarré.
+cli-notice-service-started = le service a démarré pendant la commande : relancez-la, elle passera par lui
+cli-notices-none = Aucun avis de changement.
+cli-notice-mails = { $sent ->
+    [one] { $sent } envoyé
+   *[other] { $sent } envoyés
+}, { $pending } en attente
+cli-notices-header = ID | EFFET | RETIRE | E-MAILS | OBJET
+cli-notice-org-sent = envoyé le { $at }
+cli-notice-org-given-up = non envoyé (aucune adresse valable ou refusé par le relais)
+cli-notice-org-pending = en attente
+cli-notice-org = avis { $id }, { $org } : { $state }

@@ -346,3 +346,7 @@ dash-export-bad-format = Le format d'export doit être csv, excel ou json.
 ## Le registre : son export pour un tableur (src/dashboard/invoices.rs)
 dash-export-excel = CSV pour Excel
 dash-export-excel-hint = S'ouvre directement en colonnes dans Excel ou LibreOffice en français.
+
+## notice
+dash-notice-banner = Avis de changement : { $subject } — prend effet le { $date }.
+dash-notice-read = Lire l'avis

@@ -197,3 +197,16 @@ help-config = La configuration telle que serve la lit, et ce qu'elle nomme
 help-config-check = Vérifier la configuration comme serve la lirait, puis le répertoire d'état, chaque appareil (en lecture seule), les fichiers des jetons et des mots de passe et, avec --smtp, le relais : une ligne par vérification, chaque problème avec sa correction ; code de sortie 1 s'il y a une erreur
 help-config-check--smtp = Se connecter aussi au relais [smtp] et s'y identifier (aucun message n'est envoyé)
 help-config-check--json = Afficher les vérifications en JSON
+
+## notice
+help-value-date = DATE
+help-value-text = TEXTE
+help-value-version = VERSION
+help-notice = Avis de changement à toutes les organisations : envoyés par e-mail, affichés sur les tableaux de bord, et dans les en-têtes d'une version de l'API qu'ils retirent
+help-notice-add = Publier un avis de changement : au moins 30 jours à l'avance, envoyé une fois par e-mail aux administrateurs de chaque organisation, un bandeau sur leurs tableaux de bord jusqu'à la date
+help-notice-add--effective = Le jour où le changement prend effet, AAAA-MM-JJ (au moins 30 jours plus tard)
+help-notice-add--subject = L'objet de l'avis, sur une ligne
+help-notice-add--body_file = Un fichier texte UTF-8 qui contient le texte de l'avis, tel qu'il doit être lu
+help-notice-add--retires = La version de l'API que le changement retire (v1) : ses réponses portent alors les en-têtes Deprecation, Sunset et Link
+help-notice-list = Les avis de changement et leurs e-mails, envoyés ou en attente, par organisation
+help-notice-list--json = Afficher du JSON (pour les scripts)

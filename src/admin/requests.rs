@@ -187,6 +187,15 @@ pub enum AdminRequest {
         /// Where it was read, why.
         note: String,
     },
+    /// Publish a change notice (`notice add`) to every organization's administrators:
+    /// through the running service (its alert engine e-mails it now); a stopped service's
+    /// is written by the CLI and e-mailed at the next start.
+    NoticeAdd {
+        /// What the operator wrote.
+        notice: crate::notices::NewNotice,
+    },
+    /// The change notices (`notice list`).
+    NoticeList,
 }
 
 impl AdminRequest {
@@ -198,6 +207,8 @@ impl AdminRequest {
                 | AdminRequest::DeviceNif { .. }
                 | AdminRequest::IntentList
                 | AdminRequest::IntentResolve { .. }
+                | AdminRequest::NoticeAdd { .. }
+                | AdminRequest::NoticeList
         )
     }
 }
@@ -288,6 +299,9 @@ impl Admin {
             }
             AdminRequest::IntentList | AdminRequest::IntentResolve { .. } => {
                 Err(AdminError::Invalid(msg!("admin-intents-need-service")))
+            }
+            AdminRequest::NoticeAdd { .. } | AdminRequest::NoticeList => {
+                Err(AdminError::Invalid(msg!("admin-notices-need-service")))
             }
         }
     }

@@ -7,12 +7,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, FixedOffset, Utc};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
 use super::conditions::{evaluate, undecided, ChannelFacts, OrgFacts, Snapshot};
 use super::kind::{AlertKind, Subject};
 use super::mail::{FailureKind, Mailer};
+use super::notice_mail;
 use super::state::{AlertState, RaisedAlert, Transitions, STATE_FILE};
 use super::{text, AlertError};
 use crate::admin::Admin;
@@ -21,6 +23,7 @@ use crate::config::{AlertSettings, SmtpSettings};
 use crate::i18n::Lang;
 use crate::metrics;
 use crate::model::{Environment, Organization};
+use crate::notices::Notices;
 
 /// How often the conditions are evaluated when nothing happens.
 pub const EVERY: Duration = Duration::from_secs(30);
@@ -48,6 +51,10 @@ pub struct AlertEngine {
     /// Held while a state is saved: one save at a time, in the order of the changes.
     saving: Mutex<()>,
     mailer: Option<Mailer>,
+    /// The change notices to e-mail (none without: tests).
+    notices: Option<Arc<Notices>>,
+    /// Woken when something is to send now (a notice published through the admin socket).
+    wake: Notify,
 }
 
 impl AlertEngine {
@@ -76,9 +83,22 @@ impl AlertEngine {
             state: Mutex::new(state),
             saving: Mutex::new(()),
             mailer,
+            notices: None,
+            wake: Notify::new(),
         };
         engine.publish();
         Ok(engine)
+    }
+
+    /// The engine also e-mails the change notices of `notices`.
+    pub fn with_notices(mut self, notices: Arc<Notices>) -> AlertEngine {
+        self.notices = Some(notices);
+        self
+    }
+
+    /// Sends what is pending now rather than at the next evaluation (a notice was published).
+    pub fn wake(&self) {
+        self.wake.notify_one();
     }
 
     /// The alerts raised for `org`: its own, and those of its device.
@@ -167,12 +187,12 @@ impl AlertEngine {
                 })
             })
             .collect();
+        let head = text::Letterhead {
+            zone: self.settings.zone,
+            lang: self.settings.lang,
+            public_url: self.settings.public_url.as_deref(),
+        };
         for (alert, org) in pending {
-            let head = text::Letterhead {
-                zone: self.settings.zone,
-                lang: self.settings.lang,
-                public_url: self.settings.public_url.as_deref(),
-            };
             let done = match text::mail(&alert, &org, head) {
                 None => true, // No address: nothing to send, ever.
                 Some(mail) => match mailer.send(&mail).await {
@@ -205,6 +225,9 @@ impl AlertEngine {
                 .await;
             }
         }
+        if let Some(notices) = &self.notices {
+            notice_mail::send_pending(notices, mailer, orgs, head).await;
+        }
     }
 
     /// Evaluates every [`EVERY`], and within a second of an answered invoice, until `stop`.
@@ -217,9 +240,12 @@ impl AlertEngine {
         let engine = Arc::clone(self);
         tokio::spawn(async move {
             let mut last: Option<(Instant, u64)> = None;
+            let mut woken = false;
             loop {
                 let answered = metrics::answered_invoices();
-                let due = last.is_none_or(|(at, count)| at.elapsed() >= EVERY || count != answered);
+                let was_woken = std::mem::take(&mut woken);
+                let due = was_woken
+                    || last.is_none_or(|(at, count)| at.elapsed() >= EVERY || count != answered);
                 if due {
                     last = Some((Instant::now(), answered));
                     // Store reads and the state's fsync: off the runtime's workers.
@@ -255,6 +281,7 @@ impl AlertEngine {
                 }
                 tokio::select! {
                     () = tokio::time::sleep(TICK) => {}
+                    () = engine.wake.notified() => woken = true,
                     () = stop.cancelled() => return,
                 }
             }

@@ -18,11 +18,16 @@
 //! `dgi_contact_old` once a fresh contact is read. An e-mail the relay refuses for now, or a
 //! relay that cannot be reached, is tried again at the next evaluation; one refused for good
 //! (5xx, no valid address) is logged and given up; nothing here ever blocks a certification.
+//!
+//! The change notices (`crate::notices`, `notice add`) go through the same relay and the same
+//! rounds (`notice_mail.rs`): a notice is in its file before any e-mail about it is tried, and
+//! each e-mail is recorded there once the relay took it.
 
 mod conditions;
 mod engine;
 mod kind;
 mod mail;
+mod notice_mail;
 mod state;
 mod text;
 

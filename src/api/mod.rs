@@ -1,12 +1,14 @@
 //! The HTTP API v1 on hyper 1.x (HTTP/1.1): accept loop with a connection cap and a cap per
 //! peer address (`peers`), header read timeout, body limits and rate (`crate::http_body`),
 //! graceful shutdown (docs/design.md §6). The routes are in `routes`, the JSON bodies and the
-//! error mapping in `reply`. This layer knows the certification service only, never the store.
+//! error mapping in `reply`, the versions served side by side and the change notices'
+//! headers in `versions`. This layer knows the certification service only, never the store.
 
 mod landing;
 mod peers;
 mod reply;
 mod routes;
+mod versions;
 
 use std::io;
 use std::net::SocketAddr;
@@ -25,9 +27,11 @@ use tracing::{debug, info, warn};
 use crate::certify::Certifier;
 use crate::dashboard::Dashboard;
 use crate::http_body::BodyLimits;
+use crate::notices::Notices;
 use peers::Peers;
 
 pub use routes::API_VERSION;
+pub use versions::SERVED_VERSIONS;
 
 /// Limits and timeouts of the HTTP server.
 #[derive(Debug, Clone)]
@@ -46,6 +50,8 @@ pub struct ServerSettings {
     pub shutdown_grace: Duration,
     /// `/metrics` names each organization (its quota use); else totals only.
     pub metrics_per_organization: bool,
+    /// `public_url`: the `Link` to a change notice is built from it (else a path).
+    pub public_url: Option<String>,
 }
 
 impl Default for ServerSettings {
@@ -58,6 +64,7 @@ impl Default for ServerSettings {
             body: BodyLimits::default(),
             shutdown_grace: Duration::from_secs(100),
             metrics_per_organization: false,
+            public_url: None,
         }
     }
 }
@@ -71,6 +78,8 @@ pub enum Backend {
         certifier: Arc<Certifier>,
         /// The organization dashboard under `/dashboard`.
         dashboard: Option<Arc<Dashboard>>,
+        /// The change notices: their pages, and the headers of a version they retire.
+        notices: Option<Arc<Notices>>,
     },
     /// The register could not be opened (damaged journal): `status` is false and every
     /// authenticated endpoint answers 503 (code 160) with `reason`, until an operator acts.

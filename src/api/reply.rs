@@ -28,6 +28,8 @@ pub(crate) type Body = Full<Bytes>;
 pub(crate) enum HttpError {
     /// No such path.
     NotFound,
+    /// `/api/vN` of a version not served (the served ones, as a list).
+    UnknownVersion(String),
     /// The path exists, not with this method.
     MethodNotAllowed(&'static str),
     /// Body above the limit; `drained`: the rest was read (else the connection closes).
@@ -160,7 +162,7 @@ impl HttpError {
     /// Its HTTP status and code.
     fn status_and_code(&self) -> (StatusCode, u16) {
         match self {
-            HttpError::NotFound => (StatusCode::NOT_FOUND, 120),
+            HttpError::NotFound | HttpError::UnknownVersion(_) => (StatusCode::NOT_FOUND, 120),
             HttpError::MethodNotAllowed(_) => (StatusCode::METHOD_NOT_ALLOWED, 121),
             HttpError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, 122),
             HttpError::TooSlow(_) => (StatusCode::REQUEST_TIMEOUT, 126),
@@ -176,6 +178,9 @@ impl HttpError {
     fn message(&self) -> Message {
         match self {
             HttpError::NotFound => msg!("err-no-such-path"),
+            HttpError::UnknownVersion(served) => {
+                msg!("err-unknown-api-version", served = served.as_str())
+            }
             HttpError::MethodNotAllowed(allowed) => {
                 msg!("err-method-not-allowed", allowed = *allowed)
             }

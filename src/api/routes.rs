@@ -23,7 +23,7 @@ use tracing::{debug, info, Instrument};
 use super::reply::{
     certification_response, certify_error, http_error, json_response, Body, HttpError,
 };
-use super::{landing, App, Backend};
+use super::{landing, versions, App, Backend};
 use crate::certify::CertifyError;
 use crate::http_body::{self, BodyError, BodyLimits};
 use crate::i18n::{self, Lang};
@@ -62,8 +62,27 @@ pub(crate) async fn handle(
             %peer
         )
     };
+    let version = match versions::of(request.uri().path()) {
+        versions::Versioned::Served(version, _) => Some(version),
+        _ => None,
+    };
     async move {
         let mut response = route(request, &app, peer).await;
+        if let (
+            Some(version),
+            Backend::Ready {
+                notices: Some(notices),
+                ..
+            },
+        ) = (version, &app.backend)
+        {
+            versions::deprecate(
+                &mut response,
+                version,
+                notices,
+                app.settings.public_url.as_deref(),
+            );
+        }
         if let Ok(value) = HeaderValue::from_str(&request_id) {
             response.headers_mut().insert("x-request-id", value);
         }
@@ -113,8 +132,31 @@ async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Respo
             _ => http_error(&HttpError::MethodNotAllowed("GET"), lang),
         };
     }
-    let Some(rest) = path.strip_prefix(PREFIX) else {
-        return http_error(&HttpError::NotFound, lang);
+    if let Some(id) = path.strip_prefix("/notices/") {
+        let page = match &app.backend {
+            Backend::Ready {
+                notices: Some(notices),
+                ..
+            } => versions::notice_page(
+                notices,
+                id,
+                landing::query_lang(request.uri().query()).unwrap_or(lang),
+            ),
+            _ => None,
+        };
+        return match (request.method().clone(), page) {
+            (Method::GET | Method::HEAD, Some(page)) => page,
+            (Method::GET | Method::HEAD, None) => http_error(&HttpError::NotFound, lang),
+            _ => http_error(&HttpError::MethodNotAllowed("GET, HEAD"), lang),
+        };
+    }
+    // One place knows the versions served side by side (`versions`); v1's routes follow.
+    let rest = match versions::of(&path) {
+        versions::Versioned::Served("v1", rest) => rest,
+        versions::Versioned::Unknown => {
+            return http_error(&HttpError::UnknownVersion(versions::served_list()), lang)
+        }
+        _ => return http_error(&HttpError::NotFound, lang),
     };
     let not_allowed = |allowed| http_error(&HttpError::MethodNotAllowed(allowed), lang);
     match rest {

@@ -41,6 +41,11 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// Whether this process opened the store (and holds its lock: no service runs on it).
+    pub(super) fn holds_store(&self) -> bool {
+        self.local.is_some()
+    }
+
     pub(super) fn run(&mut self, request: AdminRequest) -> anyhow::Result<Value> {
         // While this process holds the store, no service can have started on it.
         if let Some(admin) = &self.local {

@@ -15,6 +15,7 @@ mod help;
 mod intent_commands;
 mod invoice_view;
 mod key_commands;
+mod notice_commands;
 mod org_commands;
 mod serve;
 mod state_dir;
@@ -28,6 +29,7 @@ use clap::{Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 use crate::config::{env_vars, Config, Overrides};
 use crate::i18n::{default_lang, Lang, Message};
 use crate::msg;
+pub use notice_commands::NoticeCommand;
 
 fn parse_lang(text: &str) -> Result<Lang, Message> {
     Lang::parse(text).ok_or_else(|| msg!("config-languages"))
@@ -83,6 +85,10 @@ pub enum Command {
     /// The configuration as `serve` reads it, and what it names.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Change notices to every organization: e-mailed, shown on the dashboards, and in the
+    /// headers of an API version they retire.
+    #[command(subcommand)]
+    Notice(NoticeCommand),
 }
 
 /// `config` commands.
@@ -546,5 +552,6 @@ pub fn main() -> anyhow::Result<()> {
         Command::Config(ConfigCommand::Check { smtp, json }) => {
             config_check::run(Ok(config), smtp, json)
         }
+        Command::Notice(command) => notice_commands::run(&config, command),
     }
 }

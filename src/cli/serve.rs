@@ -31,6 +31,7 @@ use crate::device::{self, DeviceConfig, DeviceHandle};
 use crate::i18n::Localized;
 use crate::model::Organization;
 use crate::msg;
+use crate::notices::Notices;
 use crate::notify;
 use crate::store::{Store, StoreError, StoreOptions};
 
@@ -75,7 +76,10 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
         Err(damage) => return serve_halted(&config, listener, damage).await,
     };
     // Bad [smtp] settings (an unreadable password file) stop the start here, before READY.
-    let alerts = alert_engine(&config, &state_dir)?;
+    let notices = Arc::new(
+        Notices::open(&state_dir, config.offset()).map_err(|e| anyhow::anyhow!(e.message()))?,
+    );
+    let alerts = alert_engine(&config, &state_dir, Arc::clone(&notices))?;
 
     let simulators: Arc<Mutex<Vec<RunningSim>>> = Arc::default();
     let demo = !config.has_devices();
@@ -118,7 +122,12 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     let admin_task = tokio::spawn(socket::serve(
         socket::path_in(&state_dir),
         Arc::clone(&admin),
-        Some(service_requests(Arc::clone(&certifier))),
+        Some(service_requests(
+            Arc::clone(&certifier),
+            Arc::clone(&admin),
+            Arc::clone(&notices),
+            Arc::clone(&alerts),
+        )),
         stop.clone(),
     ));
 
@@ -145,11 +154,13 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
         },
     )
     .with_alerts(Arc::clone(&alerts))
+    .with_notices(Arc::clone(&notices))
     .with_sessions_in(&state_dir)
     .await;
     let backend = Backend::Ready {
         certifier: Arc::clone(&certifier),
         dashboard: Some(Arc::new(dashboard)),
+        notices: Some(notices),
     };
     api::serve(listener, backend, server_settings(&config), stop.clone()).await?;
     certifier.shutdown().await;
@@ -173,7 +184,11 @@ pub(super) fn reserved_device_name(config: &Config) -> Option<crate::i18n::Messa
 }
 
 /// The alerts (`[alerts]`, `[smtp]`), their raised state read back from the state directory.
-fn alert_engine(config: &Config, state_dir: &std::path::Path) -> anyhow::Result<Arc<AlertEngine>> {
+fn alert_engine(
+    config: &Config,
+    state_dir: &std::path::Path,
+    notices: Arc<Notices>,
+) -> anyhow::Result<Arc<AlertEngine>> {
     let settings = EngineSettings {
         alerts: config.alerts.clone(),
         zone: config.offset(),
@@ -181,7 +196,8 @@ fn alert_engine(config: &Config, state_dir: &std::path::Path) -> anyhow::Result<
         public_url: config.public_url.clone(),
     };
     let engine = AlertEngine::open(state_dir, settings, config.smtp.as_ref())
-        .say(|| msg!("cli-alerts-setup"))?;
+        .say(|| msg!("cli-alerts-setup"))?
+        .with_notices(notices);
     Ok(Arc::new(engine))
 }
 
@@ -307,6 +323,7 @@ fn server_settings(config: &Config) -> ServerSettings {
         body: config.body_limits(),
         metrics_per_organization: config.http.metrics_per_organization,
         shutdown_grace: config.request_timeout(),
+        public_url: config.public_url.clone(),
     }
 }
 
@@ -389,10 +406,21 @@ fn simulator_device(name: &str, sim: &RunningSim, capture: Option<Capture>) -> D
 const STATUS_WATCH: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What only the running service answers on the admin socket: `device probe` (through the
-/// channel) and the invoices in doubt (`intent list`, `intent resolve`).
-fn service_requests(certifier: Arc<Certifier>) -> socket::ServiceRequests {
+/// channel), the invoices in doubt (`intent list`, `intent resolve`) and the change notices
+/// (`notice add`, e-mailed at once by the alert engine; `notice list`).
+fn service_requests(
+    certifier: Arc<Certifier>,
+    admin: Arc<Admin>,
+    notices: Arc<Notices>,
+    alerts: Arc<AlertEngine>,
+) -> socket::ServiceRequests {
     Arc::new(move |request: AdminRequest, lang| {
         let certifier = Arc::clone(&certifier);
+        let (admin, notices, alerts) = (
+            Arc::clone(&admin),
+            Arc::clone(&notices),
+            Arc::clone(&alerts),
+        );
         Box::pin(async move {
             // The certification layer's texts are rendered in the asker's language.
             let said = |text: String| msg!("admin-service-said", text = text);
@@ -426,6 +454,23 @@ fn service_requests(certifier: Arc<Certifier>) -> socket::ServiceRequests {
                     Ok(entry) => encoded(serde_json::to_value(entry)),
                     Err(error) => Err(said(error.describe(lang))),
                 },
+                AdminRequest::NoticeAdd { notice } => {
+                    // The organizations read and the notice written (fsync'd) off the
+                    // runtime's workers; the engine e-mails it once this has returned.
+                    let added = tokio::task::spawn_blocking(move || {
+                        let orgs = admin.org_list().map_err(|e| e.message())?;
+                        let recipients = orgs.into_iter().map(|o| o.id).collect();
+                        notices
+                            .add(notice, recipients, api::SERVED_VERSIONS)
+                            .map_err(|e| e.message())
+                    })
+                    .await
+                    .map_err(|e| crate::admin::AdminError::Internal(e.to_string()).message())?;
+                    let added = added?;
+                    alerts.wake();
+                    encoded(serde_json::to_value(added))
+                }
+                AdminRequest::NoticeList => encoded(serde_json::to_value(notices.all())),
                 other => Err(msg!(
                     "admin-not-a-service-request",
                     op = format!("{other:?}")

@@ -17,6 +17,7 @@ use crate::certify::OpenIntent;
 use crate::i18n::{format, Lang};
 use crate::model::Environment;
 use crate::msg;
+use crate::notices::Notice;
 
 /// An organization's production invoices open now (the in-doubt alert's subject).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -38,6 +39,32 @@ impl InDoubtNow {
             waiting: mine.filter(|i| i.reason.is_some()).count() as u64,
         }
     }
+}
+
+/// The banners of the change notices `shown` (until their effective date): the subject, the
+/// date and a link to the notice's page (its body).
+pub(super) fn notice_banners(shown: &[Notice], lang: Lang) -> String {
+    shown
+        .iter()
+        .map(|notice| {
+            let date = format::day(&notice.notice.effective.to_string(), lang);
+            format!(
+                "<p class=\"notice warn\" role=\"note\" id=\"notice-{id}\">{text} \
+                 <a href=\"/notices/{id}?lang={code}\">{read}</a></p>",
+                id = notice.id,
+                text = t(
+                    lang,
+                    msg!(
+                        "dash-notice-banner",
+                        subject = format::visible(&notice.notice.subject).into_owned(),
+                        date = date
+                    )
+                ),
+                code = lang.code(),
+                read = t(lang, msg!("dash-notice-read")),
+            )
+        })
+        .collect()
 }
 
 /// The banners of `alerts` (of one organization), the in-doubt one checked against `now`;

@@ -96,6 +96,7 @@ use crate::http_body::BodyLimits;
 use crate::i18n::{Lang, Message};
 use crate::model::Organization;
 use crate::msg;
+use crate::notices::Notices;
 pub use html::esc as escape;
 use html::{Shell, Tab};
 use lang::Reader;
@@ -160,6 +161,8 @@ pub struct Dashboard {
     options: DashboardOptions,
     /// The raised alerts (the overview's banners); none without an engine (tests).
     alerts: Option<Arc<AlertEngine>>,
+    /// The change notices (the overview's banners until their date); none in tests.
+    notices: Option<Arc<Notices>>,
 }
 
 /// A signed-in request: its session, organization and reader.
@@ -232,7 +235,14 @@ impl Dashboard {
             busy: tokio::sync::Semaphore::new(options.max_requests.max(1)),
             options,
             alerts: None,
+            notices: None,
         }
+    }
+
+    /// The overview shows the change notices of `notices` until their effective date.
+    pub fn with_notices(mut self, notices: Arc<Notices>) -> Dashboard {
+        self.notices = Some(notices);
+        self
     }
 
     /// The overview shows the alerts `engine` raised for the signed-in organization.

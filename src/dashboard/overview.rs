@@ -36,6 +36,9 @@ impl Dashboard {
             Some("not_certified") => notice("ok", &ctx.text(msg!("dash-settled-not-certified"))),
             _ => String::new(),
         };
+        if let Some(notices) = &self.notices {
+            body.push_str(&super::alerts::notice_banners(&notices.shown(), lang));
+        }
         if let Some(engine) = &self.alerts {
             let in_doubt = super::alerts::InDoubtNow::of(&open, &org.id);
             body.push_str(&super::alerts::banners(

@@ -78,7 +78,12 @@ pub struct SmtpSink {
 impl SmtpSink {
     /// Starts it on 127.0.0.1 (an ephemeral port).
     pub async fn start() -> SmtpSink {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("smtp bind");
+        SmtpSink::start_on("127.0.0.1:0".parse().expect("address")).await
+    }
+
+    /// Starts it on `addr` (a relay that was down comes back on its address).
+    pub async fn start_on(addr: SocketAddr) -> SmtpSink {
+        let listener = TcpListener::bind(addr).await.expect("smtp bind");
         let addr = listener.local_addr().expect("smtp addr");
         let messages: Arc<Mutex<Vec<Received>>> = Arc::default();
         let store = Arc::clone(&messages);

@@ -1,0 +1,493 @@
+//! Change notices: what the operator announces to every organization at least
+//! [`NOTICE_DAYS`] days before a change that breaks something (the seed: "an e-mail goes to
+//! the organization's administrators 30 days before"), for example the end of an API version.
+//!
+//! Kept in `<state_dir>/notices.json` (written whole or not at all: `atomic_file`), not in the
+//! fiscal register: a notice is no fiscal record, the register's format is a promise to
+//! auditors that an operator's announcement has no business changing, and an `index rebuild`
+//! or a `log verify` must never depend on it. Each notice keeps the organizations to e-mail
+//! (those known when it was published) and those already e-mailed: it is written (fsync'd)
+//! before any e-mail leaves, and each e-mail is recorded as sent once the relay accepted it
+//! (the alert engine sends them, `alerts`). A crash between the relay's acceptance and that
+//! record sends that one e-mail again at the next start, with the same `Message-ID` (a mail
+//! client shows it once): at least once, exactly once unless the process dies in that window.
+//!
+//! While a notice retires an API version, every answer of that version carries `Deprecation`
+//! (RFC 9745: `@` and the Unix time of the notice's publication, a structured-field Date),
+//! `Sunset` (RFC 8594: the HTTP-date of the effective date's first second in the configured
+//! zone) and `Link` to the notice's public page (`/notices/{id}`), rel `deprecation` and
+//! `sunset` ([`Deprecation`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use chrono::{DateTime, Duration, FixedOffset, NaiveDate, TimeZone, Utc};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::i18n::{format, Localized, Message};
+use crate::msg;
+
+/// The state file's name in the state directory.
+pub const FILE: &str = "notices.json";
+/// How many days ahead a notice's effective date must be, at least.
+pub const NOTICE_DAYS: i64 = 30;
+/// Longest subject, in characters (one line of an e-mail client's list).
+const MAX_SUBJECT: usize = 150;
+/// Longest body, in bytes.
+const MAX_BODY: usize = 32 * 1024;
+/// The state file's format version.
+const VERSION: u32 = 1;
+
+/// A notice as the operator writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewNotice {
+    /// The day the change takes effect.
+    pub effective: NaiveDate,
+    /// One line.
+    pub subject: String,
+    /// The text, as written.
+    pub body: String,
+    /// The API version it retires (`v1`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retires: Option<String>,
+}
+
+/// A published notice.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Notice {
+    /// Its number (1, 2, ...): its page is `/notices/{id}`.
+    pub id: u32,
+    /// When it was published.
+    pub published_at: DateTime<Utc>,
+    /// What the operator wrote.
+    #[serde(flatten)]
+    pub notice: NewNotice,
+    /// The organizations (ids) to e-mail: those known when it was published.
+    #[serde(default)]
+    pub recipients: BTreeSet<String>,
+    /// Those e-mailed, and when (or, for one with no address or refused for good, when it
+    /// was given up: `given_up`).
+    #[serde(default)]
+    pub sent: BTreeMap<String, DateTime<Utc>>,
+    /// Those whose e-mail will never be sent (no address, refused for good).
+    #[serde(default)]
+    pub given_up: BTreeSet<String>,
+}
+
+impl Notice {
+    /// The organizations still to e-mail.
+    pub fn pending(&self) -> impl Iterator<Item = &String> {
+        self.recipients
+            .iter()
+            .filter(|id| !self.sent.contains_key(*id) && !self.given_up.contains(*id))
+    }
+
+    /// Whether its banner still shows on `today` (until its effective date, included).
+    pub fn shown_on(&self, today: NaiveDate) -> bool {
+        today <= self.notice.effective
+    }
+
+    /// Whether it retires `version`.
+    pub fn retires(&self, version: &str) -> bool {
+        self.notice.retires.as_deref() == Some(version)
+    }
+}
+
+/// What went wrong with a notice.
+#[derive(Debug, Error)]
+pub enum NoticeError {
+    /// The effective date is less than [`NOTICE_DAYS`] days ahead.
+    #[error(
+        "effective date {effective} is less than {NOTICE_DAYS} days ahead (earliest {earliest})"
+    )]
+    TooSoon {
+        /// As given.
+        effective: NaiveDate,
+        /// The earliest date allowed today.
+        earliest: NaiveDate,
+    },
+    /// An empty subject.
+    #[error("the notice's subject is empty")]
+    EmptySubject,
+    /// An empty body.
+    #[error("the notice's body is empty")]
+    EmptyBody,
+    /// A subject of more than one line, with a hidden character, or too long.
+    #[error("the notice's subject is not one plain line of at most {MAX_SUBJECT} characters")]
+    BadSubject,
+    /// A body larger than [`MAX_BODY`] or with characters that hide text.
+    #[error("the notice's body is over {MAX_BODY} bytes or holds characters that hide text")]
+    BadBody,
+    /// A version the gateway does not serve.
+    #[error("API version {version:?} is not served (served: {served})")]
+    UnknownVersion {
+        /// As given.
+        version: String,
+        /// Those served.
+        served: String,
+    },
+    /// No such notice.
+    #[error("no notice {0}")]
+    NotFound(u32),
+    /// The file could not be read or written.
+    #[error("notices file {}: {source}", path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not what this version writes.
+    #[error("notices file {} is damaged: {reason}", path.display())]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Localized for NoticeError {
+    fn message(&self) -> Message {
+        match self {
+            NoticeError::TooSoon {
+                effective,
+                earliest,
+            } => msg!(
+                "notice-too-soon",
+                effective = effective.to_string(),
+                earliest = earliest.to_string(),
+                days = NOTICE_DAYS
+            ),
+            NoticeError::EmptySubject => msg!("notice-empty-subject"),
+            NoticeError::EmptyBody => msg!("notice-empty-body"),
+            NoticeError::BadSubject => msg!("notice-bad-subject", max = MAX_SUBJECT as i64),
+            NoticeError::BadBody => msg!("notice-bad-body", max = MAX_BODY as i64),
+            NoticeError::UnknownVersion { version, served } => msg!(
+                "notice-unknown-version",
+                version = version.as_str(),
+                served = served.as_str()
+            ),
+            NoticeError::NotFound(id) => msg!("notice-not-found", id = i64::from(*id)),
+            NoticeError::File { path, source } => msg!(
+                "notice-file",
+                path = path.display().to_string(),
+                detail = source.to_string()
+            ),
+            NoticeError::Damaged { path, reason } => msg!(
+                "notice-file-damaged",
+                path = path.display().to_string(),
+                detail = reason.as_str()
+            ),
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct NoticesFile {
+    version: u32,
+    notices: Vec<Notice>,
+}
+
+/// The notices of a state directory, shared by the service's parts (admin socket, alert
+/// engine, dashboard, HTTP headers).
+#[derive(Debug)]
+pub struct Notices {
+    path: PathBuf,
+    zone: FixedOffset,
+    list: Mutex<Vec<Notice>>,
+}
+
+impl Notices {
+    /// The notices of `state_dir` (none when the file is missing); `zone` says which day it
+    /// is and when an effective date begins.
+    pub fn open(state_dir: &Path, zone: FixedOffset) -> Result<Notices, NoticeError> {
+        let path = state_dir.join(FILE);
+        let list = load(&path)?;
+        Ok(Notices {
+            path,
+            zone,
+            list: Mutex::new(list),
+        })
+    }
+
+    /// Every notice, oldest first.
+    pub fn all(&self) -> Vec<Notice> {
+        self.lock().clone()
+    }
+
+    /// Notice `id`.
+    pub fn get(&self, id: u32) -> Option<Notice> {
+        self.lock().iter().find(|n| n.id == id).cloned()
+    }
+
+    /// Today in the configured zone.
+    pub fn today(&self) -> NaiveDate {
+        Utc::now().with_timezone(&self.zone).date_naive()
+    }
+
+    /// The notices whose banner shows today.
+    pub fn shown(&self) -> Vec<Notice> {
+        let today = self.today();
+        self.lock()
+            .iter()
+            .filter(|n| n.shown_on(today))
+            .cloned()
+            .collect()
+    }
+
+    /// The latest notice retiring `version`, as the headers of its answers say it.
+    pub fn deprecation(&self, version: &str) -> Option<Deprecation> {
+        let list = self.lock();
+        let notice = list.iter().rev().find(|n| n.retires(version))?;
+        Some(Deprecation::of(notice, self.zone))
+    }
+
+    /// Publishes `new` (checked: [`check`]) to the organizations `recipients`, written to the
+    /// file before this returns (and so before any e-mail about it leaves).
+    pub fn add(
+        &self,
+        new: NewNotice,
+        recipients: BTreeSet<String>,
+        served: &[&str],
+    ) -> Result<Notice, NoticeError> {
+        check(&new, self.today(), served)?;
+        let mut list = self.lock();
+        let notice = Notice {
+            id: list.iter().map(|n| n.id).max().unwrap_or(0) + 1,
+            published_at: Utc::now(),
+            notice: new,
+            recipients,
+            sent: BTreeMap::new(),
+            given_up: BTreeSet::new(),
+        };
+        let mut next = list.clone();
+        next.push(notice.clone());
+        save(&self.path, &next)?;
+        *list = next;
+        Ok(notice)
+    }
+
+    /// Records the e-mail of notice `id` to organization `org` as sent (`true`) or given up.
+    pub fn record(&self, id: u32, org: &str, sent: bool) -> Result<(), NoticeError> {
+        let mut list = self.lock();
+        let mut next = list.clone();
+        let notice = next
+            .iter_mut()
+            .find(|n| n.id == id)
+            .ok_or(NoticeError::NotFound(id))?;
+        if sent {
+            notice.sent.insert(org.to_owned(), Utc::now());
+        } else {
+            notice.given_up.insert(org.to_owned());
+        }
+        save(&self.path, &next)?;
+        *list = next;
+        Ok(())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Notice>> {
+        self.list.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Whether `new` may be published on `today`: an effective date at least [`NOTICE_DAYS`]
+/// days ahead, a subject of one plain line, a body, a served version.
+pub fn check(new: &NewNotice, today: NaiveDate, served: &[&str]) -> Result<(), NoticeError> {
+    let earliest = today + Duration::days(NOTICE_DAYS);
+    if new.effective < earliest {
+        return Err(NoticeError::TooSoon {
+            effective: new.effective,
+            earliest,
+        });
+    }
+    if new.subject.trim().is_empty() {
+        return Err(NoticeError::EmptySubject);
+    }
+    if new.body.trim().is_empty() {
+        return Err(NoticeError::EmptyBody);
+    }
+    let hidden = |c: char| format::is_hidden_effect(c);
+    if new.subject.chars().count() > MAX_SUBJECT
+        || new.subject.chars().any(hidden)
+        || new.subject.contains("=?")
+    {
+        return Err(NoticeError::BadSubject);
+    }
+    let hides_text = |c: char| hidden(c) && !matches!(c, '\n' | '\t' | '\r');
+    if new.body.len() > MAX_BODY || new.body.chars().any(hides_text) {
+        return Err(NoticeError::BadBody);
+    }
+    if let Some(version) = &new.retires {
+        if !served.contains(&version.as_str()) {
+            return Err(NoticeError::UnknownVersion {
+                version: version.clone(),
+                served: served.join(", "),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The headers of a version being retired: RFC 9745 and RFC 8594.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deprecation {
+    /// The notice's id (its page).
+    pub id: u32,
+    /// `Deprecation`: `@` and the Unix time of the publication.
+    pub deprecation: String,
+    /// `Sunset`: the HTTP-date (IMF-fixdate) of the effective date's first second.
+    pub sunset: String,
+}
+
+impl Deprecation {
+    fn of(notice: &Notice, zone: FixedOffset) -> Deprecation {
+        let midnight = notice.notice.effective.and_time(chrono::NaiveTime::MIN);
+        let start = zone.from_local_datetime(&midnight).single().map_or_else(
+            || Utc.from_utc_datetime(&midnight),
+            |t| t.with_timezone(&Utc),
+        );
+        Deprecation {
+            id: notice.id,
+            deprecation: format!("@{}", notice.published_at.timestamp()),
+            sunset: start.format("%a, %d %b %Y %H:%M:%S GMT").to_string(),
+        }
+    }
+
+    /// The `Link` header's value, the notice's page under `base` (`public_url`, else a
+    /// reference relative to the request's host).
+    pub fn link(&self, base: Option<&str>) -> String {
+        let url = page_url(base, self.id);
+        format!("<{url}>; rel=\"deprecation\"; type=\"text/html\", <{url}>; rel=\"sunset\"; type=\"text/html\"")
+    }
+}
+
+/// The public page of notice `id` under `base` (`public_url`), else its path.
+pub fn page_url(base: Option<&str>, id: u32) -> String {
+    format!("{}/notices/{id}", base.unwrap_or("").trim_end_matches('/'))
+}
+
+fn load(path: &Path) -> Result<Vec<Notice>, NoticeError> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(NoticeError::File {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let damaged = |reason: String| NoticeError::Damaged {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let file: NoticesFile = serde_json::from_slice(&bytes).map_err(|e| damaged(e.to_string()))?;
+    if file.version != VERSION {
+        return Err(damaged(format!(
+            "version {} (this gateway writes version {VERSION})",
+            file.version
+        )));
+    }
+    Ok(file.notices)
+}
+
+fn save(path: &Path, notices: &[Notice]) -> Result<(), NoticeError> {
+    let file = NoticesFile {
+        version: VERSION,
+        notices: notices.to_vec(),
+    };
+    let bytes = serde_json::to_vec_pretty(&file).map_err(|e| NoticeError::Damaged {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    crate::atomic_file::write_private(path, &bytes).map_err(|source| NoticeError::File {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new(effective: NaiveDate) -> NewNotice {
+        NewNotice {
+            effective,
+            subject: "Fin de la version 1 de l'API".into(),
+            body: "La version 2 la remplace.\n".into(),
+            retires: Some("v1".into()),
+        }
+    }
+
+    fn day(text: &str) -> NaiveDate {
+        NaiveDate::parse_from_str(text, "%Y-%m-%d").expect("day")
+    }
+
+    #[test]
+    fn thirty_days_ahead_at_least() {
+        let today = day("2026-11-26");
+        let refused = check(&new(day("2026-12-25")), today, &["v1"]).expect_err("29 days");
+        assert!(
+            matches!(refused, NoticeError::TooSoon { earliest, .. } if earliest == day("2026-12-26"))
+        );
+        check(&new(day("2026-12-26")), today, &["v1"]).expect("30 days");
+        let mut unknown = new(day("2027-01-26"));
+        unknown.retires = Some("v9".into());
+        assert!(matches!(
+            check(&unknown, today, &["v1"]),
+            Err(NoticeError::UnknownVersion { .. })
+        ));
+        let mut two_lines = new(day("2027-01-26"));
+        two_lines.subject = "a\nb".into();
+        assert!(matches!(
+            check(&two_lines, today, &["v1"]),
+            Err(NoticeError::BadSubject)
+        ));
+    }
+
+    #[test]
+    fn kept_across_a_reopen_and_e_mailed_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let zone = FixedOffset::east_opt(3600).expect("zone");
+        let notices = Notices::open(dir.path(), zone).expect("open");
+        let effective = notices.today() + Duration::days(40);
+        let orgs = BTreeSet::from(["acme".to_owned(), "bobo".to_owned()]);
+        let notice = notices.add(new(effective), orgs, &["v1"]).expect("added");
+        assert_eq!(notice.id, 1);
+        notices.record(1, "acme", true).expect("recorded");
+        let again = Notices::open(dir.path(), zone).expect("reopen");
+        let read = again.get(1).expect("kept");
+        assert_eq!(read.pending().collect::<Vec<_>>(), ["bobo"]);
+        assert_eq!(again.shown().len(), 1);
+        let headers = again.deprecation("v1").expect("retires v1");
+        assert_eq!(
+            headers.deprecation,
+            format!("@{}", notice.published_at.timestamp())
+        );
+        // The effective day begins at 00:00 +01:00: 23:00 GMT the day before.
+        let before = effective - Duration::days(1);
+        assert_eq!(
+            headers.sunset,
+            format!("{} 23:00:00 GMT", before.format("%a, %d %b %Y"))
+        );
+        assert_eq!(
+            headers.link(Some("https://f.example.cd/")),
+            "<https://f.example.cd/notices/1>; rel=\"deprecation\"; type=\"text/html\", <https://f.example.cd/notices/1>; rel=\"sunset\"; type=\"text/html\""
+        );
+        assert!(again.deprecation("v2").is_none());
+    }
+
+    #[test]
+    fn a_damaged_file_is_an_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join(FILE), b"{nope").expect("write");
+        let zone = FixedOffset::east_opt(0).expect("zone");
+        assert!(matches!(
+            Notices::open(dir.path(), zone),
+            Err(NoticeError::Damaged { .. })
+        ));
+    }
+}
