@@ -191,3 +191,12 @@ help-intent-resolve--nim = The e-MCF's NIM
 help-intent-resolve--date_time = Date-time of the certification, YYYY-MM-DDTHH:MM:SS (for example 2026-11-23T10:00:00)
 help-intent-resolve--by = Who settles it (journaled)
 help-intent-resolve--note = Where it was read, why (journaled)
+
+## backup
+help-backup = Write a verified copy of the register, the state and the configuration (while the service runs or not), keep the last [backup] keep, then run [backup] command
+help-backup--dest = Where the copy goes (default: [backup] dir)
+help-restore = Put a copy back into the state directory, the service stopped; refused over a register the copy does not hold entirely unless --force
+help-restore--src = The copy's folder (emcf-backup-<time>)
+help-restore--force = Restore over a register with invoices the copy lacks (it is kept aside), and put the configuration files back where they were
+help-value-dest = DEST
+help-value-src = SRC

@@ -191,3 +191,12 @@ help-intent-resolve--nim = Le NIM de l'e-MCF
 help-intent-resolve--date_time = Date et heure de la certification, AAAA-MM-JJTHH:MM:SS (par exemple 2026-11-23T10:00:00)
 help-intent-resolve--by = Qui la règle (inscrit au journal)
 help-intent-resolve--note = Où cela a été lu, pourquoi (inscrit au journal)
+
+## backup
+help-backup = Écrire une copie vérifiée du registre, de l'état et de la configuration (service en marche ou arrêté), garder les [backup] keep dernières, puis lancer [backup] command
+help-backup--dest = Où va la copie (par défaut : [backup] dir)
+help-restore = Remettre une copie dans le répertoire d'état, service arrêté ; refusé sur un registre que la copie ne contient pas entièrement, sauf avec --force
+help-restore--src = Le dossier de la copie (emcf-backup-<heure>)
+help-restore--force = Restaurer sur un registre qui a des factures que la copie n'a pas (il est gardé à part), et remettre les fichiers de configuration à leur place
+help-value-dest = DESTINATION
+help-value-src = COPIE

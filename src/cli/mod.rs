@@ -5,6 +5,7 @@
 //! language by [`describe_error`] (`errors.rs`); `--help` and clap's words are `help.rs`'s.
 
 mod admin_commands;
+mod backup_commands;
 mod demo;
 mod device_commands;
 mod embedded;
@@ -79,6 +80,24 @@ pub enum Command {
     /// tell (a web API confirm whose answer was lost). Through the running service.
     #[command(subcommand)]
     Intent(IntentCommand),
+    /// Write a verified copy of the register, the state and the configuration (while the
+    /// service runs or not), keep the last `[backup] keep`, then run `[backup] command`.
+    Backup {
+        /// Where the copy goes (default: `[backup] dir`).
+        #[arg(value_name = "DEST")]
+        dest: Option<PathBuf>,
+    },
+    /// Put a copy back into the state directory, the service stopped. Refused over a
+    /// register the copy does not hold entirely unless --force.
+    Restore {
+        /// The copy's folder (emcf-backup-<time>).
+        #[arg(value_name = "SRC")]
+        src: PathBuf,
+        /// Restore over a register with entries the copy lacks (they are kept aside), and
+        /// put the configuration files back where they were.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 /// `intent` commands.
@@ -514,5 +533,7 @@ pub fn main() -> anyhow::Result<()> {
         Command::DashboardToken(command) => key_commands::dashboard_token(&config, command),
         Command::Device(command) => device_commands::run(&config, command),
         Command::Intent(command) => intent_commands::run(&config, command),
+        Command::Backup { dest } => backup_commands::backup(&config, dest),
+        Command::Restore { src, force } => backup_commands::restore(&config, &src, force),
     }
 }

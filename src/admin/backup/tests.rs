@@ -1,0 +1,91 @@
+use std::path::Path;
+
+use chrono::{Duration, TimeZone, Utc};
+
+use super::*;
+use crate::model::Environment;
+use crate::store::tests::{certify, seeded};
+
+fn plan(state: &Path, dest: &Path, keep: u32) -> BackupPlan {
+    BackupPlan {
+        state_dir: state.to_path_buf(),
+        config_file: None,
+        named_files: Vec::new(),
+        dest: dest.to_path_buf(),
+        keep,
+    }
+}
+
+#[test]
+fn keeps_the_last_n_good_copies_and_nothing_else_is_touched() {
+    let state = tempfile::tempdir().unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let store = seeded(state.path());
+    certify(&store, "demo", Environment::Production, "FN-1", 2026);
+    // Not ours: a file, a folder of another name, a folder of our name without a manifest.
+    std::fs::write(dest.path().join("notes.txt"), "mine").unwrap();
+    std::fs::create_dir(dest.path().join("emcf-backup-old-by-hand")).unwrap();
+    std::fs::create_dir(dest.path().join("emcf-backup-20200101T000000Z")).unwrap();
+    let start = Utc.with_ymd_and_hms(2026, 11, 1, 2, 0, 0).unwrap();
+    let mut taken = Vec::new();
+    for day in 0..5 {
+        let copy = take(
+            &plan(state.path(), dest.path(), 3),
+            start + Duration::days(day),
+        )
+        .unwrap();
+        taken.push(copy.dir);
+    }
+    let mut names: Vec<String> = std::fs::read_dir(dest.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            ".emcf-backup.lock",
+            "emcf-backup-20200101T000000Z",
+            "emcf-backup-20261103T020000Z",
+            "emcf-backup-20261104T020000Z",
+            "emcf-backup-20261105T020000Z",
+            "emcf-backup-old-by-hand",
+            "notes.txt"
+        ]
+    );
+    let last = LastBackup::read(state.path()).unwrap().unwrap();
+    assert_eq!(last.path, taken[4]);
+    assert_eq!(last.entries, 1);
+    drop(store);
+}
+
+#[test]
+fn a_changed_file_or_journal_fails_the_check() {
+    let state = tempfile::tempdir().unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let store = seeded(state.path());
+    certify(&store, "demo", Environment::Production, "FN-1", 2026);
+    std::fs::write(state.path().join("alerts.json"), "{}").unwrap();
+    let copy = take(&plan(state.path(), dest.path(), 14), Utc::now()).unwrap();
+    assert!(verify(&copy.dir).is_ok());
+    std::fs::write(copy.dir.join("state/alerts.json"), "{ }").unwrap();
+    assert!(verify(&copy.dir).is_err(), "a file changed");
+    std::fs::write(copy.dir.join("state/alerts.json"), "{}").unwrap();
+    let journal = Manifest::journal_in(&copy.dir);
+    let mut bytes = std::fs::read(&journal).unwrap();
+    let last = bytes.len() - 3;
+    bytes[last] ^= 1;
+    std::fs::write(&journal, bytes).unwrap();
+    assert!(verify(&copy.dir).is_err(), "the journal changed");
+    drop(store);
+}
+
+#[test]
+fn copy_names() {
+    assert!(is_copy_name("emcf-backup-20261126T020000Z"));
+    assert!(is_copy_name("emcf-backup-20261126T020000Z-2"));
+    assert!(!is_copy_name("emcf-backup-20261126T020000Z-"));
+    assert!(!is_copy_name("emcf-backup-2026112T020000Z"));
+    assert!(!is_copy_name(".emcf-backup-tmp-20261126T020000Z-1"));
+    assert!(!is_copy_name("emcf-backup-20261126T020000Z.old"));
+}
