@@ -346,3 +346,8 @@ dash-export-bad-format = Le format d'export doit être csv, excel ou json.
 ## Le registre : son export pour un tableur (src/dashboard/invoices.rs)
 dash-export-excel = CSV pour Excel
 dash-export-excel-hint = S'ouvre directement en colonnes dans Excel ou LibreOffice en français.
+
+## backup
+dash-alert-backup-old = La dernière sauvegarde du registre date du { $at }, il y a plus de deux jours : demandez à { -gateway-operator } de lancer une sauvegarde (emcf-gateway backup) et de vérifier la sauvegarde quotidienne.
+dash-alert-backup-never = Le registre n'a encore jamais été sauvegardé : demandez à { -gateway-operator } de lancer une sauvegarde (emcf-gateway backup) et de vérifier la sauvegarde quotidienne.
+dash-alert-backup-command = La dernière sauvegarde n'a pas pu être envoyée vers une autre machine : demandez à { -gateway-operator } de corriger la commande d'envoi ([backup] command).
