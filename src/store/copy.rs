@@ -125,15 +125,24 @@ pub fn copy_journal(state_dir: &Path, to: &Path) -> Result<JournalSummary, Store
 }
 
 /// Reads the journal file at `path` (read-only, no lock) and checks every byte of it as
-/// `log verify` does ([`Mode::Strict`]: a torn tail is damage here), with its kept invoices.
+/// `log verify` does ([`Mode::Strict`]: a torn tail is damage here), each kept invoice
+/// against its entry's digest, in one pass.
 pub fn summarize(path: &Path) -> Result<JournalSummary, StoreError> {
-    let len = std::fs::metadata(path)
+    let mut file = File::open(path).map_err(|e| io_at(path, "opening", e))?;
+    let len = file
+        .metadata()
         .map_err(|e| io_at(path, "reading", e))?
         .len();
-    let (scanned, _) = journal::verify(path, len)?;
-    let mut file = File::open(path).map_err(|e| io_at(path, "opening", e))?;
     let mut tally = Tally::default();
-    journal::scan(&mut file, len, Mode::Strict, path, |record, _, _| {
+    let scanned = journal::scan(&mut file, len, Mode::Strict, path, |record, _, _| {
+        if let Event::Certified(entry) = &record.event {
+            if let Some(Err(error)) = entry.request.content() {
+                return Err(StoreError::damaged(
+                    DamageAt::Seq(record.seq),
+                    format!("entry {}: {error}", entry.sequence),
+                ));
+            }
+        }
         tally.see(record);
         Ok(())
     })?;

@@ -60,6 +60,22 @@ pub(super) fn lock_dest(dest: &Path) -> Result<File, AdminError> {
     }
 }
 
+/// Removes the temporary folders (`.emcf-backup-tmp-*`) a backup that died left in `dest`.
+pub(super) fn remove_dead_temps(dest: &Path) -> Result<(), AdminError> {
+    for entry in fs::read_dir(dest).map_err(|e| io_error(dest, &e))? {
+        let entry = entry.map_err(|e| io_error(dest, &e))?;
+        let ours = entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(super::TEMP_PREFIX);
+        if ours && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let path = entry.path();
+            fs::remove_dir_all(&path).map_err(|e| io_error(&path, &e))?;
+        }
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to the new file `path` with `mode`, fsynced.
 pub(super) fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<(), AdminError> {
     let mut options = OpenOptions::new();

@@ -93,6 +93,8 @@ pub fn take(plan: &BackupPlan, now: DateTime<Utc>) -> Result<Taken, AdminError> 
     }
     files::private_dir(&plan.dest)?;
     let _lock = files::lock_dest(&plan.dest)?;
+    // Under the lock no other backup writes here: a temporary folder is a dead run's.
+    files::remove_dead_temps(&plan.dest)?;
     let stamp = now.format("%Y%m%dT%H%M%SZ").to_string();
     let temp = plan
         .dest

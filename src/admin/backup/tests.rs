@@ -26,6 +26,12 @@ fn keeps_the_last_n_good_copies_and_nothing_else_is_touched() {
     std::fs::write(dest.path().join("notes.txt"), "mine").unwrap();
     std::fs::create_dir(dest.path().join("emcf-backup-old-by-hand")).unwrap();
     std::fs::create_dir(dest.path().join("emcf-backup-20200101T000000Z")).unwrap();
+    // A run that died half-way.
+    std::fs::create_dir_all(
+        dest.path()
+            .join(".emcf-backup-tmp-20261101T010000Z-7/state"),
+    )
+    .unwrap();
     let start = Utc.with_ymd_and_hms(2026, 11, 1, 2, 0, 0).unwrap();
     let mut taken = Vec::new();
     for day in 0..5 {
