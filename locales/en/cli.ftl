@@ -359,3 +359,5 @@ backup-copy-path = the copy { $dir } names a file outside it ({ $path }): do not
 backup-copy-file-differs = in the copy { $dir }, the file { $file } is no longer what the backup wrote (length or SHA-256): do not use it, take another one
 backup-copy-journal-differs = the journal of the copy { $dir } reads to { $records } records (head { $head }), its manifest says { $expected_records } (head { $expected_head }): do not use it, take another one
 restore-written-differs = { $path } written by the restore does not match the copy: check the disk, then run the restore again
+backup-dest-in-state = the destination { $dest } is inside the state directory { $dir }: choose a folder outside it, preferably on another disk
+restore-src-in-state = the copy { $src } is inside the state directory { $dir }, which the restore empties: move it out first

@@ -359,3 +359,5 @@ backup-copy-path = la copie { $dir } nomme un fichier hors d'elle ({ $path }) :
 backup-copy-file-differs = dans la copie { $dir }, le fichier { $file } n'est plus celui que la sauvegarde a écrit (longueur ou SHA-256) : ne l'utilisez pas, prenez-en une autre
 backup-copy-journal-differs = le journal de la copie { $dir } se lit jusqu'à { $records } enregistrements (tête { $head }), son manifeste en annonce { $expected_records } (tête { $expected_head }) : ne l'utilisez pas, prenez-en une autre
 restore-written-differs = { $path } écrit par la restauration ne correspond pas à la copie : vérifiez le disque, puis relancez la restauration
+backup-dest-in-state = la destination { $dest } est dans le répertoire d'état { $dir } : choisissez un dossier hors de lui, de préférence sur un autre disque
+restore-src-in-state = la copie { $src } est dans le répertoire d'état { $dir }, que la restauration vide : déplacez-la d'abord hors de lui

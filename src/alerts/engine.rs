@@ -66,6 +66,9 @@ impl AlertEngine {
             warn!(%error, "alerts: state file not read; starting with no alert raised");
             AlertState::default()
         });
+        if let Ok(last) = LastBackup::read(state_dir) {
+            metrics::backup_last_success(last.map(|l| l.at));
+        }
         let mailer = smtp.map(Mailer::new).transpose()?;
         if mailer.is_none() {
             info!("alerts: no [smtp] configured, alerts are not e-mailed");

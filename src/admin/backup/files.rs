@@ -25,6 +25,31 @@ pub(super) fn left_out(name: &str) -> bool {
         )
 }
 
+/// Whether `path` (which may not exist yet) is `dir` or inside it, links resolved.
+pub(super) fn within(path: &Path, dir: &Path) -> bool {
+    let Ok(dir) = fs::canonicalize(dir) else {
+        return false;
+    };
+    let path = absolute(path);
+    // The deepest part of `path` that exists, resolved, and the rest as written.
+    let mut existing = path.as_path();
+    let mut rest = Vec::new();
+    let resolved = loop {
+        if let Ok(found) = fs::canonicalize(existing) {
+            break found;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return false,
+        }
+    };
+    let full = rest.iter().rev().fold(resolved, |at, name| at.join(name));
+    full.starts_with(dir)
+}
+
 /// Creates `dir` and its parents, the last one for the owner only (0700).
 pub(super) fn private_dir(dir: &Path) -> Result<(), AdminError> {
     let mut builder = fs::DirBuilder::new();

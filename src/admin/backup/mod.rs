@@ -91,6 +91,13 @@ pub fn take(plan: &BackupPlan, now: DateTime<Utc>) -> Result<Taken, AdminError> 
             dir = plan.state_dir.display().to_string()
         )));
     }
+    if files::within(&plan.dest, &plan.state_dir) {
+        return Err(AdminError::Invalid(msg!(
+            "backup-dest-in-state",
+            dest = plan.dest.display().to_string(),
+            dir = plan.state_dir.display().to_string()
+        )));
+    }
     files::private_dir(&plan.dest)?;
     let _lock = files::lock_dest(&plan.dest)?;
     // Under the lock no other backup writes here: a temporary folder is a dead run's.

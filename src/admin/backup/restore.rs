@@ -81,6 +81,14 @@ impl Restore {
 
     /// Verifies the copy in `src` and compares the register in place with it.
     pub fn assess(&self, src: &Path) -> Result<(Manifest, Standing), AdminError> {
+        // What is in the state directory is moved aside before the copy is read.
+        if super::files::within(src, &self.state_dir) {
+            return Err(AdminError::Invalid(msg!(
+                "restore-src-in-state",
+                src = src.display().to_string(),
+                dir = self.state_dir.display().to_string()
+            )));
+        }
         let manifest = verify(src)?;
         let current = journal_path(&self.state_dir);
         let len = match std::fs::metadata(&current) {

@@ -95,3 +95,16 @@ fn copy_names() {
     assert!(!is_copy_name(".emcf-backup-tmp-20261126T020000Z-1"));
     assert!(!is_copy_name("emcf-backup-20261126T020000Z.old"));
 }
+
+#[test]
+fn a_destination_inside_the_state_directory_is_refused() {
+    let state = tempfile::tempdir().unwrap();
+    let store = seeded(state.path());
+    let inside = state.path().join("backups");
+    let refused = take(&plan(state.path(), &inside, 14), Utc::now());
+    assert!(
+        matches!(refused, Err(AdminError::Invalid(_))),
+        "{refused:?}"
+    );
+    drop(store);
+}
