@@ -2,7 +2,8 @@
 //! taken while ERPs post invoices, restored on a fresh state directory, opened by a gateway,
 //! `log verify` passing and every invoice answered 200 before the copy began in it; a restore
 //! refused over a register the copy does not hold; the last N copies kept and nothing else
-//! touched; a torn journal tail left out of the copy; and a stale backup said by an e-mail
+//! touched; a torn journal tail left out of the copy; the `[backup] command` run on each copy,
+//! its failure said; and a stale backup said by an e-mail
 //! (SMTP sink), `/metrics` and the dashboard overview.
 //!
 //! A test binary of its own: backups are one workflow (backup, restore, staleness) that
@@ -466,4 +467,48 @@ async fn a_stale_backup_is_e_mailed_shown_and_measured() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_eq!(sink.messages().len(), 1, "e-mailed once");
+}
+
+#[test]
+fn the_command_runs_on_each_verified_copy_and_its_failure_is_said() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config_path = dir.path().join("config.toml");
+    // Checks that {dir} is the verified copy, then copies it "to another machine".
+    let sent = dir.path().join("sent");
+    let good = format!(
+        "['sh', '-c', 'test -f \"$0/manifest.json\" && cp -r \"$0\" \"{}\"', '{{dir}}']",
+        sent.display()
+    );
+    let with_command = |command: &str| {
+        config(
+            dir.path(),
+            Path::new("/dev/null"),
+            14,
+            &format!("command = {command}\n"),
+        )
+    };
+    std::fs::write(&config_path, with_command(&good)).expect("config");
+    add_org_with_key(dir.path(), &config_path, ORG, "shop", None);
+    let copy = backup(dir.path(), &config_path, &[]);
+    assert!(
+        sent.join("manifest.json").is_file(),
+        "the command got the copy"
+    );
+
+    std::fs::write(&config_path, with_command("[\"false\"]")).expect("config");
+    let out = cli(dir.path(), &config_path, &["backup"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let said = stderr_of(&out);
+    assert!(said.contains("est bonne et gardée"), "{said}");
+    let kept = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    assert!(
+        kept.join("manifest.json").is_file() && copy.is_dir(),
+        "both copies kept"
+    );
+    let last: Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("state/last-backup.json")).expect("recorded"),
+    )
+    .expect("JSON");
+    assert_eq!(last["path"], kept.to_str().expect("utf-8"));
+    assert_eq!(last["command"]["ok"], false, "{last}");
 }
