@@ -361,3 +361,4 @@ backup-copy-journal-differs = the journal of the copy { $dir } reads to { $recor
 restore-written-differs = { $path } written by the restore does not match the copy: check the disk, then run the restore again
 backup-dest-in-state = the destination { $dest } is inside the state directory { $dir }: choose a folder outside it, preferably on another disk
 restore-src-in-state = the copy { $src } is inside the state directory { $dir }, which the restore empties: move it out first
+backup-prune-failed = Warning: the copy is good, but the old copies could not all be removed ({ $why }): check the rights on the backups folder (run the backup as the service's account)

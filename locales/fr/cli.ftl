@@ -361,3 +361,4 @@ backup-copy-journal-differs = le journal de la copie { $dir } se lit jusqu'à { 
 restore-written-differs = { $path } écrit par la restauration ne correspond pas à la copie : vérifiez le disque, puis relancez la restauration
 backup-dest-in-state = la destination { $dest } est dans le répertoire d'état { $dir } : choisissez un dossier hors de lui, de préférence sur un autre disque
 restore-src-in-state = la copie { $src } est dans le répertoire d'état { $dir }, que la restauration vide : déplacez-la d'abord hors de lui
+backup-prune-failed = Attention : la copie est bonne, mais les anciennes copies n'ont pas toutes pu être supprimées ({ $why }) : vérifiez les droits du dossier des sauvegardes (lancez la sauvegarde avec le compte du service)

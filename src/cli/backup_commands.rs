@@ -11,7 +11,7 @@ use crate::admin::backup::{self, BackupCommandRun, BackupPlan, RestorePlan, Stan
 use crate::admin::socket;
 use crate::admin::AdminRequest;
 use crate::config::Config;
-use crate::i18n::{default_lang, format};
+use crate::i18n::{default_lang, format, Localized};
 use crate::msg;
 
 /// `backup [DEST]`: exit 0 only for a verified copy and, if configured, a command that
@@ -46,6 +46,12 @@ pub(super) fn backup(config: &Config, dest: Option<PathBuf>) -> anyhow::Result<(
         eprintln!(
             "{}",
             msg!("backup-removed", dir = removed.display().to_string()).render(lang)
+        );
+    }
+    if let Some(error) = &taken.prune_failed {
+        eprintln!(
+            "{}",
+            msg!("backup-prune-failed", why = error.message()).render(lang)
         );
     }
     let Some(argv) = config.backup.command_for(&taken.dir) else {

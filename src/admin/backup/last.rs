@@ -94,6 +94,15 @@ impl LastBackup {
         let mut bytes =
             serde_json::to_vec_pretty(self).map_err(|e| AdminError::Internal(e.to_string()))?;
         bytes.push(b'\n');
-        write_private(&path, &bytes).map_err(|e| io_error(&path, &e))
+        write_private(&path, &bytes).map_err(|e| io_error(&path, &e))?;
+        // Written by root (a backup run by hand): the service, which reads it, owns it.
+        // SAFETY: geteuid takes no argument and cannot fail.
+        if unsafe { libc::geteuid() } == 0 {
+            use std::os::unix::fs::MetadataExt;
+            let owner = std::fs::metadata(state_dir).map_err(|e| io_error(state_dir, &e))?;
+            std::os::unix::fs::chown(&path, Some(owner.uid()), Some(owner.gid()))
+                .map_err(|e| io_error(&path, &e))?;
+        }
+        Ok(())
     }
 }

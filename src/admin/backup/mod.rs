@@ -62,7 +62,7 @@ pub struct BackupPlan {
 }
 
 /// A copy written and verified.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Taken {
     /// Its folder.
     pub dir: PathBuf,
@@ -70,6 +70,8 @@ pub struct Taken {
     pub manifest: Manifest,
     /// Older copies removed (keep-N).
     pub removed: Vec<PathBuf>,
+    /// Why older copies could not all be removed (the copy is good all the same).
+    pub prune_failed: Option<AdminError>,
 }
 
 /// A file-system failure at `path`, in words.
@@ -118,11 +120,15 @@ pub fn take(plan: &BackupPlan, now: DateTime<Utc>) -> Result<Taken, AdminError> 
     std::fs::rename(&temp, &dir).map_err(|e| io_error(&dir, &e))?;
     files::sync_dir(&plan.dest)?;
     LastBackup::record(&plan.state_dir, &dir, &manifest)?;
-    let removed = prune(&plan.dest, plan.keep, &dir)?;
+    let (removed, prune_failed) = match prune(&plan.dest, plan.keep, &dir) {
+        Ok(removed) => (removed, None),
+        Err(error) => (Vec::new(), Some(error)),
+    };
     Ok(Taken {
         dir,
         manifest,
         removed,
+        prune_failed,
     })
 }
 
