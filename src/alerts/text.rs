@@ -273,7 +273,10 @@ mod tests {
         }
         for (kind, backup_at) in [
             (AlertKind::BackupOld, None),
-            (AlertKind::BackupOld, Some(s.now - chrono::Duration::days(3))),
+            (
+                AlertKind::BackupOld,
+                Some(s.now - chrono::Duration::days(3)),
+            ),
             (AlertKind::BackupCommandFailed, Some(s.now)),
         ] {
             alerts.push(raised(
