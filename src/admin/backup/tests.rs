@@ -108,3 +108,63 @@ fn a_destination_inside_the_state_directory_is_refused() {
     );
     drop(store);
 }
+
+#[test]
+fn the_configuration_comes_back_beside_the_state_or_in_place_with_its_modes() {
+    use std::os::unix::fs::PermissionsExt;
+    let state = tempfile::tempdir().unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let etc = tempfile::tempdir().unwrap();
+    let store = seeded(state.path());
+    certify(&store, "demo", Environment::Production, "FN-1", 2026);
+    let config = etc.path().join("config.toml");
+    let token = etc.path().join("dgi.token");
+    std::fs::write(&config, "language = \"fr\"\n").unwrap();
+    std::fs::write(&token, "secret\n").unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let mut with_config = plan(state.path(), dest.path(), 14);
+    with_config.config_file = Some(config.clone());
+    with_config.named_files = vec![token.clone()];
+    let copy = take(&with_config, Utc::now()).unwrap();
+    drop(store);
+
+    // On a fresh state directory: beside it, modes kept, /etc untouched.
+    std::fs::write(&token, "changed\n").unwrap();
+    let fresh = tempfile::tempdir().unwrap();
+    let restore = Restore::begin(fresh.path()).unwrap();
+    let (manifest, standing) = restore.assess(&copy.dir).unwrap();
+    assert!(matches!(standing, Standing::Empty));
+    let mut put_back = RestorePlan {
+        src: copy.dir.clone(),
+        state_dir: fresh.path().to_path_buf(),
+        config_in_place: false,
+        now: Utc::now(),
+    };
+    let done = restore.apply(&put_back, &manifest).unwrap();
+    assert!(done.aside.is_none(), "nothing was there to keep aside");
+    let (original, at) = &done.config[1];
+    assert_eq!(original, &token);
+    assert!(at.starts_with(fresh.path()));
+    assert_eq!(std::fs::read_to_string(at).unwrap(), "secret\n");
+    let mode = std::fs::metadata(at).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    assert_eq!(std::fs::read_to_string(&token).unwrap(), "changed\n");
+    assert!(crate::store::journal_path(fresh.path()).is_file());
+
+    // In place (--force): the file there is kept aside.
+    put_back.config_in_place = true;
+    put_back.now += Duration::seconds(1);
+    let (manifest, standing) = restore.assess(&copy.dir).unwrap();
+    assert!(matches!(standing, Standing::Held(_)), "the same register");
+    let done = restore.apply(&put_back, &manifest).unwrap();
+    assert!(done
+        .aside
+        .is_some_and(|dir| dir.join("journal/journal.log").is_file()));
+    assert_eq!(std::fs::read_to_string(&token).unwrap(), "secret\n");
+    let kept: Vec<String> = std::fs::read_dir(etc.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("dgi.token.before-restore-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+}
