@@ -102,6 +102,8 @@ struct Registry {
     sign_ins: Mutex<BTreeMap<&'static str, u64>>,
     alerts_active: Mutex<BTreeMap<String, u64>>,
     alerts_raised: Mutex<BTreeMap<String, u64>>,
+    /// The last good backup's time (Unix seconds), 0 for none; `None` until read.
+    backup_last_success: Mutex<Option<i64>>,
 }
 
 fn registry() -> &'static Registry {
@@ -191,6 +193,12 @@ pub fn alerts_active(by_kind: BTreeMap<String, u64>) {
         }
     }
     *lock(&registry().alerts_active) = by_kind;
+}
+
+/// The last good backup's time as `<state_dir>/last-backup.json` says it (`None`: never);
+/// set by `alerts` at each evaluation.
+pub fn backup_last_success(at: Option<chrono::DateTime<chrono::Utc>>) {
+    *lock(&registry().backup_last_success) = Some(at.map_or(0, |at| at.timestamp()));
 }
 
 /// An alert of `kind` was raised.
@@ -309,6 +317,7 @@ pub fn render(gauges: &Gauges, per_organization: bool) -> String {
     render_device_traffic(&mut out, &devices);
     render_http(&mut out);
     render_alerts(&mut out);
+    render_backup(&mut out);
     if per_organization {
         render_quotas(&mut out, gauges);
     } else {
@@ -336,8 +345,17 @@ fn render_http(out: &mut String) {
 }
 
 /// The alerts, by kind only (never by organization: see `alerts`).
+fn render_backup(out: &mut String) {
+    if let Some(at) = *lock(&registry().backup_last_success) {
+        out.push_str("# HELP emcf_backup_last_success_timestamp_seconds When the last good backup was taken (Unix time; 0: never).\n# TYPE emcf_backup_last_success_timestamp_seconds gauge\n");
+        out.push_str(&format!(
+            "emcf_backup_last_success_timestamp_seconds {at}\n"
+        ));
+    }
+}
+
 fn render_alerts(out: &mut String) {
-    out.push_str("# HELP emcf_alerts_active Alerts raised and not cleared, by kind (quota_80, quota_90, quota_100, channel_down, dgi_contact_old, in_doubt).\n# TYPE emcf_alerts_active gauge\n");
+    out.push_str("# HELP emcf_alerts_active Alerts raised and not cleared, by kind (quota_80, quota_90, quota_100, channel_down, dgi_contact_old, in_doubt, backup_old, backup_command_failed).\n# TYPE emcf_alerts_active gauge\n");
     for (kind, count) in lock(&registry().alerts_active).iter() {
         let _ = writeln!(
             out,

@@ -81,3 +81,12 @@ notice-mail-retires = On that date, version { $version } of the gateway's API wi
 notice-mail-link = The full notice, kept up to date: { $url }
 notice-mail-dashboard = This notice is also shown on the dashboard of { $org } until that date.
 notice-mail-footer = — A message of the invoicing gateway (emcf-gateway), sent once per notice to each organization. For any question, answer the gateway's operator.
+
+## backup
+alert-backup-old-subject = [e-MCF] { $org }: no recent backup of the invoice register
+alert-backup-old-body = The last good backup of the invoice register (organization { $org }) dates from { $at }, more than two days ago. If the gateway's disk failed, the invoices certified since would be lost to the gateway.
+alert-backup-never-body = The invoice register (organization { $org }) has never been backed up, and it has held invoices for more than two days. If the gateway's disk failed, they would be lost to the gateway.
+alert-backup-old-next = ask { -gateway-operator } to run a backup ("emcf-gateway backup") and to check the daily backup.
+alert-backup-command-subject = [e-MCF] { $org }: the backup was not sent to the other machine
+alert-backup-command-body = The backup of the invoice register (organization { $org }) is made on the gateway, but sending it to another machine failed on { $at }. If the gateway's machine were lost, the backup would be lost with it.
+alert-backup-command-next = ask { -gateway-operator } to fix the command that sends the backups, then to run a backup again ("emcf-gateway backup").

@@ -416,3 +416,45 @@ cli-notice-org-sent = sent { $at }
 cli-notice-org-given-up = not sent (no valid address, or refused by the relay)
 cli-notice-org-pending = pending
 cli-notice-org = notice { $id }, { $org }: { $state }
+
+## backup (emcf-gateway backup / restore, src/admin/backup, src/cli/backup_commands.rs)
+config-backup-dir = must be an absolute folder path, for example "/var/backups/emcf-gateway"
+config-backup-command = must name a program then its arguments, for example ["rsync", "-a", "{"{"}dir{"}"}", "backup@server:/srv/emcf/"]
+backup-io = { $path } could not be read or written: { $reason }
+backup-no-journal = { $dir } has no journal to back up: check state_dir in the configuration (or --state-dir)
+backup-copy-bad = the copy { $dir } does not match its manifest: do not use it, take another one (technical detail: { $detail })
+backup-busy = another backup is already writing into { $dir }: wait for it to finish
+backup-record-bad = { $path } cannot be read: the next backup writes it again (technical detail: { $detail })
+backup-done = Verified copy: { $dir } ({ $records } records, { $entries ->
+    [one] { $entries } invoice
+   *[other] { $entries } invoices
+} in the register, { $files } files; journal head { $head })
+backup-removed = Old copy removed (beyond [backup] keep): { $dir }
+backup-command-failed = the copy { $dir } is good and kept, but the [backup] command "{ $command }" failed ({ $detail }): the copy may not have reached the other machine; fix the command, then run "emcf-gateway backup" again
+backup-command-done = [backup] command succeeded: { $command }
+restore-service-running = the service runs on { $dir }: stop it first (systemctl stop emcf-gateway), then run the restore again
+restore-copy = Copy { $dir } of { $at }: { $records } records, { $entries ->
+    [one] { $entries } invoice
+   *[other] { $entries } invoices
+} in the register, verified.
+restore-nothing-lost-empty = The state directory has no register: nothing is lost.
+restore-nothing-lost = The register in place is entirely in the copy: nothing is lost ({ $newer } records of the copy are added to it).
+restore-loses = Warning: the register in place has { $n ->
+    [one] { $n } invoice
+   *[other] { $n } invoices
+} the copy lacks ({ $records } records beyond the { $common } they have in common). Restoring removes them from the register (the current register is kept aside, nothing is deleted).
+restore-unreadable = Warning: the register in place cannot be read ({ $why }): what it holds beyond the copy is unknown. Restoring keeps it aside, nothing is deleted.
+restore-outside = The box (its counters) or the DGI may hold invoices certified after { $at } that the copy lacks. Next step, once started: compare the box's counters and last invoice ("emcf-gateway device probe") with the register ("emcf-gateway log list"), settle the invoices in doubt ("emcf-gateway intent list"), and for the DGI's web API check its portal. Do not send again from the ERP an invoice the box or the DGI already certified: it would be certified twice.
+restore-refused = restore refused: { $dir } has invoices the copy lacks; if you accept removing them from the register (they are kept aside), run again with --force
+restore-aside = What was in the state directory is kept in { $dir }.
+restore-config-file = Configuration file { $original } put back in { $at } (its mode kept): copy it into place if needed.
+restore-done = Restore finished in { $dir } (journal head { $head }). Start the service: the index is rebuilt from the journal; then "emcf-gateway log verify" and a new backup.
+backup-copy-format = the copy { $dir } is in format { $format }, this version reads format { $read }: restore it with the version that wrote it
+backup-copy-no-journal = the copy { $dir } holds no journal: do not use it, take another one
+backup-copy-path = the copy { $dir } names a file outside it ({ $path }): do not use it, take another one
+backup-copy-file-differs = in the copy { $dir }, the file { $file } is no longer what the backup wrote (length or SHA-256): do not use it, take another one
+backup-copy-journal-differs = the journal of the copy { $dir } reads to { $records } records (head { $head }), its manifest says { $expected_records } (head { $expected_head }): do not use it, take another one
+restore-written-differs = { $path } written by the restore does not match the copy: check the disk, then run the restore again
+backup-dest-in-state = the destination { $dest } is inside the state directory { $dir }: choose a folder outside it, preferably on another disk
+restore-src-in-state = the copy { $src } is inside the state directory { $dir }, which the restore empties: move it out first
+backup-prune-failed = Warning: the copy is good, but the old copies could not all be removed ({ $why }): check the rights on the backups folder (run the backup as the service's account)

@@ -347,3 +347,8 @@ dash-export-excel-hint = Opens as columns straight away in a French Excel or Lib
 ## notice
 dash-notice-banner = Change notice: { $subject } — takes effect on { $date }.
 dash-notice-read = Read the notice
+
+## backup
+dash-alert-backup-old = The register's last backup dates from { $at }, more than two days ago: ask { -gateway-operator } to run a backup (emcf-gateway backup) and to check the daily backup.
+dash-alert-backup-never = The register has never been backed up: ask { -gateway-operator } to run a backup (emcf-gateway backup) and to check the daily backup.
+dash-alert-backup-command = The last backup could not be sent to another machine: ask { -gateway-operator } to fix the command that sends it ([backup] command).

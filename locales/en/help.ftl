@@ -210,3 +210,12 @@ help-notice-add--body_file = A UTF-8 text file holding the notice's text, as it 
 help-notice-add--retires = The API version the change retires (v1): its answers then carry the Deprecation, Sunset and Link headers
 help-notice-list = The change notices and their e-mails, sent or pending, per organization
 help-notice-list--json = Print JSON (for scripts)
+
+## backup
+help-backup = Write a verified copy of the register, the state and the configuration (while the service runs or not), keep the last [backup] keep, then run [backup] command
+help-backup--dest = Where the copy goes (default: [backup] dir)
+help-restore = Put a copy back into the state directory, the service stopped; refused over a register the copy does not hold entirely unless --force
+help-restore--src = The copy's folder (emcf-backup-<time>)
+help-restore--force = Restore over a register with invoices the copy lacks (it is kept aside), and put the configuration files back where they were
+help-value-dest = DEST
+help-value-src = SRC

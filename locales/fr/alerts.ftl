@@ -81,3 +81,12 @@ notice-mail-retires = À cette date, la version { $version } de l'API de la pass
 notice-mail-link = L'avis complet, à jour : { $url }
 notice-mail-dashboard = Cet avis est aussi affiché sur le tableau de bord de { $org } jusqu'à cette date.
 notice-mail-footer = — Message de la passerelle de facturation (emcf-gateway), envoyé une seule fois par avis à chaque organisation. Pour toute question, répondez à l'opérateur de la passerelle.
+
+## backup
+alert-backup-old-subject = [e-MCF] { $org } : pas de sauvegarde récente du registre des factures
+alert-backup-old-body = La dernière sauvegarde réussie du registre des factures (organisation { $org }) date du { $at }, il y a plus de deux jours. Si le disque de la passerelle tombait en panne, les factures certifiées depuis seraient perdues pour la passerelle.
+alert-backup-never-body = Le registre des factures (organisation { $org }) n'a encore jamais été sauvegardé, alors qu'il contient des factures depuis plus de deux jours. Si le disque de la passerelle tombait en panne, elles seraient perdues pour la passerelle.
+alert-backup-old-next = demandez à { -gateway-operator } de lancer une sauvegarde (« emcf-gateway backup ») et de vérifier la sauvegarde quotidienne.
+alert-backup-command-subject = [e-MCF] { $org } : la sauvegarde n'a pas été envoyée vers l'autre machine
+alert-backup-command-body = La sauvegarde du registre des factures (organisation { $org }) est faite sur la passerelle, mais son envoi vers une autre machine a échoué le { $at }. Si la machine de la passerelle était perdue, la sauvegarde le serait avec elle.
+alert-backup-command-next = demandez à { -gateway-operator } de corriger la commande d'envoi des sauvegardes, puis de relancer une sauvegarde (« emcf-gateway backup »).

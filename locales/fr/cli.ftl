@@ -419,3 +419,45 @@ cli-notice-org-sent = envoyé le { $at }
 cli-notice-org-given-up = non envoyé (aucune adresse valable ou refusé par le relais)
 cli-notice-org-pending = en attente
 cli-notice-org = avis { $id }, { $org } : { $state }
+
+## backup (emcf-gateway backup / restore, src/admin/backup, src/cli/backup_commands.rs)
+config-backup-dir = doit être un chemin absolu de dossier, par exemple « /var/backups/emcf-gateway »
+config-backup-command = doit nommer un programme puis ses arguments, par exemple ["rsync", "-a", "{"{"}dir{"}"}", "sauvegarde@serveur:/srv/emcf/"]
+backup-io = { $path } n'a pas pu être lu ou écrit : { $reason }
+backup-no-journal = { $dir } n'a pas de journal à sauvegarder : vérifiez state_dir dans la configuration (ou --state-dir)
+backup-copy-bad = la copie { $dir } ne correspond pas à son manifeste : ne l'utilisez pas, prenez-en une autre (détail technique : { $detail })
+backup-busy = une autre sauvegarde écrit déjà dans { $dir } : attendez qu'elle se termine
+backup-record-bad = { $path } est illisible : la prochaine sauvegarde le réécrit (détail technique : { $detail })
+backup-done = Copie vérifiée : { $dir } ({ $records } enregistrements, { $entries ->
+    [one] { $entries } facture
+   *[other] { $entries } factures
+} au registre, { $files } fichiers ; tête du journal { $head })
+backup-removed = Ancienne copie supprimée (au-delà de [backup] keep) : { $dir }
+backup-command-failed = la copie { $dir } est bonne et gardée, mais la commande [backup] « { $command } » a échoué ({ $detail }) : la copie n'est peut-être pas partie vers l'autre machine ; corrigez la commande puis relancez « emcf-gateway backup »
+backup-command-done = Commande [backup] réussie : { $command }
+restore-service-running = le service tourne sur { $dir } : arrêtez-le d'abord (systemctl stop emcf-gateway), puis relancez la restauration
+restore-copy = Copie { $dir } du { $at } : { $records } enregistrements, { $entries ->
+    [one] { $entries } facture
+   *[other] { $entries } factures
+} au registre, vérifiée.
+restore-nothing-lost-empty = Le répertoire d'état n'a pas de registre : rien n'est perdu.
+restore-nothing-lost = Le registre en place est entièrement dans la copie : rien n'est perdu ({ $newer } enregistrements de la copie s'y ajoutent).
+restore-loses = Attention : le registre en place a { $n ->
+    [one] { $n } facture
+   *[other] { $n } factures
+} que la copie n'a pas ({ $records } enregistrements au-delà des { $common } qu'ils ont en commun). Restaurer les retire du registre (le registre actuel est gardé à part, rien n'est effacé).
+restore-unreadable = Attention : le registre en place ne peut pas être lu ({ $why }) : ce qu'il contient de plus que la copie est inconnu. Restaurer le garde à part, rien n'est effacé.
+restore-outside = Le boîtier (ses compteurs) ou la DGI peuvent détenir des factures certifiées après le { $at }, que la copie n'a pas. Étape suivante, après le démarrage : comparez les compteurs et la dernière facture du boîtier (« emcf-gateway device probe ») au registre (« emcf-gateway log list »), réglez les factures en doute (« emcf-gateway intent list »), et pour l'API web de la DGI consultez son portail. Ne renvoyez pas depuis l'ERP une facture déjà certifiée par le boîtier ou la DGI : elle serait certifiée deux fois.
+restore-refused = restauration refusée : { $dir } a des factures que la copie n'a pas ; si vous acceptez de les retirer du registre (elles sont gardées à part), relancez avec --force
+restore-aside = Ce qui était dans le répertoire d'état est gardé dans { $dir }.
+restore-config-file = Fichier de configuration { $original } remis dans { $at } (ses droits gardés) : copiez-le à sa place si besoin.
+restore-done = Restauration terminée dans { $dir } (tête du journal { $head }). Démarrez le service : l'index est reconstruit depuis le journal ; puis « emcf-gateway log verify » et une nouvelle sauvegarde.
+backup-copy-format = la copie { $dir } est au format { $format }, cette version lit le format { $read } : restaurez-la avec la version qui l'a écrite
+backup-copy-no-journal = la copie { $dir } ne contient pas de journal : ne l'utilisez pas, prenez-en une autre
+backup-copy-path = la copie { $dir } nomme un fichier hors d'elle ({ $path }) : ne l'utilisez pas, prenez-en une autre
+backup-copy-file-differs = dans la copie { $dir }, le fichier { $file } n'est plus celui que la sauvegarde a écrit (longueur ou SHA-256) : ne l'utilisez pas, prenez-en une autre
+backup-copy-journal-differs = le journal de la copie { $dir } se lit jusqu'à { $records } enregistrements (tête { $head }), son manifeste en annonce { $expected_records } (tête { $expected_head }) : ne l'utilisez pas, prenez-en une autre
+restore-written-differs = { $path } écrit par la restauration ne correspond pas à la copie : vérifiez le disque, puis relancez la restauration
+backup-dest-in-state = la destination { $dest } est dans le répertoire d'état { $dir } : choisissez un dossier hors de lui, de préférence sur un autre disque
+restore-src-in-state = la copie { $src } est dans le répertoire d'état { $dir }, que la restauration vide : déplacez-la d'abord hors de lui
+backup-prune-failed = Attention : la copie est bonne, mais les anciennes copies n'ont pas toutes pu être supprimées ({ $why }) : vérifiez les droits du dossier des sauvegardes (lancez la sauvegarde avec le compte du service)

@@ -350,3 +350,8 @@ dash-export-excel-hint = S'ouvre directement en colonnes dans Excel ou LibreOffi
 ## notice
 dash-notice-banner = Avis de changement : { $subject } — prend effet le { $date }.
 dash-notice-read = Lire l'avis
+
+## backup
+dash-alert-backup-old = La dernière sauvegarde du registre date du { $at }, il y a plus de deux jours : demandez à { -gateway-operator } de lancer une sauvegarde (emcf-gateway backup) et de vérifier la sauvegarde quotidienne.
+dash-alert-backup-never = Le registre n'a encore jamais été sauvegardé : demandez à { -gateway-operator } de lancer une sauvegarde (emcf-gateway backup) et de vérifier la sauvegarde quotidienne.
+dash-alert-backup-command = La dernière sauvegarde n'a pas pu être envoyée vers une autre machine : demandez à { -gateway-operator } de corriger la commande d'envoi ([backup] command).

@@ -210,3 +210,12 @@ help-notice-add--body_file = Un fichier texte UTF-8 qui contient le texte de l'a
 help-notice-add--retires = La version de l'API que le changement retire (v1) : ses réponses portent alors les en-têtes Deprecation, Sunset et Link
 help-notice-list = Les avis de changement et leurs e-mails, envoyés ou en attente, par organisation
 help-notice-list--json = Afficher du JSON (pour les scripts)
+
+## backup
+help-backup = Écrire une copie vérifiée du registre, de l'état et de la configuration (service en marche ou arrêté), garder les [backup] keep dernières, puis lancer [backup] command
+help-backup--dest = Où va la copie (par défaut : [backup] dir)
+help-restore = Remettre une copie dans le répertoire d'état, service arrêté ; refusé sur un registre que la copie ne contient pas entièrement, sauf avec --force
+help-restore--src = Le dossier de la copie (emcf-backup-<heure>)
+help-restore--force = Restaurer sur un registre qui a des factures que la copie n'a pas (il est gardé à part), et remettre les fichiers de configuration à leur place
+help-value-dest = DESTINATION
+help-value-src = COPIE

@@ -9,6 +9,7 @@
 
 mod answers;
 pub mod audit;
+pub mod backup;
 pub mod csv;
 mod requests;
 mod scoped;

@@ -4,7 +4,7 @@
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::kind::{AlertKey, AlertKind, Subject};
+use super::kind::{AlertKey, AlertKind, Subject, BACKUP_MAX_AGE_DAYS};
 use crate::config::AlertSettings;
 use crate::model::Organization;
 
@@ -19,6 +19,19 @@ pub struct Snapshot {
     pub orgs: Vec<OrgFacts>,
     /// Each configured channel (never a sandbox).
     pub channels: Vec<ChannelFacts>,
+    /// The backups; `None` when not known (the record could not be read).
+    pub backup: Option<BackupFacts>,
+}
+
+/// The backups as the alerts see them (`<state_dir>/last-backup.json`, the register).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BackupFacts {
+    /// When the last good copy was taken; `None`: never.
+    pub last: Option<DateTime<Utc>>,
+    /// When the register's first production entry was certified; `None`: no entry.
+    pub first_entry: Option<DateTime<Utc>>,
+    /// When the `[backup] command` after the last copy failed, if it did.
+    pub command_failed: Option<DateTime<Utc>>,
 }
 
 /// An organization as the alerts see it.
@@ -86,6 +99,10 @@ pub struct Facts {
     /// In doubt: how many of them wait for an administrator.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting: Option<u64>,
+    /// Backup: when the last good copy was taken (`None` with `backup_old`: never); with
+    /// `backup_command_failed`, when the command failed. Added in 1.7.0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup_at: Option<DateTime<Utc>>,
 }
 
 /// A condition that holds now.
@@ -176,7 +193,44 @@ pub fn evaluate(snapshot: &Snapshot, settings: &AlertSettings) -> Vec<Condition>
             }
         }
     }
+    if let Some(backup) = &snapshot.backup {
+        backup_conditions(snapshot, backup, &mut conditions);
+    }
     conditions
+}
+
+/// `backup_old` and `backup_command_failed`, told to every organization.
+fn backup_conditions(snapshot: &Snapshot, backup: &BackupFacts, out: &mut Vec<Condition>) {
+    let everyone: Vec<String> = snapshot.orgs.iter().map(|o| o.org.id.clone()).collect();
+    let max_age = chrono::Duration::days(BACKUP_MAX_AGE_DAYS);
+    let old = match backup.last {
+        Some(at) => snapshot.now - at >= max_age,
+        None => backup
+            .first_entry
+            .is_some_and(|first| snapshot.now - first >= max_age),
+    };
+    if old {
+        out.push(Condition {
+            key: key(AlertKind::BackupOld, Subject::Gateway),
+            episode: String::new(),
+            facts: Facts {
+                backup_at: backup.last,
+                ..Facts::default()
+            },
+            recipients: everyone.clone(),
+        });
+    }
+    if let Some(at) = backup.command_failed {
+        out.push(Condition {
+            key: key(AlertKind::BackupCommandFailed, Subject::Gateway),
+            episode: String::new(),
+            facts: Facts {
+                backup_at: Some(at),
+                ..Facts::default()
+            },
+            recipients: everyone,
+        });
+    }
 }
 
 /// The alerts `snapshot` can neither raise nor clear, because what decides them is not known
@@ -187,6 +241,10 @@ pub fn evaluate(snapshot: &Snapshot, settings: &AlertSettings) -> Vec<Condition>
 pub fn undecided(snapshot: &Snapshot, settings: &AlertSettings) -> Vec<AlertKey> {
     let down_for = chrono::Duration::from_std(settings.channel_down()).unwrap_or_default();
     let mut keys = Vec::new();
+    if snapshot.backup.is_none() {
+        keys.push(key(AlertKind::BackupOld, Subject::Gateway));
+        keys.push(key(AlertKind::BackupCommandFailed, Subject::Gateway));
+    }
     for channel in &snapshot.channels {
         let subject = Subject::Device(channel.name.clone());
         if !channel.connected && snapshot.now - channel.since < down_for {
@@ -242,6 +300,11 @@ pub(super) mod tests {
                 since: now - chrono::Duration::hours(5),
                 last_contact: Some(Some((now - chrono::Duration::hours(2)).naive_utc())),
             }],
+            backup: Some(BackupFacts {
+                last: Some(now - chrono::Duration::hours(20)),
+                first_entry: Some(now - chrono::Duration::days(30)),
+                command_failed: None,
+            }),
         }
     }
 
@@ -290,6 +353,45 @@ pub(super) mod tests {
         assert_eq!(kinds(&s), ["dgi_contact_old device shop"], "never");
         s.channels[0].last_contact = None;
         assert!(kinds(&s).is_empty(), "the web API says nothing of it");
+    }
+
+    #[test]
+    fn a_backup_older_than_two_days_or_none_on_an_old_register() {
+        let mut s = snapshot(0);
+        let backup = |last, first| {
+            Some(BackupFacts {
+                last,
+                first_entry: first,
+                command_failed: None,
+            })
+        };
+        let day = chrono::Duration::days(1);
+        s.backup = backup(Some(s.now - day * 2 + chrono::Duration::minutes(1)), None);
+        assert!(kinds(&s).is_empty());
+        s.backup = backup(Some(s.now - day * 2), None);
+        assert_eq!(kinds(&s), ["backup_old the gateway"]);
+        let condition = &evaluate(&s, &AlertSettings::default())[0];
+        assert_eq!(condition.recipients, ["acme"], "every organization");
+        s.backup = backup(None, None);
+        assert!(kinds(&s).is_empty(), "never, but nothing to lose");
+        s.backup = backup(None, Some(s.now - day));
+        assert!(kinds(&s).is_empty(), "never, a register begun yesterday");
+        s.backup = backup(None, Some(s.now - day * 3));
+        assert_eq!(
+            kinds(&s),
+            ["backup_old the gateway"],
+            "never, an old register"
+        );
+        s.backup = None;
+        assert!(kinds(&s).is_empty(), "unknown");
+        let unknown = undecided(&s, &AlertSettings::default());
+        assert!(unknown.contains(&key(AlertKind::BackupOld, Subject::Gateway)));
+        s.backup = Some(BackupFacts {
+            last: Some(s.now),
+            first_entry: None,
+            command_failed: Some(s.now),
+        });
+        assert_eq!(kinds(&s), ["backup_command_failed the gateway"]);
     }
 
     #[test]

@@ -11,13 +11,14 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
-use super::conditions::{evaluate, undecided, ChannelFacts, OrgFacts, Snapshot};
+use super::conditions::{evaluate, undecided, BackupFacts, ChannelFacts, OrgFacts, Snapshot};
 use super::kind::{AlertKind, Subject};
 use super::mail::{FailureKind, Mailer};
 use super::notice_mail;
 use super::state::{AlertState, RaisedAlert, Transitions, STATE_FILE};
 use super::{text, AlertError};
-use crate::admin::Admin;
+use crate::admin::backup::LastBackup;
+use crate::admin::{Admin, EntryFilter};
 use crate::certify::Certifier;
 use crate::config::{AlertSettings, SmtpSettings};
 use crate::i18n::Lang;
@@ -46,6 +47,7 @@ pub struct EngineSettings {
 /// The alerts of a running gateway.
 pub struct AlertEngine {
     settings: EngineSettings,
+    state_dir: PathBuf,
     path: PathBuf,
     state: Mutex<AlertState>,
     /// Held while a state is saved: one save at a time, in the order of the changes.
@@ -71,6 +73,9 @@ impl AlertEngine {
             warn!(%error, "alerts: state file not read; starting with no alert raised");
             AlertState::default()
         });
+        if let Ok(last) = LastBackup::read(state_dir) {
+            metrics::backup_last_success(last.map(|l| l.at));
+        }
         let mailer = smtp.map(Mailer::new).transpose()?;
         if mailer.is_none() {
             info!("alerts: no [smtp] configured, alerts are not e-mailed");
@@ -79,6 +84,7 @@ impl AlertEngine {
         }
         let engine = AlertEngine {
             settings,
+            state_dir: state_dir.to_path_buf(),
             path,
             state: Mutex::new(state),
             saving: Mutex::new(()),
@@ -108,6 +114,7 @@ impl AlertEngine {
             .filter(|alert| match &alert.key.subject {
                 Subject::Org(id) => *id == org.id,
                 Subject::Device(name) => *name == org.device,
+                Subject::Gateway => true,
             })
             .cloned()
             .collect()
@@ -256,7 +263,8 @@ impl AlertEngine {
                             Arc::clone(&admin),
                         );
                         tokio::task::spawn_blocking(move || {
-                            let snapshot = collect(&certifier, &admin, &engine.settings)?;
+                            let mut snapshot = collect(&certifier, &admin, &engine.settings)?;
+                            snapshot.backup = backup_facts(&engine.state_dir, &admin);
                             engine.apply(&snapshot);
                             Ok::<_, AlertError>(snapshot.orgs)
                         })
@@ -314,6 +322,8 @@ impl AlertEngine {
                 AlertKind::ChannelDown,
                 AlertKind::DgiContactOld,
                 AlertKind::InDoubt,
+                AlertKind::BackupOld,
+                AlertKind::BackupCommandFailed,
             ])
             .map(|kind| (kind.label(), 0))
             .collect();
@@ -397,6 +407,38 @@ pub fn collect(
         local_now: now.with_timezone(&settings.zone).naive_local(),
         orgs,
         channels,
+        backup: None,
+    })
+}
+
+/// The backups of `state_dir`: its last good copy as recorded by `emcf-gateway backup`
+/// (also set in `/metrics`), and when the register's first production entry was made.
+/// `None` when the record cannot be read (logged): nothing is raised or cleared then.
+pub fn backup_facts(state_dir: &Path, admin: &Admin) -> Option<BackupFacts> {
+    let last = match LastBackup::read(state_dir) {
+        Ok(last) => last,
+        Err(error) => {
+            warn!(%error, "alerts: the last backup's record cannot be read");
+            return None;
+        }
+    };
+    metrics::backup_last_success(last.as_ref().map(|l| l.at));
+    let first = admin
+        .log_list(EntryFilter {
+            org: None,
+            environment: Environment::Production,
+            after_sequence: 0,
+            limit: 1,
+        })
+        .map_err(|error| warn!(%error, "alerts: the register's first entry cannot be read"))
+        .ok()?;
+    Some(BackupFacts {
+        last: last.as_ref().map(|l| l.at),
+        first_entry: first.first().map(|e| e.certified_at),
+        command_failed: last
+            .and_then(|l| l.command)
+            .filter(|run| !run.ok)
+            .map(|run| run.at),
     })
 }
 

@@ -18,7 +18,15 @@ pub enum AlertKind {
     /// Invoices in doubt: waiting for an administrator, or not settled after
     /// `alerts.channel_down_minutes`.
     InDoubt,
+    /// The last good backup is older than [`BACKUP_MAX_AGE_DAYS`] days, or none was ever
+    /// made of a register whose first entry is that old (1.7.0).
+    BackupOld,
+    /// The `[backup] command` after the last copy failed (1.7.0).
+    BackupCommandFailed,
 }
+
+/// How old the last good backup may be before [`AlertKind::BackupOld`] is raised.
+pub const BACKUP_MAX_AGE_DAYS: i64 = 2;
 
 impl AlertKind {
     /// The fixed label of `/metrics` and the state file: `quota_80`, `channel_down`,
@@ -29,6 +37,8 @@ impl AlertKind {
             AlertKind::ChannelDown => "channel_down".to_owned(),
             AlertKind::DgiContactOld => "dgi_contact_old".to_owned(),
             AlertKind::InDoubt => "in_doubt".to_owned(),
+            AlertKind::BackupOld => "backup_old".to_owned(),
+            AlertKind::BackupCommandFailed => "backup_command_failed".to_owned(),
         }
     }
 
@@ -38,6 +48,8 @@ impl AlertKind {
             "channel_down" => Some(AlertKind::ChannelDown),
             "dgi_contact_old" => Some(AlertKind::DgiContactOld),
             "in_doubt" => Some(AlertKind::InDoubt),
+            "backup_old" => Some(AlertKind::BackupOld),
+            "backup_command_failed" => Some(AlertKind::BackupCommandFailed),
             other => other
                 .strip_prefix("quota_")
                 .and_then(|p| p.parse().ok())
@@ -75,6 +87,8 @@ pub enum Subject {
     Org(String),
     /// A configured device, by name (channel down, DGI contact).
     Device(String),
+    /// The gateway itself, for every organization (its backups; 1.7.0).
+    Gateway,
 }
 
 impl fmt::Display for Subject {
@@ -82,6 +96,7 @@ impl fmt::Display for Subject {
         match self {
             Subject::Org(id) => write!(f, "organization {id}"),
             Subject::Device(name) => write!(f, "device {name}"),
+            Subject::Gateway => f.write_str("the gateway"),
         }
     }
 }
@@ -107,6 +122,8 @@ mod tests {
             AlertKind::ChannelDown,
             AlertKind::DgiContactOld,
             AlertKind::InDoubt,
+            AlertKind::BackupOld,
+            AlertKind::BackupCommandFailed,
         ] {
             assert_eq!(AlertKind::parse(&kind.label()), Some(kind));
         }

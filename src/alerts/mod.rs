@@ -6,6 +6,8 @@
 //! | `channel_down` | configured device | it has not answered for `channel_down_minutes` | it is connected |
 //! | `dgi_contact_old` | configured box | its last contact with the DGI (C2h) is older than `dgi_contact_days` | a fresher contact |
 //! | `in_doubt` | organization | a production invoice waits for an administrator, or is not settled after `channel_down_minutes` | nothing in doubt |
+//! | `backup_old` | the gateway (every organization) | the last good backup (`<state_dir>/last-backup.json`) is older than two days, or there is none and the first production entry is that old | a newer backup |
+//! | `backup_command_failed` | the gateway (every organization) | the `[backup] command` after the last copy failed | a copy whose command succeeds |
 //!
 //! Each alert is raised once per crossing, never once per request: [`state`] keeps what is
 //! raised (and whose e-mail is still to send) in `<state_dir>/alerts.json`, so a restart sends
@@ -36,9 +38,9 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 // What the service (serve, the dashboard) uses, and what their signatures name.
-pub use conditions::{Facts, Snapshot};
+pub use conditions::{BackupFacts, Facts, Snapshot};
 pub use engine::{AlertEngine, EngineSettings};
-pub use kind::{AlertKey, AlertKind, Subject};
+pub use kind::{AlertKey, AlertKind, Subject, BACKUP_MAX_AGE_DAYS};
 pub use mail::{try_relay, RelayFailure, RelayFailureKind};
 pub use state::{RaisedAlert, Transitions};
 

@@ -99,7 +99,7 @@ fn words(alert: &RaisedAlert, org: &Organization, zone: FixedOffset, lang: Lang)
     let name = org.name.as_str();
     let device = match &alert.key.subject {
         Subject::Device(device) => device.as_str(),
-        Subject::Org(_) => org.device.as_str(),
+        Subject::Org(_) | Subject::Gateway => org.device.as_str(),
     };
     match alert.key.kind {
         AlertKind::Quota(percent) => {
@@ -183,6 +183,30 @@ fn words(alert: &RaisedAlert, org: &Organization, zone: FixedOffset, lang: Lang)
                 next: msg!("alert-in-doubt-next", count = count, waiting = waiting),
             }
         }
+        AlertKind::BackupOld => Words {
+            subject: msg!("alert-backup-old-subject", org = name),
+            what: match facts.backup_at {
+                Some(at) => msg!(
+                    "alert-backup-old-body",
+                    org = name,
+                    at = format::date_time(at, zone, lang)
+                ),
+                None => msg!("alert-backup-never-body", org = name),
+            },
+            next: msg!("alert-backup-old-next"),
+        },
+        AlertKind::BackupCommandFailed => Words {
+            subject: msg!("alert-backup-command-subject", org = name),
+            what: msg!(
+                "alert-backup-command-body",
+                org = name,
+                at = facts
+                    .backup_at
+                    .map(|at| format::date_time(at, zone, lang))
+                    .unwrap_or_default()
+            ),
+            next: msg!("alert-backup-command-next"),
+        },
     }
 }
 
@@ -243,6 +267,23 @@ mod tests {
                 Subject::Device("shop".into()),
                 Facts {
                     last_contact,
+                    ..Facts::default()
+                },
+            ));
+        }
+        for (kind, backup_at) in [
+            (AlertKind::BackupOld, None),
+            (
+                AlertKind::BackupOld,
+                Some(s.now - chrono::Duration::days(3)),
+            ),
+            (AlertKind::BackupCommandFailed, Some(s.now)),
+        ] {
+            alerts.push(raised(
+                kind,
+                Subject::Gateway,
+                Facts {
+                    backup_at,
                     ..Facts::default()
                 },
             ));
@@ -348,8 +389,9 @@ mod tests {
         ids.sort();
         ids.dedup();
         // Two of every_kind's alerts share a key and time by construction (the two channel
-        // kinds, the two DGI contacts): their ids are equal, nothing else is.
-        assert_eq!(ids.len(), count - 4);
+        // kinds, the two DGI contacts, the two old backups): their ids are equal, nothing
+        // else is.
+        assert_eq!(ids.len(), count - 6);
         assert!(ids.iter().all(|id| id.len() == 38 && id.is_ascii()));
     }
 }

@@ -5,6 +5,7 @@
 //! language by [`describe_error`] (`errors.rs`); `--help` and clap's words are `help.rs`'s.
 
 mod admin_commands;
+mod backup_commands;
 mod config_check;
 mod demo;
 mod device_commands;
@@ -89,6 +90,24 @@ pub enum Command {
     /// headers of an API version they retire.
     #[command(subcommand)]
     Notice(NoticeCommand),
+    /// Write a verified copy of the register, the state and the configuration (while the
+    /// service runs or not), keep the last `[backup] keep`, then run `[backup] command`.
+    Backup {
+        /// Where the copy goes (default: `[backup] dir`).
+        #[arg(value_name = "DEST")]
+        dest: Option<PathBuf>,
+    },
+    /// Put a copy back into the state directory, the service stopped. Refused over a
+    /// register the copy does not hold entirely unless --force.
+    Restore {
+        /// The copy's folder (emcf-backup-<time>).
+        #[arg(value_name = "SRC")]
+        src: PathBuf,
+        /// Restore over a register with entries the copy lacks (they are kept aside), and
+        /// put the configuration files back where they were.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 /// `config` commands.
@@ -553,5 +572,7 @@ pub fn main() -> anyhow::Result<()> {
             config_check::run(Ok(config), smtp, json)
         }
         Command::Notice(command) => notice_commands::run(&config, command),
+        Command::Backup { dest } => backup_commands::backup(&config, dest),
+        Command::Restore { src, force } => backup_commands::restore(&config, &src, force),
     }
 }

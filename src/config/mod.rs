@@ -128,6 +128,10 @@ pub struct Config {
     /// say how to reach it without a link. Added in 1.6.0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub public_url: Option<String>,
+    /// `[backup]`: where `backup` writes its copies, how many it keeps, what it runs after.
+    /// Added in 1.7.0.
+    #[serde(skip_serializing_if = "BackupSettings::is_default")]
+    pub backup: BackupSettings,
     /// The file this was loaded from (not a key; set by [`Config::load`]).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -151,6 +155,7 @@ impl Default for Config {
             alerts: AlertSettings::default(),
             smtp: None,
             public_url: None,
+            backup: BackupSettings::default(),
             source: None,
         }
     }
@@ -473,6 +478,7 @@ fn default_offset() -> FixedOffset {
 }
 
 mod alerts;
+mod backup;
 mod device;
 mod error;
 mod http;
@@ -482,6 +488,7 @@ mod validate;
 mod web_api;
 
 pub use alerts::{dashboard_url, AlertSettings, SmtpSettings, SmtpTls};
+pub use backup::{BackupSettings, BACKUP_DIR_PLACEHOLDER, DEFAULT_BACKUP_DIR, DEFAULT_BACKUP_KEEP};
 pub use device::{ActionCaseSetting, DeviceEntry, DeviceKind, LineBreaksSetting, StatusMapSetting};
 pub use http::{HttpLimits, IpRange, ProxyReach, TrustedProxies};
 use text::{listen_text, offset_text};

@@ -19,6 +19,7 @@ impl Config {
         self.validate_service()?;
         self.validate_http()?;
         self.validate_alerts()?;
+        self.validate_backup()?;
         let mut seen: HashMap<String, usize> = HashMap::new();
         for (index, device) in self.devices.iter().enumerate() {
             self.validate_device(index, device, &mut seen)?;

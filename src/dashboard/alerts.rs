@@ -149,6 +149,14 @@ pub(super) fn banners(
                     msg!("dash-alert-in-doubt", count = count, waiting = now.waiting),
                 )
             }
+            AlertKind::BackupOld => (
+                "warn",
+                match facts.backup_at {
+                    Some(at) => msg!("dash-alert-backup-old", at = html::time(&at, zone, lang)),
+                    None => msg!("dash-alert-backup-never"),
+                },
+            ),
+            AlertKind::BackupCommandFailed => ("warn", msg!("dash-alert-backup-command")),
         };
         html.push_str(&format!(
             "<p class=\"notice {class}\" role=\"alert\" id=\"alert-{}\">{}</p>",

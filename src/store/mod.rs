@@ -116,6 +116,7 @@
 mod apply;
 mod blocks;
 mod boxes;
+mod copy;
 mod entry_ref;
 mod error;
 mod event;
@@ -140,6 +141,9 @@ use std::time::Duration;
 
 use tracing::warn;
 
+pub use copy::{
+    compare, copy_journal, journal_path, summarize, Comparison, EntryTally, JournalSummary,
+};
 pub use error::{DamageAt, StoreError};
 pub use event::{DashboardToken, Event, Record};
 pub use history::HistoryCheck;

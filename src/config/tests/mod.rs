@@ -293,6 +293,8 @@ fn documented_defaults_match_the_code() {
             "| `timezone_offset` | `\"+HH:MM\"` | `\"{}\"` |",
             d.timezone_offset
         ),
+        format!("| `dir` | path | `{:?}` |", d.backup.dir),
+        format!("| `keep` | integer | `{}` |", d.backup.keep),
     ] {
         assert!(DOC.contains(&line), "docs/configuration.md lacks: {line}");
     }

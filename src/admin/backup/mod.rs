@@ -1,0 +1,177 @@
+//! Backups of a state directory (`emcf-gateway backup` / `restore`, docs/backup.md): a
+//! consistent copy taken while the service runs, verified before it counts, the last good
+//! ones kept; and putting one back into a stopped service's state directory.
+//!
+//! A copy is a folder `emcf-backup-<UTC time>` in the destination:
+//!
+//! ```text
+//! manifest.json                 what is in it (manifest.rs): head hash, counts, SHA-256 of each file
+//! state/journal/journal.log     the journal up to its last whole record (store::copy_journal)
+//! state/...                     every other file of the state directory (alerts, dashboard
+//!                               sessions, the bundled simulator's memory...), not the index
+//!                               (rebuilt from the journal at the first open), the lock or
+//!                               the admin socket
+//! config/config.toml            the configuration file the command read
+//! config/secrets/<n>-<name>     the files it names: token, password and CA files, modes kept
+//! ```
+//!
+//! It is written in a temporary folder `.emcf-backup-tmp-*` of the destination, every file
+//! and folder fsynced, checked from its own bytes ([`manifest::verify`]), then renamed: a
+//! folder named `emcf-backup-*` is always whole and verified. Only folders of that form are
+//! ever removed (`prune.rs`), and never the newest. The last good copy is recorded in
+//! `<state_dir>/last-backup.json` ([`LastBackup`]), which the alerts and `/metrics` read.
+
+mod files;
+mod last;
+mod manifest;
+mod prune;
+mod restore;
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+pub use last::{BackupCommandRun, LastBackup, LAST_BACKUP_FILE};
+pub use manifest::{verify, Manifest, ManifestFile, MANIFEST_FILE};
+pub use prune::{is_copy_name, prune};
+pub use restore::{Restore, RestorePlan, Restored, Standing};
+
+use super::AdminError;
+use crate::i18n::Localized;
+use crate::msg;
+use crate::store::{copy_journal, JournalSummary};
+
+/// The prefix of a finished copy's folder.
+pub const COPY_PREFIX: &str = "emcf-backup-";
+/// The prefix of a copy being written.
+pub const TEMP_PREFIX: &str = ".emcf-backup-tmp-";
+
+/// What to copy and where.
+#[derive(Debug, Clone)]
+pub struct BackupPlan {
+    /// The state directory.
+    pub state_dir: PathBuf,
+    /// The configuration file read, if any.
+    pub config_file: Option<PathBuf>,
+    /// The files the configuration names (tokens, passwords, CA).
+    pub named_files: Vec<PathBuf>,
+    /// The destination folder (created 0700 if missing).
+    pub dest: PathBuf,
+    /// How many good copies to keep.
+    pub keep: u32,
+}
+
+/// A copy written and verified.
+#[derive(Debug)]
+pub struct Taken {
+    /// Its folder.
+    pub dir: PathBuf,
+    /// Its manifest.
+    pub manifest: Manifest,
+    /// Older copies removed (keep-N).
+    pub removed: Vec<PathBuf>,
+    /// Why older copies could not all be removed (the copy is good all the same).
+    pub prune_failed: Option<AdminError>,
+}
+
+/// A file-system failure at `path`, in words.
+pub(crate) fn io_error(path: &Path, error: &std::io::Error) -> AdminError {
+    AdminError::Invalid(msg!(
+        "backup-io",
+        path = path.display().to_string(),
+        reason = error.message()
+    ))
+}
+
+/// Takes a copy as [`BackupPlan`] says, verifies it, renames it into place, removes the
+/// copies beyond `keep`, and records it as the last good backup of the state directory.
+pub fn take(plan: &BackupPlan, now: DateTime<Utc>) -> Result<Taken, AdminError> {
+    let journal = crate::store::journal_path(&plan.state_dir);
+    if !journal.is_file() {
+        return Err(AdminError::Invalid(msg!(
+            "backup-no-journal",
+            dir = plan.state_dir.display().to_string()
+        )));
+    }
+    if files::within(&plan.dest, &plan.state_dir) {
+        return Err(AdminError::Invalid(msg!(
+            "backup-dest-in-state",
+            dest = plan.dest.display().to_string(),
+            dir = plan.state_dir.display().to_string()
+        )));
+    }
+    files::private_dir(&plan.dest)?;
+    let _lock = files::lock_dest(&plan.dest)?;
+    // Under the lock no other backup writes here: a temporary folder is a dead run's.
+    files::remove_dead_temps(&plan.dest)?;
+    let stamp = now.format("%Y%m%dT%H%M%SZ").to_string();
+    let temp = plan
+        .dest
+        .join(format!("{TEMP_PREFIX}{stamp}-{}", std::process::id()));
+    let written = write_copy(plan, &temp, now);
+    let manifest = match written.and_then(|_| verify(&temp)) {
+        Ok(manifest) => manifest,
+        Err(error) => {
+            let _ = std::fs::remove_dir_all(&temp);
+            return Err(error);
+        }
+    };
+    let dir = free_name(&plan.dest, &stamp);
+    std::fs::rename(&temp, &dir).map_err(|e| io_error(&dir, &e))?;
+    files::sync_dir(&plan.dest)?;
+    LastBackup::record(&plan.state_dir, &dir, &manifest)?;
+    let (removed, prune_failed) = match prune(&plan.dest, plan.keep, &dir) {
+        Ok(removed) => (removed, None),
+        Err(error) => (Vec::new(), Some(error)),
+    };
+    Ok(Taken {
+        dir,
+        manifest,
+        removed,
+        prune_failed,
+    })
+}
+
+/// `emcf-backup-<stamp>`, or with `-2`, `-3`... if two copies are taken within a second.
+fn free_name(dest: &Path, stamp: &str) -> PathBuf {
+    let first = dest.join(format!("{COPY_PREFIX}{stamp}"));
+    (2..)
+        .map(|n| dest.join(format!("{COPY_PREFIX}{stamp}-{n}")))
+        .take(100)
+        .fold(
+            first,
+            |found, next| if found.exists() { next } else { found },
+        )
+}
+
+/// Writes every file of the copy into `temp` and its manifest.
+fn write_copy(plan: &BackupPlan, temp: &Path, now: DateTime<Utc>) -> Result<(), AdminError> {
+    files::private_dir(temp)?;
+    let journal_dir = temp.join("state").join("journal");
+    files::private_dir(&journal_dir)?;
+    let journal_copy = journal_dir.join("journal.log");
+    let summary: JournalSummary = copy_journal(&plan.state_dir, &journal_copy)?;
+    let original = crate::store::journal_path(&plan.state_dir);
+    let mut listed = vec![files::listed(
+        temp,
+        &journal_copy,
+        &original,
+        manifest::Role::Journal,
+    )?];
+    listed.extend(files::copy_state(
+        &plan.state_dir,
+        &temp.join("state"),
+        temp,
+    )?);
+    listed.extend(files::copy_config(
+        plan.config_file.as_deref(),
+        &plan.named_files,
+        temp,
+    )?);
+    let manifest = Manifest::new(now, &plan.state_dir, summary, listed);
+    manifest.write(temp)?;
+    files::sync_tree(temp)
+}
+
+#[cfg(test)]
+mod tests;

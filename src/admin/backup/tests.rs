@@ -1,0 +1,170 @@
+use std::path::Path;
+
+use chrono::{Duration, TimeZone, Utc};
+
+use super::*;
+use crate::model::Environment;
+use crate::store::tests::{certify, seeded};
+
+fn plan(state: &Path, dest: &Path, keep: u32) -> BackupPlan {
+    BackupPlan {
+        state_dir: state.to_path_buf(),
+        config_file: None,
+        named_files: Vec::new(),
+        dest: dest.to_path_buf(),
+        keep,
+    }
+}
+
+#[test]
+fn keeps_the_last_n_good_copies_and_nothing_else_is_touched() {
+    let state = tempfile::tempdir().unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let store = seeded(state.path());
+    certify(&store, "demo", Environment::Production, "FN-1", 2026);
+    // Not ours: a file, a folder of another name, a folder of our name without a manifest.
+    std::fs::write(dest.path().join("notes.txt"), "mine").unwrap();
+    std::fs::create_dir(dest.path().join("emcf-backup-old-by-hand")).unwrap();
+    std::fs::create_dir(dest.path().join("emcf-backup-20200101T000000Z")).unwrap();
+    // A run that died half-way.
+    std::fs::create_dir_all(
+        dest.path()
+            .join(".emcf-backup-tmp-20261101T010000Z-7/state"),
+    )
+    .unwrap();
+    let start = Utc.with_ymd_and_hms(2026, 11, 1, 2, 0, 0).unwrap();
+    let mut taken = Vec::new();
+    for day in 0..5 {
+        let copy = take(
+            &plan(state.path(), dest.path(), 3),
+            start + Duration::days(day),
+        )
+        .unwrap();
+        taken.push(copy.dir);
+    }
+    let mut names: Vec<String> = std::fs::read_dir(dest.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            ".emcf-backup.lock",
+            "emcf-backup-20200101T000000Z",
+            "emcf-backup-20261103T020000Z",
+            "emcf-backup-20261104T020000Z",
+            "emcf-backup-20261105T020000Z",
+            "emcf-backup-old-by-hand",
+            "notes.txt"
+        ]
+    );
+    let last = LastBackup::read(state.path()).unwrap().unwrap();
+    assert_eq!(last.path, taken[4]);
+    assert_eq!(last.entries, 1);
+    drop(store);
+}
+
+#[test]
+fn a_changed_file_or_journal_fails_the_check() {
+    let state = tempfile::tempdir().unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let store = seeded(state.path());
+    certify(&store, "demo", Environment::Production, "FN-1", 2026);
+    std::fs::write(state.path().join("alerts.json"), "{}").unwrap();
+    let copy = take(&plan(state.path(), dest.path(), 14), Utc::now()).unwrap();
+    assert!(verify(&copy.dir).is_ok());
+    std::fs::write(copy.dir.join("state/alerts.json"), "{ }").unwrap();
+    assert!(verify(&copy.dir).is_err(), "a file changed");
+    std::fs::write(copy.dir.join("state/alerts.json"), "{}").unwrap();
+    let journal = Manifest::journal_in(&copy.dir);
+    let mut bytes = std::fs::read(&journal).unwrap();
+    let last = bytes.len() - 3;
+    bytes[last] ^= 1;
+    std::fs::write(&journal, bytes).unwrap();
+    assert!(verify(&copy.dir).is_err(), "the journal changed");
+    drop(store);
+}
+
+#[test]
+fn copy_names() {
+    assert!(is_copy_name("emcf-backup-20261126T020000Z"));
+    assert!(is_copy_name("emcf-backup-20261126T020000Z-2"));
+    assert!(!is_copy_name("emcf-backup-20261126T020000Z-"));
+    assert!(!is_copy_name("emcf-backup-2026112T020000Z"));
+    assert!(!is_copy_name(".emcf-backup-tmp-20261126T020000Z-1"));
+    assert!(!is_copy_name("emcf-backup-20261126T020000Z.old"));
+}
+
+#[test]
+fn a_destination_inside_the_state_directory_is_refused() {
+    let state = tempfile::tempdir().unwrap();
+    let store = seeded(state.path());
+    let inside = state.path().join("backups");
+    let refused = take(&plan(state.path(), &inside, 14), Utc::now());
+    assert!(
+        matches!(refused, Err(AdminError::Invalid(_))),
+        "{refused:?}"
+    );
+    drop(store);
+}
+
+#[test]
+fn the_configuration_comes_back_beside_the_state_or_in_place_with_its_modes() {
+    use std::os::unix::fs::PermissionsExt;
+    let state = tempfile::tempdir().unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let etc = tempfile::tempdir().unwrap();
+    let store = seeded(state.path());
+    certify(&store, "demo", Environment::Production, "FN-1", 2026);
+    let config = etc.path().join("config.toml");
+    let token = etc.path().join("dgi.token");
+    std::fs::write(&config, "language = \"fr\"\n").unwrap();
+    std::fs::write(&token, "secret\n").unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let mut with_config = plan(state.path(), dest.path(), 14);
+    with_config.config_file = Some(config.clone());
+    with_config.named_files = vec![token.clone()];
+    let copy = take(&with_config, Utc::now()).unwrap();
+    drop(store);
+
+    // On a fresh state directory: beside it, modes kept, /etc untouched.
+    std::fs::write(&token, "changed\n").unwrap();
+    let fresh = tempfile::tempdir().unwrap();
+    let restore = Restore::begin(fresh.path()).unwrap();
+    let (manifest, standing) = restore.assess(&copy.dir).unwrap();
+    assert!(matches!(standing, Standing::Empty));
+    let mut put_back = RestorePlan {
+        src: copy.dir.clone(),
+        state_dir: fresh.path().to_path_buf(),
+        config_in_place: false,
+        now: Utc::now(),
+    };
+    let done = restore.apply(&put_back, &manifest).unwrap();
+    assert!(done.aside.is_none(), "nothing was there to keep aside");
+    let (original, at) = &done.config[1];
+    assert_eq!(original, &token);
+    assert!(at.starts_with(fresh.path()));
+    assert_eq!(std::fs::read_to_string(at).unwrap(), "secret\n");
+    let mode = std::fs::metadata(at).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    assert_eq!(std::fs::read_to_string(&token).unwrap(), "changed\n");
+    assert!(crate::store::journal_path(fresh.path()).is_file());
+
+    // In place (--force): the file there is kept aside.
+    put_back.config_in_place = true;
+    put_back.now += Duration::seconds(1);
+    let (manifest, standing) = restore.assess(&copy.dir).unwrap();
+    assert!(matches!(standing, Standing::Held(_)), "the same register");
+    let done = restore.apply(&put_back, &manifest).unwrap();
+    assert!(done
+        .aside
+        .is_some_and(|dir| dir.join("journal/journal.log").is_file()));
+    assert_eq!(std::fs::read_to_string(&token).unwrap(), "secret\n");
+    let kept: Vec<String> = std::fs::read_dir(etc.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("dgi.token.before-restore-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+}

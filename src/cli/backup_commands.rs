@@ -1,0 +1,198 @@
+//! `backup` and `restore` (docs/backup.md): the copy itself is `admin::backup`'s; here the
+//! configuration is read, the `[backup] command` run, and everything said to the operator.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::bail;
+use chrono::Utc;
+
+use crate::admin::backup::{self, BackupCommandRun, BackupPlan, RestorePlan, Standing};
+use crate::admin::socket;
+use crate::admin::AdminRequest;
+use crate::config::Config;
+use crate::i18n::{default_lang, format, Localized};
+use crate::msg;
+
+/// `backup [DEST]`: exit 0 only for a verified copy and, if configured, a command that
+/// succeeded after it.
+pub(super) fn backup(config: &Config, dest: Option<PathBuf>) -> anyhow::Result<()> {
+    let lang = default_lang();
+    let state_dir = config.resolved_state_dir();
+    super::state_dir::require_existing(state_dir)?;
+    let plan = BackupPlan {
+        state_dir: state_dir.to_path_buf(),
+        config_file: config.source.clone(),
+        named_files: config.named_files(),
+        dest: dest.unwrap_or_else(|| config.backup.dir.clone()),
+        keep: config.backup.keep,
+    };
+    let taken = backup::take(&plan, Utc::now())?;
+    let journal = &taken.manifest.journal;
+    println!("{}", taken.dir.display());
+    eprintln!(
+        "{}",
+        msg!(
+            "backup-done",
+            dir = taken.dir.display().to_string(),
+            records = journal.records,
+            entries = journal.entries_total,
+            head = journal.head_sha256.as_str(),
+            files = taken.manifest.files.len()
+        )
+        .render(lang)
+    );
+    for removed in &taken.removed {
+        eprintln!(
+            "{}",
+            msg!("backup-removed", dir = removed.display().to_string()).render(lang)
+        );
+    }
+    if let Some(error) = &taken.prune_failed {
+        eprintln!(
+            "{}",
+            msg!("backup-prune-failed", why = error.message()).render(lang)
+        );
+    }
+    let Some(argv) = config.backup.command_for(&taken.dir) else {
+        return Ok(());
+    };
+    let run = run_command(&argv);
+    let failed = (!run.ok).then(|| run.detail.clone());
+    backup::LastBackup::record_command(state_dir, run)?;
+    if let Some(detail) = failed {
+        bail!(msg!(
+            "backup-command-failed",
+            command = argv.join(" "),
+            detail = detail,
+            dir = taken.dir.display().to_string()
+        ));
+    }
+    eprintln!(
+        "{}",
+        msg!("backup-command-done", command = argv.join(" ")).render(lang)
+    );
+    Ok(())
+}
+
+/// Runs the `[backup] command` (its output goes to ours).
+fn run_command(argv: &[String]) -> BackupCommandRun {
+    let (program, args) = argv
+        .split_first()
+        .map_or(("", &[][..]), |(p, a)| (p.as_str(), a));
+    let status = Command::new(program).args(args).status();
+    let (ok, detail) = match status {
+        Ok(status) if status.success() => (true, String::new()),
+        Ok(status) => (false, status.to_string()),
+        Err(error) => (false, error.to_string()),
+    };
+    BackupCommandRun {
+        at: Utc::now(),
+        ok,
+        detail,
+    }
+}
+
+/// `restore SRC [--force]`.
+pub(super) fn restore(config: &Config, src: &Path, force: bool) -> anyhow::Result<()> {
+    let lang = default_lang();
+    let state_dir = config.resolved_state_dir();
+    let dir = || state_dir.display().to_string();
+    // A running service answers on its admin socket: it must be stopped first.
+    if state_dir.exists()
+        && socket::call(&socket::path_in(state_dir), &AdminRequest::OrgList, lang)
+            .ok()
+            .flatten()
+            .is_some()
+    {
+        bail!(msg!("restore-service-running", dir = dir()));
+    }
+    let session = backup::Restore::begin(state_dir)?;
+    let (manifest, standing) = session.assess(src)?;
+    let copy_at = format::date_time(manifest.created_at, config.offset(), lang);
+    eprintln!(
+        "{}",
+        msg!(
+            "restore-copy",
+            dir = src.display().to_string(),
+            at = copy_at.clone(),
+            records = manifest.journal.records,
+            entries = manifest.journal.entries_total
+        )
+        .render(lang)
+    );
+    let loses = match &standing {
+        Standing::Empty => {
+            eprintln!("{}", msg!("restore-nothing-lost-empty").render(lang));
+            false
+        }
+        Standing::Held(c) => {
+            eprintln!(
+                "{}",
+                msg!("restore-nothing-lost", newer = c.copy_beyond).render(lang)
+            );
+            false
+        }
+        Standing::Loses(c) => {
+            eprintln!(
+                "{}",
+                msg!(
+                    "restore-loses",
+                    n = c.entries_beyond,
+                    records = c.current_beyond,
+                    common = c.common
+                )
+                .render(lang)
+            );
+            true
+        }
+        Standing::Unreadable(why) => {
+            eprintln!(
+                "{}",
+                msg!("restore-unreadable", why = why.clone()).render(lang)
+            );
+            true
+        }
+    };
+    // Whatever the register in place: the box and the DGI may know invoices certified after
+    // the copy was taken.
+    eprintln!("{}", msg!("restore-outside", at = copy_at).render(lang));
+    if loses && !force {
+        bail!(msg!("restore-refused", dir = dir()));
+    }
+    let plan = RestorePlan {
+        src: src.to_path_buf(),
+        state_dir: state_dir.to_path_buf(),
+        config_in_place: force,
+        now: Utc::now(),
+    };
+    let restored = session.apply(&plan, &manifest)?;
+    drop(session);
+    if let Some(aside) = &restored.aside {
+        eprintln!(
+            "{}",
+            msg!("restore-aside", dir = aside.display().to_string()).render(lang)
+        );
+    }
+    for (original, now) in &restored.config {
+        eprintln!(
+            "{}",
+            msg!(
+                "restore-config-file",
+                original = original.display().to_string(),
+                at = now.display().to_string()
+            )
+            .render(lang)
+        );
+    }
+    eprintln!(
+        "{}",
+        msg!(
+            "restore-done",
+            dir = dir(),
+            head = manifest.journal.head_sha256.as_str()
+        )
+        .render(lang)
+    );
+    Ok(())
+}
