@@ -126,3 +126,6 @@ resolve-text-bad = { $field ->
 ## Warnings on a certified invoice (src/certify/warnings.rs): warningDesc, beside warningCode
 warn-original-not-in-register = credit note { $rn } refunds the invoice of codeDEFDGI { $reference }, which this register does not hold: it was certified as sent, without its amount being compared with the original's total. If the original was certified before the gateway or elsewhere, nothing to do; else check the reference (a typo would refund another invoice) and the amount
 warn-usd-amounts-in-cdf = invoice { $rn } is in USD but worth only { $usd } USD in all (total { $total } CDF): amounts are always in CDF, and curRate is the CDF per USD rate. If its prices were sent in USD, it was certified for far less than meant: cancel it with a credit note (FA) and certify it again under a new rn with its amounts in CDF
+
+## pkg: a service without a device (src/api/mod.rs, Halt::NoDevice)
+err-no-device-configured = no device configured: this gateway certifies no invoice. Next step: name the e-MCF box in { $file } (a [[devices]] block, see docs/install.md), then restart the service (systemctl restart emcf-gateway).

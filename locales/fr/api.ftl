@@ -127,3 +127,6 @@ resolve-text-bad = { $field ->
 ## Les avertissements sur une facture certifiée (src/certify/warnings.rs) : warningDesc, à côté de warningCode
 warn-original-not-in-register = la facture d'avoir { $rn } rembourse la facture de codeDEFDGI { $reference }, que ce registre ne contient pas : elle a été certifiée telle qu'envoyée, sans que son montant ait pu être comparé au total de l'origine. Si l'origine a été certifiée avant la passerelle ou ailleurs, rien à faire ; sinon vérifiez la référence (une faute de frappe rembourserait une autre facture) et le montant
 warn-usd-amounts-in-cdf = la facture { $rn } est en USD mais ne vaut en tout que { $usd } USD (total { $total } CDF) : les montants sont toujours en CDF, et curRate est le cours en CDF pour un USD. Si ses prix ont été envoyés en USD, elle a été certifiée pour bien moins que prévu : annulez-la par une facture d'avoir (FA) et certifiez-la de nouveau sous un nouveau rn avec ses montants en CDF
+
+## pkg: a service without a device (src/api/mod.rs, Halt::NoDevice)
+err-no-device-configured = aucun appareil configuré : cette passerelle ne certifie aucune facture. Prochaine étape : nommez le boîtier e-MCF dans { $file } (un bloc [[devices]], voir docs/install.md), puis redémarrez le service (systemctl restart emcf-gateway).
