@@ -654,3 +654,108 @@ fn on_a_terminal_the_demo_keys_are_printed_and_no_file_is_written() {
     assert!(seen.contains("notez-les maintenant"), "{seen}");
     assert!(!state.join("demo-keys.txt").exists());
 }
+
+/// The packaged configuration (`demo = false`, no `[[devices]]`): the installed service runs
+/// no simulator and creates no demo organization; it serves its landing page, `status` false
+/// with the reason and the next step (French first), invoices 503 (157) with `Retry-After`, and
+/// the dashboard says the same. Adding the device is the way out: the same state directory
+/// then certifies.
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_device_and_demo_off_it_says_what_to_do() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("state");
+    let config = format!("demo = false\nstate_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n");
+    let mut gateway = Gateway::start(dir.path(), &config);
+    let file = dir.path().join("config.toml").display().to_string();
+    let french_reason = nbsp(&format!(
+        "aucun appareil configuré : cette passerelle ne certifie aucune facture. Prochaine étape : nommez le boîtier e-MCF dans {file} (un bloc [[devices]]"
+    ));
+    let status = common::get(gateway.addr, "/api/v1/status", None).await;
+    assert_eq!(status.status, 200, "{}", status.body);
+    assert_eq!(status.json["status"], false, "{}", status.body);
+    let reason = status.json["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        reason.starts_with(&french_reason) && reason.contains("systemctl restart emcf-gateway"),
+        "{reason}"
+    );
+    let english = common::request(
+        gateway.addr,
+        "GET",
+        "/api/v1/status",
+        &[("Accept-Language", "en")],
+        None,
+    )
+    .await;
+    assert!(
+        english.json["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("no device configured: this gateway certifies no invoice. Next step: name the e-MCF box in")),
+        "{}",
+        english.body
+    );
+    // Invoices: the outage shape, a retry later (no key can exist: no organization).
+    let refused =
+        common::post_invoice(gateway.addr, "mcf_live_nothing", &common::invoice("R-1")).await;
+    common::assert_error(&refused, 503, 157);
+    assert_eq!(
+        refused.header("retry-after"),
+        Some("60"),
+        "{}",
+        refused.body
+    );
+    assert!(
+        refused.json["errorDesc"]
+            .as_str()
+            .is_some_and(|d| d.starts_with(&french_reason)),
+        "{}",
+        refused.body
+    );
+    // The landing page and the dashboard say it to a person.
+    let landing = common::get(gateway.addr, "/", None).await;
+    assert_eq!(landing.status, 200);
+    assert!(landing.body.contains("id=\"reason\""), "{}", landing.body);
+    assert!(
+        landing.body.contains("aucun appareil configuré"),
+        "{}",
+        landing.body
+    );
+    let dashboard = common::get(gateway.addr, "/dashboard/", None).await;
+    assert_eq!(dashboard.status, 503, "{}", dashboard.body);
+    assert!(
+        dashboard.body.contains("aucun appareil configuré"),
+        "{}",
+        dashboard.body
+    );
+    // No simulator, no demo organization, no keys: nothing was created in the register.
+    assert!(
+        !gateway.banner.iter().any(|line| line.contains("demo")),
+        "{:?}",
+        gateway.banner
+    );
+    assert!(!state.join("demo-keys.txt").exists());
+    assert!(!state.join("simulator").exists());
+    assert!(gateway.terminate(), "it stops on SIGTERM");
+    let orgs = common::cli(
+        dir.path(),
+        &dir.path().join("config.toml"),
+        &["org", "list"],
+    );
+    assert!(
+        !String::from_utf8_lossy(&orgs.stdout).contains("demo"),
+        "{}",
+        text(&orgs)
+    );
+    // Naming a device is the way out: the same state directory certifies on it.
+    let sim = common::Sim::start(dir.path()).await;
+    let with_device = format!(
+        "demo = false\n{}",
+        common::config_with_device(dir.path(), &sim.link)
+    );
+    let gateway = Gateway::start(dir.path(), &with_device);
+    gateway.wait_ready().await;
+    let status = common::get(gateway.addr, "/api/v1/status", None).await;
+    assert!(status.json.get("reason").is_none(), "{}", status.body);
+}

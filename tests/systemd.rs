@@ -88,14 +88,44 @@ fn the_unit_is_hardened_to_an_exposure_of_2_0_or_less_with_the_serial_port_usabl
 #[test]
 fn the_example_configuration_is_accepted_and_fits_the_units_timeouts() {
     let example = repo().join("systemd/config.toml.example");
-    let config = Config::from_file(&example)
+    let text = std::fs::read_to_string(&example)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", example.display()));
+    let packaged = Config::from_toml_str(&text, &example)
         .unwrap_or_else(|e| panic!("{} does not parse: {e}", example.display()));
-    config
+    packaged
         .validate()
         .unwrap_or_else(|e| panic!("{} is not valid: {e}", example.display()));
+    // As packaged: no device until the administrator names the box, and never the demo
+    // simulator (not fiscal) meanwhile.
+    assert!(
+        packaged.awaits_device(),
+        "the packaged file names no box and says demo = false"
+    );
+    // Named as its comment says (the three lines uncommented): a real box.
+    let commented = "\n# [[devices]]\n# name = \"shop\"\n# path = \"/dev/emcf0\"\n";
+    assert!(
+        text.contains(commented),
+        "the device block is there, commented"
+    );
+    let named = text.replace(
+        commented,
+        "\n[[devices]]\nname = \"shop\"\npath = \"/dev/emcf0\"\n",
+    );
+    let config = Config::from_toml_str(&named, &example).unwrap_or_else(|e| {
+        panic!(
+            "{} with its box named does not parse: {e}",
+            example.display()
+        )
+    });
+    config
+        .validate()
+        .unwrap_or_else(|e| panic!("{} with its box named is not valid: {e}", example.display()));
 
     // Production: a real box (no demo simulator), the LAN, the StateDirectory= of the unit.
-    assert!(config.has_devices(), "the example configures a box");
+    assert!(
+        config.has_devices(),
+        "the example configures a box once uncommented"
+    );
     assert!(
         config.listen.ip().is_unspecified(),
         "the example serves the LAN"

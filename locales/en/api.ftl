@@ -133,3 +133,6 @@ notice-page-kind = Change notice of the invoicing gateway
 notice-page-effective = Takes effect on { $date }.
 notice-page-retires = On that date, API version { $version } will be retired: until then its answers carry the Deprecation and Sunset headers.
 notice-page-published = Published { $date }
+
+## pkg: a service without a device (src/api/mod.rs, Halt::NoDevice)
+err-no-device-configured = no device configured: this gateway certifies no invoice. Next step: name the e-MCF box in { $file } (a [[devices]] block, see docs/install.md), then restart the service (systemctl restart emcf-gateway).

@@ -134,3 +134,6 @@ notice-page-kind = Avis de changement de la passerelle de facturation
 notice-page-effective = Prend effet le { $date }.
 notice-page-retires = À cette date, la version { $version } de l'API sera retirée : ses réponses portent d'ici là les en-têtes Deprecation et Sunset.
 notice-page-published = Publié le { $date }
+
+## pkg: a service without a device (src/api/mod.rs, Halt::NoDevice)
+err-no-device-configured = aucun appareil configuré : cette passerelle ne certifie aucune facture. Prochaine étape : nommez le boîtier e-MCF dans { $file } (un bloc [[devices]], voir docs/install.md), puis redémarrez le service (systemctl restart emcf-gateway).

@@ -13,20 +13,34 @@ use crate::dashboard::escape;
 use crate::i18n::Lang;
 use crate::msg;
 
-/// The HTML page at `/`.
-pub(super) fn page(ready: bool, version: &str, lang: Lang) -> Response<Body> {
+/// The page at `/dashboard` of a halted service (no device configured, a damaged register):
+/// the landing page with `reason`, answered 503 with `Retry-After` as the API's outages are.
+pub(super) fn halted_page(reason: &str, version: &str, lang: Lang) -> Response<Body> {
+    let mut response = page(false, Some(reason), version, lang);
+    *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    response
+        .headers_mut()
+        .insert(hyper::header::RETRY_AFTER, HeaderValue::from_static("60"));
+    response
+}
+
+/// The HTML page at `/`; `reason`: why the whole service certifies nothing, if it is halted.
+pub(super) fn page(ready: bool, reason: Option<&str>, version: &str, lang: Lang) -> Response<Body> {
     let text = |message: crate::i18n::Message| escape(&message.render(lang));
     let (state_class, state) = if ready {
         ("ready", text(msg!("landing-ready")))
     } else {
         ("not-ready", text(msg!("landing-not-ready")))
     };
+    let reason = reason
+        .map(|reason| format!("<p id=\"reason\">{}</p>", escape(reason)))
+        .unwrap_or_default();
     let html = format!(
         "<!DOCTYPE html>\n<html lang=\"{code}\"><head><meta charset=\"utf-8\">\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
 <title>{title}</title><style>{STYLE}</style></head><body><main>\
 <h1>{title}</h1><p>{what}</p>\
-<p id=\"status\" class=\"{state_class}\">{state}</p>\
+<p id=\"status\" class=\"{state_class}\">{state}</p>{reason}\
 <ul>\
 <li><a href=\"/dashboard/\">{dashboard}</a></li>\
 <li><a href=\"/api/v1/openapi.yaml\">{openapi}</a></li>\

@@ -81,12 +81,39 @@ pub enum Backend {
         /// The change notices: their pages, and the headers of a version they retire.
         notices: Option<Arc<Notices>>,
     },
-    /// The register could not be opened (damaged journal): `status` is false and every
-    /// authenticated endpoint answers 503 (code 160) with `reason`, until an operator acts.
+    /// Certification is stopped for the whole service: `status` is false with `reason`, the
+    /// landing page says it, and every authenticated endpoint answers 503 with `Retry-After`
+    /// (code 160 or 157), until an operator acts.
     Halted {
-        /// What is wrong, as the log says it.
-        reason: String,
+        /// Why.
+        reason: Halt,
     },
+}
+
+/// Why a service certifies nothing at all (see [`Backend::Halted`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Halt {
+    /// The register could not be opened (damaged journal): what is wrong, as the log says it
+    /// (code 160).
+    Damaged(String),
+    /// No device is configured and the configuration says `demo = false` (a fresh package
+    /// install): the file where one is to be named (code 157).
+    NoDevice {
+        /// The configuration file the service read.
+        config_file: String,
+    },
+}
+
+impl Halt {
+    /// The reason in a reader's words: what is wrong and the next step.
+    pub fn message(&self) -> crate::i18n::Message {
+        match self {
+            Halt::Damaged(detail) => crate::msg!("err-register-halted", detail = detail.as_str()),
+            Halt::NoDevice { config_file } => {
+                crate::msg!("err-no-device-configured", file = config_file.as_str())
+            }
+        }
+    }
 }
 
 /// What every request handler shares.

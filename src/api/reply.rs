@@ -47,8 +47,8 @@ pub(crate) enum HttpError {
     BadBody(String),
     /// The request took longer than the request timeout.
     Timeout,
-    /// The register is damaged: certification is stopped.
-    Halted(String),
+    /// Certification is stopped for the whole service (a damaged register, no device).
+    Halted(super::Halt),
     /// A query parameter has a value the path does not take (`field`: its name).
     BadParameter {
         /// The parameter.
@@ -169,7 +169,10 @@ impl HttpError {
             HttpError::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, 123),
             HttpError::BadBody(_) => (StatusCode::BAD_REQUEST, 124),
             HttpError::Timeout => (StatusCode::SERVICE_UNAVAILABLE, 125),
-            HttpError::Halted(_) => (StatusCode::SERVICE_UNAVAILABLE, 160),
+            HttpError::Halted(super::Halt::Damaged(_)) => (StatusCode::SERVICE_UNAVAILABLE, 160),
+            HttpError::Halted(super::Halt::NoDevice { .. }) => {
+                (StatusCode::SERVICE_UNAVAILABLE, 157)
+            }
             HttpError::BadParameter { .. } => (StatusCode::BAD_REQUEST, 128),
         }
     }
@@ -189,7 +192,7 @@ impl HttpError {
             HttpError::UnsupportedMediaType => msg!("err-not-json"),
             HttpError::BadBody(detail) => msg!("err-body-unreadable", detail = detail),
             HttpError::Timeout => msg!("err-request-timeout"),
-            HttpError::Halted(detail) => msg!("err-register-halted", detail = detail),
+            HttpError::Halted(halt) => halt.message(),
             HttpError::BadParameter {
                 name,
                 value,

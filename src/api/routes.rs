@@ -117,7 +117,12 @@ async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Respo
                 ..
             } => with_timeout(app, lang, dashboard.handle(request, peer)).await,
             Backend::Ready { .. } => http_error(&HttpError::NotFound, lang),
-            Backend::Halted { reason } => http_error(&HttpError::Halted(reason.clone()), lang),
+            // A person opens the dashboard: the landing page says why nothing works.
+            Backend::Halted { reason } => landing::halted_page(
+                &reason.message().render(lang),
+                env!("CARGO_PKG_VERSION"),
+                lang,
+            ),
         };
     }
     if path == "/" || path == PREFIX || path == format!("{PREFIX}/") {
@@ -165,7 +170,7 @@ async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Respo
             _ => not_allowed("GET, HEAD"),
         },
         "/status" => match *request.method() {
-            Method::GET | Method::HEAD => status(app),
+            Method::GET | Method::HEAD => status(app, lang),
             _ => not_allowed("GET, HEAD"),
         },
         "/Invoice" => match *request.method() {
@@ -197,7 +202,13 @@ async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Respo
 fn root(app: &App, path: &str, query: Option<&str>, lang: Lang) -> Response<Body> {
     if path == "/" {
         let lang = landing::query_lang(query).unwrap_or(lang);
-        landing::page(ready(app), env!("CARGO_PKG_VERSION"), lang)
+        let reason = halt_reason(app).map(|reason| reason.render(lang));
+        landing::page(
+            ready(app),
+            reason.as_deref(),
+            env!("CARGO_PKG_VERSION"),
+            lang,
+        )
     } else {
         landing::index(ready(app), API_VERSION)
     }
@@ -210,9 +221,18 @@ fn ready(app: &App) -> bool {
     }
 }
 
+/// Why the whole service certifies nothing, when it is halted.
+fn halt_reason(app: &App) -> Option<crate::i18n::Message> {
+    match &app.backend {
+        Backend::Ready { .. } => None,
+        Backend::Halted { reason } => Some(reason.message()),
+    }
+}
+
 /// The seed's three fields, then `devices`: each configured channel for monitoring
-/// (`certify::status::DeviceHealth`; no sandbox, no organization).
-fn status(app: &App) -> Response<Body> {
+/// (`certify::status::DeviceHealth`; no sandbox, no organization), and `reason` when the whole
+/// service is halted (no device configured, a damaged register), in the reader's language.
+fn status(app: &App, lang: Lang) -> Response<Body> {
     let (ready, devices) = match &app.backend {
         Backend::Ready { certifier, .. } => {
             let status = certifier.status();
@@ -220,15 +240,23 @@ fn status(app: &App) -> Response<Body> {
         }
         Backend::Halted { .. } => (false, Vec::new()),
     };
-    json_response(
-        StatusCode::OK,
-        &json!({
-            "status": ready,
-            "version": API_VERSION,
-            "serverDateTime": Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
-            "devices": devices,
-        }),
-    )
+    let mut body = json!({
+        "status": ready,
+        "version": API_VERSION,
+        "serverDateTime": Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
+        "devices": devices,
+    });
+    let reason = halt_reason(app);
+    if let (Some(reason), Some(fields)) = (&reason, body.as_object_mut()) {
+        fields.insert("reason".into(), json!(reason.render(lang)));
+    }
+    let mut response = json_response(StatusCode::OK, &body);
+    if reason.is_some() {
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_LANGUAGE, HeaderValue::from_static(lang.code()));
+        headers.insert(VARY, HeaderValue::from_static("accept-language"));
+    }
+    response
 }
 
 async fn with_timeout(

@@ -203,12 +203,14 @@ fn save(config: &Config, org: Organization, lang: Lang) -> anyhow::Result<()> {
 }
 
 /// The device must be one this gateway certifies on: a `[[devices]]` entry, or the bundled
-/// simulator when none is configured.
+/// simulator when none is configured and `demo` is on.
 fn check_device(config: &Config, device: &str) -> anyhow::Result<()> {
     let known: Vec<&str> = if config.has_devices() {
         config.devices.iter().map(|d| d.name.as_str()).collect()
-    } else {
+    } else if config.demo {
         vec![EMBEDDED_DEVICE]
+    } else {
+        Vec::new()
     };
     if known.contains(&device) {
         return Ok(());

@@ -19,7 +19,7 @@ use super::errors::Say;
 use super::state_dir;
 use crate::admin::{socket, Admin, AdminRequest};
 use crate::alerts::{AlertEngine, EngineSettings};
-use crate::api::{self, Backend, ServerSettings};
+use crate::api::{self, Backend, Halt, ServerSettings};
 use crate::certify::{
     box_channel, edef_channel, sandbox_device_name, Certifier, CertifierSettings, SandboxFactory,
     SharedChannel,
@@ -71,9 +71,21 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     if let Some(refusal) = reserved_device_name(&config) {
         anyhow::bail!(refusal);
     }
+    if config.awaits_device() {
+        // `demo = false` and no device (a fresh package install): no simulator, no demo
+        // organization, the register left closed for the admin CLI; the status says what to do.
+        warn!("NO DEVICE CONFIGURED and demo = false: certifying nothing until a [[devices]] block names the fiscal box");
+        let config_file = config
+            .source
+            .as_deref()
+            .unwrap_or(std::path::Path::new(crate::config::DEFAULT_CONFIG_FILE))
+            .display()
+            .to_string();
+        return serve_halted(&config, listener, Halt::NoDevice { config_file }).await;
+    }
     let store = match open_register(&state_dir, &config)? {
         Ok(store) => store,
-        Err(damage) => return serve_halted(&config, listener, damage).await,
+        Err(damage) => return serve_halted(&config, listener, Halt::Damaged(damage)).await,
     };
     // Bad [smtp] settings (an unreadable password file) stop the start here, before READY.
     let notices = Arc::new(
@@ -366,18 +378,18 @@ fn listen(addr: SocketAddr) -> anyhow::Result<TcpListener> {
         .say(|| msg!("cli-listen-failed", addr = addr.to_string()))
 }
 
-/// Serves the API with certification stopped: `status` false, 503 (code 160) elsewhere. No
-/// device is opened and nothing is written.
-async fn serve_halted(
-    config: &Config,
-    listener: TcpListener,
-    reason: String,
-) -> anyhow::Result<()> {
+/// Serves the API with certification stopped: `status` false with the reason, 503 (code 160,
+/// or 157 without a device) elsewhere. No device is opened and nothing is written.
+async fn serve_halted(config: &Config, listener: TcpListener, reason: Halt) -> anyhow::Result<()> {
     println!(
         "emcf-gateway listening on http://{}",
         listener.local_addr()?
     );
-    let status = msg!("cli-status-halted").render(config.language);
+    let status = match &reason {
+        Halt::Damaged(_) => msg!("cli-status-halted"),
+        Halt::NoDevice { .. } => reason.message(),
+    }
+    .render(config.language);
     let _ = notify::notify(&format!("READY=1\nSTATUS={status}"));
     let stop = CancellationToken::new();
     let signal_stop = stop.clone();

@@ -99,6 +99,10 @@ pub struct Config {
     /// The language of the dashboard, the CLI and the API's `errorDesc` when the reader does
     /// not ask for another (`Accept-Language`, `--lang`): `fr` (default) or `en`.
     pub language: Lang,
+    /// Without `[[devices]]`: `true` runs the bundled simulator with a demo organization (not
+    /// fiscal); `false` certifies nothing and says that no device is configured (the packaged
+    /// file). No effect once a device is configured. Added in 1.7.0; older files: `true`.
+    pub demo: bool,
     /// HTTP connections served at once (the HTTP layer decides what happens to more).
     pub max_connections: usize,
     /// Longest time one HTTP request may take, queue wait included; must exceed every device's
@@ -144,6 +148,7 @@ impl Default for Config {
             listen: DEFAULT_LISTEN,
             timezone_offset: default_offset(),
             language: Lang::Fr,
+            demo: true,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             request_timeout_secs: DEFAULT_REQUEST_TIMEOUT_SECS,
             header_read_timeout_secs: DEFAULT_HEADER_READ_TIMEOUT_SECS,
@@ -410,6 +415,11 @@ impl Config {
     /// Whether fiscal devices are configured (if not: demo mode on the embedded simulator).
     pub fn has_devices(&self) -> bool {
         !self.devices.is_empty()
+    }
+
+    /// No device and `demo = false`: `serve` waits for an administrator to name the box.
+    pub fn awaits_device(&self) -> bool {
+        !self.demo && !self.has_devices()
     }
 
     /// The device named `name` (exact match).

@@ -137,7 +137,7 @@ mod tests {
             )),
             "{fr}"
         );
-        for key in ["listen", "state_dir", "language", "devices"] {
+        for key in ["listen", "state_dir", "language", "demo", "devices"] {
             assert!(fr.contains(key), "{key}: {fr}");
         }
         assert!(!fr.contains("unknown field") && !fr.contains('`'), "{fr}");

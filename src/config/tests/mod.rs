@@ -244,6 +244,7 @@ fn documented_defaults_match_the_code() {
             d.http.trusted_proxies
         ),
         format!("| `index_cache_mib` | integer | `{}` |", d.index_cache_mib),
+        format!("| `demo` | boolean | `{}` |", d.demo),
         format!(
             "| `channel_down_minutes` | integer | `{}` |",
             d.alerts.channel_down_minutes

@@ -435,3 +435,17 @@ fn public_url_is_optional_and_an_http_address() {
     assert!(message.contains("without /dashboard"), "{message}");
     assert!(parse_error("public_url = 8080\n").contains("public_url"));
 }
+
+/// `demo` (1.7.0): on when absent (a file written before it keeps the demo simulator); off and
+/// no device: `serve` waits for the box (the packaged file); a device makes it moot.
+#[test]
+fn demo_is_on_unless_the_file_turns_it_off() {
+    let older = parse("").expect("an empty file");
+    assert!(older.demo && !older.awaits_device());
+    let packaged = parse("demo = false\n").expect("parses");
+    assert!(packaged.awaits_device());
+    let named = parse("demo = false\n[[devices]]\nname = \"shop\"\npath = \"/dev/emcf0\"\n")
+        .expect("parses");
+    assert!(!named.awaits_device());
+    assert!(parse("demo = \"no\"\n").is_err(), "a text is not a boolean");
+}
