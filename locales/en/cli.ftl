@@ -354,6 +354,7 @@ cli-check-service-running = the service is running (its admin socket answers): t
 cli-check-service-stopped = the service is stopped (no admin socket answers): the boxes' ports are opened here, read-only
 cli-check-service-unusable = the admin socket cannot be used by this account ({ $user }): { $reason }. Run the check as root or as the service's account
 cli-check-no-device = no device configured: the bundled simulator certifies, nothing is fiscal. To certify, add a [[devices]] block (docs/configuration.md)
+cli-check-no-device-demo-off = no device configured (demo = false): the gateway certifies no invoice. To certify, uncomment and fill in the [[devices]] block (docs/install.md, 2.2), then restart the service
 cli-check-device-not-asked = device "{ $name }" not checked: the service holds its port and its admin socket does not answer this account
 cli-check-how-service = through the service
 cli-check-how-port = on { $path } at { $baud } baud, read-only

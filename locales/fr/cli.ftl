@@ -354,6 +354,7 @@ cli-check-service-running = service en marche (son socket d'administration répo
 cli-check-service-stopped = service arrêté (aucun socket d'administration ne répond) : les ports des boîtiers sont ouverts ici, en lecture seule
 cli-check-service-unusable = le socket d'administration ne peut pas servir à ce compte ({ $user }) : { $reason }. Lancez la vérification en root ou sous le compte du service
 cli-check-no-device = aucun appareil configuré : le simulateur intégré certifie, rien n'est fiscal. Pour certifier, ajoutez un bloc [[devices]] (docs/configuration.md)
+cli-check-no-device-demo-off = aucun appareil configuré (demo = false) : la passerelle ne certifie aucune facture. Pour certifier, décommentez et complétez le bloc [[devices]] (docs/install.md, 2.2), puis redémarrez le service
 cli-check-device-not-asked = appareil « { $name } » non vérifié : le service tient son port et son socket d'administration ne répond pas à ce compte
 cli-check-how-service = à travers le service
 cli-check-how-port = sur { $path } à { $baud } bauds, en lecture seule

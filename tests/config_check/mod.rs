@@ -338,3 +338,35 @@ fn another_account_is_told_what_it_may_not_open_or_write() {
         ],
     );
 }
+
+/// The packaged `/etc/emcf-gateway/config.toml` as shipped (`demo = false`, the box's block
+/// still commented out) passes: exit 0, with the warning that nothing is certified until a
+/// box is named, and how.
+#[test]
+fn the_packaged_configuration_passes_and_says_no_box_is_named_yet() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("state");
+    let shipped = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/systemd/config.toml.example"
+    ))
+    .expect("the packaged configuration");
+    let text = shipped.replace(
+        "state_dir = \"/var/lib/emcf-gateway\"",
+        &format!("state_dir = {:?}", state.display().to_string()),
+    );
+    assert_ne!(text, shipped, "the packaged file names its state_dir");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, text).expect("config");
+    chmod(&config, 0o640);
+    let (status, out, err) = check(dir.path(), &config, &[]);
+    assert_eq!(status, Some(0), "{out}\n{err}");
+    line_with(
+        &out,
+        "ATTENTION",
+        &[
+            &nbsp("aucun appareil configuré (demo = false) :"),
+            "décommentez et complétez le bloc [[devices]]",
+        ],
+    );
+}

@@ -53,11 +53,19 @@ pub(super) fn service(config: &Config, lang: Lang) -> (Service, Finding) {
     }
 }
 
-/// No `[[devices]]`: the bundled simulator certifies (demo mode). `demo = false` (1.7.0)
-/// would make this the gateway that certifies nothing: the place to say so.
+/// No `[[devices]]`: with `demo = true` the bundled simulator certifies (nothing is fiscal);
+/// with `demo = false` (the packaged file) nothing is certified until a box is named. A
+/// warning either way: the package installs that state on purpose.
 pub(super) fn device_mode(config: &Config) -> Option<Finding> {
-    (!config.has_devices())
-        .then(|| Finding::new("devices", "", Level::Warning, msg!("cli-check-no-device")))
+    if config.has_devices() {
+        return None;
+    }
+    let message = if config.demo {
+        msg!("cli-check-no-device")
+    } else {
+        msg!("cli-check-no-device-demo-off")
+    };
+    Some(Finding::new("devices", "", Level::Warning, message))
 }
 
 /// One box: through the service when it runs (it owns the port), else on its port: opened
