@@ -132,6 +132,21 @@ async fn a_1_7_0_install_keeps_its_notice_backup_and_configuration_after_the_upg
         "{link}"
     );
 
+    // Its public page, where the `Link` leads, shows what 1.7.0's operator wrote.
+    let page = get(addr, "/notices/1", None).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(
+        page.body
+            .contains("Passez vos caisses à /api/v2 avant le 1er février 2027."),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("Prend effet le 01/02/2027"),
+        "{}",
+        page.body
+    );
+
     // The last good backup 1.7.0 recorded.
     let metrics = get(addr, "/metrics", None).await;
     let line = format!("emcf_backup_last_success_timestamp_seconds {BACKUP_AT_1_7_0}\n");
