@@ -3,9 +3,16 @@
 //! simulator's fiscal memories, and a configuration with every key it knew), and what 1.2.0
 //! wrote through the DGI web API (`tests/fixtures/release-1.2.0/`), and the first register that
 //! keeps invoices, written by 1.5.0 (`tests/fixtures/release-1.5.0/`), and the first with an
-//! organization's largest invoice total, written by 1.6.0 (`tests/fixtures/release-1.6.0/`).
+//! organization's largest invoice total, written by 1.6.0 (`tests/fixtures/release-1.6.0/`),
+//! and 1.7.0's notices, last backup and configuration (`tests/fixtures/release-1.7.0/`, in
+//! `upgrade/release_1_7_0.rs`).
 
 mod common;
+#[path = "upgrade/release_1_7_0.rs"]
+mod release_1_7_0;
+#[allow(dead_code)]
+#[path = "support/smtp.rs"]
+mod smtp;
 
 use std::path::Path;
 
