@@ -4,6 +4,7 @@
 //! error mapping in `reply`, the versions served side by side and the change notices'
 //! headers in `versions`. This layer knows the certification service only, never the store.
 
+mod invoice_get;
 mod landing;
 mod peers;
 mod reply;

@@ -13,13 +13,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use chrono::{SecondsFormat, Utc};
 use hyper::body::Incoming;
-use hyper::header::{
-    HeaderValue, AUTHORIZATION, CACHE_CONTROL, CONTENT_LANGUAGE, CONTENT_TYPE, VARY,
-};
+use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_LANGUAGE, CONTENT_TYPE, VARY};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::json;
 use tracing::{debug, info, Instrument};
 
+use super::invoice_get::{get_invoice, get_view, View};
 use super::reply::{
     certification_response, certify_error, http_error, json_response, Body, HttpError,
 };
@@ -27,7 +26,6 @@ use super::{landing, versions, App, Backend};
 use crate::certify::CertifyError;
 use crate::http_body::{self, BodyError, BodyLimits};
 use crate::i18n::{self, Lang};
-use crate::receipt::{self, Layout, PaperWidth};
 
 /// The version the status report shows ("major.minor").
 pub const API_VERSION: &str = "1.0";
@@ -318,104 +316,6 @@ async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Resp
     }
 }
 
-/// How `GET /Invoice/{rn}` answers.
-enum Format {
-    /// The certification result.
-    Json,
-    /// Its QR code as SVG.
-    QrSvg,
-    /// Its QR code as PNG, `scale` pixels a module (default: about 300 pixels a side).
-    QrPng { scale: Option<u32> },
-    /// The printable fiscal block as an HTML page.
-    ReceiptHtml(Layout),
-    /// The printable fiscal block as ESC/POS bytes.
-    ReceiptEscpos(PaperWidth),
-}
-
-/// What a path under `/Invoice/{rn}/` names (its query read by [`View::format`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum View {
-    QrSvg,
-    QrPng,
-    ReceiptHtml,
-    ReceiptEscpos,
-}
-
-/// A query parameter with a value the route does not take: (name, value, allowed values).
-struct BadParameter(&'static str, String, &'static str);
-
-impl View {
-    const SUFFIXES: [(&'static str, View); 4] = [
-        ("/qr.svg", View::QrSvg),
-        ("/qr.png", View::QrPng),
-        ("/receipt.html", View::ReceiptHtml),
-        ("/receipt.escpos", View::ReceiptEscpos),
-    ];
-
-    /// `{rn}/qr.svg`... to the encoded rn and the view.
-    fn of(tail: &str) -> Option<(&str, View)> {
-        View::SUFFIXES
-            .iter()
-            .find_map(|(suffix, view)| tail.strip_suffix(suffix).map(|rn| (rn, *view)))
-    }
-
-    /// The view's answer as its query asks (`scale`, `layout`, `width`); other parameters are
-    /// ignored.
-    fn format(self, query: Option<&str>) -> Result<Format, BadParameter> {
-        match self {
-            View::QrSvg => Ok(Format::QrSvg),
-            View::QrPng => match query_value(query, "scale") {
-                None => Ok(Format::QrPng { scale: None }),
-                Some(text) => match text.parse::<u32>() {
-                    Ok(scale) if crate::qr::PNG_SCALES.contains(&scale) => {
-                        Ok(Format::QrPng { scale: Some(scale) })
-                    }
-                    _ => Err(BadParameter("scale", text.to_owned(), "1..40")),
-                },
-            },
-            View::ReceiptHtml => match query_value(query, "layout") {
-                None => Ok(Format::ReceiptHtml(Layout::default())),
-                Some(text) => Layout::parse(text)
-                    .map(Format::ReceiptHtml)
-                    .ok_or_else(|| BadParameter("layout", text.to_owned(), Layout::ALLOWED)),
-            },
-            View::ReceiptEscpos => match query_value(query, "width") {
-                None => Ok(Format::ReceiptEscpos(PaperWidth::default())),
-                Some(text) => PaperWidth::parse(text)
-                    .map(Format::ReceiptEscpos)
-                    .ok_or_else(|| BadParameter("width", text.to_owned(), PaperWidth::ALLOWED)),
-            },
-        }
-    }
-}
-
-/// The first value of `name` in a query string, as sent (the values these routes take need
-/// no decoding).
-fn query_value<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
-    query?
-        .split('&')
-        .find_map(|pair| match pair.split_once('=') {
-            Some((key, value)) if key == name => Some(value),
-            None if pair == name => Some(""),
-            _ => None,
-        })
-}
-
-/// `GET /Invoice/{rn}/...`: the QR code or the fiscal block. `?lang=fr|en` chooses the
-/// language before `Accept-Language` (a link or a print job cannot always set a header).
-/// `get_invoice` reads the view's other parameters once the key is known good.
-fn get_view(
-    request: &Request<Incoming>,
-    app: &App,
-    encoded: &str,
-    view: View,
-    lang: Lang,
-) -> Response<Body> {
-    let query = request.uri().query();
-    let lang = landing::query_lang(query).unwrap_or(lang);
-    get_invoice(request, app, encoded, Some(view), lang)
-}
-
 /// Prometheus text (public, like `/status`: no secret in it, and no organization's name
 /// unless `metrics_per_organization` is set).
 fn metrics(app: &App) -> Response<Body> {
@@ -446,124 +346,6 @@ fn openapi() -> Response<Body> {
 
 const OPENAPI: &str = include_str!("../../protocols/http-v1/openapi.yaml");
 
-fn get_invoice(
-    request: &Request<Incoming>,
-    app: &App,
-    encoded: &str,
-    view: Option<View>,
-    lang: Lang,
-) -> Response<Body> {
-    let certifier = match &app.backend {
-        Backend::Ready { certifier, .. } => certifier,
-        Backend::Halted { reason } => return http_error(&HttpError::Halted(reason.clone()), lang),
-    };
-    let principal = match certifier.authenticate(authorization(request).as_deref()) {
-        Ok(principal) => principal,
-        Err(error) => return certify_error(&error, lang),
-    };
-    // A view's parameters are read once the key is known good, before the register is.
-    let format = match view.map(|view| view.format(request.uri().query())) {
-        None => Format::Json,
-        Some(Ok(format)) => format,
-        Some(Err(BadParameter(name, value, allowed))) => {
-            let error = HttpError::BadParameter {
-                name,
-                value,
-                allowed,
-            };
-            return http_error(&error, lang);
-        }
-    };
-    let Some(rn) = percent_decode(encoded) else {
-        return http_error(&HttpError::NotFound, lang);
-    };
-    let entry = match certifier.lookup(&principal, &rn) {
-        Ok(entry) => entry,
-        Err(error) => return certify_error(&error, lang),
-    };
-    // A credit note's printed block names its original when the register has it.
-    let original = match format {
-        Format::ReceiptHtml(_) | Format::ReceiptEscpos(_) => match certifier.original_of(&entry) {
-            Ok(original) => original,
-            Err(error) => return certify_error(&error, lang),
-        },
-        _ => None,
-    };
-    let original = original.as_ref().map(receipt::Original::of);
-    let drawn = |result: Result<Vec<u8>, crate::qr::QrError>, content_type| match result {
-        Ok(bytes) => printable(bytes, content_type, None),
-        Err(error) => certify_error(&CertifyError::Internal(error.to_string()), lang),
-    };
-    match format {
-        Format::Json => certification_response(&entry, &certifier.warnings(&entry), lang),
-        Format::QrSvg => drawn(
-            crate::qr::svg_of(&entry.security.qr_code).map(String::into_bytes),
-            "image/svg+xml",
-        ),
-        Format::QrPng { scale } => drawn(
-            crate::qr::png_of(&entry.security.qr_code, scale),
-            "image/png",
-        ),
-        Format::ReceiptHtml(layout) => {
-            let page = receipt::html::page(&entry, original, layout, lang);
-            let mut response = printable(page.into_bytes(), "text/html; charset=utf-8", Some(lang));
-            let headers = response.headers_mut();
-            headers.insert(
-                "content-security-policy",
-                HeaderValue::from_static(receipt::html::CSP),
-            );
-            headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
-            response
-        }
-        Format::ReceiptEscpos(width) => {
-            let bytes = receipt::escpos::receipt(&entry, original, width, lang);
-            let mut response = printable(bytes, "application/octet-stream", Some(lang));
-            let name = format!(
-                "attachment; filename=\"{}.escpos\"",
-                file_name(&entry.request.rn)
-            );
-            if let Ok(value) = HeaderValue::from_str(&name) {
-                response
-                    .headers_mut()
-                    .insert(hyper::header::CONTENT_DISPOSITION, value);
-            }
-            response
-        }
-    }
-}
-
-/// A 200 of `bytes` as `content_type`, not to be sniffed as anything else; in `lang` (with
-/// `Content-Language`, `Vary: Accept-Language` and no caching) when its text depends on it.
-fn printable(bytes: Vec<u8>, content_type: &'static str, lang: Option<Lang>) -> Response<Body> {
-    let mut response = Response::new(Body::new(Bytes::from(bytes)));
-    let headers = response.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    headers.insert(
-        "x-content-type-options",
-        HeaderValue::from_static("nosniff"),
-    );
-    if let Some(lang) = lang {
-        headers.insert(CONTENT_LANGUAGE, HeaderValue::from_static(lang.code()));
-        headers.insert(VARY, HeaderValue::from_static("accept-language"));
-        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    }
-    response
-}
-
-/// An `rn` as a file name: letters, digits, `-`, `_` and `.` kept, anything else `_`.
-fn file_name(rn: &str) -> String {
-    rn.chars()
-        .take(64)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// A header's value; a value that is not visible ASCII reads as `"\u{fffd}"` (present but
 /// unreadable: a malformed key, never an absent one).
 fn header<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
@@ -575,7 +357,7 @@ fn header<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
 
 /// The `Authorization` header's value, bytes that are not UTF-8 replaced: a Bearer value with
 /// characters a key never has is a wrong key (101), never a missing one (100).
-fn authorization(request: &Request<Incoming>) -> Option<String> {
+pub(super) fn authorization(request: &Request<Incoming>) -> Option<String> {
     request
         .headers()
         .get(AUTHORIZATION)
@@ -623,7 +405,7 @@ async fn read_body(request: Request<Incoming>, limits: &BodyLimits) -> Result<By
 }
 
 /// Decodes `%XX` escapes of a path segment; `None` if malformed or not UTF-8.
-fn percent_decode(segment: &str) -> Option<String> {
+pub(super) fn percent_decode(segment: &str) -> Option<String> {
     let bytes = segment.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
