@@ -11,6 +11,9 @@
 //! (the alert engine sends them, `alerts`). A crash between the relay's acceptance and that
 //! record sends that one e-mail again at the next start, with the same `Message-ID` (a mail
 //! client shows it once): at least once, exactly once unless the process dies in that window.
+//! A record the file could not take (disk full) is kept in memory all the same, so that this
+//! process never sends that e-mail again, and written at the next round
+//! ([`Notices::save_unsaved`]); a crash before then is the window above, longer.
 //!
 //! While a notice retires an API version, every answer of that version carries `Deprecation`
 //! (RFC 9745: `@` and the Unix time of the notice's publication, a structured-field Date),
@@ -197,7 +200,15 @@ struct NoticesFile {
 pub struct Notices {
     path: PathBuf,
     zone: FixedOffset,
-    list: Mutex<Vec<Notice>>,
+    state: Mutex<State>,
+}
+
+/// What the process knows: ahead of the file while a write failed (`unsaved`).
+#[derive(Debug)]
+struct State {
+    list: Vec<Notice>,
+    /// An e-mail recorded here whose record the file does not hold yet.
+    unsaved: bool,
 }
 
 impl Notices {
@@ -209,18 +220,21 @@ impl Notices {
         Ok(Notices {
             path,
             zone,
-            list: Mutex::new(list),
+            state: Mutex::new(State {
+                list,
+                unsaved: false,
+            }),
         })
     }
 
     /// Every notice, oldest first.
     pub fn all(&self) -> Vec<Notice> {
-        self.lock().clone()
+        self.lock().list.clone()
     }
 
     /// Notice `id`.
     pub fn get(&self, id: u32) -> Option<Notice> {
-        self.lock().iter().find(|n| n.id == id).cloned()
+        self.lock().list.iter().find(|n| n.id == id).cloned()
     }
 
     /// Today in the configured zone.
@@ -232,6 +246,7 @@ impl Notices {
     pub fn shown(&self) -> Vec<Notice> {
         let today = self.today();
         self.lock()
+            .list
             .iter()
             .filter(|n| n.shown_on(today))
             .cloned()
@@ -240,8 +255,8 @@ impl Notices {
 
     /// The latest notice retiring `version`, as the headers of its answers say it.
     pub fn deprecation(&self, version: &str) -> Option<Deprecation> {
-        let list = self.lock();
-        let notice = list.iter().rev().find(|n| n.retires(version))?;
+        let state = self.lock();
+        let notice = state.list.iter().rev().find(|n| n.retires(version))?;
         Some(Deprecation::of(notice, self.zone))
     }
 
@@ -254,27 +269,34 @@ impl Notices {
         served: &[&str],
     ) -> Result<Notice, NoticeError> {
         check(&new, self.today(), served)?;
-        let mut list = self.lock();
+        let mut state = self.lock();
         let notice = Notice {
-            id: list.iter().map(|n| n.id).max().unwrap_or(0) + 1,
+            id: state.list.iter().map(|n| n.id).max().unwrap_or(0) + 1,
             published_at: Utc::now(),
             notice: new,
             recipients,
             sent: BTreeMap::new(),
             given_up: BTreeSet::new(),
         };
-        let mut next = list.clone();
+        let mut next = state.list.clone();
         next.push(notice.clone());
+        // Not kept unless written: no e-mail may leave about a notice the file lacks. The
+        // write holds the records not saved yet too.
         save(&self.path, &next)?;
-        *list = next;
+        state.list = next;
+        state.unsaved = false;
         Ok(notice)
     }
 
     /// Records the e-mail of notice `id` to organization `org` as sent (`true`) or given up.
+    /// The record holds in this process whatever happens to the file, so that this process
+    /// never sends that e-mail again; an `Err` says only that the file does not hold it yet
+    /// ([`Notices::save_unsaved`] writes it at the next round; a crash before then sends it
+    /// again at the next start, with the same `Message-ID`).
     pub fn record(&self, id: u32, org: &str, sent: bool) -> Result<(), NoticeError> {
-        let mut list = self.lock();
-        let mut next = list.clone();
-        let notice = next
+        let mut state = self.lock();
+        let notice = state
+            .list
             .iter_mut()
             .find(|n| n.id == id)
             .ok_or(NoticeError::NotFound(id))?;
@@ -283,13 +305,25 @@ impl Notices {
         } else {
             notice.given_up.insert(org.to_owned());
         }
-        save(&self.path, &next)?;
-        *list = next;
-        Ok(())
+        let saved = save(&self.path, &state.list);
+        state.unsaved = saved.is_err();
+        saved
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<Notice>> {
-        self.list.lock().unwrap_or_else(|p| p.into_inner())
+    /// Writes the records a failed write left in memory only; `Ok(false)` when there were
+    /// none, `Ok(true)` when the file now holds them.
+    pub fn save_unsaved(&self) -> Result<bool, NoticeError> {
+        let mut state = self.lock();
+        if !state.unsaved {
+            return Ok(false);
+        }
+        save(&self.path, &state.list)?;
+        state.unsaved = false;
+        Ok(true)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -478,6 +512,39 @@ mod tests {
             "<https://f.example.cd/notices/1>; rel=\"deprecation\"; type=\"text/html\", <https://f.example.cd/notices/1>; rel=\"sunset\"; type=\"text/html\""
         );
         assert!(again.deprecation("v2").is_none());
+    }
+
+    #[test]
+    fn a_send_the_file_could_not_keep_is_not_sent_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let zone = FixedOffset::east_opt(3600).expect("zone");
+        let notices = Notices::open(dir.path(), zone).expect("open");
+        let effective = notices.today() + Duration::days(40);
+        let orgs = BTreeSet::from(["acme".to_owned(), "bobo".to_owned()]);
+        notices.add(new(effective), orgs, &["v1"]).expect("added");
+        assert!(!notices.save_unsaved().expect("nothing to write"));
+        // The file cannot be replaced (as on a full or read-only disk; a folder in its place
+        // stops even root's rename).
+        let file = dir.path().join(FILE);
+        std::fs::remove_file(&file).expect("remove");
+        std::fs::create_dir(&file).expect("folder in its place");
+        assert!(matches!(
+            notices.record(1, "acme", true),
+            Err(NoticeError::File { .. })
+        ));
+        // This process knows it was sent: the next round does not send it again.
+        let kept = notices.get(1).expect("notice");
+        assert_eq!(kept.pending().collect::<Vec<_>>(), ["bobo"]);
+        assert!(kept.sent.contains_key("acme"));
+        assert!(notices.save_unsaved().is_err(), "still not writable");
+        // Once the disk takes it again, the next round writes it.
+        std::fs::remove_dir(&file).expect("folder removed");
+        assert!(notices.save_unsaved().expect("written"));
+        assert!(!notices.save_unsaved().expect("nothing left"));
+        let again = Notices::open(dir.path(), zone).expect("reopen");
+        let read = again.get(1).expect("kept");
+        assert!(read.sent.contains_key("acme"));
+        assert_eq!(read.pending().collect::<Vec<_>>(), ["bobo"]);
     }
 
     #[test]
