@@ -11,6 +11,9 @@
 //! (the alert engine sends them, `alerts`). A crash between the relay's acceptance and that
 //! record sends that one e-mail again at the next start, with the same `Message-ID` (a mail
 //! client shows it once): at least once, exactly once unless the process dies in that window.
+//! A record the file could not take (disk full) is kept in memory all the same, so that this
+//! process never sends that e-mail again, and written at the next round
+//! ([`Notices::save_unsaved`]); a crash before then is the window above, longer.
 //!
 //! While a notice retires an API version, every answer of that version carries `Deprecation`
 //! (RFC 9745: `@` and the Unix time of the notice's publication, a structured-field Date),
@@ -31,7 +34,8 @@ use crate::msg;
 
 /// The state file's name in the state directory.
 pub const FILE: &str = "notices.json";
-/// How many days ahead a notice's effective date must be, at least.
+/// How many full days (of 24 hours) a notice's publication must precede the first instant of
+/// its effective day in the configured zone (the instant `Sunset` names), at least.
 pub const NOTICE_DAYS: i64 = 30;
 /// Longest subject, in characters (one line of an e-mail client's list).
 const MAX_SUBJECT: usize = 150;
@@ -84,6 +88,14 @@ impl Notice {
             .filter(|id| !self.sent.contains_key(*id) && !self.given_up.contains(*id))
     }
 
+    /// Whether some of its e-mails are still pending at `now` with less than [`NOTICE_DAYS`]
+    /// full days left before its effective day begins in `zone`: those organizations will not
+    /// get the warning the notice promised.
+    pub fn late(&self, now: DateTime<Utc>, zone: FixedOffset) -> bool {
+        self.pending().next().is_some()
+            && day_start(self.notice.effective, zone) - now < Duration::days(NOTICE_DAYS)
+    }
+
     /// Whether its banner still shows on `today` (until its effective date, included).
     pub fn shown_on(&self, today: NaiveDate) -> bool {
         today <= self.notice.effective
@@ -98,14 +110,14 @@ impl Notice {
 /// What went wrong with a notice.
 #[derive(Debug, Error)]
 pub enum NoticeError {
-    /// The effective date is less than [`NOTICE_DAYS`] days ahead.
+    /// The effective day begins less than [`NOTICE_DAYS`] full days from now.
     #[error(
-        "effective date {effective} is less than {NOTICE_DAYS} days ahead (earliest {earliest})"
+        "effective date {effective} begins less than {NOTICE_DAYS} full days from now (earliest {earliest})"
     )]
     TooSoon {
         /// As given.
         effective: NaiveDate,
-        /// The earliest date allowed today.
+        /// The earliest date allowed now.
         earliest: NaiveDate,
     },
     /// An empty subject.
@@ -197,7 +209,15 @@ struct NoticesFile {
 pub struct Notices {
     path: PathBuf,
     zone: FixedOffset,
-    list: Mutex<Vec<Notice>>,
+    state: Mutex<State>,
+}
+
+/// What the process knows: ahead of the file while a write failed (`unsaved`).
+#[derive(Debug)]
+struct State {
+    list: Vec<Notice>,
+    /// An e-mail recorded here whose record the file does not hold yet.
+    unsaved: bool,
 }
 
 impl Notices {
@@ -209,18 +229,21 @@ impl Notices {
         Ok(Notices {
             path,
             zone,
-            list: Mutex::new(list),
+            state: Mutex::new(State {
+                list,
+                unsaved: false,
+            }),
         })
     }
 
     /// Every notice, oldest first.
     pub fn all(&self) -> Vec<Notice> {
-        self.lock().clone()
+        self.lock().list.clone()
     }
 
     /// Notice `id`.
     pub fn get(&self, id: u32) -> Option<Notice> {
-        self.lock().iter().find(|n| n.id == id).cloned()
+        self.lock().list.iter().find(|n| n.id == id).cloned()
     }
 
     /// Today in the configured zone.
@@ -232,6 +255,7 @@ impl Notices {
     pub fn shown(&self) -> Vec<Notice> {
         let today = self.today();
         self.lock()
+            .list
             .iter()
             .filter(|n| n.shown_on(today))
             .cloned()
@@ -240,8 +264,8 @@ impl Notices {
 
     /// The latest notice retiring `version`, as the headers of its answers say it.
     pub fn deprecation(&self, version: &str) -> Option<Deprecation> {
-        let list = self.lock();
-        let notice = list.iter().rev().find(|n| n.retires(version))?;
+        let state = self.lock();
+        let notice = state.list.iter().rev().find(|n| n.retires(version))?;
         Some(Deprecation::of(notice, self.zone))
     }
 
@@ -253,28 +277,36 @@ impl Notices {
         recipients: BTreeSet<String>,
         served: &[&str],
     ) -> Result<Notice, NoticeError> {
-        check(&new, self.today(), served)?;
-        let mut list = self.lock();
+        let now = Utc::now();
+        check(&new, now, self.zone, served)?;
+        let mut state = self.lock();
         let notice = Notice {
-            id: list.iter().map(|n| n.id).max().unwrap_or(0) + 1,
-            published_at: Utc::now(),
+            id: state.list.iter().map(|n| n.id).max().unwrap_or(0) + 1,
+            published_at: now,
             notice: new,
             recipients,
             sent: BTreeMap::new(),
             given_up: BTreeSet::new(),
         };
-        let mut next = list.clone();
+        let mut next = state.list.clone();
         next.push(notice.clone());
+        // Not kept unless written: no e-mail may leave about a notice the file lacks. The
+        // write holds the records not saved yet too.
         save(&self.path, &next)?;
-        *list = next;
+        state.list = next;
+        state.unsaved = false;
         Ok(notice)
     }
 
     /// Records the e-mail of notice `id` to organization `org` as sent (`true`) or given up.
+    /// The record holds in this process whatever happens to the file, so that this process
+    /// never sends that e-mail again; an `Err` says only that the file does not hold it yet
+    /// ([`Notices::save_unsaved`] writes it at the next round; a crash before then sends it
+    /// again at the next start, with the same `Message-ID`).
     pub fn record(&self, id: u32, org: &str, sent: bool) -> Result<(), NoticeError> {
-        let mut list = self.lock();
-        let mut next = list.clone();
-        let notice = next
+        let mut state = self.lock();
+        let notice = state
+            .list
             .iter_mut()
             .find(|n| n.id == id)
             .ok_or(NoticeError::NotFound(id))?;
@@ -283,20 +315,59 @@ impl Notices {
         } else {
             notice.given_up.insert(org.to_owned());
         }
-        save(&self.path, &next)?;
-        *list = next;
-        Ok(())
+        let saved = save(&self.path, &state.list);
+        state.unsaved = saved.is_err();
+        saved
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<Notice>> {
-        self.list.lock().unwrap_or_else(|p| p.into_inner())
+    /// Writes the records a failed write left in memory only; `Ok(false)` when there were
+    /// none, `Ok(true)` when the file now holds them.
+    pub fn save_unsaved(&self) -> Result<bool, NoticeError> {
+        let mut state = self.lock();
+        if !state.unsaved {
+            return Ok(false);
+        }
+        save(&self.path, &state.list)?;
+        state.unsaved = false;
+        Ok(true)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
-/// Whether `new` may be published on `today`: an effective date at least [`NOTICE_DAYS`]
-/// days ahead, a subject of one plain line, a body, a served version.
-pub fn check(new: &NewNotice, today: NaiveDate, served: &[&str]) -> Result<(), NoticeError> {
-    let earliest = today + Duration::days(NOTICE_DAYS);
+/// The first instant of `day` in `zone`: when a notice's effective day begins, the instant
+/// its `Sunset` header names.
+pub fn day_start(day: NaiveDate, zone: FixedOffset) -> DateTime<Utc> {
+    let midnight = day.and_time(chrono::NaiveTime::MIN);
+    zone.from_local_datetime(&midnight).single().map_or_else(
+        || Utc.from_utc_datetime(&midnight),
+        |t| t.with_timezone(&Utc),
+    )
+}
+
+/// The earliest effective date a notice published at `now` may have: the first day of `zone`
+/// that begins at least [`NOTICE_DAYS`] full days after `now`.
+pub fn earliest(now: DateTime<Utc>, zone: FixedOffset) -> NaiveDate {
+    let bound = now + Duration::days(NOTICE_DAYS);
+    let day = bound.with_timezone(&zone).date_naive();
+    if day_start(day, zone) >= bound {
+        day
+    } else {
+        day + Duration::days(1)
+    }
+}
+
+/// Whether `new` may be published at `now`: its effective day beginning (in `zone`) at least
+/// [`NOTICE_DAYS`] full days later, a subject of one plain line, a body, a served version.
+pub fn check(
+    new: &NewNotice,
+    now: DateTime<Utc>,
+    zone: FixedOffset,
+    served: &[&str],
+) -> Result<(), NoticeError> {
+    let earliest = earliest(now, zone);
     if new.effective < earliest {
         return Err(NoticeError::TooSoon {
             effective: new.effective,
@@ -344,11 +415,7 @@ pub struct Deprecation {
 
 impl Deprecation {
     fn of(notice: &Notice, zone: FixedOffset) -> Deprecation {
-        let midnight = notice.notice.effective.and_time(chrono::NaiveTime::MIN);
-        let start = zone.from_local_datetime(&midnight).single().map_or_else(
-            || Utc.from_utc_datetime(&midnight),
-            |t| t.with_timezone(&Utc),
-        );
+        let start = day_start(notice.notice.effective, zone);
         Deprecation {
             id: notice.id,
             deprecation: format!("@{}", notice.published_at.timestamp()),
@@ -426,26 +493,95 @@ mod tests {
         NaiveDate::parse_from_str(text, "%Y-%m-%d").expect("day")
     }
 
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text)
+            .expect("instant")
+            .with_timezone(&Utc)
+    }
+
+    fn zone() -> FixedOffset {
+        FixedOffset::east_opt(3600).expect("zone")
+    }
+
     #[test]
-    fn thirty_days_ahead_at_least() {
-        let today = day("2026-11-26");
-        let refused = check(&new(day("2026-12-25")), today, &["v1"]).expect_err("29 days");
-        assert!(
-            matches!(refused, NoticeError::TooSoon { earliest, .. } if earliest == day("2026-12-26"))
+    fn thirty_full_days_before_the_effective_day_begins() {
+        let refused_with = |now: &str, effective: &str| match check(
+            &new(day(effective)),
+            at(now),
+            zone(),
+            &["v1"],
+        ) {
+            Err(NoticeError::TooSoon { earliest, .. }) => Some(earliest),
+            Err(other) => panic!("{other}"),
+            Ok(()) => None,
+        };
+        // Published 26/11 at 23:59 +01:00: 26/12 begins 29 days and 1 minute later.
+        assert_eq!(
+            refused_with("2026-11-26T23:59:00+01:00", "2026-12-26"),
+            Some(day("2026-12-27"))
         );
-        check(&new(day("2026-12-26")), today, &["v1"]).expect("30 days");
+        assert_eq!(
+            refused_with("2026-11-26T23:59:00+01:00", "2026-12-27"),
+            None
+        );
+        // Published at the first second of 26/11: 26/12 begins 30 days later exactly.
+        assert_eq!(
+            refused_with("2026-11-26T00:00:00+01:00", "2026-12-26"),
+            None
+        );
+        assert_eq!(
+            refused_with("2026-11-26T00:00:01+01:00", "2026-12-26"),
+            Some(day("2026-12-27"))
+        );
+        assert_eq!(
+            refused_with("2026-11-26T12:00:00+01:00", "2026-12-25"),
+            Some(day("2026-12-27"))
+        );
+        // The configured zone's day, not UTC's: 25/11 at 23:30 UTC is 26/11 00:30 +01:00.
+        assert_eq!(
+            refused_with("2026-11-25T23:30:00Z", "2026-12-26"),
+            Some(day("2026-12-27"))
+        );
+        // What is refused at `now` is what `Sunset` would name less than 30 days later.
+        assert_eq!(
+            day_start(day("2026-12-26"), zone()) - at("2026-11-26T00:00:00+01:00"),
+            Duration::days(NOTICE_DAYS)
+        );
+        let now = at("2026-11-26T10:00:00+01:00");
         let mut unknown = new(day("2027-01-26"));
         unknown.retires = Some("v9".into());
         assert!(matches!(
-            check(&unknown, today, &["v1"]),
+            check(&unknown, now, zone(), &["v1"]),
             Err(NoticeError::UnknownVersion { .. })
         ));
         let mut two_lines = new(day("2027-01-26"));
         two_lines.subject = "a\nb".into();
         assert!(matches!(
-            check(&two_lines, today, &["v1"]),
+            check(&two_lines, now, zone(), &["v1"]),
             Err(NoticeError::BadSubject)
         ));
+    }
+
+    #[test]
+    fn pending_e_mails_are_late_with_less_than_thirty_days_left() {
+        let mut notice = Notice {
+            id: 1,
+            published_at: at("2026-11-26T10:00:00+01:00"),
+            notice: new(day("2026-12-27")),
+            recipients: BTreeSet::from(["acme".to_owned(), "bobo".to_owned()]),
+            sent: BTreeMap::new(),
+            given_up: BTreeSet::new(),
+        };
+        // 27/12 begins at 26/12 23:00 UTC: 30 days before is 26/11 23:00 UTC.
+        assert!(!notice.late(at("2026-11-26T23:00:00Z"), zone()));
+        assert!(notice.late(at("2026-11-26T23:00:01Z"), zone()));
+        assert!(notice.late(at("2026-12-28T10:00:00Z"), zone()), "past");
+        // Nothing pending: nothing late.
+        notice
+            .sent
+            .insert("acme".into(), at("2026-11-27T10:00:00Z"));
+        notice.given_up.insert("bobo".into());
+        assert!(!notice.late(at("2026-12-20T10:00:00Z"), zone()));
     }
 
     #[test]
@@ -478,6 +614,39 @@ mod tests {
             "<https://f.example.cd/notices/1>; rel=\"deprecation\"; type=\"text/html\", <https://f.example.cd/notices/1>; rel=\"sunset\"; type=\"text/html\""
         );
         assert!(again.deprecation("v2").is_none());
+    }
+
+    #[test]
+    fn a_send_the_file_could_not_keep_is_not_sent_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let zone = FixedOffset::east_opt(3600).expect("zone");
+        let notices = Notices::open(dir.path(), zone).expect("open");
+        let effective = notices.today() + Duration::days(40);
+        let orgs = BTreeSet::from(["acme".to_owned(), "bobo".to_owned()]);
+        notices.add(new(effective), orgs, &["v1"]).expect("added");
+        assert!(!notices.save_unsaved().expect("nothing to write"));
+        // The file cannot be replaced (as on a full or read-only disk; a folder in its place
+        // stops even root's rename).
+        let file = dir.path().join(FILE);
+        std::fs::remove_file(&file).expect("remove");
+        std::fs::create_dir(&file).expect("folder in its place");
+        assert!(matches!(
+            notices.record(1, "acme", true),
+            Err(NoticeError::File { .. })
+        ));
+        // This process knows it was sent: the next round does not send it again.
+        let kept = notices.get(1).expect("notice");
+        assert_eq!(kept.pending().collect::<Vec<_>>(), ["bobo"]);
+        assert!(kept.sent.contains_key("acme"));
+        assert!(notices.save_unsaved().is_err(), "still not writable");
+        // Once the disk takes it again, the next round writes it.
+        std::fs::remove_dir(&file).expect("folder removed");
+        assert!(notices.save_unsaved().expect("written"));
+        assert!(!notices.save_unsaved().expect("nothing left"));
+        let again = Notices::open(dir.path(), zone).expect("reopen");
+        let read = again.get(1).expect("kept");
+        assert!(read.sent.contains_key("acme"));
+        assert_eq!(read.pending().collect::<Vec<_>>(), ["bobo"]);
     }
 
     #[test]

@@ -459,3 +459,76 @@ fn every_person_facing_text_of_src_comes_from_the_catalogue() {
         stale.join("\n")
     );
 }
+
+/// The docs quote the French output as the program prints it (its no-break spaces before
+/// `:` and `;` included), and their French summaries follow the same typography.
+#[test]
+fn the_docs_show_the_french_output_as_printed() {
+    use emcf_gateway::msg;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |path: &str| std::fs::read_to_string(root.join(path)).expect(path);
+    let printed = [
+        (
+            "docs/notices.md",
+            msg!(
+                "cli-notice-org",
+                id = 1i64,
+                org = "acme",
+                state = msg!("cli-notice-org-sent", at = "26/11/2026 22:10:03 UTC+01:00")
+            ),
+        ),
+        (
+            "docs/notices.md",
+            msg!(
+                "cli-notice-org",
+                id = 1i64,
+                org = "bobo",
+                state = msg!("cli-notice-org-pending")
+            ),
+        ),
+        (
+            "docs/notices.md",
+            msg!(
+                "cli-notice-late",
+                id = 2i64,
+                pending = 1i64,
+                date = "20/12/2026",
+                days = 30i64
+            ),
+        ),
+        (
+            "docs/backup.md",
+            msg!(
+                "backup-done",
+                dir = "/var/backups/emcf-gateway/emcf-backup-20261126T020000Z",
+                records = 1204i64,
+                entries = 1187i64,
+                files = 7i64,
+                head = "6a9bfb9cdd9086e9f96eb821dc7b56e1faa7eb0f65994a46bb4d35de8dd246b0"
+            ),
+        ),
+    ];
+    for (path, message) in printed {
+        let line = message.render(Lang::Fr);
+        assert!(read(path).contains(&line), "{path} should show {line:?}");
+    }
+    // The French summary of the integrators' page, and the banner quoted by backup.md.
+    let summary = read("docs/integrators/versions.md");
+    let french: String = summary
+        .lines()
+        .skip_while(|l| !l.starts_with("**En bref (français).**"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(french.len() > 200, "the French summary is read: {french:?}");
+    for mark in [" :", " ;", " ?", " !", " »", "« "] {
+        assert!(!french.contains(mark), "{mark:?} in {french:?}");
+    }
+    let banner = msg!("dash-alert-backup-old", at = "…").render(Lang::Fr);
+    let quoted = banner.split(", il y a").nth(1).expect("banner");
+    let quoted: String = quoted.chars().take(70).collect();
+    let backup = read("docs/backup.md").replace("\n  ", " ");
+    assert!(
+        backup.contains(&quoted),
+        "docs/backup.md should quote {quoted:?}"
+    );
+}

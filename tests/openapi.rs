@@ -452,7 +452,45 @@ paths:
       responses:
         "200":
           description: ok
+  /Invoice/{rn}:
+    get:
+      parameters:
+        - $ref: "#/components/parameters/Rn"
+        - $ref: "#/components/parameters/Trace"
+      responses:
+        "200":
+          description: ok
+          headers:
+            X-Request-Id:
+              schema:
+                type: string
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Answer"
+            text/csv:
+              schema:
+                type: string
+        "404":
+          description: not found
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error404"
 components:
+  parameters:
+    Rn:
+      name: rn
+      in: path
+      required: true
+      schema:
+        type: string
+    Trace:
+      name: X-Trace
+      in: header
+      required: false
+      schema:
+        type: string
   schemas:
     Request:
       type: object
@@ -466,6 +504,8 @@ components:
           type: array
           items:
             $ref: "#/components/schemas/Item"
+        memo:
+          type: [string, "null"]
     Item:
       type: object
       properties:
@@ -487,6 +527,23 @@ components:
         total:
           type: string
           format: decimal
+        client:
+          type: [string, "null"]
+    Error404:
+      allOf:
+        - $ref: "#/components/schemas/Error"
+        - properties:
+            errorCode:
+              enum: [120, 170]
+    Error:
+      type: object
+      properties:
+        errorCode:
+          type: integer
+        note:
+          anyOf:
+            - type: string
+            - type: "null"
 "##;
 
 /// `BASE` with `from` replaced by `to` (which must be there).
@@ -509,7 +566,36 @@ fn the_comparer_fails_on_each_kind_of_break() {
     .replace(
         "  /status:\n",
         "  /other:\n    get:\n      responses: {}\n  /status:\n",
-    );
+    )
+    // A request field taking null too, or a number: more is accepted.
+    .replacen(
+        "        rn:\n          type: string\n",
+        "        rn:\n          type: [string, \"null\"]\n",
+        1,
+    )
+    .replace(
+        "        memo:\n          type: [string, \"null\"]\n",
+        "        memo:\n          type: [string, integer, \"null\"]\n",
+    )
+    // An optional parameter where there were none, a new status, header, content type,
+    // `anyOf` branch... of a response.
+    .replace(
+        "  /status:\n    get:\n",
+        "  /status:\n    get:\n      parameters:\n        - name: since\n          in: query\n          schema:\n            type: string\n",
+    )
+    .replace(
+        "        \"404\":\n          description: not found\n",
+        "        \"410\":\n          description: gone\n        \"404\":\n          description: not found\n",
+    )
+    .replace(
+        "          headers:\n            X-Request-Id:\n",
+        "          headers:\n            X-Other:\n              schema:\n                type: string\n            X-Request-Id:\n",
+    )
+    .replace(
+        "            text/csv:\n",
+        "            text/plain:\n              schema:\n                type: string\n            text/csv:\n",
+    )
+    .replace("enum: [120, 170]", "enum: [120, 170, 171]");
     assert_eq!(
         compat::breaks(&base, &compat::parse(&grown)),
         Vec::<String>::new()
@@ -558,6 +644,77 @@ fn the_comparer_fails_on_each_kind_of_break() {
             "          required: true\n",
             "parameter lang made required",
         ),
+        // A type list that loses a member, or changes one.
+        (
+            "        client:\n          type: [string, \"null\"]\n",
+            "        client:\n          type: string\n",
+            "client: type [null, string] became string",
+        ),
+        (
+            "        client:\n          type: [string, \"null\"]\n",
+            "        client:\n          type: [integer, \"null\"]\n",
+            "client: type [null, string] became [integer, null]",
+        ),
+        (
+            "        memo:\n          type: [string, \"null\"]\n",
+            "        memo:\n          type: string\n",
+            "memo: type [null, string] became string",
+        ),
+        // A response field that gains a type: a strict client fails on it.
+        (
+            "        code:\n          type: string\n",
+            "        code:\n          type: [string, \"null\"]\n",
+            "code: type string became [null, string]",
+        ),
+        (
+            "        errorCode:\n          type: integer\n",
+            "        errorCode:\n          type: [integer, string]\n",
+            "errorCode: type integer became [integer, string]",
+        ),
+        // A parameter component made required, read through the operation's `$ref`.
+        (
+            "      name: X-Trace\n      in: header\n      required: false\n",
+            "      name: X-Trace\n      in: header\n      required: true\n",
+            "parameter X-Trace made required (in header)",
+        ),
+        // A required parameter where the operation had none.
+        (
+            "  /status:\n    get:\n",
+            "  /status:\n    get:\n      parameters:\n        - name: since\n          in: query\n          required: true\n          schema:\n            type: string\n",
+            "paths./status.get: parameter since made required (in query)",
+        ),
+        // A branch removed from an `allOf` (the errorCode values of a status) or an `anyOf`.
+        (
+            "        - properties:\n            errorCode:\n              enum: [120, 170]\n",
+            "",
+            "Error404.allOf: allOf branch 1 removed",
+        ),
+        (
+            "            - type: string\n            - type: \"null\"\n",
+            "            - type: \"null\"\n",
+            "note.anyOf: anyOf branch 0 removed",
+        ),
+        (
+            "          anyOf:\n            - type: string\n            - type: \"null\"\n",
+            "          type: string\n",
+            "note: anyOf removed",
+        ),
+        // A response status, a response header, a content type removed.
+        (
+            "        \"404\":\n          description: not found\n          content:\n            application/json:\n              schema:\n                $ref: \"#/components/schemas/Error404\"\n",
+            "",
+            "response status 404 removed",
+        ),
+        (
+            "            X-Request-Id:\n              schema:\n                type: string\n",
+            "            X-Other:\n              schema:\n                type: string\n",
+            "header X-Request-Id removed",
+        ),
+        (
+            "            text/csv:\n              schema:\n                type: string\n",
+            "",
+            "content type text/csv removed",
+        ),
         (
             "        rn:\n          type: string\n",
             "        rn:\n          type: integer\n",
@@ -576,6 +733,45 @@ fn the_comparer_fails_on_each_kind_of_break() {
     ];
     for (from, to, expected) in cases {
         let found = compat::breaks(&base, &compat::parse(&changed(from, to)));
+        assert!(
+            found.iter().any(|b| b.contains(expected)),
+            "{expected:?} not found for {from:?} -> {to:?}: {found:?}"
+        );
+    }
+}
+
+/// The same breaks made to today's document are found there too: the reader sees its type
+/// lists, parameter components, branches, statuses, headers and content types.
+#[test]
+fn the_comparer_finds_breaks_in_the_real_document() {
+    let old = compat::parse(RELEASE_1_0_0);
+    let cases = [
+        ("type: [string, \"null\"]", "type: string", "became string"),
+        (
+            "      name: Idempotency-Key\n      in: header\n      required: false\n",
+            "      name: Idempotency-Key\n      in: header\n      required: true\n",
+            "parameter Idempotency-Key made required (in header)",
+        ),
+        (
+            "        - properties:\n            errorCode:\n              enum: [100, 101, 102]\n",
+            "",
+            "Error401.allOf: allOf branch 1 removed",
+        ),
+        (
+            "        \"401\":\n          $ref: \"#/components/responses/Unauthorized\"\n",
+            "",
+            "response status 401 removed",
+        ),
+        (
+            "            X-Request-Id:\n              $ref: \"#/components/headers/X-Request-Id\"\n",
+            "",
+            "header X-Request-Id removed",
+        ),
+        ("            application/yaml:\n", "            text/yaml:\n", "content type application/yaml removed"),
+    ];
+    for (from, to, expected) in cases {
+        assert!(SPEC.contains(from), "{from:?}");
+        let found = compat::breaks(&old, &compat::parse(&SPEC.replacen(from, to, 1)));
         assert!(
             found.iter().any(|b| b.contains(expected)),
             "{expected:?} not found for {from:?} -> {to:?}: {found:?}"

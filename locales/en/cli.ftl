@@ -391,7 +391,7 @@ cli-check-smtp-refused = SMTP relay { $relay }: refused ({ $detail }). Fix: chec
 cli-check-smtp-other = SMTP relay { $relay }: { $detail }. Fix: check the [smtp] table
 
 ## notice
-notice-too-soon = the effective date { $effective } is less than { $days } days ahead: a change notice is published at least { $days } days before; the earliest date possible today is { $earliest } (--effective { $earliest })
+notice-too-soon = the effective date { $effective } begins in less than { $days } full days: a change notice is published at least { $days } full days (of 24 hours) before its effective date begins, in the gateway's time zone; the earliest date possible now is { $earliest } (--effective { $earliest })
 notice-empty-subject = the notice's subject is empty: give it with --subject
 notice-empty-body = the notice's text is empty: write it in the file of --body-file
 notice-bad-subject = the notice's subject must be one line of at most { $max } characters, with no hidden character and no "=?"
@@ -417,6 +417,10 @@ cli-notice-org-sent = sent { $at }
 cli-notice-org-given-up = not sent (no valid address, or refused by the relay)
 cli-notice-org-pending = pending
 cli-notice-org = notice { $id }, { $org }: { $state }
+cli-notice-late = notice { $id }: warning, { $pending ->
+    [one] { $pending } e-mail is still pending
+   *[other] { $pending } e-mails are still pending
+} with less than { $days } days left before the effective date ({ $date }): those organizations will not get the { $days } days' warning promised; check the [smtp] relay and the service's log
 
 ## backup (emcf-gateway backup / restore, src/admin/backup, src/cli/backup_commands.rs)
 config-backup-dir = must be an absolute folder path, for example "/var/backups/emcf-gateway"

@@ -391,7 +391,7 @@ cli-check-smtp-refused = relais SMTP { $relay } : refusé ({ $detail }). Correc
 cli-check-smtp-other = relais SMTP { $relay } : { $detail }. Correction : vérifiez la table [smtp]
 
 ## notice
-notice-too-soon = la date d'effet { $effective } est à moins de { $days } jours : un avis de changement se publie au moins { $days } jours avant ; la date la plus proche possible aujourd'hui est le { $earliest } (--effective { $earliest })
+notice-too-soon = la date d'effet { $effective } commence dans moins de { $days } jours pleins : un avis de changement se publie au moins { $days } jours pleins (de 24 heures) avant le début de sa date d'effet, à l'heure de la passerelle ; la date la plus proche possible maintenant est le { $earliest } (--effective { $earliest })
 notice-empty-subject = l'objet de l'avis est vide : donnez-le avec --subject
 notice-empty-body = le texte de l'avis est vide : écrivez-le dans le fichier de --body-file
 notice-bad-subject = l'objet de l'avis doit tenir sur une ligne de { $max } caractères au plus, sans caractère caché ni « =? »
@@ -420,6 +420,10 @@ cli-notice-org-sent = envoyé le { $at }
 cli-notice-org-given-up = non envoyé (aucune adresse valable ou refusé par le relais)
 cli-notice-org-pending = en attente
 cli-notice-org = avis { $id }, { $org } : { $state }
+cli-notice-late = avis { $id } : attention, { $pending ->
+    [one] { $pending } e-mail est encore en attente
+   *[other] { $pending } e-mails sont encore en attente
+} à moins de { $days } jours de la date d'effet ({ $date }) : ces organisations n'auront pas les { $days } jours de préavis promis ; vérifiez le relais [smtp] et les journaux du service
 
 ## backup (emcf-gateway backup / restore, src/admin/backup, src/cli/backup_commands.rs)
 config-backup-dir = doit être un chemin absolu de dossier, par exemple « /var/backups/emcf-gateway »

@@ -183,6 +183,9 @@ impl AlertEngine {
             }
         })
         .await;
+        if let Some(notices) = &self.notices {
+            notice_mail::save_unsaved(notices).await;
+        }
         let Some(mailer) = &self.mailer else { return };
         let pending: Vec<(RaisedAlert, Organization)> = self
             .lock()

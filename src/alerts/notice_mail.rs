@@ -82,6 +82,20 @@ fn message_id(notice: &Notice, org: &Organization) -> String {
     format!("notice.{}.{}", notice.id, &hex[..32])
 }
 
+/// Writes the e-mails recorded in memory only (a write that failed at an earlier round:
+/// [`Notices::record`]), at each round, relay or not.
+pub async fn save_unsaved(notices: &Arc<Notices>) {
+    let shared = Arc::clone(notices);
+    match tokio::task::spawn_blocking(move || shared.save_unsaved()).await {
+        Ok(Ok(true)) => info!("notices: e-mails recorded earlier now written to the notices file"),
+        Ok(Ok(false)) => {}
+        Ok(Err(error)) => {
+            error!(%error, "notices: e-mails sent still not written to the notices file (this process does not send them again; trying again at the next evaluation; a restart before then sends them again, with the same Message-ID)")
+        }
+        Err(error) => error!(%error, "notices: writing the notices file failed"),
+    }
+}
+
 /// Sends every notice e-mail not yet recorded, to the organizations of `orgs` (one gone is
 /// given up). Returns `false` when the relay could not be reached (the rest waits for the
 /// next round).
@@ -123,13 +137,15 @@ pub async fn send_pending(
             let (shared, notice_id) = (Arc::clone(notices), notice.id);
             let recorded =
                 tokio::task::spawn_blocking(move || shared.record(notice_id, &id, sent)).await;
+            // A failed write leaves the record in memory: this process never sends that
+            // e-mail again, and the next round writes the file again.
             match recorded {
                 Ok(Ok(())) => {}
                 Ok(Err(error)) => {
-                    warn!(%error, "notices: e-mail not recorded (a restart may send it again)")
+                    error!(notice = notice_id, %error, "notices: e-mail recorded in memory only, the notices file could not be written (trying again at the next evaluation; a restart before then sends it again, with the same Message-ID)")
                 }
                 Err(error) => {
-                    warn!(%error, "notices: e-mail not recorded (a restart may send it again)")
+                    error!(notice = notice_id, %error, "notices: e-mail not recorded (a restart may send it again)")
                 }
             }
         }

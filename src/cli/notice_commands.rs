@@ -25,7 +25,8 @@ pub enum NoticeCommand {
     /// Publish a change notice: at least 30 days ahead, e-mailed once to every
     /// organization's administrators, a banner on their dashboards until the date.
     Add {
-        /// The day the change takes effect, YYYY-MM-DD (at least 30 days ahead).
+        /// The day the change takes effect, YYYY-MM-DD (its first second, in the gateway's
+        /// time zone, at least 30 full days from now).
         #[arg(long, value_name = "DATE", value_parser = super::parse_day)]
         effective: NaiveDate,
         /// The notice's subject, one line.
@@ -77,8 +78,7 @@ pub fn run(config: &Config, command: NoticeCommand) -> anyhow::Result<()> {
 fn add(config: &Config, new: NewNotice) -> anyhow::Result<()> {
     let lang = default_lang();
     // Said before anything else, service running or not.
-    let today = Utc::now().with_timezone(&config.offset()).date_naive();
-    if let Err(error) = notices::check(&new, today, SERVED_VERSIONS) {
+    if let Err(error) = notices::check(&new, Utc::now(), config.offset(), SERVED_VERSIONS) {
         return Err(anyhow!(error.message()));
     }
     let state_dir = config.resolved_state_dir();
@@ -138,8 +138,19 @@ fn list(config: &Config, json: bool) -> anyhow::Result<()> {
         Some(answer) => serde_json::from_value(answer)?,
         None => open(config)?.all(),
     };
+    let now = Utc::now();
+    let zone = config.offset();
     if json {
-        return print_json(&serde_json::to_value(&all)?);
+        // Each notice as kept, and `late`: e-mails still pending with less than 30 days left.
+        let mut listed = Vec::with_capacity(all.len());
+        for n in &all {
+            let mut value = serde_json::to_value(n)?;
+            if let Some(fields) = value.as_object_mut() {
+                fields.insert("late".into(), n.late(now, zone).into());
+            }
+            listed.push(value);
+        }
+        return print_json(&serde_json::Value::Array(listed));
     }
     if all.is_empty() {
         println!("{}", msg!("cli-notices-none").render(lang));
@@ -168,12 +179,25 @@ fn list(config: &Config, json: bool) -> anyhow::Result<()> {
         &msg!("cli-notices-header").render(lang),
         rows,
     );
+    for n in all.iter().filter(|n| n.late(now, zone)) {
+        println!(
+            "{}",
+            msg!(
+                "cli-notice-late",
+                id = i64::from(n.id),
+                pending = n.pending().count() as i64,
+                date = format::day(&n.notice.effective.to_string(), lang),
+                days = notices::NOTICE_DAYS
+            )
+            .render(lang)
+        );
+    }
     for n in &all {
         for org in &n.recipients {
             let state = if let Some(at) = n.sent.get(org) {
                 msg!(
                     "cli-notice-org-sent",
-                    at = format::date_time(*at, config.offset(), lang)
+                    at = format::date_time(*at, zone, lang)
                 )
             } else if n.given_up.contains(org) {
                 msg!("cli-notice-org-given-up")

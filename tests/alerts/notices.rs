@@ -1,5 +1,6 @@
 //! Change notices end to end (`notice add`, `notice list`), through the real binary: a date
-//! less than 30 days ahead refused in French with the earliest date; a notice published
+//! whose first second is less than 30 full days ahead refused in French with the earliest
+//! date; a notice whose e-mails are pending with less than 30 days left flagged by the list; a notice published
 //! while the relay is down is e-mailed once it is back (tried again by the running service),
 //! once to each administrator, never again after a restart; one published while the service is
 //! stopped is e-mailed at the next start, in the configured language; while a notice retires
@@ -121,7 +122,9 @@ async fn change_notices_are_e_mailed_once_shown_and_said_in_v1_headers() {
         v2_en.body
     );
 
-    // Less than 30 days ahead: refused in French with the earliest date, nothing kept.
+    // Less than 30 full days before the effective day begins (+01:00): refused in French with
+    // the earliest date, nothing kept. 30 calendar days ahead is 30 full days only at the
+    // first second of today: the earliest is the day after.
     let body_file = dir.path().join("body.txt");
     std::fs::write(
         &body_file,
@@ -129,7 +132,7 @@ async fn change_notices_are_e_mailed_once_shown_and_said_in_v1_headers() {
     )
     .expect("body");
     let body_path = body_file.to_str().expect("utf-8 path");
-    let soon = (today() + Days::days(29)).to_string();
+    let soon = (today() + Days::days(30)).to_string();
     let out = cli_in(
         dir.path(),
         &[
@@ -147,9 +150,9 @@ async fn change_notices_are_e_mailed_once_shown_and_said_in_v1_headers() {
     );
     assert_eq!(out.status.code(), Some(1));
     let said = String::from_utf8_lossy(&out.stderr);
-    let earliest = (today() + Days::days(30)).to_string();
+    let earliest = (today() + Days::days(31)).to_string();
     assert!(
-        said.contains("à moins de 30\u{a0}jours") || said.contains("à moins de 30 jours"),
+        said.contains("commence dans moins de 30 jours pleins"),
         "{said}"
     );
     assert!(said.contains(&format!("--effective {earliest}")), "{said}");
@@ -362,4 +365,36 @@ async fn change_notices_are_e_mailed_once_shown_and_said_in_v1_headers() {
     tokio::time::sleep(Duration::from_millis(2000)).await;
     assert_eq!(sink.messages().len(), 2, "{:?}", sink.messages());
     assert!(gateway.terminate(), "clean exit");
+
+    // A notice whose e-mail is still pending 10 days before its date (the relay was down for
+    // weeks): `notice list` says that organization will not get its 30 days' warning.
+    std::fs::write(dir.path().join("config.toml"), &text).expect("French again");
+    let listed = cli_in(dir.path(), &["notice", "list", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("json");
+    assert_eq!(json[0]["late"], false, "{json}");
+    assert_eq!(json[1]["late"], false, "{json}");
+    let file = dir.path().join("state").join("notices.json");
+    let mut kept: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).expect("notices.json")).expect("json");
+    let mut late = kept["notices"][1].clone();
+    late["id"] = 3.into();
+    late["effective"] = (today() + Days::days(10)).to_string().into();
+    late["sent"] = serde_json::json!({});
+    late["given_up"] = serde_json::json!([]);
+    kept["notices"].as_array_mut().expect("notices").push(late);
+    std::fs::write(&file, serde_json::to_vec(&kept).expect("json")).expect("write");
+    let listed = cli_in(dir.path(), &["notice", "list", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("json");
+    assert_eq!(json[2]["late"], true, "{json}");
+    assert_eq!(json[1]["late"], false, "{json}");
+    let listed = cli_in(dir.path(), &["notice", "list"]);
+    let said = String::from_utf8_lossy(&listed.stdout);
+    let date = (today() + Days::days(10)).format("%d/%m/%Y").to_string();
+    assert!(
+        said.contains(&format!(
+            "avis 3\u{a0}: attention, 1 e-mail est encore en attente à moins de 30 jours de la date d'effet ({date})"
+        )),
+        "{said}"
+    );
+    assert!(!said.contains("avis 1\u{a0}: attention"), "{said}");
 }

@@ -1,8 +1,22 @@
 //! Whether an OpenAPI document stays backward compatible with an older one, for the clients
-//! written against the older: no path or method removed, no field of a schema removed, no
-//! enum value removed, no type (`type`, `format`, `$ref`) changed, no request field or
-//! parameter made required. Read from the plain block YAML the project writes (see
-//! `tests/openapi.rs`): a small tree reader, no YAML crate.
+//! written against the older:
+//!
+//! - no path or method removed; no response status code, response header or content type
+//!   (of a request body or a response) removed;
+//! - no field of a schema removed, no enum value removed, no `allOf`/`anyOf`/`oneOf` branch
+//!   removed (branches matched by content or `$ref`, not by place);
+//! - no `format` or `$ref` changed; `type` compared as a set of types (`string` is
+//!   `[string]`): a type that loses a member is a break everywhere (a request a client sends
+//!   would be refused; a generated client's type changes); one that gains a member is a break
+//!   where a client reads it (a response, or a schema used by both: a strict client fails on a
+//!   `null` or a number it was never promised) and allowed where the client only writes it (a
+//!   request body or a parameter: more is accepted);
+//! - no request field made required; no parameter (path-level or of an operation, by name
+//!   and place, `$ref`s to `components/parameters` resolved in each document) made required
+//!   or added required, also to an operation that had no `parameters`.
+//!
+//! Read from the plain block YAML the project writes (see `tests/openapi.rs`): a small tree
+//! reader, no YAML crate.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -219,6 +233,14 @@ const PROSE: &[&str] = &[
     "examples",
     "x-codeSamples",
 ];
+/// Keys whose list holds schemas a value must match all, any or one of.
+const COMBINERS: &[&str] = &["allOf", "anyOf", "oneOf"];
+/// Maps whose keys are promises a client relies on: none may go.
+const NAMED: &[(&str, &str)] = &[
+    ("responses", "response status"),
+    ("headers", "header"),
+    ("content", "content type"),
+];
 
 /// What `new` breaks of `old`, one line each (empty: compatible).
 pub fn breaks(old: &Node, new: &Node) -> Vec<String> {
@@ -241,17 +263,33 @@ pub fn breaks(old: &Node, new: &Node) -> Vec<String> {
             }
         }
     }
-    let requests = request_schemas(new);
-    let docs = Docs { old, new, requests };
+    let requests = schemas_under(new, &["requestBody", "requestBodies"]);
+    let mut read = schemas_under(old, &["responses", "headers"]);
+    read.extend(schemas_under(new, &["responses", "headers"]));
+    let mut written = schemas_under(old, &["requestBody", "requestBodies", "parameters"]);
+    written.extend(schemas_under(
+        new,
+        &["requestBody", "requestBodies", "parameters"],
+    ));
+    let docs = Docs {
+        old,
+        new,
+        requests,
+        read,
+        written,
+    };
     docs.walk(old, new, &mut Vec::new(), &mut out);
     out
 }
 
-/// Both documents (a `$ref` is read in its own), and the request schemas of the new one.
+/// Both documents (a `$ref` is read in its own), and which component schemas are in a
+/// request of the new one, read by a client, written by a client.
 struct Docs<'a> {
     old: &'a Node,
     new: &'a Node,
     requests: BTreeSet<String>,
+    read: BTreeSet<String>,
+    written: BTreeSet<String>,
 }
 
 /// What `#/components/...` names in `doc`.
@@ -263,14 +301,14 @@ fn resolve<'a>(doc: &'a Node, reference: &str) -> Option<&'a Node> {
     Some(node)
 }
 
-/// The component schemas a request body uses, directly or through others.
-fn request_schemas(doc: &Node) -> BTreeSet<String> {
+/// The component schemas used under one of the keys `under`, directly or through others.
+fn schemas_under(doc: &Node, under: &[&str]) -> BTreeSet<String> {
     let mut refs = BTreeSet::new();
-    fn collect(node: &Node, inside: bool, refs: &mut BTreeSet<String>) {
+    fn collect(node: &Node, inside: bool, under: &[&str], refs: &mut BTreeSet<String>) {
         match node {
             Node::Map(entries) => {
                 for (k, v) in entries {
-                    let inside = inside || k == "requestBody" || k == "requestBodies";
+                    let inside = inside || under.contains(&k.as_str());
                     if inside && k == "$ref" {
                         if let Some(name) = v
                             .scalar()
@@ -279,20 +317,20 @@ fn request_schemas(doc: &Node) -> BTreeSet<String> {
                             refs.insert(name.to_owned());
                         }
                     }
-                    collect(v, inside, refs);
+                    collect(v, inside, under, refs);
                 }
             }
-            Node::Seq(items) => items.iter().for_each(|i| collect(i, inside, refs)),
+            Node::Seq(items) => items.iter().for_each(|i| collect(i, inside, under, refs)),
             Node::Scalar(_) => {}
         }
     }
-    collect(doc, false, &mut refs);
+    collect(doc, false, under, &mut refs);
     let schemas = doc.get("components").and_then(|c| c.get("schemas"));
     loop {
         let before = refs.len();
         for name in refs.clone() {
             if let Some(schema) = schemas.and_then(|s| s.get(&name)) {
-                collect(schema, true, &mut refs);
+                collect(schema, true, under, &mut refs);
             }
         }
         if refs.len() == before {
@@ -301,9 +339,39 @@ fn request_schemas(doc: &Node) -> BTreeSet<String> {
     }
 }
 
+/// `node` without its prose, to tell whether two branches say the same.
+fn contract(node: &Node) -> Node {
+    match node {
+        Node::Map(entries) => Node::Map(
+            entries
+                .iter()
+                .filter(|(k, _)| !PROSE.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), contract(v)))
+                .collect(),
+        ),
+        Node::Seq(items) => Node::Seq(items.iter().map(contract).collect()),
+        Node::Scalar(_) => node.clone(),
+    }
+}
+
+/// A `type` as the set of its types (`string`, `[string, "null"]`).
+fn types(node: &Node) -> Option<BTreeSet<String>> {
+    match node.get("type")? {
+        Node::Scalar(one) => Some(BTreeSet::from([one.clone()])),
+        list @ Node::Seq(_) => Some(list.names().into_iter().collect()),
+        Node::Map(_) => None,
+    }
+}
+
+fn shown(set: &BTreeSet<String>) -> String {
+    match set.len() {
+        1 => set.iter().next().cloned().unwrap_or_default(),
+        _ => format!("[{}]", set.iter().cloned().collect::<Vec<_>>().join(", ")),
+    }
+}
+
 impl Docs<'_> {
     fn walk(&self, old: &Node, new: &Node, at: &mut Vec<String>, out: &mut Vec<String>) {
-        let requests = &self.requests;
         // One side names a component the other writes inline: compare what both mean.
         let reference = |node: &Node| node.get("$ref").and_then(Node::scalar).map(str::to_owned);
         let (old_ref, new_ref) = (reference(old), reference(new));
@@ -317,22 +385,59 @@ impl Docs<'_> {
             }
         }
         let here = at.join(".");
-        let in_request = at.iter().any(|k| k == "requestBody")
-            || (at.len() >= 3
-                && at[0] == "components"
-                && at[1] == "schemas"
-                && requests.contains(&at[2]));
+        let component = |set: &BTreeSet<String>| {
+            at.len() >= 3 && at[0] == "components" && at[1] == "schemas" && set.contains(&at[2])
+        };
+        let in_request = at.iter().any(|k| k == "requestBody") || component(&self.requests);
+        // Read by a client (a response), or not known to be written only by one.
+        let client_reads = at.iter().any(|k| k == "responses" || k == "headers")
+            || component(&self.read)
+            || !(at
+                .iter()
+                .any(|k| k == "requestBody" || k == "requestBodies" || k == "parameters")
+                || component(&self.written));
         let names_level = at.last().is_some_and(|k| {
             k == "properties"
                 || k == "paths"
                 || k == "schemas"
                 || k == "responses"
                 || k == "headers"
+                || k == "content"
         });
+        // `components.responses` and the like are a library, not promises by themselves.
+        let library = at.len() == 1 && at[0] == "components";
         match (old, new) {
             (Node::Map(entries), Node::Map(_)) => {
+                if !names_level && !library {
+                    for (key, kind) in NAMED {
+                        if let Some(Node::Map(names)) = old.get(key) {
+                            let kept = new.get(key).map(Node::names).unwrap_or_default();
+                            for (name, _) in names {
+                                if !kept.contains(name) {
+                                    out.push(format!("{here}.{key}: {kind} {name} removed"));
+                                }
+                            }
+                        }
+                    }
+                }
                 if !names_level {
-                    for key in ["type", "format", "$ref"] {
+                    if let Some(before) = types(old) {
+                        let after = types(new).unwrap_or_default();
+                        let lost = before.difference(&after).next().is_some();
+                        let gained = after.difference(&before).next().is_some();
+                        if lost || (gained && client_reads) {
+                            out.push(format!(
+                                "{here}: type {} became {}",
+                                shown(&before),
+                                if after.is_empty() {
+                                    "nothing".to_owned()
+                                } else {
+                                    shown(&after)
+                                }
+                            ));
+                        }
+                    }
+                    for key in ["format", "$ref"] {
                         if let Some(before) = old.get(key).and_then(Node::scalar) {
                             let after = new.get(key).and_then(Node::scalar);
                             if after != Some(before) {
@@ -379,12 +484,37 @@ impl Docs<'_> {
                             }
                         }
                     }
-                    if let Some(Node::Seq(params)) = old.get("parameters") {
-                        parameters(params, new.get("parameters"), &here, out);
+                    // An operation or path item: its parameters, even where it had none.
+                    let list = |node: &Node| match node.get("parameters") {
+                        Some(Node::Seq(items)) => Some(items.clone()),
+                        _ => None,
+                    };
+                    let (old_params, new_params) = (list(old), list(new));
+                    if old_params.is_some() || new_params.is_some() {
+                        self.parameters(
+                            &old_params.unwrap_or_default(),
+                            &new_params.unwrap_or_default(),
+                            &here,
+                            out,
+                        );
+                    }
+                    for key in COMBINERS {
+                        if let Some(Node::Seq(branches)) = old.get(key) {
+                            at.push((*key).to_owned());
+                            match new.get(key) {
+                                Some(Node::Seq(new_branches)) => {
+                                    self.branches(branches, new_branches, key, at, out)
+                                }
+                                _ => out.push(format!("{here}: {key} removed")),
+                            }
+                            at.pop();
+                        }
                     }
                 }
                 for (key, child) in entries {
-                    if PROSE.contains(&key.as_str()) && !names_level {
+                    if !names_level
+                        && (PROSE.contains(&key.as_str()) || COMBINERS.contains(&key.as_str()))
+                    {
                         continue;
                     }
                     if let Some(new_child) = new.get(key) {
@@ -404,32 +534,83 @@ impl Docs<'_> {
             _ => {}
         }
     }
-}
 
-/// Parameters by name (or `$ref`): none made required, none added required.
-fn parameters(old: &[Node], new: Option<&Node>, here: &str, out: &mut Vec<String>) {
-    let index = |items: &[Node]| -> BTreeMap<String, bool> {
-        items
-            .iter()
-            .filter_map(|p| {
-                let name = p
-                    .get("name")
-                    .or_else(|| p.get("$ref"))?
-                    .scalar()?
-                    .to_owned();
-                let required = p.get("required").and_then(Node::scalar) == Some("true");
-                Some((name, required))
-            })
-            .collect()
-    };
-    let before = index(old);
-    let after = match new {
-        Some(Node::Seq(items)) => index(items),
-        _ => BTreeMap::new(),
-    };
-    for (name, required) in after {
-        if required && before.get(&name) != Some(&true) {
-            out.push(format!("{here}: parameter {name} made required"));
+    /// The branches of an `allOf`/`anyOf`/`oneOf`: each old one matched to a new one saying
+    /// the same, else naming the same `$ref`, else at the same place (then compared); one
+    /// left without a match was removed.
+    fn branches(
+        &self,
+        old: &[Node],
+        new: &[Node],
+        key: &str,
+        at: &mut Vec<String>,
+        out: &mut Vec<String>,
+    ) {
+        let mut used = vec![false; new.len()];
+        let mut pairs: Vec<Option<usize>> = vec![None; old.len()];
+        let same_ref = |a: &Node, b: &Node| {
+            a.get("$ref").and_then(Node::scalar).is_some()
+                && a.get("$ref").and_then(Node::scalar) == b.get("$ref").and_then(Node::scalar)
+        };
+        let rules: [&dyn Fn(usize, usize) -> bool; 3] = [
+            &|i, j| contract(&old[i]) == contract(&new[j]),
+            &|i, j| same_ref(&old[i], &new[j]),
+            &|i, j| i == j,
+        ];
+        for rule in rules {
+            for (i, pair) in pairs.iter_mut().enumerate() {
+                if pair.is_some() {
+                    continue;
+                }
+                if let Some(j) = (0..new.len()).find(|&j| !used[j] && rule(i, j)) {
+                    used[j] = true;
+                    *pair = Some(j);
+                }
+            }
+        }
+        let here = at.join(".");
+        for (i, pair) in pairs.into_iter().enumerate() {
+            match pair {
+                Some(j) => {
+                    at.push(i.to_string());
+                    self.walk(&old[i], &new[j], at, out);
+                    at.pop();
+                }
+                None => out.push(format!("{here}: {key} branch {i} removed")),
+            }
+        }
+    }
+
+    /// Parameters by place and name (a `$ref` read in its own document): none made
+    /// required, none added required.
+    fn parameters(&self, old: &[Node], new: &[Node], here: &str, out: &mut Vec<String>) {
+        let index = |doc: &Node, items: &[Node]| -> BTreeMap<(String, String), bool> {
+            items
+                .iter()
+                .filter_map(|p| {
+                    let reference = p.get("$ref").and_then(Node::scalar);
+                    let p = match reference {
+                        Some(r) => resolve(doc, r).unwrap_or(p),
+                        None => p,
+                    };
+                    let name = match (p.get("name"), p.get("in")) {
+                        (Some(name), Some(place)) => {
+                            (name.scalar()?.to_owned(), place.scalar()?.to_owned())
+                        }
+                        _ => (reference?.to_owned(), String::new()),
+                    };
+                    let required = p.get("required").and_then(Node::scalar) == Some("true");
+                    Some((name, required))
+                })
+                .collect()
+        };
+        let before = index(self.old, old);
+        for ((name, place), required) in index(self.new, new) {
+            if required && before.get(&(name.clone(), place.clone())) != Some(&true) {
+                out.push(format!(
+                    "{here}: parameter {name} made required (in {place})"
+                ));
+            }
         }
     }
 }
