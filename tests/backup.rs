@@ -324,6 +324,8 @@ async fn the_last_copies_are_kept_and_a_torn_tail_is_left_out() {
     std::fs::create_dir_all(&backups).expect("backups");
     std::fs::write(backups.join("README.txt"), "not a copy").expect("file");
     std::fs::create_dir(backups.join("emcf-backup-by-hand")).expect("folder");
+    // Named by hand, a character of two bytes across the stamp's end: left alone, no panic.
+    std::fs::create_dir(backups.join("emcf-backup-202611260200000é")).expect("folder");
     let mut copies = Vec::new();
     for _ in 0..3 {
         copies.push(backup(dir.path(), &config_path, &[]));
@@ -351,7 +353,11 @@ async fn the_last_copies_are_kept_and_a_torn_tail_is_left_out() {
         .iter()
         .map(|c| c.file_name().expect("name").to_string_lossy().into_owned())
         .collect();
-    let mut expected = vec!["README.txt".to_string(), "emcf-backup-by-hand".to_string()];
+    let mut expected = vec![
+        "README.txt".to_string(),
+        "emcf-backup-by-hand".to_string(),
+        "emcf-backup-202611260200000é".to_string(),
+    ];
     expected.extend(kept);
     expected.sort();
     assert_eq!(names, expected, "keep = 2, and nothing else touched");

@@ -13,13 +13,15 @@ pub fn is_copy_name(name: &str) -> bool {
     let Some(rest) = name.strip_prefix(COPY_PREFIX) else {
         return false;
     };
-    let (stamp, extra) = rest.split_at(rest.len().min(16));
-    let stamp_ok = stamp.len() == 16
-        && stamp.bytes().enumerate().all(|(i, b)| match i {
-            8 => b == b'T',
-            15 => b == b'Z',
-            _ => b.is_ascii_digit(),
-        });
+    // Never sliced at a byte index that may fall inside a character (a folder named by hand).
+    let (Some(stamp), Some(extra)) = (rest.get(..16), rest.get(16..)) else {
+        return false;
+    };
+    let stamp_ok = stamp.bytes().enumerate().all(|(i, b)| match i {
+        8 => b == b'T',
+        15 => b == b'Z',
+        _ => b.is_ascii_digit(),
+    });
     let extra_ok = extra.is_empty()
         || extra
             .strip_prefix('-')

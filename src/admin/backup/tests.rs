@@ -147,6 +147,10 @@ fn the_configuration_comes_back_beside_the_state_or_in_place_with_its_modes() {
     assert!(at.starts_with(fresh.path()));
     assert_eq!(std::fs::read_to_string(at).unwrap(), "secret\n");
     let mode = std::fs::metadata(at).unwrap().permissions().mode() & 0o777;
+    // A folder named by hand with a character of several bytes at or around the 16th byte.
+    assert!(!is_copy_name("emcf-backup-202611260200000é"));
+    assert!(!is_copy_name("emcf-backup-20261126T02000é"));
+    assert!(!is_copy_name("emcf-backup-20261126T020000Zé"));
     assert_eq!(mode, 0o640);
     assert_eq!(std::fs::read_to_string(&token).unwrap(), "changed\n");
     assert!(crate::store::journal_path(fresh.path()).is_file());
