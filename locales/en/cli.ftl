@@ -459,3 +459,6 @@ restore-written-differs = { $path } written by the restore does not match the co
 backup-dest-in-state = the destination { $dest } is inside the state directory { $dir }: choose a folder outside it, preferably on another disk
 restore-src-in-state = the copy { $src } is inside the state directory { $dir }, which the restore empties: move it out first
 backup-prune-failed = Warning: the copy is good, but the old copies could not all be removed ({ $why }): check the rights on the backups folder (run the backup as the service's account)
+
+## backup (restore staged and resumable, copies of this state directory, the command, src/admin/backup)
+backup-disk-full = the disk that holds { $path } is full: free some space on it (or choose another destination), then run it again (technical detail: { $reason })

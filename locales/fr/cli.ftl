@@ -462,3 +462,6 @@ restore-written-differs = { $path } écrit par la restauration ne correspond pas
 backup-dest-in-state = la destination { $dest } est dans le répertoire d'état { $dir } : choisissez un dossier hors de lui, de préférence sur un autre disque
 restore-src-in-state = la copie { $src } est dans le répertoire d'état { $dir }, que la restauration vide : déplacez-la d'abord hors de lui
 backup-prune-failed = Attention : la copie est bonne, mais les anciennes copies n'ont pas toutes pu être supprimées ({ $why }) : vérifiez les droits du dossier des sauvegardes (lancez la sauvegarde avec le compte du service)
+
+## backup (restore staged and resumable, copies of this state directory, the command, src/admin/backup)
+backup-disk-full = le disque qui contient { $path } est plein : libérez de la place sur ce disque (ou choisissez une autre destination), puis relancez (détail technique : { $reason })

@@ -74,13 +74,31 @@ pub struct Taken {
     pub prune_failed: Option<AdminError>,
 }
 
-/// A file-system failure at `path`, in words.
+/// A file-system failure at `path`, in words: a full disk is named as such (the disk that
+/// holds `path`, not the register).
 pub(crate) fn io_error(path: &Path, error: &std::io::Error) -> AdminError {
-    AdminError::Invalid(msg!(
-        "backup-io",
-        path = path.display().to_string(),
-        reason = error.message()
-    ))
+    use std::io::ErrorKind;
+    let (path, reason) = (path.display().to_string(), error.message());
+    AdminError::Invalid(match error.kind() {
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => {
+            msg!("backup-disk-full", path = path, reason = reason)
+        }
+        _ => msg!("backup-io", path = path, reason = reason),
+    })
+}
+
+/// A failure of the journal's copy into `to`: a full disk is the destination's (the live
+/// journal is only read), anything else the register's.
+fn journal_copy_error(to: &Path, error: crate::store::StoreError) -> AdminError {
+    use std::io::ErrorKind;
+    match error {
+        crate::store::StoreError::Io(io)
+            if matches!(io.kind(), ErrorKind::StorageFull | ErrorKind::QuotaExceeded) =>
+        {
+            io_error(to, &io)
+        }
+        other => other.into(),
+    }
 }
 
 /// Takes a copy as [`BackupPlan`] says, verifies it, renames it into place, removes the
@@ -150,7 +168,8 @@ fn write_copy(plan: &BackupPlan, temp: &Path, now: DateTime<Utc>) -> Result<(), 
     let journal_dir = temp.join("state").join("journal");
     files::private_dir(&journal_dir)?;
     let journal_copy = journal_dir.join("journal.log");
-    let summary: JournalSummary = copy_journal(&plan.state_dir, &journal_copy)?;
+    let summary: JournalSummary = copy_journal(&plan.state_dir, &journal_copy)
+        .map_err(|e| journal_copy_error(&journal_copy, e))?;
     let original = crate::store::journal_path(&plan.state_dir);
     let mut listed = vec![files::listed(
         temp,

@@ -172,3 +172,16 @@ fn the_configuration_comes_back_beside_the_state_or_in_place_with_its_modes() {
         .collect();
     assert_eq!(kept.len(), 1, "{kept:?}");
 }
+
+#[test]
+fn a_full_destination_is_named_not_the_register() {
+    use crate::i18n::{Lang, Localized};
+    let to = Path::new("/mnt/usb/.emcf-backup-tmp-1/state/journal/journal.log");
+    let full = crate::store::StoreError::Io(std::io::Error::from(std::io::ErrorKind::StorageFull));
+    let said = journal_copy_error(to, full).message().render(Lang::Fr);
+    assert!(
+        said.contains("/mnt/usb/") && said.contains("plein"),
+        "{said}"
+    );
+    assert!(!said.contains("registre"), "{said}");
+}
