@@ -479,10 +479,11 @@ async fn a_stale_backup_is_e_mailed_shown_and_measured() {
 fn the_command_runs_on_each_verified_copy_and_its_failure_is_said() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config_path = dir.path().join("config.toml");
-    // Checks that {dir} is the verified copy, then copies it "to another machine".
+    // Checks that {dir} is the verified copy, then copies it "to another machine", and says
+    // so on its stdout (which must not mix with the copy's folder on ours).
     let sent = dir.path().join("sent");
     let good = format!(
-        "['sh', '-c', 'test -f \"$0/manifest.json\" && cp -r \"$0\" \"{}\"', '{{dir}}']",
+        "['sh', '-c', 'test -f \"$0/manifest.json\" && cp -r \"$0\" \"{}\" && echo sent', '{{dir}}']",
         sent.display()
     );
     let with_command = |command: &str| {
@@ -517,4 +518,35 @@ fn the_command_runs_on_each_verified_copy_and_its_failure_is_said() {
     .expect("JSON");
     assert_eq!(last["path"], kept.to_str().expect("utf-8"));
     assert_eq!(last["command"]["ok"], false, "{last}");
+
+    // A command that hangs is killed after [backup] command_timeout_secs, and failed.
+    let hangs = format!(
+        "{}command_timeout_secs = 1\n",
+        with_command("[\"sleep\", \"60\"]")
+    );
+    std::fs::write(&config_path, hangs).expect("config");
+    let started = Instant::now();
+    let out = cli(dir.path(), &config_path, &["backup"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "not waited for"
+    );
+    let last: Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("state/last-backup.json")).expect("recorded"),
+    )
+    .expect("JSON");
+    assert_eq!(last["command"]["ok"], false, "{last}");
+    assert!(
+        last["command"]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("timeout=1s"),
+        "{last}"
+    );
+    assert!(
+        stderr_of(&out).contains("command_timeout_secs"),
+        "{}",
+        stderr_of(&out)
+    );
 }

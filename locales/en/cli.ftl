@@ -462,3 +462,4 @@ backup-prune-failed = Warning: the copy is good, but the old copies could not al
 
 ## backup (restore staged and resumable, copies of this state directory, the command, src/admin/backup)
 backup-disk-full = the disk that holds { $path } is full: free some space on it (or choose another destination), then run it again (technical detail: { $reason })
+backup-command-timeout = the copy { $dir } is good and kept, but the [backup] command "{ $command }" was still running after { $secs } s ([backup] command_timeout_secs): it was stopped, and the copy may not have reached the other machine; check the command (network, remote machine), then run "emcf-gateway backup" again

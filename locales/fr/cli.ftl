@@ -465,3 +465,4 @@ backup-prune-failed = Attention : la copie est bonne, mais les anciennes copies
 
 ## backup (restore staged and resumable, copies of this state directory, the command, src/admin/backup)
 backup-disk-full = le disque qui contient { $path } est plein : libérez de la place sur ce disque (ou choisissez une autre destination), puis relancez (détail technique : { $reason })
+backup-command-timeout = la copie { $dir } est bonne et gardée, mais la commande [backup] « { $command } » tournait encore après { $secs } s ([backup] command_timeout_secs) : elle a été arrêtée, la copie n'est peut-être pas partie vers l'autre machine ; vérifiez la commande (réseau, machine distante), puis relancez « emcf-gateway backup »

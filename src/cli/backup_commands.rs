@@ -1,8 +1,10 @@
 //! `backup` and `restore` (docs/backup.md): the copy itself is `admin::backup`'s; here the
 //! configuration is read, the `[backup] command` run, and everything said to the operator.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use chrono::Utc;
@@ -57,9 +59,18 @@ pub(super) fn backup(config: &Config, dest: Option<PathBuf>) -> anyhow::Result<(
     let Some(argv) = config.backup.command_for(&taken.dir) else {
         return Ok(());
     };
-    let run = run_command(&argv);
+    let timeout = Duration::from_secs(config.backup.command_timeout_secs);
+    let (run, timed_out) = run_command(&argv, timeout);
     let failed = (!run.ok).then(|| run.detail.clone());
     backup::LastBackup::record_command(state_dir, run)?;
+    if timed_out {
+        bail!(msg!(
+            "backup-command-timeout",
+            command = argv.join(" "),
+            secs = timeout.as_secs(),
+            dir = taken.dir.display().to_string()
+        ));
+    }
     if let Some(detail) = failed {
         bail!(msg!(
             "backup-command-failed",
@@ -75,22 +86,52 @@ pub(super) fn backup(config: &Config, dest: Option<PathBuf>) -> anyhow::Result<(
     Ok(())
 }
 
-/// Runs the `[backup] command` (its output goes to ours).
-fn run_command(argv: &[String]) -> BackupCommandRun {
+/// Runs the `[backup] command`: its output goes to our stderr (stdout is the copy's folder,
+/// for scripts); after `timeout` it is killed (its whole process group) and counts as failed
+/// (the `bool`: it was).
+fn run_command(argv: &[String], timeout: Duration) -> (BackupCommandRun, bool) {
     let (program, args) = argv
         .split_first()
         .map_or(("", &[][..]), |(p, a)| (p.as_str(), a));
-    let status = Command::new(program).args(args).status();
-    let (ok, detail) = match status {
-        Ok(status) if status.success() => (true, String::new()),
-        Ok(status) => (false, status.to_string()),
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(std::io::stderr()))
+        .process_group(0);
+    let ended = command.spawn().and_then(|mut child| {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = child.try_wait()? {
+                return Ok(Some(status));
+            }
+            if Instant::now() >= deadline {
+                // The group this command started (a shell's children too), and only it.
+                if let Ok(group) = i32::try_from(child.id()) {
+                    // SAFETY: kill takes plain integers; -group names the child's own group.
+                    unsafe { libc::kill(-group, libc::SIGKILL) };
+                }
+                let _ = child.kill();
+                let _ = child.wait();
+                return Ok(None);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    let timed_out = matches!(ended, Ok(None));
+    let (ok, detail) = match ended {
+        Ok(Some(status)) if status.success() => (true, String::new()),
+        Ok(Some(status)) => (false, status.to_string()),
+        // Recorded as is in last-backup.json (English, as an exit status is).
+        Ok(None) => (false, format!("timeout={}s", timeout.as_secs())),
         Err(error) => (false, error.to_string()),
     };
-    BackupCommandRun {
+    let run = BackupCommandRun {
         at: Utc::now(),
         ok,
         detail,
-    }
+    };
+    (run, timed_out)
 }
 
 /// `restore SRC [--force]`.
