@@ -50,6 +50,16 @@ pub(super) fn backup(config: &Config, dest: Option<PathBuf>) -> anyhow::Result<(
             msg!("backup-removed", dir = removed.display().to_string()).render(lang)
         );
     }
+    for unreadable in &taken.unreadable {
+        eprintln!(
+            "{}",
+            msg!(
+                "backup-copy-unreadable",
+                dir = unreadable.display().to_string()
+            )
+            .render(lang)
+        );
+    }
     if let Some(error) = &taken.prune_failed {
         eprintln!(
             "{}",

@@ -33,7 +33,7 @@ use chrono::{DateTime, Utc};
 
 pub use last::{BackupCommandRun, LastBackup, LAST_BACKUP_FILE};
 pub use manifest::{verify, Manifest, ManifestFile, MANIFEST_FILE};
-pub use prune::{is_copy_name, prune};
+pub use prune::{is_copy_name, prune, Pruned};
 pub use restore::{Restore, RestorePlan, Restored, Standing};
 
 use super::AdminError;
@@ -70,6 +70,8 @@ pub struct Taken {
     pub manifest: Manifest,
     /// Older copies removed (keep-N).
     pub removed: Vec<PathBuf>,
+    /// Copy folders of the destination whose manifest could not be read (not counted).
+    pub unreadable: Vec<PathBuf>,
     /// Why older copies could not all be removed (the copy is good all the same).
     pub prune_failed: Option<AdminError>,
 }
@@ -138,14 +140,15 @@ pub fn take(plan: &BackupPlan, now: DateTime<Utc>) -> Result<Taken, AdminError> 
     std::fs::rename(&temp, &dir).map_err(|e| io_error(&dir, &e))?;
     files::sync_dir(&plan.dest)?;
     LastBackup::record(&plan.state_dir, &dir, &manifest)?;
-    let (removed, prune_failed) = match prune(&plan.dest, plan.keep, &dir) {
-        Ok(removed) => (removed, None),
-        Err(error) => (Vec::new(), Some(error)),
+    let (pruned, prune_failed) = match prune(&plan.dest, plan.keep, &dir, &plan.state_dir) {
+        Ok(pruned) => (pruned, None),
+        Err(error) => (Pruned::default(), Some(error)),
     };
     Ok(Taken {
         dir,
         manifest,
-        removed,
+        removed: pruned.removed,
+        unreadable: pruned.unreadable,
         prune_failed,
     })
 }
@@ -187,7 +190,8 @@ fn write_copy(plan: &BackupPlan, temp: &Path, now: DateTime<Utc>) -> Result<(), 
         &plan.named_files,
         temp,
     )?);
-    let manifest = Manifest::new(now, &plan.state_dir, summary, listed);
+    let state_dir = std::path::absolute(&plan.state_dir).unwrap_or(plan.state_dir.clone());
+    let manifest = Manifest::new(now, &state_dir, summary, listed);
     manifest.write(temp)?;
     files::sync_tree(temp)
 }

@@ -87,6 +87,29 @@ fn a_changed_file_or_journal_fails_the_check() {
 }
 
 #[test]
+fn two_state_directories_sharing_a_destination_keep_their_own_copies() {
+    let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let dest = tempfile::tempdir().unwrap();
+    let stores = [seeded(one.path()), seeded(two.path())];
+    let start = Utc.with_ymd_and_hms(2026, 11, 1, 2, 0, 0).unwrap();
+    let first_two = take(&plan(two.path(), dest.path(), 1), start).unwrap();
+    let mut last_one = None;
+    for day in 1..3 {
+        let at = start + Duration::days(day);
+        last_one = Some(take(&plan(one.path(), dest.path(), 1), at).unwrap());
+    }
+    let last_one = last_one.unwrap();
+    assert!(
+        first_two.dir.is_dir(),
+        "the other state directory's copy is its own"
+    );
+    assert_eq!(last_one.removed.len(), 1, "its own older copy went");
+    let later = take(&plan(two.path(), dest.path(), 1), start + Duration::days(4)).unwrap();
+    assert!(last_one.dir.is_dir() && later.dir.is_dir() && !first_two.dir.exists());
+    drop(stores);
+}
+
+#[test]
 fn copy_names() {
     assert!(is_copy_name("emcf-backup-20261126T020000Z"));
     assert!(is_copy_name("emcf-backup-20261126T020000Z-2"));
