@@ -550,3 +550,69 @@ fn the_command_runs_on_each_verified_copy_and_its_failure_is_said() {
         stderr_of(&out)
     );
 }
+
+/// The journal's records as (frame start, payload).
+fn journal_frames(bytes: &[u8]) -> Vec<(usize, Vec<u8>)> {
+    let mut frames = Vec::new();
+    let mut at = 0;
+    while at + 8 <= bytes.len() {
+        let len = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        let end = at + 8 + len as usize;
+        let Some(payload) = bytes.get(at + 8..end) else {
+            break;
+        };
+        frames.push((at, payload.to_vec()));
+        at = end;
+    }
+    frames
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_copy_taken_while_the_service_runs_stops_at_what_it_fsynced() {
+    use sha2::{Digest, Sha256};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = Sim::start(dir.path()).await;
+    let text = config(dir.path(), &sim.link, 14, "");
+    let mut gateway = Gateway::start(dir.path(), &text);
+    gateway.wait_ready().await;
+    let key = tokio::task::block_in_place(|| {
+        add_org_with_key(dir.path(), &gateway.config, ORG, "shop", None)
+    });
+    let answer = post_invoice(gateway.addr, &key, &invoice("D-1")).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let config_path = gateway.config.clone();
+    let durable = tokio::task::block_in_place(|| verified(dir.path(), &config_path));
+
+    // A whole, valid record after the last one the service fsynced: what a write whose
+    // fsync has not returned (or failed, and is then cut off) leaves in the file.
+    let journal = dir.path().join("state/journal/journal.log");
+    let bytes = std::fs::read(&journal).expect("journal");
+    let (_, last) = journal_frames(&bytes).pop().expect("a record");
+    let mut record: Value = serde_json::from_slice(&last).expect("record");
+    record["seq"] = Value::from(record["seq"].as_u64().expect("seq") + 1);
+    record["prev"] = Value::String(hex::encode(Sha256::digest(&last)));
+    let payload = serde_json::to_vec(&record).expect("JSON");
+    let mut frame = (payload.len() as u32).to_le_bytes().to_vec();
+    frame.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    frame.extend_from_slice(&payload);
+    let mut live = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&journal)
+        .expect("journal");
+    std::io::Write::write_all(&mut live, &frame).expect("appended");
+    drop(live);
+
+    let copy = tokio::task::block_in_place(|| backup(dir.path(), &config_path, &[]));
+    let manifest = manifest(&copy);
+    assert_eq!(
+        manifest["journal"]["head_sha256"], durable["head_sha256"],
+        "the copy ends on the service's last fsynced record"
+    );
+    assert_eq!(
+        std::fs::metadata(copy.join("state/journal/journal.log"))
+            .expect("copy")
+            .len(),
+        bytes.len() as u64
+    );
+    assert!(gateway.terminate(), "clean exit");
+}

@@ -15,6 +15,7 @@ use crate::admin::AdminRequest;
 use crate::config::Config;
 use crate::i18n::{default_lang, format, Localized};
 use crate::msg;
+use crate::store::DurableJournal;
 
 /// `backup [DEST]`: exit 0 only for a verified copy and, if configured, a command that
 /// succeeded after it.
@@ -22,12 +23,23 @@ pub(super) fn backup(config: &Config, dest: Option<PathBuf>) -> anyhow::Result<(
     let lang = default_lang();
     let state_dir = config.resolved_state_dir();
     super::state_dir::require_existing(state_dir)?;
+    // A running service says how far its journal is fsynced: the copy stops there. Without
+    // one, the copy holds the state directory's lock.
+    let durable = socket::call(
+        &socket::path_in(state_dir),
+        &AdminRequest::JournalDurable,
+        lang,
+    )?
+    .map(serde_json::from_value::<DurableJournal>)
+    .transpose()?
+    .map(|durable| durable.bytes);
     let plan = BackupPlan {
         state_dir: state_dir.to_path_buf(),
         config_file: config.source.clone(),
         named_files: config.named_files(),
         dest: dest.unwrap_or_else(|| config.backup.dir.clone()),
         keep: config.backup.keep,
+        durable,
     };
     let taken = backup::take(&plan, Utc::now())?;
     let journal = &taken.manifest.journal;

@@ -142,7 +142,8 @@ use std::time::Duration;
 use tracing::warn;
 
 pub use copy::{
-    compare, copy_journal, journal_path, summarize, Comparison, EntryTally, JournalSummary,
+    compare, copy_journal, journal_path, summarize, Comparison, DurableJournal, EntryTally,
+    JournalSummary,
 };
 pub use error::{DamageAt, StoreError};
 pub use event::{DashboardToken, Event, Record};

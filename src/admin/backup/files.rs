@@ -85,6 +85,24 @@ pub(super) fn lock_dest(dest: &Path) -> Result<File, AdminError> {
     }
 }
 
+/// Takes the state directory's `gateway.lock` for a copy made while no service runs (none
+/// starts meanwhile); refused while a process holds it (a service starting, a command).
+pub(super) fn lock_state(state_dir: &Path) -> Result<File, AdminError> {
+    let path = state_dir.join("gateway.lock");
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options.open(&path).map_err(|e| io_error(&path, &e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(fs::TryLockError::WouldBlock) => Err(AdminError::Invalid(msg!(
+            "backup-state-busy",
+            dir = state_dir.display().to_string()
+        ))),
+        Err(fs::TryLockError::Error(e)) => Err(io_error(&path, &e)),
+    }
+}
+
 /// Removes the temporary folders (`.emcf-backup-tmp-*`) a backup that died left in `dest`.
 pub(super) fn remove_dead_temps(dest: &Path) -> Result<(), AdminError> {
     for entry in fs::read_dir(dest).map_err(|e| io_error(dest, &e))? {

@@ -59,6 +59,10 @@ pub struct BackupPlan {
     pub dest: PathBuf,
     /// How many good copies to keep.
     pub keep: u32,
+    /// The journal's durable length as the running service said it (the copy stops there);
+    /// `None` when no service runs: the state directory's lock is then held for the copy, so
+    /// that none starts meanwhile.
+    pub durable: Option<u64>,
 }
 
 /// A copy written and verified.
@@ -120,6 +124,10 @@ pub fn take(plan: &BackupPlan, now: DateTime<Utc>) -> Result<Taken, AdminError> 
             dir = plan.state_dir.display().to_string()
         )));
     }
+    let _state_lock = match plan.durable {
+        Some(_) => None,
+        None => Some(files::lock_state(&plan.state_dir)?),
+    };
     files::private_dir(&plan.dest)?;
     let _lock = files::lock_dest(&plan.dest)?;
     // Under the lock no other backup writes here: a temporary folder is a dead run's.
@@ -171,7 +179,7 @@ fn write_copy(plan: &BackupPlan, temp: &Path, now: DateTime<Utc>) -> Result<(), 
     let journal_dir = temp.join("state").join("journal");
     files::private_dir(&journal_dir)?;
     let journal_copy = journal_dir.join("journal.log");
-    let summary: JournalSummary = copy_journal(&plan.state_dir, &journal_copy)
+    let summary: JournalSummary = copy_journal(&plan.state_dir, &journal_copy, plan.durable)
         .map_err(|e| journal_copy_error(&journal_copy, e))?;
     let original = crate::store::journal_path(&plan.state_dir);
     let mut listed = vec![files::listed(

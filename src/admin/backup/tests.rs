@@ -6,13 +6,17 @@ use super::*;
 use crate::model::Environment;
 use crate::store::tests::{certify, seeded};
 
+/// A plan for a state directory whose store this test holds open (as a running service
+/// would): nothing is being written, so the journal is durable to its end.
 fn plan(state: &Path, dest: &Path, keep: u32) -> BackupPlan {
+    let durable = std::fs::metadata(crate::store::journal_path(state)).map(|m| m.len());
     BackupPlan {
         state_dir: state.to_path_buf(),
         config_file: None,
         named_files: Vec::new(),
         dest: dest.to_path_buf(),
         keep,
+        durable: Some(durable.unwrap()),
     }
 }
 
@@ -107,6 +111,32 @@ fn two_state_directories_sharing_a_destination_keep_their_own_copies() {
     let later = take(&plan(two.path(), dest.path(), 1), start + Duration::days(4)).unwrap();
     assert!(last_one.dir.is_dir() && later.dir.is_dir() && !first_two.dir.exists());
     drop(stores);
+}
+
+#[test]
+fn a_copy_stops_at_the_durable_length_or_holds_the_state_lock() {
+    let state = tempfile::tempdir().unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let store = seeded(state.path());
+    certify(&store, "demo", Environment::Production, "FN-1", 2026);
+    let durable = store.durable_journal().unwrap();
+    certify(&store, "demo", Environment::Production, "FN-2", 2026);
+    // What the service said before FN-2 was fsynced: FN-2 is not in the copy.
+    let mut early = plan(state.path(), dest.path(), 14);
+    early.durable = Some(durable.bytes);
+    let copy = take(&early, Utc::now()).unwrap();
+    assert_eq!(copy.manifest.journal.head_sha256, durable.head_sha256);
+    assert_eq!(copy.manifest.journal.entries_total, 1);
+    // No service answered: the state directory's lock is taken, refused while held.
+    let mut stopped = plan(state.path(), dest.path(), 14);
+    stopped.durable = None;
+    assert!(
+        take(&stopped, Utc::now()).is_err(),
+        "a process holds the lock"
+    );
+    drop(store);
+    let copy = take(&stopped, Utc::now() + Duration::seconds(1)).unwrap();
+    assert_eq!(copy.manifest.journal.entries_total, 2);
 }
 
 #[test]
