@@ -65,8 +65,45 @@ pub(super) fn sync_dir(dir: &Path) -> Result<(), AdminError> {
         .map_err(|e| io_error(dir, &e))
 }
 
-/// Takes `<dest>/.emcf-backup.lock`: one backup at a time into a destination.
-pub(super) fn lock_dest(dest: &Path) -> Result<File, AdminError> {
+/// The owner of `dir` when this process runs as root (files written by root are handed to
+/// the owner of the folder they are in: the service's user), else `None`.
+pub(super) fn owner_of(dir: &Path) -> Option<(u32, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid takes no argument and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let meta = fs::metadata(dir).ok()?;
+    root.then(|| (meta.uid(), meta.gid()))
+}
+
+/// Gives `path` to `owner` (nothing when `None`).
+pub(super) fn chown(path: &Path, owner: Option<(u32, u32)>) -> Result<(), AdminError> {
+    match owner {
+        Some((uid, gid)) => {
+            std::os::unix::fs::lchown(path, Some(uid), Some(gid)).map_err(|e| io_error(path, &e))
+        }
+        None => Ok(()),
+    }
+}
+
+/// Gives `dir` and everything in it to `owner` (nothing when `None`).
+pub(super) fn give_tree(dir: &Path, owner: Option<(u32, u32)>) -> Result<(), AdminError> {
+    if owner.is_none() {
+        return Ok(());
+    }
+    for entry in fs::read_dir(dir).map_err(|e| io_error(dir, &e))? {
+        let entry = entry.map_err(|e| io_error(dir, &e))?;
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            give_tree(&entry.path(), owner)?;
+        } else {
+            chown(&entry.path(), owner)?;
+        }
+    }
+    chown(dir, owner)
+}
+
+/// Takes `<dest>/.emcf-backup.lock` (given to `owner`): one backup at a time into a
+/// destination.
+pub(super) fn lock_dest(dest: &Path, owner: Option<(u32, u32)>) -> Result<File, AdminError> {
     let path = dest.join(".emcf-backup.lock");
     let file = OpenOptions::new()
         .read(true)
@@ -75,6 +112,7 @@ pub(super) fn lock_dest(dest: &Path) -> Result<File, AdminError> {
         .truncate(false)
         .open(&path)
         .map_err(|e| io_error(&path, &e))?;
+    chown(&path, owner)?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(fs::TryLockError::WouldBlock) => Err(AdminError::Invalid(msg!(

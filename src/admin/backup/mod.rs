@@ -129,14 +129,17 @@ pub fn take(plan: &BackupPlan, now: DateTime<Utc>) -> Result<Taken, AdminError> 
         None => Some(files::lock_state(&plan.state_dir)?),
     };
     files::private_dir(&plan.dest)?;
-    let _lock = files::lock_dest(&plan.dest)?;
+    // Run as root: what it writes in the destination goes to the destination's owner (the
+    // service's user), so that later backups run as that user can lock, prune and read.
+    let owner = files::owner_of(&plan.dest);
+    let _lock = files::lock_dest(&plan.dest, owner)?;
     // Under the lock no other backup writes here: a temporary folder is a dead run's.
     files::remove_dead_temps(&plan.dest)?;
     let stamp = now.format("%Y%m%dT%H%M%SZ").to_string();
     let temp = plan
         .dest
         .join(format!("{TEMP_PREFIX}{stamp}-{}", std::process::id()));
-    let written = write_copy(plan, &temp, now);
+    let written = write_copy(plan, &temp, now).and_then(|()| files::give_tree(&temp, owner));
     let manifest = match written.and_then(|_| verify(&temp)) {
         Ok(manifest) => manifest,
         Err(error) => {

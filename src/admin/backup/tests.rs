@@ -238,3 +238,39 @@ fn a_full_destination_is_named_not_the_register() {
     );
     assert!(!said.contains("registre"), "{said}");
 }
+
+#[test]
+fn a_copy_taken_as_root_goes_to_the_destinations_owner() {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid takes no argument and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return; // only root can give files away; the CI runs as root
+    }
+    let state = tempfile::tempdir().unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let store = seeded(state.path());
+    std::os::unix::fs::chown(dest.path(), Some(65534), Some(65534)).unwrap();
+    // A copy folder whose manifest cannot be read: said, not counted, not removed.
+    let bad = dest.path().join("emcf-backup-20200101T000000Z");
+    std::fs::create_dir(&bad).unwrap();
+    std::fs::write(bad.join(MANIFEST_FILE), "{ not json").unwrap();
+    let copy = take(&plan(state.path(), dest.path(), 1), Utc::now()).unwrap();
+    assert_eq!(copy.unreadable, vec![bad.clone()]);
+    assert!(bad.is_dir());
+    for path in [
+        copy.dir.clone(),
+        copy.dir.join(MANIFEST_FILE),
+        copy.dir.join("state/journal"),
+        copy.dir.join("state/journal/journal.log"),
+        dest.path().join(".emcf-backup.lock"),
+    ] {
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(
+            (meta.uid(), meta.gid()),
+            (65534, 65534),
+            "{}",
+            path.display()
+        );
+    }
+    drop(store);
+}
