@@ -551,6 +551,111 @@ fn the_command_runs_on_each_verified_copy_and_its_failure_is_said() {
     );
 }
 
+/// `restore` as `EMCF_FAILPOINTS=point` makes it: it dies there (as `kill -9` would).
+fn restore_dying_at(dir: &Path, config: &Path, args: &[&str], point: &str) -> std::process::Output {
+    std::process::Command::new(binary())
+        .args(["--config", config.to_str().expect("utf-8"), "restore"])
+        .args(args)
+        .env("EMCF_CONFIG", "")
+        .env("EMCF_FAILPOINTS", point)
+        .current_dir(dir)
+        .output()
+        .expect("restore runs")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restore_that_dies_midway_is_refused_by_every_open_until_it_is_redone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = Sim::start(dir.path()).await;
+    let text = config(dir.path(), &sim.link, 14, "");
+    let mut gateway = Gateway::start(dir.path(), &text);
+    gateway.wait_ready().await;
+    let key = tokio::task::block_in_place(|| {
+        add_org_with_key(dir.path(), &gateway.config, ORG, "shop", None)
+    });
+    let answer = post_invoice(gateway.addr, &key, &invoice("R-1")).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let copy = tokio::task::block_in_place(|| backup(dir.path(), &gateway.config, &[]));
+    let copy_text = copy.to_str().expect("utf-8").to_string();
+    let answer = post_invoice(gateway.addr, &key, &invoice("R-2")).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let config_path = gateway.config.clone();
+    assert!(gateway.terminate(), "clean exit");
+    let state = dir.path().join("state");
+    let register = std::fs::read(state.join("journal/journal.log")).expect("journal");
+
+    // Dies once what was there is moved aside, before the copy is in place.
+    let out = restore_dying_at(
+        dir.path(),
+        &config_path,
+        &[&copy_text, "--force"],
+        "restore_after_aside",
+    );
+    assert!(!out.status.success(), "{}", stderr_of(&out));
+    assert!(state.join("restore-in-progress").is_file());
+    assert!(
+        !state.join("journal").exists(),
+        "moved aside, nothing in place"
+    );
+
+    // Nothing opens it: not `log verify`, not `serve` (which would start a new register).
+    let out = cli(dir.path(), &config_path, &["log", "verify"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let said = stderr_of(&out);
+    for words in [
+        "n'est pas allée au bout",
+        "Relancez la même commande « emcf-gateway restore »",
+    ] {
+        assert!(said.contains(&nbsp(words)), "{words:?} in:\n{said}");
+    }
+    let (status, said) = serve_expecting_exit(dir.path(), &config_path, Duration::from_secs(30));
+    assert!(!status.success());
+    assert!(said.contains(&nbsp("n'est pas allée au bout")), "{said}");
+    assert!(!state.join("journal").exists(), "no new register started");
+
+    // Run again: the register that was there (2 invoices, moved aside by the dead run) is
+    // still what the copy is compared with; with --force the restore is redone.
+    let out = cli(dir.path(), &config_path, &["restore", &copy_text]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("--force"), "{}", stderr_of(&out));
+    let out = cli(
+        dir.path(),
+        &config_path,
+        &["restore", &copy_text, "--force"],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("ne s'est pas terminée"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!state.join("restore-in-progress").exists());
+    let after = verified(dir.path(), &config_path);
+    assert_eq!(
+        after["head_sha256"],
+        manifest(&copy)["journal"]["head_sha256"]
+    );
+    assert_eq!(after["certified"], 1);
+    let names: Vec<String> = std::fs::read_dir(&state)
+        .expect("state")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.starts_with(".restore-")),
+        "{names:?}"
+    );
+    let kept: Vec<Vec<u8>> = names
+        .iter()
+        .filter(|n| n.starts_with("before-restore-"))
+        .filter_map(|n| std::fs::read(state.join(n).join("journal/journal.log")).ok())
+        .collect();
+    assert!(
+        kept.contains(&register),
+        "the register that was there is kept whole"
+    );
+}
+
 /// The journal's records as (frame start, payload).
 fn journal_frames(bytes: &[u8]) -> Vec<(usize, Vec<u8>)> {
     let mut frames = Vec::new();

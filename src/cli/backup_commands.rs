@@ -171,6 +171,17 @@ pub(super) fn restore(config: &Config, src: &Path, force: bool) -> anyhow::Resul
         bail!(msg!("restore-service-running", dir = dir()));
     }
     let session = backup::Restore::begin(state_dir)?;
+    if let Some(unfinished) = session.unfinished() {
+        eprintln!(
+            "{}",
+            msg!(
+                "restore-resuming",
+                copy = unfinished.copy.display().to_string(),
+                aside = state_dir.join(&unfinished.aside).display().to_string()
+            )
+            .render(lang)
+        );
+    }
     let (manifest, standing) = session.assess(src)?;
     let copy_at = format::date_time(manifest.created_at, config.offset(), lang);
     eprintln!(
@@ -227,6 +238,12 @@ pub(super) fn restore(config: &Config, src: &Path, force: bool) -> anyhow::Resul
         src: src.to_path_buf(),
         state_dir: state_dir.to_path_buf(),
         config_in_place: force,
+        config_paths: manifest
+            .files
+            .iter()
+            .filter(|f| f.path.starts_with("config/"))
+            .map(|f| f.original.clone())
+            .collect(),
         now: Utc::now(),
     };
     let restored = session.apply(&plan, &manifest)?;

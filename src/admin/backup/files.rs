@@ -18,6 +18,8 @@ pub(super) fn left_out(name: &str) -> bool {
     name.starts_with("index.sled")
         || name.starts_with("before-restore-")
         || name.starts_with("restored-config-")
+        || name.starts_with(".restore-")
+        || name == crate::store::RESTORE_MARKER
         || name.ends_with(".tmp")
         || matches!(
             name,

@@ -34,7 +34,7 @@ use chrono::{DateTime, Utc};
 pub use last::{BackupCommandRun, LastBackup, LAST_BACKUP_FILE};
 pub use manifest::{verify, Manifest, ManifestFile, MANIFEST_FILE};
 pub use prune::{is_copy_name, prune, Pruned};
-pub use restore::{Restore, RestorePlan, Restored, Standing};
+pub use restore::{Restore, RestorePlan, Restored, Standing, Unfinished};
 
 use super::AdminError;
 use crate::i18n::Localized;
@@ -116,6 +116,11 @@ pub fn take(plan: &BackupPlan, now: DateTime<Utc>) -> Result<Taken, AdminError> 
             "backup-no-journal",
             dir = plan.state_dir.display().to_string()
         )));
+    }
+    if plan.state_dir.join(crate::store::RESTORE_MARKER).exists() {
+        return Err(AdminError::Store(
+            crate::store::StoreError::RestoreUnfinished(plan.state_dir.clone()),
+        ));
     }
     if files::within(&plan.dest, &plan.state_dir) {
         return Err(AdminError::Invalid(msg!(

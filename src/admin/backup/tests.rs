@@ -191,6 +191,7 @@ fn the_configuration_comes_back_beside_the_state_or_in_place_with_its_modes() {
         src: copy.dir.clone(),
         state_dir: fresh.path().to_path_buf(),
         config_in_place: false,
+        config_paths: vec![config.clone(), token.clone()],
         now: Utc::now(),
     };
     let done = restore.apply(&put_back, &manifest).unwrap();
