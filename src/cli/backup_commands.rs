@@ -156,8 +156,13 @@ fn run_command(argv: &[String], timeout: Duration) -> (BackupCommandRun, bool) {
     (run, timed_out)
 }
 
-/// `restore SRC [--force]`.
-pub(super) fn restore(config: &Config, src: &Path, force: bool) -> anyhow::Result<()> {
+/// `restore SRC [--force] [--config-in-place]`.
+pub(super) fn restore(
+    config: &Config,
+    src: &Path,
+    force: bool,
+    config_in_place: bool,
+) -> anyhow::Result<()> {
     let lang = default_lang();
     let state_dir = config.resolved_state_dir();
     let dir = || state_dir.display().to_string();
@@ -234,16 +239,19 @@ pub(super) fn restore(config: &Config, src: &Path, force: bool) -> anyhow::Resul
     if loses && !force {
         bail!(msg!("restore-refused", dir = dir()));
     }
+    // Only the paths this configuration names are ever written outside the state
+    // directory: never one the copy's manifest names on its own.
+    let mut config_paths: Vec<PathBuf> = config.source.iter().cloned().collect();
+    config_paths.extend(config.named_files());
+    let config_paths = config_paths
+        .into_iter()
+        .map(|p| std::path::absolute(&p).unwrap_or(p))
+        .collect();
     let plan = RestorePlan {
         src: src.to_path_buf(),
         state_dir: state_dir.to_path_buf(),
-        config_in_place: force,
-        config_paths: manifest
-            .files
-            .iter()
-            .filter(|f| f.path.starts_with("config/"))
-            .map(|f| f.original.clone())
-            .collect(),
+        config_in_place,
+        config_paths,
         now: Utc::now(),
     };
     let restored = session.apply(&plan, &manifest)?;
@@ -255,12 +263,23 @@ pub(super) fn restore(config: &Config, src: &Path, force: bool) -> anyhow::Resul
         );
     }
     for (original, now) in &restored.config {
-        eprintln!(
-            "{}",
+        let said = if original == now {
+            msg!("restore-config-in-place", at = now.display().to_string())
+        } else {
             msg!(
                 "restore-config-file",
                 original = original.display().to_string(),
                 at = now.display().to_string()
+            )
+        };
+        eprintln!("{}", said.render(lang));
+    }
+    for original in &restored.not_in_place {
+        eprintln!(
+            "{}",
+            msg!(
+                "restore-config-not-named",
+                original = original.display().to_string()
             )
             .render(lang)
         );

@@ -103,10 +103,13 @@ pub enum Command {
         /// The copy's folder (emcf-backup-<time>).
         #[arg(value_name = "SRC")]
         src: PathBuf,
-        /// Restore over a register with entries the copy lacks (they are kept aside), and
-        /// put the configuration files back where they were.
+        /// Restore over a register with entries the copy lacks (they are kept aside).
         #[arg(long)]
         force: bool,
+        /// Put the configuration files back at the paths the current configuration names
+        /// (its own file and the files it names); the others stay beside the state.
+        #[arg(long)]
+        config_in_place: bool,
     },
 }
 
@@ -573,6 +576,10 @@ pub fn main() -> anyhow::Result<()> {
         }
         Command::Notice(command) => notice_commands::run(&config, command),
         Command::Backup { dest } => backup_commands::backup(&config, dest),
-        Command::Restore { src, force } => backup_commands::restore(&config, &src, force),
+        Command::Restore {
+            src,
+            force,
+            config_in_place,
+        } => backup_commands::restore(&config, &src, force, config_in_place),
     }
 }

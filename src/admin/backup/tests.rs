@@ -147,6 +147,10 @@ fn copy_names() {
     assert!(!is_copy_name("emcf-backup-2026112T020000Z"));
     assert!(!is_copy_name(".emcf-backup-tmp-20261126T020000Z-1"));
     assert!(!is_copy_name("emcf-backup-20261126T020000Z.old"));
+    // A folder named by hand with a character of several bytes at or around the 16th byte.
+    assert!(!is_copy_name("emcf-backup-202611260200000é"));
+    assert!(!is_copy_name("emcf-backup-20261126T02000é"));
+    assert!(!is_copy_name("emcf-backup-20261126T020000Zé"));
 }
 
 #[test]
@@ -201,10 +205,6 @@ fn the_configuration_comes_back_beside_the_state_or_in_place_with_its_modes() {
     assert!(at.starts_with(fresh.path()));
     assert_eq!(std::fs::read_to_string(at).unwrap(), "secret\n");
     let mode = std::fs::metadata(at).unwrap().permissions().mode() & 0o777;
-    // A folder named by hand with a character of several bytes at or around the 16th byte.
-    assert!(!is_copy_name("emcf-backup-202611260200000é"));
-    assert!(!is_copy_name("emcf-backup-20261126T02000é"));
-    assert!(!is_copy_name("emcf-backup-20261126T020000Zé"));
     assert_eq!(mode, 0o640);
     assert_eq!(std::fs::read_to_string(&token).unwrap(), "changed\n");
     assert!(crate::store::journal_path(fresh.path()).is_file());
@@ -225,6 +225,25 @@ fn the_configuration_comes_back_beside_the_state_or_in_place_with_its_modes() {
         .filter(|n| n.starts_with("dgi.token.before-restore-"))
         .collect();
     assert_eq!(kept.len(), 1, "{kept:?}");
+
+    // A manifest that names another path for a file (tampered): never written there, even
+    // in place; the file stays beside the state.
+    let target = etc.path().join("elsewhere");
+    let path = copy.dir.join(MANIFEST_FILE);
+    let mut tampered: Manifest = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let secret = tampered
+        .files
+        .iter_mut()
+        .find(|f| f.role == manifest::Role::Secret);
+    secret.unwrap().original = target.clone();
+    std::fs::write(&path, serde_json::to_vec(&tampered).unwrap()).unwrap();
+    put_back.now += Duration::seconds(1);
+    let (manifest, _) = restore.assess(&copy.dir).unwrap();
+    let done = restore.apply(&put_back, &manifest).unwrap();
+    assert_eq!(done.not_in_place, vec![target.clone()]);
+    assert!(!target.exists());
+    let (_, beside) = &done.config[1];
+    assert!(beside.starts_with(fresh.path()), "{beside:?}");
 }
 
 #[test]
