@@ -361,6 +361,16 @@ async fn the_last_copies_are_kept_and_a_torn_tail_is_left_out() {
     expected.extend(kept);
     expected.sort();
     assert_eq!(names, expected, "keep = 2, and nothing else touched");
+
+    // A relative destination: the copy's folder is printed and recorded absolute.
+    let elsewhere = backup(dir.path(), &config_path, &["elsewhere"]);
+    assert!(elsewhere.is_absolute(), "{}", elsewhere.display());
+    assert!(elsewhere.starts_with(dir.path().join("elsewhere")));
+    let last: Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("state/last-backup.json")).expect("recorded"),
+    )
+    .expect("JSON");
+    assert_eq!(last["path"], elsewhere.to_str().expect("utf-8"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -33,11 +33,14 @@ pub(super) fn backup(config: &Config, dest: Option<PathBuf>) -> anyhow::Result<(
     .map(serde_json::from_value::<DurableJournal>)
     .transpose()?
     .map(|durable| durable.bytes);
+    let dest = dest.unwrap_or_else(|| config.backup.dir.clone());
     let plan = BackupPlan {
         state_dir: state_dir.to_path_buf(),
         config_file: config.source.clone(),
         named_files: config.named_files(),
-        dest: dest.unwrap_or_else(|| config.backup.dir.clone()),
+        // Absolute: the copy's folder printed and recorded in last-backup.json is read later
+        // from elsewhere (the service, the alerts).
+        dest: std::path::absolute(&dest).unwrap_or(dest),
         keep: config.backup.keep,
         durable,
     };

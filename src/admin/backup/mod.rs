@@ -133,7 +133,14 @@ pub fn take(plan: &BackupPlan, now: DateTime<Utc>) -> Result<Taken, AdminError> 
         Some(_) => None,
         None => Some(files::lock_state(&plan.state_dir)?),
     };
+    let created = !plan.dest.exists();
     files::private_dir(&plan.dest)?;
+    if created {
+        // The new destination's own entry, in its parent, is durable too.
+        if let Some(parent) = plan.dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+            files::sync_dir(parent)?;
+        }
+    }
     // Run as root: what it writes in the destination goes to the destination's owner (the
     // service's user), so that later backups run as that user can lock, prune and read.
     let owner = files::owner_of(&plan.dest);
