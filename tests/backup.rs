@@ -3,8 +3,10 @@
 //! `log verify` passing and every invoice answered 200 before the copy began in it; a restore
 //! refused over a register the copy does not hold; the last N copies kept and nothing else
 //! touched; a torn journal tail left out of the copy; the `[backup] command` run on each copy,
-//! its failure said; and a stale backup said by an e-mail
-//! (SMTP sink), `/metrics` and the dashboard overview.
+//! its failure said, its hang killed; a stale backup said by an e-mail (SMTP sink),
+//! `/metrics` and the dashboard overview; a restore killed half-way refused by every open
+//! until it is run again; a copy taken while the service runs ending on what it fsynced; and
+//! `--config-in-place` writing only the paths the configuration names.
 //!
 //! A test binary of its own: backups are one workflow (backup, restore, staleness) that
 //! spans the register, the CLI and the alerts, and `durability.rs` and `alerts.rs`, where
@@ -730,4 +732,63 @@ async fn a_copy_taken_while_the_service_runs_stops_at_what_it_fsynced() {
         bytes.len() as u64
     );
     assert!(gateway.terminate(), "clean exit");
+}
+
+#[test]
+fn config_in_place_writes_only_the_paths_the_configuration_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config_path = dir.path().join("config.toml");
+    let password = dir.path().join("smtp-password");
+    std::fs::write(&password, "s3cret\n").expect("password");
+    let smtp = format!(
+        "[smtp]\nhost = \"127.0.0.1\"\nport = 9\nfrom = \"gw <gw@example.cd>\"\nusername = \"gw\"\npassword_file = {password:?}\ntls = \"none\"\n"
+    );
+    let text = config(dir.path(), Path::new("/dev/null"), 14, &smtp);
+    std::fs::write(&config_path, &text).expect("config");
+    add_org_with_key(dir.path(), &config_path, ORG, "shop", None);
+    let copy = backup(dir.path(), &config_path, &[]);
+
+    // Someone edits the copy's manifest: the password file "came from" another file.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "keep me\n").expect("victim");
+    let mut tampered = manifest(&copy);
+    for file in tampered["files"].as_array_mut().expect("files") {
+        if file["role"] == "secret" {
+            file["original"] = Value::String(victim.to_str().expect("utf-8").to_string());
+        }
+    }
+    std::fs::write(
+        copy.join("manifest.json"),
+        serde_json::to_vec_pretty(&tampered).expect("JSON"),
+    )
+    .expect("manifest");
+    std::fs::write(&password, "changed\n").expect("password");
+
+    let copy_text = copy.to_str().expect("utf-8").to_string();
+    let out = cli(
+        dir.path(),
+        &config_path,
+        &["restore", &copy_text, "--config-in-place"],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let said = stderr_of(&out);
+    assert!(said.contains(&nbsp("n'est pas remis à sa place")), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("victim"),
+        "keep me\n",
+        "a path only the manifest names is never written"
+    );
+    assert_eq!(std::fs::read_to_string(&password).expect("pw"), "changed\n");
+    // The configuration file itself, which the configuration read is, is put back.
+    assert_eq!(std::fs::read_to_string(&config_path).expect("config"), text);
+    let kept = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("config.toml.before-restore-")
+        })
+        .count();
+    assert_eq!(kept, 1, "the file that was there is kept beside it");
 }
