@@ -373,6 +373,28 @@ async fn the_last_copies_are_kept_and_a_torn_tail_is_left_out() {
     )
     .expect("JSON");
     assert_eq!(last["path"], elsewhere.to_str().expect("utf-8"));
+
+    // An auditor checks a copy, read-only: its head and counts; exit 1 once a byte changed.
+    let copy_text = copy.to_str().expect("utf-8").to_string();
+    let out = cli(dir.path(), &config_path, &["backup", "verify", &copy_text]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        said.contains(head.as_str().expect("head")) && said.contains("Copie vérifiée"),
+        "{said}"
+    );
+    let copied = copy.join("state/journal/journal.log");
+    let mut bytes = std::fs::read(&copied).expect("copy");
+    let last_byte = bytes.len() - 2;
+    bytes[last_byte] ^= 1;
+    std::fs::write(&copied, &bytes).expect("changed");
+    let out = cli(dir.path(), &config_path, &["backup", "verify", &copy_text]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("ne l'utilisez pas"),
+        "{}",
+        stderr_of(&out)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -220,5 +220,7 @@ help-restore--force = Restore over a register with invoices the copy lacks (it i
 help-value-dest = DEST
 help-value-src = SRC
 
-## backup (restore --config-in-place)
+## backup (restore --config-in-place, backup verify)
 help-restore--config_in_place = Put the configuration files back at the paths the current configuration names (its own file and the files it names); the others stay beside the state
+help-backup-verify = Check a copy against its manifest, read-only (for an auditor): every file's length and SHA-256, the journal read again to its head and counts; exit 1 on any mismatch
+help-backup-verify--dir = The copy's folder (emcf-backup-<time>)

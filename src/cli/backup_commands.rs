@@ -17,6 +17,38 @@ use crate::i18n::{default_lang, format, Localized};
 use crate::msg;
 use crate::store::DurableJournal;
 
+/// `backup verify DIR`.
+#[derive(Debug, clap::Subcommand)]
+pub enum BackupCommand {
+    /// Check a copy against its manifest, read-only (for an auditor): every file's length
+    /// and SHA-256, the journal read again to the manifest's head and counts.
+    Verify {
+        /// The copy's folder (emcf-backup-<time>).
+        #[arg(value_name = "SRC")]
+        dir: PathBuf,
+    },
+}
+
+/// `backup verify DIR`: the manifest's head and counts on stdout when every check holds;
+/// exit 1 (why) on any mismatch. Writes nothing.
+pub(super) fn verify(dir: &Path) -> anyhow::Result<()> {
+    let manifest = backup::verify(dir)?;
+    let journal = &manifest.journal;
+    println!(
+        "{}",
+        msg!(
+            "backup-done",
+            dir = dir.display().to_string(),
+            records = journal.records,
+            entries = journal.entries_total,
+            head = journal.head_sha256.as_str(),
+            files = manifest.files.len()
+        )
+        .render(default_lang())
+    );
+    Ok(())
+}
+
 /// `backup [DEST]`: exit 0 only for a verified copy and, if configured, a command that
 /// succeeded after it.
 pub(super) fn backup(config: &Config, dest: Option<PathBuf>) -> anyhow::Result<()> {

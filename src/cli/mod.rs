@@ -92,10 +92,14 @@ pub enum Command {
     Notice(NoticeCommand),
     /// Write a verified copy of the register, the state and the configuration (while the
     /// service runs or not), keep the last `[backup] keep`, then run `[backup] command`.
+    #[command(args_conflicts_with_subcommands = true)]
     Backup {
         /// Where the copy goes (default: `[backup] dir`).
         #[arg(value_name = "DEST")]
         dest: Option<PathBuf>,
+        /// `backup verify DIR`: check a copy, read-only.
+        #[command(subcommand)]
+        check: Option<backup_commands::BackupCommand>,
     },
     /// Put a copy back into the state directory, the service stopped. Refused over a
     /// register the copy does not hold entirely unless --force.
@@ -575,7 +579,11 @@ pub fn main() -> anyhow::Result<()> {
             config_check::run(Ok(config), smtp, json)
         }
         Command::Notice(command) => notice_commands::run(&config, command),
-        Command::Backup { dest } => backup_commands::backup(&config, dest),
+        Command::Backup {
+            check: Some(backup_commands::BackupCommand::Verify { dir }),
+            ..
+        } => backup_commands::verify(&dir),
+        Command::Backup { dest, check: None } => backup_commands::backup(&config, dest),
         Command::Restore {
             src,
             force,
