@@ -11,6 +11,10 @@
 //! | `after_finalize` | 38h answered `R:`, certification not journaled |
 //! | `after_certified` | certification fsync'd, client not answered |
 //!
+//! Outside the certification path: `restore_after_aside` (`emcf-gateway restore`: the copy
+//! staged and the marker written, what was there moved aside, nothing renamed into place yet;
+//! `tests/backup.rs`).
+//!
 //! Used by `tests/crash.rs` and `examples/crash.rs`; harmless in production (the variable is
 //! not set by the systemd unit and is logged loudly when it is).
 

@@ -3,8 +3,10 @@
 //! `log verify` passing and every invoice answered 200 before the copy began in it; a restore
 //! refused over a register the copy does not hold; the last N copies kept and nothing else
 //! touched; a torn journal tail left out of the copy; the `[backup] command` run on each copy,
-//! its failure said; and a stale backup said by an e-mail
-//! (SMTP sink), `/metrics` and the dashboard overview.
+//! its failure said, its hang killed; a stale backup said by an e-mail (SMTP sink),
+//! `/metrics` and the dashboard overview; a restore killed half-way refused by every open
+//! until it is run again; a copy taken while the service runs ending on what it fsynced; and
+//! `--config-in-place` writing only the paths the configuration names.
 //!
 //! A test binary of its own: backups are one workflow (backup, restore, staleness) that
 //! spans the register, the CLI and the alerts, and `durability.rs` and `alerts.rs`, where
@@ -324,6 +326,8 @@ async fn the_last_copies_are_kept_and_a_torn_tail_is_left_out() {
     std::fs::create_dir_all(&backups).expect("backups");
     std::fs::write(backups.join("README.txt"), "not a copy").expect("file");
     std::fs::create_dir(backups.join("emcf-backup-by-hand")).expect("folder");
+    // Named by hand, a character of two bytes across the stamp's end: left alone, no panic.
+    std::fs::create_dir(backups.join("emcf-backup-202611260200000é")).expect("folder");
     let mut copies = Vec::new();
     for _ in 0..3 {
         copies.push(backup(dir.path(), &config_path, &[]));
@@ -351,10 +355,46 @@ async fn the_last_copies_are_kept_and_a_torn_tail_is_left_out() {
         .iter()
         .map(|c| c.file_name().expect("name").to_string_lossy().into_owned())
         .collect();
-    let mut expected = vec!["README.txt".to_string(), "emcf-backup-by-hand".to_string()];
+    let mut expected = vec![
+        "README.txt".to_string(),
+        "emcf-backup-by-hand".to_string(),
+        "emcf-backup-202611260200000é".to_string(),
+    ];
     expected.extend(kept);
     expected.sort();
     assert_eq!(names, expected, "keep = 2, and nothing else touched");
+
+    // A relative destination: the copy's folder is printed and recorded absolute.
+    let elsewhere = backup(dir.path(), &config_path, &["elsewhere"]);
+    assert!(elsewhere.is_absolute(), "{}", elsewhere.display());
+    assert!(elsewhere.starts_with(dir.path().join("elsewhere")));
+    let last: Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("state/last-backup.json")).expect("recorded"),
+    )
+    .expect("JSON");
+    assert_eq!(last["path"], elsewhere.to_str().expect("utf-8"));
+
+    // An auditor checks a copy, read-only: its head and counts; exit 1 once a byte changed.
+    let copy_text = copy.to_str().expect("utf-8").to_string();
+    let out = cli(dir.path(), &config_path, &["backup", "verify", &copy_text]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        said.contains(head.as_str().expect("head")) && said.contains("Copie vérifiée"),
+        "{said}"
+    );
+    let copied = copy.join("state/journal/journal.log");
+    let mut bytes = std::fs::read(&copied).expect("copy");
+    let last_byte = bytes.len() - 2;
+    bytes[last_byte] ^= 1;
+    std::fs::write(&copied, &bytes).expect("changed");
+    let out = cli(dir.path(), &config_path, &["backup", "verify", &copy_text]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("ne l'utilisez pas"),
+        "{}",
+        stderr_of(&out)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -473,10 +513,11 @@ async fn a_stale_backup_is_e_mailed_shown_and_measured() {
 fn the_command_runs_on_each_verified_copy_and_its_failure_is_said() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config_path = dir.path().join("config.toml");
-    // Checks that {dir} is the verified copy, then copies it "to another machine".
+    // Checks that {dir} is the verified copy, then copies it "to another machine", and says
+    // so on its stdout (which must not mix with the copy's folder on ours).
     let sent = dir.path().join("sent");
     let good = format!(
-        "['sh', '-c', 'test -f \"$0/manifest.json\" && cp -r \"$0\" \"{}\"', '{{dir}}']",
+        "['sh', '-c', 'test -f \"$0/manifest.json\" && cp -r \"$0\" \"{}\" && echo sent', '{{dir}}']",
         sent.display()
     );
     let with_command = |command: &str| {
@@ -511,4 +552,265 @@ fn the_command_runs_on_each_verified_copy_and_its_failure_is_said() {
     .expect("JSON");
     assert_eq!(last["path"], kept.to_str().expect("utf-8"));
     assert_eq!(last["command"]["ok"], false, "{last}");
+
+    // A command that hangs is killed after [backup] command_timeout_secs, and failed.
+    let hangs = format!(
+        "{}command_timeout_secs = 1\n",
+        with_command("[\"sleep\", \"60\"]")
+    );
+    std::fs::write(&config_path, hangs).expect("config");
+    let started = Instant::now();
+    let out = cli(dir.path(), &config_path, &["backup"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "not waited for"
+    );
+    let last: Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("state/last-backup.json")).expect("recorded"),
+    )
+    .expect("JSON");
+    assert_eq!(last["command"]["ok"], false, "{last}");
+    assert!(
+        last["command"]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("timeout=1s"),
+        "{last}"
+    );
+    assert!(
+        stderr_of(&out).contains("command_timeout_secs"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+/// `restore` as `EMCF_FAILPOINTS=point` makes it: it dies there (as `kill -9` would).
+fn restore_dying_at(dir: &Path, config: &Path, args: &[&str], point: &str) -> std::process::Output {
+    std::process::Command::new(binary())
+        .args(["--config", config.to_str().expect("utf-8"), "restore"])
+        .args(args)
+        .env("EMCF_CONFIG", "")
+        .env("EMCF_FAILPOINTS", point)
+        .current_dir(dir)
+        .output()
+        .expect("restore runs")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restore_that_dies_midway_is_refused_by_every_open_until_it_is_redone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = Sim::start(dir.path()).await;
+    let text = config(dir.path(), &sim.link, 14, "");
+    let mut gateway = Gateway::start(dir.path(), &text);
+    gateway.wait_ready().await;
+    let key = tokio::task::block_in_place(|| {
+        add_org_with_key(dir.path(), &gateway.config, ORG, "shop", None)
+    });
+    let answer = post_invoice(gateway.addr, &key, &invoice("R-1")).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let copy = tokio::task::block_in_place(|| backup(dir.path(), &gateway.config, &[]));
+    let copy_text = copy.to_str().expect("utf-8").to_string();
+    let answer = post_invoice(gateway.addr, &key, &invoice("R-2")).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let config_path = gateway.config.clone();
+    assert!(gateway.terminate(), "clean exit");
+    let state = dir.path().join("state");
+    let register = std::fs::read(state.join("journal/journal.log")).expect("journal");
+
+    // Dies once what was there is moved aside, before the copy is in place.
+    let out = restore_dying_at(
+        dir.path(),
+        &config_path,
+        &[&copy_text, "--force"],
+        "restore_after_aside",
+    );
+    assert!(!out.status.success(), "{}", stderr_of(&out));
+    assert!(state.join("restore-in-progress").is_file());
+    assert!(
+        !state.join("journal").exists(),
+        "moved aside, nothing in place"
+    );
+
+    // Nothing opens it: not `log verify`, not `serve` (which would start a new register).
+    let out = cli(dir.path(), &config_path, &["log", "verify"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let said = stderr_of(&out);
+    for words in [
+        "n'est pas allée au bout",
+        "Relancez la même commande « emcf-gateway restore »",
+    ] {
+        assert!(said.contains(&nbsp(words)), "{words:?} in:\n{said}");
+    }
+    let (status, said) = serve_expecting_exit(dir.path(), &config_path, Duration::from_secs(30));
+    assert!(!status.success());
+    assert!(said.contains(&nbsp("n'est pas allée au bout")), "{said}");
+    assert!(!state.join("journal").exists(), "no new register started");
+
+    // Run again: the register that was there (2 invoices, moved aside by the dead run) is
+    // still what the copy is compared with; with --force the restore is redone.
+    let out = cli(dir.path(), &config_path, &["restore", &copy_text]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("--force"), "{}", stderr_of(&out));
+    let out = cli(
+        dir.path(),
+        &config_path,
+        &["restore", &copy_text, "--force"],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("ne s'est pas terminée"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!state.join("restore-in-progress").exists());
+    let after = verified(dir.path(), &config_path);
+    assert_eq!(
+        after["head_sha256"],
+        manifest(&copy)["journal"]["head_sha256"]
+    );
+    assert_eq!(after["certified"], 1);
+    let names: Vec<String> = std::fs::read_dir(&state)
+        .expect("state")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.starts_with(".restore-")),
+        "{names:?}"
+    );
+    let kept: Vec<Vec<u8>> = names
+        .iter()
+        .filter(|n| n.starts_with("before-restore-"))
+        .filter_map(|n| std::fs::read(state.join(n).join("journal/journal.log")).ok())
+        .collect();
+    assert!(
+        kept.contains(&register),
+        "the register that was there is kept whole"
+    );
+}
+
+/// The journal's records as (frame start, payload).
+fn journal_frames(bytes: &[u8]) -> Vec<(usize, Vec<u8>)> {
+    let mut frames = Vec::new();
+    let mut at = 0;
+    while at + 8 <= bytes.len() {
+        let len = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        let end = at + 8 + len as usize;
+        let Some(payload) = bytes.get(at + 8..end) else {
+            break;
+        };
+        frames.push((at, payload.to_vec()));
+        at = end;
+    }
+    frames
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_copy_taken_while_the_service_runs_stops_at_what_it_fsynced() {
+    use sha2::{Digest, Sha256};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = Sim::start(dir.path()).await;
+    let text = config(dir.path(), &sim.link, 14, "");
+    let mut gateway = Gateway::start(dir.path(), &text);
+    gateway.wait_ready().await;
+    let key = tokio::task::block_in_place(|| {
+        add_org_with_key(dir.path(), &gateway.config, ORG, "shop", None)
+    });
+    let answer = post_invoice(gateway.addr, &key, &invoice("D-1")).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let config_path = gateway.config.clone();
+    let durable = tokio::task::block_in_place(|| verified(dir.path(), &config_path));
+
+    // A whole, valid record after the last one the service fsynced: what a write whose
+    // fsync has not returned (or failed, and is then cut off) leaves in the file.
+    let journal = dir.path().join("state/journal/journal.log");
+    let bytes = std::fs::read(&journal).expect("journal");
+    let (_, last) = journal_frames(&bytes).pop().expect("a record");
+    let mut record: Value = serde_json::from_slice(&last).expect("record");
+    record["seq"] = Value::from(record["seq"].as_u64().expect("seq") + 1);
+    record["prev"] = Value::String(hex::encode(Sha256::digest(&last)));
+    let payload = serde_json::to_vec(&record).expect("JSON");
+    let mut frame = (payload.len() as u32).to_le_bytes().to_vec();
+    frame.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    frame.extend_from_slice(&payload);
+    let mut live = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&journal)
+        .expect("journal");
+    std::io::Write::write_all(&mut live, &frame).expect("appended");
+    drop(live);
+
+    let copy = tokio::task::block_in_place(|| backup(dir.path(), &config_path, &[]));
+    let manifest = manifest(&copy);
+    assert_eq!(
+        manifest["journal"]["head_sha256"], durable["head_sha256"],
+        "the copy ends on the service's last fsynced record"
+    );
+    assert_eq!(
+        std::fs::metadata(copy.join("state/journal/journal.log"))
+            .expect("copy")
+            .len(),
+        bytes.len() as u64
+    );
+    assert!(gateway.terminate(), "clean exit");
+}
+
+#[test]
+fn config_in_place_writes_only_the_paths_the_configuration_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config_path = dir.path().join("config.toml");
+    let password = dir.path().join("smtp-password");
+    std::fs::write(&password, "s3cret\n").expect("password");
+    let smtp = format!(
+        "[smtp]\nhost = \"127.0.0.1\"\nport = 9\nfrom = \"gw <gw@example.cd>\"\nusername = \"gw\"\npassword_file = {password:?}\ntls = \"none\"\n"
+    );
+    let text = config(dir.path(), Path::new("/dev/null"), 14, &smtp);
+    std::fs::write(&config_path, &text).expect("config");
+    add_org_with_key(dir.path(), &config_path, ORG, "shop", None);
+    let copy = backup(dir.path(), &config_path, &[]);
+
+    // Someone edits the copy's manifest: the password file "came from" another file.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "keep me\n").expect("victim");
+    let mut tampered = manifest(&copy);
+    for file in tampered["files"].as_array_mut().expect("files") {
+        if file["role"] == "secret" {
+            file["original"] = Value::String(victim.to_str().expect("utf-8").to_string());
+        }
+    }
+    std::fs::write(
+        copy.join("manifest.json"),
+        serde_json::to_vec_pretty(&tampered).expect("JSON"),
+    )
+    .expect("manifest");
+    std::fs::write(&password, "changed\n").expect("password");
+
+    let copy_text = copy.to_str().expect("utf-8").to_string();
+    let out = cli(
+        dir.path(),
+        &config_path,
+        &["restore", &copy_text, "--config-in-place"],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let said = stderr_of(&out);
+    assert!(said.contains(&nbsp("n'est pas remis à sa place")), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("victim"),
+        "keep me\n",
+        "a path only the manifest names is never written"
+    );
+    assert_eq!(std::fs::read_to_string(&password).expect("pw"), "changed\n");
+    // The configuration file itself, which the configuration read is, is put back.
+    assert_eq!(std::fs::read_to_string(&config_path).expect("config"), text);
+    let kept = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("config.toml.before-restore-")
+        })
+        .count();
+    assert_eq!(kept, 1, "the file that was there is kept beside it");
 }

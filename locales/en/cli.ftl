@@ -463,3 +463,13 @@ restore-written-differs = { $path } written by the restore does not match the co
 backup-dest-in-state = the destination { $dest } is inside the state directory { $dir }: choose a folder outside it, preferably on another disk
 restore-src-in-state = the copy { $src } is inside the state directory { $dir }, which the restore empties: move it out first
 backup-prune-failed = Warning: the copy is good, but the old copies could not all be removed ({ $why }): check the rights on the backups folder (run the backup as the service's account)
+
+## backup (restore staged and resumable, copies of this state directory, the command, src/admin/backup)
+restore-resuming = An earlier restore (copy { $copy }) did not finish: it is done again. The register that was there before it is kept in { $aside }.
+restore-config-in-place = Configuration file put back in place: { $at } (the old one is kept beside it, suffixed .before-restore-<time>).
+restore-config-not-named = The configuration file { $original } is not put back in place: the current configuration does not name it. It is in the state directory's restored-config-* folder: copy it yourself if needed.
+backup-state-busy = another gateway process holds { $dir } (the service starting, or a command) without answering on its admin socket: run the backup again in a moment
+backup-copy-unreadable = Warning: the manifest of { $dir } cannot be read (rights or damage): this folder is neither counted nor removed. Check its owner and rights (a backup run as root?).
+backup-disk-full = the disk that holds { $path } is full: free some space on it (or choose another destination), then run it again (technical detail: { $reason })
+restore-config-not-writable = --config-in-place would put { $path } back, but this account cannot write in its folder: nothing was restored. Run the restore as root (sudo), or without --config-in-place
+backup-command-timeout = the copy { $dir } is good and kept, but the [backup] command "{ $command }" was still running after { $secs } s ([backup] command_timeout_secs): it was stopped, and the copy may not have reached the other machine; check the command (network, remote machine), then run "emcf-gateway backup" again

@@ -160,3 +160,6 @@ admin-bad-name = { $field ->
         } (U+{ $char }) at character { $position }: it must be one line, read as it is written
        *[encoded-word] contains "=?", the start of an e-mail encoded word (RFC 2047): a mail client would show something other than what is written
     }
+
+## backup (a restore that did not finish, src/store/open.rs)
+store-restore-unfinished = a restore into { $dir } did not finish: this state directory is not opened until it is. Run the same "emcf-gateway restore" command again (with the same copy): it resumes without losing anything; what was there before is kept in { $dir }/before-restore-*

@@ -216,6 +216,11 @@ help-backup = Write a verified copy of the register, the state and the configura
 help-backup--dest = Where the copy goes (default: [backup] dir)
 help-restore = Put a copy back into the state directory, the service stopped; refused over a register the copy does not hold entirely unless --force
 help-restore--src = The copy's folder (emcf-backup-<time>)
-help-restore--force = Restore over a register with invoices the copy lacks (it is kept aside), and put the configuration files back where they were
+help-restore--force = Restore over a register with invoices the copy lacks (it is kept aside)
 help-value-dest = DEST
 help-value-src = SRC
+
+## backup (restore --config-in-place, backup verify)
+help-restore--config_in_place = Put the configuration files back at the paths the current configuration names (its own file and the files it names); the others stay beside the state
+help-backup-verify = Check a copy against its manifest, read-only (for an auditor): every file's length and SHA-256, the journal read again to its head and counts; exit 1 on any mismatch
+help-backup-verify--dir = The copy's folder (emcf-backup-<time>)

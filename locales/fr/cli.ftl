@@ -466,3 +466,13 @@ restore-written-differs = { $path } écrit par la restauration ne correspond pas
 backup-dest-in-state = la destination { $dest } est dans le répertoire d'état { $dir } : choisissez un dossier hors de lui, de préférence sur un autre disque
 restore-src-in-state = la copie { $src } est dans le répertoire d'état { $dir }, que la restauration vide : déplacez-la d'abord hors de lui
 backup-prune-failed = Attention : la copie est bonne, mais les anciennes copies n'ont pas toutes pu être supprimées ({ $why }) : vérifiez les droits du dossier des sauvegardes (lancez la sauvegarde avec le compte du service)
+
+## backup (restore staged and resumable, copies of this state directory, the command, src/admin/backup)
+restore-resuming = Une restauration précédente (copie { $copy }) ne s'est pas terminée : elle est refaite. Le registre qui était là avant elle est gardé dans { $aside }.
+restore-config-in-place = Fichier de configuration remis à sa place : { $at } (l'ancien est gardé à côté, suffixé .before-restore-<heure>).
+restore-config-not-named = Le fichier de configuration { $original } n'est pas remis à sa place : la configuration actuelle ne le nomme pas. Il est dans le dossier restored-config-* du répertoire d'état : copiez-le vous-même si besoin.
+backup-state-busy = un autre processus de la passerelle tient { $dir } (le service qui démarre, ou une commande) sans répondre sur son socket d'administration : relancez la sauvegarde dans un instant
+backup-copy-unreadable = Attention : le manifeste de { $dir } ne peut pas être lu (droits ou dommage) : ce dossier n'est ni compté ni supprimé. Vérifiez son propriétaire et ses droits (une sauvegarde lancée en root ?).
+backup-disk-full = le disque qui contient { $path } est plein : libérez de la place sur ce disque (ou choisissez une autre destination), puis relancez (détail technique : { $reason })
+restore-config-not-writable = --config-in-place remettrait { $path }, mais ce compte ne peut pas écrire dans son dossier : rien n'a été restauré. Lancez la restauration en root (sudo), ou sans --config-in-place
+backup-command-timeout = la copie { $dir } est bonne et gardée, mais la commande [backup] « { $command } » tournait encore après { $secs } s ([backup] command_timeout_secs) : elle a été arrêtée, la copie n'est peut-être pas partie vers l'autre machine ; vérifiez la commande (réseau, machine distante), puis relancez « emcf-gateway backup »

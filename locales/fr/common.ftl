@@ -161,3 +161,6 @@ admin-bad-name = { $field ->
         } (U+{ $char }) au caractère { $position } : il doit tenir sur une ligne et se lire tel qu'il est écrit
        *[encoded-word] contient « =? », le début d'un mot encodé d'e-mail (RFC 2047) : une messagerie afficherait autre chose que ce qui est écrit
     }
+
+## backup (a restore that did not finish, src/store/open.rs)
+store-restore-unfinished = une restauration dans { $dir } n'est pas allée au bout : ce répertoire d'état n'est pas ouvert tant qu'elle n'est pas terminée. Relancez la même commande « emcf-gateway restore » (avec la même copie) : elle reprend sans rien perdre ; ce qui était là avant est gardé dans { $dir }/before-restore-*

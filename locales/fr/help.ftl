@@ -216,6 +216,11 @@ help-backup = Écrire une copie vérifiée du registre, de l'état et de la conf
 help-backup--dest = Où va la copie (par défaut : [backup] dir)
 help-restore = Remettre une copie dans le répertoire d'état, service arrêté ; refusé sur un registre que la copie ne contient pas entièrement, sauf avec --force
 help-restore--src = Le dossier de la copie (emcf-backup-<heure>)
-help-restore--force = Restaurer sur un registre qui a des factures que la copie n'a pas (il est gardé à part), et remettre les fichiers de configuration à leur place
+help-restore--force = Restaurer sur un registre qui a des factures que la copie n'a pas (il est gardé à part)
 help-value-dest = DESTINATION
 help-value-src = COPIE
+
+## backup (restore --config-in-place, backup verify)
+help-restore--config_in_place = Remettre les fichiers de configuration aux chemins que nomme la configuration actuelle (son propre fichier et ceux qu'elle nomme) ; les autres restent à côté de l'état
+help-backup-verify = Vérifier une copie d'après son manifeste, sans rien écrire (pour un auditeur) : longueur et SHA-256 de chaque fichier, journal relu jusqu'à sa tête et ses comptes ; code de sortie 1 au moindre écart
+help-backup-verify--dir = Le dossier de la copie (emcf-backup-<heure>)

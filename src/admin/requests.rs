@@ -196,6 +196,9 @@ pub enum AdminRequest {
     },
     /// The change notices (`notice list`).
     NoticeList,
+    /// How far the journal is durable (`backup`): its length after the last successful
+    /// fsync, so that a copy never holds a record that a failed fsync may take back.
+    JournalDurable,
 }
 
 impl AdminRequest {
@@ -255,6 +258,7 @@ impl Admin {
             }),
             AdminRequest::LogLength { environment } => json(self.log_length(environment)),
             AdminRequest::LogVerify => json(self.log_verify()),
+            AdminRequest::JournalDurable => json(self.store.durable_journal().map_err(Into::into)),
             AdminRequest::DashboardTokenIssue { org, label } => {
                 json(self.dashboard_token_issue(&org, &label))
             }

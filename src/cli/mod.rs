@@ -92,10 +92,14 @@ pub enum Command {
     Notice(NoticeCommand),
     /// Write a verified copy of the register, the state and the configuration (while the
     /// service runs or not), keep the last `[backup] keep`, then run `[backup] command`.
+    #[command(args_conflicts_with_subcommands = true)]
     Backup {
         /// Where the copy goes (default: `[backup] dir`).
         #[arg(value_name = "DEST")]
         dest: Option<PathBuf>,
+        /// `backup verify DIR`: check a copy, read-only.
+        #[command(subcommand)]
+        check: Option<backup_commands::BackupCommand>,
     },
     /// Put a copy back into the state directory, the service stopped. Refused over a
     /// register the copy does not hold entirely unless --force.
@@ -103,10 +107,13 @@ pub enum Command {
         /// The copy's folder (emcf-backup-<time>).
         #[arg(value_name = "SRC")]
         src: PathBuf,
-        /// Restore over a register with entries the copy lacks (they are kept aside), and
-        /// put the configuration files back where they were.
+        /// Restore over a register with entries the copy lacks (they are kept aside).
         #[arg(long)]
         force: bool,
+        /// Put the configuration files back at the paths the current configuration names
+        /// (its own file and the files it names); the others stay beside the state.
+        #[arg(long)]
+        config_in_place: bool,
     },
 }
 
@@ -572,7 +579,15 @@ pub fn main() -> anyhow::Result<()> {
             config_check::run(Ok(config), smtp, json)
         }
         Command::Notice(command) => notice_commands::run(&config, command),
-        Command::Backup { dest } => backup_commands::backup(&config, dest),
-        Command::Restore { src, force } => backup_commands::restore(&config, &src, force),
+        Command::Backup {
+            check: Some(backup_commands::BackupCommand::Verify { dir }),
+            ..
+        } => backup_commands::verify(&dir),
+        Command::Backup { dest, check: None } => backup_commands::backup(&config, dest),
+        Command::Restore {
+            src,
+            force,
+            config_in_place,
+        } => backup_commands::restore(&config, &src, force, config_in_place),
     }
 }

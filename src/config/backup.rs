@@ -14,6 +14,8 @@ use crate::msg;
 pub const DEFAULT_BACKUP_DIR: &str = "/var/backups/emcf-gateway";
 /// `backup.keep` default: two weeks of daily copies.
 pub const DEFAULT_BACKUP_KEEP: u32 = 14;
+/// `backup.command_timeout_secs` default: an hour, then the command is killed.
+pub const DEFAULT_BACKUP_COMMAND_TIMEOUT_SECS: u64 = 3600;
 /// What `backup.command` may write in its arguments for the verified copy's folder.
 pub const BACKUP_DIR_PLACEHOLDER: &str = "{dir}";
 
@@ -29,6 +31,8 @@ pub struct BackupSettings {
     /// copy's folder (e.g. `["rsync", "-a", "{dir}", "backup@host:/srv/emcf/"]`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
+    /// How long the command may run before it is killed and counted as failed (seconds).
+    pub command_timeout_secs: u64,
 }
 
 impl Default for BackupSettings {
@@ -37,6 +41,7 @@ impl Default for BackupSettings {
             dir: PathBuf::from(DEFAULT_BACKUP_DIR),
             keep: DEFAULT_BACKUP_KEEP,
             command: None,
+            command_timeout_secs: DEFAULT_BACKUP_COMMAND_TIMEOUT_SECS,
         }
     }
 }
@@ -89,6 +94,8 @@ impl Config {
     pub(super) fn validate_backup(&self) -> Result<(), ConfigError> {
         let backup = &self.backup;
         in_range(backup.keep, 1, 1000, Unit::None).map_err(|m| self.invalid("backup.keep", m))?;
+        in_range(backup.command_timeout_secs, 1, 7 * 86_400, Unit::Seconds)
+            .map_err(|m| self.invalid("backup.command_timeout_secs", m))?;
         if backup.dir.as_os_str().is_empty() || !backup.dir.is_absolute() {
             return Err(self.invalid("backup.dir", msg!("config-backup-dir")));
         }
@@ -127,6 +134,7 @@ mod tests {
             "[backup]\nkeep = 0\n",
             "[backup]\ncommand = []\n",
             "[backup]\ndir = \"rel\"\n",
+            "[backup]\ncommand_timeout_secs = 0\n",
         ] {
             let config = Config::from_toml_str(bad, Path::new("c.toml")).unwrap();
             assert!(config.validate().is_err(), "{bad}");

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::error::{io_at, DamageAt, StoreError};
 use super::event::{Event, Hash, Record};
 use super::journal::{self, private_file, Mode};
+use super::Store;
 use crate::model::Environment;
 
 /// The journal of a state directory.
@@ -83,16 +84,46 @@ fn summary(scanned: &journal::Scanned, tally: Tally) -> JournalSummary {
     }
 }
 
+/// How far an open store's journal is durable: the records written and fsynced (a record
+/// being written, or whose fsync failed and which the store cuts off, is beyond `bytes`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DurableJournal {
+    /// Byte length of the durable records.
+    pub bytes: u64,
+    /// The last durable record's seq.
+    pub records: u64,
+    /// Lowercase hex SHA-256 of its payload.
+    pub head_sha256: String,
+}
+
+impl Store {
+    /// How far the journal is durable now ([`DurableJournal`]).
+    pub fn durable_journal(&self) -> Result<DurableJournal, StoreError> {
+        let inner = self.lock()?;
+        Ok(DurableJournal {
+            bytes: inner.journal.end(),
+            records: inner.journal.last_seq(),
+            head_sha256: hex::encode(inner.journal.head()),
+        })
+    }
+}
+
 /// Copies the journal of `state_dir` to the new file `to` (0600), up to the last complete
-/// record as the file stands now (a torn or growing tail is left out), fsynced. Does not
-/// take the store's lock: a running service keeps appending meanwhile.
-pub fn copy_journal(state_dir: &Path, to: &Path) -> Result<JournalSummary, StoreError> {
+/// record within `durable` bytes (what the running service says is fsynced; `None`: the file
+/// as it stands, the caller holding the state directory's lock), a torn or growing tail left
+/// out, fsynced. Does not take the store's lock: a running service keeps appending meanwhile.
+pub fn copy_journal(
+    state_dir: &Path,
+    to: &Path,
+    durable: Option<u64>,
+) -> Result<JournalSummary, StoreError> {
     let from = journal_path(state_dir);
     let mut source = File::open(&from).map_err(|e| io_at(&from, "opening", e))?;
-    let len = source
+    let on_disk = source
         .metadata()
         .map_err(|e| io_at(&from, "reading", e))?
         .len();
+    let len = durable.map_or(on_disk, |durable| durable.min(on_disk));
     let mut tally = Tally::default();
     let scanned = journal::scan(&mut source, len, Mode::Open, &from, |record, _, _| {
         tally.see(record);
@@ -233,7 +264,7 @@ mod tests {
             .unwrap();
         live.write_all(&[200, 0, 0, 0, 1, 2, 3, 4, b'{']).unwrap();
         let out = dir.path().join("copy.log");
-        let copied = copy_journal(dir.path(), &out).unwrap();
+        let copied = copy_journal(dir.path(), &out, None).unwrap();
         assert_eq!(copied.head_sha256, head);
         assert_eq!(
             copied.entries["demo"],
@@ -255,7 +286,7 @@ mod tests {
         let store = seeded(dir.path());
         certify(&store, "demo", Environment::Production, "FN-1", 2026);
         let copy = dir.path().join("copy.log");
-        copy_journal(dir.path(), &copy).unwrap();
+        copy_journal(dir.path(), &copy, None).unwrap();
         let path = journal_path(dir.path());
         let same = compare(&path, &copy).unwrap();
         assert!(same.copy_holds_current());
@@ -266,7 +297,7 @@ mod tests {
         assert_eq!((longer.entries_beyond, longer.copy_beyond), (2, 0));
         // The other way round: the current journal is a prefix of a longer copy.
         let later = dir.path().join("later.log");
-        copy_journal(dir.path(), &later).unwrap();
+        copy_journal(dir.path(), &later, None).unwrap();
         drop(store);
         let other = tempfile::tempdir().unwrap();
         let store = Store::open(other.path()).unwrap();

@@ -72,6 +72,11 @@ pub enum StoreError {
     /// journal is then rescanned and its tail checked).
     #[error("journal halted after a write failure ({0}); restart the gateway")]
     Halted(String),
+    /// A restore into this state directory did not finish (its marker
+    /// [`RESTORE_MARKER`](super::RESTORE_MARKER) is there): what it holds may be half old,
+    /// half restored, so the store refuses to open it until `restore` runs again.
+    #[error("a restore into {0} did not finish: run `emcf-gateway restore` again")]
+    RestoreUnfinished(std::path::PathBuf),
 }
 
 impl StoreError {
@@ -121,6 +126,9 @@ impl Localized for StoreError {
             StoreError::Invalid(detail) => msg!("store-invalid", detail = detail.as_str()),
             StoreError::Json(error) => msg!("store-json", detail = error.to_string()),
             StoreError::Halted(detail) => msg!("store-halted", detail = detail.as_str()),
+            StoreError::RestoreUnfinished(dir) => {
+                msg!("store-restore-unfinished", dir = dir.display().to_string())
+            }
         }
     }
 }

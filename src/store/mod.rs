@@ -142,9 +142,14 @@ use std::time::Duration;
 use tracing::warn;
 
 pub use copy::{
-    compare, copy_journal, journal_path, summarize, Comparison, EntryTally, JournalSummary,
+    compare, copy_journal, journal_path, summarize, Comparison, DurableJournal, EntryTally,
+    JournalSummary,
 };
 pub use error::{DamageAt, StoreError};
+
+/// The file a restore writes in a state directory before it moves anything, and removes
+/// last (`emcf-gateway restore`, docs/backup.md): while it is there, no store opens.
+pub const RESTORE_MARKER: &str = "restore-in-progress";
 pub use event::{DashboardToken, Event, Record};
 pub use history::HistoryCheck;
 pub use journal::MAX_RECORD;

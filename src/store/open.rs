@@ -39,8 +39,11 @@ impl Store {
     /// Opens (or creates) the store in `state_dir`: takes the lock, scans the journal (see the
     /// recovery rules), brings the index up to date.
     pub fn open_with(state_dir: &Path, options: &StoreOptions) -> Result<Store, StoreError> {
+        refuse_unfinished_restore(state_dir)?;
         journal::create_private_dir(state_dir)?;
         let lock = take_lock(&state_dir.join("gateway.lock"))?;
+        // Checked again under the lock: a restore holds it while it writes its marker.
+        refuse_unfinished_restore(state_dir)?;
         let journal_path = state_dir.join("journal").join("journal.log");
         let index_dir = state_dir.join("index.sled");
         // The journal's folder exists once a store was opened here: a missing journal file in
@@ -211,6 +214,17 @@ fn open_index(
     std::fs::rename(index_dir, &aside).map_err(|e| error::io_at(index_dir, "moving", e))?;
     journal::sync_dir(state_dir)?;
     Index::open(index_dir, journal_path, cache_mib)
+}
+
+/// Refuses a state directory where a restore began and did not finish (its marker is
+/// there): its journal may be missing, half written or the old one.
+pub(super) fn refuse_unfinished_restore(state_dir: &Path) -> Result<(), StoreError> {
+    let marker = state_dir.join(super::RESTORE_MARKER);
+    match marker.try_exists() {
+        Ok(false) => Ok(()),
+        Ok(true) => Err(StoreError::RestoreUnfinished(state_dir.to_path_buf())),
+        Err(e) => Err(error::io_at(&marker, "checking", e)),
+    }
 }
 
 /// Takes the exclusive lock on `path` (created for the owner only).

@@ -18,6 +18,8 @@ pub(super) fn left_out(name: &str) -> bool {
     name.starts_with("index.sled")
         || name.starts_with("before-restore-")
         || name.starts_with("restored-config-")
+        || name.starts_with(".restore-")
+        || name == crate::store::RESTORE_MARKER
         || name.ends_with(".tmp")
         || matches!(
             name,
@@ -65,8 +67,45 @@ pub(super) fn sync_dir(dir: &Path) -> Result<(), AdminError> {
         .map_err(|e| io_error(dir, &e))
 }
 
-/// Takes `<dest>/.emcf-backup.lock`: one backup at a time into a destination.
-pub(super) fn lock_dest(dest: &Path) -> Result<File, AdminError> {
+/// The owner of `dir` when this process runs as root (files written by root are handed to
+/// the owner of the folder they are in: the service's user), else `None`.
+pub(super) fn owner_of(dir: &Path) -> Option<(u32, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid takes no argument and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let meta = fs::metadata(dir).ok()?;
+    root.then(|| (meta.uid(), meta.gid()))
+}
+
+/// Gives `path` to `owner` (nothing when `None`).
+pub(super) fn chown(path: &Path, owner: Option<(u32, u32)>) -> Result<(), AdminError> {
+    match owner {
+        Some((uid, gid)) => {
+            std::os::unix::fs::lchown(path, Some(uid), Some(gid)).map_err(|e| io_error(path, &e))
+        }
+        None => Ok(()),
+    }
+}
+
+/// Gives `dir` and everything in it to `owner` (nothing when `None`).
+pub(super) fn give_tree(dir: &Path, owner: Option<(u32, u32)>) -> Result<(), AdminError> {
+    if owner.is_none() {
+        return Ok(());
+    }
+    for entry in fs::read_dir(dir).map_err(|e| io_error(dir, &e))? {
+        let entry = entry.map_err(|e| io_error(dir, &e))?;
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            give_tree(&entry.path(), owner)?;
+        } else {
+            chown(&entry.path(), owner)?;
+        }
+    }
+    chown(dir, owner)
+}
+
+/// Takes `<dest>/.emcf-backup.lock` (given to `owner`): one backup at a time into a
+/// destination.
+pub(super) fn lock_dest(dest: &Path, owner: Option<(u32, u32)>) -> Result<File, AdminError> {
     let path = dest.join(".emcf-backup.lock");
     let file = OpenOptions::new()
         .read(true)
@@ -75,11 +114,30 @@ pub(super) fn lock_dest(dest: &Path) -> Result<File, AdminError> {
         .truncate(false)
         .open(&path)
         .map_err(|e| io_error(&path, &e))?;
+    chown(&path, owner)?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(fs::TryLockError::WouldBlock) => Err(AdminError::Invalid(msg!(
             "backup-busy",
             dir = dest.display().to_string()
+        ))),
+        Err(fs::TryLockError::Error(e)) => Err(io_error(&path, &e)),
+    }
+}
+
+/// Takes the state directory's `gateway.lock` for a copy made while no service runs (none
+/// starts meanwhile); refused while a process holds it (a service starting, a command).
+pub(super) fn lock_state(state_dir: &Path) -> Result<File, AdminError> {
+    let path = state_dir.join("gateway.lock");
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options.open(&path).map_err(|e| io_error(&path, &e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(fs::TryLockError::WouldBlock) => Err(AdminError::Invalid(msg!(
+            "backup-state-busy",
+            dir = state_dir.display().to_string()
         ))),
         Err(fs::TryLockError::Error(e)) => Err(io_error(&path, &e)),
     }

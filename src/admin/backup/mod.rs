@@ -33,8 +33,8 @@ use chrono::{DateTime, Utc};
 
 pub use last::{BackupCommandRun, LastBackup, LAST_BACKUP_FILE};
 pub use manifest::{verify, Manifest, ManifestFile, MANIFEST_FILE};
-pub use prune::{is_copy_name, prune};
-pub use restore::{Restore, RestorePlan, Restored, Standing};
+pub use prune::{is_copy_name, prune, Pruned};
+pub use restore::{Restore, RestorePlan, Restored, Standing, Unfinished};
 
 use super::AdminError;
 use crate::i18n::Localized;
@@ -59,6 +59,10 @@ pub struct BackupPlan {
     pub dest: PathBuf,
     /// How many good copies to keep.
     pub keep: u32,
+    /// The journal's durable length as the running service said it (the copy stops there);
+    /// `None` when no service runs: the state directory's lock is then held for the copy, so
+    /// that none starts meanwhile.
+    pub durable: Option<u64>,
 }
 
 /// A copy written and verified.
@@ -70,17 +74,37 @@ pub struct Taken {
     pub manifest: Manifest,
     /// Older copies removed (keep-N).
     pub removed: Vec<PathBuf>,
+    /// Copy folders of the destination whose manifest could not be read (not counted).
+    pub unreadable: Vec<PathBuf>,
     /// Why older copies could not all be removed (the copy is good all the same).
     pub prune_failed: Option<AdminError>,
 }
 
-/// A file-system failure at `path`, in words.
+/// A file-system failure at `path`, in words: a full disk is named as such (the disk that
+/// holds `path`, not the register).
 pub(crate) fn io_error(path: &Path, error: &std::io::Error) -> AdminError {
-    AdminError::Invalid(msg!(
-        "backup-io",
-        path = path.display().to_string(),
-        reason = error.message()
-    ))
+    use std::io::ErrorKind;
+    let (path, reason) = (path.display().to_string(), error.message());
+    AdminError::Invalid(match error.kind() {
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => {
+            msg!("backup-disk-full", path = path, reason = reason)
+        }
+        _ => msg!("backup-io", path = path, reason = reason),
+    })
+}
+
+/// A failure of the journal's copy into `to`: a full disk is the destination's (the live
+/// journal is only read), anything else the register's.
+fn journal_copy_error(to: &Path, error: crate::store::StoreError) -> AdminError {
+    use std::io::ErrorKind;
+    match error {
+        crate::store::StoreError::Io(io)
+            if matches!(io.kind(), ErrorKind::StorageFull | ErrorKind::QuotaExceeded) =>
+        {
+            io_error(to, &io)
+        }
+        other => other.into(),
+    }
 }
 
 /// Takes a copy as [`BackupPlan`] says, verifies it, renames it into place, removes the
@@ -93,6 +117,11 @@ pub fn take(plan: &BackupPlan, now: DateTime<Utc>) -> Result<Taken, AdminError> 
             dir = plan.state_dir.display().to_string()
         )));
     }
+    if plan.state_dir.join(crate::store::RESTORE_MARKER).exists() {
+        return Err(AdminError::Store(
+            crate::store::StoreError::RestoreUnfinished(plan.state_dir.clone()),
+        ));
+    }
     if files::within(&plan.dest, &plan.state_dir) {
         return Err(AdminError::Invalid(msg!(
             "backup-dest-in-state",
@@ -100,15 +129,29 @@ pub fn take(plan: &BackupPlan, now: DateTime<Utc>) -> Result<Taken, AdminError> 
             dir = plan.state_dir.display().to_string()
         )));
     }
+    let _state_lock = match plan.durable {
+        Some(_) => None,
+        None => Some(files::lock_state(&plan.state_dir)?),
+    };
+    let created = !plan.dest.exists();
     files::private_dir(&plan.dest)?;
-    let _lock = files::lock_dest(&plan.dest)?;
+    if created {
+        // The new destination's own entry, in its parent, is durable too.
+        if let Some(parent) = plan.dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+            files::sync_dir(parent)?;
+        }
+    }
+    // Run as root: what it writes in the destination goes to the destination's owner (the
+    // service's user), so that later backups run as that user can lock, prune and read.
+    let owner = files::owner_of(&plan.dest);
+    let _lock = files::lock_dest(&plan.dest, owner)?;
     // Under the lock no other backup writes here: a temporary folder is a dead run's.
     files::remove_dead_temps(&plan.dest)?;
     let stamp = now.format("%Y%m%dT%H%M%SZ").to_string();
     let temp = plan
         .dest
         .join(format!("{TEMP_PREFIX}{stamp}-{}", std::process::id()));
-    let written = write_copy(plan, &temp, now);
+    let written = write_copy(plan, &temp, now).and_then(|()| files::give_tree(&temp, owner));
     let manifest = match written.and_then(|_| verify(&temp)) {
         Ok(manifest) => manifest,
         Err(error) => {
@@ -120,14 +163,15 @@ pub fn take(plan: &BackupPlan, now: DateTime<Utc>) -> Result<Taken, AdminError> 
     std::fs::rename(&temp, &dir).map_err(|e| io_error(&dir, &e))?;
     files::sync_dir(&plan.dest)?;
     LastBackup::record(&plan.state_dir, &dir, &manifest)?;
-    let (removed, prune_failed) = match prune(&plan.dest, plan.keep, &dir) {
-        Ok(removed) => (removed, None),
-        Err(error) => (Vec::new(), Some(error)),
+    let (pruned, prune_failed) = match prune(&plan.dest, plan.keep, &dir, &plan.state_dir) {
+        Ok(pruned) => (pruned, None),
+        Err(error) => (Pruned::default(), Some(error)),
     };
     Ok(Taken {
         dir,
         manifest,
-        removed,
+        removed: pruned.removed,
+        unreadable: pruned.unreadable,
         prune_failed,
     })
 }
@@ -150,7 +194,8 @@ fn write_copy(plan: &BackupPlan, temp: &Path, now: DateTime<Utc>) -> Result<(), 
     let journal_dir = temp.join("state").join("journal");
     files::private_dir(&journal_dir)?;
     let journal_copy = journal_dir.join("journal.log");
-    let summary: JournalSummary = copy_journal(&plan.state_dir, &journal_copy)?;
+    let summary: JournalSummary = copy_journal(&plan.state_dir, &journal_copy, plan.durable)
+        .map_err(|e| journal_copy_error(&journal_copy, e))?;
     let original = crate::store::journal_path(&plan.state_dir);
     let mut listed = vec![files::listed(
         temp,
@@ -168,7 +213,8 @@ fn write_copy(plan: &BackupPlan, temp: &Path, now: DateTime<Utc>) -> Result<(), 
         &plan.named_files,
         temp,
     )?);
-    let manifest = Manifest::new(now, &plan.state_dir, summary, listed);
+    let state_dir = std::path::absolute(&plan.state_dir).unwrap_or(plan.state_dir.clone());
+    let manifest = Manifest::new(now, &state_dir, summary, listed);
     manifest.write(temp)?;
     files::sync_tree(temp)
 }

@@ -6,13 +6,17 @@ use super::*;
 use crate::model::Environment;
 use crate::store::tests::{certify, seeded};
 
+/// A plan for a state directory whose store this test holds open (as a running service
+/// would): nothing is being written, so the journal is durable to its end.
 fn plan(state: &Path, dest: &Path, keep: u32) -> BackupPlan {
+    let durable = std::fs::metadata(crate::store::journal_path(state)).map(|m| m.len());
     BackupPlan {
         state_dir: state.to_path_buf(),
         config_file: None,
         named_files: Vec::new(),
         dest: dest.to_path_buf(),
         keep,
+        durable: Some(durable.unwrap()),
     }
 }
 
@@ -87,6 +91,55 @@ fn a_changed_file_or_journal_fails_the_check() {
 }
 
 #[test]
+fn two_state_directories_sharing_a_destination_keep_their_own_copies() {
+    let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let dest = tempfile::tempdir().unwrap();
+    let stores = [seeded(one.path()), seeded(two.path())];
+    let start = Utc.with_ymd_and_hms(2026, 11, 1, 2, 0, 0).unwrap();
+    let first_two = take(&plan(two.path(), dest.path(), 1), start).unwrap();
+    let mut last_one = None;
+    for day in 1..3 {
+        let at = start + Duration::days(day);
+        last_one = Some(take(&plan(one.path(), dest.path(), 1), at).unwrap());
+    }
+    let last_one = last_one.unwrap();
+    assert!(
+        first_two.dir.is_dir(),
+        "the other state directory's copy is its own"
+    );
+    assert_eq!(last_one.removed.len(), 1, "its own older copy went");
+    let later = take(&plan(two.path(), dest.path(), 1), start + Duration::days(4)).unwrap();
+    assert!(last_one.dir.is_dir() && later.dir.is_dir() && !first_two.dir.exists());
+    drop(stores);
+}
+
+#[test]
+fn a_copy_stops_at_the_durable_length_or_holds_the_state_lock() {
+    let state = tempfile::tempdir().unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let store = seeded(state.path());
+    certify(&store, "demo", Environment::Production, "FN-1", 2026);
+    let durable = store.durable_journal().unwrap();
+    certify(&store, "demo", Environment::Production, "FN-2", 2026);
+    // What the service said before FN-2 was fsynced: FN-2 is not in the copy.
+    let mut early = plan(state.path(), dest.path(), 14);
+    early.durable = Some(durable.bytes);
+    let copy = take(&early, Utc::now()).unwrap();
+    assert_eq!(copy.manifest.journal.head_sha256, durable.head_sha256);
+    assert_eq!(copy.manifest.journal.entries_total, 1);
+    // No service answered: the state directory's lock is taken, refused while held.
+    let mut stopped = plan(state.path(), dest.path(), 14);
+    stopped.durable = None;
+    assert!(
+        take(&stopped, Utc::now()).is_err(),
+        "a process holds the lock"
+    );
+    drop(store);
+    let copy = take(&stopped, Utc::now() + Duration::seconds(1)).unwrap();
+    assert_eq!(copy.manifest.journal.entries_total, 2);
+}
+
+#[test]
 fn copy_names() {
     assert!(is_copy_name("emcf-backup-20261126T020000Z"));
     assert!(is_copy_name("emcf-backup-20261126T020000Z-2"));
@@ -94,6 +147,10 @@ fn copy_names() {
     assert!(!is_copy_name("emcf-backup-2026112T020000Z"));
     assert!(!is_copy_name(".emcf-backup-tmp-20261126T020000Z-1"));
     assert!(!is_copy_name("emcf-backup-20261126T020000Z.old"));
+    // A folder named by hand with a character of several bytes at or around the 16th byte.
+    assert!(!is_copy_name("emcf-backup-202611260200000é"));
+    assert!(!is_copy_name("emcf-backup-20261126T02000é"));
+    assert!(!is_copy_name("emcf-backup-20261126T020000Zé"));
 }
 
 #[test]
@@ -138,6 +195,7 @@ fn the_configuration_comes_back_beside_the_state_or_in_place_with_its_modes() {
         src: copy.dir.clone(),
         state_dir: fresh.path().to_path_buf(),
         config_in_place: false,
+        config_paths: vec![config.clone(), token.clone()],
         now: Utc::now(),
     };
     let done = restore.apply(&put_back, &manifest).unwrap();
@@ -167,4 +225,72 @@ fn the_configuration_comes_back_beside_the_state_or_in_place_with_its_modes() {
         .filter(|n| n.starts_with("dgi.token.before-restore-"))
         .collect();
     assert_eq!(kept.len(), 1, "{kept:?}");
+
+    // A manifest that names another path for a file (tampered): never written there, even
+    // in place; the file stays beside the state.
+    let target = etc.path().join("elsewhere");
+    let path = copy.dir.join(MANIFEST_FILE);
+    let mut tampered: Manifest = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let secret = tampered
+        .files
+        .iter_mut()
+        .find(|f| f.role == manifest::Role::Secret);
+    secret.unwrap().original = target.clone();
+    std::fs::write(&path, serde_json::to_vec(&tampered).unwrap()).unwrap();
+    put_back.now += Duration::seconds(1);
+    let (manifest, _) = restore.assess(&copy.dir).unwrap();
+    let done = restore.apply(&put_back, &manifest).unwrap();
+    assert_eq!(done.not_in_place, vec![target.clone()]);
+    assert!(!target.exists());
+    let (_, beside) = &done.config[1];
+    assert!(beside.starts_with(fresh.path()), "{beside:?}");
+}
+
+#[test]
+fn a_full_destination_is_named_not_the_register() {
+    use crate::i18n::{Lang, Localized};
+    let to = Path::new("/mnt/usb/.emcf-backup-tmp-1/state/journal/journal.log");
+    let full = crate::store::StoreError::Io(std::io::Error::from(std::io::ErrorKind::StorageFull));
+    let said = journal_copy_error(to, full).message().render(Lang::Fr);
+    assert!(
+        said.contains("/mnt/usb/") && said.contains("plein"),
+        "{said}"
+    );
+    assert!(!said.contains("registre"), "{said}");
+}
+
+#[test]
+fn a_copy_taken_as_root_goes_to_the_destinations_owner() {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid takes no argument and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return; // only root can give files away; the CI runs as root
+    }
+    let state = tempfile::tempdir().unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let store = seeded(state.path());
+    std::os::unix::fs::chown(dest.path(), Some(65534), Some(65534)).unwrap();
+    // A copy folder whose manifest cannot be read: said, not counted, not removed.
+    let bad = dest.path().join("emcf-backup-20200101T000000Z");
+    std::fs::create_dir(&bad).unwrap();
+    std::fs::write(bad.join(MANIFEST_FILE), "{ not json").unwrap();
+    let copy = take(&plan(state.path(), dest.path(), 1), Utc::now()).unwrap();
+    assert_eq!(copy.unreadable, vec![bad.clone()]);
+    assert!(bad.is_dir());
+    for path in [
+        copy.dir.clone(),
+        copy.dir.join(MANIFEST_FILE),
+        copy.dir.join("state/journal"),
+        copy.dir.join("state/journal/journal.log"),
+        dest.path().join(".emcf-backup.lock"),
+    ] {
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(
+            (meta.uid(), meta.gid()),
+            (65534, 65534),
+            "{}",
+            path.display()
+        );
+    }
+    drop(store);
 }

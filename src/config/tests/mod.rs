@@ -296,6 +296,10 @@ fn documented_defaults_match_the_code() {
         ),
         format!("| `dir` | path | `{:?}` |", d.backup.dir),
         format!("| `keep` | integer | `{}` |", d.backup.keep),
+        format!(
+            "| `command_timeout_secs` | integer | `{}` |",
+            d.backup.command_timeout_secs
+        ),
     ] {
         assert!(DOC.contains(&line), "docs/configuration.md lacks: {line}");
     }
