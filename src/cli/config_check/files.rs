@@ -180,6 +180,19 @@ pub(super) fn secret(config: &Config, key: &str, path: &Path) -> Finding {
     let subject = path.display().to_string();
     let file = subject.as_str();
     let finding = |level, message| Finding::new("secret_file", &subject, level, message);
+    let unreadable = |error: &std::io::Error| {
+        let reason = error.message();
+        finding(
+            Level::Error,
+            msg!(
+                "cli-check-secret-unreadable",
+                key = key,
+                file = file,
+                reason = reason,
+                user = current_user()
+            ),
+        )
+    };
     let meta = match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => meta,
         Ok(_) => {
@@ -194,37 +207,13 @@ pub(super) fn secret(config: &Config, key: &str, path: &Path) -> Finding {
                 msg!("cli-check-secret-missing", key = key, file = file),
             )
         }
-        Err(error) => {
-            let reason = error.message();
-            return finding(
-                Level::Error,
-                msg!(
-                    "cli-check-secret-unreadable",
-                    key = key,
-                    file = file,
-                    reason = reason,
-                    user = current_user()
-                ),
-            );
-        }
+        Err(error) => return unreadable(&error),
     };
     let mut first = [0u8; 256];
     let read = std::fs::File::open(path).and_then(|mut f| f.read(&mut first));
     let text = match read {
         Ok(n) => String::from_utf8_lossy(&first[..n]).trim().to_owned(),
-        Err(error) => {
-            let reason = error.message();
-            return finding(
-                Level::Error,
-                msg!(
-                    "cli-check-secret-unreadable",
-                    key = key,
-                    file = file,
-                    reason = reason,
-                    user = current_user()
-                ),
-            );
-        }
+        Err(error) => return unreadable(&error),
     };
     if text.is_empty() {
         return finding(
