@@ -502,7 +502,6 @@ pub enum LogCommand {
     Verify,
 }
 
-/// A calendar day on the command line.
 /// An intent's id as `intent list` shows it; a wrong one says where to find it.
 fn parse_intent_id(text: &str) -> Result<u64, Message> {
     text.parse()
@@ -516,6 +515,7 @@ fn parse_anomaly_id(text: &str) -> Result<u64, Message> {
         .map_err(|error| msg!("usage-anomaly-id", why = help::number_refused(&error)))
 }
 
+/// A calendar day on the command line (`YYYY-MM-DD`).
 fn parse_day(text: &str) -> Result<chrono::NaiveDate, Message> {
     chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| msg!("cli-day-format"))
 }
