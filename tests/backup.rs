@@ -58,6 +58,20 @@ fn backup(dir: &Path, config: &Path, args: &[&str]) -> PathBuf {
     copy
 }
 
+/// A box on a pty, a gateway keeping 14 copies, the organization [`ORG`] with its key, and one
+/// invoice `rn` certified: what most tests start from.
+async fn certified_once(dir: &Path, rn: &str) -> (Sim, Gateway, String) {
+    let sim = Sim::start(dir).await;
+    let text = config(dir, &sim.link, 14, "");
+    let gateway = Gateway::start(dir, &text);
+    gateway.wait_ready().await;
+    let key =
+        tokio::task::block_in_place(|| add_org_with_key(dir, &gateway.config, ORG, "shop", None));
+    let answer = post_invoice(gateway.addr, &key, &invoice(rn)).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    (sim, gateway, key)
+}
+
 fn manifest(copy: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(copy.join("manifest.json")).expect("manifest"))
         .expect("manifest JSON")
@@ -512,15 +526,7 @@ fn journal_frames(bytes: &[u8]) -> Vec<(usize, Vec<u8>)> {
 async fn a_copy_taken_while_the_service_runs_stops_at_what_it_fsynced() {
     use sha2::{Digest, Sha256};
     let dir = tempfile::tempdir().expect("tempdir");
-    let sim = Sim::start(dir.path()).await;
-    let text = config(dir.path(), &sim.link, 14, "");
-    let mut gateway = Gateway::start(dir.path(), &text);
-    gateway.wait_ready().await;
-    let key = tokio::task::block_in_place(|| {
-        add_org_with_key(dir.path(), &gateway.config, ORG, "shop", None)
-    });
-    let answer = post_invoice(gateway.addr, &key, &invoice("D-1")).await;
-    assert_eq!(answer.status, 200, "{}", answer.body);
+    let (_sim, mut gateway, _key) = certified_once(dir.path(), "D-1").await;
     let config_path = gateway.config.clone();
     let durable = tokio::task::block_in_place(|| verified(dir.path(), &config_path));
 

@@ -9,15 +9,7 @@ use super::*;
 #[tokio::test(flavor = "multi_thread")]
 async fn a_restore_over_a_register_the_copy_lacks_is_refused_without_force() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let sim = Sim::start(dir.path()).await;
-    let text = config(dir.path(), &sim.link, 14, "");
-    let mut gateway = Gateway::start(dir.path(), &text);
-    gateway.wait_ready().await;
-    let key = tokio::task::block_in_place(|| {
-        add_org_with_key(dir.path(), &gateway.config, ORG, "shop", None)
-    });
-    let answer = post_invoice(gateway.addr, &key, &invoice("A-1")).await;
-    assert_eq!(answer.status, 200, "{}", answer.body);
+    let (sim, mut gateway, key) = certified_once(dir.path(), "A-1").await;
     let copy = tokio::task::block_in_place(|| backup(dir.path(), &gateway.config, &[]));
     let copy_text = copy.to_str().expect("utf-8").to_string();
     for rn in ["A-2", "A-3"] {
@@ -118,15 +110,7 @@ fn restore_dying_at(dir: &Path, config: &Path, args: &[&str], point: &str) -> st
 #[tokio::test(flavor = "multi_thread")]
 async fn a_restore_that_dies_midway_is_refused_by_every_open_until_it_is_redone() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let sim = Sim::start(dir.path()).await;
-    let text = config(dir.path(), &sim.link, 14, "");
-    let mut gateway = Gateway::start(dir.path(), &text);
-    gateway.wait_ready().await;
-    let key = tokio::task::block_in_place(|| {
-        add_org_with_key(dir.path(), &gateway.config, ORG, "shop", None)
-    });
-    let answer = post_invoice(gateway.addr, &key, &invoice("R-1")).await;
-    assert_eq!(answer.status, 200, "{}", answer.body);
+    let (_sim, mut gateway, key) = certified_once(dir.path(), "R-1").await;
     let copy = tokio::task::block_in_place(|| backup(dir.path(), &gateway.config, &[]));
     let copy_text = copy.to_str().expect("utf-8").to_string();
     let answer = post_invoice(gateway.addr, &key, &invoice("R-2")).await;
