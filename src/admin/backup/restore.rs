@@ -176,19 +176,23 @@ impl Restore {
                 return Err(error);
             }
         };
-        let aside_name = format!("before-restore-{stamp}");
+        // The folder what is in place goes to, chosen before the marker names it: a second
+        // attempt after a dead one never writes into the first one's folder.
+        let aside_name = free_aside_name(dir, &format!("before-restore-{stamp}"));
         // After a dead restore the register that was there is in its folder: the marker keeps
-        // naming that one.
+        // naming that one, and so does the answer.
+        let first_aside = self.unfinished.as_ref().map(|u| u.aside.clone());
         let marker = Unfinished {
             copy: plan.src.clone(),
             started_at: plan.now,
-            aside: self
-                .unfinished
-                .as_ref()
-                .map_or_else(|| aside_name.clone(), |u| u.aside.clone()),
+            aside: first_aside.clone().unwrap_or_else(|| aside_name.clone()),
         };
         write_marker(dir, &marker, owner)?;
-        let aside = self.move_aside(&aside_name)?;
+        let moved = self.move_aside(&aside_name)?;
+        let aside = match first_aside.map(|name| dir.join(name)) {
+            Some(first) if first.is_dir() => Some(first),
+            _ => moved,
+        };
         crate::failpoint::hit("restore_after_aside");
         for entry in std::fs::read_dir(&staging).map_err(|e| io_error(&staging, &e))? {
             let entry = entry.map_err(|e| io_error(&staging, &e))?;
@@ -303,12 +307,12 @@ impl Restore {
         if moving.is_empty() {
             return Ok(None);
         }
-        // A second attempt after a dead one never writes into the first one's folder.
-        let mut aside = dir.join(name);
-        let mut n = 2;
-        while aside.exists() {
-            aside = dir.join(format!("{name}-{n}"));
-            n += 1;
+        let aside = dir.join(name);
+        if aside.exists() {
+            return Err(io_error(
+                &aside,
+                &std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+            ));
         }
         private_dir(&aside)?;
         chown(&aside, owner_of(dir))?;
@@ -322,12 +326,28 @@ impl Restore {
     }
 }
 
+/// `name` in `dir`, or `name-2`, `name-3`... the first that does not exist.
+fn free_aside_name(dir: &Path, name: &str) -> String {
+    std::iter::once(name.to_owned())
+        .chain((2..).map(|n| format!("{name}-{n}")))
+        .find(|candidate| !dir.join(candidate).exists())
+        .unwrap_or_else(|| name.to_owned())
+}
+
 /// The marker of a restore that did not finish in `state_dir`, if there is one.
 fn read_marker(state_dir: &Path) -> Result<Option<Unfinished>, AdminError> {
     let path = state_dir.join(RESTORE_MARKER);
     match std::fs::read(&path) {
-        // A marker that does not read (cut short as it was written): nothing had moved yet.
-        Ok(bytes) => Ok(serde_json::from_slice(&bytes).ok()),
+        // Written atomically, so a marker that does not read is damage: where the register
+        // that was there went is not known, and nothing is decided without it.
+        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|error| {
+            AdminError::Invalid(msg!(
+                "restore-marker-bad",
+                path = path.display().to_string(),
+                dir = state_dir.display().to_string(),
+                detail = error.to_string()
+            ))
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io_error(&path, &e)),
     }

@@ -294,3 +294,59 @@ fn a_copy_taken_as_root_goes_to_the_destinations_owner() {
     }
     drop(store);
 }
+
+/// A restore marker that does not read is damage, not "no restore under way": which folder
+/// holds the register that was there is unknown, so restore stops there.
+#[test]
+fn an_unreadable_restore_marker_stops_the_restore() {
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(
+        state.path().join(crate::store::RESTORE_MARKER),
+        b"{\"copy\":",
+    )
+    .unwrap();
+    match Restore::begin(state.path()) {
+        Err(AdminError::Invalid(message)) => {
+            assert_eq!(message.id(), "restore-marker-bad");
+        }
+        Err(other) => panic!("another refusal: {other:?}"),
+        Ok(_) => panic!("a restore began over an unreadable marker"),
+    }
+}
+
+/// A folder `before-restore-<stamp>` already there (an earlier restore in the same second):
+/// the register in place goes to another folder, and the marker written before the move
+/// names that folder, not the earlier one.
+#[test]
+fn the_folder_set_aside_is_the_one_the_answer_names() {
+    let state = tempfile::tempdir().unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let store = seeded(state.path());
+    certify(&store, "demo", Environment::Production, "FN-1", 2026);
+    let copy = take(&plan(state.path(), dest.path(), 14), Utc::now()).unwrap();
+    drop(store);
+    let now = Utc.with_ymd_and_hms(2026, 11, 26, 12, 0, 0).unwrap();
+    let earlier = state.path().join("before-restore-20261126T120000Z");
+    std::fs::create_dir(&earlier).unwrap();
+    std::fs::write(earlier.join("mark"), b"an earlier restore's").unwrap();
+    let restore = Restore::begin(state.path()).unwrap();
+    let (manifest, _) = restore.assess(&copy.dir).unwrap();
+    let put_back = RestorePlan {
+        src: copy.dir.clone(),
+        state_dir: state.path().to_path_buf(),
+        config_in_place: false,
+        config_paths: Vec::new(),
+        now,
+    };
+    let done = restore.apply(&put_back, &manifest).unwrap();
+    let aside = done.aside.expect("the register in place was set aside");
+    assert_eq!(
+        aside,
+        state.path().join("before-restore-20261126T120000Z-2")
+    );
+    assert!(aside.join("journal/journal.log").is_file());
+    assert_eq!(
+        std::fs::read(earlier.join("mark")).unwrap(),
+        b"an earlier restore's"
+    );
+}
