@@ -115,9 +115,9 @@ pub(super) fn run(
     let errors = count(&findings, Level::Error);
     let warnings = count(&findings, Level::Warning);
     if json {
-        print_json(&as_json(&findings, lang))?;
+        print_json(&as_json(&findings, errors, warnings, lang))?;
     } else {
-        print!("{}", as_text(&findings, lang));
+        print!("{}", as_text(&findings, errors, warnings, lang));
     }
     if errors > 0 {
         bail!(msg!(
@@ -164,7 +164,7 @@ fn count(findings: &[Finding], level: Level) -> usize {
 }
 
 /// One line per check (its level, then what it says), then the outcome.
-fn as_text(findings: &[Finding], lang: Lang) -> String {
+fn as_text(findings: &[Finding], errors: usize, warnings: usize, lang: Lang) -> String {
     let labels: Vec<String> = findings
         .iter()
         .map(|f| f.level.label().render(lang))
@@ -179,8 +179,6 @@ fn as_text(findings: &[Finding], lang: Lang) -> String {
             finding.message.render(lang)
         ));
     }
-    let errors = count(findings, Level::Error);
-    let warnings = count(findings, Level::Warning);
     let outcome = if errors == 0 && warnings == 0 {
         msg!("cli-check-all-right")
     } else {
@@ -192,7 +190,7 @@ fn as_text(findings: &[Finding], lang: Lang) -> String {
 
 /// `{ok, errors, warnings, checks: [{check, subject, level, text}]}`; `level` is one of
 /// `ok`, `note`, `warning`, `error` whatever the language.
-fn as_json(findings: &[Finding], lang: Lang) -> Value {
+fn as_json(findings: &[Finding], errors: usize, warnings: usize, lang: Lang) -> Value {
     let checks: Vec<Value> = findings
         .iter()
         .map(|f| {
@@ -204,11 +202,10 @@ fn as_json(findings: &[Finding], lang: Lang) -> Value {
             })
         })
         .collect();
-    let errors = count(findings, Level::Error);
     json!({
         "ok": errors == 0,
         "errors": errors,
-        "warnings": count(findings, Level::Warning),
+        "warnings": warnings,
         "checks": checks,
     })
 }

@@ -77,6 +77,17 @@ pub enum SmtpTls {
     None,
 }
 
+impl SmtpTls {
+    /// The value as the configuration file writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SmtpTls::Starttls => "starttls",
+            SmtpTls::Tls => "tls",
+            SmtpTls::None => "none",
+        }
+    }
+}
+
 /// `[smtp]`: the relay the alerts go through.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

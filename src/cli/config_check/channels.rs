@@ -6,7 +6,7 @@
 use crate::admin::{socket, AdminRequest};
 use crate::alerts::{try_relay, RelayFailureKind};
 use crate::certify::edef_channel;
-use crate::config::{Config, DeviceEntry, SmtpTls};
+use crate::config::{Config, DeviceEntry};
 use crate::i18n::{Lang, Localized, Message};
 use crate::model::ProbeReport;
 use crate::msg;
@@ -274,11 +274,7 @@ pub(super) async fn smtp(config: &Config, try_it: bool) -> Finding {
             msg!("cli-check-smtp-not-tried", relay = relay.as_str()),
         );
     }
-    let tls = match settings.tls {
-        SmtpTls::Starttls => "starttls",
-        SmtpTls::Tls => "tls",
-        SmtpTls::None => "none",
-    };
+    let tls = settings.tls.as_str();
     match try_relay(settings).await {
         Ok(()) => finding(
             Level::Ok,
