@@ -9,8 +9,8 @@ use hyper::{Response, StatusCode};
 use serde_json::json;
 
 use super::reply::{json_response, Body};
-use crate::dashboard::escape;
 use crate::i18n::Lang;
+use crate::markup::escape;
 use crate::msg;
 
 /// The page at `/dashboard` of a halted service (no device configured, a damaged register):

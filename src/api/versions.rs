@@ -11,8 +11,8 @@ use hyper::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_LANGUAGE, CO
 use hyper::{Response, StatusCode};
 
 use super::reply::Body;
-use crate::dashboard::escape;
 use crate::i18n::{format, Lang};
+use crate::markup::escape;
 use crate::msg;
 use crate::notices::Notices;
 
