@@ -71,8 +71,7 @@ pub struct Notice {
     /// The organizations (ids) to e-mail: those known when it was published.
     #[serde(default)]
     pub recipients: BTreeSet<String>,
-    /// Those e-mailed, and when (or, for one with no address or refused for good, when it
-    /// was given up: `given_up`).
+    /// Those e-mailed, and when (those given up are in `given_up` only).
     #[serde(default)]
     pub sent: BTreeMap<String, DateTime<Utc>>,
     /// Those whose e-mail will never be sent (no address, refused for good).
@@ -339,7 +338,7 @@ impl Notices {
 
 /// The first instant of `day` in `zone`: when a notice's effective day begins, the instant
 /// its `Sunset` header names.
-pub fn day_start(day: NaiveDate, zone: FixedOffset) -> DateTime<Utc> {
+pub(crate) fn day_start(day: NaiveDate, zone: FixedOffset) -> DateTime<Utc> {
     let midnight = day.and_time(chrono::NaiveTime::MIN);
     zone.from_local_datetime(&midnight).single().map_or_else(
         || Utc.from_utc_datetime(&midnight),
@@ -349,7 +348,7 @@ pub fn day_start(day: NaiveDate, zone: FixedOffset) -> DateTime<Utc> {
 
 /// The earliest effective date a notice published at `now` may have: the first day of `zone`
 /// that begins at least [`NOTICE_DAYS`] full days after `now`.
-pub fn earliest(now: DateTime<Utc>, zone: FixedOffset) -> NaiveDate {
+pub(crate) fn earliest(now: DateTime<Utc>, zone: FixedOffset) -> NaiveDate {
     let bound = now + Duration::days(NOTICE_DAYS);
     let day = bound.with_timezone(&zone).date_naive();
     if day_start(day, zone) >= bound {

@@ -40,7 +40,7 @@ use thiserror::Error;
 // What the service (serve, the dashboard) uses, and what their signatures name.
 pub use conditions::{BackupFacts, Facts, Snapshot};
 pub use engine::{AlertEngine, EngineSettings};
-pub use kind::{AlertKey, AlertKind, Subject, BACKUP_MAX_AGE_DAYS};
+pub use kind::{AlertKey, AlertKind, Subject};
 pub use mail::{try_relay, RelayFailure, RelayFailureKind};
 pub use state::{RaisedAlert, Transitions};
 

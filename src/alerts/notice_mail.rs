@@ -97,14 +97,13 @@ pub async fn save_unsaved(notices: &Arc<Notices>) {
 }
 
 /// Sends every notice e-mail not yet recorded, to the organizations of `orgs` (one gone is
-/// given up). Returns `false` when the relay could not be reached (the rest waits for the
-/// next round).
+/// given up). When the relay cannot be reached, the rest waits for the next round.
 pub async fn send_pending(
     notices: &Arc<Notices>,
     mailer: &Mailer,
     orgs: &[Organization],
     head: Letterhead<'_>,
-) -> bool {
+) {
     for notice in notices.all() {
         let pending: Vec<String> = notice.pending().cloned().collect();
         for id in pending {
@@ -128,7 +127,7 @@ pub async fn send_pending(
                             }
                             FailureKind::Unreachable => {
                                 warn!(notice = notice.id, org = %id, error = %failure, "notice e-mails not sent, relay unreachable; trying again at the next evaluation");
-                                return false;
+                                return;
                             }
                         },
                     },
@@ -150,7 +149,6 @@ pub async fn send_pending(
             }
         }
     }
-    true
 }
 
 #[cfg(test)]
