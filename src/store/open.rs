@@ -44,7 +44,7 @@ impl Store {
         let lock = take_lock(&state_dir.join("gateway.lock"))?;
         // Checked again under the lock: a restore holds it while it writes its marker.
         refuse_unfinished_restore(state_dir)?;
-        let journal_path = state_dir.join("journal").join("journal.log");
+        let journal_path = super::copy::journal_path(state_dir);
         let index_dir = state_dir.join("index.sled");
         // The journal's folder exists once a store was opened here: a missing journal file in
         // it is a lost journal, not a fresh state directory.

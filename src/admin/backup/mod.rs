@@ -179,13 +179,10 @@ pub fn take(plan: &BackupPlan, now: DateTime<Utc>) -> Result<Taken, AdminError> 
 /// `emcf-backup-<stamp>`, or with `-2`, `-3`... if two copies are taken within a second.
 fn free_name(dest: &Path, stamp: &str) -> PathBuf {
     let first = dest.join(format!("{COPY_PREFIX}{stamp}"));
-    (2..)
-        .map(|n| dest.join(format!("{COPY_PREFIX}{stamp}-{n}")))
-        .take(100)
-        .fold(
-            first,
-            |found, next| if found.exists() { next } else { found },
-        )
+    std::iter::once(first.clone())
+        .chain((2..=101).map(|n| dest.join(format!("{COPY_PREFIX}{stamp}-{n}"))))
+        .find(|candidate| !candidate.exists())
+        .unwrap_or(first)
 }
 
 /// Writes every file of the copy into `temp` and its manifest.
