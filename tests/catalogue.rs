@@ -9,6 +9,9 @@ use emcf_gateway::i18n::{catalogue, Lang};
 #[path = "support/wording.rs"]
 mod wording;
 
+#[path = "catalogue/paths.rs"]
+mod paths;
+
 use wording::wordings;
 
 /// The ids written as `msg!("id"` in `text`.
@@ -530,5 +533,55 @@ fn the_docs_show_the_french_output_as_printed() {
     assert!(
         backup.contains(&quoted),
         "docs/backup.md should quote {quoted:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Every repository path a comment or a document names exists (`catalogue/paths.rs`).
+
+#[test]
+fn every_path_a_comment_or_a_document_names_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let stale = paths::stale_names(root);
+    assert!(
+        stale.is_empty(),
+        "{} name(s) of files or sections that are not there (a file moved or renamed? point \
+         the comment or the document at its new place; in code, edit comment lines only):\n{}",
+        stale.len(),
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn the_path_check_finds_a_missing_file_and_a_missing_section() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let root = dir.path();
+    let write = |path: &str, text: &str| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("a folder");
+        std::fs::write(path, text).expect("a file");
+    };
+    write("Cargo.toml", "[package]\n");
+    write(
+        "docs/guide.md",
+        "# Guide\n\n## 1. One\n\n## 4a. Web\n\nSee `src/certify/run.rs`.\n",
+    );
+    let source = [
+        "//! Certifies (docs/guide.md §1, docs/guide.md §4a, `certify`, certify/run.rs).",
+        "/// Gone: docs/gone.md, certify/mcf/run.rs, docs/guide.md §2, `certify/mcf`.",
+        "fn f() { let s = \"docs/not-a-comment.md\"; } // see tests/none.rs",
+        "// Not paths: tests/golden_*.rs, https://example.com/docs/x.md, 10 invoices/s.",
+    ];
+    write("src/certify/run.rs", &source.join("\n"));
+    let stale = paths::stale_names(root);
+    assert_eq!(
+        stale,
+        [
+            "src/certify/run.rs:2: `docs/gone.md` does not exist",
+            "src/certify/run.rs:2: `certify/mcf/run.rs` does not exist",
+            "src/certify/run.rs:2: `docs/guide.md §2`: no heading numbered 2 there",
+            "src/certify/run.rs:2: `certify/mcf` does not exist",
+            "src/certify/run.rs:3: `tests/none.rs` does not exist",
+        ]
     );
 }

@@ -1,5 +1,5 @@
 //! Interoperability: the real gateway against a DGI web API written independently from the
-//! public evidence on it (docs/edef.md restates it; `interop/edef-python/server.py`: Python,
+//! public evidence on it (docs/web-api.md restates it; `interop/edef-python/server.py`: Python,
 //! standard library only, written from that evidence alone by an author who had not read this
 //! repository's simulator or channel). A gateway whose only device is `kind = "edef"` pointing at it must certify
 //! every invoice kind, survive a dropped confirm answer without a duplicate, and show the
@@ -108,7 +108,7 @@ async fn an_independently_written_web_api_certifies_every_kind_and_a_dropped_ans
     let key = add_org_with_key(dir.path(), &gateway.config, "acme", "dgi", None);
     gateway.wait_ready().await;
 
-    // This server reads EDEF-API.md's "client ... type required" as "a client is required": an
+    // This server reads docs/web-api.md's "client ... type required" as "a client is required": an
     // invoice without one needs `anonymous_client = "pp"` (what an integrator facing such a DGI
     // sets; without it the USD sale, which names no client, is refused with the DGI's 99).
 

@@ -29,7 +29,7 @@ use mcf_sfe::{LineBreaks, Status, StatusFlag};
 use crate::config::{SlowReply, Timing, MAX_TIMING};
 use crate::invoice::Refusal;
 
-/// The status bytes a real DRC box sends when idle, whatever its state (FIRMWARE-EVIDENCE.md).
+/// The status bytes a real DRC box sends when idle, whatever its state (docs/firmware.md §2).
 /// No bit of the simulator's map is set in them (S0 = 0xC0 has bits 0..2 clear, S1 = 0x80).
 pub const REAL_IDLE_STATUS: [u8; 6] = [0xC0, 0x80, 0xC0, 0x80, 0xC0, 0xD8];
 

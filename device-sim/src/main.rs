@@ -104,7 +104,7 @@ struct Cli {
     /// bytes, refusals, CR/LF escapes), never what it certifies.
     ///
     /// `reference` is PROTOCOL.md as written; the others behave like real boxes (see
-    /// FIRMWARE-EVIDENCE.md). --credit-note-reply and --credit-note-ms, when given, win over
+    /// docs/firmware.md). --credit-note-reply and --credit-note-ms, when given, win over
     /// the profile's credit-note mode and duration; --command-ms and --finalize-ms apply to
     /// every profile (a profile's slow commands take at least its own duration).
     #[arg(long, value_name = "NAME", default_value = "reference", value_parser = firmware_names())]

@@ -2,7 +2,7 @@
 """Independent simulator of the DR Congo DGI "e-MCF web API" (e-DEF).
 
 Written only from the public evidence on the web API (restated in the
-repository's docs/edef.md), plus the seed's tax-group table.  Standard library only.  Every choice made where the
+repository's docs/web-api.md), plus the seed's tax-group table.  Standard library only.  Every choice made where the
 document is silent or marked "unknown" is written in a comment tagged CHOICE.
 
     python3 server.py --listen 127.0.0.1:0 --token TOKEN --nif NIF --nim NIM \
@@ -25,7 +25,7 @@ VERSION = "1.0"  # CHOICE: integrators cite "e-MCF API 1.0".
 # CHOICE: server clock is Kinshasa time (UTC+01:00, no DST).
 KINSHASA = timezone(timedelta(hours=1))
 GROUPS = "ABCDEFGHIJKLMNOP"
-# Rates of the live test account quoted in EDEF-API.md §2 (the seed's table);
+# Rates of the live test account quoted in docs/web-api.md §2 (the seed's table);
 # they can be overridden with --tax-rates (e.g. "c=8,g=8").
 DEFAULT_RATES = {"B": 16, "F": 16, "C": 5, "G": 5, "O": 1, "P": 1}
 INVOICE_TYPES = [("FV", "Facture de vente"), ("FT", "Facture d'acompte"),

@@ -194,7 +194,7 @@ impl Certifier {
 
     /// Arrive: damage found in the journal stops certification before anything (503, 160);
     /// the place in a running channel's order is taken now, before validation, so that a
-    /// request preempted while being validated is not overtaken (device/arrivals.rs).
+    /// request preempted while being validated is not overtaken (src/arrivals.rs).
     fn arrive(&self, principal: &Principal) -> Result<Arrival, CertifyError> {
         self.store.refuse_if_damaged()?;
         let place = self

@@ -132,7 +132,7 @@ impl StatusMap {
 
 /// Link timing (PROTOCOL.md §3.3).
 ///
-/// The defaults are chosen from what drivers of real boxes do (FIRMWARE-EVIDENCE.md): a box
+/// The defaults are chosen from what drivers of real boxes do (docs/firmware.md §10): a box
 /// may stay silent, without SYN, for seconds on an ordinary command (the DRC client waits 5 s
 /// for each reply) and about 25 s on a credit note, so a window shorter than that would resend
 /// to a box that is still working.

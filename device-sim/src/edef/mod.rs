@@ -1,4 +1,4 @@
-//! A simulator of the DGI's e-MCF web API ("e-DEF", docs/edef.md of the gateway), over a real
+//! A simulator of the DGI's e-MCF web API ("e-DEF", docs/web-api.md of the gateway), over a real
 //! socket: the gateway runs it in-process as a sandbox ([`start_edef`]), or it runs alone with
 //! `emcf-sim edef`.
 //!
@@ -16,7 +16,7 @@
 //!
 //! # Endpoints
 //!
-//! Those of EDEF-API.md §2, under the base URL: `GET|POST /api/invoice`,
+//! Those of docs/web-api.md §2, under the base URL: `GET|POST /api/invoice`,
 //! `PUT|POST /api/invoice/{uid}/confirm|cancel` (the action in any case), `GET /api/info/status`,
 //! `taxGroups`, `currencyRates`, `invoiceTypes`, `paymentTypes`, `clientTypes`,
 //! `referenceTypes`, `itemTypes`. Paths match in any case (as ASP.NET routes do). Every call
@@ -28,7 +28,7 @@
 //! 12 credit notes above the original's total (all finalized credit notes on it counted),
 //! 20 confirm/cancel of a uid that is not pending, 99 anything else (the text says what).
 //!
-//! # Choices where EDEF-API.md says "unknown"
+//! # Choices where docs/web-api.md says "unknown"
 //!
 //! - **Error shape**, for every error (DGI refusals on 400, and 401, 404, 405, 413):
 //!   `{"errorCode":"<digits>","errorDesc":"<French text>"}`; `errorCode` is always a

@@ -1,4 +1,4 @@
-//! The request bodies as the client wrote them (EDEF-API.md §3): every value stays raw until
+//! The request bodies as the client wrote them (docs/web-api.md §3): every value stays raw until
 //! [`super::validate`] or [`super::compute`] reads it (with [`super::lenient`]), so that
 //! numbers are read exactly and errors name the member.
 //! Unknown members (`isf`, `operator`, `cmta`..`cmth`, `curDate`, `referenceDesc`...) are

@@ -1,5 +1,5 @@
 //! The checks of an invoice request's parts, each failing with the Benin error code the
-//! DGI would answer (EDEF-API.md §7): the header (3, 99), the items (8, 9, 99), the payments
+//! DGI would answer (docs/web-api.md §7): the header (3, 99), the items (8, 9, 99), the payments
 //! (7, 99), the client (99) and a credit note's reference (4, 5, 11).
 
 use mcf_sfe::command::{Item, PriceChange, SpecificTax};

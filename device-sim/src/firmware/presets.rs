@@ -1,6 +1,6 @@
 //! The named presets: plausible real firmware, each varying several of PROTOCOL.md's assumed
 //! points. Together they use every value of every knob (checked by `firmware/tests.rs`), so a
-//! host tested against all of them has met every difference FIRMWARE-EVIDENCE.md shows.
+//! host tested against all of them has met every difference docs/firmware.md lists.
 
 use std::time::Duration;
 

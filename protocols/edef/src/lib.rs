@@ -1,5 +1,5 @@
 //! The messages of the DGI's e-MCF web API ("e-DEF"), as far as public evidence shows them
-//! (`docs/edef.md` of the gateway, from EDEF-API.md): the invoice request the gateway sends,
+//! (`docs/web-api.md` of the gateway): the invoice request the gateway sends,
 //! the calculation and the confirmation the DGI answers, the e-MCF's status with its pending
 //! requests, and the VAT rates. No I/O, no runtime.
 //!

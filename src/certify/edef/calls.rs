@@ -39,7 +39,7 @@ pub(super) enum ApiError {
     Unreadable(String),
 }
 
-/// The DGI's error code for "too many pending requests" (EDEF-API.md §7).
+/// The DGI's error code for "too many pending requests" (docs/web-api.md §7).
 const TOO_MANY_PENDING: &str = "1";
 
 impl ApiError {

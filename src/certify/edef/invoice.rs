@@ -1,4 +1,4 @@
-//! A valid invoice as the DGI's invoice request (EDEF-API.md §3), and the DGI's calculation
+//! A valid invoice as the DGI's invoice request (docs/web-api.md §3, §4), and the DGI's calculation
 //! checked against the gateway's own computation (no tolerance: a difference names the field
 //! and both values, and the request is cancelled), then kept as the intent's totals.
 

@@ -1,4 +1,4 @@
-//! The DGI's e-MCF web API ("e-DEF") as a certification channel (EDEF-API.md, docs/edef.md):
+//! The DGI's e-MCF web API ("e-DEF") as a certification channel (docs/web-api.md):
 //! each invoice is a request (the DGI computes it and returns a `uid`), checked against the
 //! gateway's own computation, journaled as an intent with its uid, then confirmed (the DGI
 //! returns the security elements). Up to `pending_limit` invoices are pending on the DGI at

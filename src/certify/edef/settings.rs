@@ -1,5 +1,5 @@
 //! What a `[[devices]]` entry of `kind = "edef"` says (docs/configuration.md): where the API
-//! is, where the token is, timeouts, the pending window, and the choices EDEF-API.md leaves
+//! is, where the token is, timeouts, the pending window, and the choices docs/web-api.md leaves
 //! open, each with its documented default.
 
 use std::path::PathBuf;

@@ -1,4 +1,4 @@
-//! A confirm whose answer was lost (EDEF-API.md §6: no call returns a confirmed uid's
+//! A confirm whose answer was lost (docs/web-api.md §6: no call returns a confirmed uid's
 //! elements again), settled from what the DGI says, never guessed:
 //! - confirmed by this process but not journaled yet: journaled now;
 //! - the uid still in the e-MCF's pending list: confirmed again;

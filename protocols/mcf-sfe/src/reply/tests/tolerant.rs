@@ -1,4 +1,4 @@
-//! The tolerant reader against each row of FIRMWARE-EVIDENCE.md: what a real box may send,
+//! The tolerant reader against each section of docs/firmware.md: what a real box may send,
 //! what is read from it, and what is reported as odd.
 
 use super::super::*;
