@@ -24,6 +24,7 @@ use std::time::Duration;
 use chrono::{DateTime, Datelike, FixedOffset, Offset, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::alerts::{AlertSettings, SmtpSettings};
 use crate::device::LinkTiming;
 use crate::i18n::{Lang, Message};
 use crate::model::Plan;
@@ -497,10 +498,9 @@ mod unknown;
 mod validate;
 mod web_api;
 
-pub use alerts::{dashboard_url, AlertSettings, SmtpSettings, SmtpTls};
 pub use backup::{BackupSettings, BACKUP_DIR_PLACEHOLDER, DEFAULT_BACKUP_DIR, DEFAULT_BACKUP_KEEP};
 pub use device::{ActionCaseSetting, DeviceEntry, DeviceKind, LineBreaksSetting, StatusMapSetting};
-pub use http::{HttpLimits, IpRange, ProxyReach, TrustedProxies};
+pub use http::HttpLimits;
 use text::{listen_text, offset_text};
 pub use text::{parse_listen, parse_offset};
 

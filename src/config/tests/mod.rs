@@ -259,7 +259,7 @@ fn documented_defaults_match_the_code() {
         ),
         format!(
             "| `port` | integer | `{}` |",
-            super::alerts::DEFAULT_SMTP_PORT
+            crate::alerts::DEFAULT_SMTP_PORT
         ),
         format!("| `start` | integer | `{}` |", d.plans.start),
         format!("| `grow` | integer | `{}` |", d.plans.grow),

@@ -2,6 +2,7 @@
 //! entries), names, timeouts; and the 1.0.0 file that must still load.
 
 use super::{invalid, parse, parse_error};
+use crate::alerts::{dashboard_url, SmtpTls};
 use crate::config::*;
 use std::time::Duration;
 
