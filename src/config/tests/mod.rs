@@ -1,8 +1,10 @@
 //! Tests of the configuration: parsing and the documentation; `sources.rs` the file, the
-//! environment and the flags; `validation.rs` what `validate` refuses, device by device.
+//! environment and the flags; `validation.rs` what `validate` refuses, device by device;
+//! `web_api.rs` the channel kinds and a web API entry's keys.
 
 mod sources;
 mod validation;
+mod web_api;
 
 use super::*;
 use crate::i18n::Localized;
