@@ -21,6 +21,11 @@ use syn::visit::Visit;
 /// (std, tokio, serde, hyper, ...) are not ruled.
 const RULED_CRATES: &[&str] = &["mcf_sfe", "edef", "sled", "emcf_sim"];
 
+/// The channels' folders under `src/certify/`, each a unit of its own (the box channel, the
+/// web API channel). Renamed folders are renamed here and in the rules' unit names (a rule
+/// for a unit that does not exist fails).
+const CHANNEL_FOLDERS: &[&str] = &["mcf", "edef"];
+
 /// A unit and what it may name. A unit is a top-level module of `src/`, except inside
 /// `certify`, where each channel is a unit of its own: `certify/mcf` (the box channel) and
 /// `certify/edef` (the web API channel); `certify` is the rest of it. `lib` is `src/lib.rs`,
@@ -347,7 +352,7 @@ fn unit_of(module: &[String]) -> String {
         [] => "lib".to_owned(),
         [main, ..] if main == "<main>" => "main".to_owned(),
         [certify, channel, ..]
-            if certify == "certify" && (channel == "mcf" || channel == "edef") =>
+            if certify == "certify" && CHANNEL_FOLDERS.contains(&channel.as_str()) =>
         {
             format!("certify/{channel}")
         }

@@ -14,6 +14,12 @@
 //!
 //! which is [`Config::load`] (file), [`Config::apply_env`], [`Config::apply_overrides`] and
 //! [`Config::validate`] in that order. Nothing here opens a device or a directory.
+//!
+//! The configuration is at the edge, with the CLI, and only the CLI names it
+//! (`tests/layers.rs`): it turns the file into each layer's own settings
+//! ([`DeviceEntry::device_config`], [`DeviceEntry::edef_settings`], [`Config::body_limits`],
+//! [`Config::trusted_proxies`]; the `[alerts]` and `[smtp]` tables are the alerts' types),
+//! so that no layer depends on the file's shape.
 
 use std::collections::HashMap;
 use std::fmt;
