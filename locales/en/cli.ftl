@@ -259,10 +259,10 @@ config-unit = { $unit ->
 config-state-dir-empty = is empty: give a directory, or remove the key for the default
 config-plan-zero = is 0: give the number of invoices per year (at least 1)
 config-device-name-repeated = repeats the name of entry { $first } (names are compared ignoring case): give each [[devices]] entry its own name
-config-web-api-keys-on-serial = and the other web API keys (token_file, ...) belong to kind = "edef" entries: add kind = "edef" or remove them
+config-web-api-keys-on-box = and the other web API keys (token_file, ...) belong to kind = "web_api" entries: add kind = "web_api" or remove them
 config-path-empty = is empty: give the serial port, e.g. /dev/serial/by-id/usb-...
 config-baud-zero = is 0: give the line speed of the box, usually 115200
-config-path-on-web-api = is set on a kind = "edef" entry: the web API has no serial port; remove path
+config-path-on-web-api = is set on a kind = "web_api" entry: the web API has no serial port; remove path
 config-seq-single = has a single value: every command then has the same SEQ, and a box that replays a repeated SEQ would answer each with its last reply; set seq_replay = false (a box that wants one SEQ executes every frame)
 config-window-over-budget = ({ $window } ms) exceeds command_budget_ms ({ $budget } ms): the window must fit in a command's budget
 config-poll-over-budget = ({ $poll } ms) exceeds finalize_budget_ms ({ $budget } ms)

@@ -259,10 +259,10 @@ config-unit = { $unit ->
 config-state-dir-empty = est vide : indiquez un répertoire, ou retirez la clé pour la valeur par défaut
 config-plan-zero = vaut 0 : indiquez le nombre de factures par an (au moins 1)
 config-device-name-repeated = reprend le nom de l'entrée { $first } (les noms sont comparés sans tenir compte des majuscules) : donnez à chaque entrée [[devices]] son propre nom
-config-web-api-keys-on-serial = et les autres clés de l'API web (token_file, ...) vont avec les entrées kind = "edef" : ajoutez kind = "edef" ou retirez-les
+config-web-api-keys-on-box = et les autres clés de l'API web (token_file, ...) vont avec les entrées kind = "web_api" : ajoutez kind = "web_api" ou retirez-les
 config-path-empty = est vide : indiquez le port série, par exemple /dev/serial/by-id/usb-...
 config-baud-zero = vaut 0 : indiquez la vitesse de la ligne du boîtier, en général 115200
-config-path-on-web-api = est renseigné sur une entrée kind = "edef" : l'API web n'a pas de port série ; retirez path
+config-path-on-web-api = est renseigné sur une entrée kind = "web_api" : l'API web n'a pas de port série ; retirez path
 config-seq-single = n'a qu'une valeur : chaque commande a alors le même SEQ, et un boîtier qui rejoue un SEQ répété répondrait à chacune par sa dernière réponse ; mettez seq_replay = false (un boîtier qui veut un seul SEQ exécute chaque trame)
 config-window-over-budget = ({ $window } ms) dépasse command_budget_ms ({ $budget } ms) : la fenêtre doit tenir dans le budget d'une commande
 config-poll-over-budget = ({ $poll } ms) dépasse finalize_budget_ms ({ $budget } ms)

@@ -5,7 +5,7 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::kind::{AlertKey, AlertKind, Subject, BACKUP_MAX_AGE_DAYS};
-use crate::config::AlertSettings;
+use super::AlertSettings;
 use crate::model::Organization;
 
 /// What the evaluation looks at, read from the certification service and the register.

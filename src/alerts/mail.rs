@@ -19,7 +19,7 @@ use lettre::Address;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
 use super::AlertError;
-use crate::config::{SmtpSettings, SmtpTls};
+use super::{SmtpSettings, SmtpTls};
 use crate::i18n::Lang;
 
 /// The `Message-ID` domain when the sender's is not a plain ASCII host name (RFC 2606: never

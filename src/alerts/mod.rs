@@ -30,6 +30,7 @@ mod engine;
 mod kind;
 mod mail;
 mod notice_mail;
+mod settings;
 mod state;
 mod text;
 
@@ -42,6 +43,7 @@ pub use conditions::{BackupFacts, Facts, Snapshot};
 pub use engine::{AlertEngine, EngineSettings};
 pub use kind::{AlertKey, AlertKind, Subject};
 pub use mail::{try_relay, RelayFailure, RelayFailureKind};
+pub use settings::{dashboard_url, AlertSettings, SmtpSettings, SmtpTls, DEFAULT_SMTP_PORT};
 pub use state::{RaisedAlert, Transitions};
 
 /// What went wrong with the alerts (never with a certification).

@@ -197,7 +197,7 @@ mod tests {
     use super::*;
     use crate::alerts::conditions::tests::snapshot;
     use crate::alerts::conditions::{evaluate, undecided};
-    use crate::config::AlertSettings;
+    use crate::alerts::AlertSettings;
 
     fn labels(alerts: &[RaisedAlert]) -> Vec<String> {
         alerts.iter().map(|a| a.key.kind.label()).collect()

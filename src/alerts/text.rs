@@ -5,10 +5,10 @@
 use chrono::FixedOffset;
 use sha2::{Digest, Sha256};
 
+use super::dashboard_url;
 use super::kind::{AlertKind, Subject};
 use super::mail::Mail;
 use super::state::RaisedAlert;
-use crate::config::dashboard_url;
 use crate::i18n::{format, Lang, Message};
 use crate::model::Organization;
 use crate::msg;
@@ -216,7 +216,7 @@ mod tests {
     use crate::alerts::conditions::tests::{org, snapshot};
     use crate::alerts::conditions::{evaluate, Facts};
     use crate::alerts::kind::AlertKey;
-    use crate::config::AlertSettings;
+    use crate::alerts::AlertSettings;
 
     /// Words a shop owner does not read: a status, an error code, a protocol's name.
     const JARGON: &[&str] = &[

@@ -141,10 +141,10 @@ async fn check_all(config: &Config, smtp: bool, lang: Lang) -> Vec<Finding> {
     findings.extend(channels::device_mode(config));
     for entry in &config.devices {
         match entry.kind {
-            DeviceKind::Serial => {
+            DeviceKind::Box => {
                 findings.push(channels::serial(config, entry, &service, lang).await);
             }
-            DeviceKind::Edef => {
+            DeviceKind::WebApi => {
                 if let Some(ca) = &entry.ca_file {
                     findings.push(files::readable("ca_file", ca));
                 }

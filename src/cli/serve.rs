@@ -111,7 +111,7 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     let web_devices: BTreeMap<String, DeviceEntry> = config
         .devices
         .iter()
-        .filter(|entry| entry.kind == DeviceKind::Edef)
+        .filter(|entry| entry.kind == DeviceKind::WebApi)
         .map(|entry| (entry.name.clone(), entry.clone()))
         .collect();
     let sandbox = sandbox_factory(
@@ -273,7 +273,7 @@ async fn start_devices(
     Ok(config
         .devices
         .iter()
-        .filter(|entry| entry.kind == DeviceKind::Serial)
+        .filter(|entry| entry.kind == DeviceKind::Box)
         .map(|entry| {
             let mut device = entry.device_config();
             device.capture.clone_from(capture);
@@ -282,12 +282,12 @@ async fn start_devices(
         .collect())
 }
 
-/// The channels of the `kind = "edef"` entries: the DGI's web API.
+/// The channels of the `kind = "web_api"` entries: the DGI's web API.
 fn web_api_channels(config: &Config) -> anyhow::Result<Vec<SharedChannel>> {
     config
         .devices
         .iter()
-        .filter(|entry| entry.kind == DeviceKind::Edef)
+        .filter(|entry| entry.kind == DeviceKind::WebApi)
         .map(|entry| {
             let settings = entry.edef_settings();
             info!(device = %entry.name, url = %settings.url, "certifying through the DGI web API");

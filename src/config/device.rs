@@ -45,51 +45,51 @@ pub enum StatusMapSetting {
 pub struct DeviceEntry {
     /// Name organizations refer to (ASCII letters, digits, `-`, `_`; unique, ignoring case).
     pub name: String,
-    /// `serial` (a box on a serial port, the default) or `edef` (the DGI's web API). Added
-    /// in 1.2.0.
-    #[serde(default, skip_serializing_if = "DeviceKind::is_serial")]
+    /// `box` (a box on a serial port, the default) or `web_api` (the DGI's web API). Added
+    /// in 1.2.0 (then spelled `serial` and `edef`, still read).
+    #[serde(default, skip_serializing_if = "DeviceKind::is_box")]
     pub kind: DeviceKind,
-    /// Serial port, preferably `/dev/serial/by-id/...` (stable across replugs); `serial` only.
+    /// Serial port, preferably `/dev/serial/by-id/...` (stable across replugs); `box` only.
     #[serde(default, skip_serializing_if = "path_is_empty")]
     pub path: PathBuf,
-    /// `edef`: the API base, e.g. `https://edef.dgirdc.cd`.
+    /// `web_api`: the API base, e.g. `https://edef.dgirdc.cd`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// `edef`: the file holding this e-MCF's token (readable by the service only).
+    /// `web_api`: the file holding this e-MCF's token (readable by the service only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_file: Option<PathBuf>,
-    /// `edef`: PEM certificates to trust instead of the public roots.
+    /// `web_api`: PEM certificates to trust instead of the public roots.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_file: Option<PathBuf>,
-    /// `edef`: connect timeout, ms (default 5000).
+    /// `web_api`: connect timeout, ms (default 5000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_timeout_ms: Option<u64>,
-    /// `edef`: timeout of one call, answer included, ms (default 15000).
+    /// `web_api`: timeout of one call, answer included, ms (default 15000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_timeout_ms: Option<u64>,
-    /// `edef`: requests pending on the DGI at once (default 10).
+    /// `web_api`: requests pending on the DGI at once (default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_limit: Option<usize>,
-    /// `edef`: longest a request stays pending before confirm or cancel, s (default 60).
+    /// `web_api`: longest a request stays pending before confirm or cancel, s (default 60).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold_secs: Option<u64>,
-    /// `edef`: `lower` (default) or `upper` for `confirm`/`cancel`.
+    /// `web_api`: `lower` (default) or `upper` for `confirm`/`cancel`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action_case: Option<ActionCaseSetting>,
-    /// `edef`: the currency block of a CDF invoice: `"omit"` (default), `"1"`, `"0"`, `"-1"`.
+    /// `web_api`: the currency block of a CDF invoice: `"omit"` (default), `"1"`, `"0"`, `"-1"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cdf_currency_block: Option<String>,
-    /// `edef`: seconds between two status calls while idle (default 60).
+    /// `web_api`: seconds between two status calls while idle (default 60).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_interval_secs: Option<u64>,
-    /// `edef`: where `mcf_test_` keys certify instead of the bundled web API simulator, e.g.
+    /// `web_api`: where `mcf_test_` keys certify instead of the bundled web API simulator, e.g.
     /// the DGI's test base (with `sandbox_token_file`). Added in 1.2.0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox_url: Option<String>,
-    /// `edef`: the token of the test e-MCF at `sandbox_url`.
+    /// `web_api`: the token of the test e-MCF at `sandbox_url`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox_token_file: Option<PathBuf>,
-    /// `edef`: what an invoice without a client sends: `"omit"` (no `client`, the default) or
+    /// `web_api`: what an invoice without a client sends: `"omit"` (no `client`, the default) or
     /// `"pp"` (an anonymous natural person). Added in 1.2.0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anonymous_client: Option<String>,
@@ -156,7 +156,7 @@ impl DeviceEntry {
     pub fn new(name: impl Into<String>, path: impl Into<PathBuf>) -> Self {
         DeviceEntry {
             name: name.into(),
-            kind: DeviceKind::Serial,
+            kind: DeviceKind::Box,
             path: path.into(),
             url: None,
             token_file: None,

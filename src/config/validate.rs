@@ -98,11 +98,11 @@ impl Config {
                 msg!("config-device-name-repeated", first = first + 1),
             ));
         }
-        if device.kind == DeviceKind::Edef {
+        if device.kind == DeviceKind::WebApi {
             return self.validate_web_api(device, &key);
         }
         if device.has_web_api_keys() {
-            return Err(invalid(key("url"), msg!("config-web-api-keys-on-serial")));
+            return Err(invalid(key("url"), msg!("config-web-api-keys-on-box")));
         }
         if device.path.as_os_str().is_empty() {
             return Err(invalid(key("path"), msg!("config-path-empty")));
@@ -129,7 +129,7 @@ impl Config {
         self.validate_wire_and_timing(device, &key)
     }
 
-    /// An `edef` entry: its web API keys; no serial port.
+    /// A `web_api` entry: its web API keys; no serial port.
     fn validate_web_api(
         &self,
         device: &DeviceEntry,
@@ -196,7 +196,7 @@ impl Config {
         } else {
             self.devices
                 .iter()
-                .filter(|d| d.kind == DeviceKind::Serial)
+                .filter(|d| d.kind == DeviceKind::Box)
                 .map(|d| {
                     (
                         msg!("config-the-device", name = d.name.as_str()),

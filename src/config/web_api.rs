@@ -1,4 +1,4 @@
-//! The keys of a `[[devices]]` entry with `kind = "edef"`: the DGI's e-MCF web API
+//! The keys of a `[[devices]]` entry with `kind = "web_api"`: the DGI's e-MCF web API
 //! (docs/configuration.md, "Certifying through the DGI web API"). All added in 1.2.0 and
 //! optional, so older files read unchanged; their defaults are the channel's.
 
@@ -13,21 +13,31 @@ use crate::certify::{CdfCurrency, EdefSettings};
 use crate::i18n::Message;
 use crate::msg;
 
-/// What a `[[devices]]` entry is.
+/// What a `[[devices]]` entry is: its channel kind, named as in monitoring (`"box"`,
+/// `"web_api"`). The spellings of 1.2.0 to 1.7.0 (`"serial"`, `"edef"`) are still read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
 pub enum DeviceKind {
     /// An e-MCF box on a serial port (default).
     #[default]
-    Serial,
+    #[serde(rename = "box", alias = "serial")]
+    Box,
     /// The DGI's e-MCF web API.
-    Edef,
+    #[serde(rename = "web_api", alias = "edef")]
+    WebApi,
 }
 
 impl DeviceKind {
     /// Whether this is the default kind (left out when written).
-    pub fn is_serial(&self) -> bool {
-        *self == DeviceKind::Serial
+    pub fn is_box(&self) -> bool {
+        *self == DeviceKind::Box
+    }
+
+    /// The kind as the configuration file and monitoring write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeviceKind::Box => "box",
+            DeviceKind::WebApi => "web_api",
+        }
     }
 }
 
@@ -42,7 +52,7 @@ pub enum ActionCaseSetting {
 }
 
 impl DeviceEntry {
-    /// Whether any web API key is set (they belong to `kind = "edef"` entries only).
+    /// Whether any web API key is set (they belong to `kind = "web_api"` entries only).
     pub fn has_web_api_keys(&self) -> bool {
         self.url.is_some()
             || self.token_file.is_some()
@@ -72,7 +82,7 @@ impl DeviceEntry {
         }
     }
 
-    /// The web API channel's settings of this (validated) `edef` entry.
+    /// The web API channel's settings of this (validated) `web_api` entry.
     pub fn edef_settings(&self) -> EdefSettings {
         let mut settings = EdefSettings::new(
             self.name.as_str(),
@@ -115,7 +125,7 @@ impl DeviceEntry {
         Some(settings)
     }
 
-    /// Checks the keys of an `edef` entry; `Err((key, message))`.
+    /// Checks the keys of a `web_api` entry; `Err((key, message))`.
     pub fn validate_web_api_keys(&self) -> Result<(), (&'static str, Message)> {
         let url = self.url.as_deref().unwrap_or("").trim();
         if url.is_empty() {

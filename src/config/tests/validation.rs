@@ -1,70 +1,10 @@
-//! What `Config::validate` refuses, and how it names the key: devices (box and web API
-//! entries), names, timeouts; and the 1.0.0 file that must still load.
+//! What `Config::validate` refuses, and how it names the key: devices (a web API entry's keys
+//! are in `web_api.rs`), names, timeouts; and the 1.0.0 file that must still load.
 
 use super::{invalid, parse, parse_error};
+use crate::alerts::{dashboard_url, SmtpTls};
 use crate::config::*;
 use std::time::Duration;
-
-/// The keys of a `kind = "edef"` entry are checked, and named when wrong.
-#[test]
-fn web_api_keys_are_validated() {
-    // A box without its port: since `kind` (1.2.0) `path` is optional to the parser, and
-    // validation names it.
-    let config = parse("[[devices]]\nname = \"a\"\n").unwrap();
-    let (key, message) = invalid(&config);
-    assert!(key.contains("path"), "{key}: {message}");
-    let config = parse("[[devices]]\nname = \"a\"\nkind = \"edef\"\n").unwrap();
-    let (key, message) = invalid(&config);
-    assert!(key.contains("url"), "{key}: {message}");
-    let config =
-        parse("[[devices]]\nname = \"a\"\nkind = \"edef\"\nurl = \"https://edef.dgirdc.cd\"\n")
-            .unwrap();
-    let (key, message) = invalid(&config);
-    assert!(key.contains("token_file"), "{key}: {message}");
-    let config =
-        parse("[[devices]]\nname = \"a\"\npath = \"/dev/x\"\ntoken_file = \"t\"\n").unwrap();
-    let (key, message) = invalid(&config);
-    assert!(message.contains("kind = \"edef\""), "{key}: {message}");
-
-    let edef = "[[devices]]\nname = \"a\"\nkind = \"edef\"\nurl = \"https://edef.dgirdc.cd\"\ntoken_file = \"t\"\n";
-    let config = parse(&format!(
-        "{edef}sandbox_url = \"https://developper.dgirdc.cd/edef\"\n"
-    ))
-    .unwrap();
-    let (key, message) = invalid(&config);
-    assert!(key.contains("sandbox_token_file"), "{key}: {message}");
-    let config = parse(&format!("{edef}sandbox_token_file = \"s\"\n")).unwrap();
-    let (key, message) = invalid(&config);
-    assert!(
-        key.contains("sandbox_token_file") && message.contains("sandbox_url"),
-        "{key}: {message}"
-    );
-    let config = parse(&format!(
-        "{edef}sandbox_url = \"ftp://x\"\nsandbox_token_file = \"s\"\n"
-    ))
-    .unwrap();
-    let (key, message) = invalid(&config);
-    assert!(key.contains("sandbox_url"), "{key}: {message}");
-    let config = parse(&format!("{edef}anonymous_client = \"anonyme\"\n")).unwrap();
-    let (key, message) = invalid(&config);
-    assert!(
-        key.contains("anonymous_client") && message.contains("\"pp\""),
-        "{key}: {message}"
-    );
-    let config = parse(&format!("{edef}anonymous_client = \"pp\"\n")).unwrap();
-    assert!(config.devices[0].edef_settings().anonymous_client);
-    let config = parse(&format!(
-        "{edef}sandbox_url = \"https://developper.dgirdc.cd/edef/\"\nsandbox_token_file = \"s\"\n"
-    ))
-    .unwrap();
-    assert!(!config.devices[0].edef_settings().anonymous_client);
-    let sandbox = config.devices[0]
-        .sandbox_edef_settings("sandbox-acme")
-        .unwrap();
-    assert_eq!(sandbox.url, "https://developper.dgirdc.cd/edef");
-    assert_eq!(sandbox.name, "sandbox-acme");
-    assert_eq!(sandbox.token_file, std::path::PathBuf::from("s"));
-}
 
 fn with_device(edit: impl FnOnce(&mut DeviceEntry)) -> Config {
     let mut device = DeviceEntry::new("shop", "/dev/ttyUSB0");
