@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
-use crate::certify::backend::SharedChannel;
+use crate::certify::channel::SharedChannel;
 use crate::certify::journal::Journal;
 use crate::certify::CertifyError;
 use crate::model::{Environment, Organization};

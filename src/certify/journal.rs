@@ -1,5 +1,5 @@
 //! What a certification channel may write to the register, and nothing else: the callback the
-//! use case gives every channel (`backend.rs`). Each call runs on the blocking pool (the store
+//! use case gives every channel (`channel.rs`). Each call runs on the blocking pool (the store
 //! fsyncs) and returns once the record is durable: the intent before the channel finalizes,
 //! the certification before anyone answers 200.
 

@@ -1,6 +1,6 @@
 //! Certification: the use case and nothing else (docs/design.md §3-4). One invoice goes
 //! `service` (the steps) -> `invoice` (parse, validate, digest) -> `admission` (replay,
-//! conflicts, quota) -> a channel through the `backend` seam (`mcf`: the e-MCF box) ->
+//! conflicts, quota) -> a channel through the `channel` seam (`mcf`: the e-MCF box; `edef`: the DGI's web API) ->
 //! `journal` (intent and certification, fsync'd) -> the answer.
 //!
 //! | module | one concept |
@@ -8,7 +8,7 @@
 //! | `service` | `Certifier`: the use case as named steps; lookup |
 //! | `invoice` | the request body (`request`, parsed without f64), one rule per error code, the typed invoice and its digest |
 //! | `admission` | API key -> principal; duplicate, idempotency and quota claims (`claims`) |
-//! | `backend` | the seam: `Channel` (arrive, settle, view, readiness, probe), `Waiting`, `Lane` (certify one invoice) |
+//! | `channel` | the seam: the closed enum `Channel` (`Box`, `WebApi`: arrive, settle, view, readiness, probe), `Waiting`, `Lane` (certify one invoice) |
 //! | `channels` | which channel an invoice goes to; each organization's sandbox, started on demand |
 //! | `mcf` | the e-MCF box as a channel: the session of one invoice (C1..38), its commands, 33h check, settling from C1h, readiness |
 //! | `edef` | the DGI's web API as a channel: request, check, intent with the uid, confirm; the pending window; a lost confirm answer settled from the pending list |
@@ -21,7 +21,7 @@
 //! | `warnings` | warnings on a certified invoice (301: a USD invoice worth less than a dollar), from its register entry |
 
 mod admission;
-mod backend;
+mod channel;
 mod channels;
 mod continuity;
 mod edef;
@@ -36,7 +36,7 @@ mod status;
 pub mod warnings;
 
 pub use admission::Principal;
-pub use backend::{Channel, SharedChannel};
+pub use channel::{Channel, SharedChannel};
 pub use channels::{sandbox_device_name, SandboxFactory};
 pub use edef::{edef_channel, CdfCurrency, EdefSettings};
 pub use error::{AuthFailure, CertifyError, CreditExcess, TokenReason};

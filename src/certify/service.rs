@@ -13,7 +13,7 @@ use futures::FutureExt;
 use tracing::{error, info, warn, Instrument};
 
 use super::admission::{self, Admission, Admitted, Held, Principal};
-use super::backend::{Job, Lane, RunFailure, SharedChannel, Waiting};
+use super::channel::{Job, Lane, RunFailure, SharedChannel, Waiting};
 use super::channels::{Channels, SandboxFactory};
 use super::invoice::{parse_body, validate, Seller, ValidInvoice};
 use super::journal::Journal;
@@ -66,7 +66,7 @@ pub struct Certifier {
 /// channel is a sandbox not started: it is started only for a valid, admitted invoice).
 struct Arrival {
     received_at: DateTime<Utc>,
-    place: Option<(SharedChannel, Box<dyn Waiting>)>,
+    place: Option<(SharedChannel, Waiting)>,
 }
 
 impl Certifier {
@@ -216,7 +216,7 @@ impl Certifier {
         &self,
         principal: &Principal,
         arrival: Arrival,
-    ) -> Result<(SharedChannel, Box<dyn Lane>), CertifyError> {
+    ) -> Result<(SharedChannel, Lane), CertifyError> {
         let (channel, waiting) = match arrival.place {
             Some(place) => place,
             None => {
@@ -241,7 +241,7 @@ impl Certifier {
     async fn run(
         self: &Arc<Self>,
         channel: SharedChannel,
-        lane: Box<dyn Lane>,
+        lane: Lane,
         job: Job,
         held: Held,
     ) -> Result<RegisterEntry, CertifyError> {

@@ -8,12 +8,11 @@ use mcf_sfe::reply::{Anomaly, DeviceState};
 use mcf_sfe::{Command, FieldError, Reply, ReplyFrame, RequestFrame, Seq};
 use tracing::warn;
 
-use super::Actor;
-use crate::device::port::Connector;
+use super::Port;
 use crate::device::status::{blocked_reason, note_anomaly};
 use crate::device::DeviceError;
 
-impl<C: Connector> Actor<C> {
+impl Port {
     /// `command` as a frame with the next SEQ of this box's range, its texts escaped the
     /// way this box reads them.
     pub(super) fn frame_of(&mut self, command: &Command) -> Result<RequestFrame, FieldError> {
@@ -81,7 +80,7 @@ impl<C: Connector> Actor<C> {
 
     /// Counts each anomaly in `/metrics` and the status; logs the first of each command and
     /// field at `warn` (the same firmware says it in every reply).
-    pub(super) fn note_anomalies(&mut self, cmd: u8, anomalies: &[Anomaly]) {
+    pub(in crate::device) fn note_anomalies(&mut self, cmd: u8, anomalies: &[Anomaly]) {
         for anomaly in anomalies {
             crate::metrics::device_reply_anomaly(&self.name, cmd, anomaly.field);
             let mut first = false;
