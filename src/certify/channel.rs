@@ -25,7 +25,9 @@ use crate::certify::reconcile::InDoubt;
 use crate::certify::status::{ChannelView, Problem};
 use crate::certify::CertifyError;
 use crate::i18n::Lang;
-use crate::model::{Environment, Intent, IntentId, Organization, ProbeReport, RegisterEntry};
+use crate::model::{
+    DeviceTotals, Environment, Intent, IntentId, Organization, ProbeReport, RegisterEntry,
+};
 
 /// One valid, admitted invoice, as a channel gets it.
 pub struct Job {
@@ -50,6 +52,49 @@ pub struct Job {
     /// The channels whose outcome is in doubt: a lane marks its own before it releases the
     /// channel, so that nothing else runs on it first.
     pub in_doubt: InDoubt,
+}
+
+/// Where a channel is with its request when it journals the intent.
+pub(crate) enum OnChannel {
+    /// The box, whose C1h read before the invoice counted `tc` invoices.
+    Box {
+        /// The box's total counter before this invoice.
+        tc: u64,
+    },
+    /// The web API, whose calculation named the request `uid`.
+    WebApi {
+        /// The DGI's id of the request.
+        uid: String,
+    },
+}
+
+impl Job {
+    /// The intent the channel journals before it finalizes: this invoice on `device`, with the
+    /// totals the channel computed and where the channel is with it. The one place an
+    /// [`Intent`] is built for both channels.
+    pub(crate) fn intent(&self, device: &str, totals: DeviceTotals, on: OnChannel) -> Intent {
+        let (device_tc, channel_ref) = match on {
+            OnChannel::Box { tc } => (Some(tc), None),
+            OnChannel::WebApi { uid } => (None, Some(uid)),
+        };
+        Intent {
+            org: self.org.id.clone(),
+            environment: self.environment,
+            rn: self.invoice.rn.clone(),
+            invoice_type: self.invoice.invoice_type.to_string(),
+            key_id: self.key_id.clone(),
+            device: device.to_owned(),
+            request_digest: self.invoice.digest.clone(),
+            received_at: self.received_at,
+            totals,
+            nif: self.org.nif.clone(),
+            isf: self.org.isf.clone(),
+            idempotency_key: self.idempotency_key.clone(),
+            device_tc,
+            channel_ref,
+            invoice: Some(self.invoice.canonical.clone()),
+        }
+    }
 }
 
 /// How a certification ended when it did not certify.

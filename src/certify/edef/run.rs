@@ -22,7 +22,7 @@ use super::invoice::{changed_rates, check, request_of, totals_of};
 use super::settle::{await_administrator, pending_on_dgi, security_of, settle_one, Settled};
 use super::Shared;
 use crate::arrivals::Turn;
-use crate::certify::channel::{Job, RunFailure};
+use crate::certify::channel::{Job, OnChannel, RunFailure};
 use crate::certify::invoice::Seller;
 use crate::certify::journal::Journal;
 use crate::certify::CertifyError;
@@ -242,23 +242,12 @@ async fn certify_requested(
         .usd_rate
         .as_ref()
         .and_then(|_| expected.usd_equivalent());
-    let intent = Intent {
-        org: job.org.id.clone(),
-        environment: job.environment,
-        rn: job.invoice.rn.clone(),
-        invoice_type: job.invoice.invoice_type.to_string(),
-        key_id: job.key_id.clone(),
-        device: device.to_owned(),
-        request_digest: job.invoice.digest.clone(),
-        received_at: job.received_at,
-        totals: totals_of(calculation, usd),
-        nif: job.org.nif.clone(),
-        isf: job.org.isf.clone(),
-        idempotency_key: job.idempotency_key.clone(),
-        device_tc: None,
-        channel_ref: Some(calculation.uid.clone()),
-        invoice: Some(job.invoice.canonical.clone()),
-    };
+    let uid = calculation.uid.clone();
+    let intent = job.intent(
+        device,
+        totals_of(calculation, usd),
+        OnChannel::WebApi { uid },
+    );
     let intent_id = match journal.intent(intent.clone()).await {
         Ok(id) => id,
         Err(error) => {

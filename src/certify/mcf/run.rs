@@ -19,7 +19,7 @@ use super::commands::{cancel, device_totals, prepare, security_elements};
 use super::readings::{rates_for, report_certification_oddities};
 use super::settle::{settle, SettleError, Settled};
 use super::unavailable;
-use crate::certify::channel::{Job, RunFailure};
+use crate::certify::channel::{Job, OnChannel, RunFailure};
 use crate::certify::continuity::{Seen, SeenIn};
 use crate::certify::invoice::Seller;
 use crate::certify::journal::Journal;
@@ -327,21 +327,6 @@ fn intent_of(run: &Run<'_>, subtotal: &Subtotal, expected: Option<&Subtotal>, tc
             .and_then(Subtotal::usd_equivalent)
             .or_else(|| subtotal.usd_equivalent())
     });
-    Intent {
-        org: job.org.id.clone(),
-        environment: job.environment,
-        rn: job.invoice.rn.clone(),
-        invoice_type: job.invoice.invoice_type.to_string(),
-        key_id: job.key_id.clone(),
-        device: run.device.to_string(),
-        request_digest: job.invoice.digest.clone(),
-        received_at: job.received_at,
-        totals: device_totals(subtotal, usd_equivalent),
-        nif: job.org.nif.clone(),
-        isf: job.org.isf.clone(),
-        idempotency_key: job.idempotency_key.clone(),
-        device_tc: Some(tc),
-        channel_ref: None,
-        invoice: Some(job.invoice.canonical.clone()),
-    }
+    let totals = device_totals(subtotal, usd_equivalent);
+    job.intent(run.device, totals, OnChannel::Box { tc })
 }
