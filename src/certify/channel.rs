@@ -7,7 +7,7 @@
 //! ([`Channel::arrive`]), is validated and admitted (nothing of the channel is used), then
 //! [`Waiting::acquire`]s a [`Lane`]: exclusive use of the channel for this invoice. The lane
 //! [`Lane::certify`]s to the end in a task of its own: it prepares the invoice and computes
-//! what the channel answers, journals the intent through the [`Journal`] it is given,
+//! what the channel answers, journals the intent through the [`RegisterWriter`] it is given,
 //! finalizes, journals the certification, or leaves the intent open and says so
 //! ([`RunFailure::InDoubt`]) when the outcome is not known. [`Channel::settle`] later decides
 //! such intents from what the channel says, never by guessing.
@@ -18,10 +18,10 @@ use chrono::{DateTime, Utc};
 
 use crate::certify::admission::Ceiling;
 use crate::certify::edef::{WebApiChannel, WebApiLane, WebApiWaiting};
+use crate::certify::in_doubt::InDoubt;
 use crate::certify::invoice::ValidInvoice;
-use crate::certify::journal::Journal;
+use crate::certify::journal::RegisterWriter;
 use crate::certify::mcf::{BoxChannel, BoxLane, BoxWaiting};
-use crate::certify::reconcile::InDoubt;
 use crate::certify::status::{ChannelView, Problem};
 use crate::certify::CertifyError;
 use crate::i18n::Lang;
@@ -160,7 +160,7 @@ impl Channel {
     pub(crate) async fn settle(
         &self,
         open: Vec<(IntentId, Intent)>,
-        journal: &Journal,
+        journal: &RegisterWriter,
     ) -> Result<bool, CertifyError> {
         match self {
             Channel::Box(channel) => channel.settle(open, journal).await,
@@ -204,7 +204,7 @@ impl Channel {
 
     /// The register, given once when the service starts (the web API keeps it to tell its
     /// own requests from others).
-    pub(crate) fn adopt(&self, journal: Journal) {
+    pub(crate) fn adopt(&self, journal: RegisterWriter) {
         match self {
             Channel::Box(_) => {}
             Channel::WebApi(channel) => channel.adopt(journal),
@@ -272,7 +272,7 @@ impl Lane {
     pub(crate) async fn certify(
         self,
         job: Job,
-        journal: Journal,
+        journal: RegisterWriter,
     ) -> Result<RegisterEntry, RunFailure> {
         match self {
             Lane::Box(lane) => lane.certify(job, journal).await,

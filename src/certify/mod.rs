@@ -1,7 +1,7 @@
 //! Certification: the use case and nothing else (docs/design.md §3-4). One invoice goes
 //! `service` (the steps) -> `invoice` (parse, validate, digest) -> `admission` (replay,
-//! conflicts, quota) -> a channel through the `channel` seam (`mcf`: the e-MCF box; `edef`: the DGI's web API) ->
-//! `journal` (intent and certification, fsync'd) -> the answer.
+//! conflicts, quota) -> a channel through the `channel` seam (`mcf`: the e-MCF box; `edef`:
+//! the DGI's web API) -> `journal` (intent and certification, fsync'd) -> the answer.
 //!
 //! | module | one concept |
 //! |---|---|
@@ -12,9 +12,9 @@
 //! | `channels` | which channel an invoice goes to; each organization's sandbox, started on demand |
 //! | `mcf` | the e-MCF box as a channel: the session of one invoice (C1..38), its commands, 33h check, settling from C1h, readiness |
 //! | `edef` | the DGI's web API as a channel: request, check, intent with the uid, confirm; the pending window; a lost confirm answer settled from the pending list |
-//! | `journal` | what a channel may write: intent, certification, abandonment, counter continuity |
+//! | `journal` | `RegisterWriter`: the register as a channel may write it (intent, certification, abandonment, counter continuity) |
 //! | `continuity` | a box's counters against the register: fiscal anomalies |
-//! | `reconcile` | the channels in doubt and the background task that settles them |
+//! | `in_doubt` | `InDoubt`: the channels whose last outcome is not known, and the `Reconciler` that settles them in the background |
 //! | `settlement` | invoices in doubt only an administrator can settle: list, count, resolve (journaled with who) |
 //! | `status` | the service's own status types, readiness, gauges, probe |
 //! | `error` | `CertifyError` and its stable codes |
@@ -26,10 +26,10 @@ mod channels;
 mod continuity;
 mod edef;
 mod error;
+mod in_doubt;
 pub mod invoice;
 mod journal;
 mod mcf;
-mod reconcile;
 mod service;
 mod settlement;
 mod status;

@@ -32,7 +32,7 @@ use self::client::DgiClient;
 use self::health::Health;
 use crate::arrivals::Arrivals;
 use crate::certify::channel::{Channel, SharedChannel};
-use crate::certify::journal::Journal;
+use crate::certify::journal::RegisterWriter;
 use crate::certify::status::{ChannelView, Problem};
 use crate::certify::CertifyError;
 use crate::i18n::Lang;
@@ -159,7 +159,7 @@ impl WebApiChannel {
     pub(crate) async fn settle(
         &self,
         open: Vec<(IntentId, Intent)>,
-        journal: &Journal,
+        journal: &RegisterWriter,
     ) -> Result<bool, CertifyError> {
         settle::settle_all(&self.shared, open, journal).await
     }
@@ -193,7 +193,7 @@ impl WebApiChannel {
     }
 
     /// The register, kept to tell this channel's requests from others.
-    pub(crate) fn adopt(&self, journal: Journal) {
+    pub(crate) fn adopt(&self, journal: RegisterWriter) {
         self.shared.health.adopt(journal);
     }
 

@@ -19,12 +19,12 @@ use tracing::{debug, error, warn};
 
 use super::calls::ApiError;
 use super::invoice::{changed_rates, check, request_of, totals_of};
-use super::settle::{await_administrator, pending_on_dgi, security_of, settle_one, Settled};
+use super::settle::{await_administrator, pending_on_dgi, security_of, settle_one, WebApiSettled};
 use super::Shared;
 use crate::arrivals::Turn;
 use crate::certify::channel::{Job, OnChannel, RunFailure};
 use crate::certify::invoice::Seller;
-use crate::certify::journal::Journal;
+use crate::certify::journal::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::failpoint;
 use crate::model::{Environment, Intent, IntentId, RegisterEntry};
@@ -108,7 +108,7 @@ impl WebApiLane {
     pub(crate) async fn certify(
         self,
         job: Job,
-        journal: Journal,
+        journal: RegisterWriter,
     ) -> Result<RegisterEntry, RunFailure> {
         let WebApiLane {
             shared,
@@ -151,7 +151,7 @@ struct Requested {
 async fn run_invoice(
     shared: &Arc<Shared>,
     job: &Job,
-    journal: &Journal,
+    journal: &RegisterWriter,
     place: &Place,
 ) -> Result<RegisterEntry, RunFailure> {
     shared.health.refuse_foreign_nif(&job.org.nif)?;
@@ -219,7 +219,7 @@ async fn request(
 async fn certify_requested(
     shared: &Arc<Shared>,
     job: &Job,
-    journal: &Journal,
+    journal: &RegisterWriter,
     requested: &Requested,
     expected: &mcf_sfe::reply::Subtotal,
     rates: &super::invoice::Rates,
@@ -277,7 +277,7 @@ async fn certify_requested(
 async fn confirm(
     shared: &Arc<Shared>,
     job: &Job,
-    journal: &Journal,
+    journal: &RegisterWriter,
     intent_id: IntentId,
     intent: &Intent,
     calculation: &Calculation,
@@ -335,12 +335,14 @@ async fn confirm(
         Err(error @ (ApiError::NoAnswer(_) | ApiError::Unreadable(_))) => {
             warn!(device, %error, rn = %intent.rn, "the confirm's answer was lost: asking the DGI whether the request is still pending");
             match settle_one(shared, journal, intent_id, intent).await {
-                Ok(Settled::Certified(entry)) => Ok(*entry),
-                Ok(Settled::AwaitingAdministrator) => Err(CertifyError::AwaitingAdministrator {
-                    rn: intent.rn.clone(),
+                Ok(WebApiSettled::Certified(entry)) => Ok(*entry),
+                Ok(WebApiSettled::AwaitingAdministrator) => {
+                    Err(CertifyError::AwaitingAdministrator {
+                        rn: intent.rn.clone(),
+                    }
+                    .into())
                 }
-                .into()),
-                Ok(Settled::NotYet) | Err(_) => Err(RunFailure::InDoubt(intent_id)),
+                Ok(WebApiSettled::NotYet) | Err(_) => Err(RunFailure::InDoubt(intent_id)),
             }
         }
     }
@@ -355,7 +357,7 @@ async fn confirm(
 /// administrator.
 async fn refused_confirm(
     shared: &Arc<Shared>,
-    journal: &Journal,
+    journal: &RegisterWriter,
     intent_id: IntentId,
     intent: &Intent,
     uid: &str,
@@ -397,7 +399,7 @@ async fn refused_confirm(
 async fn certified(
     shared: &Arc<Shared>,
     job: &Job,
-    journal: &Journal,
+    journal: &RegisterWriter,
     intent_id: IntentId,
     confirmation: &Confirmation,
 ) -> Result<RegisterEntry, RunFailure> {

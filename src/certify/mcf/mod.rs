@@ -18,7 +18,7 @@ use std::sync::Arc;
 pub use run::{BoxLane, BoxWaiting};
 
 use crate::certify::channel::{Channel, SharedChannel};
-use crate::certify::journal::Journal;
+use crate::certify::journal::RegisterWriter;
 use crate::certify::status::{ChannelView, DgiContact, Problem};
 use crate::certify::CertifyError;
 use crate::device::{DeviceError, DeviceHandle, LinkStatus};
@@ -54,7 +54,7 @@ impl BoxChannel {
     pub(crate) async fn settle(
         &self,
         open: Vec<(IntentId, Intent)>,
-        journal: &Journal,
+        journal: &RegisterWriter,
     ) -> Result<bool, CertifyError> {
         let lease = match self.device.lease_in_turn(self.device.take_turn()).await {
             Ok(lease) => lease,

@@ -17,12 +17,12 @@ use tracing::{error, warn};
 
 use super::commands::{cancel, device_totals, prepare, security_elements};
 use super::readings::{rates_for, report_certification_oddities};
-use super::settle::{settle, SettleError, Settled};
+use super::settle::{settle, BoxSettled, SettleError};
 use super::unavailable;
 use crate::certify::channel::{Job, OnChannel, RunFailure};
 use crate::certify::continuity::{Seen, SeenIn};
 use crate::certify::invoice::Seller;
-use crate::certify::journal::Journal;
+use crate::certify::journal::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::device::{DeviceError, DeviceHandle, FinalizeOutcome, Lease, PortSession, Turn};
 use crate::failpoint;
@@ -32,7 +32,7 @@ use crate::msg;
 /// One invoice's run: the job, the register, the device's name.
 struct Run<'a> {
     pub job: &'a Job,
-    pub journal: &'a Journal,
+    pub journal: &'a RegisterWriter,
     pub device: &'a str,
 }
 
@@ -69,7 +69,7 @@ impl BoxLane {
     pub(crate) async fn certify(
         mut self,
         job: Job,
-        journal: Journal,
+        journal: RegisterWriter,
     ) -> Result<RegisterEntry, RunFailure> {
         let mut session = self.lease.session();
         let device = session.device().to_owned();
@@ -297,8 +297,8 @@ async fn reconcile_now(
     intent: &Intent,
 ) -> Result<RegisterEntry, RunFailure> {
     match settle(session, run.journal, intent_id, intent).await {
-        Ok(Settled::Certified(entry)) => Ok(*entry),
-        Ok(Settled::Abandoned) => Err(CertifyError::DeviceUnavailable {
+        Ok(BoxSettled::Certified(entry)) => Ok(*entry),
+        Ok(BoxSettled::Abandoned) => Err(CertifyError::DeviceUnavailable {
             reason: msg!("reason-not-confirmed-cancelled"),
             retry_after: Duration::from_secs(2),
         }

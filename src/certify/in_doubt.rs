@@ -12,7 +12,7 @@ use tracing::{error, info, warn, Instrument};
 
 use crate::certify::channel::SharedChannel;
 use crate::certify::channels::Channels;
-use crate::certify::journal::Journal;
+use crate::certify::journal::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::model::{Environment, Intent};
 use crate::msg;
@@ -65,7 +65,7 @@ impl InDoubt {
 pub(crate) struct Reconciler {
     store: Arc<Store>,
     channels: Arc<Channels>,
-    journal: Journal,
+    journal: RegisterWriter,
     in_doubt: InDoubt,
 }
 
@@ -73,7 +73,7 @@ impl Reconciler {
     pub(crate) fn new(
         store: Arc<Store>,
         channels: Arc<Channels>,
-        journal: Journal,
+        journal: RegisterWriter,
         in_doubt: InDoubt,
     ) -> Reconciler {
         Reconciler {
