@@ -45,7 +45,7 @@
 //! # Replies (`actor/reply.rs`)
 //! Every reply is read tolerantly with the box's dialect ([`WireSettings`]): what differs from
 //! PROTOCOL.md in fields the gateway does not need is logged once per device, command and
-//! field at `warn`, counted in `/metrics` and kept in [`LinkStatus::anomalies`].
+//! field at `warn`, counted in `/metrics` and kept in [`LinkStatus::oddities`].
 //!
 //! # Finalization (38h with totals, §3.3-3.4, `actor/serve.rs`)
 //! [`PortSession::finalize`] has its own budget (sales [`LinkTiming::finalize_budget`], credit

@@ -53,7 +53,7 @@ pub async fn probe(handle: &DeviceHandle, lang: Lang) -> Result<ProbeReport, Dev
             .join(" ")
     });
     report.blocked = status.blocked.map(|why| why.render(lang));
-    report.anomalies = status.anomalies;
+    report.anomalies = status.oddities;
     Ok(report)
 }
 

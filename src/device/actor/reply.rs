@@ -9,7 +9,7 @@ use mcf_sfe::{Command, FieldError, Reply, ReplyFrame, RequestFrame, Seq};
 use tracing::warn;
 
 use super::Port;
-use crate::device::status::{blocked_reason, note_anomaly};
+use crate::device::status::{blocked_reason, note_oddity};
 use crate::device::DeviceError;
 
 impl Port {
@@ -39,7 +39,7 @@ impl Port {
         let status = frame.status();
         let read = Reply::read(cmd, frame.data(), status, &self.dialect);
         if let Ok(reading) = &read {
-            self.note_anomalies(cmd, &reading.anomalies);
+            self.note_oddities(cmd, &reading.anomalies);
         }
         match read {
             Ok(reading) => {
@@ -78,20 +78,20 @@ impl Port {
         }
     }
 
-    /// Counts each anomaly in `/metrics` and the status; logs the first of each command and
+    /// Counts each oddity in `/metrics` and the status; logs the first of each command and
     /// field at `warn` (the same firmware says it in every reply).
-    pub(in crate::device) fn note_anomalies(&mut self, cmd: u8, anomalies: &[Anomaly]) {
-        for anomaly in anomalies {
-            crate::metrics::device_reply_anomaly(&self.name, cmd, anomaly.field);
+    pub(in crate::device) fn note_oddities(&mut self, cmd: u8, oddities: &[Anomaly]) {
+        for oddity in oddities {
+            crate::metrics::device_reply_anomaly(&self.name, cmd, oddity.field);
             let mut first = false;
             self.status
-                .send_modify(|s| first = note_anomaly(&mut s.anomalies, cmd, anomaly));
+                .send_modify(|s| first = note_oddity(&mut s.oddities, cmd, oddity));
             if first {
                 warn!(
                     command = %code::name(cmd),
-                    field = anomaly.field,
-                    raw = %anomaly.raw,
-                    expected = anomaly.expected,
+                    field = oddity.field,
+                    raw = %oddity.raw,
+                    expected = oddity.expected,
                     "the box's reply differs from PROTOCOL.md here; the gateway reads on (logged once, counted in /metrics)"
                 );
             }
