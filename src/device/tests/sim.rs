@@ -224,3 +224,31 @@ async fn no_port_means_unavailable_and_shutdown_waits_for_the_session() {
     holder.await.unwrap();
     sim.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_probe_waits_for_the_leased_port_like_an_invoice() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = start_on_pty(sim_options(&dir.path().join("state.json")), None)
+        .await
+        .unwrap();
+    let handle = spawn(config(sim.path()));
+    wait_connected(&handle, true).await;
+    let mut lease = handle.lease().await.unwrap();
+    let probe = tokio::spawn({
+        let handle = handle.clone();
+        async move { crate::device::probe::probe(&handle, crate::i18n::Lang::En).await }
+    });
+    wait_queued(&handle, 1).await;
+    // The invoice holding the port goes on; the probe has sent nothing meanwhile.
+    device_state(&mut lease.session()).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !probe.is_finished(),
+        "the probe ran while the port was leased"
+    );
+    drop(lease);
+    let report = probe.await.unwrap().unwrap();
+    assert_eq!(report.nif.as_deref(), Some(super::NIF));
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    sim.stop().await.unwrap();
+}
