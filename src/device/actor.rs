@@ -1,7 +1,7 @@
 //! The task that owns one device's port: connects (throwaway C2h, then C1h), reconnects with
 //! backoff, leases the port to one holder at a time (`Grant::give`), and reads the box's
-//! state while idle. The port's commands (`serve.rs`) and replies (`reply.rs`) are methods of
-//! [`Port`], run by whoever holds it.
+//! state while idle. The port's commands (`commands.rs`) and replies (`reply.rs`) are
+//! methods of [`Port`], run by whoever holds it.
 
 use std::future::pending;
 use std::io;
@@ -18,8 +18,8 @@ use tokio_serial::SerialStream;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, info_span, warn, Instrument};
 
+mod commands;
 mod reply;
-mod serve;
 
 use super::capture::DeviceCapture;
 use super::port::{Backoff, SerialConnector};

@@ -47,7 +47,7 @@
 //! PROTOCOL.md in fields the gateway does not need is logged once per device, command and
 //! field at `warn`, counted in `/metrics` and kept in [`LinkStatus::oddities`].
 //!
-//! # Finalization (38h with totals, §3.3-3.4, `actor/serve.rs`)
+//! # Finalization (38h with totals, §3.3-3.4, `actor/commands.rs`)
 //! [`PortSession::finalize`] has its own budget (sales [`LinkTiming::finalize_budget`], credit
 //! notes [`LinkTiming::credit_note_budget`]) counted from the first 38h and covering every
 //! `P:` poll. It is sent again only after a NAK, never after silence (a box may work silently
