@@ -63,7 +63,6 @@ reason-state-unreadable = the box's state (C1h) cannot be read (the service's lo
 reason-bad-reply = the box's reply to command { $command } cannot be read (the service's log says why)
 reason-not-sent = a command could not be sent to the box (the service's log says which)
 reason-stopping = the gateway is stopping
-reason-job-aborted = the work on the device ended without an answer
 reason-state-refused = it refused to give its state (C1h), in its own words, quoted as they came: "{ $text }"
 reason-state-refused-silently = it refused to give its state (C1h): no text
 reason-rate-unreadable = its C1h gives the VAT rate of group { $group } as { $value }, which is not a rate

@@ -120,7 +120,6 @@ device-unreadable-state = the box's state (C1h) cannot be read (technical detail
 device-bad-reply = the reply to command { $command } cannot be read (technical detail: { $detail })
 device-not-sent = the command was not sent: it does not fit a frame (technical detail: { $detail })
 device-shutting-down = the device link is shutting down
-device-job-aborted = the work on the device ended without an answer: the gateway settles it with the device
 device-blocked-state = its state (C1h) cannot be read: { $detail }
 device-blocked-memory-full = its fiscal memory is full (status bit S2.1)
 device-blocked-dgi-overdue = it has not reached the DGI server for too long (status bit S3.0)

@@ -64,7 +64,6 @@ reason-state-unreadable = l'état du boîtier (C1h) est illisible (le journal du
 reason-bad-reply = la réponse du boîtier à la commande { $command } est illisible (le journal du service dit pourquoi)
 reason-not-sent = une commande n'a pas pu être envoyée au boîtier (le journal du service dit laquelle)
 reason-stopping = la passerelle est en cours d'arrêt
-reason-job-aborted = le travail sur le boîtier s'est terminé sans réponse
 reason-state-refused = il a refusé de donner son état (C1h), avec ces mots à lui, cités tels quels : « { $text } »
 reason-state-refused-silently = il a refusé de donner son état (C1h), sans texte
 reason-rate-unreadable = son C1h donne pour le groupe { $group } le taux de TVA { $value }, qui n'est pas un taux

@@ -121,7 +121,6 @@ device-unreadable-state = l'état du boîtier (C1h) ne peut pas être lu (détai
 device-bad-reply = la réponse à la commande { $command } ne peut pas être lue (détail technique : { $detail })
 device-not-sent = la commande n'a pas été envoyée : elle ne tient pas dans une trame (détail technique : { $detail })
 device-shutting-down = la liaison avec l'appareil s'arrête
-device-job-aborted = le travail sur l'appareil s'est terminé sans réponse : la passerelle le règle avec l'appareil
 device-blocked-state = son état (C1h) ne peut pas être lu : { $detail }
 device-blocked-memory-full = sa mémoire fiscale est pleine (bit d'état S2.1)
 device-blocked-dgi-overdue = il n'a pas joint le serveur de la DGI depuis trop longtemps (bit d'état S3.0)

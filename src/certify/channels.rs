@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
-use crate::certify::backend::SharedChannel;
-use crate::certify::journal::Journal;
+use crate::certify::channel::SharedChannel;
+use crate::certify::journal::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::model::{Environment, Organization};
 use crate::msg;
@@ -34,7 +34,7 @@ pub(crate) struct Channels {
     factory: Option<SandboxFactory>,
     sandboxes: Mutex<HashMap<String, SharedChannel>>,
     starting: tokio::sync::Mutex<()>,
-    journal: Journal,
+    journal: RegisterWriter,
 }
 
 impl Channels {
@@ -42,7 +42,7 @@ impl Channels {
     pub(crate) fn new(
         configured: Vec<SharedChannel>,
         factory: Option<SandboxFactory>,
-        journal: Journal,
+        journal: RegisterWriter,
     ) -> Channels {
         for channel in &configured {
             channel.adopt(journal.clone());

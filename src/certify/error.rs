@@ -10,6 +10,12 @@ use crate::i18n::{Arg, Lang, Message};
 use crate::msg;
 use crate::store::StoreError;
 
+mod credit;
+mod token;
+
+pub use credit::CreditExcess;
+pub use token::TokenReason;
+
 /// Why the API key was refused (all HTTP 401).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthFailure {
@@ -203,69 +209,6 @@ pub enum CertifyError {
     /// A bug or an unexpected state (500).
     #[error("{}", self.log_text())]
     Internal(String),
-}
-
-/// Why the DGI's web API does not take the e-MCF's token (155). `Display` is the English of
-/// the logs and the channel's status, with what only an operator needs (the file, the
-/// system's words); the client's text ([`TokenReason::message`]) has neither.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TokenReason {
-    /// The token file cannot be read.
-    #[error("the token file {path} cannot be read: {why}")]
-    FileUnreadable {
-        /// The file.
-        path: String,
-        /// The system's words.
-        why: String,
-    },
-    /// The token file is empty.
-    #[error("the token file {path} is empty: paste the e-MCF's token from the DGI portal into it")]
-    FileEmpty {
-        /// The file.
-        path: String,
-    },
-    /// The token cannot be sent in a header (a control character, a line break inside).
-    #[error("the token file holds characters that cannot be sent in an HTTP header")]
-    Malformed,
-    /// The DGI answered 401 or 403.
-    #[error("the DGI rejected the e-MCF's token (HTTP {status}): a new token is needed")]
-    Rejected {
-        /// The HTTP status.
-        status: u16,
-    },
-}
-
-impl TokenReason {
-    /// Why, for the client, in the catalogue's words.
-    pub fn message(&self) -> Message {
-        match self {
-            TokenReason::FileUnreadable { .. } => msg!("token-file-unreadable"),
-            TokenReason::FileEmpty { .. } => msg!("token-file-empty"),
-            TokenReason::Malformed => msg!("token-malformed"),
-            TokenReason::Rejected { status } => msg!("token-rejected-by-dgi", status = *status),
-        }
-    }
-}
-
-/// What a credit note refused with 180 would have taken of its original, in CDF.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CreditExcess {
-    /// The original's codeDEFDGI (the credit note's `reference`).
-    pub reference: String,
-    /// The original's rn.
-    pub original_rn: String,
-    /// The original's total.
-    pub original_total: Decimal,
-    /// The credit notes of it the register holds.
-    pub credited: Decimal,
-    /// The credit notes of it being certified now.
-    pub pending: Decimal,
-    /// What is left of it: total - credited - pending.
-    pub room: Decimal,
-    /// This credit note's total, or the least it can be (`at_least`).
-    pub total: Decimal,
-    /// Whether `total` is a lower bound (an `ht` credit note before its VAT rates are known).
-    pub at_least: bool,
 }
 
 impl CertifyError {

@@ -1,5 +1,5 @@
 //! What a certification channel may write to the register, and nothing else: the callback the
-//! use case gives every channel (`backend.rs`). Each call runs on the blocking pool (the store
+//! use case gives every channel (`channel.rs`). Each call runs on the blocking pool (the store
 //! fsyncs) and returns once the record is durable: the intent before the channel finalizes,
 //! the certification before anyone answers 200.
 
@@ -12,17 +12,17 @@ use crate::certify::CertifyError;
 use crate::model::{BoxCounters, Intent, IntentId, RegisterEntry, SecurityElements};
 use crate::store::{Store, StoreError};
 
-/// The register, as a channel sees it.
+/// The register as a channel may write it (not the store's `Journal`, the file under it).
 #[derive(Clone)]
-pub struct Journal {
+pub struct RegisterWriter {
     store: Arc<Store>,
     offset: FixedOffset,
 }
 
-impl Journal {
+impl RegisterWriter {
     /// The register in `store`; `offset` is the quota year's time zone.
-    pub(crate) fn new(store: Arc<Store>, offset: FixedOffset) -> Journal {
-        Journal { store, offset }
+    pub(crate) fn new(store: Arc<Store>, offset: FixedOffset) -> RegisterWriter {
+        RegisterWriter { store, offset }
     }
 
     /// Journals `intent` (fsync'd) before the channel finalizes it.

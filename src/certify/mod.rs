@@ -1,42 +1,42 @@
 //! Certification: the use case and nothing else (docs/design.md §3-4). One invoice goes
 //! `service` (the steps) -> `invoice` (parse, validate, digest) -> `admission` (replay,
-//! conflicts, quota) -> a channel through the `backend` seam (`mcf`: the e-MCF box) ->
-//! `journal` (intent and certification, fsync'd) -> the answer.
+//! conflicts, quota) -> a channel through the `channel` seam (`mcf`: the e-MCF box; `edef`:
+//! the DGI's web API) -> `journal` (intent and certification, fsync'd) -> the answer.
 //!
 //! | module | one concept |
 //! |---|---|
 //! | `service` | `Certifier`: the use case as named steps; lookup |
 //! | `invoice` | the request body (`request`, parsed without f64), one rule per error code, the typed invoice and its digest |
 //! | `admission` | API key -> principal; duplicate, idempotency and quota claims (`claims`) |
-//! | `backend` | the seam: `Channel` (arrive, settle, view, readiness, probe), `Waiting`, `Lane` (certify one invoice) |
+//! | `channel` | the seam: the closed enum `Channel` (`Box`, `WebApi`: arrive, settle, view, readiness, probe), `Waiting`, `Lane` (certify one invoice) |
 //! | `channels` | which channel an invoice goes to; each organization's sandbox, started on demand |
 //! | `mcf` | the e-MCF box as a channel: the session of one invoice (C1..38), its commands, 33h check, settling from C1h, readiness |
 //! | `edef` | the DGI's web API as a channel: request, check, intent with the uid, confirm; the pending window; a lost confirm answer settled from the pending list |
-//! | `journal` | what a channel may write: intent, certification, abandonment, counter continuity |
+//! | `journal` | `RegisterWriter`: the register as a channel may write it (intent, certification, abandonment, counter continuity) |
 //! | `continuity` | a box's counters against the register: fiscal anomalies |
-//! | `reconcile` | the channels in doubt and the background task that settles them |
+//! | `in_doubt` | `InDoubt`: the channels whose last outcome is not known, and the `Reconciler` that settles them in the background |
 //! | `settlement` | invoices in doubt only an administrator can settle: list, count, resolve (journaled with who) |
 //! | `status` | the service's own status types, readiness, gauges, probe |
 //! | `error` | `CertifyError` and its stable codes |
 //! | `warnings` | warnings on a certified invoice (301: a USD invoice worth less than a dollar), from its register entry |
 
 mod admission;
-mod backend;
+mod channel;
 mod channels;
 mod continuity;
 mod edef;
 mod error;
+mod in_doubt;
 pub mod invoice;
 mod journal;
 mod mcf;
-mod reconcile;
 mod service;
 mod settlement;
 mod status;
 pub mod warnings;
 
 pub use admission::Principal;
-pub use backend::{Channel, SharedChannel};
+pub use channel::{Channel, SharedChannel};
 pub use channels::{sandbox_device_name, SandboxFactory};
 pub use edef::{edef_channel, CdfCurrency, EdefSettings};
 pub use error::{AuthFailure, CertifyError, CreditExcess, TokenReason};

@@ -13,11 +13,11 @@ use futures::FutureExt;
 use tracing::{error, info, warn, Instrument};
 
 use super::admission::{self, Admission, Admitted, Held, Principal};
-use super::backend::{Job, Lane, RunFailure, SharedChannel, Waiting};
+use super::channel::{Job, Lane, RunFailure, SharedChannel, Waiting};
 use super::channels::{Channels, SandboxFactory};
+use super::in_doubt::{InDoubt, Reconciler};
 use super::invoice::{parse_body, validate, Seller, ValidInvoice};
-use super::journal::Journal;
-use super::reconcile::{InDoubt, Reconciler};
+use super::journal::RegisterWriter;
 use super::status::Reported;
 use super::warnings::Warning;
 use super::CertifyError;
@@ -55,7 +55,7 @@ pub struct Certifier {
     pub(super) channels: Arc<Channels>,
     pub(super) settings: CertifierSettings,
     pub(super) admission: Admission,
-    pub(super) journal: Journal,
+    pub(super) journal: RegisterWriter,
     pub(super) in_doubt: InDoubt,
     reconciler: Arc<Reconciler>,
     pub(super) store_failed: AtomicBool,
@@ -66,7 +66,7 @@ pub struct Certifier {
 /// channel is a sandbox not started: it is started only for a valid, admitted invoice).
 struct Arrival {
     received_at: DateTime<Utc>,
-    place: Option<(SharedChannel, Box<dyn Waiting>)>,
+    place: Option<(SharedChannel, Waiting)>,
 }
 
 impl Certifier {
@@ -78,7 +78,7 @@ impl Certifier {
         settings: CertifierSettings,
         sandbox: Option<SandboxFactory>,
     ) -> Arc<Certifier> {
-        let journal = Journal::new(Arc::clone(&store), settings.offset);
+        let journal = RegisterWriter::new(Arc::clone(&store), settings.offset);
         let channels = Arc::new(Channels::new(channels, sandbox, journal.clone()));
         let in_doubt = InDoubt::default();
         let reconciler = Reconciler::new(
@@ -216,7 +216,7 @@ impl Certifier {
         &self,
         principal: &Principal,
         arrival: Arrival,
-    ) -> Result<(SharedChannel, Box<dyn Lane>), CertifyError> {
+    ) -> Result<(SharedChannel, Lane), CertifyError> {
         let (channel, waiting) = match arrival.place {
             Some(place) => place,
             None => {
@@ -241,7 +241,7 @@ impl Certifier {
     async fn run(
         self: &Arc<Self>,
         channel: SharedChannel,
-        lane: Box<dyn Lane>,
+        lane: Lane,
         job: Job,
         held: Held,
     ) -> Result<RegisterEntry, CertifyError> {

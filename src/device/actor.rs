@@ -1,6 +1,7 @@
 //! The task that owns one device's port: connects (throwaway C2h, then C1h), reconnects with
-//! backoff, grants sessions one at a time, runs their commands, polls 38h (PROTOCOL.md §3.4),
-//! and reads the box's state while idle.
+//! backoff, leases the port to one holder at a time (`Grant::give`), and reads the box's
+//! state while idle. The port's commands (`commands.rs`) and replies (`reply.rs`) are
+//! methods of [`Port`], run by whoever holds it.
 
 use std::future::pending;
 use std::io;
@@ -11,21 +12,22 @@ use chrono::Utc;
 use mcf_sfe::capture::Event;
 use mcf_sfe::{Command, Dialect, FromDevice, Seq};
 use rust_decimal::Decimal;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, watch, Mutex};
 use tokio::time::{sleep_until, Instant};
+use tokio_serial::SerialStream;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, info_span, warn, Instrument};
 
+mod commands;
 mod reply;
-mod serve;
 
 use super::capture::DeviceCapture;
-use super::port::{Backoff, Connector};
+use super::port::{Backoff, SerialConnector};
 use super::transport::{describe, Outcome, Resend, Transport};
 use super::{DeviceConfig, DeviceError, DeviceHandle, Grant, LinkStatus, LinkTiming, WireSettings};
 
 /// Starts the actor for `config`, reaching the device through `connector`.
-pub(super) fn spawn<C: Connector>(config: DeviceConfig, connector: C) -> DeviceHandle {
+pub(super) fn spawn(config: DeviceConfig, connector: SerialConnector) -> DeviceHandle {
     let name: Arc<str> = Arc::from(config.name.as_str());
     let (grants_tx, grants) = mpsc::channel(config.queue_capacity.max(1));
     let (status, status_rx) = watch::channel(LinkStatus::disconnected());
@@ -48,13 +50,12 @@ pub(super) fn spawn<C: Connector>(config: DeviceConfig, connector: C) -> DeviceH
             device: name.clone(),
         }
     });
-    let actor = Actor {
+    let port = Port {
         name: name.clone(),
         timing: config.timing,
         wire: config.wire,
         dialect: config.wire.dialect(),
         fallback_rates: config.fallback_rates,
-        health_interval: config.health_interval,
         capture,
         backoff: Backoff::new(config.timing.reconnect_min, config.timing.reconnect_max),
         connector,
@@ -62,6 +63,10 @@ pub(super) fn spawn<C: Connector>(config: DeviceConfig, connector: C) -> DeviceH
         seq: config.wire.seq.last(),
         state_error: None,
         status,
+    };
+    let actor = Actor {
+        port: Arc::new(Mutex::new(port)),
+        health_interval: config.health_interval,
         grants,
         stop: stop.clone(),
     };
@@ -75,24 +80,34 @@ pub(super) fn spawn<C: Connector>(config: DeviceConfig, connector: C) -> DeviceH
     }
 }
 
-struct Actor<C: Connector> {
-    name: Arc<str>,
-    timing: LinkTiming,
-    wire: WireSettings,
-    dialect: Dialect,
-    fallback_rates: [Option<Decimal>; 16],
+/// The task that grants the port: one lease at a time, in the queue's order; between leases
+/// it keeps the link up and reads the box's state.
+struct Actor {
+    /// The port, locked by the actor while idle and by a [`Lease`] while leased.
+    port: Arc<Mutex<Port>>,
     health_interval: Option<Duration>,
-    capture: Option<DeviceCapture>,
+    grants: mpsc::Receiver<Grant>,
+    stop: CancellationToken,
+}
+
+/// The port of one device: the link to the box and what the gateway knows of it. Its
+/// commands run on it directly, in whichever task holds it (the actor while idle, a lease's
+/// holder while leased).
+pub(super) struct Port {
+    pub(super) name: Arc<str>,
+    pub(super) timing: LinkTiming,
+    pub(super) wire: WireSettings,
+    dialect: Dialect,
+    pub(super) fallback_rates: [Option<Decimal>; 16],
+    pub(super) capture: Option<DeviceCapture>,
     backoff: Backoff,
-    connector: C,
-    link: Option<Transport<C::Io>>,
+    connector: SerialConnector,
+    link: Option<Transport<SerialStream>>,
     /// SEQ of the last command sent; continues across sessions and reopens.
     seq: Seq,
     /// Why the last C1h could not be read (`None` once one is read).
     state_error: Option<String>,
     status: watch::Sender<LinkStatus>,
-    grants: mpsc::Receiver<Grant>,
-    stop: CancellationToken,
 }
 
 /// Whether the actor goes on.
@@ -101,26 +116,33 @@ enum Flow {
     Stop,
 }
 
-impl<C: Connector> Actor<C> {
+impl Actor {
     async fn run(mut self) {
         let mut wait = None;
         let mut next_health = self.health_interval.map(|every| Instant::now() + every);
+        let mut leased = false;
         loop {
-            if self.link.is_none() {
+            // Waits for the last lease, if any, to be given back.
+            let mut port = Arc::clone(&self.port).lock_owned().await;
+            if std::mem::take(&mut leased) && port.link.is_none() {
+                // The link dropped during the lease: reopened after the backoff.
+                wait = Some(port.backoff.next_delay());
+            }
+            if port.link.is_none() {
                 if let Some(delay) = wait.take() {
-                    if let Flow::Stop = self.wait_down(delay).await {
+                    if let Flow::Stop = self.wait_down(&port, delay).await {
                         break;
                     }
                 }
                 if self.stop.is_cancelled() {
                     break;
                 }
-                let deadline = Instant::now() + self.timing.command_budget;
-                match self.connect(deadline).await {
-                    Ok(()) => self.backoff.reset(),
+                let deadline = Instant::now() + port.timing.command_budget;
+                match port.connect(deadline).await {
+                    Ok(()) => port.backoff.reset(),
                     Err(reason) => {
-                        self.link_down(reason);
-                        wait = Some(self.backoff.next_delay());
+                        port.link_down(reason);
+                        wait = Some(port.backoff.next_delay());
                     }
                 }
                 continue;
@@ -130,33 +152,38 @@ impl<C: Connector> Actor<C> {
                 () = self.stop.cancelled() => Flow::Stop,
                 grant = self.grants.recv() => match grant {
                     Some(grant) => {
-                        self.serve(grant).await;
+                        // The next turn of the loop waits for the lease to end.
+                        grant.give(port);
+                        leased = true;
                         Flow::Continue
                     }
                     None => Flow::Stop,
                 },
-                item = idle_item(&mut self.link) => {
-                    self.idle(item);
+                item = idle_item(&mut port.link) => {
+                    port.idle(item);
+                    if port.link.is_none() {
+                        wait = Some(port.backoff.next_delay());
+                    }
                     Flow::Continue
                 }
                 () = health_due(next_health) => {
-                    self.health_check().await;
+                    port.health_check().await;
                     next_health = self.health_interval.map(|every| Instant::now() + every);
+                    if port.link.is_none() {
+                        wait = Some(port.backoff.next_delay());
+                    }
                     Flow::Continue
                 }
             };
             if let Flow::Stop = flow {
                 break;
             }
-            if self.link.is_none() {
-                wait = Some(self.backoff.next_delay());
-            }
         }
-        self.close();
+        self.close().await;
     }
 
     /// While the link is down: refuses grants until `delay` has passed.
-    async fn wait_down(&mut self, delay: std::time::Duration) -> Flow {
+    async fn wait_down(&mut self, port: &Port, delay: std::time::Duration) -> Flow {
         let until = Instant::now() + delay;
         loop {
             tokio::select! {
@@ -165,9 +192,9 @@ impl<C: Connector> Actor<C> {
                 () = sleep_until(until) => return Flow::Continue,
                 grant = self.grants.recv() => match grant {
                     Some(grant) => {
-                        let why = self.status.borrow().last_error.clone();
+                        let why = port.status.borrow().last_error.clone();
                         let why = why.unwrap_or_else(|| "not connected".to_owned());
-                        let error = DeviceError::Unavailable(format!("device {}: {why}", self.name));
+                        let error = DeviceError::Unavailable(format!("device {}: {why}", port.name));
                         grant.refuse(error);
                     }
                     None => return Flow::Stop,
@@ -176,6 +203,17 @@ impl<C: Connector> Actor<C> {
         }
     }
 
+    /// Stops: turns away whoever still waits and closes the port (after the last lease).
+    async fn close(&mut self) {
+        self.grants.close();
+        while let Ok(grant) = self.grants.try_recv() {
+            grant.refuse(DeviceError::ShuttingDown);
+        }
+        self.port.lock().await.close();
+    }
+}
+
+impl Port {
     /// Opens the port and sends the throwaway C2h (PROTOCOL.md §3.2); once it is answered
     /// the link is up, and C1h tells what the box is now.
     async fn connect(&mut self, deadline: Instant) -> Result<(), String> {
@@ -285,12 +323,8 @@ impl<C: Connector> Actor<C> {
         }
     }
 
-    /// Stops: closes the port and turns away whoever still waits.
+    /// Closes the port for good (the actor stops).
     fn close(&mut self) {
-        self.grants.close();
-        while let Ok(grant) = self.grants.try_recv() {
-            grant.refuse(DeviceError::ShuttingDown);
-        }
         if self.link.is_some() {
             self.record_close("the gateway stopped");
         }
@@ -307,8 +341,8 @@ impl<C: Connector> Actor<C> {
     }
 }
 
-impl<C: Connector> Drop for Actor<C> {
-    /// An actor that ends without `close` (a bug that panicked in it) must not leave its
+impl Drop for Port {
+    /// A port dropped without `close` (a bug that panicked in the actor) must not leave its
     /// status saying the box answers: `/status` and readiness would lie.
     fn drop(&mut self) {
         self.status.send_modify(|status| {

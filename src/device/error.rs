@@ -53,12 +53,6 @@ pub enum DeviceError {
     /// The device actor is stopping or gone.
     #[error("the device link is shutting down")]
     ShuttingDown,
-    /// Work given to the actor (a job shipped with [`Lease::run`](super::Lease::run), or a
-    /// command of a remote session) ended without an answer: it panicked, or the actor
-    /// stopped under it. What it did on the box is not known (it may have sent 38h): settle
-    /// like an unknown outcome.
-    #[error("the work on the device ended without an answer")]
-    JobAborted,
 }
 
 impl From<mcf_sfe::FieldError> for DeviceError {
@@ -78,7 +72,7 @@ impl DeviceError {
             DeviceError::Unavailable(_) | DeviceError::Disconnected => 5,
             DeviceError::NoAnswer { .. } => 3,
             // Reconciliation (C1h) needs the device back first.
-            DeviceError::OutcomeUnknown | DeviceError::ShuttingDown | DeviceError::JobAborted => 5,
+            DeviceError::OutcomeUnknown | DeviceError::ShuttingDown => 5,
             DeviceError::BadReply { .. } | DeviceError::Encode(_) => 1,
             // A box that sends an unreadable state needs a person (or a setting) first.
             DeviceError::UnreadableState { .. } => 60,
@@ -112,7 +106,6 @@ impl Localized for DeviceError {
             ),
             DeviceError::Encode(error) => msg!("device-not-sent", detail = error.to_string()),
             DeviceError::ShuttingDown => msg!("device-shutting-down"),
-            DeviceError::JobAborted => msg!("device-job-aborted"),
         }
     }
 }

@@ -15,23 +15,20 @@
 //! it keeps reading the port, so a vanished device shows up in [`DeviceHandle::status`] at
 //! once (bytes read then are stale and dropped).
 //!
-//! # Sessions
-//! The port serves one session at a time, so the commands of one invoice are never
+//! # Leases
+//! The port serves one holder at a time, so the commands of one invoice are never
 //! interleaved with another's. [`DeviceHandle::lease_in_turn`] queues a request on a bounded
-//! queue and resolves to a [`Lease`]: the port reserved; [`Lease::run`] ships a [`SessionJob`]
-//! into the actor, which runs it on a [`PortSession`] there, each command a call on the port
-//! with no task hop, to its end even if the caller stops waiting (`session.rs`).
-//! [`DeviceHandle::acquire`] resolves to a [`Session`] whose commands are sent to the actor one
-//! by one (`device probe`, tests); the actor runs each to its end even if the caller stops
-//! waiting, so a session dropped mid-command leaves the link in a clean state. Requests are
-//! served in order of arrival: [`DeviceHandle::take_turn`] when a request arrives, and the
-//! `*_in_turn` calls enter the queue after every earlier turn (`arrivals.rs`). The queue is
-//! not a waiting room for a dead link: it fails at once with [`DeviceError::Unavailable`]
-//! while disconnected and with [`DeviceError::QueueFull`] when full. A caller that gives up
-//! while queued costs nothing (its grant is skipped). SEQ continues across sessions and
-//! reopens, within [`WireSettings::seq`]. If the link drops during a session, the next
-//! command of that session makes one reconnection attempt within its budget, else it fails
-//! with [`DeviceError::Disconnected`].
+//! queue and resolves to a [`Lease`]: the port itself, taken from the actor until the lease
+//! is dropped. Its holder runs a [`PortSession`] on it in its own task (an invoice, a
+//! settling, `device probe`): each command a call on the port, with no task hop
+//! (`session.rs`). Requests are served in order of arrival: [`DeviceHandle::take_turn`] when a
+//! request arrives, and [`DeviceHandle::lease_in_turn`] enters the queue after every earlier
+//! turn (`arrivals.rs`). The queue is not a waiting room for a dead link: it fails at once
+//! with [`DeviceError::Unavailable`] while disconnected and with [`DeviceError::QueueFull`]
+//! when full. A caller that gives up while queued costs nothing (its grant is skipped). SEQ
+//! continues across leases and reopens, within [`WireSettings::seq`]. If the link drops
+//! during a lease, the next command makes one reconnection attempt within its budget, else
+//! it fails with [`DeviceError::Disconnected`].
 //!
 //! # Host rules (PROTOCOL.md §3.3, implemented in `transport.rs`)
 //! New SEQ per command; stale input discarded before sending; up to [`LinkTiming::tries`]
@@ -48,9 +45,9 @@
 //! # Replies (`actor/reply.rs`)
 //! Every reply is read tolerantly with the box's dialect ([`WireSettings`]): what differs from
 //! PROTOCOL.md in fields the gateway does not need is logged once per device, command and
-//! field at `warn`, counted in `/metrics` and kept in [`LinkStatus::anomalies`].
+//! field at `warn`, counted in `/metrics` and kept in [`LinkStatus::oddities`].
 //!
-//! # Finalization (38h with totals, §3.3-3.4, `actor/serve.rs`)
+//! # Finalization (38h with totals, §3.3-3.4, `actor/commands.rs`)
 //! [`PortSession::finalize`] has its own budget (sales [`LinkTiming::finalize_budget`], credit
 //! notes [`LinkTiming::credit_note_budget`]) counted from the first 38h and covering every
 //! `P:` poll. It is sent again only after a NAK, never after silence (a box may work silently
@@ -91,7 +88,7 @@ pub use config::{
 };
 pub use error::DeviceError;
 pub use port::try_open;
-pub use session::{Lease, PortSession, Session, SessionJob};
+pub use session::{Lease, PortSession};
 pub use status::LinkStatus;
 
 /// How a finalization (38h with totals) ended, when the device settled it.
@@ -103,33 +100,27 @@ pub enum FinalizeOutcome {
     Refused(String),
 }
 
-/// A request for the port, waiting in the queue.
-enum Grant {
-    /// A session whose commands come from another task.
-    Remote {
-        reply: oneshot::Sender<Result<Session, DeviceError>>,
-    },
-    /// The port reserved for a job that will run inside the actor.
-    Lease {
-        reply: oneshot::Sender<Result<Lease, DeviceError>>,
-    },
+/// A request for the port, waiting in the queue: answered with a [`Lease`].
+struct Grant {
+    reply: oneshot::Sender<Result<Lease, DeviceError>>,
 }
 
 impl Grant {
-    /// Whoever asked has left the queue.
-    fn abandoned(&self) -> bool {
-        match self {
-            Grant::Remote { reply } => reply.is_closed(),
-            Grant::Lease { reply } => reply.is_closed(),
+    /// Gives `port` to whoever asked, unless they left the queue (then the port is given
+    /// back at once).
+    fn give(self, port: tokio::sync::OwnedMutexGuard<actor::Port>) {
+        if self.reply.is_closed() {
+            tracing::debug!("the caller left the queue: grant skipped");
+            return;
+        }
+        if self.reply.send(Ok(Lease { port })).is_ok() {
+            tracing::debug!("port leased");
         }
     }
 
     /// Turns the request away.
     fn refuse(self, error: DeviceError) {
-        match self {
-            Grant::Remote { reply } => drop(reply.send(Err(error))),
-            Grant::Lease { reply } => drop(reply.send(Err(error))),
-        }
+        drop(self.reply.send(Err(error)));
     }
 }
 
@@ -165,11 +156,12 @@ impl DeviceHandle {
         status
     }
 
-    /// Waits for exclusive use of the device. Fails at once when the link is down
-    /// (`Unavailable`), the queue is full (`QueueFull`) or the actor stops (`ShuttingDown`).
-    /// Dropping the returned future while queued gives the place up at no cost.
-    pub async fn acquire(&self) -> Result<Session, DeviceError> {
-        self.acquire_in_turn(self.take_turn()).await
+    /// The port leased, after every request that arrived before. Fails at once when the link
+    /// is down (`Unavailable`), the queue is full (`QueueFull`) or the actor stops
+    /// (`ShuttingDown`). Dropping the returned future while queued gives the place up at no
+    /// cost.
+    pub async fn lease(&self) -> Result<Lease, DeviceError> {
+        self.lease_in_turn(self.take_turn()).await
     }
 
     /// A place in this device's arrival order, taken when a request arrives; pass it to
@@ -178,26 +170,19 @@ impl DeviceHandle {
         self.arrivals.take()
     }
 
-    /// [`DeviceHandle::acquire`], entering the queue only after every turn taken before
-    /// `turn` has entered it or been given up (see [`Turn`]).
-    async fn acquire_in_turn(&self, turn: Turn) -> Result<Session, DeviceError> {
-        let (reply, granted) = oneshot::channel();
-        self.enqueue(turn, Grant::Remote { reply }, granted).await
-    }
-
-    /// The port reserved, in turn, for one [`SessionJob`] that will run inside the actor task
-    /// ([`Lease::run`]): no task hop per command. Fails like [`DeviceHandle::acquire`].
+    /// The port leased, entering the queue only after every turn taken before `turn` has
+    /// entered it or been given up (see [`Turn`]). Fails like [`DeviceHandle::lease`].
     pub async fn lease_in_turn(&self, turn: Turn) -> Result<Lease, DeviceError> {
         let (reply, granted) = oneshot::channel();
-        self.enqueue(turn, Grant::Lease { reply }, granted).await
+        self.enqueue(turn, Grant { reply }, granted).await
     }
 
-    async fn enqueue<T>(
+    async fn enqueue(
         &self,
         turn: Turn,
         grant: Grant,
-        granted: oneshot::Receiver<Result<T, DeviceError>>,
-    ) -> Result<T, DeviceError> {
+        granted: oneshot::Receiver<Result<Lease, DeviceError>>,
+    ) -> Result<Lease, DeviceError> {
         if self.stop.is_cancelled() {
             return Err(DeviceError::ShuttingDown);
         }
@@ -223,10 +208,9 @@ impl DeviceHandle {
         answer
     }
 
-    /// Stops the actor after the current session (if any) and closes the port; returns when
-    /// it is done. Queued and later `acquire` calls get `ShuttingDown`. Do not call it while
-    /// holding a `Session` or an unused `Lease` of this device in the same task: it waits
-    /// for that session.
+    /// Stops the actor after the current lease (if any) and closes the port; returns when
+    /// it is done. Queued and later leases get `ShuttingDown`. Do not call it while holding a
+    /// `Lease` of this device in the same task: it waits for that lease.
     pub async fn shutdown(&self) {
         self.stop.cancel();
         let mut status = self.status.clone();

@@ -1,26 +1,11 @@
-//! Opening the port, and the backoff between attempts. The only place that names
-//! `tokio_serial::SerialStream`: the rest of the link works on any
-//! `AsyncRead + AsyncWrite + Unpin + Send`.
+//! Opening the port, and the backoff between attempts. The only place that opens a
+//! `tokio_serial::SerialStream` (a real serial port or a pty, by path).
 
 use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_serial::{DataBits, FlowControl, Parity, SerialPortBuilderExt, SerialStream, StopBits};
-
-/// Opens the byte stream to the device. `connect` is called again after every failure or
-/// disconnect (with a backoff in between).
-pub(super) trait Connector: Send + 'static {
-    /// The byte stream.
-    type Io: AsyncRead + AsyncWrite + Unpin + Send + 'static;
-
-    /// Opens the stream (no I/O on it yet).
-    fn connect(&mut self) -> io::Result<Self::Io>;
-
-    /// What is opened, for messages (a path).
-    fn describe(&self) -> String;
-}
 
 /// A serial port (or pty) by path: 8N1, no flow control, exclusive (docs/design.md §9: one owner).
 pub(super) struct SerialConnector {
@@ -34,10 +19,10 @@ impl SerialConnector {
     }
 }
 
-impl Connector for SerialConnector {
-    type Io = SerialStream;
-
-    fn connect(&mut self) -> io::Result<SerialStream> {
+impl SerialConnector {
+    /// Opens the stream (no I/O on it yet); called again after every failure or disconnect
+    /// (with a backoff in between).
+    pub(super) fn connect(&mut self) -> io::Result<SerialStream> {
         let mut port = tokio_serial::new(self.path.to_string_lossy(), self.baud)
             .data_bits(DataBits::Eight)
             .parity(Parity::None)
@@ -56,7 +41,8 @@ impl Connector for SerialConnector {
         Ok(port)
     }
 
-    fn describe(&self) -> String {
+    /// What is opened, for messages (a path).
+    pub(super) fn describe(&self) -> String {
         self.path.display().to_string()
     }
 }

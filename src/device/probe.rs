@@ -8,15 +8,16 @@ use mcf_sfe::reply::{DeviceState, GroupRate, Last, LinkState};
 use mcf_sfe::types::{TaxGroup, TaxpayerKey};
 use mcf_sfe::{Command, Reply};
 
-use super::{DeviceError, DeviceHandle, Session};
+use super::{DeviceError, DeviceHandle, PortSession};
 use crate::i18n::{format, Lang, Localized};
 pub use crate::model::ProbeReport;
 use crate::msg;
 
-/// Probes the device behind `handle` (waits for its turn like an invoice); its words in
-/// `lang`.
+/// Probes the device behind `handle` on its leased port (it waits for its turn like an
+/// invoice); its words in `lang`.
 pub async fn probe(handle: &DeviceHandle, lang: Lang) -> Result<ProbeReport, DeviceError> {
-    let mut session = handle.acquire().await?;
+    let mut lease = handle.lease().await?;
+    let mut session = lease.session();
     let mut report = ProbeReport {
         device: handle.name().to_owned(),
         ..ProbeReport::default()
@@ -43,7 +44,7 @@ pub async fn probe(handle: &DeviceHandle, lang: Lang) -> Result<ProbeReport, Dev
         Err(error) => report.errors.push(failed("C2h", &error)),
     }
     read_taxpayer(&mut session, &mut report, lang).await;
-    drop(session);
+    drop(lease);
     let status = handle.status();
     report.status_bytes = status.status_bytes.map(|s| {
         s.0.iter()
@@ -52,7 +53,7 @@ pub async fn probe(handle: &DeviceHandle, lang: Lang) -> Result<ProbeReport, Dev
             .join(" ")
     });
     report.blocked = status.blocked.map(|why| why.render(lang));
-    report.anomalies = status.anomalies;
+    report.anomalies = status.oddities;
     Ok(report)
 }
 
@@ -139,7 +140,7 @@ fn dgi_in_words(link: &LinkState, lang: Lang) -> String {
 }
 
 /// 2Bh for every taxpayer key; a link lost stops the reading.
-async fn read_taxpayer(session: &mut Session, report: &mut ProbeReport, lang: Lang) {
+async fn read_taxpayer(session: &mut PortSession<'_>, report: &mut ProbeReport, lang: Lang) {
     for &key in TaxpayerKey::ALL {
         let value = match session.execute(Command::TaxpayerField(key)).await {
             Ok(Reply::TaxpayerField(value)) => value.value,

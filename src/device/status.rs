@@ -36,7 +36,7 @@ pub struct LinkStatus {
     pub blocked: Option<Message>,
     /// What in this box's replies differs from PROTOCOL.md, once per command and field, since
     /// the gateway started.
-    pub anomalies: Vec<SeenAnomaly>,
+    pub oddities: Vec<SeenAnomaly>,
     /// Sessions waiting in the queue (not counting the one being served).
     pub queued: usize,
 }
@@ -53,28 +53,28 @@ impl LinkStatus {
             state: None,
             status_bytes: None,
             blocked: None,
-            anomalies: Vec::new(),
+            oddities: Vec::new(),
             queued: 0,
         }
     }
 }
 
-/// Counts `anomaly` in `seen`; true the first time this (command, field) is seen.
-pub(super) fn note_anomaly(seen: &mut Vec<SeenAnomaly>, cmd: u8, anomaly: &Anomaly) -> bool {
+/// Counts `oddity` in `seen`; true the first time this (command, field) is seen.
+pub(super) fn note_oddity(seen: &mut Vec<SeenAnomaly>, cmd: u8, oddity: &Anomaly) -> bool {
     let command = mcf_sfe::command::code::name(cmd);
     if let Some(known) = seen
         .iter_mut()
-        .find(|s| s.command == command && s.field == anomaly.field)
+        .find(|s| s.command == command && s.field == oddity.field)
     {
         known.count += 1;
-        known.raw.clone_from(&anomaly.raw);
+        known.raw.clone_from(&oddity.raw);
         return false;
     }
     seen.push(SeenAnomaly {
         command,
-        field: anomaly.field.to_owned(),
-        raw: anomaly.raw.clone(),
-        expected: anomaly.expected.to_owned(),
+        field: oddity.field.to_owned(),
+        raw: oddity.raw.clone(),
+        expected: oddity.expected.to_owned(),
         count: 1,
         first_seen: Utc::now(),
     });
@@ -106,16 +106,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_anomaly_is_new_once_per_command_and_field_and_counted_each_time() {
+    fn an_oddity_is_new_once_per_command_and_field_and_counted_each_time() {
         let mut seen = Vec::new();
         let odd = |raw: &str| Anomaly {
             field: "curDate",
             raw: raw.into(),
             expected: "yyyyMMdd, or empty",
         };
-        assert!(note_anomaly(&mut seen, 0xC1, &odd("")));
-        assert!(!note_anomaly(&mut seen, 0xC1, &odd("x")));
-        assert!(note_anomaly(&mut seen, 0x33, &odd("")));
+        assert!(note_oddity(&mut seen, 0xC1, &odd("")));
+        assert!(!note_oddity(&mut seen, 0xC1, &odd("x")));
+        assert!(note_oddity(&mut seen, 0x33, &odd("")));
         assert_eq!(seen.len(), 2);
         assert_eq!((seen[0].count, seen[0].raw.as_str()), (2, "x"));
         assert_eq!(seen[0].command, "C1h");

@@ -13,7 +13,7 @@ use tracing::{error, info, warn};
 use super::calls::{Api, ApiError};
 use super::invoice::Rates;
 use super::Shared;
-use crate::certify::journal::Journal;
+use crate::certify::journal::RegisterWriter;
 use crate::certify::status::{ChannelView, Problem};
 use crate::certify::{CertifyError, TokenReason};
 use crate::i18n::Lang;
@@ -43,7 +43,7 @@ struct Seen {
 pub(super) struct Health {
     seen: Mutex<Seen>,
     /// The register, given when the service starts (to tell its uids from strays).
-    journal: OnceLock<Journal>,
+    journal: OnceLock<RegisterWriter>,
 }
 
 impl Health {
@@ -58,7 +58,7 @@ impl Health {
         self.seen.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(super) fn adopt(&self, journal: Journal) {
+    pub(super) fn adopt(&self, journal: RegisterWriter) {
         let _ = self.journal.set(journal);
     }
 

@@ -22,19 +22,20 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use futures::future::BoxFuture;
 use tokio::sync::{RwLock, Semaphore};
 
+pub use run::{WebApiLane, WebApiWaiting};
 pub use settings::{CdfCurrency, EdefSettings};
 
 use self::calls::{Api, Oddities};
 use self::client::DgiClient;
 use self::health::Health;
 use crate::arrivals::Arrivals;
-use crate::certify::backend::{Channel, SharedChannel, Waiting};
-use crate::certify::journal::Journal;
+use crate::certify::channel::{Channel, SharedChannel};
+use crate::certify::journal::RegisterWriter;
 use crate::certify::status::{ChannelView, Problem};
 use crate::certify::CertifyError;
+use crate::i18n::Lang;
 use crate::model::{Intent, IntentId, Organization, ProbeReport};
 
 /// The web API channel of `settings`; its background watch (status, rates, pending requests
@@ -66,7 +67,7 @@ pub fn edef_channel(settings: EdefSettings) -> Result<SharedChannel, String> {
         settings,
     });
     health::spawn_watch(&shared);
-    Ok(Arc::new(EdefChannel { shared }))
+    Ok(Arc::new(Channel::WebApi(WebApiChannel { shared })))
 }
 
 /// What the lanes, the settling and the watch of one channel share.
@@ -139,32 +140,31 @@ impl Shared {
     }
 }
 
-struct EdefChannel {
+/// The DGI's e-MCF web API as a certification channel.
+pub struct WebApiChannel {
     shared: Arc<Shared>,
 }
 
-impl Channel for EdefChannel {
-    fn name(&self) -> &str {
+impl WebApiChannel {
+    pub(crate) fn name(&self) -> &str {
         &self.shared.settings.name
     }
 
-    fn kind(&self) -> &'static str {
-        "web_api"
+    /// A place in the channel's arrival order.
+    pub(crate) fn arrive(&self) -> WebApiWaiting {
+        WebApiWaiting::new(&self.shared)
     }
 
-    fn arrive(&self) -> Box<dyn Waiting> {
-        Box::new(run::EdefWaiting::new(&self.shared))
-    }
-
-    fn settle<'a>(
-        &'a self,
+    /// The open intents of the channel, settled from the DGI's pending list.
+    pub(crate) async fn settle(
+        &self,
         open: Vec<(IntentId, Intent)>,
-        journal: &'a Journal,
-    ) -> BoxFuture<'a, Result<bool, CertifyError>> {
-        Box::pin(settle::settle_all(&self.shared, open, journal))
+        journal: &RegisterWriter,
+    ) -> Result<bool, CertifyError> {
+        settle::settle_all(&self.shared, open, journal).await
     }
 
-    fn view(&self) -> ChannelView {
+    pub(crate) fn view(&self) -> ChannelView {
         let queued = self.shared.waiting.load(Ordering::Relaxed);
         let pending = self
             .shared
@@ -174,42 +174,45 @@ impl Channel for EdefChannel {
         self.shared.health.view(self.name(), queued, pending)
     }
 
-    fn problem(&self, organizations: &[Organization], settling: bool) -> Option<Problem> {
+    pub(crate) fn problem(
+        &self,
+        organizations: &[Organization],
+        settling: bool,
+    ) -> Option<Problem> {
         self.shared
             .health
             .problem(self.name(), organizations, settling)
     }
 
-    fn known_nif(&self) -> Option<String> {
+    pub(crate) fn known_nif(&self) -> Option<String> {
         self.shared.health.known_nif()
     }
 
-    fn probe(&self, lang: crate::i18n::Lang) -> BoxFuture<'_, Result<ProbeReport, CertifyError>> {
-        Box::pin(health::probe(&self.shared, lang))
+    pub(crate) async fn probe(&self, lang: Lang) -> Result<ProbeReport, CertifyError> {
+        health::probe(&self.shared, lang).await
     }
 
-    fn adopt(&self, journal: Journal) {
+    /// The register, kept to tell this channel's requests from others.
+    pub(crate) fn adopt(&self, journal: RegisterWriter) {
         self.shared.health.adopt(journal);
     }
 
-    fn awaiting_administrator(&self) -> Vec<(IntentId, String)> {
+    pub(crate) fn awaiting_administrator(&self) -> Vec<(IntentId, String)> {
         lock(&self.shared.awaiting)
             .iter()
             .map(|(id, why)| (*id, why.clone()))
             .collect()
     }
 
-    fn settled_by_administrator(&self, intent: IntentId) {
+    pub(crate) fn settled_by_administrator(&self, intent: IntentId) {
         lock(&self.shared.awaiting).remove(&intent);
     }
 
-    fn shutdown(&self) -> BoxFuture<'_, ()> {
-        Box::pin(async move {
-            // No new request enters the window; those under way finish (confirm or cancel),
-            // their confirm's answer included.
-            let limit = u32::try_from(self.shared.settings.pending_limit).unwrap_or(u32::MAX);
-            let _all = self.shared.window.acquire_many(limit).await;
-            let _last = self.shared.running.write().await;
-        })
+    /// No new request enters the window; those under way finish (confirm or cancel), their
+    /// confirm's answer included.
+    pub(crate) async fn shutdown(&self) {
+        let limit = u32::try_from(self.shared.settings.pending_limit).unwrap_or(u32::MAX);
+        let _all = self.shared.window.acquire_many(limit).await;
+        let _last = self.shared.running.write().await;
     }
 }

@@ -1,5 +1,5 @@
-//! One invoice on the web API: a place in the channel's arrival order (`EdefWaiting`), a place
-//! in the pending window (`EdefLane`), then request -> check the calculation -> intent with
+//! One invoice on the web API: a place in the channel's arrival order (`WebApiWaiting`), a place
+//! in the pending window (`WebApiLane`), then request -> check the calculation -> intent with
 //! the uid (fsync) -> confirm -> certification (fsync). Before the intent, any failure cancels
 //! the request; after it, a confirm whose answer is lost is settled from the DGI's pending
 //! list (`settle.rs`), never sent again blindly and never guessed.
@@ -14,18 +14,17 @@
 use std::time::{Duration, Instant};
 
 use edef::{Calculation, ConfirmBody, Confirmation};
-use futures::future::BoxFuture;
 use tokio::sync::{OwnedRwLockReadGuard, OwnedSemaphorePermit};
 use tracing::{debug, error, warn};
 
 use super::calls::ApiError;
 use super::invoice::{changed_rates, check, request_of, totals_of};
-use super::settle::{await_administrator, pending_on_dgi, security_of, settle_one, Settled};
+use super::settle::{await_administrator, pending_on_dgi, security_of, settle_one, WebApiSettled};
 use super::Shared;
 use crate::arrivals::Turn;
-use crate::certify::backend::{Job, Lane, RunFailure, Waiting};
+use crate::certify::channel::{Job, OnChannel, RunFailure};
 use crate::certify::invoice::Seller;
-use crate::certify::journal::Journal;
+use crate::certify::journal::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::failpoint;
 use crate::model::{Environment, Intent, IntentId, RegisterEntry};
@@ -33,56 +32,53 @@ use crate::msg;
 use std::sync::Arc;
 
 /// A place in the channel's arrival order.
-pub(super) struct EdefWaiting {
+pub struct WebApiWaiting {
     shared: Arc<Shared>,
     turn: Turn,
 }
 
-impl EdefWaiting {
-    pub(super) fn new(shared: &Arc<Shared>) -> EdefWaiting {
-        EdefWaiting {
+impl WebApiWaiting {
+    pub(super) fn new(shared: &Arc<Shared>) -> WebApiWaiting {
+        WebApiWaiting {
             shared: Arc::clone(shared),
             turn: shared.arrivals.take(),
         }
     }
-}
 
-impl Waiting for EdefWaiting {
-    fn acquire(self: Box<Self>) -> BoxFuture<'static, Result<Box<dyn Lane>, CertifyError>> {
-        Box::pin(async move {
-            let EdefWaiting { shared, turn } = *self;
-            shared.health.refuse_if_down(&shared.settings.name)?;
-            let waiting = shared
-                .waiting
-                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let counted = Decrement(Arc::clone(&shared));
-            if waiting >= shared.settings.queue_capacity {
-                return Err(CertifyError::QueueFull {
-                    retry_after: Duration::from_secs(2),
-                });
-            }
-            // Every earlier arrival enters the window's queue first (it is FIFO).
-            turn.wait().await;
-            let mut permit = Box::pin(Arc::clone(&shared.window).acquire_owned());
-            // Polled once before the turn ends: the place in the window's queue is taken in
-            // arrival order.
-            let first_poll = futures::poll!(permit.as_mut());
-            turn.finish();
-            let permit = match first_poll {
-                std::task::Poll::Ready(result) => result,
-                std::task::Poll::Pending => permit.await,
-            }
-            .map_err(|_| CertifyError::DeviceUnavailable {
-                reason: msg!("reason-stopping"),
-                retry_after: Duration::from_secs(5),
-            })?;
-            drop(counted);
-            let running = Arc::clone(&shared.running).read_owned().await;
-            Ok(Box::new(EdefLane {
-                shared,
-                permit,
-                _running: running,
-            }) as Box<dyn Lane>)
+    /// A place in the pending window, after every earlier arrival.
+    pub(crate) async fn acquire(self) -> Result<WebApiLane, CertifyError> {
+        let WebApiWaiting { shared, turn } = self;
+        shared.health.refuse_if_down(&shared.settings.name)?;
+        let waiting = shared
+            .waiting
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let counted = Decrement(Arc::clone(&shared));
+        if waiting >= shared.settings.queue_capacity {
+            return Err(CertifyError::QueueFull {
+                retry_after: Duration::from_secs(2),
+            });
+        }
+        // Every earlier arrival enters the window's queue first (it is FIFO).
+        turn.wait().await;
+        let mut permit = Box::pin(Arc::clone(&shared.window).acquire_owned());
+        // Polled once before the turn ends: the place in the window's queue is taken in
+        // arrival order.
+        let first_poll = futures::poll!(permit.as_mut());
+        turn.finish();
+        let permit = match first_poll {
+            std::task::Poll::Ready(result) => result,
+            std::task::Poll::Pending => permit.await,
+        }
+        .map_err(|_| CertifyError::DeviceUnavailable {
+            reason: msg!("reason-stopping"),
+            retry_after: Duration::from_secs(5),
+        })?;
+        drop(counted);
+        let running = Arc::clone(&shared.running).read_owned().await;
+        Ok(WebApiLane {
+            shared,
+            permit,
+            _running: running,
         })
     }
 }
@@ -99,33 +95,33 @@ impl Drop for Decrement {
 }
 
 /// A place in the pending window, for one invoice.
-struct EdefLane {
+pub struct WebApiLane {
     shared: Arc<Shared>,
     permit: OwnedSemaphorePermit,
     /// Until the invoice's end (the stop waits for it).
     _running: OwnedRwLockReadGuard<()>,
 }
 
-impl Lane for EdefLane {
-    fn certify(
-        self: Box<Self>,
+impl WebApiLane {
+    /// One invoice: request, check, intent with the uid, confirm, certification. The channel
+    /// is marked in doubt before the place in the window is given back.
+    pub(crate) async fn certify(
+        self,
         job: Job,
-        journal: Journal,
-    ) -> BoxFuture<'static, Result<RegisterEntry, RunFailure>> {
-        Box::pin(async move {
-            let EdefLane {
-                shared,
-                permit,
-                _running,
-            } = *self;
-            let place = Place(std::sync::Mutex::new(Some(permit)));
-            let outcome = run_invoice(&shared, &job, &journal, &place).await;
-            if matches!(outcome, Err(RunFailure::InDoubt(_))) {
-                job.in_doubt.mark(&shared.settings.name);
-            }
-            place.give_back();
-            outcome
-        })
+        journal: RegisterWriter,
+    ) -> Result<RegisterEntry, RunFailure> {
+        let WebApiLane {
+            shared,
+            permit,
+            _running,
+        } = self;
+        let place = Place(std::sync::Mutex::new(Some(permit)));
+        let outcome = run_invoice(&shared, &job, &journal, &place).await;
+        if matches!(outcome, Err(RunFailure::InDoubt(_))) {
+            job.in_doubt.mark(&shared.settings.name);
+        }
+        place.give_back();
+        outcome
     }
 }
 
@@ -155,7 +151,7 @@ struct Requested {
 async fn run_invoice(
     shared: &Arc<Shared>,
     job: &Job,
-    journal: &Journal,
+    journal: &RegisterWriter,
     place: &Place,
 ) -> Result<RegisterEntry, RunFailure> {
     shared.health.refuse_foreign_nif(&job.org.nif)?;
@@ -223,7 +219,7 @@ async fn request(
 async fn certify_requested(
     shared: &Arc<Shared>,
     job: &Job,
-    journal: &Journal,
+    journal: &RegisterWriter,
     requested: &Requested,
     expected: &mcf_sfe::reply::Subtotal,
     rates: &super::invoice::Rates,
@@ -246,23 +242,12 @@ async fn certify_requested(
         .usd_rate
         .as_ref()
         .and_then(|_| expected.usd_equivalent());
-    let intent = Intent {
-        org: job.org.id.clone(),
-        environment: job.environment,
-        rn: job.invoice.rn.clone(),
-        invoice_type: job.invoice.invoice_type.to_string(),
-        key_id: job.key_id.clone(),
-        device: device.to_owned(),
-        request_digest: job.invoice.digest.clone(),
-        received_at: job.received_at,
-        totals: totals_of(calculation, usd),
-        nif: job.org.nif.clone(),
-        isf: job.org.isf.clone(),
-        idempotency_key: job.idempotency_key.clone(),
-        device_tc: None,
-        channel_ref: Some(calculation.uid.clone()),
-        invoice: Some(job.invoice.canonical.clone()),
-    };
+    let uid = calculation.uid.clone();
+    let intent = job.intent(
+        device,
+        totals_of(calculation, usd),
+        OnChannel::WebApi { uid },
+    );
     let intent_id = match journal.intent(intent.clone()).await {
         Ok(id) => id,
         Err(error) => {
@@ -292,7 +277,7 @@ async fn certify_requested(
 async fn confirm(
     shared: &Arc<Shared>,
     job: &Job,
-    journal: &Journal,
+    journal: &RegisterWriter,
     intent_id: IntentId,
     intent: &Intent,
     calculation: &Calculation,
@@ -350,12 +335,14 @@ async fn confirm(
         Err(error @ (ApiError::NoAnswer(_) | ApiError::Unreadable(_))) => {
             warn!(device, %error, rn = %intent.rn, "the confirm's answer was lost: asking the DGI whether the request is still pending");
             match settle_one(shared, journal, intent_id, intent).await {
-                Ok(Settled::Certified(entry)) => Ok(*entry),
-                Ok(Settled::AwaitingAdministrator) => Err(CertifyError::AwaitingAdministrator {
-                    rn: intent.rn.clone(),
+                Ok(WebApiSettled::Certified(entry)) => Ok(*entry),
+                Ok(WebApiSettled::AwaitingAdministrator) => {
+                    Err(CertifyError::AwaitingAdministrator {
+                        rn: intent.rn.clone(),
+                    }
+                    .into())
                 }
-                .into()),
-                Ok(Settled::NotYet) | Err(_) => Err(RunFailure::InDoubt(intent_id)),
+                Ok(WebApiSettled::NotYet) | Err(_) => Err(RunFailure::InDoubt(intent_id)),
             }
         }
     }
@@ -370,7 +357,7 @@ async fn confirm(
 /// administrator.
 async fn refused_confirm(
     shared: &Arc<Shared>,
-    journal: &Journal,
+    journal: &RegisterWriter,
     intent_id: IntentId,
     intent: &Intent,
     uid: &str,
@@ -412,7 +399,7 @@ async fn refused_confirm(
 async fn certified(
     shared: &Arc<Shared>,
     job: &Job,
-    journal: &Journal,
+    journal: &RegisterWriter,
     intent_id: IntentId,
     confirmation: &Confirmation,
 ) -> Result<RegisterEntry, RunFailure> {

@@ -12,12 +12,12 @@ use tracing::{error, info, warn};
 
 use super::calls::ApiError;
 use super::Shared;
-use crate::certify::journal::Journal;
+use crate::certify::journal::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::model::{Intent, IntentId, RegisterEntry, SecurityElements};
 
 /// What settling one intent concluded.
-pub(super) enum Settled {
+pub(super) enum WebApiSettled {
     /// Certified and journaled.
     Certified(Box<RegisterEntry>),
     /// Only an administrator can tell.
@@ -31,7 +31,7 @@ pub(super) enum Settled {
 pub(super) async fn settle_all(
     shared: &Arc<Shared>,
     open: Vec<(IntentId, Intent)>,
-    journal: &Journal,
+    journal: &RegisterWriter,
 ) -> Result<bool, CertifyError> {
     let mut done = true;
     for (id, intent) in open {
@@ -44,8 +44,8 @@ pub(super) async fn settle_all(
             continue;
         }
         match settle_one(shared, journal, id, &intent).await? {
-            Settled::Certified(_) | Settled::AwaitingAdministrator => {}
-            Settled::NotYet => done = false,
+            WebApiSettled::Certified(_) | WebApiSettled::AwaitingAdministrator => {}
+            WebApiSettled::NotYet => done = false,
         }
     }
     Ok(done)
@@ -54,10 +54,10 @@ pub(super) async fn settle_all(
 /// Settles one open intent.
 pub(super) async fn settle_one(
     shared: &Arc<Shared>,
-    journal: &Journal,
+    journal: &RegisterWriter,
     id: IntentId,
     intent: &Intent,
-) -> Result<Settled, CertifyError> {
+) -> Result<WebApiSettled, CertifyError> {
     let device = shared.settings.name.as_str();
     if let Some(confirmation) = shared.kept_confirmation(id) {
         let entry = journal
@@ -65,14 +65,14 @@ pub(super) async fn settle_one(
             .await?;
         shared.forget_confirmation(id);
         info!(device, rn = %intent.rn, "a certification kept in memory is now journaled");
-        return Ok(Settled::Certified(Box::new(entry)));
+        return Ok(WebApiSettled::Certified(Box::new(entry)));
     }
     let Some(uid) = intent.channel_ref.clone() else {
         let why = "the intent names no request of the DGI (no uid)".to_owned();
         return Ok(await_administrator(shared, id, intent, why));
     };
     let Some(pending) = pending_on_dgi(shared, &uid, &intent.rn).await else {
-        return Ok(Settled::NotYet);
+        return Ok(WebApiSettled::NotYet);
     };
     if !pending {
         let why = format!(
@@ -90,7 +90,7 @@ pub(super) async fn settle_one(
             match journal.certified(id, security, "reconciled").await {
                 Ok(entry) => {
                     info!(device, rn = %intent.rn, "still pending on the DGI: confirmed again and journaled");
-                    Ok(Settled::Certified(Box::new(entry)))
+                    Ok(WebApiSettled::Certified(Box::new(entry)))
                 }
                 Err(error) => {
                     shared.keep_confirmed(id, confirmation);
@@ -100,7 +100,7 @@ pub(super) async fn settle_one(
         }
         Err(ApiError::NoAnswer(reason) | ApiError::NotSent(reason)) => {
             warn!(device, %reason, rn = %intent.rn, "the second confirm got no answer either; will ask again");
-            Ok(Settled::NotYet)
+            Ok(WebApiSettled::NotYet)
         }
         Err(error) => {
             let why = format!("the second confirm of request {uid} failed: {error}");
@@ -134,11 +134,11 @@ pub(super) fn await_administrator(
     id: IntentId,
     intent: &Intent,
     why: String,
-) -> Settled {
+) -> WebApiSettled {
     error!(device = %shared.settings.name, rn = %intent.rn, org = %intent.org, reason = %why,
         "invoice in doubt: an administrator must settle it (emcf-gateway intent list / intent resolve)");
     shared.await_administrator(id, why);
-    Settled::AwaitingAdministrator
+    WebApiSettled::AwaitingAdministrator
 }
 
 /// The register's security elements of a confirmation: kept as sent; `dateTime` read in the

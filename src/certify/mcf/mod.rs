@@ -1,5 +1,6 @@
-//! The e-MCF box as a certification channel: each invoice runs as one session inside the
-//! actor task that owns the port (a [`SessionJob`] shipped through a [`Lease`]). `run.rs` is the sequence of one invoice (C1h checks, commands, intent, 38h,
+//! The e-MCF box as a certification channel: each invoice runs as one session on the
+//! port leased from the device's actor (a [`Lease`](crate::device::Lease)), commands sent
+//! straight on it. `run.rs` is the sequence of one invoice (C1h checks, commands, intent, 38h,
 //! certification), `commands.rs` the mapping from a valid invoice to box commands and back,
 //! `compare.rs` the 33h check, `readings.rs` the rates of C1h and the checks of `R:`,
 //! `settle.rs` an unknown 38h outcome decided from C1h, `readiness.rs` whether the box could
@@ -14,85 +15,95 @@ mod settle;
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
+pub use run::{BoxLane, BoxWaiting};
 
-use crate::certify::backend::{Channel, SharedChannel, Waiting};
-use crate::certify::journal::Journal;
+use crate::certify::channel::{Channel, SharedChannel};
+use crate::certify::journal::RegisterWriter;
 use crate::certify::status::{ChannelView, DgiContact, Problem};
 use crate::certify::CertifyError;
-use crate::device::{DeviceError, DeviceHandle, LinkStatus, PortSession, SessionJob};
+use crate::device::{DeviceError, DeviceHandle, LinkStatus};
+use crate::i18n::Lang;
 use crate::model::{Intent, IntentId, Organization, ProbeReport};
 use crate::msg;
 
 /// The box behind `device` as a certification channel.
 pub fn box_channel(device: DeviceHandle) -> SharedChannel {
-    Arc::new(BoxChannel { device })
+    Arc::new(Channel::Box(BoxChannel { device }))
 }
 
-struct BoxChannel {
+/// An e-MCF box on its serial line, through the actor that owns its port.
+pub struct BoxChannel {
     device: DeviceHandle,
 }
 
-impl Channel for BoxChannel {
-    fn name(&self) -> &str {
+impl BoxChannel {
+    pub(crate) fn name(&self) -> &str {
         self.device.name()
     }
 
-    fn kind(&self) -> &'static str {
-        "box"
-    }
-
-    fn arrive(&self) -> Box<dyn Waiting> {
-        Box::new(run::BoxWaiting {
+    /// A place in the box's queue, in arrival order.
+    pub(crate) fn arrive(&self) -> BoxWaiting {
+        BoxWaiting {
             device: self.device.clone(),
             turn: self.device.take_turn(),
-        })
+        }
     }
 
-    fn settle<'a>(
-        &'a self,
+    /// The open intents of the box, settled from its C1h on the leased port (in a task of
+    /// its own: it runs to its end even if the caller stops waiting).
+    pub(crate) async fn settle(
+        &self,
         open: Vec<(IntentId, Intent)>,
-        journal: &'a Journal,
-    ) -> BoxFuture<'a, Result<bool, CertifyError>> {
-        Box::pin(async move {
-            let lease = match self.device.lease_in_turn(self.device.take_turn()).await {
-                Ok(lease) => lease,
-                Err(error) => {
-                    tracing::info!(%error, "device not available for reconciliation yet");
-                    return Ok(false);
-                }
-            };
-            let job = SettleOnBox {
-                open,
-                journal: journal.clone(),
-            };
-            lease.run(job).await.map_err(unavailable)?
-        })
+        journal: &RegisterWriter,
+    ) -> Result<bool, CertifyError> {
+        let lease = match self.device.lease_in_turn(self.device.take_turn()).await {
+            Ok(lease) => lease,
+            Err(error) => {
+                tracing::info!(%error, "device not available for reconciliation yet");
+                return Ok(false);
+            }
+        };
+        let journal = journal.clone();
+        let settling = tokio::spawn(async move {
+            let mut lease = lease;
+            settle::settle_all(&mut lease.session(), open, &journal).await
+        });
+        match settling.await {
+            Ok(settled) => settled,
+            // A bug that panicked on the port: nothing is concluded, the next round asks again.
+            Err(error) => {
+                tracing::error!(%error, "settling the box ended without an answer");
+                Ok(false)
+            }
+        }
     }
 
-    fn view(&self) -> ChannelView {
+    pub(crate) fn view(&self) -> ChannelView {
         view_of(self.device.name(), &self.device.status())
     }
 
-    fn problem(&self, organizations: &[Organization], settling: bool) -> Option<Problem> {
+    pub(crate) fn problem(
+        &self,
+        organizations: &[Organization],
+        settling: bool,
+    ) -> Option<Problem> {
         let status = self.device.status();
         readiness::problem(self.device.name(), &status, organizations, settling)
     }
 
-    fn known_nif(&self) -> Option<String> {
+    pub(crate) fn known_nif(&self) -> Option<String> {
         self.device.status().state.map(|state| state.nif)
     }
 
-    fn probe(&self, lang: crate::i18n::Lang) -> BoxFuture<'_, Result<ProbeReport, CertifyError>> {
-        Box::pin(async move {
-            crate::device::probe::probe(&self.device, lang)
-                .await
-                .map_err(unavailable)
-        })
+    /// `device probe` on the leased port, after every earlier arrival.
+    pub(crate) async fn probe(&self, lang: Lang) -> Result<ProbeReport, CertifyError> {
+        crate::device::probe::probe(&self.device, lang)
+            .await
+            .map_err(unavailable)
     }
 
-    fn shutdown(&self) -> BoxFuture<'_, ()> {
-        Box::pin(self.device.shutdown())
+    pub(crate) async fn shutdown(&self) {
+        self.device.shutdown().await
     }
 }
 
@@ -114,23 +125,6 @@ fn view_of(name: &str, status: &LinkStatus) -> ChannelView {
         }),
         token_valid: None,
         pending: None,
-    }
-}
-
-/// The open intents of the box, settled from its C1h inside the actor task.
-struct SettleOnBox {
-    open: Vec<(IntentId, Intent)>,
-    journal: Journal,
-}
-
-impl SessionJob for SettleOnBox {
-    type Output = Result<bool, CertifyError>;
-
-    fn run(self: Box<Self>, mut session: PortSession<'_>) -> BoxFuture<'_, Self::Output> {
-        Box::pin(async move {
-            let SettleOnBox { open, journal } = *self;
-            settle::settle_all(&mut session, open, &journal).await
-        })
     }
 }
 
@@ -161,7 +155,6 @@ fn unavailable(error: DeviceError) -> CertifyError {
             msg!("reason-not-sent", detail = field_error.to_string())
         }
         DeviceError::ShuttingDown => msg!("reason-stopping"),
-        DeviceError::JobAborted => msg!("reason-job-aborted"),
     };
     CertifyError::DeviceUnavailable {
         reason,

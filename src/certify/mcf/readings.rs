@@ -81,12 +81,12 @@ pub(crate) async fn report_certification_oddities(
     ];
     for (field, raw, want, expected) in checks {
         if raw != want {
-            let anomaly = Anomaly {
+            let oddity = Anomaly {
                 field,
                 raw,
                 expected,
             };
-            session.report_anomaly(code::FINALIZE, anomaly).await;
+            session.report_anomaly(code::FINALIZE, oddity).await;
         }
     }
 }

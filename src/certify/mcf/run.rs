@@ -1,6 +1,6 @@
 //! One invoice on the box (docs/design.md §4): its place in the box's order (`BoxWaiting`),
-//! the port leased (`BoxLane`), then one session run inside the actor task that owns the port
-//! (`CertifyOnBox`): C1h (ready, NIF, counters, no stale invoice, rates), the invoice's
+//! the port leased (`BoxLane`), then one session on that port in the invoice's own task
+//! (`BoxLane::certify`): C1h (ready, NIF, counters, no stale invoice, rates), the invoice's
 //! commands (`commands.rs`), intent journaled, 38h, certification journaled. Any failure before 38h cancels (38h `C`) so the box is never left
 //! blocked; an unknown 38h outcome is settled from C1h (`settle.rs`), never resent or
 //! cancelled blindly.
@@ -8,7 +8,6 @@
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use futures::FutureExt;
 
 use mcf_sfe::reply::{DeviceState, Subtotal};
@@ -18,16 +17,14 @@ use tracing::{error, warn};
 
 use super::commands::{cancel, device_totals, prepare, security_elements};
 use super::readings::{rates_for, report_certification_oddities};
-use super::settle::{settle, SettleError, Settled};
+use super::settle::{settle, BoxSettled, SettleError};
 use super::unavailable;
-use crate::certify::backend::{Job, Lane, RunFailure, Waiting};
+use crate::certify::channel::{Job, OnChannel, RunFailure};
 use crate::certify::continuity::{Seen, SeenIn};
 use crate::certify::invoice::Seller;
-use crate::certify::journal::Journal;
+use crate::certify::journal::RegisterWriter;
 use crate::certify::CertifyError;
-use crate::device::{
-    DeviceError, DeviceHandle, FinalizeOutcome, Lease, PortSession, SessionJob, Turn,
-};
+use crate::device::{DeviceError, DeviceHandle, FinalizeOutcome, Lease, PortSession, Turn};
 use crate::failpoint;
 use crate::model::{BoxCounters, Environment, Intent, IntentId, RegisterEntry};
 use crate::msg;
@@ -35,7 +32,7 @@ use crate::msg;
 /// One invoice's run: the job, the register, the device's name.
 struct Run<'a> {
     pub job: &'a Job,
-    pub journal: &'a Journal,
+    pub journal: &'a RegisterWriter,
     pub device: &'a str,
 }
 
@@ -46,94 +43,62 @@ struct Before {
 }
 
 /// A place in the box's arrival order.
-pub(super) struct BoxWaiting {
-    pub device: DeviceHandle,
-    pub turn: Turn,
+pub struct BoxWaiting {
+    pub(super) device: DeviceHandle,
+    pub(super) turn: Turn,
 }
 
-impl Waiting for BoxWaiting {
-    fn acquire(self: Box<Self>) -> BoxFuture<'static, Result<Box<dyn Lane>, CertifyError>> {
-        Box::pin(async move {
-            let BoxWaiting { device, turn } = *self;
-            let lease = device.lease_in_turn(turn).await.map_err(unavailable)?;
-            let device = device.name().to_owned();
-            Ok(Box::new(BoxLane { device, lease }) as Box<dyn Lane>)
-        })
+impl BoxWaiting {
+    /// The port leased, after every earlier arrival.
+    pub(crate) async fn acquire(self) -> Result<BoxLane, CertifyError> {
+        let BoxWaiting { device, turn } = self;
+        let lease = device.lease_in_turn(turn).await.map_err(unavailable)?;
+        Ok(BoxLane { lease })
     }
 }
 
-/// The box's port, reserved for one invoice.
-struct BoxLane {
-    device: String,
+/// The box's port, leased for one invoice.
+pub struct BoxLane {
     lease: Lease,
 }
 
-impl Lane for BoxLane {
-    fn certify(
-        self: Box<Self>,
+impl BoxLane {
+    /// One invoice on the leased port, in the invoice's own task: each command is one call on
+    /// the port, with no hop between tasks. The box is marked in doubt before the lease (and
+    /// with it the port) is given back.
+    pub(crate) async fn certify(
+        mut self,
         job: Job,
-        journal: Journal,
-    ) -> BoxFuture<'static, Result<RegisterEntry, RunFailure>> {
-        Box::pin(async move {
-            let (device, in_doubt) = (self.device, job.in_doubt.clone());
-            let on_box = CertifyOnBox { job, journal };
-            match self.lease.run(on_box).await {
-                Ok(outcome) => outcome,
-                // The job started and died unanswered: it may have sent 38h. Settled like a
-                // run that panicked (the box takes nothing before C1h has been read).
-                Err(DeviceError::JobAborted) => {
-                    error!(%device, "the invoice's work on the box ended without an answer: settling from C1h");
-                    in_doubt.mark(&device);
-                    Err(RunFailure::Panicked)
-                }
-                // The actor stopped before the job reached it: nothing was sent.
-                Err(error) => Err(RunFailure::Failed(unavailable(error))),
+        journal: RegisterWriter,
+    ) -> Result<RegisterEntry, RunFailure> {
+        let mut session = self.lease.session();
+        let device = session.device().to_owned();
+        // The request beside the bytes it became, in the wire capture if one is written: a
+        // capture that can be replayed as a regression test (tests/captures.rs).
+        if session.capturing() {
+            if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&job.body) {
+                session.annotate_capture(format!("invoice {value}")).await;
             }
-        })
-    }
-}
-
-/// One invoice, run inside the actor task that owns the port: each command is one call on
-/// the port, with no hop between tasks.
-struct CertifyOnBox {
-    job: Job,
-    journal: Journal,
-}
-
-impl SessionJob for CertifyOnBox {
-    type Output = Result<RegisterEntry, RunFailure>;
-
-    fn run(self: Box<Self>, mut session: PortSession<'_>) -> BoxFuture<'_, Self::Output> {
-        Box::pin(async move {
-            let CertifyOnBox { job, journal } = *self;
-            let device = session.device().to_owned();
-            // The request beside the bytes it became, in the wire capture if one is written: a
-            // capture that can be replayed as a regression test (tests/captures.rs).
-            if session.capturing() {
-                if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&job.body) {
-                    session.annotate_capture(format!("invoice {value}")).await;
-                }
-            }
-            let run = Run {
-                job: &job,
-                journal: &journal,
-                device: &device,
-            };
-            // A bug that panics mid-invoice must not leave an intent behind unnoticed: the
-            // device is then treated as in doubt until reconciliation finds nothing open.
-            let outcome = AssertUnwindSafe(run_invoice(&mut session, &run))
-                .catch_unwind()
-                .await
-                .unwrap_or_else(|_| {
-                    error!("the certification panicked: settling the device before it takes another invoice");
-                    Err(RunFailure::Panicked)
-                });
-            if matches!(outcome, Err(RunFailure::InDoubt(_) | RunFailure::Panicked)) {
-                // Marked before the session ends, so that nothing else runs on the box first.
-                job.in_doubt.mark(&device);
-            }
-            outcome
-        })
+        }
+        let run = Run {
+            job: &job,
+            journal: &journal,
+            device: &device,
+        };
+        // A bug that panics mid-invoice must not leave an intent behind unnoticed: the
+        // device is then treated as in doubt until reconciliation finds nothing open.
+        let outcome = AssertUnwindSafe(run_invoice(&mut session, &run))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|_| {
+                error!("the certification panicked: settling the device before it takes another invoice");
+                Err(RunFailure::Panicked)
+            });
+        if matches!(outcome, Err(RunFailure::InDoubt(_) | RunFailure::Panicked)) {
+            // Marked before the lease is dropped, so that nothing else runs on the box first.
+            job.in_doubt.mark(&device);
+        }
+        outcome
     }
 }
 
@@ -332,8 +297,8 @@ async fn reconcile_now(
     intent: &Intent,
 ) -> Result<RegisterEntry, RunFailure> {
     match settle(session, run.journal, intent_id, intent).await {
-        Ok(Settled::Certified(entry)) => Ok(*entry),
-        Ok(Settled::Abandoned) => Err(CertifyError::DeviceUnavailable {
+        Ok(BoxSettled::Certified(entry)) => Ok(*entry),
+        Ok(BoxSettled::Abandoned) => Err(CertifyError::DeviceUnavailable {
             reason: msg!("reason-not-confirmed-cancelled"),
             retry_after: Duration::from_secs(2),
         }
@@ -362,21 +327,6 @@ fn intent_of(run: &Run<'_>, subtotal: &Subtotal, expected: Option<&Subtotal>, tc
             .and_then(Subtotal::usd_equivalent)
             .or_else(|| subtotal.usd_equivalent())
     });
-    Intent {
-        org: job.org.id.clone(),
-        environment: job.environment,
-        rn: job.invoice.rn.clone(),
-        invoice_type: job.invoice.invoice_type.to_string(),
-        key_id: job.key_id.clone(),
-        device: run.device.to_string(),
-        request_digest: job.invoice.digest.clone(),
-        received_at: job.received_at,
-        totals: device_totals(subtotal, usd_equivalent),
-        nif: job.org.nif.clone(),
-        isf: job.org.isf.clone(),
-        idempotency_key: job.idempotency_key.clone(),
-        device_tc: Some(tc),
-        channel_ref: None,
-        invoice: Some(job.invoice.canonical.clone()),
-    }
+    let totals = device_totals(subtotal, usd_equivalent);
+    job.intent(run.device, totals, OnChannel::Box { tc })
 }

@@ -12,14 +12,14 @@ use mcf_sfe::{Command, Reply};
 use tracing::{info, warn};
 
 use super::commands::{cancel, security_elements};
-use crate::certify::journal::Journal;
+use crate::certify::journal::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::device::PortSession;
 use crate::model::{Intent, IntentId, RegisterEntry};
 
 /// What C1h says about an intent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Resolution {
+pub(crate) enum C1hVerdict {
     /// The device's last invoice is this one: it was certified.
     Certified(Certification),
     /// The device's last invoice is another one: this one was not finalized.
@@ -31,7 +31,7 @@ pub(crate) enum Resolution {
 
 /// How an intent was settled.
 #[derive(Debug)]
-pub(crate) enum Settled {
+pub(crate) enum BoxSettled {
     /// Journaled as certified.
     Certified(Box<RegisterEntry>),
     /// Journaled as abandoned.
@@ -52,16 +52,16 @@ pub(crate) enum SettleError {
 
 /// Decides from a C1h reply whether `intent` was finalized. The device takes no other invoice
 /// while an intent is open, so its last invoice is this one exactly when the FN matches.
-pub(crate) fn resolve_from_device_state(intent: &Intent, state: &DeviceState) -> Resolution {
+pub(crate) fn verdict_from_device_state(intent: &Intent, state: &DeviceState) -> C1hVerdict {
     let last = match &state.last {
-        Last::Nothing if state.tc == 0 => return Resolution::NotFinalized,
+        Last::Nothing if state.tc == 0 => return C1hVerdict::NotFinalized,
         Last::Nothing => {
-            return Resolution::CannotTell(format!(
+            return C1hVerdict::CannotTell(format!(
                 "C1h counts {} invoices but names no last one",
                 state.tc
             ))
         }
-        Last::Unreadable(why) => return Resolution::CannotTell(why.clone()),
+        Last::Unreadable(why) => return C1hVerdict::CannotTell(why.clone()),
         Last::Invoice(last) => last,
     };
     if last.rn != intent.rn {
@@ -71,14 +71,14 @@ pub(crate) fn resolve_from_device_state(intent: &Intent, state: &DeviceState) ->
         // may well have certified it.
         if let Some(before) = intent.device_tc {
             if state.tc != before {
-                return Resolution::CannotTell(format!(
+                return C1hVerdict::CannotTell(format!(
                     "the box certified since the C1h before this invoice (TC {before} then {}), \
                      but its last invoice is FN {:?}, not {:?}",
                     state.tc, last.rn, intent.rn
                 ));
             }
         }
-        return Resolution::NotFinalized;
+        return C1hVerdict::NotFinalized;
     }
     if last.invoice_type.to_string() != intent.invoice_type
         || last
@@ -98,7 +98,7 @@ pub(crate) fn resolve_from_device_state(intent: &Intent, state: &DeviceState) ->
     } else {
         state.fvc
     };
-    Resolution::Certified(Certification {
+    C1hVerdict::Certified(Certification {
         fc,
         tc: state.tc,
         invoice_type: last.invoice_type,
@@ -115,7 +115,7 @@ pub(crate) fn resolve_from_device_state(intent: &Intent, state: &DeviceState) ->
 pub(crate) async fn settle_all(
     session: &mut PortSession<'_>,
     open: Vec<(IntentId, Intent)>,
-    journal: &Journal,
+    journal: &RegisterWriter,
 ) -> Result<bool, CertifyError> {
     for (id, intent) in open {
         match settle(session, journal, id, &intent).await {
@@ -138,10 +138,10 @@ pub(crate) async fn settle_all(
 /// Settles one open intent on `session`.
 pub(crate) async fn settle(
     session: &mut PortSession<'_>,
-    journal: &Journal,
+    journal: &RegisterWriter,
     intent_id: IntentId,
     intent: &Intent,
-) -> Result<Settled, SettleError> {
+) -> Result<BoxSettled, SettleError> {
     let state = match session.execute(Command::DeviceState).await {
         Ok(Reply::DeviceState(state)) => state,
         Ok(other) => {
@@ -151,21 +151,21 @@ pub(crate) async fn settle(
         }
         Err(error) => return Err(SettleError::Unreachable(error.to_string())),
     };
-    match resolve_from_device_state(intent, &state) {
-        Resolution::Certified(certification) => {
+    match verdict_from_device_state(intent, &state) {
+        C1hVerdict::Certified(certification) => {
             let entry = journal
                 .certified(intent_id, security_elements(&certification), "reconciled")
                 .await
                 .map_err(SettleError::Store)?;
             info!(rn = %intent.rn, sequence = entry.sequence, "reconciled: certified on the device");
-            Ok(Settled::Certified(Box::new(entry)))
+            Ok(BoxSettled::Certified(Box::new(entry)))
         }
-        Resolution::CannotTell(why) => Err(SettleError::CannotTell(format!(
+        C1hVerdict::CannotTell(why) => Err(SettleError::CannotTell(format!(
             "the box's C1h does not say which invoice it finalized last ({why}): rn {} stays \
              in doubt and the box takes no invoice until its C1h tells",
             intent.rn
         ))),
-        Resolution::NotFinalized => {
+        C1hVerdict::NotFinalized => {
             cancel(session, &intent.device).await;
             journal
                 .abandoned(
@@ -175,7 +175,7 @@ pub(crate) async fn settle(
                 .await
                 .map_err(SettleError::Store)?;
             info!(rn = %intent.rn, "reconciled: not finalized, abandoned");
-            Ok(Settled::Abandoned)
+            Ok(BoxSettled::Abandoned)
         }
     }
 }
@@ -245,8 +245,8 @@ mod tests {
 
     #[test]
     fn the_last_invoice_with_this_rn_is_certified_with_its_counters() {
-        match resolve_from_device_state(&intent("F-1"), &state(Some("F-1"))) {
-            Resolution::Certified(c) => {
+        match verdict_from_device_state(&intent("F-1"), &state(Some("F-1"))) {
+            C1hVerdict::Certified(c) => {
                 assert_eq!(c.counters(), "5/7 FV");
                 assert_eq!(c.code_def, "ABCDEFGHIJKLMNOPQRSTUVWX");
                 assert!(c
@@ -260,14 +260,14 @@ mod tests {
     #[test]
     fn another_last_invoice_or_none_means_not_finalized() {
         assert_eq!(
-            resolve_from_device_state(&intent("F-1"), &state(Some("F-0"))),
-            Resolution::NotFinalized
+            verdict_from_device_state(&intent("F-1"), &state(Some("F-0"))),
+            C1hVerdict::NotFinalized
         );
         let mut fresh = state(None);
         fresh.tc = 0;
         assert_eq!(
-            resolve_from_device_state(&intent("F-1"), &fresh),
-            Resolution::NotFinalized
+            verdict_from_device_state(&intent("F-1"), &fresh),
+            C1hVerdict::NotFinalized
         );
     }
 
@@ -276,24 +276,24 @@ mod tests {
         let mut settled = intent("F-1");
         settled.device_tc = Some(7);
         assert_eq!(
-            resolve_from_device_state(&settled, &state(Some("F-0"))),
-            Resolution::NotFinalized
+            verdict_from_device_state(&settled, &state(Some("F-0"))),
+            C1hVerdict::NotFinalized
         );
         settled.device_tc = Some(6);
         assert!(matches!(
-            resolve_from_device_state(&settled, &state(Some("F-1 "))),
-            Resolution::CannotTell(_)
+            verdict_from_device_state(&settled, &state(Some("F-1 "))),
+            C1hVerdict::CannotTell(_)
         ));
         // A box that counts invoices but names none.
         let mut silent = state(None);
         assert!(matches!(
-            resolve_from_device_state(&intent("F-1"), &silent),
-            Resolution::CannotTell(_)
+            verdict_from_device_state(&intent("F-1"), &silent),
+            C1hVerdict::CannotTell(_)
         ));
         silent.tc = 0;
         assert_eq!(
-            resolve_from_device_state(&intent("F-1"), &silent),
-            Resolution::NotFinalized
+            verdict_from_device_state(&intent("F-1"), &silent),
+            C1hVerdict::NotFinalized
         );
     }
 
@@ -302,8 +302,8 @@ mod tests {
         let mut unreadable = state(Some("F-1"));
         unreadable.last = Last::Unreadable("lastFN is empty".into());
         assert!(matches!(
-            resolve_from_device_state(&intent("F-1"), &unreadable),
-            Resolution::CannotTell(_)
+            verdict_from_device_state(&intent("F-1"), &unreadable),
+            C1hVerdict::CannotTell(_)
         ));
     }
 }

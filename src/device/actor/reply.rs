@@ -8,12 +8,11 @@ use mcf_sfe::reply::{Anomaly, DeviceState};
 use mcf_sfe::{Command, FieldError, Reply, ReplyFrame, RequestFrame, Seq};
 use tracing::warn;
 
-use super::Actor;
-use crate::device::port::Connector;
-use crate::device::status::{blocked_reason, note_anomaly};
+use super::Port;
+use crate::device::status::{blocked_reason, note_oddity};
 use crate::device::DeviceError;
 
-impl<C: Connector> Actor<C> {
+impl Port {
     /// `command` as a frame with the next SEQ of this box's range, its texts escaped the
     /// way this box reads them.
     pub(super) fn frame_of(&mut self, command: &Command) -> Result<RequestFrame, FieldError> {
@@ -40,7 +39,7 @@ impl<C: Connector> Actor<C> {
         let status = frame.status();
         let read = Reply::read(cmd, frame.data(), status, &self.dialect);
         if let Ok(reading) = &read {
-            self.note_anomalies(cmd, &reading.anomalies);
+            self.note_oddities(cmd, &reading.anomalies);
         }
         match read {
             Ok(reading) => {
@@ -79,20 +78,20 @@ impl<C: Connector> Actor<C> {
         }
     }
 
-    /// Counts each anomaly in `/metrics` and the status; logs the first of each command and
+    /// Counts each oddity in `/metrics` and the status; logs the first of each command and
     /// field at `warn` (the same firmware says it in every reply).
-    pub(super) fn note_anomalies(&mut self, cmd: u8, anomalies: &[Anomaly]) {
-        for anomaly in anomalies {
-            crate::metrics::device_reply_anomaly(&self.name, cmd, anomaly.field);
+    pub(in crate::device) fn note_oddities(&mut self, cmd: u8, oddities: &[Anomaly]) {
+        for oddity in oddities {
+            crate::metrics::device_reply_anomaly(&self.name, cmd, oddity.field);
             let mut first = false;
             self.status
-                .send_modify(|s| first = note_anomaly(&mut s.anomalies, cmd, anomaly));
+                .send_modify(|s| first = note_oddity(&mut s.oddities, cmd, oddity));
             if first {
                 warn!(
                     command = %code::name(cmd),
-                    field = anomaly.field,
-                    raw = %anomaly.raw,
-                    expected = anomaly.expected,
+                    field = oddity.field,
+                    raw = %oddity.raw,
+                    expected = oddity.expected,
                     "the box's reply differs from PROTOCOL.md here; the gateway reads on (logged once, counted in /metrics)"
                 );
             }

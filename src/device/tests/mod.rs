@@ -25,7 +25,7 @@ use tokio::time::Instant;
 use tokio_serial::{SerialPort, SerialStream};
 use tokio_util::codec::Framed;
 
-use super::{DeviceConfig, DeviceHandle, LinkTiming, Session};
+use super::{DeviceConfig, DeviceHandle, LinkTiming, PortSession};
 use mcf_sfe::Reply;
 
 pub(super) const NIF: &str = "A1234567B";
@@ -157,7 +157,10 @@ fn open(rn: &str, invoice_type: InvoiceType) -> OpenInvoice {
 }
 
 /// Runs `commands` on the session; returns the 33h subtotal.
-pub(super) async fn run_until_finalize(session: &mut Session, commands: Vec<Command>) -> Subtotal {
+pub(super) async fn run_until_finalize(
+    session: &mut PortSession<'_>,
+    commands: Vec<Command>,
+) -> Subtotal {
     let mut subtotal = None;
     for command in commands {
         let cmd = command.code();

@@ -35,7 +35,8 @@ async fn nak_is_answered_by_the_same_frame() {
     // A long window: only the NAK can explain a quick resend.
     config.timing.window = Duration::from_secs(1);
     let handle = device.connect_with(config).await;
-    let mut session = handle.acquire().await.unwrap();
+    let mut lease = handle.lease().await.unwrap();
+    let mut session = lease.session();
     let (result, (first, again, delay)) = tokio::join!(session.execute(I0), async {
         let first = device.recv(Duration::from_secs(1)).await.unwrap();
         device.send(ToHost::Nak).await;
@@ -61,7 +62,8 @@ async fn nak_is_answered_by_the_same_frame() {
 async fn syn_extends_the_wait_beyond_the_window() {
     let mut device = FakeDevice::new();
     let handle = device.connect().await;
-    let mut session = handle.acquire().await.unwrap();
+    let mut lease = handle.lease().await.unwrap();
+    let mut session = lease.session();
     let started = Instant::now();
     let (result, resent) = tokio::join!(session.execute(I0), async {
         let frame = device.recv(Duration::from_secs(1)).await.unwrap();
@@ -83,7 +85,8 @@ async fn syn_extends_the_wait_beyond_the_window() {
 async fn stale_replies_are_ignored() {
     let mut device = FakeDevice::new();
     let handle = device.connect().await;
-    let mut session = handle.acquire().await.unwrap();
+    let mut lease = handle.lease().await.unwrap();
+    let mut session = lease.session();
     let (result, extra) = tokio::join!(session.execute(I0), async {
         let frame = device.recv(Duration::from_secs(1)).await.unwrap();
         let old = Seq::new(frame.seq().get() - 1).unwrap();
@@ -101,7 +104,8 @@ async fn stale_replies_are_ignored() {
 async fn a_silent_device_is_no_answer_after_three_windows() {
     let mut device = FakeDevice::new();
     let handle = device.connect().await;
-    let mut session = handle.acquire().await.unwrap();
+    let mut lease = handle.lease().await.unwrap();
+    let mut session = lease.session();
     let started = Instant::now();
     let window = timing().window;
     let (result, frames) = tokio::join!(
@@ -123,7 +127,7 @@ async fn a_silent_device_is_no_answer_after_three_windows() {
     // The link is suspect: it is closed, and reopened (a new throwaway C2h) by the next
     // command of the session or, as here, once the session ends.
     assert!(!handle.status().connected);
-    drop(session);
+    drop(lease);
     let c2 = device.recv(Duration::from_secs(1)).await.unwrap();
     assert_eq!(c2.cmd(), 0xC2);
     assert!(handle.status().last_error.is_some());
@@ -133,7 +137,8 @@ async fn a_silent_device_is_no_answer_after_three_windows() {
 async fn a_silent_finalize_is_sent_once_listened_for_its_budget_then_is_unknown() {
     let mut device = FakeDevice::new();
     let handle = device.connect().await;
-    let mut session = handle.acquire().await.unwrap();
+    let mut lease = handle.lease().await.unwrap();
+    let mut session = lease.session();
     let budget = timing().finalize_budget;
     let started = Instant::now();
     let (result, frames) = tokio::join!(
@@ -159,7 +164,8 @@ async fn a_silent_finalize_is_sent_once_listened_for_its_budget_then_is_unknown(
 async fn a_finalize_refusal_counts_only_for_a_single_transmission() {
     let mut device = FakeDevice::new();
     let handle = device.connect().await;
-    let mut session = handle.acquire().await.unwrap();
+    let mut lease = handle.lease().await.unwrap();
+    let mut session = lease.session();
     let (once, _) = tokio::join!(session.finalize(totals(), false), async {
         let frame = device.recv(Duration::from_secs(1)).await.unwrap();
         device.reply(&frame, b"E:no payment").await;
@@ -201,7 +207,8 @@ async fn a_stalled_false_start_does_not_hide_the_reply() {
     // A window long enough that only the 100 ms inter-byte timeout can explain a quick reply.
     config.timing.window = Duration::from_secs(1);
     let handle = device.connect_with(config).await;
-    let mut session = handle.acquire().await.unwrap();
+    let mut lease = handle.lease().await.unwrap();
+    let mut session = lease.session();
     let started = Instant::now();
     let (result, _) = tokio::join!(
         async {
@@ -225,7 +232,8 @@ async fn a_stalled_false_start_does_not_hide_the_reply() {
 async fn a_session_dropped_mid_command_leaves_the_link_sane() {
     let mut device = FakeDevice::new();
     let handle = device.connect().await;
-    let mut session = handle.acquire().await.unwrap();
+    let mut lease = handle.lease().await.unwrap();
+    let mut session = lease.session();
     let (gave_up, first) = tokio::join!(
         tokio::time::timeout(Duration::from_millis(50), session.execute(I0)),
         async {
@@ -239,10 +247,11 @@ async fn a_session_dropped_mid_command_leaves_the_link_sane() {
         }
     );
     assert!(gave_up.is_err(), "the caller stopped waiting");
-    drop(session);
+    drop(lease);
     // A late copy of the old reply arrives before the next command: it is stale.
     device.reply(&first, b"I0,first again").await;
-    let mut session = handle.acquire().await.unwrap();
+    let mut lease = handle.lease().await.unwrap();
+    let mut session = lease.session();
     let (result, second) = tokio::join!(session.execute(I0), async {
         let frame = device.recv(Duration::from_secs(1)).await.unwrap();
         device.reply(&frame, b"I0,second").await;

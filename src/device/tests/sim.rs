@@ -12,10 +12,10 @@ use rust_decimal_macros::dec;
 use super::{
     config, fa_invoice, fv_invoice, run_until_finalize, sim_options, wait_connected, wait_queued,
 };
-use crate::device::{spawn, DeviceError, FinalizeOutcome, Session};
+use crate::device::{spawn, DeviceError, FinalizeOutcome, PortSession};
 use mcf_sfe::Reply;
 
-async fn device_state(session: &mut Session) -> mcf_sfe::reply::DeviceState {
+async fn device_state(session: &mut PortSession<'_>) -> mcf_sfe::reply::DeviceState {
     match session.execute(Command::DeviceState).await {
         Ok(Reply::DeviceState(state)) => state,
         other => panic!("C1h answered {other:?}"),
@@ -30,7 +30,8 @@ async fn a_sales_invoice_certifies_through_a_session() {
         .unwrap();
     let handle = spawn(config(sim.path()));
     wait_connected(&handle, true).await;
-    let mut session = handle.acquire().await.unwrap();
+    let mut lease = handle.lease().await.unwrap();
+    let mut session = lease.session();
     let before = device_state(&mut session).await;
     assert_eq!(before.tc, 0);
     let subtotal = run_until_finalize(&mut session, fv_invoice("F-2026-001")).await;
@@ -45,12 +46,9 @@ async fn a_sales_invoice_certifies_through_a_session() {
     let last = after.last.invoice().cloned().expect("a last invoice");
     assert_eq!(last.code_def, cert.code_def);
     assert!(handle.status().last_reply_at.is_some());
-    drop(session);
+    drop(lease);
     handle.shutdown().await;
-    assert_eq!(
-        handle.acquire().await.err(),
-        Some(DeviceError::ShuttingDown)
-    );
+    assert_eq!(handle.lease().await.err(), Some(DeviceError::ShuttingDown));
     sim.stop().await.unwrap();
 }
 
@@ -62,7 +60,8 @@ async fn a_credit_note_polls_on_p_until_r() {
     let sim = start_on_pty(options, None).await.unwrap();
     let handle = spawn(config(sim.path()));
     wait_connected(&handle, true).await;
-    let mut session = handle.acquire().await.unwrap();
+    let mut lease = handle.lease().await.unwrap();
+    let mut session = lease.session();
     let subtotal = run_until_finalize(&mut session, fv_invoice("F-P1")).await;
     let Ok(FinalizeOutcome::Certified(fv)) =
         session.finalize(subtotal.finalize_totals(), false).await
@@ -94,7 +93,8 @@ async fn a_vanished_device_is_unavailable_then_reconnects() {
         .unwrap();
     let handle = spawn(config(&link));
     wait_connected(&handle, true).await;
-    let mut session = handle.acquire().await.unwrap();
+    let mut lease = handle.lease().await.unwrap();
+    let mut session = lease.session();
     device_state(&mut session).await;
     // The device goes away while the session is held.
     drop(sim.stop().await.unwrap());
@@ -102,11 +102,11 @@ async fn a_vanished_device_is_unavailable_then_reconnects() {
         session.execute(Command::DeviceState).await.err(),
         Some(DeviceError::Disconnected)
     );
-    drop(session);
+    drop(lease);
     wait_connected(&handle, false).await;
     assert!(handle.status().last_error.is_some());
     assert!(matches!(
-        handle.acquire().await.err(),
+        handle.lease().await.err(),
         Some(DeviceError::Unavailable(_))
     ));
     // A device comes back at the same path: the actor reopens it by itself.
@@ -114,9 +114,10 @@ async fn a_vanished_device_is_unavailable_then_reconnects() {
         .await
         .unwrap();
     wait_connected(&handle, true).await;
-    let mut session = handle.acquire().await.unwrap();
+    let mut lease = handle.lease().await.unwrap();
+    let mut session = lease.session();
     assert_eq!(device_state(&mut session).await.nif, super::NIF);
-    drop(session);
+    drop(lease);
     sim.stop().await.unwrap();
 }
 
@@ -130,24 +131,25 @@ async fn a_full_queue_refuses_at_once_and_a_left_place_costs_nothing() {
     config.queue_capacity = 2;
     let handle = spawn(config);
     wait_connected(&handle, true).await;
-    let held = handle.acquire().await.unwrap();
+    let held = handle.lease().await.unwrap();
     // One caller gives up while queued, another waits.
     let quitter = tokio::spawn({
         let handle = handle.clone();
-        async move { handle.acquire().await.map(drop) }
+        async move { handle.lease().await.map(drop) }
     });
     wait_queued(&handle, 1).await;
     quitter.abort();
     let waiter = tokio::spawn({
         let handle = handle.clone();
         async move {
-            let mut session = handle.acquire().await?;
+            let mut lease = handle.lease().await?;
+            let mut session = lease.session();
             session.execute(Command::DeviceState).await.map(drop)
         }
     });
     wait_queued(&handle, 2).await;
     let started = tokio::time::Instant::now();
-    assert_eq!(handle.acquire().await.err(), Some(DeviceError::QueueFull));
+    assert_eq!(handle.lease().await.err(), Some(DeviceError::QueueFull));
     assert!(started.elapsed() < Duration::from_millis(50));
     drop(held);
     let served = tokio::time::timeout(Duration::from_secs(2), waiter).await;
@@ -169,7 +171,8 @@ async fn concurrent_sessions_are_served_one_after_the_other() {
         let handle = handle.clone();
         let events = events.clone();
         async move {
-            let mut session = handle.acquire().await.unwrap();
+            let mut lease = handle.lease().await.unwrap();
+            let mut session = lease.session();
             events.lock().unwrap().push((who, "start"));
             session.execute(Command::DeviceState).await.unwrap();
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -198,7 +201,7 @@ async fn no_port_means_unavailable_and_shutdown_waits_for_the_session() {
     assert!(!status.connected);
     assert!(status.last_error.unwrap().contains("no-such-tty"));
     assert!(matches!(
-        absent.acquire().await.err(),
+        absent.lease().await.err(),
         Some(DeviceError::Unavailable(_))
     ));
     absent.shutdown().await;
@@ -208,19 +211,44 @@ async fn no_port_means_unavailable_and_shutdown_waits_for_the_session() {
         .unwrap();
     let handle = spawn(config(sim.path()));
     wait_connected(&handle, true).await;
-    let session = handle.acquire().await.unwrap();
+    let lease = handle.lease().await.unwrap();
     let started = tokio::time::Instant::now();
     let holder = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        drop(session);
+        drop(lease);
     });
     handle.shutdown().await;
     assert!(started.elapsed() >= Duration::from_millis(150));
     assert!(!handle.status().connected);
-    assert_eq!(
-        handle.acquire().await.err(),
-        Some(DeviceError::ShuttingDown)
-    );
+    assert_eq!(handle.lease().await.err(), Some(DeviceError::ShuttingDown));
     holder.await.unwrap();
+    sim.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_probe_waits_for_the_leased_port_like_an_invoice() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = start_on_pty(sim_options(&dir.path().join("state.json")), None)
+        .await
+        .unwrap();
+    let handle = spawn(config(sim.path()));
+    wait_connected(&handle, true).await;
+    let mut lease = handle.lease().await.unwrap();
+    let probe = tokio::spawn({
+        let handle = handle.clone();
+        async move { crate::device::probe::probe(&handle, crate::i18n::Lang::En).await }
+    });
+    wait_queued(&handle, 1).await;
+    // The invoice holding the port goes on; the probe has sent nothing meanwhile.
+    device_state(&mut lease.session()).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !probe.is_finished(),
+        "the probe ran while the port was leased"
+    );
+    drop(lease);
+    let report = probe.await.unwrap().unwrap();
+    assert_eq!(report.nif.as_deref(), Some(super::NIF));
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
     sim.stop().await.unwrap();
 }

@@ -1,121 +1,19 @@
-//! The actor's session side: grants the port to one session at a time, either running a
-//! shipped job on the port itself (`Lease`) or serving the commands another task sends
-//! (`Session` from `acquire`): one exchange each, with one reconnection attempt if the link is
-//! down, and the finalization with `P:` polling (PROTOCOL.md §3.3-3.4).
+//! The port's commands, run by whoever holds it (a lease's holder, or the actor while idle):
+//! one exchange each, with one reconnection attempt if the link is down, and the finalization
+//! with `P:` polling (PROTOCOL.md §3.3-3.4).
 
-use std::panic::AssertUnwindSafe;
-
-use futures::future::BoxFuture;
-use futures::FutureExt;
 use mcf_sfe::command::{code, FinalizeTotals};
-use mcf_sfe::reply::Anomaly;
 use mcf_sfe::{Command, FieldError, Reply, Status};
-use tokio::sync::{mpsc, oneshot};
 use tokio::time::{sleep, Instant};
-use tracing::{debug, error, info, info_span, warn, Instrument};
+use tracing::{debug, info, info_span, warn, Instrument};
 
-use super::{idle_item, Actor};
-use crate::device::port::Connector;
-use crate::device::session::{Port, Request, SessionInfo, ShippedJob};
+use super::Port;
 use crate::device::transport::{Outcome, Resend};
-use crate::device::{DeviceError, FinalizeOutcome, Grant, Lease, PortSession};
+use crate::device::{DeviceError, FinalizeOutcome};
 
-impl<C: Connector> Actor<C> {
-    /// Gives the port to one session until it ends.
-    pub(super) async fn serve(&mut self, grant: Grant) {
-        if grant.abandoned() {
-            debug!("the caller left the queue: grant skipped");
-            return;
-        }
-        match grant {
-            Grant::Remote { reply } => {
-                let (requests_tx, requests) = mpsc::channel(1);
-                let session = PortSession::remote(self.session_info(), requests_tx);
-                if reply.send(Ok(session)).is_err() {
-                    debug!("the caller left the queue: grant skipped");
-                    return;
-                }
-                debug!("session granted");
-                self.serve_remote(requests).await;
-            }
-            Grant::Lease { reply } => {
-                let (jobs, shipped) = oneshot::channel();
-                if reply.send(Ok(Lease { jobs })).is_err() {
-                    debug!("the caller left the queue: grant skipped");
-                    return;
-                }
-                debug!("port leased");
-                self.serve_lease(shipped).await;
-            }
-        }
-        debug!("session ended");
-    }
-
-    fn session_info(&self) -> SessionInfo {
-        SessionInfo {
-            name: self.name.clone(),
-            wire: self.wire,
-            fallback_rates: self.fallback_rates,
-            capturing: self.capture.is_some(),
-        }
-    }
-
-    /// Waits for the leased job (reading the idle port meanwhile) and runs it here, on the
-    /// port. A job that panics ends its session; the actor goes on.
-    async fn serve_lease(&mut self, mut shipped: oneshot::Receiver<Box<dyn ShippedJob>>) {
-        let job = loop {
-            tokio::select! {
-                job = &mut shipped => match job {
-                    Ok(job) => break job,
-                    Err(_) => return,
-                },
-                item = idle_item(&mut self.link) => self.idle(item),
-            }
-        };
-        let info = self.session_info();
-        let session = PortSession::local(info, self);
-        if AssertUnwindSafe(job.run(session))
-            .catch_unwind()
-            .await
-            .is_err()
-        {
-            error!("a job running on the port panicked; its session is ended");
-        }
-    }
-
-    /// Serves the commands of a session run from another task until it is dropped.
-    async fn serve_remote(&mut self, mut requests: mpsc::Receiver<Request>) {
-        loop {
-            tokio::select! {
-                request = requests.recv() => match request {
-                    Some(request) => self.handle(request).await,
-                    None => break,
-                },
-                item = idle_item(&mut self.link) => self.idle(item),
-            }
-        }
-    }
-
-    async fn handle(&mut self, request: Request) {
-        match request {
-            Request::Execute { command, reply } => {
-                let result = self.execute_command(command).await;
-                let _ = reply.send(result);
-            }
-            Request::Finalize {
-                totals,
-                credit_note,
-                reply,
-            } => {
-                let result = self.finalize_invoice(totals, credit_note).await;
-                let _ = reply.send(result);
-            }
-            Request::Annotate(text) => self.annotate_capture(&text),
-            Request::Note { cmd, anomaly } => Port::note(self, cmd, anomaly),
-        }
-    }
-
-    fn annotate_capture(&self, text: &str) {
+impl Port {
+    /// A comment for the wire capture, if one is written (nothing otherwise).
+    pub(in crate::device) fn annotate_capture(&self, text: &str) {
         if let Some(capture) = &self.capture {
             capture.capture.comment(&format!("{} {text}", self.name));
         }
@@ -139,7 +37,11 @@ impl<C: Connector> Actor<C> {
         }
     }
 
-    async fn execute_command(&mut self, command: Command) -> Result<(Reply, Status), DeviceError> {
+    /// One command (not 38h with totals) within its budget.
+    pub(in crate::device) async fn execute_command(
+        &mut self,
+        command: Command,
+    ) -> Result<(Reply, Status), DeviceError> {
         if let Command::Finalize(_) = command {
             return Err(DeviceError::Encode(FieldError::Invalid {
                 field: "command",
@@ -203,7 +105,7 @@ impl<C: Connector> Actor<C> {
     }
 
     /// 38h with totals, `P:` polls included (PROTOCOL.md §3.3-3.4).
-    async fn finalize_invoice(
+    pub(in crate::device) async fn finalize_invoice(
         &mut self,
         totals: FinalizeTotals,
         credit_note: bool,
@@ -335,26 +237,4 @@ enum Judged {
     Settled(Result<FinalizeOutcome, DeviceError>),
     /// `P:`: the box is still working; poll again.
     Pending,
-}
-
-impl<C: Connector> Port for Actor<C> {
-    fn execute(&mut self, command: Command) -> BoxFuture<'_, Result<(Reply, Status), DeviceError>> {
-        Box::pin(self.execute_command(command))
-    }
-
-    fn finalize(
-        &mut self,
-        totals: FinalizeTotals,
-        credit_note: bool,
-    ) -> BoxFuture<'_, Result<FinalizeOutcome, DeviceError>> {
-        Box::pin(self.finalize_invoice(totals, credit_note))
-    }
-
-    fn note(&mut self, cmd: u8, anomaly: Anomaly) {
-        self.note_anomalies(cmd, std::slice::from_ref(&anomaly));
-    }
-
-    fn annotate(&mut self, text: String) {
-        self.annotate_capture(&text);
-    }
 }

@@ -1,7 +1,7 @@
 //! Intents whose outcome is not known: the set of channels in doubt, and the background task
 //! that settles them (at start-up for every intent the journal left open, and after a run
 //! that ended in doubt) until the channel tells. Each channel decides from what it says
-//! ([`Channel::settle`](crate::certify::backend::Channel::settle): for a box, its C1h); a
+//! ([`Channel::settle`](crate::certify::channel::Channel::settle): for a box, its C1h); a
 //! channel in doubt takes no invoice until settled, and the rn answers 409 meanwhile.
 
 use std::collections::HashSet;
@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use tracing::{error, info, warn, Instrument};
 
-use crate::certify::backend::SharedChannel;
+use crate::certify::channel::SharedChannel;
 use crate::certify::channels::Channels;
-use crate::certify::journal::Journal;
+use crate::certify::journal::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::model::{Environment, Intent};
 use crate::msg;
@@ -65,7 +65,7 @@ impl InDoubt {
 pub(crate) struct Reconciler {
     store: Arc<Store>,
     channels: Arc<Channels>,
-    journal: Journal,
+    journal: RegisterWriter,
     in_doubt: InDoubt,
 }
 
@@ -73,7 +73,7 @@ impl Reconciler {
     pub(crate) fn new(
         store: Arc<Store>,
         channels: Arc<Channels>,
-        journal: Journal,
+        journal: RegisterWriter,
         in_doubt: InDoubt,
     ) -> Reconciler {
         Reconciler {
