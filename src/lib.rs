@@ -26,3 +26,4 @@ pub mod notify;
 pub mod qr;
 pub mod receipt;
 pub mod store;
+pub mod sync;

@@ -34,6 +34,7 @@ use crate::msg;
 use crate::notices::Notices;
 use crate::notify;
 use crate::store::{Store, StoreError, StoreOptions};
+use crate::sync::lock;
 
 use super::demo::EMBEDDED_DEVICE;
 
@@ -490,10 +491,6 @@ fn service_requests(
             }
         })
     })
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Starts an organization's sandbox device: the bundled simulator, personalized with the
