@@ -16,6 +16,7 @@ pub mod dashboard;
 pub mod device;
 pub mod failpoint;
 pub mod http_body;
+pub mod http_request;
 pub mod i18n;
 pub mod keys;
 pub mod markup;

@@ -9,6 +9,7 @@ use hyper::{Response, StatusCode};
 use serde_json::json;
 
 use super::reply::{json_response, Body};
+use crate::http_request::{field, query_pairs};
 use crate::i18n::Lang;
 use crate::markup::escape;
 use crate::msg;
@@ -92,10 +93,7 @@ pub(super) fn index(ready: bool, api_version: &str) -> Response<Body> {
 
 /// The language a `?lang=` query asks for, if any.
 pub(super) fn query_lang(query: Option<&str>) -> Option<Lang> {
-    query?
-        .split('&')
-        .find_map(|pair| pair.strip_prefix("lang="))
-        .and_then(Lang::parse)
+    field(&query_pairs(query), "lang").and_then(Lang::parse)
 }
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:0;color:#1b1b1b;background:#f6f6f4}\

@@ -25,6 +25,7 @@ use super::reply::{
 use super::{landing, versions, App, Backend};
 use crate::certify::CertifyError;
 use crate::http_body::{self, BodyError, BodyLimits};
+use crate::http_request::header;
 use crate::i18n::{self, Lang};
 
 /// The version the status report shows ("major.minor").
@@ -346,15 +347,6 @@ fn openapi() -> Response<Body> {
 
 const OPENAPI: &str = include_str!("../../protocols/http-v1/openapi.yaml");
 
-/// A header's value; a value that is not visible ASCII reads as `"\u{fffd}"` (present but
-/// unreadable: a malformed key, never an absent one).
-fn header<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
-    request
-        .headers()
-        .get(name)
-        .map(|v| v.to_str().unwrap_or("\u{fffd}"))
-}
-
 /// The `Authorization` header's value, bytes that are not UTF-8 replaced: a Bearer value with
 /// characters a key never has is a wrong key (101), never a missing one (100).
 pub(super) fn authorization(request: &Request<Incoming>) -> Option<String> {
@@ -402,24 +394,6 @@ async fn read_body(request: Request<Incoming>, limits: &BodyLimits) -> Result<By
             }
             BodyError::Unreadable(reason) => HttpError::BadBody(reason),
         })
-}
-
-/// Decodes `%XX` escapes of a path segment; `None` if malformed or not UTF-8.
-pub(super) fn percent_decode(segment: &str) -> Option<String> {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = segment.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// A request id: 16 hex digits, random.
