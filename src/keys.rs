@@ -39,6 +39,7 @@ use chrono::{DateTime, Utc};
 use rand::distributions::Alphanumeric;
 use rand::rngs::OsRng;
 use rand::Rng;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use thiserror::Error;
@@ -86,10 +87,12 @@ pub enum KeyError {
 
 /// A newly issued key: the plaintext to show once, and the record to store.
 ///
-/// `Debug` redacts the secret part of `plaintext`.
-#[derive(Clone)]
+/// `Debug` redacts the secret part of `plaintext`. The admin socket's answer to `key issue`
+/// is its JSON (`{"key", "record"}`), read by the CLI.
+#[derive(Clone, Serialize, Deserialize)]
 pub struct IssuedKey {
     /// The whole key. Show it to the user once; never store or log it.
+    #[serde(rename = "key")]
     pub plaintext: String,
     /// What to store: id, organization, environment, SHA-256 of the secret, label, enabled,
     /// creation time.

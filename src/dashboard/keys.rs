@@ -151,7 +151,7 @@ impl Dashboard {
             Ok(issued) => issued,
             Err(error) => return self.failure_in(ctx, &error),
         };
-        let (key, id) = (issued.key.as_str(), issued.record.id.as_str());
+        let (key, id) = (issued.plaintext.as_str(), issued.record.id.as_str());
         info!(org = %ctx.org.id, key = %id, environment = environment.as_str(), "API key issued from the dashboard");
         let body = format!(
             "{}<p>{}</p><code class=\"secret\" id=\"new-key\">{}</code><p>{}</p>\
