@@ -34,8 +34,8 @@ pub const MAX_SESSIONS_PER_ORG: usize = 50;
 /// says: a restart then measures its idle time from at most this much earlier.
 const TOUCH_SAVED_EVERY: Duration = Duration::from_secs(60);
 
-/// One signed-in admin.
-#[derive(Debug, Clone)]
+/// One signed-in admin. `Debug` never shows the CSRF token.
+#[derive(Clone)]
 pub struct Session {
     /// The organization every page shows and every action is limited to.
     pub org: String,
@@ -43,6 +43,16 @@ pub struct Session {
     pub token_id: String,
     /// The token every POST form of this session carries.
     pub csrf: String,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("org", &self.org)
+            .field("token_id", &self.token_id)
+            .field("csrf", &format_args!("<redacted>"))
+            .finish()
+    }
 }
 
 impl Session {
@@ -291,6 +301,16 @@ fn digest(id: &str) -> [u8; 32] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_s_debug_never_shows_its_csrf_token() {
+        let sessions = Sessions::new();
+        let (id, session) = sessions.open("acme", "tok1");
+        let shown = format!("{session:?} {:?}", Lookup::Live(session.clone()));
+        assert!(shown.contains("acme") && shown.contains("tok1"), "{shown}");
+        assert!(!shown.contains(&session.csrf), "{shown}");
+        assert!(!shown.contains(&id), "{shown}");
+    }
 
     fn live(lookup: Lookup) -> Option<Session> {
         match lookup {
