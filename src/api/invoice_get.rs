@@ -10,7 +10,7 @@ use hyper::{Request, Response};
 
 use super::reply::{certification_response, certify_error, http_error, Body, HttpError};
 use super::routes::authorization;
-use super::{landing, App, Backend};
+use super::{landing, App, Service};
 use crate::certify::CertifyError;
 use crate::http_request::{field, percent_decode, query_pairs};
 use crate::i18n::Lang;
@@ -110,9 +110,9 @@ pub(super) fn get_invoice(
     view: Option<View>,
     lang: Lang,
 ) -> Response<Body> {
-    let certifier = match &app.backend {
-        Backend::Ready { certifier, .. } => certifier,
-        Backend::Halted { reason } => return http_error(&HttpError::Halted(reason.clone()), lang),
+    let certifier = match &app.service {
+        Service::Ready { certifier, .. } => certifier,
+        Service::Halted { reason } => return http_error(&HttpError::Halted(reason.clone()), lang),
     };
     let principal = match certifier.authenticate(authorization(request).as_deref()) {
         Ok(principal) => principal,

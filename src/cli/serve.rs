@@ -19,7 +19,7 @@ use super::errors::Say;
 use super::state_dir;
 use crate::admin::{socket, Admin, AdminRequest};
 use crate::alerts::{AlertEngine, EngineSettings};
-use crate::api::{self, Backend, Halt, ServerSettings};
+use crate::api::{self, Halt, ServerSettings, Service};
 use crate::certify::{
     box_channel, edef_channel, sandbox_device_name, Certifier, CertifierSettings, SandboxFactory,
     SharedChannel,
@@ -170,12 +170,12 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     .with_notices(Arc::clone(&notices))
     .with_sessions_in(&state_dir)
     .await;
-    let backend = Backend::Ready {
+    let service = Service::Ready {
         certifier: Arc::clone(&certifier),
         dashboard: Some(Arc::new(dashboard)),
         notices: Some(notices),
     };
-    api::serve(listener, backend, server_settings(&config), stop.clone()).await?;
+    api::serve(listener, service, server_settings(&config), stop.clone()).await?;
     certifier.shutdown().await;
     stop.cancel();
     let _ = admin_task.await;
@@ -400,7 +400,7 @@ async fn serve_halted(config: &Config, listener: TcpListener, reason: Halt) -> a
     });
     api::serve(
         listener,
-        Backend::Halted { reason },
+        Service::Halted { reason },
         server_settings(config),
         stop,
     )
