@@ -119,8 +119,9 @@ pub fn require_existing(dir: &Path) -> Result<(), StateDirError> {
     }
 }
 
+/// Who else may use `dir`, from its metadata: refused if others may write to it.
 #[cfg(unix)]
-fn access(dir: &Path, meta: &std::fs::Metadata) -> Result<Access, StateDirError> {
+pub(super) fn access(dir: &Path, meta: &std::fs::Metadata) -> Result<Access, StateDirError> {
     use std::os::unix::fs::PermissionsExt;
     let mode = meta.permissions().mode() & 0o7777;
     if mode & 0o022 != 0 {
@@ -136,7 +137,7 @@ fn access(dir: &Path, meta: &std::fs::Metadata) -> Result<Access, StateDirError>
 }
 
 #[cfg(not(unix))]
-fn access(_dir: &Path, _meta: &std::fs::Metadata) -> Result<Access, StateDirError> {
+pub(super) fn access(_dir: &Path, _meta: &std::fs::Metadata) -> Result<Access, StateDirError> {
     Ok(Access::Private)
 }
 
