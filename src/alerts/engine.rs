@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, FixedOffset, Utc};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
-use tracing::{error, info, warn};
+use tracing::{info, warn};
 
 use super::conditions::{evaluate, undecided, BackupFacts, ChannelFacts, OrgFacts, Snapshot};
 use super::kind::{AlertKind, Subject};
-use super::mail::{FailureKind, Mailer};
+use super::mail::{Delivery, Mailer};
 use super::notice_mail;
 use super::state::{AlertState, RaisedAlert, Transitions, STATE_FILE};
 use super::{text, AlertError};
@@ -205,26 +205,14 @@ impl AlertEngine {
         for (alert, org) in pending {
             let done = match text::mail(&alert, &org, head) {
                 None => true, // No address: nothing to send, ever.
-                Some(mail) => match mailer.send(&mail).await {
-                    Ok(()) => {
-                        info!(alert = %alert.key.kind, org = %org.id, to = %mail.to.join(", "), "alert e-mailed");
-                        true
+                Some(mail) => {
+                    let about = alert.key.kind.to_string();
+                    match mailer.deliver(&mail, "alert", &about, &org.id).await {
+                        Delivery::Sent | Delivery::GivenUp => true,
+                        Delivery::Later => false,
+                        Delivery::RelayUnreachable => return,
                     }
-                    Err(failure) => match failure.kind {
-                        FailureKind::GiveUp => {
-                            error!(alert = %alert.key.kind, org = %org.id, error = %failure, "alert e-mail refused; given up");
-                            true
-                        }
-                        FailureKind::Retry => {
-                            warn!(alert = %alert.key.kind, org = %org.id, error = %failure, "alert e-mail not sent; trying again at the next evaluation");
-                            false
-                        }
-                        FailureKind::Unreachable => {
-                            warn!(alert = %alert.key.kind, org = %org.id, error = %failure, "alert e-mails not sent, relay unreachable; trying again at the next evaluation");
-                            return;
-                        }
-                    },
-                },
+                }
             };
             if done {
                 self.change(|state| {
