@@ -23,7 +23,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 
 use chrono::{DateTime, Duration, FixedOffset, NaiveDate, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
@@ -31,6 +31,7 @@ use thiserror::Error;
 
 use crate::i18n::{format, Localized, Message};
 use crate::msg;
+use crate::sync;
 
 /// The state file's name in the state directory.
 pub const FILE: &str = "notices.json";
@@ -237,12 +238,16 @@ impl Notices {
 
     /// Every notice, oldest first.
     pub fn all(&self) -> Vec<Notice> {
-        self.lock().list.clone()
+        sync::lock(&self.state).list.clone()
     }
 
     /// Notice `id`.
     pub fn get(&self, id: u32) -> Option<Notice> {
-        self.lock().list.iter().find(|n| n.id == id).cloned()
+        sync::lock(&self.state)
+            .list
+            .iter()
+            .find(|n| n.id == id)
+            .cloned()
     }
 
     /// Today in the configured zone.
@@ -253,7 +258,7 @@ impl Notices {
     /// The notices whose banner shows today.
     pub fn shown(&self) -> Vec<Notice> {
         let today = self.today();
-        self.lock()
+        sync::lock(&self.state)
             .list
             .iter()
             .filter(|n| n.shown_on(today))
@@ -263,7 +268,7 @@ impl Notices {
 
     /// The latest notice retiring `version`, as the headers of its answers say it.
     pub fn deprecation(&self, version: &str) -> Option<Deprecation> {
-        let state = self.lock();
+        let state = sync::lock(&self.state);
         let notice = state.list.iter().rev().find(|n| n.retires(version))?;
         Some(Deprecation::of(notice, self.zone))
     }
@@ -278,7 +283,7 @@ impl Notices {
     ) -> Result<Notice, NoticeError> {
         let now = Utc::now();
         check(&new, now, self.zone, served)?;
-        let mut state = self.lock();
+        let mut state = sync::lock(&self.state);
         let notice = Notice {
             id: state.list.iter().map(|n| n.id).max().unwrap_or(0) + 1,
             published_at: now,
@@ -303,7 +308,7 @@ impl Notices {
     /// ([`Notices::save_unsaved`] writes it at the next round; a crash before then sends it
     /// again at the next start, with the same `Message-ID`).
     pub fn record(&self, id: u32, org: &str, sent: bool) -> Result<(), NoticeError> {
-        let mut state = self.lock();
+        let mut state = sync::lock(&self.state);
         let notice = state
             .list
             .iter_mut()
@@ -322,17 +327,13 @@ impl Notices {
     /// Writes the records a failed write left in memory only; `Ok(false)` when there were
     /// none, `Ok(true)` when the file now holds them.
     pub fn save_unsaved(&self) -> Result<bool, NoticeError> {
-        let mut state = self.lock();
+        let mut state = sync::lock(&self.state);
         if !state.unsaved {
             return Ok(false);
         }
         save(&self.path, &state.list)?;
         state.unsaved = false;
         Ok(true)
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 

@@ -4,7 +4,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::model::{KeyRecord, Organization, RegisterEntry};
+use crate::model::{Organization, RegisterEntry};
+use crate::store::DashboardToken;
 
 /// An organization's quota use in the current quota year.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,15 +29,6 @@ pub struct OrgShown {
     pub quota: QuotaUse,
 }
 
-/// A key just issued: its plaintext (shown once) and its record.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct IssuedKey {
-    /// The whole key, never stored.
-    pub key: String,
-    /// What is stored (the SHA-256 of the secret).
-    pub record: KeyRecord,
-}
-
 /// A dashboard token as shown: never its hash.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PublicToken {
@@ -52,13 +44,16 @@ pub struct PublicToken {
     pub revoked: bool,
 }
 
-/// A dashboard token just issued: its plaintext (shown once) and what is shown of it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct IssuedToken {
-    /// The whole token, never stored.
-    pub token: String,
-    /// What is shown of it.
-    pub record: PublicToken,
+impl From<&DashboardToken> for PublicToken {
+    fn from(token: &DashboardToken) -> PublicToken {
+        PublicToken {
+            id: token.id.clone(),
+            org: token.org.clone(),
+            label: token.label.clone(),
+            created_at: token.created_at,
+            revoked: token.revoked,
+        }
+    }
 }
 
 /// Register entries per environment.

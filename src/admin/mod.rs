@@ -11,16 +11,14 @@ mod answers;
 pub mod audit;
 pub mod backup;
 pub mod csv;
+pub mod invoice_view;
 mod requests;
 mod scoped;
 pub mod socket;
 pub mod token;
 
 pub use crate::store::EntryFilter;
-pub use answers::{
-    EntryCounts, IssuedKey, IssuedToken, KeyCounts, LogPage, OrgShown, OrgSummary, PublicToken,
-    QuotaUse,
-};
+pub use answers::{EntryCounts, KeyCounts, LogPage, OrgShown, OrgSummary, PublicToken, QuotaUse};
 pub use requests::AdminRequest;
 pub use scoped::{Search, SignedIn, MAX_PAGE};
 
@@ -32,7 +30,7 @@ use rust_decimal::Decimal;
 use crate::certify::invoice::MAX_AMOUNT;
 
 use crate::i18n::{Localized, Message};
-use crate::keys;
+use crate::keys::{self, IssuedKey};
 use crate::model::{AnomalyRecord, Environment, KeyRecord, Organization, Plan, RegisterEntry};
 use crate::msg;
 use crate::store::{Store, StoreError, VerifyReport};
@@ -273,10 +271,7 @@ impl Admin {
         check_name(NameField::KeyLabel, label)?;
         let issued = keys::issue(org, environment, label, Utc::now());
         self.store.issue_key(issued.record.clone())?;
-        Ok(IssuedKey {
-            key: issued.plaintext,
-            record: issued.record,
-        })
+        Ok(issued)
     }
 
     /// The keys of an organization (never their secrets).

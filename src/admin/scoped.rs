@@ -7,9 +7,9 @@
 
 use chrono::{NaiveDate, Utc};
 
-use super::answers::{EntryCounts, IssuedToken, KeyCounts, LogPage, OrgSummary, PublicToken};
+use super::answers::{EntryCounts, KeyCounts, LogPage, OrgSummary, PublicToken};
 use super::audit::Period;
-use super::token;
+use super::token::{self, IssuedToken};
 use super::{Admin, AdminError};
 use crate::model::{Environment, KeyRecord, RegisterEntry};
 use crate::msg;
@@ -91,17 +91,14 @@ impl Admin {
         super::check_name(super::NameField::TokenLabel, label)?;
         let issued = token::issue(org, label, Utc::now());
         self.store.issue_dashboard_token(issued.record.clone())?;
-        Ok(IssuedToken {
-            token: issued.plaintext,
-            record: public(&issued.record),
-        })
+        Ok(issued)
     }
 
     /// The dashboard tokens of an organization (never their hashes).
     pub fn dashboard_token_list(&self, org: &str) -> Result<Vec<PublicToken>, AdminError> {
         self.organization(org)?;
         let tokens = self.store.dashboard_tokens_of(org)?;
-        Ok(tokens.iter().map(public).collect())
+        Ok(tokens.iter().map(PublicToken::from).collect())
     }
 
     /// Revokes a dashboard token: it signs in no more and its sessions end.
@@ -109,7 +106,7 @@ impl Admin {
         if self.store.dashboard_token(id)?.is_none() {
             return Err(AdminError::NotFound(msg!("admin-no-token", id = id)));
         }
-        Ok(public(&self.store.revoke_dashboard_token(id)?))
+        Ok(PublicToken::from(&self.store.revoke_dashboard_token(id)?))
     }
 
     /// An organization's overview: quota of the year, entries per register, keys.
@@ -216,16 +213,6 @@ fn dummy_record() -> DashboardToken {
 }
 
 /// A token as shown: id, organization, label, creation time, revoked; never the hash.
-fn public(token: &DashboardToken) -> PublicToken {
-    PublicToken {
-        id: token.id.clone(),
-        org: token.org.clone(),
-        label: token.label.clone(),
-        created_at: token.created_at,
-        revoked: token.revoked,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

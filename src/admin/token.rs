@@ -12,9 +12,11 @@
 use std::fmt;
 
 use chrono::{DateTime, Utc};
+use serde::{Serialize, Serializer};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use super::answers::PublicToken;
 use crate::keys::{random_base62, secret_sha256_hex};
 use crate::store::DashboardToken;
 
@@ -27,13 +29,22 @@ pub const SECRET_LEN: usize = 32;
 /// Length of a whole token.
 pub const TOKEN_LEN: usize = PREFIX.len() + ID_LEN + 1 + SECRET_LEN;
 
-/// A newly issued token: the plaintext to show once, and the record to store.
-#[derive(Clone)]
+/// A newly issued token: the plaintext to show once, and the record to store. The admin
+/// socket's answer to `dashboard-token issue` is its JSON (`{"token", "record"}`, the record
+/// as [`PublicToken`]: never the hash), read by the CLI.
+#[derive(Clone, Serialize)]
 pub struct IssuedToken {
     /// The whole token. Show it once; never store or log it.
+    #[serde(rename = "token")]
     pub plaintext: String,
     /// What to store (the secret's hash only).
+    #[serde(serialize_with = "as_shown")]
     pub record: DashboardToken,
+}
+
+/// The record as an answer shows it.
+fn as_shown<S: Serializer>(record: &DashboardToken, serializer: S) -> Result<S::Ok, S::Error> {
+    PublicToken::from(record).serialize(serializer)
 }
 
 impl fmt::Debug for IssuedToken {
@@ -132,6 +143,17 @@ mod tests {
         let mut bad_hash = issued.record.clone();
         bad_hash.token_sha256 = "zz".into();
         assert!(!presented.matches(&bad_hash));
+    }
+
+    #[test]
+    fn the_answer_shows_the_token_once_and_never_its_hash() {
+        let issued = issue("demo", "owner", Utc::now());
+        let answer = serde_json::to_value(&issued).expect("serializes");
+        assert_eq!(answer["token"], issued.plaintext.as_str());
+        assert_eq!(answer["record"]["id"], issued.record.id.as_str());
+        assert_eq!(answer["record"]["org"], "demo");
+        assert!(answer["record"].get("token_sha256").is_none());
+        assert!(!answer.to_string().contains(&issued.record.token_sha256));
     }
 
     #[test]

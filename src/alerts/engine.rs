@@ -3,17 +3,17 @@
 //! sent, keeps the state file, and answers the dashboard's banners.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, FixedOffset, Utc};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
-use tracing::{error, info, warn};
+use tracing::{info, warn};
 
 use super::conditions::{evaluate, undecided, BackupFacts, ChannelFacts, OrgFacts, Snapshot};
 use super::kind::{AlertKind, Subject};
-use super::mail::{FailureKind, Mailer};
+use super::mail::{Delivery, Mailer};
 use super::notice_mail;
 use super::state::{AlertState, RaisedAlert, Transitions, STATE_FILE};
 use super::{text, AlertError};
@@ -25,6 +25,7 @@ use crate::i18n::Lang;
 use crate::metrics;
 use crate::model::{Environment, Organization};
 use crate::notices::Notices;
+use crate::sync;
 
 /// How often the conditions are evaluated when nothing happens.
 pub const EVERY: Duration = Duration::from_secs(30);
@@ -109,7 +110,7 @@ impl AlertEngine {
 
     /// The alerts raised for `org`: its own, and those of its device.
     pub fn active_for(&self, org: &Organization) -> Vec<RaisedAlert> {
-        self.lock()
+        sync::lock(&self.state)
             .raised()
             .filter(|alert| match &alert.key.subject {
                 Subject::Org(id) => *id == org.id,
@@ -126,8 +127,8 @@ impl AlertEngine {
     pub fn apply(&self, snapshot: &Snapshot) -> Transitions {
         let conditions = evaluate(snapshot, &self.settings.alerts);
         let unknown = undecided(snapshot, &self.settings.alerts);
-        let saving = self.saving();
-        let mut state = self.lock();
+        let saving = sync::lock(&self.saving);
+        let mut state = sync::lock(&self.state);
         let before = state.clone();
         let transitions = state.step_keeping(&conditions, &unknown, snapshot.now);
         for alert in &transitions.raised {
@@ -153,7 +154,7 @@ impl AlertEngine {
     /// state's lock not held while saving (the dashboard reads it).
     async fn change(self: &Arc<Self>, change: impl FnOnce(&mut AlertState)) {
         let to_save = {
-            let mut state = self.lock();
+            let mut state = sync::lock(&self.state);
             let before = state.clone();
             change(&mut state);
             state.differs_on_disk(&before).then(|| state.clone())
@@ -161,7 +162,7 @@ impl AlertEngine {
         if let Some(state) = to_save {
             let engine = Arc::clone(self);
             let _ = tokio::task::spawn_blocking(move || {
-                let _saving = engine.saving();
+                let _saving = sync::lock(&engine.saving);
                 engine.save(&state);
             })
             .await;
@@ -187,8 +188,7 @@ impl AlertEngine {
             notice_mail::save_unsaved(notices).await;
         }
         let Some(mailer) = &self.mailer else { return };
-        let pending: Vec<(RaisedAlert, Organization)> = self
-            .lock()
+        let pending: Vec<(RaisedAlert, Organization)> = sync::lock(&self.state)
             .raised()
             .flat_map(|alert| {
                 alert.unsent.iter().filter_map(|id| {
@@ -205,26 +205,14 @@ impl AlertEngine {
         for (alert, org) in pending {
             let done = match text::mail(&alert, &org, head) {
                 None => true, // No address: nothing to send, ever.
-                Some(mail) => match mailer.send(&mail).await {
-                    Ok(()) => {
-                        info!(alert = %alert.key.kind, org = %org.id, to = %mail.to.join(", "), "alert e-mailed");
-                        true
+                Some(mail) => {
+                    let about = alert.key.kind.to_string();
+                    match mailer.deliver(&mail, "alert", &about, &org.id).await {
+                        Delivery::Sent | Delivery::GivenUp => true,
+                        Delivery::Later => false,
+                        Delivery::RelayUnreachable => return,
                     }
-                    Err(failure) => match failure.kind {
-                        FailureKind::GiveUp => {
-                            error!(alert = %alert.key.kind, org = %org.id, error = %failure, "alert e-mail refused; given up");
-                            true
-                        }
-                        FailureKind::Retry => {
-                            warn!(alert = %alert.key.kind, org = %org.id, error = %failure, "alert e-mail not sent; trying again at the next evaluation");
-                            false
-                        }
-                        FailureKind::Unreachable => {
-                            warn!(alert = %alert.key.kind, org = %org.id, error = %failure, "alert e-mails not sent, relay unreachable; trying again at the next evaluation");
-                            return;
-                        }
-                    },
-                },
+                }
             };
             if done {
                 self.change(|state| {
@@ -299,14 +287,6 @@ impl AlertEngine {
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, AlertState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn saving(&self) -> MutexGuard<'_, ()> {
-        self.saving.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn save(&self, state: &AlertState) {
         if let Err(error) = state.save(&self.path) {
             warn!(%error, "alerts: state not saved (a restart may e-mail an alert again)");
@@ -330,7 +310,7 @@ impl AlertEngine {
             ])
             .map(|kind| (kind.label(), 0))
             .collect();
-        for alert in self.lock().raised() {
+        for alert in sync::lock(&self.state).raised() {
             *counts.entry(alert.key.kind.label()).or_insert(0) += 1;
         }
         metrics::alerts_active(counts);

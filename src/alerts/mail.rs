@@ -18,6 +18,8 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::Address;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
+use tracing::{error, info, warn};
+
 use super::AlertError;
 use super::{SmtpSettings, SmtpTls};
 use crate::i18n::Lang;
@@ -220,6 +222,47 @@ fn message(from: &Mailbox, mail: &Mail) -> Result<Message, SendFailure> {
     builder
         .singlepart(SinglePart::plain(mail.body.clone()))
         .map_err(|e| SendFailure::give_up(e.to_string()))
+}
+
+/// What became of one e-mail of an outbox (the alerts', the notices'), as
+/// [`Mailer::deliver`] logged it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// The relay took it.
+    Sent,
+    /// It will never be sent (5xx, no valid address).
+    GivenUp,
+    /// Not now (4xx): the next evaluation tries it again.
+    Later,
+    /// The relay cannot be reached: the rest of the round waits for the next evaluation.
+    RelayUnreachable,
+}
+
+impl Mailer {
+    /// Sends `mail`, an e-mail of `what` (`"alert"`, `"notice"`) about `about` for the
+    /// organization `org`, and logs what became of it: the one send step of every outbox.
+    pub async fn deliver(&self, mail: &Mail, what: &str, about: &str, org: &str) -> Delivery {
+        match self.send(mail).await {
+            Ok(()) => {
+                info!(about, org, to = %mail.to.join(", "), "{what} e-mailed");
+                Delivery::Sent
+            }
+            Err(failure) => match failure.kind {
+                FailureKind::GiveUp => {
+                    error!(about, org, error = %failure, "{what} e-mail refused; given up");
+                    Delivery::GivenUp
+                }
+                FailureKind::Retry => {
+                    warn!(about, org, error = %failure, "{what} e-mail not sent; trying again at the next evaluation");
+                    Delivery::Later
+                }
+                FailureKind::Unreachable => {
+                    warn!(about, org, error = %failure, "{what} e-mails not sent, relay unreachable; trying again at the next evaluation");
+                    Delivery::RelayUnreachable
+                }
+            },
+        }
+    }
 }
 
 /// What to do after a message was not sent.

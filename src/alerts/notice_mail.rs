@@ -1,5 +1,5 @@
 //! The change notices' e-mails ([`crate::notices`]): one per notice and organization, to its
-//! administrators, through the alerts' relay and their outbox discipline. The notice is in
+//! administrators, through the alerts' relay and their outbox discipline (`Mailer::deliver`). The notice is in
 //! the notices file before anything is sent; each e-mail is recorded there once the relay
 //! accepted it (or refused it for good), so a restart sends only what was not recorded. The
 //! operator's subject and body are given as written; the words around them come from the
@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
-use tracing::{error, info, warn};
+use tracing::{error, info};
 
-use super::mail::{FailureKind, Mail, Mailer};
+use super::mail::{Delivery, Mail, Mailer};
 use super::text::Letterhead;
 use crate::i18n::format;
 use crate::model::Organization;
@@ -111,26 +111,16 @@ pub async fn send_pending(
                 None => false,
                 Some(org) => match mail(&notice, org, head) {
                     None => false,
-                    Some(mail) => match mailer.send(&mail).await {
-                        Ok(()) => {
-                            info!(notice = notice.id, org = %id, to = %mail.to.join(", "), "notice e-mailed");
-                            true
+                    Some(mail) => {
+                        let about = notice.id.to_string();
+                        match mailer.deliver(&mail, "notice", &about, &id).await {
+                            Delivery::Sent => true,
+                            // Recorded as given up: not tried again.
+                            Delivery::GivenUp => false,
+                            Delivery::Later => continue,
+                            Delivery::RelayUnreachable => return,
                         }
-                        Err(failure) => match failure.kind {
-                            FailureKind::GiveUp => {
-                                error!(notice = notice.id, org = %id, error = %failure, "notice e-mail refused; given up");
-                                false
-                            }
-                            FailureKind::Retry => {
-                                warn!(notice = notice.id, org = %id, error = %failure, "notice e-mail not sent; trying again at the next evaluation");
-                                continue;
-                            }
-                            FailureKind::Unreachable => {
-                                warn!(notice = notice.id, org = %id, error = %failure, "notice e-mails not sent, relay unreachable; trying again at the next evaluation");
-                                return;
-                            }
-                        },
-                    },
+                    }
                 },
             };
             let (shared, notice_id) = (Arc::clone(notices), notice.id);

@@ -9,9 +9,10 @@ use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_LANGUAGE, CONTENT_TYPE, 
 use hyper::{Request, Response};
 
 use super::reply::{certification_response, certify_error, http_error, Body, HttpError};
-use super::routes::{authorization, percent_decode};
-use super::{landing, App, Backend};
+use super::routes::authorization;
+use super::{landing, App, Service};
 use crate::certify::CertifyError;
+use crate::http_request::{field, percent_decode, query_pairs};
 use crate::i18n::Lang;
 use crate::receipt::{self, Layout, PaperWidth};
 
@@ -59,9 +60,10 @@ impl View {
     /// The view's answer as its query asks (`scale`, `layout`, `width`); other parameters are
     /// ignored.
     fn format(self, query: Option<&str>) -> Result<Format, BadParameter> {
+        let pairs = query_pairs(query);
         match self {
             View::QrSvg => Ok(Format::QrSvg),
-            View::QrPng => match query_value(query, "scale") {
+            View::QrPng => match field(&pairs, "scale") {
                 None => Ok(Format::QrPng { scale: None }),
                 Some(text) => match text.parse::<u32>() {
                     Ok(scale) if crate::qr::PNG_SCALES.contains(&scale) => {
@@ -70,13 +72,13 @@ impl View {
                     _ => Err(BadParameter("scale", text.to_owned(), "1..40")),
                 },
             },
-            View::ReceiptHtml => match query_value(query, "layout") {
+            View::ReceiptHtml => match field(&pairs, "layout") {
                 None => Ok(Format::ReceiptHtml(Layout::default())),
                 Some(text) => Layout::parse(text)
                     .map(Format::ReceiptHtml)
                     .ok_or_else(|| BadParameter("layout", text.to_owned(), Layout::ALLOWED)),
             },
-            View::ReceiptEscpos => match query_value(query, "width") {
+            View::ReceiptEscpos => match field(&pairs, "width") {
                 None => Ok(Format::ReceiptEscpos(PaperWidth::default())),
                 Some(text) => PaperWidth::parse(text)
                     .map(Format::ReceiptEscpos)
@@ -84,18 +86,6 @@ impl View {
             },
         }
     }
-}
-
-/// The first value of `name` in a query string, as sent (the values these routes take need
-/// no decoding).
-pub(super) fn query_value<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
-    query?
-        .split('&')
-        .find_map(|pair| match pair.split_once('=') {
-            Some((key, value)) if key == name => Some(value),
-            None if pair == name => Some(""),
-            _ => None,
-        })
 }
 
 /// `GET /Invoice/{rn}/...`: the QR code or the fiscal block. `?lang=fr|en` chooses the
@@ -120,9 +110,9 @@ pub(super) fn get_invoice(
     view: Option<View>,
     lang: Lang,
 ) -> Response<Body> {
-    let certifier = match &app.backend {
-        Backend::Ready { certifier, .. } => certifier,
-        Backend::Halted { reason } => return http_error(&HttpError::Halted(reason.clone()), lang),
+    let certifier = match &app.service {
+        Service::Ready { certifier, .. } => certifier,
+        Service::Halted { reason } => return http_error(&HttpError::Halted(reason.clone()), lang),
     };
     let principal = match certifier.authenticate(authorization(request).as_deref()) {
         Ok(principal) => principal,
@@ -248,10 +238,10 @@ mod tests {
         );
         assert_eq!(View::of("F-1/receipt.pdf"), None);
         let query = Some("lang=en&layout=80mm&layout=a4&width");
-        assert_eq!(query_value(query, "layout"), Some("80mm"));
-        assert_eq!(query_value(query, "width"), Some(""));
-        assert_eq!(query_value(query, "scale"), None);
-        assert_eq!(query_value(None, "layout"), None);
+        assert_eq!(field(&query_pairs(query), "layout"), Some("80mm"));
+        assert_eq!(field(&query_pairs(query), "width"), Some(""));
+        assert_eq!(field(&query_pairs(query), "scale"), None);
+        assert_eq!(field(&query_pairs(None), "layout"), None);
         assert!(matches!(
             View::ReceiptHtml.format(Some("layout=58MM")),
             Ok(Format::ReceiptHtml(Layout::Mm58))

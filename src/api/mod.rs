@@ -70,9 +70,10 @@ impl Default for ServerSettings {
     }
 }
 
-/// What the API serves.
+/// The service the API is the front of: ready to certify (through the certification service,
+/// with the dashboard and notices), or halted for the whole service and saying why.
 #[derive(Clone)]
-pub enum Backend {
+pub enum Service {
     /// The certification service, and the dashboard if it is served.
     Ready {
         /// The certification service.
@@ -91,7 +92,7 @@ pub enum Backend {
     },
 }
 
-/// Why a service certifies nothing at all (see [`Backend::Halted`]).
+/// Why a service certifies nothing at all (see [`Service::Halted`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Halt {
     /// The register could not be opened (damaged journal): what is wrong, as the log says it
@@ -119,7 +120,7 @@ impl Halt {
 
 /// What every request handler shares.
 pub(crate) struct App {
-    pub backend: Backend,
+    pub service: Service,
     pub settings: ServerSettings,
 }
 
@@ -127,7 +128,7 @@ pub(crate) struct App {
 /// progress finish (within `shutdown_grace`) and returns.
 pub async fn serve(
     listener: TcpListener,
-    backend: Backend,
+    service: Service,
     settings: ServerSettings,
     shutdown: CancellationToken,
 ) -> io::Result<()> {
@@ -136,7 +137,7 @@ pub async fn serve(
     let permits = Arc::new(Semaphore::new(max));
     let peers = Peers::new(settings.max_connections_per_peer);
     let per_peer = settings.max_connections_per_peer;
-    let app = Arc::new(App { backend, settings });
+    let app = Arc::new(App { service, settings });
     info!(addr = ?listener.local_addr().ok(), "HTTP API listening");
     loop {
         let permit = tokio::select! {

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::i18n::{self, Lang};
 use crate::msg;
+use crate::sync;
 
 /// Open connections by peer address, capped.
 #[derive(Debug)]
@@ -35,7 +36,7 @@ impl Peers {
     /// A place for one more connection from `ip`, or `None` when it has `cap` open.
     pub(crate) fn enter(self: &Arc<Self>, ip: IpAddr) -> Option<PeerSlot> {
         let ip = canonical(ip);
-        let mut open = self.lock();
+        let mut open = sync::lock(&self.open);
         let count = open.entry(ip).or_insert(0);
         if *count >= self.cap {
             return None;
@@ -46,15 +47,11 @@ impl Peers {
             ip,
         })
     }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, usize>> {
-        self.open.lock().unwrap_or_else(|p| p.into_inner())
-    }
 }
 
 impl Drop for PeerSlot {
     fn drop(&mut self) {
-        let mut open = self.peers.lock();
+        let mut open = sync::lock(&self.peers.open);
         if let Some(count) = open.get_mut(&self.ip) {
             *count = count.saturating_sub(1);
             if *count == 0 {

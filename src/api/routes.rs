@@ -22,9 +22,10 @@ use super::invoice_get::{get_invoice, get_view, View};
 use super::reply::{
     certification_response, certify_error, http_error, json_response, Body, HttpError,
 };
-use super::{landing, versions, App, Backend};
+use super::{landing, versions, App, Service};
 use crate::certify::CertifyError;
 use crate::http_body::{self, BodyError, BodyLimits};
+use crate::http_request::header;
 use crate::i18n::{self, Lang};
 
 /// The version the status report shows ("major.minor").
@@ -68,11 +69,11 @@ pub(crate) async fn handle(
         let mut response = route(request, &app, peer).await;
         if let (
             Some(version),
-            Backend::Ready {
+            Service::Ready {
                 notices: Some(notices),
                 ..
             },
-        ) = (version, &app.backend)
+        ) = (version, &app.service)
         {
             versions::deprecate(
                 &mut response,
@@ -109,14 +110,14 @@ async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Respo
     let path = request.uri().path().to_string();
     let lang = Lang::negotiate(header(&request, "accept-language"), i18n::default_lang());
     if path == "/dashboard" || path.starts_with("/dashboard/") {
-        return match &app.backend {
-            Backend::Ready {
+        return match &app.service {
+            Service::Ready {
                 dashboard: Some(dashboard),
                 ..
             } => with_timeout(app, lang, dashboard.handle(request, peer)).await,
-            Backend::Ready { .. } => http_error(&HttpError::NotFound, lang),
+            Service::Ready { .. } => http_error(&HttpError::NotFound, lang),
             // A person opens the dashboard: the landing page says why nothing works.
-            Backend::Halted { reason } => landing::halted_page(
+            Service::Halted { reason } => landing::halted_page(
                 &reason.message().render(lang),
                 env!("CARGO_PKG_VERSION"),
                 lang,
@@ -136,8 +137,8 @@ async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Respo
         };
     }
     if let Some(id) = path.strip_prefix("/notices/") {
-        let page = match &app.backend {
-            Backend::Ready {
+        let page = match &app.service {
+            Service::Ready {
                 notices: Some(notices),
                 ..
             } => versions::notice_page(
@@ -213,17 +214,17 @@ fn root(app: &App, path: &str, query: Option<&str>, lang: Lang) -> Response<Body
 }
 
 fn ready(app: &App) -> bool {
-    match &app.backend {
-        Backend::Ready { certifier, .. } => certifier.status().ready,
-        Backend::Halted { .. } => false,
+    match &app.service {
+        Service::Ready { certifier, .. } => certifier.status().ready,
+        Service::Halted { .. } => false,
     }
 }
 
 /// Why the whole service certifies nothing, when it is halted.
 fn halt_reason(app: &App) -> Option<crate::i18n::Message> {
-    match &app.backend {
-        Backend::Ready { .. } => None,
-        Backend::Halted { reason } => Some(reason.message()),
+    match &app.service {
+        Service::Ready { .. } => None,
+        Service::Halted { reason } => Some(reason.message()),
     }
 }
 
@@ -231,12 +232,12 @@ fn halt_reason(app: &App) -> Option<crate::i18n::Message> {
 /// (`certify::status::DeviceHealth`; no sandbox, no organization), and `reason` when the whole
 /// service is halted (no device configured, a damaged register), in the reader's language.
 fn status(app: &App, lang: Lang) -> Response<Body> {
-    let (ready, devices) = match &app.backend {
-        Backend::Ready { certifier, .. } => {
+    let (ready, devices) = match &app.service {
+        Service::Ready { certifier, .. } => {
             let status = certifier.status();
             (status.ready, status.monitored)
         }
-        Backend::Halted { .. } => (false, Vec::new()),
+        Service::Halted { .. } => (false, Vec::new()),
     };
     let mut body = json!({
         "status": ready,
@@ -270,9 +271,9 @@ async fn with_timeout(
 
 async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Response<Body> {
     let limit = app.settings.body.limit;
-    let certifier = match &app.backend {
-        Backend::Ready { certifier, .. } => certifier,
-        Backend::Halted { reason } => {
+    let certifier = match &app.service {
+        Service::Ready { certifier, .. } => certifier,
+        Service::Halted { reason } => {
             return unread(
                 request,
                 limit,
@@ -319,9 +320,9 @@ async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Resp
 /// Prometheus text (public, like `/status`: no secret in it, and no organization's name
 /// unless `metrics_per_organization` is set).
 fn metrics(app: &App) -> Response<Body> {
-    let gauges = match &app.backend {
-        Backend::Ready { certifier, .. } => certifier.gauges().unwrap_or_default(),
-        Backend::Halted { .. } => crate::metrics::Gauges::default(),
+    let gauges = match &app.service {
+        Service::Ready { certifier, .. } => certifier.gauges().unwrap_or_default(),
+        Service::Halted { .. } => crate::metrics::Gauges::default(),
     };
     let mut response = Response::new(Body::new(Bytes::from(crate::metrics::render(
         &gauges,
@@ -345,15 +346,6 @@ fn openapi() -> Response<Body> {
 }
 
 const OPENAPI: &str = include_str!("../../protocols/http-v1/openapi.yaml");
-
-/// A header's value; a value that is not visible ASCII reads as `"\u{fffd}"` (present but
-/// unreadable: a malformed key, never an absent one).
-fn header<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
-    request
-        .headers()
-        .get(name)
-        .map(|v| v.to_str().unwrap_or("\u{fffd}"))
-}
 
 /// The `Authorization` header's value, bytes that are not UTF-8 replaced: a Bearer value with
 /// characters a key never has is a wrong key (101), never a missing one (100).
@@ -402,24 +394,6 @@ async fn read_body(request: Request<Incoming>, limits: &BodyLimits) -> Result<By
             }
             BodyError::Unreadable(reason) => HttpError::BadBody(reason),
         })
-}
-
-/// Decodes `%XX` escapes of a path segment; `None` if malformed or not UTF-8.
-pub(super) fn percent_decode(segment: &str) -> Option<String> {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = segment.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// A request id: 16 hex digits, random.

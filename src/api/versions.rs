@@ -5,11 +5,10 @@
 //! `Sunset` (RFC 8594) and `Link` to the notice's public page ([`deprecate`]), which
 //! [`notice_page`] serves at `/notices/{id}` without authentication.
 
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_LANGUAGE, CONTENT_TYPE, VARY};
-use hyper::{Response, StatusCode};
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::Response;
 
+use super::landing;
 use super::reply::Body;
 use crate::i18n::{format, Lang};
 use crate::markup::escape;
@@ -97,17 +96,13 @@ pub(super) fn notice_page(notices: &Notices, id: &str, lang: Lang) -> Option<Res
             ))
         )
     });
-    let html = format!(
-        "<!DOCTYPE html>\n<html lang=\"{code}\"><head><meta charset=\"utf-8\">\
-<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-<title>{subject}</title><style>{STYLE}</style></head><body><main>\
-<p class=\"small\">{kind}</p><h1>{subject}</h1><p id=\"effective\">{effective}</p>{retires}\
+    let subject = escape(&format::visible(&notice.notice.subject));
+    let main = format!(
+        "<p class=\"small\">{kind}</p><h1>{subject}</h1><p id=\"effective\">{effective}</p>{retires}\
 <div id=\"body\">{body}</div>\
 <p class=\"small\">{published} · <a href=\"?lang=fr\" hreflang=\"fr\">FR</a> · \
-<a href=\"?lang=en\" hreflang=\"en\">EN</a></p></main></body></html>\n",
-        code = lang.code(),
+<a href=\"?lang=en\" hreflang=\"en\">EN</a></p>",
         kind = text(msg!("notice-page-kind")),
-        subject = escape(&format::visible(&notice.notice.subject)),
         effective = text(msg!("notice-page-effective", date = date.as_str())),
         body = escape(&notice.notice.body),
         published = text(msg!(
@@ -115,25 +110,11 @@ pub(super) fn notice_page(notices: &Notices, id: &str, lang: Lang) -> Option<Res
             date = format::day(&notice.published_at.date_naive().to_string(), lang)
         )),
     );
-    let mut response = Response::new(Full::new(Bytes::from(html)));
-    *response.status_mut() = StatusCode::OK;
-    let headers = response.headers_mut();
-    headers.insert(
-        CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert(VARY, HeaderValue::from_static("Accept-Language"));
-    if let Ok(value) = HeaderValue::from_str(lang.code()) {
-        headers.insert(CONTENT_LANGUAGE, value);
-    }
-    Some(response)
+    Some(landing::html_page(lang, &subject, STYLE, &main, "no-cache"))
 }
 
-const STYLE: &str =
-    "body{font-family:system-ui,sans-serif;margin:0;color:#1b1b1b;background:#f6f6f4}\
-main{max-width:40em;margin:0 auto;padding:1.5em 1em}h1{font-size:1.4em}\
-#effective,#retires{padding:.6em .8em;border-radius:4px;background:#fff4d6}\
+/// A notice page's style, after the public pages' common one (`landing.rs`).
+const STYLE: &str = "#effective,#retires{padding:.6em .8em;border-radius:4px;background:#fff4d6}\
 #body{white-space:pre-wrap}.small{font-size:.85em;color:#555}a{color:#0b5cad}";
 
 #[cfg(test)]

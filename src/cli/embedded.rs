@@ -77,11 +77,7 @@ pub(super) async fn start_web_api(
 
 /// Creates `dir` (and its parents) for this user only.
 fn private_dir(dir: &Path) -> anyhow::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
+    crate::atomic_file::private_dir(dir)
         .say(|| msg!("cli-create-dir", path = dir.display().to_string()))
 }
 

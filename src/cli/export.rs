@@ -16,6 +16,7 @@ use crate::i18n::{default_lang, Lang};
 use crate::model::Environment;
 use crate::msg;
 use crate::store::Progress;
+use crate::sync;
 
 /// What `log export` takes.
 pub(super) struct ExportRequest {
@@ -95,7 +96,7 @@ pub(super) fn rebuild_progress(lang: Lang) -> (Progress, Arc<Mutex<Option<Progre
     let shared = Arc::clone(&slot);
     let label = msg!("cli-progress-rebuild").render(lang);
     let progress = Progress::new(move |done, total| {
-        let Ok(mut bar) = shared.lock() else { return };
+        let mut bar = sync::lock(&shared);
         let bar = bar.get_or_insert_with(|| {
             let bar = ProgressBar::new(total);
             let template = format!("{{bar:40}} {{bytes}}/{{total_bytes}} {label} ({{eta}})");
@@ -111,9 +112,7 @@ pub(super) fn rebuild_progress(lang: Lang) -> (Progress, Arc<Mutex<Option<Progre
 
 /// Clears the bar `rebuild_progress` may have drawn.
 pub(super) fn clear(slot: &Mutex<Option<ProgressBar>>) {
-    if let Ok(mut bar) = slot.lock() {
-        if let Some(bar) = bar.take() {
-            bar.finish_and_clear();
-        }
+    if let Some(bar) = sync::lock(slot).take() {
+        bar.finish_and_clear();
     }
 }

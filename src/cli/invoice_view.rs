@@ -1,6 +1,7 @@
 //! `log show` for people: one register entry as an auditor reads it (the invoice it
 //! certified, its groups, its credit notes or its original, its security elements), in the
-//! reader's language. `--json` prints the [`InvoiceRecord`] instead.
+//! reader's language: the [`InvoiceView`] the dashboard's invoice page also renders, laid out
+//! as text. `--json` prints the [`InvoiceRecord`] instead.
 //!
 //! Every text of the register is printed through [`visible`]: an entry an older release
 //! certified may hold a line feed or a bidirectional override in its client's name, an item
@@ -10,15 +11,15 @@
 use chrono::FixedOffset;
 
 use super::admin_commands::format_table;
-use crate::admin::audit::{EntryLink, InvoiceRecord, KeptInvoice};
+use crate::admin::audit::InvoiceRecord;
+use crate::admin::invoice_view::{Content, InvoiceView, Kept, Link};
 use crate::i18n::format::visible;
-use crate::i18n::{format, names, Lang, Message};
-use crate::model::{InvoiceContent, FISCAL_CURRENCY};
+use crate::i18n::{Lang, Message};
 use crate::msg;
 
 /// The text `log show` prints for `record`.
 pub(super) fn render(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> String {
-    let (e, r) = (&record.entry, &record.entry.request);
+    let view = InvoiceView::of(record, zone, lang);
     let t = |m: Message| m.render(lang);
     let width = label_width(lang);
     let line = |label: Message, value: &str| format!("  {:<width$} {}\n", t(label), visible(value));
@@ -26,131 +27,84 @@ pub(super) fn render(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> S
         "{}\n",
         t(msg!(
             "cli-show-title",
-            document = names::document(&r.invoice_type).render(lang),
-            rn = visible(&r.rn).into_owned(),
-            register = r.environment.as_str(),
-            sequence = e.sequence
+            document = view.document.as_str(),
+            rn = visible(view.rn).into_owned(),
+            register = view.environment.as_str(),
+            sequence = view.sequence
         ))
     );
     out.push_str(&line(
         msg!("cli-show-seller"),
-        &format!("{} (NIF {}, ISF {})", r.org, r.nif, r.isf),
+        &format!("{} (NIF {}, ISF {})", view.org, view.nif, view.isf),
     ));
-    out.push_str(&line(
-        msg!("cli-show-type"),
-        &names::document_and_code(&r.invoice_type, lang),
-    ));
-    out.push_str(&line(
-        msg!("cli-show-certified"),
-        &format::date_time(e.certified_at, zone, lang),
-    ));
-    out.push_str(&line(
-        msg!("cli-show-received"),
-        &format::date_time(r.received_at, zone, lang),
-    ));
+    out.push_str(&line(msg!("cli-show-type"), &view.type_and_code));
+    out.push_str(&line(msg!("cli-show-certified"), &view.certified));
+    out.push_str(&line(msg!("cli-show-received"), &view.received));
     out.push_str(&line(
         msg!("cli-show-channel"),
-        &format!("{} · {}", r.device, r.key_id),
+        &format!("{} · {}", view.device, view.key_id),
     ));
-    out.push_str(&line(
-        msg!("recorded-by"),
-        &names::recorded_by(&e.source).render(lang),
-    ));
-    match &record.certified_invoice {
-        KeptInvoice::Kept { invoice } => out.push_str(&content(invoice, lang)),
-        KeptInvoice::NotKept => out.push_str(&format!(
+    out.push_str(&line(msg!("recorded-by"), &view.recorded_by));
+    match &view.content {
+        Content::Kept(kept) => out.push_str(&content(&view, kept, lang)),
+        Content::NotKept => out.push_str(&format!(
             "\n{}\n",
-            t(msg!(
-                "cli-show-not-kept",
-                digest = r.request_digest.as_str()
-            ))
+            t(msg!("cli-show-not-kept", digest = view.digest))
         )),
-        KeptInvoice::Unreadable { reason } => out.push_str(&format!(
+        Content::Unreadable(reason) => out.push_str(&format!(
             "\n{}\n",
-            t(msg!("cli-show-unreadable", reason = reason.as_str()))
+            t(msg!("cli-show-unreadable", reason = *reason))
         )),
     }
     // Totals are in CDF whatever the invoice's currency (the channel computes in CDF).
     out.push_str(&format!("\n{}\n", t(msg!("cli-show-groups"))));
-    let rows = record
-        .groups
-        .iter()
-        .map(|g| {
-            [
-                g.group.to_string(),
-                format::number(g.ht, lang),
-                format::number(g.vat, lang),
-                format::number(g.ttc, lang),
-            ]
-        })
-        .collect();
     out.push_str(&indent(&format_table(
         &[8, 18, 18],
         &t(msg!("cli-show-groups-header")),
-        rows,
+        view.groups.clone(),
     )));
-    let totals = &r.totals;
-    out.push_str(&line(
-        msg!("cli-show-total"),
-        &format::amount(totals.total, FISCAL_CURRENCY, lang),
-    ));
-    out.push_str(&line(
-        msg!("cli-show-vat"),
-        &format::amount(totals.vat, FISCAL_CURRENCY, lang),
-    ));
-    if !totals.specific_tax.is_zero() {
-        out.push_str(&line(
-            msg!("cli-show-specific-tax"),
-            &format::amount(totals.specific_tax, FISCAL_CURRENCY, lang),
-        ));
+    out.push_str(&line(msg!("cli-show-total"), &view.total));
+    out.push_str(&line(msg!("cli-show-vat"), &view.vat));
+    if let Some(specific_tax) = &view.specific_tax {
+        out.push_str(&line(msg!("cli-show-specific-tax"), specific_tax));
     }
-    if let Some(usd) = totals.usd_equivalent {
-        out.push_str(&line(
-            msg!("cli-show-usd"),
-            &format::amount(usd, "USD", lang),
-        ));
+    if let Some(usd) = &view.usd {
+        out.push_str(&line(msg!("cli-show-usd"), usd));
     }
-    let s = &e.security;
+    let s = &view.security;
     out.push_str(&format!("\n{}\n", t(msg!("cli-show-security"))));
-    out.push_str(&line(msg!("cli-show-code"), &s.code_def));
-    out.push_str(&line(msg!("cli-show-counters"), &s.counters));
-    out.push_str(&line(msg!("cli-show-nim"), &s.nim));
-    out.push_str(&line(
-        msg!("cli-show-device-time"),
-        &format::device_date_time(&s.date_time, lang),
-    ));
-    out.push_str(&line(msg!("cli-show-qr"), &s.qr_code));
-    out.push_str(&links(record, zone, lang));
-    if let KeptInvoice::Kept { .. } = record.certified_invoice {
+    out.push_str(&line(msg!("cli-show-code"), s.code_def));
+    out.push_str(&line(msg!("cli-show-counters"), s.counters));
+    out.push_str(&line(msg!("cli-show-nim"), s.nim));
+    out.push_str(&line(msg!("cli-show-device-time"), &s.device_time));
+    out.push_str(&line(msg!("cli-show-qr"), s.qr_code));
+    out.push_str(&links(&view, lang));
+    if let Content::Kept(_) = view.content {
         out.push_str(&format!(
             "\n{}\n",
-            t(msg!("cli-show-kept", digest = r.request_digest.as_str()))
+            t(msg!("cli-show-kept", digest = view.digest))
         ));
     }
     out
 }
 
 /// The credit note's original and the invoice's credit notes.
-fn links(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> String {
+fn links(view: &InvoiceView<'_>, lang: Lang) -> String {
     let t = |m: Message| m.render(lang);
     let mut out = String::new();
-    let row = |l: &EntryLink| {
+    let row = |l: &Link<'_>| {
         [
             l.sequence.to_string(),
-            visible(&l.rn).into_owned(),
-            visible(&l.invoice_type).into_owned(),
-            format::number(l.total, lang),
-            visible(&l.code_def).into_owned(),
-            format::date_time(l.certified_at, zone, lang),
+            visible(l.rn).into_owned(),
+            visible(l.invoice_type).into_owned(),
+            l.total.clone(),
+            visible(l.code_def).into_owned(),
+            l.certified.clone(),
         ]
     };
-    let reference = match &record.certified_invoice {
-        KeptInvoice::Kept { invoice } => invoice.reference.clone(),
-        _ => None,
-    };
-    if let Some(reference) = reference {
+    if let Some(reference) = &view.reference {
         out.push_str(&format!("\n{}\n", t(msg!("cli-show-original"))));
-        match &record.original {
+        match &view.original {
             Some(original) => out.push_str(&indent(&format_table(
                 &[8, 24, 4, 16, 24],
                 &t(msg!("cli-show-links-header")),
@@ -160,47 +114,39 @@ fn links(record: &InvoiceRecord, zone: FixedOffset, lang: Lang) -> String {
                 "  {}\n",
                 t(msg!(
                     "cli-show-original-unknown",
-                    code = visible(&reference).into_owned()
+                    code = visible(reference.code).into_owned()
                 ))
             )),
         }
     }
-    if !record.credit_notes.is_empty() {
+    if !view.credit_notes.is_empty() {
         out.push_str(&format!("\n{}\n", t(msg!("cli-show-credit-notes"))));
         out.push_str(&indent(&format_table(
             &[8, 24, 4, 16, 24],
             &t(msg!("cli-show-links-header")),
-            record.credit_notes.iter().map(row).collect(),
+            view.credit_notes.iter().map(row).collect(),
         )));
     }
     out
 }
 
 /// Client, operator, reference, items, payments and comments of the kept invoice.
-fn content(invoice: &InvoiceContent, lang: Lang) -> String {
+fn content(view: &InvoiceView<'_>, invoice: &Kept<'_>, lang: Lang) -> String {
     let t = |m: Message| m.render(lang);
     let width = label_width(lang);
     let line = |label: Message, value: &str| format!("  {:<width$} {}\n", t(label), visible(value));
     let mut out = String::new();
-    out.push_str(&line(msg!("cli-show-mode"), &invoice.mode.to_uppercase()));
-    out.push_str(&line(
-        msg!("cli-show-currency"),
-        &names::invoice_currency(invoice, lang),
-    ));
-    if let Some(reference) = &invoice.reference {
-        let kind = invoice.reference_type.as_deref().unwrap_or("COR");
+    out.push_str(&line(msg!("cli-show-mode"), &invoice.mode));
+    out.push_str(&line(msg!("cli-show-currency"), &invoice.currency));
+    if let Some(reference) = &view.reference {
         out.push_str(&line(
             msg!("cli-show-reference"),
-            &format!("{reference} ({kind})"),
+            &format!("{} ({})", reference.code, reference.kind),
         ));
     }
-    let operator = match &invoice.operator.id {
-        Some(id) => format!("{} ({id})", invoice.operator.name),
-        None => invoice.operator.name.clone(),
-    };
-    out.push_str(&line(msg!("cli-show-operator"), &operator));
+    out.push_str(&line(msg!("cli-show-operator"), &invoice.operator));
     out.push_str(&format!("\n{}\n", t(msg!("cli-show-client"))));
-    match &invoice.client {
+    match invoice.client {
         None => out.push_str(&format!("  {}\n", t(msg!("cli-show-no-client")))),
         Some(c) => {
             let fields = [
@@ -226,19 +172,18 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            let mut name = item.name.clone();
-            if let Some(code) = &item.code {
-                name = format!("{name} [{code}]");
-            }
+            let name = match item.code {
+                Some(code) => format!("{} [{code}]", item.name),
+                None => item.name.to_owned(),
+            };
             [
                 (i + 1).to_string(),
                 visible(&name).into_owned(),
-                visible(&item.item_type).into_owned(),
-                visible(&item.tax_group).into_owned(),
-                format::quantity(item.quantity, lang),
-                format::number(item.price, lang),
-                item.line_amount()
-                    .map_or_else(|| "-".into(), |v| format::number(v, lang)),
+                visible(item.item_type).into_owned(),
+                visible(item.tax_group).into_owned(),
+                item.quantity.clone(),
+                item.price.clone(),
+                item.amount.clone(),
             ]
         })
         .collect();
@@ -248,24 +193,24 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
         rows,
     )));
     for item in &invoice.items {
-        if let Some(amount) = item.tax_specific_amount {
+        if let Some(amount) = &item.specific_tax {
             out.push_str(&format!(
                 "  {}\n",
                 t(msg!(
                     "cli-show-item-specific-tax",
-                    name = visible(&item.name).into_owned(),
-                    amount = format::amount(amount, FISCAL_CURRENCY, lang)
+                    name = visible(item.name).into_owned(),
+                    amount = amount.as_str()
                 ))
             ));
         }
-        if let Some(original) = item.original_price {
+        if let Some((original, why)) = &item.price_change {
             out.push_str(&format!(
                 "  {}\n",
                 t(msg!(
                     "cli-show-item-price-change",
-                    name = visible(&item.name).into_owned(),
-                    original = format::amount(original, FISCAL_CURRENCY, lang),
-                    why = visible(item.price_modification.as_deref().unwrap_or("-")).into_owned()
+                    name = visible(item.name).into_owned(),
+                    original = original.as_str(),
+                    why = why.as_str()
                 ))
             ));
         }
@@ -277,22 +222,20 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
     // A payment's amount is in CDF whatever currency it was paid in (the seed's currency
     // rules); that currency follows, with what the amount was worth in it.
     for p in &invoice.payments {
-        let mut text = format::amount(p.amount, FISCAL_CURRENCY, lang);
-        if let Some(paid_in) = names::payment_currency(p, invoice, lang) {
+        let mut text = p.amount.clone();
+        if let Some(paid_in) = &p.paid_in {
             text.push_str(&format!(" ({paid_in})"));
         }
-        out.push_str(&format!("  {:<width$} {text}\n", visible(&p.name)));
+        out.push_str(&format!("  {:<width$} {text}\n", visible(p.name)));
     }
-    let comments = invoice.comments();
-    if !comments.is_empty() {
+    if !invoice.comments.is_empty() {
         out.push_str(&format!("\n{}\n", t(msg!("cli-show-comments"))));
-        for comment in comments {
+        for comment in &invoice.comments {
             out.push_str(&format!("  {}\n", visible(comment)));
         }
     }
     out
 }
-
 /// The width of the labels' column: the longest label of a row in `lang` (a payment's name
 /// is aligned with them), so that every value starts in one column.
 fn label_width(lang: Lang) -> usize {

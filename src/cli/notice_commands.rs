@@ -27,7 +27,7 @@ pub enum NoticeCommand {
     Add {
         /// The day the change takes effect, YYYY-MM-DD (its first second, in the gateway's
         /// time zone, at least 30 full days from now).
-        #[arg(long, value_name = "DATE", value_parser = super::parse_day)]
+        #[arg(long, value_name = "DATE", value_parser = super::args::parse_day)]
         effective: NaiveDate,
         /// The notice's subject, one line.
         #[arg(long, value_name = "TEXT")]

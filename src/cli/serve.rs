@@ -3,14 +3,19 @@
 //! serves the admin socket and the HTTP API until SIGTERM or Ctrl-C, then stops gracefully:
 //! no new requests, the invoices in progress finish and are journaled, then exit.
 
+mod process;
+mod state;
+
 use emcf_sim::RunningSim;
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use tokio::net::{TcpListener, TcpSocket};
+use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tracing::{error, info, warn};
+use tracing::{info, warn};
+
+use process::{init_logging, listen, spawn_signal_stop, spawn_watchdog, wait_for_signal};
+use state::{alert_engine, open_register};
 
 use super::admin_commands::quota_settings;
 use super::demo;
@@ -18,8 +23,8 @@ use super::embedded;
 use super::errors::Say;
 use super::state_dir;
 use crate::admin::{socket, Admin, AdminRequest};
-use crate::alerts::{AlertEngine, EngineSettings};
-use crate::api::{self, Backend, Halt, ServerSettings};
+use crate::alerts::AlertEngine;
+use crate::api::{self, Halt, ServerSettings, Service};
 use crate::certify::{
     box_channel, edef_channel, sandbox_device_name, Certifier, CertifierSettings, SandboxFactory,
     SharedChannel,
@@ -33,7 +38,7 @@ use crate::model::Organization;
 use crate::msg;
 use crate::notices::Notices;
 use crate::notify;
-use crate::store::{Store, StoreError, StoreOptions};
+use crate::sync::lock;
 
 use super::demo::EMBEDDED_DEVICE;
 
@@ -50,16 +55,6 @@ pub(super) fn run(config: Config, capture: Option<PathBuf>) -> anyhow::Result<()
         })
         .transpose()?;
     runtime.block_on(serve(config, capture))
-}
-
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
 }
 
 async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
@@ -169,12 +164,12 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     .with_notices(Arc::clone(&notices))
     .with_sessions_in(&state_dir)
     .await;
-    let backend = Backend::Ready {
+    let service = Service::Ready {
         certifier: Arc::clone(&certifier),
         dashboard: Some(Arc::new(dashboard)),
         notices: Some(notices),
     };
-    api::serve(listener, backend, server_settings(&config), stop.clone()).await?;
+    api::serve(listener, service, server_settings(&config), stop.clone()).await?;
     certifier.shutdown().await;
     stop.cancel();
     let _ = admin_task.await;
@@ -195,24 +190,6 @@ pub(super) fn reserved_device_name(config: &Config) -> Option<crate::i18n::Messa
     reserved.then(|| msg!("cli-reserved-device-name", name = EMBEDDED_DEVICE))
 }
 
-/// The alerts (`[alerts]`, `[smtp]`), their raised state read back from the state directory.
-fn alert_engine(
-    config: &Config,
-    state_dir: &std::path::Path,
-    notices: Arc<Notices>,
-) -> anyhow::Result<Arc<AlertEngine>> {
-    let settings = EngineSettings {
-        alerts: config.alerts.clone(),
-        zone: config.offset(),
-        lang: config.language,
-        public_url: config.public_url.clone(),
-    };
-    let engine = AlertEngine::open(state_dir, settings, config.smtp.as_ref())
-        .say(|| msg!("cli-alerts-setup"))?
-        .with_notices(notices);
-    Ok(Arc::new(engine))
-}
-
 fn certifier_settings(config: &Config) -> CertifierSettings {
     CertifierSettings {
         offset: config.offset(),
@@ -226,32 +203,6 @@ async fn stop_simulators(simulators: &Mutex<Vec<RunningSim>>) {
     let simulators: Vec<RunningSim> = lock(simulators).drain(..).collect();
     for sim in simulators {
         let _ = sim.stop().await;
-    }
-}
-
-/// The register in `state_dir`; `Ok(Err(reason))` when it is damaged (the service then runs
-/// halted: 503, nothing written).
-fn open_register(
-    state_dir: &std::path::Path,
-    config: &Config,
-) -> anyhow::Result<Result<Arc<Store>, String>> {
-    match Store::open_with(state_dir, &store_options(config)) {
-        Ok(store) => {
-            info!(state_dir = %state_dir.display(), "register open");
-            Ok(Ok(Arc::new(store)))
-        }
-        Err(error @ StoreError::Damaged { .. }) => {
-            let reason = error.to_string();
-            error!(
-                state_dir = %state_dir.display(),
-                %reason,
-                "THE INVOICE REGISTER IS DAMAGED: certification is stopped (503) until an operator restores journal/journal.log from a backup, or runs `emcf-gateway index rebuild` if only the index disagrees"
-            );
-            Ok(Err(reason))
-        }
-        Err(error) => {
-            Err(error).say(|| msg!("cli-register-open", dir = state_dir.display().to_string()))
-        }
     }
 }
 
@@ -298,34 +249,6 @@ fn web_api_channels(config: &Config) -> anyhow::Result<Vec<SharedChannel>> {
         .collect()
 }
 
-/// Cancels `stop` on SIGTERM or Ctrl-C, telling systemd.
-fn spawn_signal_stop(stop: CancellationToken) {
-    tokio::spawn(async move {
-        wait_for_signal().await;
-        info!("stop requested: refusing new requests, finishing those in progress");
-        let _ = notify::notify("STOPPING=1");
-        stop.cancel();
-    });
-}
-
-/// Pings systemd's watchdog while the runtime runs tasks (a stuck runtime stops the pings and
-/// systemd restarts the service).
-fn spawn_watchdog(stop: CancellationToken) {
-    let Some(interval) = notify::watchdog_interval() else {
-        return;
-    };
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                () = tokio::time::sleep(interval) => {
-                    let _ = notify::notify("WATCHDOG=1");
-                }
-                () = stop.cancelled() => return,
-            }
-        }
-    });
-}
-
 fn server_settings(config: &Config) -> ServerSettings {
     ServerSettings {
         max_connections: config.max_connections,
@@ -337,45 +260,6 @@ fn server_settings(config: &Config) -> ServerSettings {
         shutdown_grace: config.request_timeout(),
         public_url: config.public_url.clone(),
     }
-}
-
-/// A journal from this size on (about 45,000 invoices) is opened from the index's checkpoint
-/// and its history checked in the background (`store/history.rs`): checking it before serving
-/// would take about 1 s per 1,000,000 invoices. A smaller one is checked whole first (under
-/// 50 ms). `EMCF_BACKGROUND_CHECK_ABOVE_BYTES` sets another size (tests use 0).
-const BACKGROUND_CHECK_ABOVE_BYTES: u64 = 64 << 20;
-
-fn store_options(config: &Config) -> StoreOptions {
-    let above = std::env::var("EMCF_BACKGROUND_CHECK_ABOVE_BYTES")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(BACKGROUND_CHECK_ABOVE_BYTES);
-    StoreOptions {
-        background_check_above: Some(above),
-        index_cache_mib: config.index_cache_mib,
-        ..StoreOptions::default()
-    }
-}
-
-/// Connections the kernel may hold for `accept` (std's and mio's default is 128: with a burst
-/// of clients, e.g. a whole shop's tills after a network cut, the rest would be dropped at SYN
-/// and retried by their kernel only a second later).
-const LISTEN_BACKLOG: u32 = 1024;
-
-/// Binds the API's socket (address reuse on, as `TcpListener::bind` does) with
-/// [`LISTEN_BACKLOG`].
-fn listen(addr: SocketAddr) -> anyhow::Result<TcpListener> {
-    let socket = if addr.is_ipv4() {
-        TcpSocket::new_v4()
-    } else {
-        TcpSocket::new_v6()
-    }
-    .say(|| msg!("cli-listen-failed", addr = addr.to_string()))?;
-    socket
-        .set_reuseaddr(true)
-        .and_then(|()| socket.bind(addr))
-        .and_then(|()| socket.listen(LISTEN_BACKLOG))
-        .say(|| msg!("cli-listen-failed", addr = addr.to_string()))
 }
 
 /// Serves the API with certification stopped: `status` false with the reason, 503 (code 160,
@@ -399,7 +283,7 @@ async fn serve_halted(config: &Config, listener: TcpListener, reason: Halt) -> a
     });
     api::serve(
         listener,
-        Backend::Halted { reason },
+        Service::Halted { reason },
         server_settings(config),
         stop,
     )
@@ -492,10 +376,6 @@ fn service_requests(
     })
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Starts an organization's sandbox device: the bundled simulator, personalized with the
 /// organization's NIF, its fiscal memory in `<state>/simulator/sandbox-<org>.fiscal.json`.
 /// An organization bound to a web API device (`web_devices`) gets a web API simulator instead,
@@ -544,26 +424,4 @@ fn sandbox_factory(
             Ok(box_channel(handle))
         })
     })
-}
-
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

@@ -93,16 +93,10 @@ impl Access {
 /// Creates `dir` (0700, its missing parents too) if it does not exist, then checks its mode:
 /// refused if others may write to it, [`Access::ReadableByOthers`] if they may read it.
 pub fn prepare(dir: &Path) -> Result<Access, StateDirError> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder
-        .create(dir)
-        .map_err(|source| StateDirError::Create {
-            dir: dir.to_path_buf(),
-            source,
-        })?;
+    crate::atomic_file::private_dir(dir).map_err(|source| StateDirError::Create {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
     let meta = std::fs::metadata(dir).map_err(|source| StateDirError::Read {
         dir: dir.to_path_buf(),
         source,
@@ -125,8 +119,9 @@ pub fn require_existing(dir: &Path) -> Result<(), StateDirError> {
     }
 }
 
+/// Who else may use `dir`, from its metadata: refused if others may write to it.
 #[cfg(unix)]
-fn access(dir: &Path, meta: &std::fs::Metadata) -> Result<Access, StateDirError> {
+pub(super) fn access(dir: &Path, meta: &std::fs::Metadata) -> Result<Access, StateDirError> {
     use std::os::unix::fs::PermissionsExt;
     let mode = meta.permissions().mode() & 0o7777;
     if mode & 0o022 != 0 {
@@ -142,7 +137,7 @@ fn access(dir: &Path, meta: &std::fs::Metadata) -> Result<Access, StateDirError>
 }
 
 #[cfg(not(unix))]
-fn access(_dir: &Path, _meta: &std::fs::Metadata) -> Result<Access, StateDirError> {
+pub(super) fn access(_dir: &Path, _meta: &std::fs::Metadata) -> Result<Access, StateDirError> {
     Ok(Access::Private)
 }
 

@@ -48,9 +48,8 @@ pub(super) fn notice_banners(shown: &[Notice], lang: Lang) -> String {
         .iter()
         .map(|notice| {
             let date = format::day(&notice.notice.effective.to_string(), lang);
-            format!(
-                "<p class=\"notice warn\" role=\"note\" id=\"notice-{id}\">{text} \
-                 <a href=\"/notices/{id}?lang={code}\">{read}</a></p>",
+            let inner = format!(
+                "{text} <a href=\"/notices/{id}?lang={code}\">{read}</a>",
                 id = notice.id,
                 text = t(
                     lang,
@@ -62,7 +61,8 @@ pub(super) fn notice_banners(shown: &[Notice], lang: Lang) -> String {
                 ),
                 code = lang.code(),
                 read = t(lang, msg!("dash-notice-read")),
-            )
+            );
+            html::banner("warn", "note", &format!("notice-{}", notice.id), &inner)
         })
         .collect()
 }
@@ -158,11 +158,8 @@ pub(super) fn banners(
             ),
             AlertKind::BackupCommandFailed => ("warn", msg!("dash-alert-backup-command")),
         };
-        html.push_str(&format!(
-            "<p class=\"notice {class}\" role=\"alert\" id=\"alert-{}\">{}</p>",
-            esc(&alert.key.kind.label()),
-            t(lang, text)
-        ));
+        let id = format!("alert-{}", esc(&alert.key.kind.label()));
+        html.push_str(&html::banner(class, "alert", &id, &t(lang, text)));
     }
     if html.is_empty() {
         return html;

@@ -178,17 +178,12 @@ pub(super) fn not_ready(problem: &Problem, lang: Lang, technical: &mut Technical
         msg!("dash-tech-not-ready"),
         &format!("{} ({})", problem.text.render(lang), problem.code),
     );
-    format!(
-        "<p class=\"notice error\" role=\"alert\" id=\"device-not-ready\">{}</p>",
-        t(
-            lang,
-            msg!(
-                "dash-device-not-ready",
-                code = problem.code,
-                channel = problem.channel
-            )
-        )
-    )
+    let text = msg!(
+        "dash-device-not-ready",
+        code = problem.code,
+        channel = problem.channel
+    );
+    html::banner("error", "alert", "device-not-ready", &t(lang, text))
 }
 
 /// The device's last exchange with the DGI, as it last reported it (a box), or how long the

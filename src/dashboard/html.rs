@@ -181,10 +181,13 @@ pub fn csrf_input(csrf: &str) -> String {
 /// A message box: `kind` is `info`, `ok`, `warn` or `error`; `text` is plain text.
 pub fn notice(kind: &str, text: &str) -> String {
     let role = if kind == "error" { "alert" } else { "status" };
-    format!(
-        "<p class=\"notice {kind}\" role=\"{role}\" id=\"notice\">{}</p>",
-        esc(text)
-    )
+    banner(kind, role, "notice", &esc(text))
+}
+
+/// A message box of a page's own (an alert, a notice's banner): `kind` as [`notice`]'s, its
+/// ARIA `role`, its `id`; `inner` is HTML, escaped already.
+pub fn banner(kind: &str, role: &str, id: &str, inner: &str) -> String {
+    format!("<p class=\"notice {kind}\" role=\"{role}\" id=\"{id}\">{inner}</p>")
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use super::html::{self, csrf_input, t};
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
 use crate::certify::{OpenIntent, Resolution, ResolveError};
+use crate::http_request;
 use crate::i18n::Lang;
 use crate::msg;
 
@@ -97,7 +98,7 @@ impl Dashboard {
         ctx: &Ctx,
         form: &[(String, String)],
     ) -> Response<Body> {
-        let field = |name: &str| web::field(form, name).unwrap_or("").to_string();
+        let field = |name: &str| http_request::field(form, name).unwrap_or("").to_string();
         let refuse = |message: super::errors::Text| {
             self.error_in(
                 ctx,

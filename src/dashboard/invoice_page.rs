@@ -1,7 +1,7 @@
 //! One LogInvoices entry as an auditor reads it: its security elements and QR code, the
 //! invoice it certified (client, items, payments, comments, reference), its amounts per tax
 //! group, the credit notes that reduce it or the invoice it reduces (links both ways), and
-//! the printable fiscal block.
+//! the printable fiscal block: the [`InvoiceView`] `log show` also renders, laid out as HTML.
 //!
 //! The register's texts are shown through [`shown`]: HTML-escaped, and with the characters an
 //! older release let in (a line feed, a bidirectional override in a client's name or an item)
@@ -13,11 +13,11 @@ use super::html::{self, cell, esc, notice, shown, t};
 use super::keys::env_name;
 use super::web::Body;
 use super::{Ctx, Dashboard};
-use crate::admin::audit::{EntryLink, InvoiceRecord, KeptInvoice};
+use crate::admin::audit::InvoiceRecord;
+use crate::admin::invoice_view::{Content, InvoiceView, Kept, Link};
 use crate::admin::Admin;
-use crate::i18n::format::visible;
-use crate::i18n::{format, names, Lang, Message};
-use crate::model::{Environment, InvoiceContent};
+use crate::i18n::{names, Lang, Message};
+use crate::model::Environment;
 use crate::msg;
 
 impl Dashboard {
@@ -34,13 +34,13 @@ impl Dashboard {
             Err(error) => return self.failure_in(ctx, &error),
         };
         let (lang, zone) = (ctx.lang(), self.admin.time_zone());
-        let entry = &record.entry;
-        let (r, s) = (&entry.request, &entry.security);
-        let qr = crate::qr::inline_svg(&s.qr_code, "qrCode").unwrap_or_else(|error| {
+        let view = InvoiceView::of(&record, zone, lang);
+        let s = &view.security;
+        let qr = crate::qr::inline_svg(s.qr_code, "qrCode").unwrap_or_else(|error| {
             tracing::warn!(%error, "an invoice's QR code could not be drawn");
             notice("error", &t(lang, msg!("qr-not-drawn")))
         });
-        let base = format!("/dashboard/invoices/{}/{}", env.as_str(), entry.sequence);
+        let base = format!("/dashboard/invoices/{}/{}", env.as_str(), view.sequence);
         let mut body = format!(
             "<p><a href=\"/dashboard/invoices?env={env}\">← {}</a></p>\
              <p class=\"print\" id=\"print\">{} <a href=\"{base}/receipt?layout=a4\" id=\"print-a4\" \
@@ -58,19 +58,19 @@ impl Dashboard {
             t(lang, msg!("dash-print-80mm")),
             t(lang, msg!("dash-security-title")),
             t(lang, msg!("dash-qr-caption")),
-            row(lang, msg!("dash-field-code"), "codeDEFDGI", &s.code_def),
-            row(lang, msg!("dash-field-nim"), "nim", &s.nim),
-            row(lang, msg!("dash-field-counters"), "counters", &s.counters),
+            row(lang, msg!("dash-field-code"), "codeDEFDGI", s.code_def),
+            row(lang, msg!("dash-field-nim"), "nim", s.nim),
+            row(lang, msg!("dash-field-counters"), "counters", s.counters),
             row(
                 lang,
                 msg!("dash-field-device-time"),
                 "dateTime",
-                &html::device_time(&s.date_time, lang)
+                &s.device_time
             ),
-            row(lang, msg!("dash-field-qr"), "qrCode", &s.qr_code),
+            row(lang, msg!("dash-field-qr"), "qrCode", s.qr_code),
             env = env.as_str(),
         );
-        body.push_str(&links(&record, env, zone, lang));
+        body.push_str(&links(&view, env, lang));
         body.push_str(&format!(
             "<section><h2>{}</h2><dl class=\"grid\">{}{}{}{}{}{}{}{}{}{}{}</dl></section>",
             t(lang, msg!("dash-invoice-section")),
@@ -84,59 +84,49 @@ impl Dashboard {
                 lang,
                 msg!("dash-field-sequence"),
                 "sequence",
-                &entry.sequence.to_string()
+                &view.sequence.to_string()
             ),
-            row(lang, msg!("dash-entry-rn"), "rn", &r.rn),
-            row(
-                lang,
-                msg!("dash-entry-type"),
-                "type",
-                &names::document_and_code(&r.invoice_type, lang)
-            ),
+            row(lang, msg!("dash-entry-rn"), "rn", view.rn),
+            row(lang, msg!("dash-entry-type"), "type", &view.type_and_code),
             row(
                 lang,
                 msg!("dash-field-seller"),
                 "seller",
-                &format!("{} / {}", r.nif, r.isf)
+                &format!("{} / {}", view.nif, view.isf)
             ),
             row(
                 lang,
                 msg!("dash-field-received"),
                 "received",
-                &html::time(&r.received_at, zone, lang)
+                &view.received
             ),
             row(
                 lang,
                 msg!("dash-entry-certified"),
                 "certified",
-                &html::time(&entry.certified_at, zone, lang)
+                &view.certified
             ),
-            row(
-                lang,
-                msg!("recorded-by"),
-                "source",
-                &names::recorded_by(&entry.source).render(lang)
-            ),
-            row(lang, msg!("dash-field-key"), "key", &r.key_id),
-            row(lang, msg!("dash-field-device"), "device", &r.device),
-            row(lang, msg!("dash-field-digest"), "digest", &r.request_digest),
+            row(lang, msg!("recorded-by"), "source", &view.recorded_by),
+            row(lang, msg!("dash-field-key"), "key", view.key_id),
+            row(lang, msg!("dash-field-device"), "device", view.device),
+            row(lang, msg!("dash-field-digest"), "digest", view.digest),
         ));
-        match &record.certified_invoice {
-            KeptInvoice::Kept { invoice } => body.push_str(&content(invoice, lang)),
-            KeptInvoice::NotKept => {
+        match &view.content {
+            Content::Kept(kept) => body.push_str(&content(kept, lang)),
+            Content::NotKept => {
                 body.push_str(&notice("info", &t(lang, msg!("dash-content-not-kept"))))
             }
-            KeptInvoice::Unreadable { reason } => body.push_str(&notice(
+            Content::Unreadable(reason) => body.push_str(&notice(
                 "error",
-                &t(
-                    lang,
-                    msg!("dash-content-unreadable", reason = reason.as_str()),
-                ),
+                &t(lang, msg!("dash-content-unreadable", reason = *reason)),
             )),
         }
-        body.push_str(&totals(&record, lang));
-        let document = names::document(&r.invoice_type).render(lang);
-        let title = ctx.text(msg!("dash-invoice-title", document = document, rn = &r.rn));
+        body.push_str(&totals(&view, lang));
+        let title = ctx.text(msg!(
+            "dash-invoice-title",
+            document = view.document.as_str(),
+            rn = view.rn
+        ));
         ctx.page(&title, super::html::Tab::Invoices, &body)
     }
 }
@@ -160,42 +150,34 @@ fn row(lang: Lang, name: Message, id: &str, value: &str) -> String {
 }
 
 /// The original a credit note reduces, and the credit notes that reduce this invoice.
-fn links(
-    record: &InvoiceRecord,
-    env: Environment,
-    zone: chrono::FixedOffset,
-    lang: Lang,
-) -> String {
-    let link = |l: &EntryLink| {
+fn links(view: &InvoiceView<'_>, env: Environment, lang: Lang) -> String {
+    let link = |l: &Link<'_>| {
         format!(
             "<a href=\"/dashboard/invoices/{}/{}\">{}</a>",
             env.as_str(),
             l.sequence,
-            shown(&l.rn)
+            shown(l.rn)
         )
     };
     let mut out = String::new();
-    if let KeptInvoice::Kept { invoice } = &record.certified_invoice {
-        if let Some(reference) = &invoice.reference {
-            let kind = invoice.reference_type.as_deref().unwrap_or("COR");
-            let lead = t(lang, msg!("dash-credit-of", kind = kind));
-            let what = match &record.original {
-                Some(original) => format!(
-                    "{lead} {} (<code>{}</code>, {})",
-                    link(original),
-                    shown(reference),
-                    esc(&html::amount(original.total, lang))
-                ),
-                None => format!(
-                    "{lead} <code>{}</code> {}",
-                    shown(reference),
-                    t(lang, msg!("dash-credit-of-unknown"))
-                ),
-            };
-            out.push_str(&format!("<p id=\"original\" class=\"link\">{what}</p>"));
-        }
+    if let Some(reference) = &view.reference {
+        let lead = t(lang, msg!("dash-credit-of", kind = reference.kind));
+        let what = match &view.original {
+            Some(original) => format!(
+                "{lead} {} (<code>{}</code>, {})",
+                link(original),
+                shown(reference.code),
+                esc(&original.total_amount)
+            ),
+            None => format!(
+                "{lead} <code>{}</code> {}",
+                shown(reference.code),
+                t(lang, msg!("dash-credit-of-unknown"))
+            ),
+        };
+        out.push_str(&format!("<p id=\"original\" class=\"link\">{what}</p>"));
     }
-    if !record.credit_notes.is_empty() {
+    if !view.credit_notes.is_empty() {
         let h = [
             msg!("dash-entry-rn"),
             msg!("dash-entry-type"),
@@ -209,17 +191,13 @@ fn links(
             t(lang, msg!("dash-credit-notes-title"))
         ));
         out.push_str(&html::table_start("credit-notes-table", &h));
-        for note in &record.credit_notes {
+        for note in &view.credit_notes {
             let cells = [
                 cell(&h[0], "", &link(note)),
-                cell(&h[1], "", &type_cell(&note.invoice_type, lang)),
-                cell(&h[2], "num", &esc(&html::amount(note.total, lang))),
-                cell(
-                    &h[3],
-                    "",
-                    &format!("<code>{}</code>", shown(&note.code_def)),
-                ),
-                cell(&h[4], "", &esc(&html::time(&note.certified_at, zone, lang))),
+                cell(&h[1], "", &type_cell(note.invoice_type, lang)),
+                cell(&h[2], "num", &esc(&note.total_amount)),
+                cell(&h[3], "", &format!("<code>{}</code>", shown(note.code_def))),
+                cell(&h[4], "", &esc(&note.certified)),
             ];
             out.push_str(&format!("<tr>{}</tr>", cells.concat()));
         }
@@ -230,34 +208,25 @@ fn links(
 }
 
 /// Client, operator, items, payments and comments of the kept invoice.
-fn content(invoice: &InvoiceContent, lang: Lang) -> String {
+fn content(invoice: &Kept<'_>, lang: Lang) -> String {
     let mut out = format!(
         "<section id=\"certified-invoice\"><h2>{}</h2><dl class=\"grid\">",
         t(lang, msg!("dash-content-title"))
     );
-    out.push_str(&row(
-        lang,
-        msg!("dash-content-mode"),
-        "mode",
-        &invoice.mode.to_uppercase(),
-    ));
+    out.push_str(&row(lang, msg!("dash-content-mode"), "mode", &invoice.mode));
     out.push_str(&row(
         lang,
         msg!("dash-content-currency"),
         "currency",
-        &names::invoice_currency(invoice, lang),
+        &invoice.currency,
     ));
-    let operator = match &invoice.operator.id {
-        Some(id) => format!("{} ({id})", invoice.operator.name),
-        None => invoice.operator.name.clone(),
-    };
     out.push_str(&row(
         lang,
         msg!("dash-content-operator"),
         "operator",
-        &operator,
+        &invoice.operator,
     ));
-    match &invoice.client {
+    match invoice.client {
         None => out.push_str(&row(
             lang,
             msg!("dash-content-client"),
@@ -287,13 +256,12 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
             ));
         }
     }
-    let comments = invoice.comments();
-    if !comments.is_empty() {
+    if !invoice.comments.is_empty() {
         out.push_str(&row(
             lang,
             msg!("dash-content-comments"),
             "comments",
-            &comments.join(" / "),
+            &invoice.comments.join(" / "),
         ));
     }
     out.push_str("</dl>");
@@ -308,47 +276,39 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
     .map(|m| m.render(lang));
     out.push_str(&html::table_start("items", &h));
     for item in &invoice.items {
-        let mut name = shown(&item.name);
-        if let Some(code) = &item.code {
+        let mut name = shown(item.name);
+        if let Some(code) = item.code {
             name.push_str(&format!(" <small>[{}]</small>", shown(code)));
         }
-        if let Some(amount) = item.tax_specific_amount {
+        if let Some(amount) = &item.specific_tax {
             name.push_str(&format!(
                 "<br><small>{}</small>",
                 esc(&t(
                     lang,
-                    msg!(
-                        "dash-item-specific-tax",
-                        amount = html::amount(amount, lang)
-                    )
+                    msg!("dash-item-specific-tax", amount = amount.as_str())
                 ))
             ));
         }
-        if let Some(original) = item.original_price {
+        if let Some((original, why)) = &item.price_change {
             name.push_str(&format!(
                 "<br><small>{}</small>",
                 esc(&t(
                     lang,
                     msg!(
                         "dash-item-price-change",
-                        original = html::amount(original, lang),
-                        why =
-                            visible(item.price_modification.as_deref().unwrap_or("-")).into_owned()
+                        original = original.as_str(),
+                        why = why.as_str()
                     )
                 ))
             ));
         }
-        let amount = item
-            .line_amount()
-            .map_or_else(|| "-".into(), |v| format::number(v, lang));
-        let quantity = format::quantity(item.quantity, lang);
         let cells = [
             cell(&h[0], "", &name),
-            cell(&h[1], "", &shown(&item.item_type)),
-            cell(&h[2], "", &shown(&item.tax_group)),
-            cell(&h[3], "num", &esc(&quantity)),
-            cell(&h[4], "num", &esc(&format::number(item.price, lang))),
-            cell(&h[5], "num", &esc(&amount)),
+            cell(&h[1], "", &shown(item.item_type)),
+            cell(&h[2], "", &shown(item.tax_group)),
+            cell(&h[3], "num", &esc(&item.quantity)),
+            cell(&h[4], "num", &esc(&item.price)),
+            cell(&h[5], "num", &esc(&item.amount)),
         ];
         out.push_str(&format!("<tr>{}</tr>", cells.concat()));
     }
@@ -361,8 +321,8 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
             .iter()
             .map(|p| {
                 // In CDF whatever currency it was paid in, that currency after it.
-                let mut text = format!("{} {}", p.name, html::amount(p.amount, lang));
-                if let Some(paid_in) = names::payment_currency(p, invoice, lang) {
+                let mut text = format!("{} {}", p.name, p.amount);
+                if let Some(paid_in) = &p.paid_in {
                     text.push_str(&format!(" ({paid_in})"));
                 }
                 text
@@ -379,8 +339,7 @@ fn content(invoice: &InvoiceContent, lang: Lang) -> String {
 }
 
 /// HT, VAT and TTC per group, and the totals.
-fn totals(record: &InvoiceRecord, lang: Lang) -> String {
-    let r = &record.entry.request;
+fn totals(view: &InvoiceView<'_>, lang: Lang) -> String {
     let h = [
         msg!("dash-group"),
         msg!("dash-group-ht"),
@@ -393,39 +352,26 @@ fn totals(record: &InvoiceRecord, lang: Lang) -> String {
         t(lang, msg!("dash-totals-title"))
     );
     out.push_str(&html::table_start("groups", &h));
-    for g in &record.groups {
+    for [group, ht, vat, ttc] in &view.groups {
         let cells = [
-            cell(&h[0], "", &g.group.to_string()),
-            cell(&h[1], "num", &esc(&format::number(g.ht, lang))),
-            cell(&h[2], "num", &esc(&format::number(g.vat, lang))),
-            cell(&h[3], "num", &esc(&format::number(g.ttc, lang))),
+            cell(&h[0], "", group),
+            cell(&h[1], "num", &esc(ht)),
+            cell(&h[2], "num", &esc(vat)),
+            cell(&h[3], "num", &esc(ttc)),
         ];
         out.push_str(&format!("<tr>{}</tr>", cells.concat()));
     }
     out.push_str(html::TABLE_END);
-    let usd = r
-        .totals
-        .usd_equivalent
-        .map_or_else(|| "-".into(), |v| format::amount(v, "USD", lang));
+    let usd = view.usd.clone().unwrap_or_else(|| "-".into());
     out.push_str(&format!(
         "<dl class=\"grid\">{}{}{}{}</dl></section>",
-        row(
-            lang,
-            msg!("dash-field-total"),
-            "total",
-            &html::amount(r.totals.total, lang)
-        ),
-        row(
-            lang,
-            msg!("dash-field-vat"),
-            "vat",
-            &html::amount(r.totals.vat, lang)
-        ),
+        row(lang, msg!("dash-field-total"), "total", &view.total),
+        row(lang, msg!("dash-field-vat"), "vat", &view.vat),
         row(
             lang,
             msg!("dash-field-specific-tax"),
             "specific-tax",
-            &html::amount(r.totals.specific_tax, lang)
+            &view.specific_tax_or_zero
         ),
         row(lang, msg!("dash-field-usd"), "usd", &usd),
     ));

@@ -13,6 +13,7 @@ use super::web::{self, Body};
 use super::{Ctx, Dashboard};
 use crate::admin::audit::{ExportedEntry, Period};
 use crate::admin::{csv, Admin, AdminError, EntryFilter, LogPage, Search};
+use crate::http_request;
 use crate::i18n::{Lang, Message};
 use crate::model::{Environment, RegisterEntry};
 use crate::msg;
@@ -43,7 +44,7 @@ struct Query {
 impl Query {
     fn parse(pairs: &[(String, String)]) -> Result<Query, Message> {
         let text = |name: &str| -> Option<String> {
-            web::field(pairs, name)
+            http_request::field(pairs, name)
                 .map(str::trim)
                 .filter(|v| !v.is_empty())
                 .map(str::to_string)
@@ -81,7 +82,7 @@ impl Query {
     fn href(&self, before: Option<u64>) -> String {
         let mut href = format!("/dashboard/invoices?env={}", self.env.as_str());
         if !self.rn.is_empty() {
-            href.push_str(&format!("&rn={}", web::url_encode(&self.rn)));
+            href.push_str(&format!("&rn={}", http_request::url_encode(&self.rn)));
         }
         if let Some(from) = self.from {
             href.push_str(&format!("&from={from}"));
@@ -102,7 +103,7 @@ impl Dashboard {
         ctx: &Ctx,
         request: &Request<Incoming>,
     ) -> Response<Body> {
-        let query = match Query::parse(&web::query(request)) {
+        let query = match Query::parse(&http_request::query(request)) {
             Ok(query) => query,
             Err(text) => {
                 return self.error_in(
@@ -194,9 +195,9 @@ impl Dashboard {
         ctx: &Ctx,
         request: &Request<Incoming>,
     ) -> Response<Body> {
-        let pairs = web::query(request);
+        let pairs = http_request::query(request);
         // CSV for programs, CSV for a French spreadsheet (one code path: admin::csv), or JSON.
-        let (dialect, json) = match web::field(&pairs, "format") {
+        let (dialect, json) = match http_request::field(&pairs, "format") {
             None | Some("csv") => (csv::Dialect::default(), false),
             Some("excel") => (csv::Dialect::SPREADSHEET, false),
             Some("json") => (csv::Dialect::default(), true),

@@ -11,6 +11,7 @@ use super::html::{self, cell, csrf_input, esc, notice, t, Tab};
 use super::web::{self, Body};
 use super::{Ctx, Dashboard};
 use crate::admin::{Admin, AdminError};
+use crate::http_request;
 use crate::i18n::Lang;
 use crate::model::{Environment, KeyRecord};
 use crate::msg;
@@ -45,11 +46,12 @@ impl Dashboard {
             Ok(keys) => keys,
             Err(response) => return response,
         };
-        let query = web::query(request);
+        let query = http_request::query(request);
         let mut body = String::new();
         // Only this organization's keys are named (the query string is anyone's to write).
-        let known =
-            |name: &str| web::field(&query, name).filter(|id| keys.iter().any(|k| k.id == *id));
+        let known = |name: &str| {
+            http_request::field(&query, name).filter(|id| keys.iter().any(|k| k.id == *id))
+        };
         if let Some(id) = known("disabled") {
             body.push_str(&notice("ok", &ctx.text(msg!("dash-key-disabled", id = id))));
         } else if let Some(id) = known("enabled") {
@@ -133,20 +135,23 @@ impl Dashboard {
 
     pub(super) async fn issue_key(&self, ctx: &Ctx, form: &[(String, String)]) -> Response<Body> {
         let lang = ctx.lang();
-        let environment = match web::field(form, "environment") {
+        let environment = match http_request::field(form, "environment") {
             Some("production") => Environment::Production,
             Some("sandbox") => Environment::Sandbox,
             _ => return self.refused(ctx, msg!("dash-issue-choose-env")),
         };
         // The admin layer refuses a label that is not one plain line (`admin::check_name`).
-        let label = web::field(form, "label").unwrap_or("").trim().to_string();
+        let label = http_request::field(form, "label")
+            .unwrap_or("")
+            .trim()
+            .to_string();
         let org_id = ctx.org.id.clone();
         let issue = move |admin: &Admin| admin.key_issue(&org_id, environment, &label);
         let issued = match self.blocking(issue).await {
             Ok(issued) => issued,
             Err(error) => return self.failure_in(ctx, &error),
         };
-        let (key, id) = (issued.key.as_str(), issued.record.id.as_str());
+        let (key, id) = (issued.plaintext.as_str(), issued.record.id.as_str());
         info!(org = %ctx.org.id, key = %id, environment = environment.as_str(), "API key issued from the dashboard");
         let body = format!(
             "{}<p>{}</p><code class=\"secret\" id=\"new-key\">{}</code><p>{}</p>\
@@ -170,12 +175,12 @@ impl Dashboard {
     /// `POST /dashboard/keys/toggle`: enables a key; a request to disable one is led to the
     /// confirmation (nothing is done).
     pub(super) async fn toggle_key(&self, ctx: &Ctx, form: &[(String, String)]) -> Response<Body> {
-        let id = web::field(form, "id").unwrap_or("").to_string();
-        match web::field(form, "enabled") {
+        let id = http_request::field(form, "id").unwrap_or("").to_string();
+        match http_request::field(form, "enabled") {
             Some("true") => self.set_enabled(ctx, id, true).await,
             Some("false") => web::redirect(&format!(
                 "/dashboard/keys/disable?id={}",
-                web::url_encode(&id)
+                http_request::url_encode(&id)
             )),
             _ => self.refused(ctx, msg!("dash-toggle-say")),
         }
@@ -183,7 +188,7 @@ impl Dashboard {
 
     /// `POST /dashboard/keys/disable`: the confirmation's form.
     pub(super) async fn disable_key(&self, ctx: &Ctx, form: &[(String, String)]) -> Response<Body> {
-        let id = web::field(form, "id").unwrap_or("").to_string();
+        let id = http_request::field(form, "id").unwrap_or("").to_string();
         self.set_enabled(ctx, id, false).await
     }
 
@@ -204,7 +209,10 @@ impl Dashboard {
         }
         info!(org = %ctx.org.id, key = %id, enabled, "API key toggled from the dashboard");
         let done = if enabled { "enabled" } else { "disabled" };
-        web::redirect(&format!("/dashboard/keys?{done}={}", web::url_encode(&id)))
+        web::redirect(&format!(
+            "/dashboard/keys?{done}={}",
+            http_request::url_encode(&id)
+        ))
     }
 
     /// `GET /dashboard/keys/disable?id=`: "Disable key X (label)? The tills using it will be
@@ -215,8 +223,8 @@ impl Dashboard {
         request: &Request<Incoming>,
     ) -> Response<Body> {
         let lang = ctx.lang();
-        let query = web::query(request);
-        let id = web::field(&query, "id").unwrap_or("");
+        let query = http_request::query(request);
+        let id = http_request::field(&query, "id").unwrap_or("");
         let keys = match self.keys_of(ctx).await {
             Ok(keys) => keys,
             Err(response) => return response,

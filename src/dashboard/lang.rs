@@ -8,6 +8,7 @@ use hyper::header::ACCEPT_LANGUAGE;
 use hyper::{Method, Request};
 
 use super::web::{self, Body};
+use crate::http_request;
 use crate::i18n::{self, Lang};
 
 /// The cookie that keeps the language chosen with the switch.
@@ -29,10 +30,7 @@ impl Reader {
     /// installation's default.
     pub fn of(request: &Request<Incoming>) -> Reader {
         let cookie = web::cookie(request, LANG_COOKIE);
-        let accept = request
-            .headers()
-            .get(ACCEPT_LANGUAGE)
-            .and_then(|v| v.to_str().ok());
+        let accept = http_request::header(request, ACCEPT_LANGUAGE.as_str());
         let path = request.uri().path();
         let here = if request.method() == Method::GET || request.method() == Method::HEAD {
             request
@@ -60,7 +58,7 @@ impl Reader {
         format!(
             "/dashboard/lang?to={}&back={}",
             lang.code(),
-            web::url_encode(&self.here)
+            http_request::url_encode(&self.here)
         )
     }
 }
@@ -89,10 +87,10 @@ pub fn safe_back(back: Option<&str>) -> &str {
 
 /// `GET /dashboard/lang?to=fr|en&back=PATH`: keeps the choice in a cookie and goes back.
 pub fn switch(request: &Request<Incoming>, secure: bool) -> hyper::Response<Body> {
-    let query = web::query(request);
-    let back = safe_back(web::field(&query, "back"));
+    let query = http_request::query(request);
+    let back = safe_back(http_request::field(&query, "back"));
     let mut response = web::redirect(back);
-    if let Some(lang) = web::field(&query, "to").and_then(Lang::parse) {
+    if let Some(lang) = http_request::field(&query, "to").and_then(Lang::parse) {
         let cookie = web::cookie_text(LANG_COOKIE, lang.code(), Some(LANG_COOKIE_AGE), secure);
         web::set_cookie(&mut response, &cookie);
     }

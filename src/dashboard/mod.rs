@@ -93,6 +93,7 @@ use crate::admin::{Admin, AdminError};
 use crate::alerts::AlertEngine;
 use crate::certify::Certifier;
 use crate::http_body::BodyLimits;
+use crate::http_request;
 use crate::i18n::{Lang, Message};
 use crate::model::Organization;
 use crate::msg;
@@ -438,7 +439,7 @@ impl Dashboard {
             return Err(forbidden("foreign origin"));
         }
         let form = self.read_form(request, web::FORM_LIMIT, reader).await?;
-        if !session.csrf_ok(web::field(&form, "csrf")) {
+        if !session.csrf_ok(http_request::field(&form, "csrf")) {
             return Err(forbidden("missing or wrong CSRF token"));
         }
         Ok(form)

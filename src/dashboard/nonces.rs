@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use super::session::random_hex;
+use crate::sync;
 
 /// How long a sign-in form may wait before it is posted.
 pub const LIFETIME: Duration = Duration::from_secs(3600);
@@ -50,7 +51,7 @@ impl SignInNonces {
 
     fn issue_at(&self, peer: IpAddr, now: Instant) -> String {
         let value = random_hex();
-        let mut issued = self.lock();
+        let mut issued = sync::lock(&self.issued);
         issued.retain(|_, i| now.saturating_duration_since(i.at) < LIFETIME);
         let mine: Vec<([u8; 32], Instant)> = issued
             .iter()
@@ -78,13 +79,11 @@ impl SignInNonces {
     }
 
     fn take_at(&self, value: &str, peer: IpAddr, now: Instant) -> bool {
-        self.lock().remove(&digest(value)).is_some_and(|issued| {
-            issued.peer == peer && now.saturating_duration_since(issued.at) < LIFETIME
-        })
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Issued>> {
-        self.issued.lock().unwrap_or_else(|p| p.into_inner())
+        sync::lock(&self.issued)
+            .remove(&digest(value))
+            .is_some_and(|issued| {
+                issued.peer == peer && now.saturating_duration_since(issued.at) < LIFETIME
+            })
     }
 }
 

@@ -13,6 +13,7 @@ use super::web::{self, Body};
 use super::{Ctx, Dashboard};
 use crate::admin::audit::InvoiceRecord;
 use crate::admin::Admin;
+use crate::http_request;
 use crate::model::Environment;
 use crate::msg;
 use crate::receipt::html::{self, Screen};
@@ -32,8 +33,8 @@ impl Dashboard {
         env: Environment,
         sequence: u64,
     ) -> Response<Body> {
-        let query = web::query(request);
-        let layout = match web::field(&query, "layout") {
+        let query = http_request::query(request);
+        let layout = match http_request::field(&query, "layout") {
             None => Layout::default(),
             Some(text) => match Layout::parse(text) {
                 Some(layout) => layout,

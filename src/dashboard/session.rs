@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::session_file::StoredSession;
+use crate::sync;
 
 /// A session ends after this long without a request.
 pub const IDLE: Duration = Duration::from_secs(8 * 3600);
@@ -33,8 +34,8 @@ pub const MAX_SESSIONS_PER_ORG: usize = 50;
 /// says: a restart then measures its idle time from at most this much earlier.
 const TOUCH_SAVED_EVERY: Duration = Duration::from_secs(60);
 
-/// One signed-in admin.
-#[derive(Debug, Clone)]
+/// One signed-in admin. `Debug` never shows the CSRF token.
+#[derive(Clone)]
 pub struct Session {
     /// The organization every page shows and every action is limited to.
     pub org: String,
@@ -42,6 +43,16 @@ pub struct Session {
     pub token_id: String,
     /// The token every POST form of this session carries.
     pub csrf: String,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("org", &self.org)
+            .field("token_id", &self.token_id)
+            .field("csrf", &format_args!("<redacted>"))
+            .finish()
+    }
 }
 
 impl Session {
@@ -114,7 +125,7 @@ impl Sessions {
             last_seen: now,
             saved_seen: now,
         };
-        let mut state = self.lock();
+        let mut state = sync::lock(&self.state);
         state.entries.retain(|_, e| self.alive(e, now));
         let map = &mut state.entries;
         let same_org = map.values().filter(|e| e.org == org).count();
@@ -146,7 +157,7 @@ impl Sessions {
 
     fn get_at(&self, id: &str, now: DateTime<Utc>) -> Lookup {
         let key = digest(id);
-        let mut state = self.lock();
+        let mut state = sync::lock(&self.state);
         let touched = match state.entries.get_mut(&key) {
             Some(entry) if self.alive(entry, now) => {
                 entry.last_seen = entry.last_seen.max(now);
@@ -167,7 +178,7 @@ impl Sessions {
 
     /// Ends the session a cookie names (sign-out, revoked token).
     pub fn close(&self, id: &str) {
-        let mut state = self.lock();
+        let mut state = sync::lock(&self.state);
         if state.entries.remove(&digest(id)).is_some() {
             state.dirty = true;
         }
@@ -175,14 +186,14 @@ impl Sessions {
 
     /// Whether something the file keeps changed since it was last written.
     pub fn dirty(&self) -> bool {
-        self.lock().dirty
+        sync::lock(&self.state).dirty
     }
 
     /// The live sessions as the file keeps them (and marks them written); expired ones are
     /// dropped first.
     pub fn stored(&self) -> Vec<StoredSession> {
         let now = Utc::now();
-        let mut state = self.lock();
+        let mut state = sync::lock(&self.state);
         state.entries.retain(|_, e| self.alive(e, now));
         state.dirty = false;
         state
@@ -203,13 +214,13 @@ impl Sessions {
 
     /// Marks the sessions as not written (a write failed: the next change tries again).
     pub fn mark_unsaved(&self) {
-        self.lock().dirty = true;
+        sync::lock(&self.state).dirty = true;
     }
 
     /// Takes back sessions read from the file: those still live at `now` and whose hash reads
     /// back; returns how many were taken.
     pub fn restore(&self, stored: Vec<StoredSession>, now: DateTime<Utc>) -> usize {
-        let mut state = self.lock();
+        let mut state = sync::lock(&self.state);
         let mut taken = 0;
         for s in stored {
             let Some(hash) = hex::decode(&s.id_sha256)
@@ -240,10 +251,6 @@ impl Sessions {
 
     fn alive(&self, entry: &Entry, now: DateTime<Utc>) -> bool {
         since(entry.last_seen, now) < self.idle && since(entry.created, now) < self.absolute
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -294,6 +301,16 @@ fn digest(id: &str) -> [u8; 32] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_s_debug_never_shows_its_csrf_token() {
+        let sessions = Sessions::new();
+        let (id, session) = sessions.open("acme", "tok1");
+        let shown = format!("{session:?} {:?}", Lookup::Live(session.clone()));
+        assert!(shown.contains("acme") && shown.contains("tok1"), "{shown}");
+        assert!(!shown.contains(&session.csrf), "{shown}");
+        assert!(!shown.contains(&id), "{shown}");
+    }
 
     fn live(lookup: Lookup) -> Option<Session> {
         match lookup {
@@ -365,8 +382,7 @@ mod tests {
             live(sessions.get_at(&first, at)).is_none(),
             "acme's oldest ended"
         );
-        let acme = sessions
-            .lock()
+        let acme = sync::lock(&sessions.state)
             .entries
             .values()
             .filter(|e| e.org == "acme")

@@ -26,6 +26,7 @@ use tracing::{info, warn};
 
 use super::session::Sessions;
 use super::Dashboard;
+use crate::sync;
 
 /// The file's name in the state directory.
 pub const FILE: &str = "dashboard-sessions.json";
@@ -123,7 +124,7 @@ impl SessionFile {
 
     /// Writes `sessions` if they changed since the last write (blocking).
     pub fn save(&self, sessions: &Sessions) {
-        let _writing = self.writing.lock().unwrap_or_else(|p| p.into_inner());
+        let _writing = sync::lock(&self.writing);
         if !sessions.dirty() {
             return;
         }

@@ -22,6 +22,7 @@ use super::session_file::Kept;
 use super::throttle::PEER_FREE_FAILURES;
 use super::web::{self, Body};
 use super::{Dashboard, SESSION_COOKIE, SIGNIN_COOKIE};
+use crate::http_request;
 use crate::i18n::Message;
 use crate::msg;
 
@@ -41,14 +42,14 @@ impl Dashboard {
         reader: &Reader,
     ) -> Response<Body> {
         let secure = self.secure(request);
-        let query = web::query(request);
-        let message = if web::field(&query, "expired").is_some() {
+        let query = http_request::query(request);
+        let message = if http_request::field(&query, "expired").is_some() {
             if self.sessions_kept() == Kept::NotReadAtStart {
                 Some(("info", msg!("dash-signin-lost-at-restart")))
             } else {
                 Some(("info", msg!("dash-signin-expired")))
             }
-        } else if web::field(&query, "signed_out").is_some() {
+        } else if http_request::field(&query, "signed_out").is_some() {
             Some(("ok", msg!("dash-signin-signed-out")))
         } else {
             None
@@ -90,7 +91,7 @@ impl Dashboard {
             Ok(form) => form,
             Err(response) => return response,
         };
-        let paired = match (nonce.as_deref(), web::field(&form, "csrf")) {
+        let paired = match (nonce.as_deref(), http_request::field(&form, "csrf")) {
             (Some(cookie), Some(field)) => {
                 !cookie.is_empty() && session::equal(cookie, field) && self.nonces.take(field, ip)
             }
@@ -100,7 +101,10 @@ impl Dashboard {
             crate::metrics::dashboard_sign_in("bad_form");
             return refuse(StatusCode::FORBIDDEN, msg!("dash-signin-cookie"));
         }
-        let token = web::field(&form, "token").unwrap_or("").trim().to_string();
+        let token = http_request::field(&form, "token")
+            .unwrap_or("")
+            .trim()
+            .to_string();
         if token.is_empty() {
             return refuse(StatusCode::BAD_REQUEST, msg!("dash-signin-empty"));
         }

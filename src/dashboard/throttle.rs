@@ -7,6 +7,7 @@
 //! without failure. Tokens are 256-bit random values, so this is defence in depth and a
 //! signal in the log (`dashboard sign-in throttled`), not what keeps them unguessable.
 
+use crate::sync;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::net::IpAddr;
@@ -47,7 +48,7 @@ impl<K: Eq + Hash + Clone> Counts<K> {
 
     /// How long `key` must still wait before its next attempt (zero: go ahead).
     fn wait(&self, key: &K, now: Instant) -> Duration {
-        let map = self.lock();
+        let map = sync::lock(&self.map);
         let Some(failures) = map.get(key) else {
             return Duration::ZERO;
         };
@@ -59,7 +60,7 @@ impl<K: Eq + Hash + Clone> Counts<K> {
     }
 
     fn fail(&self, key: K, now: Instant) -> u32 {
-        let mut map = self.lock();
+        let mut map = sync::lock(&self.map);
         if map.len() >= MAX_COUNTS && !map.contains_key(&key) {
             map.retain(|_, f| now.saturating_duration_since(f.last) < FORGET);
             if map.len() >= MAX_COUNTS {
@@ -85,11 +86,7 @@ impl<K: Eq + Hash + Clone> Counts<K> {
     }
 
     fn clear(&self, key: &K) {
-        self.lock().remove(key);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<K, Failures>> {
-        self.map.lock().unwrap_or_else(|p| p.into_inner())
+        sync::lock(&self.map).remove(key);
     }
 }
 

@@ -14,13 +14,14 @@
 //! service's status. Reads still work: the index holds what was applied.
 
 use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use tracing::{error, info};
 
 use super::error::{DamageAt, StoreError};
 use super::journal::{self, Checkpoint};
+use crate::sync;
 
 /// Where the check of the history stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,33 +97,29 @@ impl History {
         history
     }
 
-    fn lock(&self) -> MutexGuard<'_, HistoryCheck> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn set(&self, outcome: HistoryCheck) {
-        *self.lock() = outcome;
+        *sync::lock(&self.state) = outcome;
         self.changed.notify_all();
     }
 
     /// Where it stands now.
     pub(super) fn now(&self) -> HistoryCheck {
-        self.lock().clone()
+        sync::lock(&self.state).clone()
     }
 
     /// Waits up to `timeout` for the check to end; returns where it stands then.
     pub(super) fn wait(&self, timeout: Duration) -> HistoryCheck {
-        let guard = self.lock();
-        let (guard, _) = self
-            .changed
-            .wait_timeout_while(guard, timeout, |state| *state == HistoryCheck::Running)
-            .unwrap_or_else(|p| p.into_inner());
+        let guard = sync::lock(&self.state);
+        let (guard, _) = sync::recover(
+            self.changed
+                .wait_timeout_while(guard, timeout, |state| *state == HistoryCheck::Running),
+        );
         guard.clone()
     }
 
     /// `Err(Damaged)` once the check found damage.
     pub(super) fn refuse_if_damaged(&self) -> Result<(), StoreError> {
-        match &*self.lock() {
+        match &*sync::lock(&self.state) {
             HistoryCheck::Damaged { at, reason } => Err(StoreError::damaged(*at, reason.clone())),
             _ => Ok(()),
         }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use super::io_error;
 use super::manifest::{hash_file, ManifestFile, Role};
 use crate::admin::AdminError;
+use crate::atomic_file;
 use crate::msg;
 
 /// The entries of a state directory a copy leaves out: the index (rebuilt from the journal),
@@ -52,19 +53,14 @@ pub(super) fn within(path: &Path, dir: &Path) -> bool {
     full.starts_with(dir)
 }
 
-/// Creates `dir` and its parents, the last one for the owner only (0700).
+/// Creates `dir` and its parents for the owner only (0700).
 pub(super) fn private_dir(dir: &Path) -> Result<(), AdminError> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).map_err(|e| io_error(dir, &e))
+    atomic_file::private_dir(dir).map_err(|e| io_error(dir, &e))
 }
 
 /// fsyncs the folder `dir`.
 pub(super) fn sync_dir(dir: &Path) -> Result<(), AdminError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| io_error(dir, &e))
+    atomic_file::sync_dir(dir).map_err(|e| io_error(dir, &e))
 }
 
 /// The owner of `dir` when this process runs as root (files written by root are handed to
@@ -129,10 +125,13 @@ pub(super) fn lock_dest(dest: &Path, owner: Option<(u32, u32)>) -> Result<File, 
 /// starts meanwhile); refused while a process holds it (a service starting, a command).
 pub(super) fn lock_state(state_dir: &Path) -> Result<File, AdminError> {
     let path = state_dir.join("gateway.lock");
-    let mut options = OpenOptions::new();
-    options.read(true).write(true).create(true).truncate(false);
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let file = options.open(&path).map_err(|e| io_error(&path, &e))?;
+    let file = atomic_file::private_file()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| io_error(&path, &e))?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(fs::TryLockError::WouldBlock) => Err(AdminError::Invalid(msg!(

@@ -91,10 +91,13 @@ impl Restore {
     pub fn begin(state_dir: &Path) -> Result<Restore, AdminError> {
         private_dir(state_dir)?;
         let path = state_dir.join("gateway.lock");
-        let mut options = OpenOptions::new();
-        options.read(true).write(true).create(true).truncate(false);
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let lock = options.open(&path).map_err(|e| io_error(&path, &e))?;
+        let lock = crate::atomic_file::private_file()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| io_error(&path, &e))?;
         match lock.try_lock() {
             Ok(()) => Ok(Restore {
                 state_dir: state_dir.to_path_buf(),

@@ -7,6 +7,7 @@ use std::io::Read;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
+use super::super::state_dir::{self, Access};
 use super::{Finding, Level};
 use crate::config::Config;
 use crate::i18n::Localized;
@@ -134,18 +135,13 @@ pub(super) fn state_dir(config: &Config) -> Finding {
             msg!("cli-check-state-dir-not-dir", dir = path),
         );
     }
-    let mode = meta.mode() & 0o7777;
     let owner = user_name(meta.uid());
-    if mode & 0o022 != 0 {
-        return finding(
-            Level::Error,
-            msg!(
-                "cli-state-dir-writable",
-                dir = path,
-                mode = format!("{mode:04o}")
-            ),
-        );
-    }
+    // The rules `serve` applies (`state_dir.rs`): refused if others may write, warned if
+    // they may read.
+    let access = match state_dir::access(dir, &meta) {
+        Ok(access) => access,
+        Err(refused) => return finding(Level::Error, refused.message()),
+    };
     if !writable(dir) {
         return finding(
             Level::Error,
@@ -157,7 +153,7 @@ pub(super) fn state_dir(config: &Config) -> Finding {
             ),
         );
     }
-    if mode & 0o044 != 0 {
+    if let Access::ReadableByOthers(mode) = access {
         return finding(
             Level::Warning,
             msg!(

@@ -1,38 +1,23 @@
 //! The journal's files on disk: created durably (the directory fsync'd) and for their owner
-//! only (0700 folders, 0600 files, whatever the umask), opened for appending.
+//! only (0700 folders, 0600 files, whatever the umask: `atomic_file`), opened for appending.
 
 use std::fs::{File, OpenOptions};
 use std::path::Path;
 
 use super::super::error::{io_at, StoreError};
+use crate::atomic_file;
 
 /// fsyncs a directory, so that a file created (or renamed) in it survives a crash.
 pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
-    #[cfg(unix)]
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| io_at(dir, "syncing directory", e))?;
-    #[cfg(not(unix))]
-    let _ = dir;
-    Ok(())
+    atomic_file::sync_dir(dir).map_err(|e| io_at(dir, "syncing directory", e))
 }
 
 /// Creates `dir` and its missing parents for the owner only (0700, whatever the umask).
 pub fn create_private_dir(dir: &Path) -> Result<(), StoreError> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).map_err(|e| io_at(dir, "creating", e))
+    atomic_file::private_dir(dir).map_err(|e| io_at(dir, "creating", e))
 }
 
-/// Options that create a file for its owner only (0600, whatever the umask).
-pub fn private_file() -> OpenOptions {
-    let mut options = OpenOptions::new();
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options
-}
+pub use atomic_file::private_file;
 
 /// Creates an empty journal file at `path` (its directory too), durably, owner only.
 pub fn create(path: &Path) -> Result<(), StoreError> {
