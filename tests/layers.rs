@@ -56,7 +56,7 @@ impl Rule {
 
 /// Each unit's allowed dependencies (an allow-list: anything else it names fails). Below
 /// everything, naming nothing: `arrivals`, `markup`, `atomic_file`, `failpoint`, `notify`,
-/// `http_body`.
+/// `http_body`, `sync`, `http_request`.
 const RULES: &[Rule] = &[
     Rule {
         unit: "lib",
@@ -72,7 +72,7 @@ const RULES: &[Rule] = &[
         unit: "cli",
         may_name: "config api dashboard alerts admin certify device store notices \
               metrics keys receipt qr i18n model markup http_body arrivals \
-              atomic_file failpoint notify emcf_sim",
+              atomic_file failpoint notify emcf_sim sync",
         why: "the CLI is the edge: it reads the configuration and wires every layer (the \
               bundled simulator included); it builds the channels through certify and speaks \
               no protocol itself",
@@ -90,56 +90,56 @@ const RULES: &[Rule] = &[
     Rule {
         unit: "api",
         may_name: "certify admin dashboard notices metrics receipt qr i18n model \
-              markup http_body",
+              markup http_body sync http_request",
         why: "the HTTP layer talks to certify and admin (never the device, the store, a \
               protocol or the configuration's file) and hands /dashboard to the dashboard",
     },
     Rule {
         unit: "dashboard",
         may_name: "certify admin alerts notices metrics receipt qr i18n model \
-              markup http_body atomic_file",
+              markup http_body atomic_file sync http_request",
         why: "the HTML layer talks to certify and admin (never the device, the store, a \
               protocol or the configuration's file), and shows the alerts' banners",
     },
     Rule {
         unit: "alerts",
-        may_name: "certify admin notices metrics i18n model atomic_file",
+        may_name: "certify admin notices metrics i18n model atomic_file sync",
         why: "alerts watch through certify and admin, and are shown by the dashboard, never \
               the reverse",
     },
     Rule {
         unit: "admin",
-        may_name: "store certify keys notices i18n model atomic_file failpoint",
+        may_name: "store certify keys notices i18n model atomic_file failpoint sync",
         why: "administration works on the store, whatever the channel: of certify it names \
               only the rules of what an administrator types (a settlement, an amount's limit)",
     },
     Rule {
         unit: "certify",
         may_name: "certify/mcf certify/edef store keys metrics arrivals i18n model \
-              failpoint",
+              failpoint sync",
         why: "the use case sees a Channel: only its channels know how an invoice travels \
               (certify/mcf the box: device and mcf_sfe; certify/edef the web API: edef)",
     },
     Rule {
         unit: "certify/mcf",
-        may_name: "certify device mcf_sfe metrics arrivals i18n model failpoint",
+        may_name: "certify device mcf_sfe metrics arrivals i18n model failpoint sync",
         why: "the box channel: the only part of certify that knows the device and MCF-SFE; \
               it writes through certify's journal, and knows nothing of the web API channel",
     },
     Rule {
         unit: "certify/edef",
-        may_name: "certify edef metrics arrivals i18n model failpoint",
+        may_name: "certify edef metrics arrivals i18n model failpoint sync",
         why: "the web API channel: the only part of certify that knows the DGI's web API; it \
               writes through certify's journal, and knows nothing of the box or its protocol",
     },
     Rule {
         unit: "device",
-        may_name: "mcf_sfe metrics arrivals i18n model",
+        may_name: "mcf_sfe metrics arrivals i18n model sync",
         why: "the port's owner knows frames and the link, not invoices or the register",
     },
     Rule {
         unit: "store",
-        may_name: "sled i18n model atomic_file failpoint",
+        may_name: "sled i18n model atomic_file failpoint sync",
         why: "the register knows records, not who writes them; the only user of sled",
     },
     Rule {
@@ -167,13 +167,13 @@ const RULES: &[Rule] = &[
     },
     Rule {
         unit: "notices",
-        may_name: "i18n atomic_file",
+        may_name: "i18n atomic_file sync",
         why: "change notices are a state file of their own, read by admin, alerts, api and \
               dashboard",
     },
     Rule {
         unit: "metrics",
-        may_name: "mcf_sfe",
+        may_name: "mcf_sfe sync",
         why: "the Prometheus text is fed by the layers and names none of them (of the box's \
               protocol, only the command names its labels carry)",
     },
@@ -206,6 +206,17 @@ const RULES: &[Rule] = &[
         unit: "failpoint",
         may_name: "",
         why: "the crash harness's abort points, below every layer",
+    },
+    Rule {
+        unit: "sync",
+        may_name: "",
+        why: "one poison-tolerant mutex lock, below every layer",
+    },
+    Rule {
+        unit: "http_request",
+        may_name: "",
+        why: "one query-string reader, percent-decoder and header reader, below api and \
+              dashboard",
     },
     Rule {
         unit: "notify",
