@@ -6,12 +6,11 @@ use edef::{
     Calculation, Currency, InvoiceRequest, RequestClient, RequestItem, RequestOperator,
     RequestPayment,
 };
-use mcf_sfe::reply::Subtotal;
 use mcf_sfe::types::TaxGroup;
 use rust_decimal::Decimal;
 
 use super::settings::CdfCurrency;
-use crate::certify::invoice::{Seller, ValidInvoice};
+use crate::certify::invoice::{Seller, Totals, ValidInvoice};
 use crate::certify::CertifyError;
 use crate::model::DeviceTotals;
 
@@ -120,7 +119,7 @@ pub(super) fn request_of(
 
 /// Checks the DGI's calculation against `expected` (the gateway's computation with the
 /// DGI's own rates): every figure the DGI gave must be equal.
-pub(super) fn check(calculation: &Calculation, expected: &Subtotal) -> Result<(), CertifyError> {
+pub(super) fn check(calculation: &Calculation, expected: &Totals) -> Result<(), CertifyError> {
     let mismatch = |field: String, dgi: Decimal, own: Decimal| CertifyError::TotalsMismatchDgi {
         field,
         dgi: dgi.to_string(),

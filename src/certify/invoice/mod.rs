@@ -7,12 +7,12 @@
 //! length of every text, checked by encoding the real commands (31h with a rate of 100.00,
 //! the widest). What depends on the device's state (its VAT rates, its NIF, the total the
 //! payments must cover) is checked by the certification run; [`ValidInvoice`] gives it the
-//! commands and the host-side expectation of the 33h subtotal (`expected_subtotal`).
+//! commands and what the invoice comes to at the channel's rates (`expected_totals`).
 //!
 //! Submodules: `json` (reading the body with JSON paths, for `request::parse_body`), `header`
 //! (rn, type, mode, seller, currency, reference, operator, client, comments), `items`,
-//! `payments`, `frames` (device frame checks), `canonical` (the digest), `totals` (the
-//! expected subtotal), `code` (the error codes).
+//! `payments`, `frames` (device frame checks), `canonical` (the digest), `totals` (what
+//! the invoice comes to), `code` (the error codes).
 
 use mcf_sfe::command::{
     Client, Comment, CreditReference, Item, OpenInvoice, Payment, PriceChange, SpecificTax, UsdRate,
@@ -26,6 +26,7 @@ use crate::i18n::Message;
 use crate::msg;
 
 pub use request::parse_body;
+pub use totals::Totals;
 
 mod canonical;
 pub mod code;
@@ -36,7 +37,7 @@ mod json;
 mod payments;
 pub mod request;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod totals;
 
 /// Largest amount accepted (price, line amount, specific tax, payment): 15 integer digits,

@@ -1,5 +1,6 @@
 //! Tests of parsing and validation: `parse` (body reading), `rules` (one case per rule),
-//! `digest` (canonical form), `totals` (expected subtotal against emcf-sim).
+//! `digest` (canonical form), `totals` (the invoice's totals). Helpers shared with the
+//! channels' tests (`certify/mcf/commands/tests.rs`).
 
 use serde_json::{json, Value};
 
@@ -13,7 +14,7 @@ mod rules;
 mod totals;
 
 /// The seller of the examples (the simulator's default NIF).
-fn seller() -> Seller {
+pub(crate) fn seller() -> Seller {
     Seller {
         nif: "A1234567B".into(),
         isf: "ISF01".into(),
@@ -22,7 +23,7 @@ fn seller() -> Seller {
 
 /// A seed-like reference example: every scalar a string, FV, ttc, group B, client PM,
 /// ESPECES, CDF with curRate "-1".
-const REFERENCE: &str = r#"{
+pub(crate) const REFERENCE: &str = r#"{
     "nif": "A1234567B",
     "rn": "FC0002",
     "mode": "ttc",
@@ -77,12 +78,12 @@ fn reference() -> Value {
 }
 
 /// Parses and validates a body.
-fn check(body: &[u8]) -> Result<ValidInvoice, ValidationError> {
+pub(crate) fn check(body: &[u8]) -> Result<ValidInvoice, ValidationError> {
     validate(parse_body(body)?, &seller())
 }
 
 /// Parses and validates a JSON value.
-fn check_value(value: &Value) -> Result<ValidInvoice, ValidationError> {
+pub(crate) fn check_value(value: &Value) -> Result<ValidInvoice, ValidationError> {
     check(serde_json::to_string(value).unwrap().as_bytes())
 }
 
@@ -95,7 +96,7 @@ fn refused(value: &Value) -> ValidationError {
 }
 
 /// A minimal valid body with the given items (and nothing optional).
-fn with_items(mode: &str, items: Value) -> Value {
+pub(crate) fn with_items(mode: &str, items: Value) -> Value {
     json!({
         "rn": "T-1",
         "mode": mode,

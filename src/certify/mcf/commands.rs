@@ -12,7 +12,7 @@ use tracing::{info, warn};
 
 use super::compare::compare_subtotal;
 use super::unavailable;
-use crate::certify::invoice::{Seller, ValidInvoice};
+use crate::certify::invoice::{Seller, Totals, ValidInvoice};
 use crate::certify::CertifyError;
 use crate::device::PortSession;
 use crate::model::{DeviceTotals, SecurityElements};
@@ -25,7 +25,7 @@ pub(super) async fn prepare(
     seller: &Seller,
     rates: &[Option<Decimal>; TaxGroup::COUNT],
 ) -> Result<(Subtotal, Option<Subtotal>), CertifyError> {
-    let expected = invoice.expected_subtotal(rates);
+    let expected = invoice.expected_totals(rates).and_then(|t| subtotal_of(&t));
     if let Some(expected) = &expected {
         if expected.total.is_zero() {
             // The box takes only positive payments and needs one to finalize.
@@ -88,6 +88,23 @@ pub(super) async fn prepare(
     Ok((subtotal, expected))
 }
 
+/// The gateway's `totals` as the box's 33h reply carries them: every group, and MCUR the
+/// USD equivalent as the box writes it (`None` if it cannot be written).
+pub(super) fn subtotal_of(totals: &Totals) -> Option<Subtotal> {
+    let mcur = match totals.usd_equivalent {
+        Some(usd) => mcf_sfe::fields::amount("MCUR", usd).ok()?,
+        None => String::new(),
+    };
+    Some(Subtotal {
+        total: totals.total,
+        group_ttc: totals.group_ttc,
+        group_vat: totals.group_vat,
+        specific_tax: totals.specific_tax,
+        mcur,
+        groups: TaxGroup::COUNT,
+    })
+}
+
 /// Sends a command whose only good answer is an empty reply.
 async fn expect_done(session: &mut PortSession<'_>, command: Command) -> Result<(), CertifyError> {
     let name = code::name(command.code());
@@ -140,3 +157,6 @@ pub(super) fn security_elements(certification: &Certification) -> SecurityElemen
         date_time_as_sent: None,
     }
 }
+
+#[cfg(test)]
+mod tests;
