@@ -4,10 +4,10 @@
 
 use serde_json::{json, Value};
 
-use super::{validate, Seller, ValidInvoice, ValidationError};
+use super::{validate, Seller, ValidInvoice, ValidationError, WireCheck};
 use crate::certify::invoice::request::parse_body;
 
-mod cases;
+pub(crate) mod cases;
 mod digest;
 mod parse;
 mod rules;
@@ -73,17 +73,28 @@ pub(crate) const REFERENCE: &str = r#"{
 }"#;
 
 /// The reference example as a JSON value to mutate.
-fn reference() -> Value {
+pub(crate) fn reference() -> Value {
     serde_json::from_str(REFERENCE).unwrap()
 }
 
+/// No wire: the invoice's own rules only (the box's frames are tested with them in
+/// `certify/mcf/commands.rs`).
+pub(crate) fn no_wire(_: &ValidInvoice, _: &Seller) -> Result<(), ValidationError> {
+    Ok(())
+}
+
+/// Parses and validates a body, with the wire's check.
+pub(crate) fn check_with(body: &[u8], wire: WireCheck) -> Result<ValidInvoice, ValidationError> {
+    validate(parse_body(body)?, &seller(), wire)
+}
+
 /// Parses and validates a body.
-pub(crate) fn check(body: &[u8]) -> Result<ValidInvoice, ValidationError> {
-    validate(parse_body(body)?, &seller())
+fn check(body: &[u8]) -> Result<ValidInvoice, ValidationError> {
+    check_with(body, no_wire)
 }
 
 /// Parses and validates a JSON value.
-pub(crate) fn check_value(value: &Value) -> Result<ValidInvoice, ValidationError> {
+fn check_value(value: &Value) -> Result<ValidInvoice, ValidationError> {
     check(serde_json::to_string(value).unwrap().as_bytes())
 }
 

@@ -11,12 +11,11 @@
 //! - MTS = sum of the specific tax amounts, outside every group; MV = sum of TTC + MTS;
 //! - the USD equivalent = round(MV / USD rate), 2 places, when the invoice has a USD rate.
 
-use mcf_sfe::types::{PriceMode, TaxGroup};
 use rust_decimal::{Decimal, RoundingStrategy};
 
-use super::ValidInvoice;
 #[cfg(doc)]
 use super::ValidItem;
+use super::{PriceMode, TaxGroup, ValidInvoice};
 
 /// What an invoice comes to, in CDF, at given VAT rates.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,6 +12,8 @@ mod readings;
 mod run;
 mod settle;
 
+pub(crate) use commands::check_frames;
+
 use std::sync::Arc;
 
 use futures::future::BoxFuture;

@@ -17,9 +17,22 @@ use rust_decimal::Decimal;
 use rust_decimal_macros::dec;
 use serde_json::json;
 
-use super::subtotal_of;
-use crate::certify::invoice::tests::{check, check_value, seller, with_items, REFERENCE};
-use crate::certify::invoice::ValidInvoice;
+use super::translate::{
+    client_command, comment_command, item_command, open_command, payment_commands,
+};
+use super::{check_frames, subtotal_of};
+use crate::certify::invoice::tests::{check_with, seller, with_items, REFERENCE};
+use crate::certify::invoice::{ValidInvoice, ValidationError};
+
+/// Parses and validates a body, the box's frames checked.
+fn check(body: &[u8]) -> Result<ValidInvoice, ValidationError> {
+    check_with(body, check_frames)
+}
+
+/// Parses and validates a JSON value, the box's frames checked.
+fn check_value(value: &serde_json::Value) -> Result<ValidInvoice, ValidationError> {
+    check(value.to_string().as_bytes())
+}
 
 /// The gateway's totals for `invoice` at the simulator's rates, as a 33h reply.
 fn gateway_subtotal(invoice: &ValidInvoice) -> Subtotal {
@@ -50,20 +63,23 @@ fn device_reply(invoice: &ValidInvoice) -> Reply {
     };
     if invoice.has_client() {
         assert_eq!(
-            send(Command::SetClient(invoice.client.clone())),
+            send(Command::SetClient(client_command(&invoice.client))),
             Reply::Done
         );
     }
     assert_eq!(
-        send(Command::OpenInvoice(invoice.open_command(&seller()))),
+        send(Command::OpenInvoice(open_command(invoice, &seller()))),
         Reply::Done
     );
     for item in &invoice.items {
-        let line = item.to_command(rates[item.group.index()]);
+        let line = item_command(item, rates[item.group.index()]);
         assert_eq!(send(Command::Item(line)), Reply::Done, "{item:?}");
     }
     for comment in &invoice.comments {
-        assert_eq!(send(Command::Comment(comment.clone())), Reply::Done);
+        assert_eq!(
+            send(Command::Comment(comment_command(comment))),
+            Reply::Done
+        );
     }
     let subtotal = match send(Command::Subtotal) {
         Reply::Subtotal(subtotal) => subtotal,
@@ -71,7 +87,7 @@ fn device_reply(invoice: &ValidInvoice) -> Reply {
     };
     if subtotal.total > Decimal::ZERO {
         // The client's payments (or ESPECES of the total), topped up to cover the total.
-        let mut payments = invoice.payment_commands(subtotal.total);
+        let mut payments = payment_commands(invoice, subtotal.total);
         let paid: Decimal = payments.iter().map(|p| p.amount).sum();
         if paid < subtotal.total {
             payments.push(Payment {
@@ -259,5 +275,67 @@ proptest! {
             subtotal.usd_equivalent().map(|u| u.to_string()),
             totals.usd_equivalent.map(|u| u.to_string())
         );
+    }
+}
+
+/// The box's frames at validation (`check_frames`).
+mod frames {
+    use rust_decimal_macros::dec;
+    use serde_json::{json, Value};
+
+    use super::check_frames;
+    use crate::certify::invoice::tests::{check_with, reference, with_items, REFERENCE};
+    use crate::certify::invoice::{code, ValidInvoice, ValidationError};
+
+    fn check_value(value: &Value) -> Result<ValidInvoice, ValidationError> {
+        check_with(value.to_string().as_bytes(), check_frames)
+    }
+
+    #[test]
+    fn a_text_too_long_for_its_frame_is_refused_with_its_field() {
+        assert!(check_with(REFERENCE.as_bytes(), check_frames).is_ok());
+        type Change = fn(&mut Value);
+        let cases: [(Change, &str); 5] = [
+            (
+                |v| v["items"][0]["name"] = json!("N".repeat(200)),
+                "items[0].name",
+            ),
+            (
+                |v| v["items"][0]["priceModification"] = json!("r,".repeat(60)),
+                "items[0].priceModification",
+            ),
+            (|v| v["cmtb"] = json!("c".repeat(218)), "cmtb"),
+            (
+                |v| v["client"]["address"] = json!("a".repeat(220)),
+                "client.address",
+            ),
+            (
+                |v| v["operator"]["name"] = json!("o".repeat(220)),
+                "operator.name",
+            ),
+        ];
+        for (i, (change, field)) in cases.into_iter().enumerate() {
+            let mut v = reference();
+            change(&mut v);
+            let error = check_value(&v).expect_err(field);
+            assert_eq!(
+                (error.code, error.field.as_deref()),
+                (code::TEXT_TOO_LONG, Some(field)),
+                "case {i}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_widest_accepted_texts_fit_their_frames() {
+        let mut v = with_items(
+            "ht",
+            json!([{"name": "N".repeat(150), "type": "TAX", "price": "0", "quantity": "1", "taxGroup": "P"}]),
+        );
+        v["cmth"] = json!("c".repeat(217));
+        let invoice = check_value(&v).unwrap();
+        assert_eq!(invoice.items[0].line_amount, dec!(0));
+        v["cmth"] = json!("c".repeat(218));
+        assert_eq!(check_value(&v).unwrap_err().code, code::TEXT_TOO_LONG);
     }
 }
