@@ -20,6 +20,7 @@ use tracing::{info, warn};
 
 use translate::{
     client_command, comment_command, item_command, open_command, payment_command, payment_commands,
+    subtotal_of,
 };
 pub(crate) use translate::{invoice_type, tax_group};
 
@@ -27,8 +28,7 @@ use super::compare::compare_subtotal;
 use super::unavailable;
 use crate::certify::invoice::request::COMMENT_FIELDS;
 use crate::certify::invoice::{
-    code as error_code, quoted, CommentLine, Seller, Totals, ValidInvoice, ValidationError,
-    MAX_RN_LEN,
+    code as error_code, quoted, CommentLine, Seller, ValidInvoice, ValidationError, MAX_RN_LEN,
 };
 use crate::certify::CertifyError;
 use crate::device::PortSession;
@@ -106,23 +106,6 @@ pub(super) async fn prepare(
     Ok((subtotal, expected))
 }
 
-/// The gateway's `totals` as the box's 33h reply carries them: every group, and MCUR the
-/// USD equivalent as the box writes it (`None` if it cannot be written).
-pub(super) fn subtotal_of(totals: &Totals) -> Option<Subtotal> {
-    let mcur = match totals.usd_equivalent {
-        Some(usd) => mcf_sfe::fields::amount("MCUR", usd).ok()?,
-        None => String::new(),
-    };
-    Some(Subtotal {
-        total: totals.total,
-        group_ttc: totals.group_ttc,
-        group_vat: totals.group_vat,
-        specific_tax: totals.specific_tax,
-        mcur,
-        groups: TaxGroup::COUNT,
-    })
-}
-
 /// Sends a command whose only good answer is an empty reply.
 async fn expect_done(session: &mut PortSession<'_>, command: Command) -> Result<(), CertifyError> {
     let name = code::name(command.code());
@@ -180,7 +163,7 @@ pub(super) fn security_elements(certification: &Certification) -> SecurityElemen
 type Text<'a> = (&'static str, String, &'a str);
 
 /// Encodes every command of `invoice` as the box will receive it.
-pub(crate) fn check_frames(invoice: &ValidInvoice, seller: &Seller) -> Result<(), ValidationError> {
+pub fn check_frames(invoice: &ValidInvoice, seller: &Seller) -> Result<(), ValidationError> {
     // The box's own FN rule, in case it says more than the invoice's (its reason is English:
     // the message says the rule in the reader's language instead).
     check_rn(&invoice.rn).map_err(|_| {
@@ -390,4 +373,4 @@ fn refusal(error: FieldError, what: &str, texts: &[Text<'_>]) -> ValidationError
 
 #[cfg(test)]
 mod tests;
-mod translate;
+pub mod translate;

@@ -12,7 +12,7 @@ mod readings;
 mod run;
 mod settle;
 
-pub(crate) use commands::check_frames;
+pub use commands::{check_frames, translate as box_commands};
 
 use std::sync::Arc;
 

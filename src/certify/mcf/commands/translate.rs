@@ -1,19 +1,22 @@
 //! The channel-neutral invoice in the box's words: each of its values as the MCF-SFE value
-//! that carries it (PROTOCOL.md §4-5), and its commands C3h, C0h, 31h, 36h and 35h. The
-//! matches are exhaustive: a value the contract gains must be given its box form here.
+//! that carries it (PROTOCOL.md §4-5), its commands C3h, C0h, 31h, 36h and 35h, and its
+//! totals as a 33h reply. The matches are exhaustive: a value the contract gains must be
+//! given its box form here. Public as `certify::box_commands` for the fuzz target.
 
 use mcf_sfe::command::{
     Client, Comment, CreditReference, Item, OpenInvoice, Payment, PriceChange, SpecificTax, UsdRate,
 };
+use mcf_sfe::reply::Subtotal;
 use mcf_sfe::types;
 use rust_decimal::Decimal;
 
 use crate::certify::invoice::{
     self, CommentLine, InvoiceType, ItemType, PaymentMethod, PriceMode, ReferenceType, Seller,
-    TaxGroup, ValidInvoice, ValidItem,
+    TaxGroup, Totals, ValidInvoice, ValidItem,
 };
 
-pub(crate) fn invoice_type(value: InvoiceType) -> types::InvoiceType {
+/// The same invoice type.
+pub fn invoice_type(value: InvoiceType) -> types::InvoiceType {
     match value {
         InvoiceType::Fv => types::InvoiceType::Fv,
         InvoiceType::Ft => types::InvoiceType::Ft,
@@ -74,14 +77,31 @@ fn comment_line(value: CommentLine) -> types::CommentLine {
 }
 
 /// The same group, A..P.
-pub(crate) fn tax_group(value: TaxGroup) -> types::TaxGroup {
+pub fn tax_group(value: TaxGroup) -> types::TaxGroup {
     // Both are A..P in the same order: the index of a group is always one of the box's.
     types::TaxGroup::from_index(value.index())
         .unwrap_or_else(|| unreachable!("group {value} is one of A..P"))
 }
 
+/// The gateway's `totals` as the box's 33h reply carries them: every group, and MCUR the
+/// USD equivalent as the box writes it (`None` if it cannot be written).
+pub fn subtotal_of(totals: &Totals) -> Option<Subtotal> {
+    let mcur = match totals.usd_equivalent {
+        Some(usd) => mcf_sfe::fields::amount("MCUR", usd).ok()?,
+        None => String::new(),
+    };
+    Some(Subtotal {
+        total: totals.total,
+        group_ttc: totals.group_ttc,
+        group_vat: totals.group_vat,
+        specific_tax: totals.specific_tax,
+        mcur,
+        groups: TaxGroup::COUNT,
+    })
+}
+
 /// C3h; all fields empty when the invoice has no client.
-pub(crate) fn client_command(client: &invoice::Client) -> Client {
+pub fn client_command(client: &invoice::Client) -> Client {
     Client {
         client_type: client.client_type.clone(),
         nif: client.nif.clone(),
@@ -94,7 +114,7 @@ pub(crate) fn client_command(client: &invoice::Client) -> Client {
 }
 
 /// C0h for `seller`.
-pub(crate) fn open_command(invoice: &ValidInvoice, seller: &Seller) -> OpenInvoice {
+pub fn open_command(invoice: &ValidInvoice, seller: &Seller) -> OpenInvoice {
     OpenInvoice {
         operator_id: invoice.operator_id.clone(),
         operator_name: invoice.operator_name.clone(),
@@ -116,7 +136,7 @@ pub(crate) fn open_command(invoice: &ValidInvoice, seller: &Seller) -> OpenInvoi
 
 /// The 31h command, with the group's `rate` from C1h; `None` (a group that charges no VAT)
 /// is sent as `0.00` (PROTOCOL.md §5.6).
-pub(crate) fn item_command(item: &ValidItem, rate: Option<Decimal>) -> Item {
+pub fn item_command(item: &ValidItem, rate: Option<Decimal>) -> Item {
     Item {
         name: item.name.clone(),
         code: item.code.clone(),
@@ -138,7 +158,7 @@ pub(crate) fn item_command(item: &ValidItem, rate: Option<Decimal>) -> Item {
 }
 
 /// A 36h command.
-pub(crate) fn comment_command(comment: &invoice::Comment) -> Comment {
+pub fn comment_command(comment: &invoice::Comment) -> Comment {
     Comment {
         line: comment_line(comment.line),
         text: comment.text.clone(),
@@ -146,7 +166,7 @@ pub(crate) fn comment_command(comment: &invoice::Comment) -> Comment {
 }
 
 /// A 35h command.
-pub(crate) fn payment_command(payment: &invoice::Payment) -> Payment {
+pub fn payment_command(payment: &invoice::Payment) -> Payment {
     Payment {
         method: payment_method(payment.method),
         amount: payment.amount,
@@ -156,7 +176,7 @@ pub(crate) fn payment_command(payment: &invoice::Payment) -> Payment {
 /// The 35h commands to send once the box's total `total` (33h MV) is known: the client's
 /// payments, or one ESPECES payment of `total` when it sent none (docs/design.md §4). Whether
 /// they cover `total` is the caller's check.
-pub(crate) fn payment_commands(invoice: &ValidInvoice, total: Decimal) -> Vec<Payment> {
+pub fn payment_commands(invoice: &ValidInvoice, total: Decimal) -> Vec<Payment> {
     if invoice.payments.is_empty() {
         vec![Payment {
             method: types::PaymentMethod::Especes,
