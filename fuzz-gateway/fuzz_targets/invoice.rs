@@ -1,5 +1,6 @@
 //! Fuzzes the invoice body of `POST /api/v1/Invoice` as the gateway reads it:
-//! `certify::invoice::request::parse_body` then `certify::invoice::validate`.
+//! `certify::invoice::request::parse_body` then `certify::invoice::validate` with the box's
+//! frames (`certify::check_frames`), as the service validates it.
 //!
 //! Input layout: `[mode, rest...]`.
 //! - `mode` even: `rest` is the body, raw bytes (depth bombs, broken UTF-8, broken JSON...).
@@ -14,19 +15,26 @@
 //!   a non-empty message and, when it names a field, a non-empty JSON path (but for an
 //!   unknown or repeated key, which may be `""`);
 //! - an accepted invoice is one the device can take: `rn` passes the device's FN rule, at
-//!   least one line, every command (C3h, C0h, 31h with any VAT rate up to 100 %, 36h, 35h)
-//!   encodes within one frame, the digest is the SHA-256 of the canonical form, which is
-//!   JSON, and the host-side 33h expectation never panics (checked arithmetic).
+//!   least one line, every command (C3h, C0h, 31h with any VAT rate up to 100 %, 36h, 35h,
+//!   written by `certify::box_commands`) encodes within one frame, the digest is the SHA-256
+//!   of the canonical form, which is JSON, and the totals at any rates never panic (checked
+//!   arithmetic).
 #![no_main]
 
+use emcf_gateway::certify::box_commands::{
+    client_command, comment_command, item_command, open_command, payment_command, payment_commands,
+    subtotal_of,
+};
+use emcf_gateway::certify::check_frames;
 use emcf_gateway::certify::invoice::request::{
     parse_body, CLIENT_FIELDS, ITEM_FIELDS, OPERATOR_FIELDS, PAYMENT_FIELDS, TOP_FIELDS,
 };
-use emcf_gateway::certify::invoice::{code, validate, Seller, ValidInvoice, ValidationError};
+use emcf_gateway::certify::invoice::{
+    code, validate, Seller, TaxGroup, ValidInvoice, ValidationError,
+};
 use libfuzzer_sys::arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 use mcf_sfe::command::{check_rn, Command};
-use mcf_sfe::types::TaxGroup;
 use mcf_sfe::wire::MAX_REQUEST_DATA;
 use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
@@ -49,7 +57,7 @@ fn answer(body: &[u8]) -> Result<ValidInvoice, ValidationError> {
             error.code
         );
     }
-    validate(request?, &seller())
+    validate(request?, &seller(), check_frames)
 }
 
 fn check_refusal(error: &ValidationError) {
@@ -80,8 +88,8 @@ fn check_accepted(invoice: &ValidInvoice) {
     let seller = seller();
     check_rn(&invoice.rn).expect("an accepted rn passes the device's FN rule");
     assert!(!invoice.items.is_empty(), "accepted without lines");
-    fits(&Command::SetClient(invoice.client.clone()));
-    fits(&Command::OpenInvoice(invoice.open_command(&seller)));
+    fits(&Command::SetClient(client_command(&invoice.client)));
+    fits(&Command::OpenInvoice(open_command(invoice, &seller)));
     let rates = [
         None,
         Some(Decimal::ZERO),
@@ -90,14 +98,14 @@ fn check_accepted(invoice: &ValidInvoice) {
     ];
     for item in &invoice.items {
         for rate in rates {
-            fits(&Command::Item(item.to_command(rate)));
+            fits(&Command::Item(item_command(item, rate)));
         }
     }
     for comment in &invoice.comments {
-        fits(&Command::Comment(comment.clone()));
+        fits(&Command::Comment(comment_command(comment)));
     }
     for payment in &invoice.payments {
-        fits(&Command::Payment(*payment));
+        fits(&Command::Payment(payment_command(payment)));
     }
     let _ = invoice.payments_total();
     assert_eq!(invoice.digest.len(), 64);
@@ -109,9 +117,12 @@ fn check_accepted(invoice: &ValidInvoice) {
     serde_json::from_str::<Value>(&invoice.canonical).expect("the canonical form is JSON");
     for rate in rates {
         let table = [rate; TaxGroup::COUNT];
-        if let Some(subtotal) = invoice.expected_subtotal(&table) {
+        if let Some(subtotal) = invoice
+            .expected_totals(&table)
+            .and_then(|t| subtotal_of(&t))
+        {
             let _ = subtotal.finalize_totals();
-            for payment in invoice.payment_commands(subtotal.total) {
+            for payment in payment_commands(invoice, subtotal.total) {
                 let _ = Command::Payment(payment).encode();
             }
         }

@@ -40,7 +40,7 @@ pub use channel::{Channel, SharedChannel};
 pub use channels::{sandbox_device_name, SandboxFactory};
 pub use edef::{edef_channel, CdfCurrency, EdefSettings};
 pub use error::{AuthFailure, CertifyError, CreditExcess, TokenReason};
-pub use mcf::box_channel;
+pub use mcf::{box_channel, box_commands, check_frames};
 pub use service::{Certified, Certifier, CertifierSettings};
 pub use settlement::{OpenIntent, Resolution, ResolveError};
 pub use status::{ChannelView, DgiContact, Problem, ServiceStatus};

@@ -359,7 +359,7 @@ fn check_request(
         nif: principal.org.nif.clone(),
         isf: principal.org.isf.clone(),
     };
-    let invoice = validate(parse_body(body)?, &seller)?;
+    let invoice = validate(parse_body(body)?, &seller, super::mcf::check_frames)?;
     Ok((invoice, key))
 }
 

@@ -78,7 +78,7 @@ impl Ceiling {
             return Ok(());
         }
         let expected = invoice
-            .expected_subtotal(rates)
+            .expected_totals(rates)
             .ok_or(CertifyError::TotalsTooLarge)?;
         self.check_total(expected.total)
     }

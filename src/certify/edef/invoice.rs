@@ -1,17 +1,16 @@
 //! A valid invoice as the DGI's invoice request (docs/web-api.md §3, §4), and the DGI's calculation
-//! checked against the gateway's own computation (no tolerance: a difference names the field
-//! and both values, and the request is cancelled), then kept as the intent's totals.
+//! checked against the gateway's own computation, [`Totals`] (no tolerance: a difference
+//! names the field and both values, and the request is cancelled), then kept as the
+//! intent's totals.
 
 use edef::{
     Calculation, Currency, InvoiceRequest, RequestClient, RequestItem, RequestOperator,
     RequestPayment,
 };
-use mcf_sfe::reply::Subtotal;
-use mcf_sfe::types::TaxGroup;
 use rust_decimal::Decimal;
 
 use super::settings::CdfCurrency;
-use crate::certify::invoice::{Seller, ValidInvoice};
+use crate::certify::invoice::{Seller, TaxGroup, Totals, ValidInvoice};
 use crate::certify::CertifyError;
 use crate::model::DeviceTotals;
 
@@ -69,7 +68,7 @@ pub(super) fn request_of(
         .payments
         .iter()
         .map(|p| RequestPayment {
-            name: p.method.name().to_owned(),
+            name: p.method.as_str().to_owned(),
             amount: p.amount,
             currency_code: "CDF".to_owned(),
             currency_rate: Decimal::ONE,
@@ -120,7 +119,7 @@ pub(super) fn request_of(
 
 /// Checks the DGI's calculation against `expected` (the gateway's computation with the
 /// DGI's own rates): every figure the DGI gave must be equal.
-pub(super) fn check(calculation: &Calculation, expected: &Subtotal) -> Result<(), CertifyError> {
+pub(super) fn check(calculation: &Calculation, expected: &Totals) -> Result<(), CertifyError> {
     let mismatch = |field: String, dgi: Decimal, own: Decimal| CertifyError::TotalsMismatchDgi {
         field,
         dgi: dgi.to_string(),
@@ -197,5 +196,113 @@ pub(super) fn totals_of(
         specific_tax: calculation.specific_tax.unwrap_or(Decimal::ZERO),
         usd_equivalent,
         mcur: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rust_decimal_macros::dec;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::certify::invoice::tests::cases::{credit, DEF};
+    use crate::certify::invoice::tests::{check_with, no_wire, seller, with_items, REFERENCE};
+
+    fn reference() -> ValidInvoice {
+        check_with(REFERENCE.as_bytes(), no_wire).unwrap()
+    }
+
+    fn json_of(invoice: &ValidInvoice, cdf: CdfCurrency, anonymous: bool) -> String {
+        serde_json::to_string(&request_of(invoice, &seller(), cdf, anonymous)).unwrap()
+    }
+
+    /// The web API's bytes are pinned: each field as the DGI reads it.
+    #[test]
+    fn invoices_as_the_dgi_s_json() {
+        assert_eq!(
+            json_of(&reference(), CdfCurrency::Omit, false),
+            REFERENCE_JSON
+        );
+        let mut v = crate::certify::invoice::tests::reference();
+        credit(&mut v, "EA", DEF, Some("RAM"));
+        v["curCode"] = json!("USD");
+        v["curRate"] = json!("2850.5");
+        v["curDate"] = json!("2026-02-28");
+        v["cmtc"] = json!("Merci");
+        v["items"][1]["taxSpecificValue"] = json!("10%");
+        v["items"][1]["taxSpecificAmount"] = json!("3.00");
+        v["items"][1]["originalPrice"] = json!("35");
+        v["items"][1]["priceModification"] = json!("remise");
+        v["payments"] = json!([{"name": "MOBILEMONEY", "amount": "1233"}]);
+        let invoice = check_with(v.to_string().as_bytes(), no_wire).unwrap();
+        assert_eq!(
+            json_of(&invoice, CdfCurrency::Omit, false),
+            CREDIT_NOTE_JSON
+        );
+        let anonymous = with_items(
+            "ht",
+            json!([{"name": "X", "type": "TAX", "price": "1", "quantity": "1", "taxGroup": "P"}]),
+        );
+        let invoice = check_with(anonymous.to_string().as_bytes(), no_wire).unwrap();
+        assert_eq!(
+            json_of(&invoice, CdfCurrency::Rate(Decimal::ONE), true),
+            ANONYMOUS_JSON
+        );
+    }
+
+    const REFERENCE_JSON: &str = r#"{"nif":"A1234567B","rn":"FC0002","mode":"ttc","isf":"ISF01","type":"FV","items":[{"code":"LR 1515","type":"BIE","name":"STYLO BIC","price":600.00,"quantity":2.0,"taxGroup":"B"},{"code":" ---DEEE","type":"SER","name":"MAIN D'OEUVRE","price":30.00,"quantity":1.0,"taxGroup":"B"}],"client":{"nif":"A000000A","name":"DUPONT","contact":"+330562380000","address":"25 rue du taur 31850 MONTRABE","type":"PM"},"operator":{"id":"01","name":"ADMIN"},"payment":[{"name":"ESPECES","amount":1230.00,"currencyCode":"CDF","currencyRate":1}]}"#;
+    const CREDIT_NOTE_JSON: &str = r#"{"nif":"A1234567B","rn":"FC0002","mode":"ttc","isf":"ISF01","type":"EA","items":[{"code":"LR 1515","type":"BIE","name":"STYLO BIC","price":600.00,"quantity":2.0,"taxGroup":"B"},{"code":" ---DEEE","type":"SER","name":"MAIN D'OEUVRE","price":30.00,"quantity":1.0,"taxGroup":"B","taxSpecificValue":10,"taxSpecificAmount":3.00,"originalPrice":35,"priceModification":"remise"}],"client":{"nif":"A000000A","name":"DUPONT","contact":"+330562380000","address":"25 rue du taur 31850 MONTRABE","type":"PM"},"operator":{"id":"01","name":"ADMIN"},"payment":[{"name":"MOBILEMONEY","amount":1233,"currencyCode":"CDF","currencyRate":1}],"reference":"4B2RQ5DXMT4N4AODOS5H4YXR","referenceType":"RAM","cmtc":"Merci","curCode":"USD","curDate":"2026-02-28T00:00:00","curRate":2850.5}"#;
+    const ANONYMOUS_JSON: &str = r#"{"nif":"A1234567B","rn":"T-1","mode":"ht","isf":"ISF01","type":"FV","items":[{"code":"","type":"TAX","name":"X","price":1,"quantity":1,"taxGroup":"P"}],"client":{"nif":"","name":"","contact":"","address":"","type":"PP"},"operator":{"id":"","name":"ADMIN"},"payment":[],"curCode":"CDF","curRate":1}"#;
+
+    /// The DGI's calculation of the reference example at 16 % in group B.
+    fn calculation() -> Calculation {
+        let mut group_ttc = [None; 16];
+        let mut group_vat = [None; 16];
+        let mut group_ht = [None; 16];
+        group_ttc[1] = Some(dec!(1230.00));
+        group_vat[1] = Some(dec!(169.66));
+        group_ht[1] = Some(dec!(1060.34));
+        Calculation {
+            uid: "u".into(),
+            rates: [None; 16],
+            group_ttc,
+            group_ht,
+            group_vat,
+            specific_tax: None,
+            total: dec!(1230.00),
+            vat_total: dec!(169.66),
+        }
+    }
+
+    fn dgi_rates() -> Rates {
+        let mut rates = [None; TaxGroup::COUNT];
+        rates[1] = Some(dec!(16));
+        rates
+    }
+
+    #[test]
+    fn the_dgi_s_calculation_is_checked_figure_by_figure() {
+        let expected = reference().expected_totals(&dgi_rates()).unwrap();
+        assert!(check(&calculation(), &expected).is_ok());
+        let mut off = calculation();
+        off.group_vat[1] = Some(dec!(169.65));
+        match check(&off, &expected) {
+            Err(CertifyError::TotalsMismatchDgi {
+                field,
+                dgi,
+                expected,
+            }) => assert_eq!(
+                (field.as_str(), dgi.as_str(), expected.as_str()),
+                ("vab", "169.65", "169.66")
+            ),
+            other => panic!("{other:?}"),
+        }
+        let mut total = calculation();
+        total.total = dec!(1230.01);
+        assert!(matches!(
+            check(&total, &expected),
+            Err(CertifyError::TotalsMismatchDgi { field, .. }) if field == "total"
+        ));
     }
 }

@@ -161,7 +161,7 @@ async fn run_invoice(
         .await?;
     let expected = job
         .invoice
-        .expected_subtotal(&rates)
+        .expected_totals(&rates)
         .ok_or(CertifyError::TotalsTooLarge)?;
     if expected.total.is_zero() {
         return Err(CertifyError::ZeroTotal.into());
@@ -221,7 +221,7 @@ async fn certify_requested(
     job: &Job,
     journal: &RegisterWriter,
     requested: &Requested,
-    expected: &mcf_sfe::reply::Subtotal,
+    expected: &crate::certify::invoice::Totals,
     rates: &super::invoice::Rates,
     place: &Place,
 ) -> Result<RegisterEntry, RunFailure> {
@@ -237,11 +237,7 @@ async fn certify_requested(
         return Err(mismatch.into());
     }
     failpoint::hit("before_intent");
-    let usd = job
-        .invoice
-        .usd_rate
-        .as_ref()
-        .and_then(|_| expected.usd_equivalent());
+    let usd = job.invoice.usd_rate.as_ref().and(expected.usd_equivalent);
     let uid = calculation.uid.clone();
     let intent = job.intent(
         device,

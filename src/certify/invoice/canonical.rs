@@ -16,13 +16,12 @@
 //!
 //! Digest: lowercase hex SHA-256 of the form's UTF-8 bytes.
 
-use mcf_sfe::types::CommentLine;
 use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
 
 use super::header::Currency;
 use super::payments::ValidPayment;
-use super::ValidInvoice;
+use super::{CommentLine, ValidInvoice};
 use crate::certify::invoice::request::COMMENT_FIELDS;
 
 /// A JSON value of the canonical form.
@@ -100,13 +99,13 @@ pub(super) fn form(
         .iter()
         .map(|p| {
             object(vec![
-                ("amount", Some(number(p.command.amount))),
+                ("amount", Some(number(p.payment.amount))),
                 (
                     "curCode",
                     Some(text(p.cur_code.as_deref().unwrap_or(&currency.code))),
                 ),
                 ("curRate", p.cur_rate.map(number)),
-                ("name", Some(text(p.command.method.name()))),
+                ("name", Some(text(p.payment.method.as_str()))),
             ])
         })
         .collect();

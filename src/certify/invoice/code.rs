@@ -22,7 +22,8 @@ pub const MISSING_FIELD: u16 = 7;
 /// over `MAX_KEPT_BYTES`: a journal record holds at most 1 MiB).
 pub const TOO_LARGE_TO_KEEP: u16 = 8;
 
-/// `rn` is not a valid invoice number for the device (`mcf_sfe::command::check_rn`).
+/// `rn` is not a valid invoice number: 1 to [`MAX_RN_LEN`](super::MAX_RN_LEN) printable ASCII
+/// characters, none [`is_reserved`](super::is_reserved) (the box's FN rule).
 pub const RN_INVALID: u16 = 10;
 /// `mode` is not `ht` or `ttc`.
 pub const MODE_INVALID: u16 = 11;

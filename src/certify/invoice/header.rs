@@ -2,17 +2,27 @@
 //! comment lines.
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime};
-use mcf_sfe::command::{check_rn, Client, Comment, CreditReference, UsdRate, MAX_RN_LEN};
-use mcf_sfe::fields::is_escaped;
-use mcf_sfe::types::{CommentLine, InvoiceType, PriceMode, ReferenceType};
 use rust_decimal::Decimal;
 
-use super::{code, quoted, Seller, ValidationError, MAX_AMOUNT, MAX_TYPE_DESC};
+use super::{
+    code, quoted, Client, Comment, CommentLine, CreditReference, InvoiceType, PriceMode,
+    ReferenceType, Seller, UsdRate, ValidationError, MAX_AMOUNT, MAX_TYPE_DESC,
+};
 use crate::certify::invoice::request::{InvoiceRequest, COMMENT_FIELDS};
 use crate::msg;
 
 /// Length of a codeDEFDGI (docs/design.md §6).
 pub(super) const REFERENCE_LEN: usize = 24;
+
+/// Longest `rn`, in bytes (printable ASCII): the box's invoice number (FN) field, the
+/// narrowest channel's (`certify/mcf/commands/translate.rs` checks the two agree).
+pub const MAX_RN_LEN: usize = 24;
+
+/// The characters `rn` and `reference` may not hold, `, & < > ^`: the box's protocol escapes
+/// them, and an invoice number must read the same on every channel and in every register.
+pub fn is_reserved(c: char) -> bool {
+    matches!(c, ',' | '&' | '<' | '>' | '^')
+}
 
 /// The currency of the invoice, validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,7 +57,7 @@ pub(super) fn rn(request: &InvoiceRequest) -> Result<String, ValidationError> {
     }
     if let Some(c) = rn
         .chars()
-        .find(|&c| !(c.is_ascii_graphic() || c == ' ') || is_escaped(c))
+        .find(|&c| !(c.is_ascii_graphic() || c == ' ') || is_reserved(c))
     {
         return Err(invalid(msg!(
             "err-rn-character",
@@ -55,9 +65,6 @@ pub(super) fn rn(request: &InvoiceRequest) -> Result<String, ValidationError> {
             char = format!("{c:?}")
         )));
     }
-    // The device's own rule, in case it says more than the two above (its reason is
-    // English: the message says the rule in the reader's language instead).
-    check_rn(rn).map_err(|_| invalid(msg!("err-rn-invalid", rn = quoted(rn), max = MAX_RN_LEN)))?;
     if rn.trim_matches('.').is_empty() {
         // `.` and `..` are path segments that HTTP clients remove: GET /Invoice/{rn} could
         // never reach such an invoice.
@@ -68,7 +75,7 @@ pub(super) fn rn(request: &InvoiceRequest) -> Result<String, ValidationError> {
 
 pub(super) fn invoice_type(request: &InvoiceRequest) -> Result<InvoiceType, ValidationError> {
     let text = given(&request.invoice_type).ok_or_else(|| ValidationError::missing("type"))?;
-    text.parse().map_err(|_| {
+    InvoiceType::from_text(text).ok_or_else(|| {
         ValidationError::at(
             code::TYPE_INVALID,
             "type",
@@ -79,7 +86,7 @@ pub(super) fn invoice_type(request: &InvoiceRequest) -> Result<InvoiceType, Vali
 
 pub(super) fn price_mode(request: &InvoiceRequest) -> Result<PriceMode, ValidationError> {
     let text = given(&request.mode).ok_or_else(|| ValidationError::missing("mode"))?;
-    text.parse().map_err(|_| {
+    PriceMode::from_text(text).ok_or_else(|| {
         ValidationError::at(
             code::MODE_INVALID,
             "mode",
@@ -216,7 +223,7 @@ pub(super) fn reference(
     // Capital letters only: a codeDEFDGI is issued in capitals, and the register finds an
     // original (and counts its credit notes, code 180) by its exact code, so a lower-case
     // copy would pass as another invoice's.
-    let wire_safe = |c: char| c.is_ascii_graphic() && !is_escaped(c) && !c.is_ascii_lowercase();
+    let wire_safe = |c: char| c.is_ascii_graphic() && !is_reserved(c) && !c.is_ascii_lowercase();
     if reference.len() != REFERENCE_LEN || !reference.chars().all(wire_safe) {
         return Err(ValidationError::at(
             code::REFERENCE_INVALID,
@@ -230,7 +237,7 @@ pub(super) fn reference(
     }
     let kind = match kind {
         None => ReferenceType::Cor,
-        Some(text) => text.parse().map_err(|_| {
+        Some(text) => ReferenceType::from_text(text).ok_or_else(|| {
             ValidationError::at(
                 code::REFERENCE_TYPE_INVALID,
                 "referenceType",
@@ -261,7 +268,7 @@ pub(super) fn operator(request: &InvoiceRequest) -> Result<(String, String), Val
     Ok((operator.id.clone().unwrap_or_default(), name.to_owned()))
 }
 
-/// The C3h client (all empty without `client`) and `typeDesc`.
+/// The client (all empty without `client`) and `typeDesc`.
 pub(super) fn client(
     request: &InvoiceRequest,
 ) -> Result<(Client, Option<String>), ValidationError> {
@@ -293,8 +300,7 @@ pub(super) fn client(
     Ok((client, type_desc))
 }
 
-/// `cmta`..`cmth`: the non-empty ones, as 36h lines A..H. Their length is checked with the
-/// frames.
+/// `cmta`..`cmth`: the non-empty ones, as lines A..H. Their length is checked by the wire.
 pub(super) fn comments(request: &InvoiceRequest) -> Vec<Comment> {
     debug_assert_eq!(COMMENT_FIELDS.len(), CommentLine::ALL.len());
     request

@@ -1,12 +1,13 @@
 //! Item rules: name, type, group, price, quantity, specific tax, price change.
 
-use mcf_sfe::command::{Item, PriceChange, SpecificTax};
-use mcf_sfe::types::{ItemType, TaxGroup};
 use rust_decimal::{Decimal, RoundingStrategy};
 
 use super::header::given;
 use super::json::parse_decimal;
-use super::{code, quoted, ValidItem, ValidationError, MAX_AMOUNT};
+use super::{
+    code, quoted, ItemType, PriceChange, SpecificTax, TaxGroup, ValidItem, ValidationError,
+    MAX_AMOUNT,
+};
 use crate::certify::invoice::request::{InvoiceRequest, ItemRequest};
 use crate::msg;
 
@@ -85,7 +86,7 @@ fn item(it: &ItemRequest, path: &str) -> Result<ValidItem, ValidationError> {
         ));
     }
     let type_text = given(&it.item_type).ok_or_else(|| ValidationError::missing(&at("type")))?;
-    let item_type: ItemType = type_text.parse().map_err(|_| {
+    let item_type = ItemType::from_text(type_text).ok_or_else(|| {
         ValidationError::at(
             code::ITEM_TYPE_INVALID,
             &at("type"),
@@ -125,7 +126,7 @@ fn item(it: &ItemRequest, path: &str) -> Result<ValidItem, ValidationError> {
         code::PRICE_TOO_PRECISE,
     )?;
     let quantity = quantity(it, &at("quantity"))?;
-    let line_amount = Item::line_amount_of(price, quantity)
+    let line_amount = line_amount(price, quantity)
         .filter(|amount| *amount <= MAX_AMOUNT)
         .ok_or_else(|| {
             ValidationError::at(
@@ -151,6 +152,14 @@ fn item(it: &ItemRequest, path: &str) -> Result<ValidItem, ValidationError> {
         specific_tax: specific_tax(it, line_amount, path)?,
         price_change: price_change(it, price, path)?,
     })
+}
+
+/// round(price x quantity), half away from zero to 2 places, as every channel computes it;
+/// `None` on overflow.
+pub fn line_amount(price: Decimal, quantity: Decimal) -> Option<Decimal> {
+    price
+        .checked_mul(quantity)
+        .map(|v| v.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero))
 }
 
 fn quantity(it: &ItemRequest, path: &str) -> Result<Decimal, ValidationError> {

@@ -1,23 +1,23 @@
-//! Validation of the request body: from an [`InvoiceRequest`] to a [`ValidInvoice`] typed with
-//! `mcf_sfe`'s commands, or a [`ValidationError`] (HTTP 400) with one stable code per rule
-//! ([`code`], documented in `docs/error-codes.md`).
+//! Validation of the request body: from an [`InvoiceRequest`] to a [`ValidInvoice`], the
+//! invoice in the gateway's own terms (header, items, payments, its canonical digest; no
+//! channel's types), or a [`ValidationError`] (HTTP 400) with one stable code per rule
+//! ([`code`], documented in `docs/error-codes.md`). Each channel translates a
+//! [`ValidInvoice`]: the box into its MCF-SFE commands (`certify/mcf/commands/translate.rs`),
+//! the web API into its JSON body (`certify/edef/invoice.rs`).
 //!
-//! Everything the device would refuse for the content alone is refused here, before the
+//! Everything a channel would refuse for the content alone is refused here, before the
 //! queue: enumerations, decimals and their places, coherence of the optional parts, and the
-//! length of every text, checked by encoding the real commands (31h with a rate of 100.00,
-//! the widest). What depends on the device's state (its VAT rates, its NIF, the total the
-//! payments must cover) is checked by the certification run; [`ValidInvoice`] gives it the
-//! commands and the host-side expectation of the 33h subtotal (`expected_subtotal`).
+//! length of every text, which the caller's [`WireCheck`] checks (the box's frames,
+//! `certify/mcf/commands.rs`, whatever the channel). What depends on the channel's
+//! state (its VAT rates, its NIF, the total the payments must cover) is checked by the
+//! certification run, against what the invoice comes to at its rates (`expected_totals`).
 //!
 //! Submodules: `json` (reading the body with JSON paths, for `request::parse_body`), `header`
 //! (rn, type, mode, seller, currency, reference, operator, client, comments), `items`,
-//! `payments`, `frames` (device frame checks), `canonical` (the digest), `totals` (the
-//! expected subtotal), `code` (the error codes).
+//! `payments`, `kinds` (the enumerations), `canonical` (the digest), `totals` (what the
+//! invoice comes to), `code` (the error codes).
 
-use mcf_sfe::command::{
-    Client, Comment, CreditReference, Item, OpenInvoice, Payment, PriceChange, SpecificTax, UsdRate,
-};
-use mcf_sfe::types::{InvoiceType, ItemType, PaymentMethod, PriceMode, TaxGroup};
+use chrono::NaiveDate;
 use rust_decimal::Decimal;
 
 use request::InvoiceRequest;
@@ -25,18 +25,25 @@ use request::InvoiceRequest;
 use crate::i18n::Message;
 use crate::msg;
 
+pub use header::{is_reserved, MAX_RN_LEN};
+pub use items::line_amount;
+pub(crate) use json::control_name;
+pub use kinds::{
+    CommentLine, InvoiceType, ItemType, PaymentMethod, PriceMode, ReferenceType, TaxGroup,
+};
 pub use request::parse_body;
+pub use totals::Totals;
 
 mod canonical;
 pub mod code;
-mod frames;
 mod header;
 mod items;
 mod json;
+mod kinds;
 mod payments;
 pub mod request;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod totals;
 
 /// Largest amount accepted (price, line amount, specific tax, payment): 15 integer digits,
@@ -92,8 +99,8 @@ pub(crate) fn quoted(value: &str) -> String {
     format!("{value:?}")
 }
 
-/// The seller, from the API key's organization: injected into C0h, and what `nif`/`isF` must
-/// equal when the client sends them.
+/// The seller, from the API key's organization: what each channel sends as the seller, and
+/// what `nif`/`isF` must equal when the client sends them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seller {
     /// Seller NIF.
@@ -102,8 +109,81 @@ pub struct Seller {
     pub isf: String,
 }
 
-/// One validated item line. Its line amount is what the device computes (round half away
-/// from zero of price x quantity); only the group's rate is missing to make the 31h.
+/// The client (`client`); every field empty when the body had none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Client {
+    /// `type` (PP, PM...), as sent.
+    pub client_type: String,
+    /// NIF.
+    pub nif: String,
+    /// Name.
+    pub name: String,
+    /// Address.
+    pub address: String,
+    /// Telephone or other contact.
+    pub contact: String,
+    /// E-mail.
+    pub email: String,
+    /// RCCM (trade register number).
+    pub rccm: String,
+}
+
+/// The original of a credit note (`reference`, `referenceType`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreditReference {
+    /// Why it refers to the original (COR when absent).
+    pub kind: ReferenceType,
+    /// The original's codeDEFDGI.
+    pub code_def: String,
+}
+
+/// The USD rate of a USD invoice (`curRate`, `curDate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UsdRate {
+    /// CDF per USD, > 0, at most 4 decimals.
+    pub rate: Decimal,
+    /// The calendar date of `curDate`.
+    pub date: NaiveDate,
+}
+
+/// A specific tax of an item line (`taxSpecificValue`, `taxSpecificAmount`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpecificTax {
+    /// The rate in percent; `None` for an amount given without one.
+    pub rate: Option<Decimal>,
+    /// The amount.
+    pub amount: Decimal,
+}
+
+/// A price change of an item line (`originalPrice`, `priceModification`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PriceChange {
+    /// The price before the change.
+    pub original_price: Decimal,
+    /// Why it changed.
+    pub description: String,
+}
+
+/// One comment line (`cmta`..`cmth`), not empty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Comment {
+    /// Which line.
+    pub line: CommentLine,
+    /// Its text.
+    pub text: String,
+}
+
+/// One payment (method and amount; its currency fields go to the digest only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Payment {
+    /// Method.
+    pub method: PaymentMethod,
+    /// Amount, > 0, at most 2 decimals.
+    pub amount: Decimal,
+}
+
+/// One validated item line. Its line amount is what the channels compute (round half away
+/// from zero of price x quantity); only the group's rate is missing to certify it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValidItem {
     /// Label, not blank.
@@ -126,35 +206,16 @@ pub struct ValidItem {
     pub price_change: Option<PriceChange>,
 }
 
-impl ValidItem {
-    /// The 31h command, with the group's `rate` from C1h; `None` (a group that charges no
-    /// VAT) is sent as `0.00` (PROTOCOL.md §5.6).
-    pub fn to_command(&self, rate: Option<Decimal>) -> Item {
-        Item {
-            name: self.name.clone(),
-            code: self.code.clone(),
-            item_type: self.item_type,
-            group: self.group,
-            rate: rate.unwrap_or(Decimal::ZERO),
-            line_amount: self.line_amount,
-            price: self.price,
-            quantity: self.quantity,
-            specific_tax: self.specific_tax,
-            price_change: self.price_change.clone(),
-        }
-    }
-}
-
-/// A request body that passed every content rule: what the device sequence needs.
+/// A request body that passed every content rule: the invoice each channel certifies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValidInvoice {
-    /// The client's invoice number (FN), checked by `check_rn`.
+    /// The client's invoice number (FN).
     pub rn: String,
     /// Invoice type.
     pub invoice_type: InvoiceType,
     /// Price mode.
     pub price_mode: PriceMode,
-    /// C3h; all fields empty when the body had no `client` (then C3h may be skipped).
+    /// The client; all fields empty when the body had no `client`.
     pub client: Client,
     /// Operator id (may be empty).
     pub operator_id: String,
@@ -180,54 +241,30 @@ pub struct ValidInvoice {
 }
 
 impl ValidInvoice {
-    /// C0h for `seller`.
-    pub fn open_command(&self, seller: &Seller) -> OpenInvoice {
-        OpenInvoice {
-            operator_id: self.operator_id.clone(),
-            operator_name: self.operator_name.clone(),
-            nif: seller.nif.clone(),
-            invoice_type: self.invoice_type,
-            reference: self.reference.clone(),
-            price_mode: self.price_mode,
-            isf: seller.isf.clone(),
-            rn: self.rn.clone(),
-            usd_rate: self.usd_rate,
-        }
-    }
-
     /// FA or EA.
     pub fn is_credit_note(&self) -> bool {
         self.invoice_type.is_credit_note()
     }
 
-    /// Whether the body had a client with at least one non-empty field (send C3h then).
+    /// Whether the body had a client with at least one non-empty field.
     pub fn has_client(&self) -> bool {
         self.client != Client::default()
     }
 
     /// Sum of the payments (0 when none). Validation bounds it by [`MAX_AMOUNT`]; the sum
     /// saturates rather than panic on hand-made values (a saturated sum never equals a
-    /// device total).
+    /// channel's total).
     pub fn payments_total(&self) -> Decimal {
         self.payments
             .iter()
             .fold(Decimal::ZERO, |sum, p| sum.saturating_add(p.amount))
     }
-
-    /// The 35h commands to send once the device total `total` (33h MV) is known: the client's
-    /// payments, or one ESPECES payment of `total` when it sent none (docs/design.md §4). Whether
-    /// they cover `total` is the caller's check.
-    pub fn payment_commands(&self, total: Decimal) -> Vec<Payment> {
-        if self.payments.is_empty() {
-            vec![Payment {
-                method: PaymentMethod::Especes,
-                amount: total,
-            }]
-        } else {
-            self.payments.clone()
-        }
-    }
 }
+
+/// What the wire the invoice travels on refuses for its content alone (a text too long for
+/// its frame...), checked by [`validate`] after every content rule: the box's frames
+/// (`check_frames` in `certify/mcf/commands.rs`), for every channel.
+pub type WireCheck = fn(&ValidInvoice, &Seller) -> Result<(), ValidationError>;
 
 /// The largest canonical form kept in the register with its intent. The intent record and
 /// the certified record each carry it as a JSON string (escaping can double it), under the
@@ -236,8 +273,12 @@ pub const MAX_KEPT_BYTES: usize = 384 * 1024;
 
 /// Checks `request` against every content rule, in a fixed order (the first failure is
 /// reported): rn, type, mode, seller ids, currency, reference, operator, client, items,
-/// payments, comments, then the device frames of every command.
-pub fn validate(request: InvoiceRequest, seller: &Seller) -> Result<ValidInvoice, ValidationError> {
+/// payments, comments, then `wire` (the device frames of every command).
+pub fn validate(
+    request: InvoiceRequest,
+    seller: &Seller,
+    wire: WireCheck,
+) -> Result<ValidInvoice, ValidationError> {
     let rn = header::rn(&request)?;
     let invoice_type = header::invoice_type(&request)?;
     let price_mode = header::price_mode(&request)?;
@@ -261,11 +302,11 @@ pub fn validate(request: InvoiceRequest, seller: &Seller) -> Result<ValidInvoice
         currency_code: currency.code.clone(),
         items,
         comments,
-        payments: payments.iter().map(|p| p.command).collect(),
+        payments: payments.iter().map(|p| p.payment).collect(),
         digest: String::new(),
         canonical: String::new(),
     };
-    frames::check(&invoice, seller)?;
+    wire(&invoice, seller)?;
     invoice.canonical = canonical::form(&invoice, &currency, &type_desc, &payments);
     if invoice.canonical.len() > MAX_KEPT_BYTES {
         return Err(ValidationError::body(

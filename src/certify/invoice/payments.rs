@@ -1,21 +1,19 @@
 //! Payment rules: method, amount, and the optional currency of each payment.
 
-use mcf_sfe::command::Payment;
-use mcf_sfe::types::PaymentMethod;
 use rust_decimal::Decimal;
 
 use super::header::given;
 use super::items::check_amount;
-use super::{code, quoted, ValidationError, MAX_AMOUNT};
+use super::{code, quoted, Payment, PaymentMethod, ValidationError, MAX_AMOUNT};
 use crate::certify::invoice::request::{InvoiceRequest, PaymentRequest};
 use crate::msg;
 
-/// A validated payment: the 35h command and the currency fields the client sent (they go to
-/// the digest only; the device carries method and amount).
+/// A validated payment: method and amount, and the currency fields the client sent (they go
+/// to the digest only; the channels carry method and amount).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct ValidPayment {
-    /// 35h.
-    pub command: Payment,
+    /// Method and amount.
+    pub payment: Payment,
     /// `curCode`, if sent (CDF or USD).
     pub cur_code: Option<String>,
     /// `curRate`, if sent and > 0 (a CDF payment's -1 means "none").
@@ -30,7 +28,7 @@ pub(super) fn payments(request: &InvoiceRequest) -> Result<Vec<ValidPayment>, Va
         let path = format!("payments[{i}]");
         let valid = payment(p, &path)?;
         total = total
-            .checked_add(valid.command.amount)
+            .checked_add(valid.payment.amount)
             .filter(|t| *t <= MAX_AMOUNT)
             .ok_or_else(|| {
                 ValidationError::at(
@@ -47,7 +45,7 @@ pub(super) fn payments(request: &InvoiceRequest) -> Result<Vec<ValidPayment>, Va
 fn payment(p: &PaymentRequest, path: &str) -> Result<ValidPayment, ValidationError> {
     let at = |field: &str| format!("{path}.{field}");
     let name = given(&p.name).ok_or_else(|| ValidationError::missing(&at("name")))?;
-    let method = PaymentMethod::from_name(name).ok_or_else(|| {
+    let method = PaymentMethod::from_text(name).ok_or_else(|| {
         ValidationError::at(
             code::PAYMENT_METHOD_INVALID,
             &at("name"),
@@ -111,7 +109,7 @@ fn payment(p: &PaymentRequest, path: &str) -> Result<ValidPayment, ValidationErr
         }
     };
     Ok(ValidPayment {
-        command: Payment { method, amount },
+        payment: Payment { method, amount },
         cur_code,
         cur_rate,
     })

@@ -1,19 +1,20 @@
 //! Tests of parsing and validation: `parse` (body reading), `rules` (one case per rule),
-//! `digest` (canonical form), `totals` (expected subtotal against emcf-sim).
+//! `digest` (canonical form), `totals` (the invoice's totals). Helpers shared with the
+//! channels' tests (`certify/mcf/commands/tests.rs`).
 
 use serde_json::{json, Value};
 
-use super::{validate, Seller, ValidInvoice, ValidationError};
+use super::{validate, Seller, ValidInvoice, ValidationError, WireCheck};
 use crate::certify::invoice::request::parse_body;
 
-mod cases;
+pub(crate) mod cases;
 mod digest;
 mod parse;
 mod rules;
 mod totals;
 
 /// The seller of the examples (the simulator's default NIF).
-fn seller() -> Seller {
+pub(crate) fn seller() -> Seller {
     Seller {
         nif: "A1234567B".into(),
         isf: "ISF01".into(),
@@ -22,7 +23,7 @@ fn seller() -> Seller {
 
 /// A seed-like reference example: every scalar a string, FV, ttc, group B, client PM,
 /// ESPECES, CDF with curRate "-1".
-const REFERENCE: &str = r#"{
+pub(crate) const REFERENCE: &str = r#"{
     "nif": "A1234567B",
     "rn": "FC0002",
     "mode": "ttc",
@@ -72,13 +73,24 @@ const REFERENCE: &str = r#"{
 }"#;
 
 /// The reference example as a JSON value to mutate.
-fn reference() -> Value {
+pub(crate) fn reference() -> Value {
     serde_json::from_str(REFERENCE).unwrap()
+}
+
+/// No wire: the invoice's own rules only (the box's frames are tested with them in
+/// `certify/mcf/commands.rs`).
+pub(crate) fn no_wire(_: &ValidInvoice, _: &Seller) -> Result<(), ValidationError> {
+    Ok(())
+}
+
+/// Parses and validates a body, with the wire's check.
+pub(crate) fn check_with(body: &[u8], wire: WireCheck) -> Result<ValidInvoice, ValidationError> {
+    validate(parse_body(body)?, &seller(), wire)
 }
 
 /// Parses and validates a body.
 fn check(body: &[u8]) -> Result<ValidInvoice, ValidationError> {
-    validate(parse_body(body)?, &seller())
+    check_with(body, no_wire)
 }
 
 /// Parses and validates a JSON value.
@@ -95,7 +107,7 @@ fn refused(value: &Value) -> ValidationError {
 }
 
 /// A minimal valid body with the given items (and nothing optional).
-fn with_items(mode: &str, items: Value) -> Value {
+pub(crate) fn with_items(mode: &str, items: Value) -> Value {
     json!({
         "rn": "T-1",
         "mode": mode,

@@ -1,29 +1,51 @@
-//! The host-side expectation of the device's 33h subtotal (PROTOCOL.md §8), computed with the
-//! simulator's rules (`device-sim/src/totals.rs`) so that the run can compare it with the
-//! device's reply before paying (PROTOCOL.md §3.2: a resent 31h may have added a line twice).
+//! What an invoice comes to at a channel's VAT rates ([`Totals`]), the gateway's own
+//! computation each channel checks its answer against: the box's 33h subtotal before paying
+//! (PROTOCOL.md §3.2: a resent 31h may have added a line twice; `certify/mcf/commands.rs`),
+//! the DGI's calculation before confirming (`certify/edef/invoice.rs`). The rules are the
+//! box's (PROTOCOL.md §8) as the simulator computes them (`device-sim/src/totals.rs`).
 //!
 //! Decimal arithmetic, checked; "round" is half away from zero to 2 places:
 //! - line amount = round(price x quantity) (already in [`ValidItem::line_amount`]);
 //! - per group, lines summed in body order; `ht`: VAT = round(HT x rate / 100), TTC = HT + VAT;
 //!   `ttc`: TTC = sum, VAT = round(TTC x rate / (100 + rate)); no rate or 0 %: VAT = 0;
 //! - MTS = sum of the specific tax amounts, outside every group; MV = sum of TTC + MTS;
-//! - MCUR = round(MV / USD rate) when the invoice has a USD rate, else none.
+//! - the USD equivalent = round(MV / USD rate), 2 places, when the invoice has a USD rate.
 
-use mcf_sfe::reply::Subtotal;
-use mcf_sfe::types::{PriceMode, TaxGroup};
 use rust_decimal::{Decimal, RoundingStrategy};
 
-use super::ValidInvoice;
 #[cfg(doc)]
 use super::ValidItem;
+use super::{PriceMode, TaxGroup, ValidInvoice};
+
+/// What an invoice comes to, in CDF, at given VAT rates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Totals {
+    /// The whole invoice: the TTC of every group plus the specific taxes (the box's MV).
+    pub total: Decimal,
+    /// TTC per group A..P.
+    pub group_ttc: [Decimal; TaxGroup::COUNT],
+    /// VAT per group A..P.
+    pub group_vat: [Decimal; TaxGroup::COUNT],
+    /// The specific taxes, outside every group.
+    pub specific_tax: Decimal,
+    /// round(total / USD rate) with exactly 2 places, for an invoice with a USD rate.
+    pub usd_equivalent: Option<Decimal>,
+}
+
+impl Totals {
+    /// Sum of the group VAT amounts (saturating: never a panic, and a saturated sum never
+    /// equals what a channel computed).
+    pub fn vat(&self) -> Decimal {
+        self.group_vat
+            .iter()
+            .fold(Decimal::ZERO, |sum, v| sum.saturating_add(*v))
+    }
+}
 
 impl ValidInvoice {
-    /// The 33h reply the device should give for these items, with its C1h `rates` (A..P,
-    /// `None` = not charged); `None` if the arithmetic overflows.
-    pub fn expected_subtotal(
-        &self,
-        rates: &[Option<Decimal>; TaxGroup::COUNT],
-    ) -> Option<Subtotal> {
+    /// What this invoice comes to at the channel's `rates` (A..P, `None` = not charged);
+    /// `None` if the arithmetic overflows.
+    pub fn expected_totals(&self, rates: &[Option<Decimal>; TaxGroup::COUNT]) -> Option<Totals> {
         let mut lines = [Decimal::ZERO; TaxGroup::COUNT];
         let mut specific_tax = Decimal::ZERO;
         for item in &self.items {
@@ -44,19 +66,20 @@ impl ValidInvoice {
             total = total.checked_add(ttc)?;
             vat_total = vat_total.checked_add(vat)?;
         }
-        let mcur = match &self.usd_rate {
+        let usd_equivalent = match &self.usd_rate {
             Some(usd) => {
-                mcf_sfe::fields::amount("MCUR", round(total.checked_div(usd.rate)?)).ok()?
+                let mut amount = round(total.checked_div(usd.rate)?);
+                amount.rescale(2);
+                Some(amount)
             }
-            None => String::new(),
+            None => None,
         };
-        Some(Subtotal {
+        Some(Totals {
             total,
             group_ttc,
             group_vat,
             specific_tax,
-            mcur,
-            groups: TaxGroup::COUNT,
+            usd_equivalent,
         })
     }
 }

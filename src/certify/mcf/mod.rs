@@ -13,6 +13,8 @@ mod readings;
 mod run;
 mod settle;
 
+pub use commands::{check_frames, translate as box_commands};
+
 use std::sync::Arc;
 
 pub use run::{BoxLane, BoxWaiting};

@@ -7,6 +7,7 @@ use mcf_sfe::reply::{Anomaly, Certification, DeviceState};
 use mcf_sfe::types::{InvoiceType, TaxGroup};
 use rust_decimal::Decimal;
 
+use super::commands::{invoice_type, tax_group};
 use crate::certify::invoice::ValidInvoice;
 use crate::certify::CertifyError;
 use crate::device::PortSession;
@@ -27,7 +28,12 @@ pub(crate) fn rates_for(
     for (group, rate) in TaxGroup::all().zip(reported) {
         match rate.percent() {
             Ok(rate) => rates[group.index()] = rate,
-            Err(raw) if invoice.items.iter().any(|item| item.group == group) => {
+            Err(raw)
+                if invoice
+                    .items
+                    .iter()
+                    .any(|item| tax_group(item.group) == group) =>
+            {
                 return Err(CertifyError::DeviceNotReady {
                     reason: msg!(
                         "reason-rate-unreadable",
@@ -55,7 +61,7 @@ pub(crate) async fn report_certification_oddities(
     } else {
         state.fvc
     };
-    let sent: InvoiceType = invoice.invoice_type;
+    let sent: InvoiceType = invoice_type(invoice.invoice_type);
     let checks = [
         (
             "FT",
