@@ -18,7 +18,7 @@ use super::channels::{Channels, SandboxFactory};
 use super::invoice::{parse_body, validate, Seller, ValidInvoice};
 use super::journal::Journal;
 use super::reconcile::{InDoubt, Reconciler};
-use super::status::Reported;
+use super::status::StatusBoard;
 use super::warnings::Warning;
 use super::CertifyError;
 use crate::failpoint;
@@ -59,7 +59,7 @@ pub struct Certifier {
     pub(super) in_doubt: InDoubt,
     reconciler: Arc<Reconciler>,
     pub(super) store_failed: AtomicBool,
-    pub(super) reported: Reported,
+    pub(super) board: StatusBoard,
 }
 
 /// A request on its way: who, when, and its place in its channel's order (none yet when its
@@ -96,7 +96,7 @@ impl Certifier {
             in_doubt,
             reconciler: Arc::new(reconciler),
             store_failed: AtomicBool::new(false),
-            reported: Reported::default(),
+            board: StatusBoard::default(),
         })
     }
 
