@@ -101,7 +101,7 @@ pub(super) fn query_value<'a>(query: Option<&'a str>, name: &str) -> Option<&'a 
 /// `GET /Invoice/{rn}/...`: the QR code or the fiscal block. `?lang=fr|en` chooses the
 /// language before `Accept-Language` (a link or a print job cannot always set a header).
 /// `get_invoice` reads the view's other parameters once the key is known good.
-pub(super) fn get_view(
+pub(super) async fn get_view(
     request: &Request<Incoming>,
     app: &App,
     encoded: &str,
@@ -110,10 +110,10 @@ pub(super) fn get_view(
 ) -> Response<Body> {
     let query = request.uri().query();
     let lang = landing::query_lang(query).unwrap_or(lang);
-    get_invoice(request, app, encoded, Some(view), lang)
+    get_invoice(request, app, encoded, Some(view), lang).await
 }
 
-pub(super) fn get_invoice(
+pub(super) async fn get_invoice(
     request: &Request<Incoming>,
     app: &App,
     encoded: &str,
@@ -124,7 +124,10 @@ pub(super) fn get_invoice(
         Backend::Ready { certifier, .. } => certifier,
         Backend::Halted { reason } => return http_error(&HttpError::Halted(reason.clone()), lang),
     };
-    let principal = match certifier.authenticate(authorization(request).as_deref()) {
+    let principal = match certifier
+        .authenticate(authorization(request).as_deref())
+        .await
+    {
         Ok(principal) => principal,
         Err(error) => return certify_error(&error, lang),
     };
@@ -144,7 +147,7 @@ pub(super) fn get_invoice(
     let Some(rn) = percent_decode(encoded) else {
         return http_error(&HttpError::NotFound, lang);
     };
-    let entry = match certifier.lookup(&principal, &rn) {
+    let entry = match certifier.lookup(&principal, &rn).await {
         Ok(entry) => entry,
         Err(error) => return certify_error(&error, lang),
     };

@@ -178,14 +178,14 @@ async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Respo
         _ => match rest.strip_prefix("/Invoice/") {
             Some(encoded) if !encoded.is_empty() && !encoded.contains('/') => {
                 match *request.method() {
-                    Method::GET => get_invoice(&request, app, encoded, None, lang),
+                    Method::GET => get_invoice(&request, app, encoded, None, lang).await,
                     _ => not_allowed("GET"),
                 }
             }
             Some(tail) => match View::of(tail) {
                 Some((encoded, view)) if !encoded.is_empty() && !encoded.contains('/') => {
                     match *request.method() {
-                        Method::GET => get_view(&request, app, encoded, view, lang),
+                        Method::GET => get_view(&request, app, encoded, view, lang).await,
                         _ => not_allowed("GET"),
                     }
                 }
@@ -304,7 +304,10 @@ async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Resp
             .await
         }
     };
-    let principal = match certifier.authenticate(authorization(&request).as_deref()) {
+    let principal = match certifier
+        .authenticate(authorization(&request).as_deref())
+        .await
+    {
         Ok(principal) => principal,
         Err(error) => return unread(request, limit, certify_error(&error, lang)).await,
     };

@@ -107,8 +107,11 @@ impl Certifier {
 
     /// Resolves the `Authorization` header to a principal. The key is checked in constant
     /// time and never logged.
-    pub fn authenticate(&self, authorization: Option<&str>) -> Result<Principal, CertifyError> {
-        self.admission.authenticate(authorization)
+    pub async fn authenticate(
+        &self,
+        authorization: Option<&str>,
+    ) -> Result<Principal, CertifyError> {
+        self.admission.authenticate(authorization).await
     }
 
     /// Settles, in the background, every intent the journal left open (start-up). Channels
@@ -159,6 +162,7 @@ impl Certifier {
         let admitted = self
             .admission
             .admit(principal, &invoice, idempotency_key.as_deref(), at)
+            .await
             .map_err(|error| self.explain_in_flight(principal, error))?;
         let (held, ceiling) = match admitted {
             Admitted::Replay(entry) => {
@@ -320,9 +324,14 @@ impl Certifier {
     }
 
     /// The stored result of `rn` for `principal`.
-    pub fn lookup(&self, principal: &Principal, rn: &str) -> Result<RegisterEntry, CertifyError> {
+    pub async fn lookup(
+        &self,
+        principal: &Principal,
+        rn: &str,
+    ) -> Result<RegisterEntry, CertifyError> {
         self.admission
             .lookup(principal, rn)
+            .await
             .map_err(|error| self.explain_in_flight(principal, error))
     }
 
