@@ -165,7 +165,7 @@ pub(super) async fn get_invoice(
         Err(error) => certify_error(&CertifyError::Internal(error.to_string()), lang),
     };
     match format {
-        Format::Json => certification_response(&entry, &certifier.warnings(&entry), lang),
+        Format::Json => certification_response(&entry, &certifier.warnings(&entry).await, lang),
         Format::QrSvg => drawn(
             crate::qr::svg_of(&entry.security.qr_code).map(String::into_bytes),
             "image/svg+xml",

@@ -166,7 +166,7 @@ impl Certifier {
             .map_err(|error| self.explain_in_flight(principal, error))?;
         let (held, ceiling) = match admitted {
             Admitted::Replay(entry) => {
-                let warnings = self.warnings(&entry);
+                let warnings = self.warnings(&entry).await;
                 return Ok(Certified {
                     entry: *entry,
                     replayed: true,
@@ -188,7 +188,7 @@ impl Certifier {
             in_doubt: self.in_doubt.clone(),
         };
         let entry = self.run(channel, lane, job, held).await?;
-        let warnings = self.warnings(&entry);
+        let warnings = self.warnings(&entry).await;
         Ok(Certified {
             entry,
             replayed: false,
@@ -267,7 +267,7 @@ impl Certifier {
                         in_doubt.mark(&name);
                         Err(RunFailure::Panicked)
                     });
-                this.conclude(&name, &rn, outcome)
+                this.conclude(&name, &rn, outcome).await
             }
             .instrument(span),
         );
@@ -276,7 +276,7 @@ impl Certifier {
     }
 
     /// Answer: what the run's outcome means for the client, and what it leaves to settle.
-    fn conclude(
+    async fn conclude(
         self: &Arc<Self>,
         channel: &str,
         rn: &str,
@@ -286,7 +286,7 @@ impl Certifier {
             Ok(entry) => {
                 failpoint::hit("after_certified");
                 info!(sequence = entry.sequence, "certified");
-                for warning in self.warnings(&entry) {
+                for warning in self.warnings(&entry).await {
                     warn!(
                         sequence = entry.sequence,
                         code = warning.code,
