@@ -91,7 +91,7 @@ impl View {
 /// `GET /Invoice/{rn}/...`: the QR code or the fiscal block. `?lang=fr|en` chooses the
 /// language before `Accept-Language` (a link or a print job cannot always set a header).
 /// `get_invoice` reads the view's other parameters once the key is known good.
-pub(super) fn get_view(
+pub(super) async fn get_view(
     request: &Request<Incoming>,
     app: &App,
     encoded: &str,
@@ -100,10 +100,10 @@ pub(super) fn get_view(
 ) -> Response<Body> {
     let query = request.uri().query();
     let lang = landing::query_lang(query).unwrap_or(lang);
-    get_invoice(request, app, encoded, Some(view), lang)
+    get_invoice(request, app, encoded, Some(view), lang).await
 }
 
-pub(super) fn get_invoice(
+pub(super) async fn get_invoice(
     request: &Request<Incoming>,
     app: &App,
     encoded: &str,
@@ -114,7 +114,10 @@ pub(super) fn get_invoice(
         Service::Ready { certifier, .. } => certifier,
         Service::Halted { reason } => return http_error(&HttpError::Halted(reason.clone()), lang),
     };
-    let principal = match certifier.authenticate(authorization(request).as_deref()) {
+    let principal = match certifier
+        .authenticate(authorization(request).as_deref())
+        .await
+    {
         Ok(principal) => principal,
         Err(error) => return certify_error(&error, lang),
     };
@@ -134,7 +137,7 @@ pub(super) fn get_invoice(
     let Some(rn) = percent_decode(encoded) else {
         return http_error(&HttpError::NotFound, lang);
     };
-    let entry = match certifier.lookup(&principal, &rn) {
+    let entry = match certifier.lookup(&principal, &rn).await {
         Ok(entry) => entry,
         Err(error) => return certify_error(&error, lang),
     };
@@ -152,7 +155,7 @@ pub(super) fn get_invoice(
         Err(error) => certify_error(&CertifyError::Internal(error.to_string()), lang),
     };
     match format {
-        Format::Json => certification_response(&entry, &certifier.warnings(&entry), lang),
+        Format::Json => certification_response(&entry, &certifier.warnings(&entry).await, lang),
         Format::QrSvg => drawn(
             crate::qr::svg_of(&entry.security.qr_code).map(String::into_bytes),
             "image/svg+xml",

@@ -179,14 +179,14 @@ async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Respo
         _ => match rest.strip_prefix("/Invoice/") {
             Some(encoded) if !encoded.is_empty() && !encoded.contains('/') => {
                 match *request.method() {
-                    Method::GET => get_invoice(&request, app, encoded, None, lang),
+                    Method::GET => get_invoice(&request, app, encoded, None, lang).await,
                     _ => not_allowed("GET"),
                 }
             }
             Some(tail) => match View::of(tail) {
                 Some((encoded, view)) if !encoded.is_empty() && !encoded.contains('/') => {
                     match *request.method() {
-                        Method::GET => get_view(&request, app, encoded, view, lang),
+                        Method::GET => get_view(&request, app, encoded, view, lang).await,
                         _ => not_allowed("GET"),
                     }
                 }
@@ -231,19 +231,42 @@ fn halt_reason(app: &App) -> Option<crate::i18n::Message> {
 /// The seed's three fields, then `devices`: each configured channel for monitoring
 /// (`certify::status::DeviceHealth`; no sandbox, no organization), and `reason` when the whole
 /// service is halted (no device configured, a damaged register), in the reader's language.
+/// A running service's answer is the status it keeps (`certify/status/board.rs`), its
+/// devices rendered once per change: only the time is written per request.
 fn status(app: &App, lang: Lang) -> Response<Body> {
-    let (ready, devices) = match &app.service {
-        Service::Ready { certifier, .. } => {
-            let status = certifier.status();
-            (status.ready, status.monitored)
-        }
-        Service::Halted { .. } => (false, Vec::new()),
+    let now = Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true);
+    let certifier = match &app.service {
+        Service::Ready { certifier, .. } => certifier,
+        Service::Halted { .. } => return halted_status(app, lang, &now),
     };
+    let status = certifier.status();
+    // The keys in the order `serde_json` writes a map's (sorted), as `halted_status` does.
+    let ready = if status.ready { "true" } else { "false" };
+    let mut body = String::with_capacity(status.monitored_json.len() + 96);
+    body.push_str("{\"devices\":");
+    body.push_str(&status.monitored_json);
+    body.push_str(",\"serverDateTime\":\"");
+    body.push_str(&now);
+    body.push_str("\",\"status\":");
+    body.push_str(ready);
+    body.push_str(",\"version\":\"");
+    body.push_str(API_VERSION);
+    body.push_str("\"}");
+    let mut response = Response::new(Body::new(Bytes::from(body)));
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    response
+}
+
+/// The status of a halted service: no devices, and why, in the reader's language.
+fn halted_status(app: &App, lang: Lang, now: &str) -> Response<Body> {
     let mut body = json!({
-        "status": ready,
+        "status": false,
         "version": API_VERSION,
-        "serverDateTime": Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
-        "devices": devices,
+        "serverDateTime": now,
+        "devices": [],
     });
     let reason = halt_reason(app);
     if let (Some(reason), Some(fields)) = (&reason, body.as_object_mut()) {
@@ -282,7 +305,10 @@ async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Resp
             .await
         }
     };
-    let principal = match certifier.authenticate(authorization(&request).as_deref()) {
+    let principal = match certifier
+        .authenticate(authorization(&request).as_deref())
+        .await
+    {
         Ok(principal) => principal,
         Err(error) => return unread(request, limit, certify_error(&error, lang)).await,
     };

@@ -18,7 +18,7 @@ use super::channels::{Channels, SandboxFactory};
 use super::in_doubt::{InDoubt, Reconciler};
 use super::invoice::{parse_body, validate, Seller, ValidInvoice};
 use super::journal::RegisterWriter;
-use super::status::Reported;
+use super::status::StatusBoard;
 use super::warnings::Warning;
 use super::CertifyError;
 use crate::failpoint;
@@ -59,7 +59,7 @@ pub struct Certifier {
     pub(super) in_doubt: InDoubt,
     reconciler: Arc<Reconciler>,
     pub(super) store_failed: AtomicBool,
-    pub(super) reported: Reported,
+    pub(super) board: StatusBoard,
 }
 
 /// A request on its way: who, when, and its place in its channel's order (none yet when its
@@ -96,7 +96,7 @@ impl Certifier {
             in_doubt,
             reconciler: Arc::new(reconciler),
             store_failed: AtomicBool::new(false),
-            reported: Reported::default(),
+            board: StatusBoard::default(),
         })
     }
 
@@ -107,8 +107,11 @@ impl Certifier {
 
     /// Resolves the `Authorization` header to a principal. The key is checked in constant
     /// time and never logged.
-    pub fn authenticate(&self, authorization: Option<&str>) -> Result<Principal, CertifyError> {
-        self.admission.authenticate(authorization)
+    pub async fn authenticate(
+        &self,
+        authorization: Option<&str>,
+    ) -> Result<Principal, CertifyError> {
+        self.admission.authenticate(authorization).await
     }
 
     /// Settles, in the background, every intent the journal left open (start-up). Channels
@@ -159,10 +162,11 @@ impl Certifier {
         let admitted = self
             .admission
             .admit(principal, &invoice, idempotency_key.as_deref(), at)
+            .await
             .map_err(|error| self.explain_in_flight(principal, error))?;
         let (held, ceiling) = match admitted {
             Admitted::Replay(entry) => {
-                let warnings = self.warnings(&entry);
+                let warnings = self.warnings(&entry).await;
                 return Ok(Certified {
                     entry: *entry,
                     replayed: true,
@@ -184,7 +188,7 @@ impl Certifier {
             in_doubt: self.in_doubt.clone(),
         };
         let entry = self.run(channel, lane, job, held).await?;
-        let warnings = self.warnings(&entry);
+        let warnings = self.warnings(&entry).await;
         Ok(Certified {
             entry,
             replayed: false,
@@ -263,7 +267,7 @@ impl Certifier {
                         in_doubt.mark(&name);
                         Err(RunFailure::Panicked)
                     });
-                this.conclude(&name, &rn, outcome)
+                this.conclude(&name, &rn, outcome).await
             }
             .instrument(span),
         );
@@ -272,7 +276,7 @@ impl Certifier {
     }
 
     /// Answer: what the run's outcome means for the client, and what it leaves to settle.
-    fn conclude(
+    async fn conclude(
         self: &Arc<Self>,
         channel: &str,
         rn: &str,
@@ -282,7 +286,7 @@ impl Certifier {
             Ok(entry) => {
                 failpoint::hit("after_certified");
                 info!(sequence = entry.sequence, "certified");
-                for warning in self.warnings(&entry) {
+                for warning in self.warnings(&entry).await {
                     warn!(
                         sequence = entry.sequence,
                         code = warning.code,
@@ -320,9 +324,14 @@ impl Certifier {
     }
 
     /// The stored result of `rn` for `principal`.
-    pub fn lookup(&self, principal: &Principal, rn: &str) -> Result<RegisterEntry, CertifyError> {
+    pub async fn lookup(
+        &self,
+        principal: &Principal,
+        rn: &str,
+    ) -> Result<RegisterEntry, CertifyError> {
         self.admission
             .lookup(principal, rn)
+            .await
             .map_err(|error| self.explain_in_flight(principal, error))
     }
 

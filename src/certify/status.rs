@@ -1,15 +1,14 @@
 //! What the certification service tells about itself, in its own types (no channel's type
 //! leaves `certify`): whether it could certify now and why not, each channel's state, the
 //! gauges of `/metrics`, the fiscal anomalies of the register, and the probe of a channel for
-//! technicians.
+//! technicians. `board.rs` keeps the status as a snapshot, computed when something changes.
+
+mod board;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use chrono::{DateTime, Datelike, NaiveDateTime, Utc};
-use tracing::{info, warn};
 
 use super::Certifier;
 use crate::certify::CertifyError;
@@ -17,11 +16,14 @@ use crate::i18n::Message;
 use crate::metrics;
 use crate::model::{AnomalyRecord, Organization, ProbeReport};
 
-/// Whether the certification path works, for `GET /status`, the dashboard and `/metrics`.
-#[derive(Debug, Clone)]
+/// Whether the certification path works, for `GET /status`, the dashboard and `/metrics`: a
+/// snapshot the service keeps (`status/board.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServiceStatus {
     /// Store writable and every configured channel able to certify now.
     pub ready: bool,
+    /// The store takes writes (none failed, no damage found in its history).
+    pub store_ok: bool,
     /// Each channel (configured and sandboxes started), by name.
     pub devices: Vec<ChannelView>,
     /// Channels waiting for a reconciliation.
@@ -32,6 +34,8 @@ pub struct ServiceStatus {
     /// Each configured channel for monitoring (`GET /api/v1/status`: public, so no sandbox,
     /// no organization and no free text).
     pub monitored: Vec<DeviceHealth>,
+    /// `monitored` as JSON, rendered once per snapshot.
+    pub monitored_json: String,
 }
 
 /// One configured channel's state for monitoring.
@@ -112,69 +116,56 @@ pub struct Problem {
 }
 
 impl Certifier {
-    /// Whether the certification path works; logs each change of a channel's readiness.
-    pub fn status(&self) -> ServiceStatus {
-        let all = self.channels.all();
+    /// The status from the channels' state now, the invoices in doubt, the store's health
+    /// and `organizations` (no store I/O): each channel's view and problem computed once.
+    fn compute_status(&self, organizations: &[Organization]) -> ServiceStatus {
         let reconciling = self.in_doubt.list();
-        let organizations = self.store.organizations().unwrap_or_default();
-        // Ready means the fiscal path: the configured channels (sandboxes start on demand).
-        let not_ready: Vec<(String, Problem)> = all
-            .iter()
-            .filter(|(_, configured)| *configured)
-            .filter_map(|(channel, _)| {
+        let mut devices = Vec::new();
+        let mut not_ready = Vec::new();
+        let mut monitored = Vec::new();
+        for (channel, configured) in self.channels.all() {
+            let view = channel.view();
+            // Ready means the fiscal path: the configured channels (sandboxes start on demand).
+            if configured {
                 let settling = reconciling.iter().any(|name| name == channel.name());
-                channel
-                    .problem(&organizations, settling)
-                    .map(|problem| (channel.name().to_owned(), problem))
-            })
-            .collect();
-        self.reported.log_changes(&not_ready);
-        let ready = !self.store_failed.load(Ordering::SeqCst)
-            && self.store.refuse_if_damaged().is_ok()
-            && reconciling.is_empty()
-            && all.iter().any(|(_, configured)| *configured)
-            && not_ready.is_empty();
-        let monitored = all
-            .iter()
-            .filter(|(_, configured)| *configured)
-            .map(|(channel, _)| {
-                let view = channel.view();
-                let problem = not_ready
-                    .iter()
-                    .find(|(name, _)| name == channel.name())
-                    .map(|(_, problem)| problem.code);
-                DeviceHealth {
+                let problem = channel.problem(organizations, settling);
+                monitored.push(DeviceHealth {
                     name: view.name.clone(),
                     kind: channel.kind(),
                     ready: problem.is_none(),
-                    problem,
+                    problem: problem.as_ref().map(|problem| problem.code),
                     connected: view.connected,
                     since: view.since,
                     last_reply_at: view.last_reply_at,
                     last_dgi_contact: view.dgi.as_ref().and_then(|d| d.last_contact),
+                });
+                if let Some(problem) = problem {
+                    not_ready.push((channel.name().to_owned(), problem));
                 }
-            })
-            .collect();
+            }
+            devices.push(view);
+        }
+        let store_ok = self.store_ok();
+        let ready =
+            store_ok && reconciling.is_empty() && !monitored.is_empty() && not_ready.is_empty();
+        // Through a `Value`, as the route always rendered it (keys in order).
+        let monitored_json = serde_json::to_value(&monitored)
+            .and_then(|value| serde_json::to_string(&value))
+            .unwrap_or_else(|_| "[]".to_owned());
         ServiceStatus {
             ready,
-            monitored,
-            devices: all.iter().map(|(channel, _)| channel.view()).collect(),
+            store_ok,
+            devices,
             reconciling,
             not_ready,
+            monitored,
+            monitored_json,
         }
     }
 
-    /// Computes the status every `every`, so that a channel's readiness changes reach the
-    /// log even when nothing polls `/status`.
-    pub fn spawn_status_watch(self: &Arc<Self>, every: Duration) {
-        let this = Arc::downgrade(self);
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(every).await;
-                let Some(this) = this.upgrade() else { return };
-                let _ = this.status();
-            }
-        });
+    /// The store takes writes: none failed, and the check of its history found no damage.
+    fn store_ok(&self) -> bool {
+        !self.store_failed.load(Ordering::SeqCst) && self.store.refuse_if_damaged().is_ok()
     }
 
     /// Why `org`'s production channel could not certify now (its code, and words that name
@@ -275,30 +266,4 @@ impl Certifier {
     }
 }
 
-/// The reasons last logged, per device: a change is logged once, not at every poll.
-#[derive(Default)]
-pub(super) struct Reported {
-    last: Mutex<BTreeMap<String, String>>,
-}
-
-impl Reported {
-    /// Logs each device whose reason appeared, changed or went away since the last call.
-    pub(super) fn log_changes(&self, problems: &[(String, Problem)]) {
-        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        let now: BTreeMap<String, String> = problems
-            .iter()
-            .map(|(device, problem)| (device.clone(), problem.text.to_string()))
-            .collect();
-        for (device, reason) in &now {
-            if last.get(device) != Some(reason) {
-                warn!(%device, %reason, "status false: this device cannot certify now");
-            }
-        }
-        for device in last.keys() {
-            if !now.contains_key(device) {
-                info!(%device, "this device can certify again");
-            }
-        }
-        *last = now;
-    }
-}
+pub(crate) use board::StatusBoard;

@@ -6,6 +6,7 @@
 use rust_decimal::Decimal;
 use tracing::warn;
 
+use super::journal::blocking;
 use super::Certifier;
 use crate::i18n::Message;
 use crate::model::{reference_of, DeviceTotals, RegisterEntry};
@@ -40,8 +41,8 @@ impl Certifier {
     /// The warnings of a certified invoice, in code order: those the entry tells
     /// ([`warnings_of`]), then 302 when it is a credit note whose original its register does
     /// not hold. A register that cannot be read leaves 302 out (logged): the invoice is
-    /// certified whatever its warnings.
-    pub fn warnings(&self, entry: &RegisterEntry) -> Vec<Warning> {
+    /// certified whatever its warnings. The register is read off the runtime's workers.
+    pub async fn warnings(&self, entry: &RegisterEntry) -> Vec<Warning> {
         let mut warnings = warnings_of(entry);
         let request = &entry.request;
         let Some(reference) = request
@@ -52,10 +53,9 @@ impl Certifier {
         else {
             return warnings;
         };
-        match self
-            .store
-            .holds_code(&request.org, request.environment, &reference)
-        {
+        let (org, env) = (request.org.clone(), request.environment);
+        let code = reference.clone();
+        match blocking(&self.store, move |store| store.holds_code(&org, env, &code)).await {
             Ok(true) => {}
             Ok(false) => warnings.push(Warning {
                 code: ORIGINAL_NOT_IN_REGISTER,

@@ -3,6 +3,8 @@
 //! ready, fiscal anomalies, invoices in doubt), and the counts of its registers and keys; in a
 //! shop owner's words, the protocol's names and raw values in the collapsed technical details.
 
+use std::sync::Arc;
+
 use chrono::FixedOffset;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
@@ -24,13 +26,23 @@ impl Dashboard {
             Err(error) => return self.failure_in(ctx, &error),
         };
         let (year, used, quota) = (summary.quota.year, summary.quota.used, summary.quota.quota);
+        // The status the service keeps: read, not computed, here.
         let status = self.certifier.status();
         let device = |name: &str| status.devices.iter().find(|view| view.name == name);
         let org = &ctx.org;
         let zone = self.admin.time_zone();
         // What is open now, read after anything this request follows (a settlement): the
-        // in-doubt section and the alert banner say the same.
-        let open = self.certifier.open_intents().unwrap_or_default();
+        // in-doubt section and the alert banner say the same. Read off the runtime's workers
+        // with the fiscal anomalies, in one go.
+        let certifier = Arc::clone(&self.certifier);
+        let (open, anomalies) = tokio::task::spawn_blocking(move || {
+            (
+                certifier.open_intents().unwrap_or_default(),
+                certifier.fiscal_anomalies().unwrap_or_default(),
+            )
+        })
+        .await
+        .unwrap_or_default();
         let mut body = match web::field(&web::query(request), "settled") {
             Some("certified") => notice("ok", &ctx.text(msg!("dash-settled-certified"))),
             Some("not_certified") => notice("ok", &ctx.text(msg!("dash-settled-not-certified"))),
@@ -102,7 +114,7 @@ impl Dashboard {
             body.push_str(&devices::not_ready(&problem, lang, &mut technical));
         }
         body.push_str(&fiscal_anomalies(
-            &self.certifier.fiscal_anomalies().unwrap_or_default(),
+            &anomalies,
             &org.device,
             zone,
             lang,

@@ -1,3 +1,7 @@
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::render::label;
 use super::*;
 
 #[test]

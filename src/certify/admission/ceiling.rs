@@ -13,11 +13,11 @@
 
 use std::collections::HashSet;
 
-use mcf_sfe::types::TaxGroup;
+use crate::certify::invoice::TaxGroup;
 use rust_decimal::Decimal;
 
 use super::claims::CreditClaim;
-use super::{Admission, Principal};
+use super::{Admission, Asked, Principal};
 use crate::certify::error::CreditExcess;
 use crate::certify::invoice::ValidInvoice;
 use crate::certify::CertifyError;
@@ -91,17 +91,17 @@ impl Admission {
     pub(super) fn plausible(
         &self,
         principal: &Principal,
-        invoice: &ValidInvoice,
+        invoice: &Asked,
     ) -> Result<(Ceiling, Option<CreditClaim>), CertifyError> {
-        let (least, most) = invoice.total_range().ok_or(CertifyError::TotalsTooLarge)?;
+        let (least, most) = invoice.total_range.ok_or(CertifyError::TotalsTooLarge)?;
         let at_least = least != most;
         let mut ceiling = Ceiling {
             max_total: principal.org.max_invoice_total,
             credit: None,
         };
-        let reference = match &invoice.reference {
-            Some(reference) if invoice.is_credit_note() => reference.code_def.as_str(),
-            _ => {
+        let reference = match &invoice.credits {
+            Some(reference) => reference.as_str(),
+            None => {
                 ceiling.check_least(least, at_least)?;
                 return Ok((ceiling, None));
             }

@@ -5,6 +5,10 @@
 //! reserved (429 when none is left). The claims (`claims.rs`) are held until the answer and
 //! released whatever the outcome: a success has been journaled by then, and the register is
 //! what counts from there on.
+//!
+//! Every step that reads the store (sled) runs on the blocking pool, never on the runtime's
+//! workers: [`Admission::authenticate`], [`Admission::admit`] and [`Admission::lookup`] each
+//! make one hop there, with what they need of the request ([`Asked`]).
 
 mod ceiling;
 mod claims;
@@ -12,10 +16,12 @@ mod claims;
 use std::sync::Arc;
 
 use chrono::{DateTime, Datelike, Utc};
+use rust_decimal::Decimal;
 
 use crate::certify::invoice::ValidInvoice;
+use crate::certify::journal::blocking;
 use crate::certify::{AuthFailure, CertifierSettings, CertifyError};
-use crate::keys;
+use crate::keys::{self, PresentedKey};
 use crate::model::{Environment, KeyId, Organization, Plan, RegisterEntry};
 use crate::store::Store;
 pub use ceiling::Ceiling;
@@ -48,7 +54,35 @@ pub(crate) struct Held {
     _credit: Option<CreditClaim>,
 }
 
-/// Keys, duplicates and quotas.
+/// What admission needs of a valid invoice, owned so that it goes to the blocking pool.
+pub(crate) struct Asked {
+    /// The invoice number.
+    rn: String,
+    /// Its canonical digest.
+    digest: String,
+    /// The least and most it can total (`None`: too large to compute).
+    total_range: Option<(Decimal, Decimal)>,
+    /// The codeDEFDGI of the original, for a credit note that names one.
+    credits: Option<String>,
+}
+
+impl Asked {
+    fn of(invoice: &ValidInvoice) -> Asked {
+        Asked {
+            rn: invoice.rn.clone(),
+            digest: invoice.digest.clone(),
+            total_range: invoice.total_range(),
+            credits: invoice
+                .reference
+                .as_ref()
+                .filter(|_| invoice.is_credit_note())
+                .map(|reference| reference.code_def.clone()),
+        }
+    }
+}
+
+/// Keys, duplicates and quotas. Cheap to clone (what it holds is shared).
+#[derive(Clone)]
 pub(crate) struct Admission {
     store: Arc<Store>,
     claims: Arc<Claims>,
@@ -74,7 +108,7 @@ impl Admission {
 
     /// Resolves the `Authorization` header to a principal. The key is checked in constant
     /// time and never logged.
-    pub(crate) fn authenticate(
+    pub(crate) async fn authenticate(
         &self,
         authorization: Option<&str>,
     ) -> Result<Principal, CertifyError> {
@@ -82,6 +116,13 @@ impl Admission {
         let header = authorization.ok_or(CertifyError::Unauthorized(AuthFailure::Missing))?;
         let text = keys::bearer(header).ok_or(CertifyError::Unauthorized(AuthFailure::Missing))?;
         let presented = keys::parse(text).map_err(|_| invalid())?;
+        let this = self.clone();
+        blocking(&self.store, move |_| Ok(this.principal_of(&presented))).await?
+    }
+
+    /// The principal behind `presented`, from the store (blocking).
+    fn principal_of(&self, presented: &PresentedKey) -> Result<Principal, CertifyError> {
+        let invalid = || CertifyError::Unauthorized(AuthFailure::Invalid);
         let record = self.store.key(&presented.id)?.ok_or_else(invalid)?;
         if !presented.matches(&record) {
             return Err(invalid());
@@ -98,10 +139,26 @@ impl Admission {
     }
 
     /// Admits `invoice` (valid) of `principal`: replay, conflict, or the claims it goes with.
-    pub(crate) fn admit(
+    pub(crate) async fn admit(
         &self,
         principal: &Principal,
         invoice: &ValidInvoice,
+        idempotency_key: Option<&str>,
+        received_at: DateTime<Utc>,
+    ) -> Result<Admitted, CertifyError> {
+        let (this, principal, asked) = (self.clone(), principal.clone(), Asked::of(invoice));
+        let idempotency_key = idempotency_key.map(str::to_owned);
+        blocking(&self.store, move |_| {
+            Ok(this.admit_now(&principal, &asked, idempotency_key.as_deref(), received_at))
+        })
+        .await?
+    }
+
+    /// [`Admission::admit`], reading the store (blocking).
+    fn admit_now(
+        &self,
+        principal: &Principal,
+        invoice: &Asked,
         idempotency_key: Option<&str>,
         received_at: DateTime<Utc>,
     ) -> Result<Admitted, CertifyError> {
@@ -142,11 +199,17 @@ impl Admission {
     }
 
     /// The stored result of `rn` for `principal`: 409 while it is in flight, 404 if unknown.
-    pub(crate) fn lookup(
+    pub(crate) async fn lookup(
         &self,
         principal: &Principal,
         rn: &str,
     ) -> Result<RegisterEntry, CertifyError> {
+        let (this, principal, rn) = (self.clone(), principal.clone(), rn.to_owned());
+        blocking(&self.store, move |_| Ok(this.lookup_now(&principal, &rn))).await?
+    }
+
+    /// [`Admission::lookup`], reading the store (blocking).
+    fn lookup_now(&self, principal: &Principal, rn: &str) -> Result<RegisterEntry, CertifyError> {
         let org = &principal.org.id;
         let env = principal.environment;
         if let Some(entry) = self.store.entry_by_rn(org, env, rn)? {
@@ -165,7 +228,7 @@ impl Admission {
     fn claim_idempotency_key(
         &self,
         principal: &Principal,
-        invoice: &ValidInvoice,
+        invoice: &Asked,
         key: &str,
     ) -> Result<RnClaim, CertifyError> {
         let (org, env) = (&principal.org.id, principal.environment);
@@ -185,7 +248,7 @@ impl Admission {
     fn replay(
         &self,
         principal: &Principal,
-        invoice: &ValidInvoice,
+        invoice: &Asked,
     ) -> Result<Option<RegisterEntry>, CertifyError> {
         let (org, env) = (&principal.org.id, principal.environment);
         match self.store.entry_by_rn(org, env, &invoice.rn)? {
