@@ -61,7 +61,7 @@ mod tests {
     #[test]
     fn every_point_is_reached_by_the_certification_path() {
         let sources = [
-            include_str!("certify/mcf/run.rs"),
+            include_str!("certify/box_channel/run.rs"),
             include_str!("certify/service.rs"),
         ]
         .concat();

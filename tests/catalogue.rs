@@ -102,7 +102,7 @@ fn every_message_the_code_uses_exists_in_french_and_in_english() {
 /// them only as the technical detail of a catalogue message.
 const TECHNICAL: &[(&str, &str)] = &[
     (
-        "metrics.rs",
+        "metrics/",
         "Prometheus HELP lines: read by monitoring tools, English by that format's convention",
     ),
     (
@@ -120,24 +120,20 @@ const TECHNICAL: &[(&str, &str)] = &[
     ("device/session.rs", "as device/actor.rs"),
     ("device/mod.rs", "as device/actor.rs"),
     (
-        "certify/mcf/commands.rs",
+        "certify/box_channel/commands.rs",
         "the box channel's diagnostics: logs, and the reasons journaled with an abandoned \
          intent (the register keeps them as written)",
     ),
-    ("certify/mcf/readings.rs", "as certify/mcf/commands.rs"),
-    ("certify/mcf/run.rs", "as certify/mcf/commands.rs"),
-    ("certify/mcf/settle.rs", "as certify/mcf/commands.rs"),
+    ("certify/box_channel/readings.rs", "as certify/box_channel/commands.rs"),
+    ("certify/box_channel/run.rs", "as certify/box_channel/commands.rs"),
+    ("certify/box_channel/settle_from_c1h.rs", "as certify/box_channel/commands.rs"),
     (
-        "certify/edef/calls.rs",
-        "the web API channel's diagnostics (HTTP, the DGI's answers): as certify/mcf/commands.rs",
+        "certify/web_api_channel/calls.rs",
+        "the web API channel's diagnostics (HTTP, the DGI's answers): as certify/box_channel/commands.rs",
     ),
-    ("certify/edef/client.rs", "as certify/edef/calls.rs"),
-    ("certify/edef/run.rs", "as certify/edef/calls.rs"),
-    ("certify/edef/settle.rs", "as certify/edef/calls.rs"),
-    (
-        "certify/invoice/frames.rs",
-        "names of the box's command fields: the technical detail of device-not-sent",
-    ),
+    ("certify/web_api_channel/client.rs", "as certify/web_api_channel/calls.rs"),
+    ("certify/web_api_channel/run.rs", "as certify/web_api_channel/calls.rs"),
+    ("certify/web_api_channel/settle_from_pending.rs", "as certify/web_api_channel/calls.rs"),
     (
         "keys.rs",
         "why a presented API key is malformed: logs only (the client reads err-api-key-invalid)",
@@ -187,12 +183,12 @@ const NOT_SENTENCES: &[(&str, &str, &str)] = &[
         "the certification failed unexpectedly",
         INTERNAL_DETAIL,
     ),
-    ("certify/journal.rs", "store task failed: ", INTERNAL_DETAIL),
+    ("certify/register_writer.rs", "store task failed: ", INTERNAL_DETAIL),
     (
-        "certify/settlement.rs",
+        "certify/resolve.rs",
         "settled by an administrator as not certified: ",
         "the reason journaled with an abandoned intent: a record's field, kept as written (like \
-         certify/mcf's reasons)",
+         certify/box_channel's reasons)",
     ),
     (
         "cli/demo.rs",
@@ -568,7 +564,7 @@ fn the_path_check_finds_a_missing_file_and_a_missing_section() {
     );
     let source = [
         "//! Certifies (docs/guide.md §1, docs/guide.md §4a, `certify`, certify/run.rs).",
-        "/// Gone: docs/gone.md, certify/mcf/run.rs, docs/guide.md §2, `certify/mcf`.",
+        "/// Gone: docs/gone.md, certify/box_channel/run.rs, docs/guide.md §2, `certify/box_channel`.",
         "fn f() { let s = \"docs/not-a-comment.md\"; } // see tests/none.rs",
         "// Not paths: tests/golden_*.rs, https://example.com/docs/x.md, 10 invoices/s.",
     ];
@@ -578,9 +574,9 @@ fn the_path_check_finds_a_missing_file_and_a_missing_section() {
         stale,
         [
             "src/certify/run.rs:2: `docs/gone.md` does not exist",
-            "src/certify/run.rs:2: `certify/mcf/run.rs` does not exist",
+            "src/certify/run.rs:2: `certify/box_channel/run.rs` does not exist",
             "src/certify/run.rs:2: `docs/guide.md §2`: no heading numbered 2 there",
-            "src/certify/run.rs:2: `certify/mcf` does not exist",
+            "src/certify/run.rs:2: `certify/box_channel` does not exist",
             "src/certify/run.rs:3: `tests/none.rs` does not exist",
         ]
     );

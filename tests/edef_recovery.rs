@@ -19,7 +19,7 @@ use serde_json::Value;
 /// The simulator's default token (`EdefOptions::default().token`).
 const SIM_TOKEN: &str = "sim-token";
 
-/// What the stray-request watch logs when it cancels one (`certify/edef/health.rs`).
+/// What the stray-request watch logs when it cancels one (`certify/web_api_channel/health.rs`).
 const STRAY_CANCELLED: &str = "no invoice of this gateway owns";
 
 async fn web_api(options: EdefOptions) -> RunningEdef {

@@ -29,11 +29,11 @@ const RULED_CRATES: &[&str] = &["mcf_sfe", "edef", "sled", "emcf_sim"];
 /// The channels' folders under `src/certify/`, each a unit of its own (the box channel, the
 /// web API channel). Renamed folders are renamed here and in the rules' unit names (a rule
 /// for a unit that does not exist fails).
-const CHANNEL_FOLDERS: &[&str] = &["mcf", "edef"];
+const CHANNEL_FOLDERS: &[&str] = &["box_channel", "web_api_channel"];
 
 /// A unit and what it may name. A unit is a top-level module of `src/`, except inside
-/// `certify`, where each channel is a unit of its own: `certify/mcf` (the box channel) and
-/// `certify/edef` (the web API channel); `certify` is the rest of it. `lib` is `src/lib.rs`,
+/// `certify`, where each channel is a unit of its own: `certify/box_channel` (the box channel) and
+/// `certify/web_api_channel` (the web API channel); `certify` is the rest of it. `lib` is `src/lib.rs`,
 /// `main` the binary's `src/main.rs`.
 struct Rule {
     unit: &'static str,
@@ -83,7 +83,7 @@ const RULES: &[Rule] = &[
               mcf_sfe edef",
         why: "the configuration is at the edge with the CLI, and only the CLI names it: it \
               reads and checks the operator's file and turns it into each layer's own \
-              settings (device::DeviceConfig, certify::EdefSettings, http_body::BodyLimits, \
+              settings (device::DeviceConfig, certify::WebApiSettings, http_body::BodyLimits, \
               alerts::AlertSettings, dashboard::TrustedProxies), so that no layer depends on \
               the file's shape and each keeps its defaults",
     },
@@ -115,19 +115,19 @@ const RULES: &[Rule] = &[
     },
     Rule {
         unit: "certify",
-        may_name: "certify/mcf certify/edef store keys metrics arrivals i18n model \
+        may_name: "certify/box_channel certify/web_api_channel store keys metrics arrivals i18n model \
               failpoint sync",
         why: "the use case sees a Channel: only its channels know how an invoice travels \
-              (certify/mcf the box: device and mcf_sfe; certify/edef the web API: edef)",
+              (certify/box_channel the box: device and mcf_sfe; certify/web_api_channel the web API: edef)",
     },
     Rule {
-        unit: "certify/mcf",
+        unit: "certify/box_channel",
         may_name: "certify device mcf_sfe metrics arrivals i18n model failpoint sync",
         why: "the box channel: the only part of certify that knows the device and MCF-SFE; \
               it writes through certify's journal, and knows nothing of the web API channel",
     },
     Rule {
-        unit: "certify/edef",
+        unit: "certify/web_api_channel",
         may_name: "certify edef metrics arrivals i18n model failpoint sync",
         why: "the web API channel: the only part of certify that knows the DGI's web API; it \
               writes through certify's journal, and knows nothing of the box or its protocol",

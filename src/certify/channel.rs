@@ -1,5 +1,5 @@
 //! The seam between the use case and a certification channel (docs/design.md §3): what each
-//! of the two channels (the e-MCF box on its serial line, `mcf/`; the DGI's web API, `edef/`)
+//! of the two channels (the e-MCF box on its serial line, `box_channel/`; the DGI's web API, `web_api_channel/`)
 //! does for one valid, admitted invoice. [`Channel`] is a closed enum: each method `match`es
 //! and calls into that channel's code, so the use case reads the same for both.
 //!
@@ -17,12 +17,12 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use crate::certify::admission::Ceiling;
-use crate::certify::edef::{WebApiChannel, WebApiLane, WebApiWaiting};
+use crate::certify::box_channel::{BoxChannel, BoxLane, BoxWaiting};
 use crate::certify::in_doubt::InDoubt;
 use crate::certify::invoice::ValidInvoice;
-use crate::certify::journal::RegisterWriter;
-use crate::certify::mcf::{BoxChannel, BoxLane, BoxWaiting};
+use crate::certify::register_writer::RegisterWriter;
 use crate::certify::status::{ChannelView, Problem};
+use crate::certify::web_api_channel::{WebApiChannel, WebApiLane, WebApiWaiting};
 use crate::certify::CertifyError;
 use crate::i18n::Lang;
 use crate::model::{
@@ -119,9 +119,9 @@ impl From<CertifyError> for RunFailure {
 /// e-MCF box on a serial line, or the DGI's e-MCF web API. Each method says what the use case
 /// needs and goes straight to that channel's code.
 pub enum Channel {
-    /// An e-MCF box on its serial line (`mcf/`).
+    /// An e-MCF box on its serial line (`box_channel/`).
     Box(BoxChannel),
-    /// The DGI's e-MCF web API (`edef/`).
+    /// The DGI's e-MCF web API (`web_api_channel/`).
     WebApi(WebApiChannel),
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use crate::certify::channel::SharedChannel;
-use crate::certify::journal::RegisterWriter;
+use crate::certify::register_writer::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::model::{Environment, Organization};
 use crate::msg;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use tracing::error;
 
-use crate::certify::journal::blocking;
+use crate::certify::register_writer::blocking;
 use crate::model::{BoxCounters, FiscalAnomaly, FiscalAnomalyKind};
 use crate::store::Store;
 

@@ -12,7 +12,7 @@ use tracing::{error, info, warn, Instrument};
 
 use crate::certify::channel::SharedChannel;
 use crate::certify::channels::Channels;
-use crate::certify::journal::RegisterWriter;
+use crate::certify::register_writer::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::model::{Environment, Intent};
 use crate::msg;

@@ -1,46 +1,47 @@
 //! Certification: the use case and nothing else (docs/design.md §3-4). One invoice goes
 //! `service` (the steps) -> `invoice` (parse, validate, digest) -> `admission` (replay,
-//! conflicts, quota) -> a channel through the `channel` seam (`mcf`: the e-MCF box; `edef`:
-//! the DGI's web API) -> `journal` (intent and certification, fsync'd) -> the answer.
+//! conflicts, quota) -> a channel through the `channel` seam (`box_channel`: the e-MCF box;
+//! `web_api_channel`: the DGI's web API) -> `register_writer` (intent and certification,
+//! fsync'd) -> the answer.
 //!
 //! | module | one concept |
 //! |---|---|
 //! | `service` | `Certifier`: the use case as named steps; lookup |
-//! | `invoice` | the request body (`request`, parsed without f64), one rule per error code, the typed invoice and its digest |
+//! | `invoice` | the request body (`request`, parsed without f64), one rule per error code, the channel-neutral invoice, its totals and its digest |
 //! | `admission` | API key -> principal; duplicate, idempotency and quota claims (`claims`) |
 //! | `channel` | the seam: the closed enum `Channel` (`Box`, `WebApi`: arrive, settle, view, readiness, probe), `Waiting`, `Lane` (certify one invoice) |
 //! | `channels` | which channel an invoice goes to; each organization's sandbox, started on demand |
-//! | `mcf` | the e-MCF box as a channel: the session of one invoice (C1..38), its commands, 33h check, settling from C1h, readiness |
-//! | `edef` | the DGI's web API as a channel: request, check, intent with the uid, confirm; the pending window; a lost confirm answer settled from the pending list |
-//! | `journal` | `RegisterWriter`: the register as a channel may write it (intent, certification, abandonment, counter continuity) |
+//! | `box_channel` | the e-MCF box as a channel: the session of one invoice (C1..38), its commands, 33h check, settling from C1h, readiness |
+//! | `web_api_channel` | the DGI's web API as a channel: request, check, intent with the uid, confirm; the pending window; a lost confirm answer settled from the pending list |
+//! | `register_writer` | `RegisterWriter`: the register as a channel may write it (intent, certification, abandonment, counter continuity) |
 //! | `continuity` | a box's counters against the register: fiscal anomalies |
 //! | `in_doubt` | `InDoubt`: the channels whose last outcome is not known, and the `Reconciler` that settles them in the background |
-//! | `settlement` | invoices in doubt only an administrator can settle: list, count, resolve (journaled with who) |
+//! | `resolve` | invoices in doubt only an administrator can settle: list, count, resolve (journaled with who) |
 //! | `status` | the service's own status types, readiness, gauges, probe |
 //! | `error` | `CertifyError` and its stable codes |
 //! | `warnings` | warnings on a certified invoice (301: a USD invoice worth less than a dollar), from its register entry |
 
 mod admission;
+mod box_channel;
 mod channel;
 mod channels;
 mod continuity;
-mod edef;
 mod error;
 mod in_doubt;
 pub mod invoice;
-mod journal;
-mod mcf;
+mod register_writer;
+mod resolve;
 mod service;
-mod settlement;
 mod status;
 pub mod warnings;
+mod web_api_channel;
 
 pub use admission::Principal;
+pub use box_channel::{box_commands, check_frames, new_box_channel};
 pub use channel::{Channel, SharedChannel};
 pub use channels::{sandbox_device_name, SandboxFactory};
-pub use edef::{edef_channel, CdfCurrency, EdefSettings};
 pub use error::{AuthFailure, CertifyError, CreditExcess, TokenReason};
-pub use mcf::{box_channel, box_commands, check_frames};
+pub use resolve::{OpenIntent, Resolution, ResolveError};
 pub use service::{Certified, Certifier, CertifierSettings};
-pub use settlement::{OpenIntent, Resolution, ResolveError};
 pub use status::{ChannelView, DgiContact, Problem, ServiceStatus};
+pub use web_api_channel::{new_web_api_channel, CdfCurrency, WebApiSettings};

@@ -17,7 +17,7 @@ use super::channel::{Job, Lane, RunFailure, SharedChannel, Waiting};
 use super::channels::{Channels, SandboxFactory};
 use super::in_doubt::{InDoubt, Reconciler};
 use super::invoice::{parse_body, validate, Seller, ValidInvoice};
-use super::journal::RegisterWriter;
+use super::register_writer::RegisterWriter;
 use super::status::StatusBoard;
 use super::warnings::Warning;
 use super::CertifyError;
@@ -368,7 +368,7 @@ fn check_request(
         nif: principal.org.nif.clone(),
         isf: principal.org.isf.clone(),
     };
-    let invoice = validate(parse_body(body)?, &seller, super::mcf::check_frames)?;
+    let invoice = validate(parse_body(body)?, &seller, super::box_channel::check_frames)?;
     Ok((invoice, key))
 }
 

@@ -6,7 +6,7 @@
 use rust_decimal::Decimal;
 use tracing::warn;
 
-use super::journal::blocking;
+use super::register_writer::blocking;
 use super::Certifier;
 use crate::i18n::Message;
 use crate::model::{reference_of, DeviceTotals, RegisterEntry};

@@ -10,7 +10,7 @@ use emcf_sim::edef::{start_edef, EdefOptions, RunningEdef};
 use emcf_sim::{start_on_pty, RunningSim, SimOptions};
 
 use super::errors::Say;
-use crate::certify::{edef_channel, EdefSettings, SharedChannel};
+use crate::certify::{new_web_api_channel, SharedChannel, WebApiSettings};
 use crate::msg;
 
 /// The NIF the bundled simulator is personalized for (its default).
@@ -68,8 +68,8 @@ pub(super) async fn start_web_api(
     let sim = start_edef(([127, 0, 0, 1], 0).into(), options)
         .await
         .say(|| msg!("cli-web-api-simulator-start"))?;
-    let settings = EdefSettings::new(name, sim.url(), token_file);
-    let channel = edef_channel(settings)
+    let settings = WebApiSettings::new(name, sim.url(), token_file);
+    let channel = new_web_api_channel(settings)
         .map_err(anyhow::Error::msg)
         .say(|| msg!("cli-web-api-channel", device = name))?;
     Ok((channel, sim))

@@ -26,8 +26,8 @@ use crate::admin::{socket, Admin, AdminRequest};
 use crate::alerts::AlertEngine;
 use crate::api::{self, Halt, ServerSettings, Service};
 use crate::certify::{
-    box_channel, edef_channel, sandbox_device_name, Certifier, CertifierSettings, SandboxFactory,
-    SharedChannel,
+    new_box_channel, new_web_api_channel, sandbox_device_name, Certifier, CertifierSettings,
+    SandboxFactory, SharedChannel,
 };
 use crate::config::{Config, DeviceEntry, DeviceKind};
 use crate::dashboard::{Dashboard, DashboardOptions};
@@ -94,7 +94,7 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
         start_devices(&config, &state_dir, &simulators, &capture)
             .await?
             .into_iter()
-            .map(box_channel)
+            .map(new_box_channel)
             .collect();
     channels.extend(web_api_channels(&config)?);
     let demo_keys = if demo {
@@ -240,9 +240,9 @@ fn web_api_channels(config: &Config) -> anyhow::Result<Vec<SharedChannel>> {
         .iter()
         .filter(|entry| entry.kind == DeviceKind::WebApi)
         .map(|entry| {
-            let settings = entry.edef_settings();
+            let settings = entry.web_api_settings();
             info!(device = %entry.name, url = %settings.url, "certifying through the DGI web API");
-            edef_channel(settings)
+            new_web_api_channel(settings)
                 .map_err(anyhow::Error::msg)
                 .say(|| msg!("cli-web-api-channel", device = entry.name.as_str()))
         })
@@ -396,9 +396,9 @@ fn sandbox_factory(
         let web_simulators = Arc::clone(&web_simulators);
         Box::pin(async move {
             let name = sandbox_device_name(&org.id);
-            if let Some(settings) = web.as_ref().and_then(|e| e.sandbox_edef_settings(&name)) {
+            if let Some(settings) = web.as_ref().and_then(|e| e.sandbox_web_api_settings(&name)) {
                 info!(device = %name, url = %settings.url, "sandbox certifies through the configured sandbox web API");
-                return edef_channel(settings);
+                return new_web_api_channel(settings);
             }
             if web.is_some() {
                 let (channel, sim) = embedded::start_web_api(&state_dir, &name, &org.nif)
@@ -421,7 +421,7 @@ fn sandbox_factory(
                 }
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             }
-            Ok(box_channel(handle))
+            Ok(new_box_channel(handle))
         })
     })
 }

@@ -17,7 +17,7 @@
 //!
 //! The configuration is at the edge, with the CLI, and only the CLI names it
 //! (`tests/layers.rs`): it turns the file into each layer's own settings
-//! ([`DeviceEntry::device_config`], [`DeviceEntry::edef_settings`], [`Config::body_limits`],
+//! ([`DeviceEntry::device_config`], [`DeviceEntry::web_api_settings`], [`Config::body_limits`],
 //! [`Config::trusted_proxies`]; the `[alerts]` and `[smtp]` tables are the alerts' types),
 //! so that no layer depends on the file's shape.
 

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::validate::{in_range, Unit};
 use super::DeviceEntry;
-use crate::certify::{CdfCurrency, EdefSettings};
+use crate::certify::{CdfCurrency, WebApiSettings};
 use crate::i18n::Message;
 use crate::msg;
 
@@ -83,8 +83,8 @@ impl DeviceEntry {
     }
 
     /// The web API channel's settings of this (validated) `web_api` entry.
-    pub fn edef_settings(&self) -> EdefSettings {
-        let mut settings = EdefSettings::new(
+    pub fn web_api_settings(&self) -> WebApiSettings {
+        let mut settings = WebApiSettings::new(
             self.name.as_str(),
             self.url.as_deref().unwrap_or_default().trim().to_owned(),
             self.token_file.clone().unwrap_or_default(),
@@ -116,9 +116,9 @@ impl DeviceEntry {
 
     /// The settings of the channel `mcf_test_` keys use, named `name`, when `sandbox_url` is
     /// set: this entry's, at the sandbox URL with the sandbox token.
-    pub fn sandbox_edef_settings(&self, name: &str) -> Option<EdefSettings> {
+    pub fn sandbox_web_api_settings(&self, name: &str) -> Option<WebApiSettings> {
         let url = self.sandbox_url.clone()?;
-        let mut settings = self.edef_settings();
+        let mut settings = self.web_api_settings();
         settings.name = name.to_owned();
         settings.url = url.trim().trim_end_matches('/').to_owned();
         settings.token_file = self.sandbox_token_file.clone().unwrap_or_default();

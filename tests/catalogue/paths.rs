@@ -1,7 +1,7 @@
 //! Every repository path a comment or a document names exists: in the comments of the Rust
 //! sources (`src/`, `protocols/`, `device-sim/`, `tests/`, `bench/`) and in every Markdown file
 //! (frozen release fixtures under `tests/fixtures/` aside), a name such as `docs/design.md §4`,
-//! `src/certify/service.rs`, `certify/mcf/run.rs`, `tests/crash.rs`, `ARCHITECTURE.md` must
+//! `src/certify/service.rs`, `certify/box_channel/run.rs`, `tests/crash.rs`, `ARCHITECTURE.md` must
 //! name a file or folder that is there, and a `§N` after a Markdown file a heading numbered N.
 //!
 //! A path is read from the repository's root, from the crate the file belongs to (its folder
@@ -54,17 +54,6 @@ const GENERATED: [&str; 5] = [
 
 /// Names written as placeholders on purpose (`src/name.rs`: "the module called name").
 const PLACEHOLDERS: [&str; 2] = ["src/name.rs", "src/name/"];
-
-/// TEMPORARY (issue 26, removed by the lead at merge): the channel folders' planned names,
-/// which ARCHITECTURE.md already uses, pass while the folders still have their old names. Once
-/// `certify/mcf` and `certify/edef` are renamed, delete this list: every comment still naming
-/// the old folders is then listed by this check.
-const PLANNED_RENAMES: [(&str, &str); 4] = [
-    ("certify/box_channel", "certify/mcf"),
-    ("certify/web_api_channel", "certify/edef"),
-    ("box_channel/", "certify/mcf/"),
-    ("web_api_channel/", "certify/edef/"),
-];
 
 /// One path named in a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,7 +134,7 @@ pub fn names_in(text: &str, line: usize, src_names: &BTreeSet<String>) -> Vec<Na
         }
         let first = token.split('/').next().unwrap_or("");
         let last = token.rsplit('/').next().unwrap_or("");
-        // `certify/mcf` in backticks names a module folder; `invoices/s` in prose does not,
+        // `certify/box_channel` in backticks names a module folder; `invoices/s` in prose does not,
         // nor does `config/config.toml` (a file inside a copy, not under `src/`).
         let module = prev == Some('`')
             && token.contains('/')
@@ -244,14 +233,6 @@ fn markdown_names(root: &Path) -> BTreeSet<String> {
 
 /// Where `name` (written in `file`) is, if anywhere.
 fn resolve(root: &Path, file: &Path, name: &str, markdown: &BTreeSet<String>) -> Option<PathBuf> {
-    let planned = PLANNED_RENAMES.iter().find_map(|(new, old)| {
-        let at = name.find(new)?;
-        (at == 0 || name[..at].ends_with('/'))
-            .then(|| format!("{}{old}{}", &name[..at], &name[at + new.len()..]))
-    });
-    if let Some(today) = planned {
-        return resolve(root, file, &today, markdown);
-    }
     let krate = crate_of(root, file);
     let here = file.parent().unwrap_or(root);
     let bases = [

@@ -18,7 +18,7 @@ pub(crate) struct Reference {
     line: usize,
     /// The path as written (`crate::store::Store`, `super::super::device`, `mcf_sfe::Frame`).
     path: String,
-    /// The unit named (`store`, `certify/mcf`, `mcf_sfe`).
+    /// The unit named (`store`, `certify/box_channel`, `mcf_sfe`).
     target: String,
     /// The unit of the file.
     from: String,
@@ -152,7 +152,7 @@ impl<'a> Reader<'a> {
                 }
             }
         }
-        // Only as many segments as are modules: `crate::certify::EdefSettings` is certify's.
+        // Only as many segments as are modules: `crate::certify::WebApiSettings` is certify's.
         let mut module: Vec<String> = Vec::new();
         for segment in absolute {
             let mut next = module.clone();

@@ -30,11 +30,11 @@ const TEST_RULES: &[Rule] = &[
     },
     Rule {
         unit: "certify",
-        may_name: "store certify/mcf i18n",
+        may_name: "store certify/box_channel i18n",
         why: "certify sees a channel",
     },
     Rule {
-        unit: "certify/mcf",
+        unit: "certify/box_channel",
         may_name: "certify device mcf_sfe",
         why: "the box channel",
     },
@@ -119,10 +119,10 @@ fn the_reader_resolves_super_self_children_and_path_modules() {
         ("api/routes.rs", "mod inner {\n    use super::super::super::store::Store;\n    fn f() { self::g(); }\n}\n"),
         (
             "certify/mod.rs",
-            "mod mcf;\nmod service;\nuse mcf::Run;\nfn f() { mcf_sfe::x(); }\n",
+            "mod box_channel;\nmod service;\nuse box_channel::Run;\nfn f() { mcf_sfe::x(); }\n",
         ),
-        ("certify/service.rs", "use super::mcf::Run;\nfn f() { super::super::device::open(); }\n"),
-        ("certify/mcf.rs", "use crate::device::Port;\nuse mcf_sfe::Frame;\nuse super::service;\n"),
+        ("certify/service.rs", "use super::box_channel::Run;\nfn f() { super::super::device::open(); }\n"),
+        ("certify/box_channel.rs", "use crate::device::Port;\nuse mcf_sfe::Frame;\nuse super::service;\n"),
         // The `#[path]` file is read, and is store's.
         ("elsewhere/register.rs", "use crate::api::Router;\n"),
         ("device.rs", "use mcf_sfe::Frame;\n"),

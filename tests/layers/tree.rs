@@ -12,7 +12,7 @@ use super::reader::Problems;
 
 /// One source file reached from a crate root.
 pub(crate) struct SourceFile {
-    /// Path relative to the source root, `/`-separated (`certify/edef/run.rs`).
+    /// Path relative to the source root, `/`-separated (`certify/web_api_channel/run.rs`).
     pub(crate) relative: String,
     /// Its module path (`["certify", "edef", "run"]`); the binary's root is `["<main>"]`.
     pub(crate) module: Vec<String>,

@@ -19,7 +19,7 @@ use chrono::{DateTime, Datelike, Utc};
 use rust_decimal::Decimal;
 
 use crate::certify::invoice::ValidInvoice;
-use crate::certify::journal::blocking;
+use crate::certify::register_writer::blocking;
 use crate::certify::{AuthFailure, CertifierSettings, CertifyError};
 use crate::keys::{self, PresentedKey};
 use crate::model::{Environment, KeyId, Organization, Plan, RegisterEntry};

@@ -15,7 +15,7 @@ use crate::msg;
 pub(super) const REFERENCE_LEN: usize = 24;
 
 /// Longest `rn`, in bytes (printable ASCII): the box's invoice number (FN) field, the
-/// narrowest channel's (`certify/mcf/commands/translate.rs` checks the two agree).
+/// narrowest channel's (`certify/box_channel/commands/translate.rs` checks the two agree).
 pub const MAX_RN_LEN: usize = 24;
 
 /// The characters `rn` and `reference` may not hold, `, & < > ^`: the box's protocol escapes

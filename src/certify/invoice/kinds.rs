@@ -1,8 +1,8 @@
 //! The invoice's enumerations, spelt as the HTTP API's body spells them (docs/error-codes.md):
 //! what a body's `type`, `mode`, `referenceType`, `items[].type`, `items[].taxGroup` and
 //! `payments[].name` may hold, and the comment lines `cmta`..`cmth`. Each channel says them
-//! in its own words (the box: `certify/mcf/commands/translate.rs`; the web API: the same
-//! texts, `certify/edef/invoice.rs`).
+//! in its own words (the box: `certify/box_channel/commands/translate.rs`; the web API: the same
+//! texts, `certify/web_api_channel/invoice.rs`).
 
 use std::fmt;
 

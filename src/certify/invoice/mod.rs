@@ -2,13 +2,13 @@
 //! invoice in the gateway's own terms (header, items, payments, its canonical digest; no
 //! channel's types), or a [`ValidationError`] (HTTP 400) with one stable code per rule
 //! ([`code`], documented in `docs/error-codes.md`). Each channel translates a
-//! [`ValidInvoice`]: the box into its MCF-SFE commands (`certify/mcf/commands/translate.rs`),
-//! the web API into its JSON body (`certify/edef/invoice.rs`).
+//! [`ValidInvoice`]: the box into its MCF-SFE commands (`certify/box_channel/commands/translate.rs`),
+//! the web API into its JSON body (`certify/web_api_channel/invoice.rs`).
 //!
 //! Everything a channel would refuse for the content alone is refused here, before the
 //! queue: enumerations, decimals and their places, coherence of the optional parts, and the
 //! length of every text, which the caller's [`WireCheck`] checks (the box's frames,
-//! `certify/mcf/commands.rs`, whatever the channel). What depends on the channel's
+//! `certify/box_channel/commands.rs`, whatever the channel). What depends on the channel's
 //! state (its VAT rates, its NIF, the total the payments must cover) is checked by the
 //! certification run, against what the invoice comes to at its rates (`expected_totals`).
 //!
@@ -263,7 +263,7 @@ impl ValidInvoice {
 
 /// What the wire the invoice travels on refuses for its content alone (a text too long for
 /// its frame...), checked by [`validate`] after every content rule: the box's frames
-/// (`check_frames` in `certify/mcf/commands.rs`), for every channel.
+/// (`check_frames` in `certify/box_channel/commands.rs`), for every channel.
 pub type WireCheck = fn(&ValidInvoice, &Seller) -> Result<(), ValidationError>;
 
 /// The largest canonical form kept in the register with its intent. The intent record and

@@ -1,6 +1,6 @@
 //! Tests of parsing and validation: `parse` (body reading), `rules` (one case per rule),
 //! `digest` (canonical form), `totals` (the invoice's totals). Helpers shared with the
-//! channels' tests (`certify/mcf/commands/tests.rs`).
+//! channels' tests (`certify/box_channel/commands/tests.rs`).
 
 use serde_json::{json, Value};
 
@@ -78,7 +78,7 @@ pub(crate) fn reference() -> Value {
 }
 
 /// No wire: the invoice's own rules only (the box's frames are tested with them in
-/// `certify/mcf/commands.rs`).
+/// `certify/box_channel/commands.rs`).
 pub(crate) fn no_wire(_: &ValidInvoice, _: &Seller) -> Result<(), ValidationError> {
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! What an invoice comes to at a channel's VAT rates ([`Totals`]), the gateway's own
 //! computation each channel checks its answer against: the box's 33h subtotal before paying
-//! (PROTOCOL.md §3.2: a resent 31h may have added a line twice; `certify/mcf/commands.rs`),
-//! the DGI's calculation before confirming (`certify/edef/invoice.rs`). The rules are the
+//! (PROTOCOL.md §3.2: a resent 31h may have added a line twice; `certify/box_channel/commands.rs`),
+//! the DGI's calculation before confirming (`certify/web_api_channel/invoice.rs`). The rules are the
 //! box's (PROTOCOL.md §8) as the simulator computes them (`device-sim/src/totals.rs`).
 //!
 //! Decimal arithmetic, checked; "round" is half away from zero to 2 places:

@@ -24,7 +24,7 @@ use tokio::sync::Notify;
 use tracing::{info, warn};
 
 use super::{Problem, ServiceStatus};
-use crate::certify::journal::blocking;
+use crate::certify::register_writer::blocking;
 use crate::certify::Certifier;
 use crate::model::Organization;
 

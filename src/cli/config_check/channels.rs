@@ -5,7 +5,7 @@
 
 use crate::admin::{socket, AdminRequest};
 use crate::alerts::{try_relay, RelayFailureKind};
-use crate::certify::edef_channel;
+use crate::certify::new_web_api_channel;
 use crate::config::{Config, DeviceEntry};
 use crate::i18n::{Lang, Localized, Message};
 use crate::model::ProbeReport;
@@ -233,10 +233,10 @@ fn from_report(name: &str, how: Message, report: &ProbeReport, lang: Lang) -> Fi
 /// One web API entry: its status call with its token, through the channel's client.
 pub(super) async fn web_api(entry: &DeviceEntry, lang: Lang) -> Finding {
     let name = entry.name.as_str();
-    let settings = entry.edef_settings();
+    let settings = entry.web_api_settings();
     let url = settings.url.clone();
     let how = msg!("cli-check-how-web-api", url = url.as_str());
-    let channel = match edef_channel(settings) {
+    let channel = match new_web_api_channel(settings) {
         Ok(channel) => channel,
         Err(detail) => {
             let message = msg!("cli-check-web-api-setup", name = name, detail = detail);

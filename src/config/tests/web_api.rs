@@ -51,14 +51,14 @@ fn web_api_keys_are_validated() {
         "{key}: {message}"
     );
     let config = parse(&format!("{web_api}anonymous_client = \"pp\"\n")).unwrap();
-    assert!(config.devices[0].edef_settings().anonymous_client);
+    assert!(config.devices[0].web_api_settings().anonymous_client);
     let config = parse(&format!(
         "{web_api}sandbox_url = \"https://developper.dgirdc.cd/edef/\"\nsandbox_token_file = \"s\"\n"
     ))
     .unwrap();
-    assert!(!config.devices[0].edef_settings().anonymous_client);
+    assert!(!config.devices[0].web_api_settings().anonymous_client);
     let sandbox = config.devices[0]
-        .sandbox_edef_settings("sandbox-acme")
+        .sandbox_web_api_settings("sandbox-acme")
         .unwrap();
     assert_eq!(sandbox.url, "https://developper.dgirdc.cd/edef");
     assert_eq!(sandbox.name, "sandbox-acme");

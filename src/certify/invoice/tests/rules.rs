@@ -40,7 +40,7 @@ fn each_rule_refuses_with_its_code_and_field() {
 fn every_code_is_tested_and_documented() {
     let mut tested: BTreeSet<u16> = cases().iter().map(|c| c.1).collect();
     // Body codes are tested in `parse`, TOO_LARGE_TO_KEEP in `digest`, TEXT_TOO_LONG with the
-    // box's frames (`certify/mcf/commands.rs`); NOT_ENCODABLE is a catch-all no valid
+    // box's frames (`certify/box_channel/commands.rs`); NOT_ENCODABLE is a catch-all no valid
     // path reaches.
     tested.extend([
         code::MALFORMED_JSON,

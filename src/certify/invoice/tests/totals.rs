@@ -1,5 +1,5 @@
 //! `expected_totals` on its own: overflow, the USD equivalent's places, the VAT of each mode.
-//! Against the box's own figures (emcf-sim's 33h): `certify/mcf/commands/tests.rs`.
+//! Against the box's own figures (emcf-sim's 33h): `certify/box_channel/commands/tests.rs`.
 
 use rust_decimal::Decimal;
 use rust_decimal_macros::dec;

@@ -17,12 +17,12 @@ use tracing::{error, warn};
 
 use super::commands::{cancel, device_totals, prepare, security_elements};
 use super::readings::{rates_for, report_certification_oddities};
-use super::settle::{settle, BoxSettled, SettleError};
+use super::settle_from_c1h::{settle, BoxSettled, SettleError};
 use super::unavailable;
 use crate::certify::channel::{Job, OnChannel, RunFailure};
 use crate::certify::continuity::{Seen, SeenIn};
 use crate::certify::invoice::Seller;
-use crate::certify::journal::RegisterWriter;
+use crate::certify::register_writer::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::device::{DeviceError, DeviceHandle, FinalizeOutcome, Lease, PortSession, Turn};
 use crate::failpoint;

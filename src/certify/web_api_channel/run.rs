@@ -19,12 +19,14 @@ use tracing::{debug, error, warn};
 
 use super::calls::ApiError;
 use super::invoice::{changed_rates, check, request_of, totals_of};
-use super::settle::{await_administrator, pending_on_dgi, security_of, settle_one, WebApiSettled};
+use super::settle_from_pending::{
+    await_administrator, pending_on_dgi, security_of, settle_one, WebApiSettled,
+};
 use super::Shared;
 use crate::arrivals::Turn;
 use crate::certify::channel::{Job, OnChannel, RunFailure};
 use crate::certify::invoice::Seller;
-use crate::certify::journal::RegisterWriter;
+use crate::certify::register_writer::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::failpoint;
 use crate::model::{Environment, Intent, IntentId, RegisterEntry};

@@ -13,7 +13,7 @@ use tracing::{error, info, warn};
 use super::calls::{Api, ApiError};
 use super::invoice::Rates;
 use super::Shared;
-use crate::certify::journal::RegisterWriter;
+use crate::certify::register_writer::RegisterWriter;
 use crate::certify::status::{ChannelView, Problem};
 use crate::certify::{CertifyError, TokenReason};
 use crate::i18n::Lang;

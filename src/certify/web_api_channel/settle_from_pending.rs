@@ -12,7 +12,7 @@ use tracing::{error, info, warn};
 
 use super::calls::ApiError;
 use super::Shared;
-use crate::certify::journal::RegisterWriter;
+use crate::certify::register_writer::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::model::{Intent, IntentId, RegisterEntry, SecurityElements};
 

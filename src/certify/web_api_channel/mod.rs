@@ -15,7 +15,7 @@ mod health;
 mod invoice;
 mod run;
 mod settings;
-mod settle;
+mod settle_from_pending;
 mod token;
 
 use std::collections::{BTreeMap, HashSet};
@@ -25,14 +25,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::{RwLock, Semaphore};
 
 pub use run::{WebApiLane, WebApiWaiting};
-pub use settings::{CdfCurrency, EdefSettings};
+pub use settings::{CdfCurrency, WebApiSettings};
 
 use self::calls::{Api, Oddities};
 use self::client::DgiClient;
 use self::health::Health;
 use crate::arrivals::Arrivals;
 use crate::certify::channel::{Channel, SharedChannel};
-use crate::certify::journal::RegisterWriter;
+use crate::certify::register_writer::RegisterWriter;
 use crate::certify::status::{ChannelView, Problem};
 use crate::certify::CertifyError;
 use crate::i18n::Lang;
@@ -40,7 +40,7 @@ use crate::model::{Intent, IntentId, Organization, ProbeReport};
 
 /// The web API channel of `settings`; its background watch (status, rates, pending requests
 /// left by an earlier run) starts at once. Fails when the CA file cannot be read.
-pub fn edef_channel(settings: EdefSettings) -> Result<SharedChannel, String> {
+pub fn new_web_api_channel(settings: WebApiSettings) -> Result<SharedChannel, String> {
     let client = DgiClient::new(&settings)?;
     if client.token_file().readable_by_others() {
         tracing::warn!(
@@ -72,7 +72,7 @@ pub fn edef_channel(settings: EdefSettings) -> Result<SharedChannel, String> {
 
 /// What the lanes, the settling and the watch of one channel share.
 pub(crate) struct Shared {
-    settings: EdefSettings,
+    settings: WebApiSettings,
     api: Api,
     /// One permit per request that may be pending on the DGI (given back once its confirm
     /// is sent).
@@ -161,7 +161,7 @@ impl WebApiChannel {
         open: Vec<(IntentId, Intent)>,
         journal: &RegisterWriter,
     ) -> Result<bool, CertifyError> {
-        settle::settle_all(&self.shared, open, journal).await
+        settle_from_pending::settle_all(&self.shared, open, journal).await
     }
 
     pub(crate) fn view(&self) -> ChannelView {

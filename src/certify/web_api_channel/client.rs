@@ -15,7 +15,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
-use super::settings::EdefSettings;
+use super::settings::WebApiSettings;
 use super::token::{TokenError, TokenFile};
 
 /// Largest answer body read (the API's answers are small).
@@ -52,7 +52,7 @@ pub(super) struct DgiClient {
 
 impl DgiClient {
     /// A client for `settings`; fails when its CA file cannot be read.
-    pub(super) fn new(settings: &EdefSettings) -> Result<DgiClient, String> {
+    pub(super) fn new(settings: &WebApiSettings) -> Result<DgiClient, String> {
         let tls = tls_config(settings)?;
         let mut http = HttpConnector::new();
         http.set_connect_timeout(Some(settings.connect_timeout));
@@ -137,7 +137,7 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 }
 
 /// The TLS settings: the public roots, or only the certificates of `ca_file`.
-fn tls_config(settings: &EdefSettings) -> Result<rustls::ClientConfig, String> {
+fn tls_config(settings: &WebApiSettings) -> Result<rustls::ClientConfig, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut roots = rustls::RootCertStore::empty();
     match &settings.ca_file {

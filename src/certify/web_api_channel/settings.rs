@@ -34,7 +34,7 @@ pub enum CdfCurrency {
 
 /// One web API channel's settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EdefSettings {
+pub struct WebApiSettings {
     /// The entry's name (organizations' `device`).
     pub name: String,
     /// The API base, `http(s)://host[:port][/prefix]`, without a trailing `/`.
@@ -66,10 +66,10 @@ pub struct EdefSettings {
     pub anonymous_client: bool,
 }
 
-impl EdefSettings {
+impl WebApiSettings {
     /// Settings for `url` and `token_file`, every other choice at its default.
     pub fn new(name: impl Into<String>, url: impl Into<String>, token_file: PathBuf) -> Self {
-        EdefSettings {
+        WebApiSettings {
             name: name.into(),
             url: url.into().trim_end_matches('/').to_owned(),
             token_file,

@@ -1,5 +1,5 @@
 use super::*;
-use crate::certify::settlement::BadElement;
+use crate::certify::resolve::BadElement;
 use crate::i18n::Lang;
 
 const CODE: &str = "XN56YAPV37MZLNZLX6MOC3A5";

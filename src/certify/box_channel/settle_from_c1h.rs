@@ -12,7 +12,7 @@ use mcf_sfe::{Command, Reply};
 use tracing::{info, warn};
 
 use super::commands::{cancel, security_elements};
-use crate::certify::journal::RegisterWriter;
+use crate::certify::register_writer::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::device::PortSession;
 use crate::model::{Intent, IntentId, RegisterEntry};

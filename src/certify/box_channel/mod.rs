@@ -11,7 +11,7 @@ mod compare;
 mod readiness;
 mod readings;
 mod run;
-mod settle;
+mod settle_from_c1h;
 
 pub use commands::{check_frames, translate as box_commands};
 
@@ -20,7 +20,7 @@ use std::sync::Arc;
 pub use run::{BoxLane, BoxWaiting};
 
 use crate::certify::channel::{Channel, SharedChannel};
-use crate::certify::journal::RegisterWriter;
+use crate::certify::register_writer::RegisterWriter;
 use crate::certify::status::{ChannelView, DgiContact, Problem};
 use crate::certify::CertifyError;
 use crate::device::{DeviceError, DeviceHandle, LinkStatus};
@@ -29,7 +29,7 @@ use crate::model::{Intent, IntentId, Organization, ProbeReport};
 use crate::msg;
 
 /// The box behind `device` as a certification channel.
-pub fn box_channel(device: DeviceHandle) -> SharedChannel {
+pub fn new_box_channel(device: DeviceHandle) -> SharedChannel {
     Arc::new(Channel::Box(BoxChannel { device }))
 }
 
@@ -68,7 +68,7 @@ impl BoxChannel {
         let journal = journal.clone();
         let settling = tokio::spawn(async move {
             let mut lease = lease;
-            settle::settle_all(&mut lease.session(), open, &journal).await
+            settle_from_c1h::settle_all(&mut lease.session(), open, &journal).await
         });
         match settling.await {
             Ok(settled) => settled,
