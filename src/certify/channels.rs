@@ -60,7 +60,7 @@ impl Channels {
     }
 
     fn sandboxes(&self) -> std::sync::MutexGuard<'_, HashMap<String, SharedChannel>> {
-        self.sandboxes.lock().unwrap_or_else(|p| p.into_inner())
+        crate::sync::lock(&self.sandboxes)
     }
 
     /// The channel of `org` in `env` if it runs now (nothing is started).

@@ -25,7 +25,7 @@ pub struct InDoubt(Arc<Mutex<HashSet<String>>>);
 impl InDoubt {
     fn lock(&self) -> MutexGuard<'_, HashSet<String>> {
         // Each operation is one insert or remove: a poisoned lock is still consistent.
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        crate::sync::lock(&self.0)
     }
 
     /// Marks `channel` in doubt: it takes no invoice until settled.

@@ -74,7 +74,7 @@ impl Capture {
     }
 
     fn write(&self, line: impl FnOnce(Instant) -> String) {
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut inner = crate::sync::lock(&self.inner);
         let started = inner.started;
         let Some(out) = inner.out.as_mut() else {
             return;

@@ -26,9 +26,7 @@ pub(super) fn registry() -> &'static Registry {
     REGISTRY.get_or_init(Registry::default)
 }
 
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
+pub(super) use crate::sync::lock;
 
 /// One histogram per label set, created on first use and kept for the process's life (the
 /// label sets are few: devices x commands).

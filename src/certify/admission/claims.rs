@@ -105,19 +105,14 @@ impl Claims {
         CreditBook {
             claims: self,
             // Each operation is one push or one removal: a panic cannot leave it half done.
-            shares: self
-                .credits
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+            shares: crate::sync::lock(&self.credits),
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, ClaimState> {
         // A panic while holding this lock cannot leave the sets inconsistent (each operation
         // is a single insert or remove), so a poisoned lock is still usable.
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::sync::lock(&self.state)
     }
 
     /// Claims `rn` for `org` in `env`; `None` when it is already in flight.
@@ -201,11 +196,7 @@ impl Drop for RnClaim {
 
 impl Drop for CreditClaim {
     fn drop(&mut self) {
-        let mut shares = self
-            .claims
-            .credits
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut shares = crate::sync::lock(&self.claims.credits);
         if let Some(list) = shares.get_mut(&self.key) {
             if let Some(at) = list.iter().position(|(rn, _)| *rn == self.rn) {
                 list.swap_remove(at);

@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
@@ -27,6 +27,7 @@ use super::{Problem, ServiceStatus};
 use crate::certify::register_writer::blocking;
 use crate::certify::Certifier;
 use crate::model::Organization;
+use crate::sync::{lock, recover};
 
 /// How often the watch task looks at the channels' state (in memory, no I/O).
 pub(super) const POLL: Duration = Duration::from_millis(25);
@@ -44,16 +45,13 @@ pub(crate) struct StatusBoard {
 impl StatusBoard {
     /// The snapshot, if one was made.
     fn current(&self) -> Option<Arc<ServiceStatus>> {
-        self.current
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        recover(self.current.read()).clone()
     }
 
     /// Keeps `fresh` unless it says what the current snapshot says (then the current one,
     /// and its rendered JSON, stays); logs each change of a channel's readiness.
     fn publish(&self, fresh: ServiceStatus) -> Arc<ServiceStatus> {
-        let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
+        let mut current = recover(self.current.write());
         if let Some(same) = current.as_ref().filter(|now| ***now == fresh) {
             return Arc::clone(same);
         }
@@ -66,11 +64,6 @@ impl StatusBoard {
     fn organizations(&self) -> Arc<Vec<Organization>> {
         Arc::clone(&lock(&self.organizations))
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Each value is replaced whole: a poisoned lock still holds a consistent one.
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Certifier {

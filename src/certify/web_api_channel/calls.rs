@@ -76,11 +76,7 @@ impl Oddities {
         for anomaly in anomalies {
             crate::metrics::device_reply_anomaly(device, 0, &format!("{call}.{}", anomaly.field));
             let key = (format!("{call}.{}", anomaly.field), anomaly.what.clone());
-            let first = self
-                .seen
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(key);
+            let first = crate::sync::lock(&self.seen).insert(key);
             if first {
                 warn!(
                     device,

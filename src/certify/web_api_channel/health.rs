@@ -55,7 +55,7 @@ impl Health {
     }
 
     fn seen(&self) -> MutexGuard<'_, Seen> {
-        self.seen.lock().unwrap_or_else(|p| p.into_inner())
+        crate::sync::lock(&self.seen)
     }
 
     pub(super) fn adopt(&self, journal: RegisterWriter) {

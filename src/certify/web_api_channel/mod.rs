@@ -20,7 +20,7 @@ mod token;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::{RwLock, Semaphore};
 
@@ -37,6 +37,7 @@ use crate::certify::status::{ChannelView, Problem};
 use crate::certify::CertifyError;
 use crate::i18n::Lang;
 use crate::model::{Intent, IntentId, Organization, ProbeReport};
+use crate::sync::lock;
 
 /// The web API channel of `settings`; its background watch (status, rates, pending requests
 /// left by an earlier run) starts at once. Fails when the CA file cannot be read.
@@ -91,11 +92,6 @@ pub(crate) struct Shared {
     /// Confirmations the register could not take yet (journaled by the next settling).
     confirmed: Mutex<BTreeMap<IntentId, edef::Confirmation>>,
     health: Health,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Each use is one insert, remove or read: a poisoned lock is still consistent.
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A uid held by a lane; released when dropped.

@@ -79,7 +79,7 @@ impl TokenFile {
         };
         let meta = std::fs::metadata(&self.path).map_err(unreadable)?;
         let stamp = (meta.modified().ok(), meta.len());
-        let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cached = crate::sync::lock(&self.cached);
         if let Some((modified, len, token)) = cached.as_ref() {
             if (*modified, *len) == stamp {
                 return Ok(token.clone());
