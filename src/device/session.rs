@@ -102,7 +102,7 @@ impl PortSession<'_> {
     /// R: whose counters do not follow C1h's, an MCUR other than the invoice's): logged once
     /// per device, command and field, counted in `/metrics`, listed in the status. Never
     /// fails.
-    pub async fn report_anomaly(&mut self, cmd: u8, oddity: Anomaly) {
+    pub async fn report_oddity(&mut self, cmd: u8, oddity: Anomaly) {
         self.port.note_oddities(cmd, std::slice::from_ref(&oddity));
     }
 

@@ -84,13 +84,13 @@ pub(super) async fn prepare(
         compare_subtotal(expected, &subtotal)?;
         if expected.mcur != subtotal.mcur {
             // Information only: some boxes send 0.00, or nothing, for every invoice.
-            let anomaly = Anomaly {
+            let oddity = Anomaly {
                 field: "MCUR",
                 raw: subtotal.mcur.clone(),
                 expected:
                     "the invoice's total at its USD rate, or empty without one (PROTOCOL.md §8)",
             };
-            session.report_anomaly(code::SUBTOTAL, anomaly).await;
+            session.report_oddity(code::SUBTOTAL, oddity).await;
         }
     }
     let paid = invoice.payments_total();

@@ -92,7 +92,7 @@ pub(crate) async fn report_certification_oddities(
                 raw,
                 expected,
             };
-            session.report_anomaly(code::FINALIZE, oddity).await;
+            session.report_oddity(code::FINALIZE, oddity).await;
         }
     }
 }
