@@ -41,6 +41,10 @@ pub type ServiceRequests = Arc<
         + Sync,
 >;
 
+/// Told after each request the service answered itself (organizations, keys, tokens may have
+/// changed): the certification service's status reads them again.
+pub type AfterRequest = Arc<dyn Fn() + Send + Sync>;
+
 /// Longest request line accepted.
 const MAX_LINE: usize = 64 * 1024;
 
@@ -49,6 +53,7 @@ pub async fn serve(
     path: PathBuf,
     admin: Arc<Admin>,
     service_requests: Option<ServiceRequests>,
+    after_request: Option<AfterRequest>,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
     // A socket left by a killed process would make bind fail.
@@ -72,8 +77,9 @@ pub async fn serve(
         };
         let admin = Arc::clone(&admin);
         let service_requests = service_requests.clone();
+        let after_request = after_request.clone();
         tokio::spawn(async move {
-            if let Err(error) = serve_client(stream, admin, service_requests).await {
+            if let Err(error) = serve_client(stream, admin, service_requests, after_request).await {
                 warn!(%error, "admin client failed");
             }
         });
@@ -86,6 +92,7 @@ async fn serve_client(
     stream: UnixStream,
     admin: Arc<Admin>,
     service_requests: Option<ServiceRequests>,
+    after_request: Option<AfterRequest>,
 ) -> std::io::Result<()> {
     let (read, mut write) = stream.into_split();
     let mut lines = AsyncBufReader::new(read.take(MAX_LINE as u64 * 64)).lines();
@@ -103,7 +110,12 @@ async fn serve_client(
             Ok(request) => {
                 let admin = Arc::clone(&admin);
                 match tokio::task::spawn_blocking(move || admin.handle(request)).await {
-                    Ok(Ok(value)) => json!({ "ok": value }),
+                    Ok(Ok(value)) => {
+                        if let Some(after_request) = &after_request {
+                            after_request();
+                        }
+                        json!({ "ok": value })
+                    }
                     Ok(Err(error)) => refused(error.message()),
                     Err(error) => refused(AdminError::Internal(error.to_string()).message()),
                 }

@@ -135,6 +135,7 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
             Arc::clone(&notices),
             Arc::clone(&alerts),
         )),
+        Some(organizations_changed(Arc::clone(&certifier))),
         stop.clone(),
     ));
 
@@ -374,6 +375,12 @@ fn service_requests(
             }
         })
     })
+}
+
+/// After an administrator's request (an organization added or changed, a key...), the status
+/// reads the organizations again at once rather than at its next round.
+fn organizations_changed(certifier: Arc<Certifier>) -> socket::AfterRequest {
+    Arc::new(move || certifier.organizations_changed())
 }
 
 /// Starts an organization's sandbox device: the bundled simulator, personalized with the
