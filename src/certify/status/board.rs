@@ -13,7 +13,8 @@
 //!   the runtime's workers by the watch task, every `every` and at once after
 //!   [`Certifier::organizations_changed`]; kept here between reads.
 //!
-//! Without the watch task (a certifier no server runs) every read computes afresh.
+//! A snapshot older than [`STALE`] is recomputed by the read (the watch task stopped or
+//! lags). Without the watch task (a certifier no server runs) every read computes afresh.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,12 +33,18 @@ use crate::sync::{lock, recover};
 /// How often the watch task looks at the channels' state (in memory, no I/O).
 pub(super) const POLL: Duration = Duration::from_millis(25);
 
+/// A snapshot older than this is recomputed by the read itself (in memory): a watch task that
+/// stopped or lags never leaves an old "ready" standing.
+const STALE: Duration = Duration::from_millis(100);
+
 /// The status last computed, what it was computed from, and the reasons last logged.
 #[derive(Default)]
 pub(crate) struct StatusBoard {
     current: RwLock<Option<Arc<ServiceStatus>>>,
     organizations: Mutex<Arc<Vec<Organization>>>,
     maintained: AtomicBool,
+    /// When the channels' state was last looked at.
+    refreshed: Mutex<Option<Instant>>,
     wake: Arc<Notify>,
     reported: Reported,
 }
@@ -64,6 +71,11 @@ impl StatusBoard {
     fn organizations(&self) -> Arc<Vec<Organization>> {
         Arc::clone(&lock(&self.organizations))
     }
+
+    /// Whether the channels' state was looked at within [`STALE`].
+    fn recent(&self) -> bool {
+        lock(&self.refreshed).is_some_and(|at| at.elapsed() < STALE)
+    }
 }
 
 impl Certifier {
@@ -76,7 +88,7 @@ impl Certifier {
             return self.board.publish(self.compute_status(&organizations));
         }
         match self.board.current() {
-            Some(current) if self.still_holds(&current) => current,
+            Some(current) if self.still_holds(&current) && self.board.recent() => current,
             _ => self.refresh_status(),
         }
     }
@@ -124,6 +136,7 @@ impl Certifier {
 
     /// A snapshot from the channels' state now and the organizations last read (no I/O).
     fn refresh_status(&self) -> Arc<ServiceStatus> {
+        *lock(&self.board.refreshed) = Some(Instant::now());
         let organizations = self.board.organizations();
         self.board.publish(self.compute_status(&organizations))
     }
