@@ -73,27 +73,32 @@ impl BoxLane {
     ) -> Result<RegisterEntry, RunFailure> {
         let mut session = self.lease.session();
         let device = session.device().to_owned();
-        // The request beside the bytes it became, in the wire capture if one is written: a
-        // capture that can be replayed as a regression test (tests/captures.rs).
-        if session.capturing() {
-            if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&job.body) {
-                session.annotate_capture(format!("invoice {value}")).await;
-            }
-        }
         let run = Run {
             job: &job,
             journal: &journal,
             device: &device,
         };
         // A bug that panics mid-invoice must not leave an intent behind unnoticed: the
-        // device is then treated as in doubt until reconciliation finds nothing open.
-        let outcome = AssertUnwindSafe(run_invoice(&mut session, &run))
-            .catch_unwind()
-            .await
-            .unwrap_or_else(|_| {
-                error!("the certification panicked: settling the device before it takes another invoice");
-                Err(RunFailure::Panicked)
-            });
+        // device is then treated as in doubt until reconciliation finds nothing open. The
+        // whole run is inside, so that no panic drops the lease before the mark.
+        let outcome = AssertUnwindSafe(async {
+            // The request beside the bytes it became, in the wire capture if one is written:
+            // a capture that can be replayed as a regression test (tests/captures.rs).
+            if session.capturing() {
+                if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&job.body) {
+                    session.annotate_capture(format!("invoice {value}")).await;
+                }
+            }
+            run_invoice(&mut session, &run).await
+        })
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|_| {
+            error!(
+                "the certification panicked: settling the device before it takes another invoice"
+            );
+            Err(RunFailure::Panicked)
+        });
         if matches!(outcome, Err(RunFailure::InDoubt(_) | RunFailure::Panicked)) {
             // Marked before the lease is dropped, so that nothing else runs on the box first.
             job.in_doubt.mark(&device);
