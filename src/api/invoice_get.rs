@@ -143,7 +143,13 @@ pub(super) async fn get_invoice(
     };
     // A credit note's printed block names its original when the register has it.
     let original = match format {
-        Format::ReceiptHtml(_) | Format::ReceiptEscpos(_) => match certifier.original_of(&entry) {
+        Format::ReceiptHtml(_) | Format::ReceiptEscpos(_) => match certifier
+            .off_workers({
+                let entry = entry.clone();
+                move |certifier| certifier.original_of(&entry)
+            })
+            .await
+        {
             Ok(original) => original,
             Err(error) => return certify_error(&error, lang),
         },

@@ -132,7 +132,7 @@ async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Respo
     }
     if path == "/metrics" {
         return match *request.method() {
-            Method::GET => metrics(app),
+            Method::GET => metrics(app).await,
             _ => http_error(&HttpError::MethodNotAllowed("GET"), lang),
         };
     }
@@ -345,9 +345,12 @@ async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Resp
 
 /// Prometheus text (public, like `/status`: no secret in it, and no organization's name
 /// unless `metrics_per_organization` is set).
-fn metrics(app: &App) -> Response<Body> {
+async fn metrics(app: &App) -> Response<Body> {
     let gauges = match &app.service {
-        Service::Ready { certifier, .. } => certifier.gauges().unwrap_or_default(),
+        Service::Ready { certifier, .. } => certifier
+            .off_workers(|certifier| certifier.gauges())
+            .await
+            .unwrap_or_default(),
         Service::Halted { .. } => crate::metrics::Gauges::default(),
     };
     let mut response = Response::new(Body::new(Bytes::from(crate::metrics::render(

@@ -12,7 +12,7 @@ use tracing::{error, info, warn, Instrument};
 
 use crate::certify::channel::SharedChannel;
 use crate::certify::channels::Channels;
-use crate::certify::register_writer::RegisterWriter;
+use crate::certify::register_writer::{blocking, RegisterWriter};
 use crate::certify::CertifyError;
 use crate::model::{Environment, Intent};
 use crate::msg;
@@ -138,9 +138,8 @@ impl Reconciler {
 
     /// One pass: true when no open intent is left for `channel`.
     async fn pass(&self, channel: &str) -> Result<bool, CertifyError> {
-        let open: Vec<_> = self
-            .store
-            .open_intents()?
+        let open: Vec<_> = blocking(&self.store, |store| store.open_intents())
+            .await?
             .into_iter()
             .filter(|(_, intent)| intent.device == channel)
             .collect();

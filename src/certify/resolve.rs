@@ -18,6 +18,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use tracing::warn;
 
+use super::register_writer::blocking;
 use super::{Certifier, CertifyError, Principal};
 use crate::i18n::{Lang, Message};
 use crate::model::{Environment, IntentId, RegisterEntry, SecurityElements};
@@ -199,10 +200,8 @@ impl Certifier {
         if !awaiting.iter().any(|(id, _)| *id == intent) {
             return Err(ResolveError::NotAwaiting(intent));
         }
-        let Some((_, open)) = self
-            .store
-            .open_intents()
-            .map_err(CertifyError::from)?
+        let Some((_, open)) = blocking(&self.store, |store| store.open_intents())
+            .await?
             .into_iter()
             .find(|(id, _)| *id == intent)
         else {
@@ -273,7 +272,7 @@ impl Certifier {
     }
 
     /// `InFlight` for an rn whose intent waits for an administrator says so.
-    pub(super) fn explain_in_flight(
+    pub(super) async fn explain_in_flight(
         &self,
         principal: &Principal,
         error: CertifyError,
@@ -281,11 +280,14 @@ impl Certifier {
         let CertifyError::InFlight { rn } = &error else {
             return error;
         };
-        let open = self
-            .store
-            .open_intent_for(&principal.org.id, principal.environment, rn)
-            .ok()
-            .flatten();
+        let (org, environment, asked) =
+            (principal.org.id.clone(), principal.environment, rn.clone());
+        let open = blocking(&self.store, move |store| {
+            store.open_intent_for(&org, environment, &asked)
+        })
+        .await
+        .ok()
+        .flatten();
         match open {
             Some(id)
                 if self

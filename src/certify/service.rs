@@ -159,11 +159,14 @@ impl Certifier {
         body: &[u8],
     ) -> Result<Certified, CertifyError> {
         let at = arrival.received_at;
-        let admitted = self
+        let admitted = match self
             .admission
             .admit(principal, &invoice, idempotency_key.as_deref(), at)
             .await
-            .map_err(|error| self.explain_in_flight(principal, error))?;
+        {
+            Ok(admitted) => admitted,
+            Err(error) => return Err(self.explain_in_flight(principal, error).await),
+        };
         let (held, ceiling) = match admitted {
             Admitted::Replay(entry) => {
                 let warnings = self.warnings(&entry).await;
@@ -329,10 +332,10 @@ impl Certifier {
         principal: &Principal,
         rn: &str,
     ) -> Result<RegisterEntry, CertifyError> {
-        self.admission
-            .lookup(principal, rn)
-            .await
-            .map_err(|error| self.explain_in_flight(principal, error))
+        match self.admission.lookup(principal, rn).await {
+            Ok(entry) => Ok(entry),
+            Err(error) => Err(self.explain_in_flight(principal, error).await),
+        }
     }
 
     /// The invoice the credit note `entry` reduces, when its register holds it (the same
@@ -346,6 +349,19 @@ impl Certifier {
             return Ok(None);
         }
         Ok(self.store.credit_links(entry)?.0)
+    }
+
+    /// Runs `call` on the blocking pool, never on the runtime's workers: for an async caller
+    /// of this service's methods that read the store (`gauges`, `open_intents`, ...).
+    pub async fn off_workers<T, F>(self: &Arc<Self>, call: F) -> Result<T, CertifyError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Certifier) -> Result<T, CertifyError> + Send + 'static,
+    {
+        let this = Arc::clone(self);
+        tokio::task::spawn_blocking(move || call(&this))
+            .await
+            .map_err(|e| CertifyError::Internal(format!("store task failed: {e}")))?
     }
 
     /// Stops the channels after their current invoice.

@@ -335,7 +335,10 @@ fn service_requests(
                     .device_nif(&device)
                     .map(|nif| serde_json::json!({ "nif": nif }))
                     .map_err(|e| said(e.describe(lang))),
-                AdminRequest::IntentList => match certifier.open_intents() {
+                AdminRequest::IntentList => match certifier
+                    .off_workers(|certifier| certifier.open_intents())
+                    .await
+                {
                     Ok(open) => encoded(serde_json::to_value(open)),
                     Err(error) => Err(said(error.describe(lang))),
                 },

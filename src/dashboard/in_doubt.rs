@@ -109,7 +109,12 @@ impl Dashboard {
         };
         // Only this organization's invoices in doubt can be named (the form is anyone's to
         // write).
-        let mine = self.certifier.in_doubt_of(&ctx.org.id).unwrap_or_default();
+        let org = ctx.org.id.clone();
+        let mine = self
+            .certifier
+            .off_workers(move |certifier| certifier.in_doubt_of(&org))
+            .await
+            .unwrap_or_default();
         let Some(open) = field("intent")
             .parse::<u64>()
             .ok()
