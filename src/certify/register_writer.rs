@@ -92,6 +92,11 @@ where
     let store = Arc::clone(store);
     tokio::task::spawn_blocking(move || call(&store))
         .await
-        .map_err(|e| CertifyError::Internal(format!("store task failed: {e}")))?
+        .map_err(task_failed)?
         .map_err(CertifyError::from)
+}
+
+/// A blocking-pool task that panicked or was cancelled, as an internal error.
+pub(crate) fn task_failed(error: tokio::task::JoinError) -> CertifyError {
+    CertifyError::Internal(format!("store task failed: {error}"))
 }

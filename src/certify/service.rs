@@ -361,7 +361,7 @@ impl Certifier {
         let this = Arc::clone(self);
         tokio::task::spawn_blocking(move || call(&this))
             .await
-            .map_err(|e| CertifyError::Internal(format!("store task failed: {e}")))?
+            .map_err(super::register_writer::task_failed)?
     }
 
     /// Stops the channels after their current invoice.
