@@ -121,9 +121,9 @@ pub(super) fn lock_dest(dest: &Path, owner: Option<(u32, u32)>) -> Result<File, 
     }
 }
 
-/// Takes the state directory's `gateway.lock` for a copy made while no service runs (none
-/// starts meanwhile); refused while a process holds it (a service starting, a command).
-pub(super) fn lock_state(state_dir: &Path) -> Result<File, AdminError> {
+/// Takes the state directory's `gateway.lock` (for a copy or a restore made while no service
+/// runs: none starts meanwhile); `None` while a process holds it (a service, a command).
+pub(super) fn try_lock_state(state_dir: &Path) -> Result<Option<File>, AdminError> {
     let path = state_dir.join("gateway.lock");
     let file = atomic_file::private_file()
         .read(true)
@@ -133,11 +133,8 @@ pub(super) fn lock_state(state_dir: &Path) -> Result<File, AdminError> {
         .open(&path)
         .map_err(|e| io_error(&path, &e))?;
     match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(fs::TryLockError::WouldBlock) => Err(AdminError::Invalid(msg!(
-            "backup-state-busy",
-            dir = state_dir.display().to_string()
-        ))),
+        Ok(()) => Ok(Some(file)),
+        Err(fs::TryLockError::WouldBlock) => Ok(None),
         Err(fs::TryLockError::Error(e)) => Err(io_error(&path, &e)),
     }
 }

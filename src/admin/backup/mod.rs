@@ -131,7 +131,12 @@ pub fn take(plan: &BackupPlan, now: DateTime<Utc>) -> Result<Taken, AdminError> 
     }
     let _state_lock = match plan.durable {
         Some(_) => None,
-        None => Some(files::lock_state(&plan.state_dir)?),
+        None => Some(files::try_lock_state(&plan.state_dir)?.ok_or_else(|| {
+            AdminError::Invalid(msg!(
+                "backup-state-busy",
+                dir = plan.state_dir.display().to_string()
+            ))
+        })?),
     };
     let created = !plan.dest.exists();
     files::private_dir(&plan.dest)?;

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::files::{chown, owner_of, private_dir, sync_dir, sync_tree, write_new};
+use super::files::{chown, owner_of, private_dir, sync_dir, sync_tree, try_lock_state, write_new};
 use super::manifest::{inside, Manifest, Role};
 use super::{io_error, verify};
 use crate::admin::AdminError;
@@ -90,26 +90,17 @@ impl Restore {
     /// service holds it.
     pub fn begin(state_dir: &Path) -> Result<Restore, AdminError> {
         private_dir(state_dir)?;
-        let path = state_dir.join("gateway.lock");
-        let lock = crate::atomic_file::private_file()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| io_error(&path, &e))?;
-        match lock.try_lock() {
-            Ok(()) => Ok(Restore {
-                state_dir: state_dir.to_path_buf(),
-                unfinished: read_marker(state_dir)?,
-                _lock: lock,
-            }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(AdminError::Invalid(msg!(
+        let Some(lock) = try_lock_state(state_dir)? else {
+            return Err(AdminError::Invalid(msg!(
                 "restore-service-running",
                 dir = state_dir.display().to_string()
-            ))),
-            Err(std::fs::TryLockError::Error(e)) => Err(io_error(&path, &e)),
-        }
+            )));
+        };
+        Ok(Restore {
+            state_dir: state_dir.to_path_buf(),
+            unfinished: read_marker(state_dir)?,
+            _lock: lock,
+        })
     }
 
     /// The restore that began here and did not finish, if one did not.
