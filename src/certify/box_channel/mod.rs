@@ -3,7 +3,7 @@
 //! straight on it. `run.rs` is the sequence of one invoice (C1h checks, commands, intent, 38h,
 //! certification), `commands.rs` the mapping from a valid invoice to box commands and back,
 //! `compare.rs` the 33h check, `readings.rs` the rates of C1h and the checks of `R:`,
-//! `settle.rs` an unknown 38h outcome decided from C1h, `readiness.rs` whether the box could
+//! `settle_from_c1h.rs` an unknown 38h outcome decided from C1h, `readiness.rs` whether the box could
 //! certify now.
 
 mod commands;

@@ -2,7 +2,7 @@
 //! the port leased (`BoxLane`), then one session on that port in the invoice's own task
 //! (`BoxLane::certify`): C1h (ready, NIF, counters, no stale invoice, rates), the invoice's
 //! commands (`commands.rs`), intent journaled, 38h, certification journaled. Any failure before 38h cancels (38h `C`) so the box is never left
-//! blocked; an unknown 38h outcome is settled from C1h (`settle.rs`), never resent or
+//! blocked; an unknown 38h outcome is settled from C1h (`settle_from_c1h.rs`), never resent or
 //! cancelled blindly.
 
 use std::panic::AssertUnwindSafe;

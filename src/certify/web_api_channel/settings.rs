@@ -1,4 +1,4 @@
-//! What a `[[devices]]` entry of `kind = "edef"` says (docs/configuration.md): where the API
+//! What a `[[devices]]` entry of `kind = "web_api"` says (docs/configuration.md): where the API
 //! is, where the token is, timeouts, the pending window, and the choices docs/web-api.md leaves
 //! open, each with its documented default.
 
