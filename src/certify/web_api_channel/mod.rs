@@ -6,7 +6,7 @@
 //!
 //! `settings.rs` the entry's keys; `token.rs` the token file; `client.rs` HTTP(S) with typed
 //! failures; `calls.rs` the API's calls; `invoice.rs` the request body and the check of the
-//! calculation; `run.rs` one invoice; `settle.rs` a confirm whose answer was lost;
+//! calculation; `run.rs` one invoice; `settle_from_pending.rs` a confirm whose answer was lost;
 //! `health.rs` what the channel last saw (status, token, rates) and the background watch.
 
 mod calls;

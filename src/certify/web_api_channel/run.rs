@@ -2,7 +2,7 @@
 //! in the pending window (`WebApiLane`), then request -> check the calculation -> intent with
 //! the uid (fsync) -> confirm -> certification (fsync). Before the intent, any failure cancels
 //! the request; after it, a confirm whose answer is lost is settled from the DGI's pending
-//! list (`settle.rs`), never sent again blindly and never guessed.
+//! list (`settle_from_pending.rs`), never sent again blindly and never guessed.
 //!
 //! The place in the window is given back when the confirm is sent, not when it is answered:
 //! the DGI counts a request as pending until it has processed the confirm, so for a moment it
