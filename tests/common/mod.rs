@@ -510,7 +510,7 @@ pub fn credit_note_of(rn: &str, original: &str, kind: &str) -> Value {
 }
 
 // ---- api tests helpers ----
-// Used by tests/api_invoices.rs, tests/api_errors.rs and tests/api_quota_keys.rs.
+// Used by tests/api/invoices.rs, tests/api/errors.rs and tests/api/quota_keys.rs.
 
 /// A simulator on a pty, the gateway on it, and the organization `acme` (NIF [`SIM_NIF`],
 /// ISF `ISF-1`, device `shop`) with one live key. Fields drop in order: gateway first.
@@ -945,7 +945,7 @@ pub fn journal_event_count(dir: &Path, event_type: &str) -> usize {
 }
 
 // ---- link fault helpers ----
-// Used by tests/link_faults.rs: the fault relay of `emcf_sim::relay` between the gateway and
+// Used by tests/device/link_faults.rs: the fault relay of `emcf_sim::relay` between the gateway and
 // the simulator, and what /proc says about the gateway process.
 
 impl Gateway {
@@ -1024,7 +1024,7 @@ pub fn open_fds(pid: u32) -> usize {
 }
 
 // ---- dashboard helpers ----
-// Used by tests/dashboard.rs and tests/browser.rs.
+// Used by tests/operations/dashboard.rs and tests/system/browser.rs.
 
 /// `dashboard-token issue --org <org>`: the token printed once on stdout.
 pub fn issue_dashboard_token(gateway: &Gateway, org: &str) -> String {

@@ -108,7 +108,7 @@ impl SessionJob for CertifyOnBox {
             let CertifyOnBox { job, journal } = *self;
             let device = session.device().to_owned();
             // The request beside the bytes it became, in the wire capture if one is written: a
-            // capture that can be replayed as a regression test (tests/captures.rs).
+            // capture that can be replayed as a regression test (tests/device/captures.rs).
             if session.capturing() {
                 if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&job.body) {
                     session.annotate_capture(format!("invoice {value}")).await;
