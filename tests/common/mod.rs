@@ -291,9 +291,7 @@ impl Gateway {
 
     /// SIGTERM, then waits for the exit; returns whether it exited successfully.
     pub fn terminate(&mut self) -> bool {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
+        sigterm(self.child.id());
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
@@ -434,6 +432,7 @@ pub fn issue_key(dir: &Path, config: &Path, org: &str, sandbox: bool) -> String 
 pub mod http;
 #[path = "../support/invoice.rs"]
 mod invoice;
+pub mod needs;
 
 pub use http::Response;
 
@@ -1200,4 +1199,14 @@ pub async fn second_shop(gateway: &mut Gateway, id: &str) -> (Sim, String) {
     let key =
         tokio::task::block_in_place(|| add_org_with_key(&root, &gateway.config, id, "shop2", None));
     (sim, key)
+}
+
+/// Sends SIGTERM to `pid` (no `kill` program needed: Debian's procps may be missing).
+pub fn sigterm(pid: u32) {
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: kill(2) only sends a signal; `pid` is a child this test started.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
 }

@@ -817,10 +817,13 @@ async fn terminate(life: &mut Life) -> bool {
     let Some(pid) = life.child.id() else {
         return false;
     };
-    let _ = Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .await;
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: kill(2) only sends a signal; `pid` is the gateway this harness started (no
+        // `kill` program needed: Debian's procps may be missing).
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
     match tokio::time::timeout(Duration::from_secs(30), life.child.wait()).await {
         Ok(Ok(status)) => status.success(),
         _ => {

@@ -8,7 +8,9 @@
 //! (about 10 s). A second run settles an invoice in doubt on a gateway on the web API
 //! simulator: the banners agree afterwards.
 //!
-//! Needs `scripts/setup-browser` (Debian chromium + chromium-driver, selenium in `.venv`).
+//! Needs Debian's chromium and chromium-driver, and selenium in `.venv`: `scripts/setup-browser`
+//! installs them (`.ci/run` runs it); missing, the tests are skipped with a note, except under
+//! CI (`CI=true`), where they fail.
 //! The Python is `$EMCF_TEST_PYTHON`, else `.venv/bin/python` if it exists, else `python3`.
 //! `EMCF_SKIP_BROWSER_TESTS=1` skips it explicitly (it never skips silently).
 
@@ -37,43 +39,29 @@ fn python() -> PathBuf {
 }
 
 /// Whether the browser tests run (`EMCF_SKIP_BROWSER_TESTS=1` skips them, said on stderr);
-/// when they do, the project's own set-up has run and Chromium, chromedriver and selenium are
-/// there (asserted), and the Python to run the script is returned.
+/// when they do, Chromium, chromedriver and selenium are there (else skipped with a note
+/// outside CI, failed under CI: `scripts/setup-browser` installs them, and `.ci/run` runs it),
+/// and the Python to run the script is returned.
 fn browser_ready() -> Option<PathBuf> {
     if std::env::var("EMCF_SKIP_BROWSER_TESTS").is_ok_and(|v| v == "1") {
         eprintln!("SKIPPED: EMCF_SKIP_BROWSER_TESTS=1");
         return None;
     }
-    // The project's own set-up (idempotent; installs Debian's chromium as root if missing).
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let setup = tokio::task::block_in_place(|| {
-        std::process::Command::new(root.join("scripts/setup-browser"))
-            .current_dir(root)
-            .output()
-            .expect("scripts/setup-browser runs")
-    });
-    assert!(
-        setup.status.success(),
-        "scripts/setup-browser failed:\n{}{}",
-        String::from_utf8_lossy(&setup.stdout),
-        String::from_utf8_lossy(&setup.stderr)
-    );
+    const SUBJECT: &str = "the dashboard in Chromium";
+    const SETUP: &str = "run scripts/setup-browser (Debian's chromium and chromium-driver, \
+                         selenium in .venv); .ci/run does";
     for tool in [CHROMIUM, CHROMEDRIVER] {
-        assert!(
-            Path::new(tool).exists(),
-            "{tool} is missing: run scripts/setup-browser (or set EMCF_SKIP_BROWSER_TESTS=1)"
-        );
+        if !Path::new(tool).exists() {
+            needs::missing(SUBJECT, &format!("no {tool}"), SETUP);
+            return None;
+        }
     }
     let python = python();
-    let has_selenium = std::process::Command::new(&python)
-        .args(["-c", "import selenium"])
-        .output()
-        .is_ok_and(|out| out.status.success());
-    assert!(
-        has_selenium,
-        "{} cannot import selenium: run scripts/setup-browser (or set EMCF_TEST_PYTHON)",
-        python.display()
-    );
+    if !needs::runs(&python, &["-c", "import selenium"]) {
+        let what = format!("{} cannot import selenium", python.display());
+        needs::missing(SUBJECT, &what, SETUP);
+        return None;
+    }
     Some(python)
 }
 

@@ -26,7 +26,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{
-    add_org_with_key, config_with_device, fiscal_invoices, get, start_sim_with_timing, Gateway, Sim,
+    add_org_with_key, config_with_device, fiscal_invoices, get, needs, start_sim_with_timing,
+    Gateway, Sim,
 };
 use emcf_sim::faults::FaultConfig;
 use serde_json::Value;
@@ -41,21 +42,9 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/clients")
 }
 
-fn succeeds(program: &str, args: &[&str]) -> bool {
-    Command::new(program)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
-}
-
 /// A runtime that is not there: skipped, except under CI.
-fn missing(client: &str, what: &str) {
-    if std::env::var_os("CI").is_some() {
-        panic!("the {client} example client cannot run: {what} (.ci/run installs it)");
-    }
-    eprintln!("SKIPPED: the {client} example client: {what}");
+fn missing(client: &str, what: &str, how: &str) {
+    needs::missing(&format!("the {client} example client"), what, how);
 }
 
 /// The clients whose runtime is here; the C# one is compiled into `dir` with Mono's `mcs`.
@@ -63,15 +52,19 @@ fn clients(dir: &Path) -> Vec<Client> {
     let root = examples();
     let path = |p: &str| root.join(p).to_string_lossy().into_owned();
     let mut found = Vec::new();
-    if succeeds("python3", &["-c", "import urllib.request, json"]) {
+    if needs::runs("python3", &["-c", "import urllib.request, json"]) {
         found.push(Client {
             name: "python",
             command: vec!["python3".into(), path("python/emcf_client.py")],
         });
     } else {
-        missing("Python", "no python3");
+        missing(
+            "Python",
+            "no python3",
+            "install Debian's python3; .ci/run does",
+        );
     }
-    if succeeds(
+    if needs::runs(
         "node",
         &["-e", "process.exit(typeof fetch === 'function' ? 0 : 1)"],
     ) {
@@ -80,9 +73,13 @@ fn clients(dir: &Path) -> Vec<Client> {
             command: vec!["node".into(), path("javascript/emcf-client.mjs")],
         });
     } else {
-        missing("JavaScript", "no node 18 or newer (Debian's nodejs)");
+        missing(
+            "JavaScript",
+            "no node 18 or newer",
+            "install Debian's nodejs; .ci/run does",
+        );
     }
-    if succeeds(
+    if needs::runs(
         "php",
         &["-r", "exit(function_exists('curl_init') ? 0 : 1);"],
     ) {
@@ -93,11 +90,12 @@ fn clients(dir: &Path) -> Vec<Client> {
     } else {
         missing(
             "PHP",
-            "no php with the curl extension (Debian's php-cli, php-curl)",
+            "no php with the curl extension",
+            "install Debian's php-cli and php-curl; .ci/run does",
         );
     }
     let exe = dir.join("EmcfClient.exe");
-    if succeeds("mono", &["--version"]) && succeeds("mcs", &["--version"]) {
+    if needs::runs("mono", &["--version"]) && needs::runs("mcs", &["--version"]) {
         let built = Command::new("mcs")
             .args([
                 "-r:System.Net.Http.dll",
@@ -120,7 +118,9 @@ fn clients(dir: &Path) -> Vec<Client> {
     } else {
         missing(
             "C#",
-            "no Mono (Debian's mono-mcs, libmono-system-net-http4.0-cil, libmono-system-runtime-serialization4.0-cil)",
+            "no Mono",
+            "install Debian's mono-mcs, mono-runtime, libmono-system-net-http4.0-cil and \
+             libmono-system-runtime-serialization4.0-cil; .ci/run does",
         );
     }
     found

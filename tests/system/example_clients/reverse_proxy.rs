@@ -28,7 +28,7 @@ use serde_json::Value;
 
 use super::common::{
     add_org_with_key, config_with_device, csrf_field, form_body, get, invoice,
-    issue_dashboard_token, Gateway, Sim,
+    issue_dashboard_token, needs, Gateway, Sim,
 };
 
 /// The client's own address: another one than nginx's, so that which one the gateway sees
@@ -36,27 +36,20 @@ use super::common::{
 const CLIENT: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
 
 /// A tool that is not there: skipped, except under CI.
-fn missing(what: &str) {
-    if std::env::var_os("CI").is_some() {
-        panic!("the reverse-proxy example cannot run under CI: {what}");
-    }
-    eprintln!("SKIPPED: the reverse-proxy example (examples/reverse-proxy): {what}");
+fn missing(what: &str, how: &str) {
+    needs::missing(
+        "the reverse-proxy example (examples/reverse-proxy)",
+        what,
+        how,
+    );
 }
 
 /// The nginx binary (Debian puts it in /usr/sbin, not always on a user's PATH).
 fn nginx() -> Option<PathBuf> {
-    let runs = |path: &Path| {
-        Command::new(path)
-            .arg("-v")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
     ["nginx", "/usr/sbin/nginx"]
         .into_iter()
         .map(PathBuf::from)
-        .find(|p| runs(p))
+        .find(|p| needs::runs(p, &["-v"]))
 }
 
 /// A self-signed certificate for 127.0.0.1 and localhost: (certificate, key) in `dir`.
@@ -138,14 +131,7 @@ fn start_nginx(
     std::fs::write(dir.join("site.conf"), site).expect("site");
     let d = dir.display();
     // As root, nginx's workers would run as nobody, who cannot enter the test's folder.
-    let user = if std::fs::metadata("/proc/self").is_ok_and(|m| {
-        use std::os::unix::fs::MetadataExt;
-        m.uid() == 0
-    }) {
-        "user root;\n"
-    } else {
-        ""
-    };
+    let user = if needs::is_root() { "user root;\n" } else { "" };
     let main = format!(
         "{user}daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log info;\n\
          events {{ worker_connections 64; }}\n\
@@ -308,11 +294,14 @@ async fn sign_in(client: &Https, base: &str, token: &str, more: &[(&str, &str)])
 #[tokio::test(flavor = "multi_thread")]
 async fn the_nginx_example_serves_the_gateway_over_https_and_passes_the_client_address() {
     let Some(binary) = nginx() else {
-        return missing("no nginx (apt-get install nginx)");
+        return missing("no nginx", "install Debian's nginx; .ci/run does");
     };
     let dir = tempfile::tempdir().expect("tempdir");
     let Some((cert, key)) = certificate(dir.path()) else {
-        return missing("openssl could not make a certificate");
+        return missing(
+            "openssl could not make a certificate",
+            "install Debian's openssl; .ci/run does",
+        );
     };
     let sim = Sim::start(dir.path()).await;
     let config = format!(
