@@ -204,6 +204,7 @@ impl Gateway {
         config: PathBuf,
         env: &[(&str, &str)],
     ) -> Gateway {
+        pty::release_exclusive_mode();
         let mut child = Command::new(binary())
             .args(args)
             .env("EMCF_CONFIG", "")
@@ -341,6 +342,7 @@ fn path_str(path: &Path) -> &str {
 
 /// Runs the CLI with `config` (or none) in `dir`.
 pub fn cli(dir: &Path, config: &Path, args: &[&str]) -> Output {
+    pty::release_exclusive_mode();
     let mut command = Command::new(binary());
     if !config.as_os_str().is_empty() {
         command.args(["--config", path_str(config)]);
@@ -433,6 +435,8 @@ pub mod http;
 #[path = "../support/invoice.rs"]
 mod invoice;
 pub mod needs;
+#[path = "../support/pty.rs"]
+mod pty;
 
 pub use http::Response;
 
