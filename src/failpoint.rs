@@ -13,7 +13,7 @@
 //!
 //! Outside the certification path: `restore_after_aside` (`emcf-gateway restore`: the copy
 //! staged and the marker written, what was there moved aside, nothing renamed into place yet;
-//! `tests/backup.rs`).
+//! `tests/operations/backup.rs`).
 //!
 //! Used by `tests/crash.rs` and `examples/crash.rs`; harmless in production (the variable is
 //! not set by the systemd unit and is logged loudly when it is).

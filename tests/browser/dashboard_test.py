@@ -13,7 +13,7 @@ enabled, Confirm disables it (the next API call is answered 401); enable it agai
 the certified invoice in LogInvoices, open it (QR code, security elements, amount); download
 the CSV export with the session's cookie; sign out.
 
-Run by tests/browser.rs against a gateway on the simulator; by hand:
+Run by tests/system/browser.rs against a gateway on the simulator; by hand:
 
     .venv/bin/python tests/browser/dashboard_test.py --base http://127.0.0.1:8080 \
         --token mcf_dash_... --api-key mcf_live_...

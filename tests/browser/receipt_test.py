@@ -5,7 +5,7 @@ Chromium (selenium): each page given fits a phone (390x844, mobile emulation) an
 layout is the A4 block (QR code beside the lines, two columns of lines, 190 mm wide) whatever
 the screen.
 
-Run by tests/browser.rs (`receipt_pages_fit_a_phone_in_headless_chromium`); by hand:
+Run by tests/system/browser.rs (`receipt_pages_fit_a_phone_in_headless_chromium`); by hand:
 
     .venv/bin/python tests/browser/receipt_test.py --base http://127.0.0.1:8080 \
         --api-key mcf_live_... --path /api/v1/Invoice/F-1/receipt.html \

@@ -204,6 +204,7 @@ impl Gateway {
         config: PathBuf,
         env: &[(&str, &str)],
     ) -> Gateway {
+        pty::release_exclusive_mode();
         let mut child = Command::new(binary())
             .args(args)
             .env("EMCF_CONFIG", "")
@@ -291,9 +292,7 @@ impl Gateway {
 
     /// SIGTERM, then waits for the exit; returns whether it exited successfully.
     pub fn terminate(&mut self) -> bool {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
+        sigterm(self.child.id());
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
@@ -343,6 +342,7 @@ fn path_str(path: &Path) -> &str {
 
 /// Runs the CLI with `config` (or none) in `dir`.
 pub fn cli(dir: &Path, config: &Path, args: &[&str]) -> Output {
+    pty::release_exclusive_mode();
     let mut command = Command::new(binary());
     if !config.as_os_str().is_empty() {
         command.args(["--config", path_str(config)]);
@@ -434,6 +434,9 @@ pub fn issue_key(dir: &Path, config: &Path, org: &str, sandbox: bool) -> String 
 pub mod http;
 #[path = "../support/invoice.rs"]
 mod invoice;
+pub mod needs;
+#[path = "../support/pty.rs"]
+mod pty;
 
 pub use http::Response;
 
@@ -510,7 +513,7 @@ pub fn credit_note_of(rn: &str, original: &str, kind: &str) -> Value {
 }
 
 // ---- api tests helpers ----
-// Used by tests/api_invoices.rs, tests/api_errors.rs and tests/api_quota_keys.rs.
+// Used by tests/api/invoices.rs, tests/api/errors.rs and tests/api/quota_keys.rs.
 
 /// A simulator on a pty, the gateway on it, and the organization `acme` (NIF [`SIM_NIF`],
 /// ISF `ISF-1`, device `shop`) with one live key. Fields drop in order: gateway first.
@@ -945,7 +948,7 @@ pub fn journal_event_count(dir: &Path, event_type: &str) -> usize {
 }
 
 // ---- link fault helpers ----
-// Used by tests/link_faults.rs: the fault relay of `emcf_sim::relay` between the gateway and
+// Used by tests/device/link_faults.rs: the fault relay of `emcf_sim::relay` between the gateway and
 // the simulator, and what /proc says about the gateway process.
 
 impl Gateway {
@@ -1024,7 +1027,7 @@ pub fn open_fds(pid: u32) -> usize {
 }
 
 // ---- dashboard helpers ----
-// Used by tests/dashboard.rs and tests/browser.rs.
+// Used by tests/operations/dashboard.rs and tests/system/browser.rs.
 
 /// `dashboard-token issue --org <org>`: the token printed once on stdout.
 pub fn issue_dashboard_token(gateway: &Gateway, org: &str) -> String {
@@ -1200,4 +1203,14 @@ pub async fn second_shop(gateway: &mut Gateway, id: &str) -> (Sim, String) {
     let key =
         tokio::task::block_in_place(|| add_org_with_key(&root, &gateway.config, id, "shop2", None));
     (sim, key)
+}
+
+/// Sends SIGTERM to `pid` (no `kill` program needed: Debian's procps may be missing).
+pub fn sigterm(pid: u32) {
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: kill(2) only sends a signal; `pid` is a child this test started.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
 }

@@ -60,6 +60,8 @@ mod device;
 mod http;
 #[path = "../support/invoice.rs"]
 mod invoice;
+#[path = "../support/pty.rs"]
+mod pty;
 mod report;
 
 use client::{request, run_client};
@@ -403,6 +405,7 @@ impl Harness {
         };
         writeln!(log, "=== crash harness: life {life} ({death}) ===")
             .map_err(|e| format!("gateway log: {e}"))?;
+        pty::release_exclusive_mode();
         let mut child = Command::new(&self.settings.binary)
             .arg("--config")
             .arg(&self.config)
@@ -767,6 +770,7 @@ impl Harness {
         let mut last_error = String::new();
         // The admin socket is bound by a task of its own: give it a moment after a start.
         for _ in 0..3 {
+            pty::release_exclusive_mode();
             let out = Command::new(&self.settings.binary)
                 .arg("--config")
                 .arg(&self.config)
@@ -817,10 +821,13 @@ async fn terminate(life: &mut Life) -> bool {
     let Some(pid) = life.child.id() else {
         return false;
     };
-    let _ = Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .await;
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: kill(2) only sends a signal; `pid` is the gateway this harness started (no
+        // `kill` program needed: Debian's procps may be missing).
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
     match tokio::time::timeout(Duration::from_secs(30), life.child.wait()).await {
         Ok(Ok(status)) => status.success(),
         _ => {

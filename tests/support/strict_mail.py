@@ -9,7 +9,7 @@ once, a parsable Date and Message-ID. Prints what a
 client shows, as JSON: the decoded headers, the raw Subject, and the decoded text of each
 part. Exits 1 with the reason on stderr when the message is not right.
 
-Used by tests/alerts.rs (tests/support/smtp.rs `Received::strict`)."""
+Used by tests/operations/alerts.rs (tests/support/smtp.rs `Received::strict`)."""
 
 import email
 import email.policy

@@ -15,7 +15,7 @@
 //!
 //! - The first line is `# emcf wire capture 1` (the format's version). Other lines starting
 //!   with `#` are comments: the header lines above, notes a person adds, and `# expect ...`
-//!   lines that a regression test checks (see the gateway's `tests/captures.rs`).
+//!   lines that a regression test checks (see the gateway's `tests/device/captures.rs`).
 //! - Every other line is `<seconds> <device> <event>`: seconds since the capture started,
 //!   from a monotonic clock, with 6 decimals; the device's configured name; then `open`,
 //!   `close <why>`, `> <hex bytes>` (host to box, as written) or `< <hex bytes>` (box to

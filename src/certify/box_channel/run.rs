@@ -83,7 +83,7 @@ impl BoxLane {
         // whole run is inside, so that no panic drops the lease before the mark.
         let outcome = AssertUnwindSafe(async {
             // The request beside the bytes it became, in the wire capture if one is written:
-            // a capture that can be replayed as a regression test (tests/captures.rs).
+            // a capture that can be replayed as a regression test (tests/device/captures.rs).
             if session.capturing() {
                 if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&job.body) {
                     session.annotate_capture(format!("invoice {value}")).await;

@@ -1,0 +1,23 @@
+//! What a shop's people do with the gateway, through the real binary: the first run, the
+//! dashboard (sign-in, keys, languages, receipts), the auditor's questions, alerts and notices
+//! by e-mail, backups and restores, the state directory's modes, upgrades from every release.
+//!
+//! One test binary for the theme (shared support compiled once): `cargo test --test
+//! operations`, `cargo test --test operations backup::` for one module.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../support/smtp.rs"]
+mod smtp;
+
+mod alerts;
+mod audit;
+mod backup;
+mod dashboard;
+mod dashboard_keys;
+mod dashboard_lang;
+mod dashboard_receipt;
+mod dashboard_sign_in;
+mod first_run;
+mod state_modes;
+mod upgrade;
