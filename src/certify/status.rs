@@ -38,6 +38,25 @@ pub struct ServiceStatus {
     pub monitored_json: String,
 }
 
+impl ServiceStatus {
+    /// Whether `other` says the same, its rendered JSON aside.
+    pub(crate) fn says_the_same(&self, other: &ServiceStatus) -> bool {
+        self.ready == other.ready
+            && self.store_ok == other.store_ok
+            && self.devices == other.devices
+            && self.reconciling == other.reconciling
+            && self.not_ready == other.not_ready
+            && self.monitored == other.monitored
+    }
+
+    /// `monitored` as JSON, through a `Value` as the route always rendered it (keys in order).
+    pub(crate) fn render_monitored(&mut self) {
+        self.monitored_json = serde_json::to_value(&self.monitored)
+            .and_then(|value| serde_json::to_string(&value))
+            .unwrap_or_else(|_| "[]".to_owned());
+    }
+}
+
 /// One configured channel's state for monitoring.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -148,10 +167,6 @@ impl Certifier {
         let store_ok = self.store_ok();
         let ready =
             store_ok && reconciling.is_empty() && !monitored.is_empty() && not_ready.is_empty();
-        // Through a `Value`, as the route always rendered it (keys in order).
-        let monitored_json = serde_json::to_value(&monitored)
-            .and_then(|value| serde_json::to_string(&value))
-            .unwrap_or_else(|_| "[]".to_owned());
         ServiceStatus {
             ready,
             store_ok,
@@ -159,7 +174,8 @@ impl Certifier {
             reconciling,
             not_ready,
             monitored,
-            monitored_json,
+            // Rendered once the snapshot is kept (`board.rs`), not at every read.
+            monitored_json: String::new(),
         }
     }
 

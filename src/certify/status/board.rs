@@ -1,20 +1,14 @@
-//! The status as a maintained snapshot: computed when something it reads changes, not per
-//! request, and read by `GET /api/v1/status`, the dashboard's overview and `/metrics` as one
-//! `Arc` (the monitored devices' JSON rendered once per change).
+//! The status the service keeps: read by `GET /api/v1/status`, the dashboard's overview and
+//! `/metrics` as one `Arc`, with the monitored devices' JSON rendered once per change.
 //!
-//! What it reads, and how a change reaches it:
-//! - the invoices in doubt and the store's health: looked at on every read (a lock of a set
-//!   that is empty unless something is in doubt, and two flags): a request that leaves a
-//!   channel in doubt or finds the store failing is seen by the very next read;
-//! - each channel's state (its link, what it last said): in memory, looked at every
-//!   [`POLL`] by the watch task ([`Certifier::spawn_status_watch`]); a new snapshot is made
-//!   only when it differs;
-//! - the organizations (a NIF a channel is not personalized for): read from the store off
-//!   the runtime's workers by the watch task, every `every` and at once after
-//!   [`Certifier::organizations_changed`]; kept here between reads.
-//!
-//! A snapshot older than [`STALE`] is recomputed by the read (the watch task stopped or
-//! lags). Without the watch task (a certifier no server runs) every read computes afresh.
+//! Every read looks at what is in memory (each channel's state, the invoices in doubt, the
+//! store's health) and keeps the current snapshot, JSON included, when nothing changed: no
+//! store I/O and no rendering per request, and no lag behind a channel. The organizations (a
+//! NIF a channel is not personalized for) are the one thing read from the store: by the watch
+//! task ([`Certifier::spawn_status_watch`]) off the runtime's workers, every `every` and at
+//! once after [`Certifier::organizations_changed`]; the task also looks at the channels every
+//! [`POLL`], so that readiness changes reach the log when nobody reads the status. Without the
+//! watch task (a certifier no server runs) every read also reads the organizations.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,18 +27,12 @@ use crate::sync::{lock, recover};
 /// How often the watch task looks at the channels' state (in memory, no I/O).
 pub(super) const POLL: Duration = Duration::from_millis(25);
 
-/// A snapshot older than this is recomputed by the read itself (in memory): a watch task that
-/// stopped or lags never leaves an old "ready" standing.
-const STALE: Duration = Duration::from_millis(100);
-
 /// The status last computed, what it was computed from, and the reasons last logged.
 #[derive(Default)]
 pub(crate) struct StatusBoard {
     current: RwLock<Option<Arc<ServiceStatus>>>,
     organizations: Mutex<Arc<Vec<Organization>>>,
     maintained: AtomicBool,
-    /// When the channels' state was last looked at.
-    refreshed: Mutex<Option<Instant>>,
     wake: Arc<Notify>,
     reported: Reported,
 }
@@ -57,12 +45,16 @@ impl StatusBoard {
 
     /// Keeps `fresh` unless it says what the current snapshot says (then the current one,
     /// and its rendered JSON, stays); logs each change of a channel's readiness.
-    fn publish(&self, fresh: ServiceStatus) -> Arc<ServiceStatus> {
+    fn publish(&self, mut fresh: ServiceStatus) -> Arc<ServiceStatus> {
+        if let Some(same) = self.current().filter(|now| now.says_the_same(&fresh)) {
+            return same;
+        }
         let mut current = recover(self.current.write());
-        if let Some(same) = current.as_ref().filter(|now| ***now == fresh) {
+        if let Some(same) = current.as_ref().filter(|now| now.says_the_same(&fresh)) {
             return Arc::clone(same);
         }
         self.reported.log_changes(&fresh.not_ready);
+        fresh.render_monitored();
         let fresh = Arc::new(fresh);
         *current = Some(Arc::clone(&fresh));
         fresh
@@ -71,26 +63,18 @@ impl StatusBoard {
     fn organizations(&self) -> Arc<Vec<Organization>> {
         Arc::clone(&lock(&self.organizations))
     }
-
-    /// Whether the channels' state was looked at within [`STALE`].
-    fn recent(&self) -> bool {
-        lock(&self.refreshed).is_some_and(|at| at.elapsed() < STALE)
-    }
 }
 
 impl Certifier {
-    /// Whether the certification path works: the maintained snapshot, recomputed here (in
-    /// memory) only when the invoices in doubt or the store's health changed since it was
-    /// made. Logs each change of a channel's readiness.
+    /// Whether the certification path works, from each channel's state now (in memory) and
+    /// the organizations last read: the kept snapshot (and its rendered JSON) when nothing
+    /// changed. Logs each change of a channel's readiness.
     pub fn status(&self) -> Arc<ServiceStatus> {
         if !self.board.maintained.load(Ordering::Acquire) {
             let organizations = self.store.organizations().unwrap_or_default();
             return self.board.publish(self.compute_status(&organizations));
         }
-        match self.board.current() {
-            Some(current) if self.still_holds(&current) && self.board.recent() => current,
-            _ => self.refresh_status(),
-        }
+        self.refresh_status()
     }
 
     /// Tells the status that an organization was added or changed (its NIF, its device): the
@@ -129,14 +113,8 @@ impl Certifier {
         });
     }
 
-    /// Whether `current` still says what the invoices in doubt and the store's health say.
-    fn still_holds(&self, current: &ServiceStatus) -> bool {
-        current.store_ok == self.store_ok() && current.reconciling == self.in_doubt.list()
-    }
-
     /// A snapshot from the channels' state now and the organizations last read (no I/O).
     fn refresh_status(&self) -> Arc<ServiceStatus> {
-        *lock(&self.board.refreshed) = Some(Instant::now());
         let organizations = self.board.organizations();
         self.board.publish(self.compute_status(&organizations))
     }
