@@ -415,6 +415,18 @@ fn add_org(
     issue_key(dir, config, id, false)
 }
 
+/// `org add` of the organization `acme` (NIF [`SIM_NIF`], ISF-1, on the device `shop`) named
+/// `name`, with `extra` options (`--quota`, `--admin-email`...); its output, for the caller to
+/// check.
+pub fn org_add_acme(dir: &Path, config: &Path, name: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "org", "add", "--id", "acme", "--name", name, "--nif", SIM_NIF, "--isf", "ISF-1",
+        "--device", "shop",
+    ];
+    args.extend_from_slice(extra);
+    cli(dir, config, &args)
+}
+
 /// `key issue`; returns the key.
 pub fn issue_key(dir: &Path, config: &Path, org: &str, sandbox: bool) -> String {
     let mut args = vec!["key", "issue", "--org", org];

@@ -111,27 +111,11 @@ async fn quota_alerts_are_e_mailed_once_per_crossing() {
     );
     let mut gateway = Gateway::start(dir.path(), &text);
     let key = tokio::task::block_in_place(|| {
-        let out = cli(
+        let out = org_add_acme(
             dir.path(),
             &gateway.config,
-            &[
-                "org",
-                "add",
-                "--id",
-                "acme",
-                "--name",
-                "Acme",
-                "--nif",
-                SIM_NIF,
-                "--isf",
-                "ISF-1",
-                "--device",
-                "shop",
-                "--quota",
-                "5",
-                "--admin-email",
-                "admin@acme.cd",
-            ],
+            "Acme",
+            &["--quota", "5", "--admin-email", "admin@acme.cd"],
         );
         assert!(
             out.status.success(),
@@ -278,27 +262,11 @@ async fn alerts_in_english_say_how_to_reach_the_dashboard_without_a_link() {
     // first evaluations, and its recipients are the organizations bound to the box then.
     let config_path = dir.path().join("config.toml");
     std::fs::write(&config_path, &text).expect("config");
-    let out = cli(
+    let out = org_add_acme(
         dir.path(),
         &config_path,
-        &[
-            "org",
-            "add",
-            "--id",
-            "acme",
-            "--name",
-            "Épicerie Ngaliema",
-            "--nif",
-            SIM_NIF,
-            "--isf",
-            "ISF-1",
-            "--device",
-            "shop",
-            "--quota",
-            "1",
-            "--admin-email",
-            "admin@acme.cd",
-        ],
+        "Épicerie Ngaliema",
+        &["--quota", "1", "--admin-email", "admin@acme.cd"],
     );
     assert!(
         out.status.success(),
@@ -415,27 +383,11 @@ async fn the_longest_name_is_e_mailed_in_short_encoded_words_and_a_forged_one_is
     let gateway = Gateway::start(dir.path(), &text);
     gateway.wait_ready().await;
     let add = |name: &str| {
-        cli(
+        org_add_acme(
             dir.path(),
             &gateway.config,
-            &[
-                "org",
-                "add",
-                "--id",
-                "acme",
-                "--name",
-                name,
-                "--nif",
-                SIM_NIF,
-                "--isf",
-                "ISF-1",
-                "--device",
-                "shop",
-                "--quota",
-                "1",
-                "--admin-email",
-                "admin@acme.cd",
-            ],
+            name,
+            &["--quota", "1", "--admin-email", "admin@acme.cd"],
         )
     };
     let long = "A".repeat(1100);

@@ -329,22 +329,12 @@ async fn a_stale_backup_is_e_mailed_shown_and_measured() {
     let gateway = Gateway::start(dir.path(), &text);
     gateway.wait_ready().await;
     let key = tokio::task::block_in_place(|| {
-        let out = gateway.cli(&[
-            "org",
-            "add",
-            "--id",
-            "acme",
-            "--name",
+        let out = org_add_acme(
+            dir.path(),
+            &gateway.config,
             "Acme",
-            "--nif",
-            SIM_NIF,
-            "--isf",
-            "ISF-1",
-            "--device",
-            "shop",
-            "--admin-email",
-            "admin@acme.cd",
-        ]);
+            &["--admin-email", "admin@acme.cd"],
+        );
         assert!(out.status.success(), "{}", stderr_of(&out));
         issue_key(dir.path(), &gateway.config, "acme", false)
     });

@@ -63,27 +63,19 @@ async fn change_notices_are_e_mailed_once_shown_and_said_in_v1_headers() {
         super::config(dir.path(), &sim.link, relay_addr)
     );
     let mut gateway = Gateway::start(dir.path(), &text);
-    let out = cli_in(
-        dir.path(),
-        &[
-            "org",
-            "add",
-            "--id",
-            "acme",
-            "--name",
+    let out = tokio::task::block_in_place(|| {
+        org_add_acme(
+            dir.path(),
+            &dir.path().join("config.toml"),
             "Acme",
-            "--nif",
-            SIM_NIF,
-            "--isf",
-            "ISF-1",
-            "--device",
-            "shop",
-            "--admin-email",
-            "admin@acme.cd",
-            "--admin-email",
-            "compta@acme.cd",
-        ],
-    );
+            &[
+                "--admin-email",
+                "admin@acme.cd",
+                "--admin-email",
+                "compta@acme.cd",
+            ],
+        )
+    });
     assert!(
         out.status.success(),
         "{}",
