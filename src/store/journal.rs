@@ -13,11 +13,13 @@ use super::error::{io_at, DamageAt, StoreError};
 use super::event::{hash, Event, Hash, Record, GENESIS};
 
 mod checkpoint;
+mod fault;
 mod files;
 mod prefix;
 mod read;
 
 pub use checkpoint::Checkpoint;
+pub use fault::{FaultKind, WriteFault};
 pub use files::{create, create_private_dir, open_file, private_file, sync_dir};
 pub use prefix::{check_prefix, ChainCheck};
 pub use read::payload_at;
@@ -291,7 +293,7 @@ pub struct Journal {
     head: Hash,
     /// Where the last record starts, when known (see [`Journal::checkpoint`]).
     last_start: Option<u64>,
-    halted: Option<String>,
+    halted: Option<WriteFault>,
 }
 
 impl Journal {
@@ -342,8 +344,8 @@ impl Journal {
     /// place). After a write or fsync failure the journal refuses further appends
     /// ([`StoreError::Halted`]).
     pub fn append(&mut self, event: Event) -> Result<(Record, Hash, Place), StoreError> {
-        if let Some(why) = &self.halted {
-            return Err(StoreError::Halted(why.clone()));
+        if let Some(fault) = &self.halted {
+            return Err(StoreError::Halted(fault.detail.clone()));
         }
         let record = Record {
             seq: self.last_seq + 1,
@@ -374,7 +376,11 @@ impl Journal {
                 .and_then(|_| self.file.sync_all());
             let why = format!("appending seq {} failed: {e}; undo: {undo:?}", record.seq);
             error!(journal = %self.path.display(), "{why}");
-            self.halted = Some(why);
+            self.halted = Some(WriteFault {
+                kind: FaultKind::of(&e),
+                detail: why,
+                since: Utc::now(),
+            });
             return Err(io_at(&self.path, "appending to", e));
         }
         let digest = hash(&payload);
@@ -387,6 +393,56 @@ impl Journal {
         self.last_seq = record.seq;
         self.head = digest;
         Ok((record, digest, place))
+    }
+
+    /// Why appends are refused, if they are.
+    pub fn fault(&self) -> Option<&WriteFault> {
+        self.halted.as_ref()
+    }
+
+    /// After a write fault: opens the journal again, cuts it back to the last acknowledged
+    /// record, fsyncs it, drops its cached pages and re-reads that record from the disk. Only
+    /// when it is the one written does appending resume. `Err` (and still halted) otherwise:
+    /// the disk still fails, or (`Damaged`) acknowledged records are no longer there.
+    pub fn resume_after_fault(&mut self) -> Result<(), StoreError> {
+        if self.halted.is_none() {
+            return Ok(());
+        }
+        let (file, len) = open_file(&self.path)?;
+        if len < self.end {
+            return Err(StoreError::damaged(
+                DamageAt::JournalFile,
+                format!(
+                    "after a write failure the journal is {len} bytes long, but its \
+                     acknowledged records end at byte {}",
+                    self.end
+                ),
+            ));
+        }
+        if len > self.end {
+            file.set_len(self.end)
+                .map_err(|e| io_at(&self.path, "truncating", e))?;
+        }
+        file.sync_all()
+            .map_err(|e| io_at(&self.path, "syncing", e))?;
+        fault::drop_cached_pages(&file);
+        if let Some(start) = self.last_start.filter(|_| self.last_seq > 0) {
+            let place = Place {
+                start,
+                len: (self.end - start - HEADER) as u32,
+            };
+            let payload = payload_at(&file, place, &self.path)?;
+            if hash(&payload) != self.head {
+                return Err(StoreError::damaged(
+                    DamageAt::Seq(self.last_seq),
+                    "after a write failure the journal's last record on disk is not the one \
+                     written",
+                ));
+            }
+        }
+        self.file = file;
+        self.halted = None;
+        Ok(())
     }
 }
 

@@ -139,7 +139,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tracing::warn;
+use tracing::{info, warn};
 
 pub use copy::{
     compare, copy_journal, journal_path, summarize, Comparison, DurableJournal, EntryTally,
@@ -152,7 +152,7 @@ pub use error::{DamageAt, StoreError};
 pub const RESTORE_MARKER: &str = "restore-in-progress";
 pub use event::{DashboardToken, Event, Record};
 pub use history::HistoryCheck;
-pub use journal::MAX_RECORD;
+pub use journal::{FaultKind, WriteFault, MAX_RECORD};
 
 use crate::model::Environment;
 use event::Hash;
@@ -326,6 +326,29 @@ impl Store {
             invoices_kept: counted.invoices_kept,
             head_sha256: hex::encode(head),
         })
+    }
+
+    /// Why the journal refuses appends now (a write or fsync failed), if it does. Cheap: for
+    /// checking before a channel is used.
+    pub fn write_fault(&self) -> Option<WriteFault> {
+        let inner = self.inner.lock().ok()?;
+        inner.journal.fault().cloned()
+    }
+
+    /// After a write fault, tries to resume appending (see
+    /// `journal::Journal::resume_after_fault`): `Ok(true)` when it resumed, `Ok(false)` when
+    /// there was no fault, `Err` while the storage still fails.
+    pub fn resume_writes(&self) -> Result<bool, StoreError> {
+        let mut inner = self.lock()?;
+        if inner.journal.fault().is_none() {
+            return Ok(false);
+        }
+        inner.journal.resume_after_fault()?;
+        info!(journal = %self.journal_path.display(), "journal writable again: appends resumed");
+        if let Err(e) = self.apply_pending(&mut inner) {
+            warn!(error = %e, "journaled records not yet applied to the index");
+        }
+        Ok(true)
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Inner>, StoreError> {
