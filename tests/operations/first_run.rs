@@ -127,6 +127,26 @@ fn every_error_is_in_the_reader_s_language() {
         &["--config", &broken, "--lang", "en", "org", "list"],
     ));
     assert!(said.starts_with("error: the configuration file"), "{said}");
+    // --lang wins over the file's own language, for the file's errors too, and for serve.
+    let french = dir.path().join("french.toml");
+    std::fs::write(
+        &french,
+        "language = \"fr\"\n[[devices]]\nname = \"a\"\nkind = \"box\"\n",
+    )
+    .expect("config");
+    let french = french.to_string_lossy().to_string();
+    for command in ["org", "serve"] {
+        let args: &[&str] = match command {
+            "org" => &["--config", &french, "--lang", "en", "org", "list"],
+            _ => &["--lang", "en", "serve", "--config", &french],
+        };
+        let said = text(&run_in(dir.path(), "", args));
+        assert!(
+            said.starts_with("error: invalid configuration (file ")
+                && said.contains("is empty: give the serial port"),
+            "{command}: {said}"
+        );
+    }
     let said = text(&run_in(
         dir.path(),
         "",
