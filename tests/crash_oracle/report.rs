@@ -49,8 +49,6 @@ pub struct Report {
     pub power_cuts: usize,
     /// Of those, the ones during a start-up.
     pub startup_cuts: usize,
-    /// Gateways that exited by themselves between the cut and the `kill -9`.
-    pub exited_after_cut: usize,
     /// Cuts after which the unsynced canary's content was gone (the cut dropped what was not
     /// fsynced).
     pub unsynced_lost: usize,
@@ -130,11 +128,10 @@ impl Report {
         );
         if self.power_cuts > 0 {
             text.push_str(&format!(
-                "\npower cuts: {} (during a start-up {}) exited by itself after the cut {} \
-                 unsynced canary lost {} torn tails {} indexes set aside {}",
+                "\npower cuts: {} (during a start-up {}) unsynced canary lost {} torn tails {} \
+                 indexes set aside {}",
                 self.power_cuts,
                 self.startup_cuts,
-                self.exited_after_cut,
                 self.unsynced_lost,
                 self.torn_tails,
                 self.index_set_aside,
