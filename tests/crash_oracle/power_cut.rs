@@ -5,9 +5,9 @@
 //! (the file system stops at once: what was fsynced, i.e. committed to ext4's own journal,
 //! stays; the running transaction, dirty pages and unsynced metadata are dropped), `kill -9`,
 //! then `umount` and `mount` again (ext4 replays its journal, as at a boot after a power
-//! loss), and the next life. The simulator's fiscal memory (`sim.json`) and the gateway's log live beside
-//! the image, outside the cut file system: the box keeps what it finalized, as a real box
-//! would.
+//! loss), and the next life. The simulator's fiscal memory (`sim.json`) and the gateway's log
+//! live beside the image, outside the cut file system: the box keeps what it finalized, as a
+//! real box would.
 //!
 //! A cut lands under load (a random 0..`load_kill_max` after the clients are let in) or, one
 //! life in [`STARTUP_EVERY`], during the start-up (while the store opens, sled replays and the
