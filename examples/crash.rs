@@ -9,6 +9,9 @@
 //! 2 if the harness could not go on. Needs the gateway binary built beside this example:
 //! `cargo build --release --bins --examples` (what `scripts/crash-test` does), then
 //! `cargo run --release --example crash -- --kills 1000`.
+//!
+//! `--power-cuts` (root, `scripts/crash-test power-cut`): each death is a power cut of the ext4
+//! file system holding the state directory instead (`tests/crash_oracle/power_cut.rs`).
 
 #[path = "../tests/crash_oracle/mod.rs"]
 mod crash_oracle;
@@ -32,9 +35,10 @@ struct Args {
     /// Concurrent clients.
     #[arg(long, default_value_t = 4)]
     clients: usize,
-    /// Longest delay of a load kill after the clients are let in, ms.
-    #[arg(long, default_value_t = 400)]
-    load_kill_max_ms: u64,
+    /// Longest delay of a load kill after the clients are let in, ms (default 400, 1500 for
+    /// power cuts).
+    #[arg(long)]
+    load_kill_max_ms: Option<u64>,
     /// The simulator's 38h processing time, ms (the web API simulator's answer latency
     /// with --web-api).
     #[arg(long, default_value_t = 30)]
@@ -42,6 +46,11 @@ struct Args {
     /// Certify through the DGI web API (its simulator on a socket) instead of the box.
     #[arg(long)]
     web_api: bool,
+    /// Each death is a power cut of the state directory's ext4 file system (in a loop file;
+    /// root), under load a random 0..--load-kill-max-ms after the clients are let in, or
+    /// during a start-up.
+    #[arg(long)]
+    power_cuts: bool,
     /// RUST_LOG of the gateway (its log is in the run directory, kept on failure).
     #[arg(long, default_value = "info")]
     gateway_log: String,
@@ -70,6 +79,12 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    if args.power_cuts {
+        if let Some(what) = crash_oracle::power_cut::missing_requirement() {
+            eprintln!("power cuts cannot run here: {what}");
+            return ExitCode::from(2);
+        }
+    }
     let seed = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -80,17 +95,23 @@ fn main() -> ExitCode {
     settings.kills = args.kills;
     settings.seed = seed;
     settings.clients = args.clients.max(1);
-    settings.load_kill_max = Duration::from_millis(args.load_kill_max_ms);
+    settings.load_kill_max = match args.load_kill_max_ms {
+        Some(ms) => Duration::from_millis(ms),
+        None if args.power_cuts => crash_oracle::power_cut::LOAD_CUT_MAX,
+        None => Duration::from_millis(400),
+    };
     settings.finalize = Duration::from_millis(args.finalize_ms);
     settings.gateway_log = args.gateway_log;
     if args.web_api {
         settings.channel = crash_oracle::Channel::WebApi;
     }
+    settings.power_cuts = args.power_cuts;
     settings.progress_every = 50;
     println!(
-        "crash harness: gateway {} channel={:?} kills={} clients={} seed={seed}",
+        "crash harness: gateway {} channel={:?} power_cuts={} kills={} clients={} seed={seed}",
         binary.display(),
         settings.channel,
+        settings.power_cuts,
         settings.kills,
         settings.clients
     );

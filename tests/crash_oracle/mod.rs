@@ -60,6 +60,7 @@ mod device;
 mod http;
 #[path = "../support/invoice.rs"]
 mod invoice;
+pub mod power_cut;
 #[path = "../support/pty.rs"]
 mod pty;
 mod report;
@@ -105,6 +106,10 @@ pub struct Settings {
     pub keep_on_failure: bool,
     /// The box on a pty, or the DGI web API (whose simulator answers after `finalize`).
     pub channel: Channel,
+    /// Each death is a power cut of the file system holding the state directory instead
+    /// (`power_cut.rs`, root only): `kills` cuts, each under load a random
+    /// 0..`load_kill_max` after the clients are let in, or during the start-up.
+    pub power_cuts: bool,
 }
 
 impl Settings {
@@ -121,6 +126,7 @@ impl Settings {
             gateway_log: "info".to_string(),
             keep_on_failure: true,
             channel: Channel::Box,
+            power_cuts: false,
         }
     }
 }
@@ -190,7 +196,11 @@ pub async fn run(settings: Settings) -> Result<Report, String> {
         .tempdir()
         .map_err(|e| format!("tempdir: {e}"))?;
     let mut harness = Harness::new(settings.clone(), dir.path()).await?;
-    let outcome = harness.run_all().await;
+    let outcome = if settings.power_cuts {
+        harness.run_power_cuts().await
+    } else {
+        harness.run_all().await
+    };
     harness.finish().await;
     let mut report = std::mem::take(&mut harness.report);
     report.elapsed = started.elapsed();
@@ -290,20 +300,7 @@ impl Harness {
                     outcome?;
                 }
                 Death::Load => {
-                    // The clients come in as soon as it listens (they meet the reconciliation:
-                    // 409 and 503 to retry), and are held back for the oracle.
-                    let addr = self.listening(&mut life, START_LIMIT).await?;
-                    self.open(addr);
-                    let ready = self.until_ready(&mut life).await;
-                    self.close().await;
-                    let ready = ready?;
-                    self.until_ready(&mut life).await?;
-                    if kill == 0 {
-                        self.setup().await?;
-                    } else {
-                        self.record_ready(ready, kill);
-                    }
-                    self.check(&life, false).await?;
+                    let addr = self.checked_under_load(&mut life, kill, false).await?;
                     self.open(addr);
                     let outcome = self.load_kill(&mut life).await;
                     self.close().await;
@@ -327,20 +324,14 @@ impl Harness {
                 self.progress(started);
             }
         }
-        // The last restart: settle, check everything, stop cleanly.
+        self.last_life().await
+    }
+
+    /// The last restart: settle, check everything, stop cleanly.
+    async fn last_life(&mut self) -> Result<(), String> {
         let mut life = self.spawn(None)?;
-        let addr = self.listening(&mut life, START_LIMIT).await?;
-        self.open(addr);
-        let ready = self.until_ready(&mut life).await;
-        self.close().await;
-        let ready = ready?;
-        self.until_ready(&mut life).await?;
-        if self.settings.kills > 0 {
-            self.record_ready(ready, self.settings.kills);
-        } else {
-            self.setup().await?;
-        }
-        self.check(&life, true).await?;
+        self.checked_under_load(&mut life, self.settings.kills, true)
+            .await?;
         self.stop_clients().await;
         if !terminate(&mut life).await {
             self.shared
@@ -349,11 +340,37 @@ impl Harness {
         Ok(())
     }
 
+    /// Life `kill` of a gateway just spawned: the clients come in as soon as it listens (they
+    /// meet the reconciliation of what the last death left open: 409 and 503 to retry), are
+    /// held back once it is ready, and the oracle is checked (the first life sets up the
+    /// organization and the clients instead; `last`: every final check too). The clients are
+    /// held back on return; its address.
+    async fn checked_under_load(
+        &mut self,
+        life: &mut Life,
+        kill: usize,
+        last: bool,
+    ) -> Result<SocketAddr, String> {
+        let addr = self.listening(life, START_LIMIT).await?;
+        self.open(addr);
+        let ready = self.until_ready(life).await;
+        self.close().await;
+        let ready = ready?;
+        self.until_ready(life).await?;
+        if kill == 0 {
+            self.setup().await?;
+        } else {
+            self.record_ready(ready, kill);
+        }
+        self.check(life, last).await?;
+        Ok(addr)
+    }
+
     fn record_ready(&mut self, ms: u64, life: usize) {
         self.report.ready_ms.push(ms);
         let before = life
             .checked_sub(1)
-            .map_or("none".to_string(), |before| format!("{:?}", plan(before)));
+            .map_or("none".to_string(), |before| self.death_of(before));
         let slowest = &mut self.report.slowest;
         slowest.push((ms, life, before));
         slowest.sort_by_key(|slow| std::cmp::Reverse(slow.0));
@@ -390,6 +407,15 @@ impl Harness {
         );
     }
 
+    /// How life `life` ends, for the log and the report.
+    fn death_of(&self, life: usize) -> String {
+        if self.settings.power_cuts {
+            power_cut::death_of(life).to_string()
+        } else {
+            format!("{:?}", plan(life))
+        }
+    }
+
     /// Starts `serve`, with `failpoint` armed if given; marks the start in the gateway's log.
     fn spawn(&self, failpoint: Option<&'static str>) -> Result<Life, String> {
         let mut log = std::fs::OpenOptions::new()
@@ -399,7 +425,7 @@ impl Harness {
             .map_err(|e| format!("gateway log: {e}"))?;
         let life = self.report.kills;
         let death = if life < self.settings.kills {
-            format!("{:?}", plan(life))
+            self.death_of(life)
         } else {
             "the last one".to_string()
         };
@@ -795,10 +821,14 @@ impl Harness {
         Err(last_error)
     }
 
-    /// The end of the gateway's log.
+    /// The end of the gateway's log, without the line of each HTTP request (a gateway that
+    /// never becomes ready answers hundreds of 503s, which would hide why).
     fn log_tail(&self) -> String {
         let text = std::fs::read_to_string(self.dir.join("gateway.log")).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|line| !line.contains(" INFO request{"))
+            .collect();
         let from = lines.len().saturating_sub(40);
         format!("--- gateway.log (tail) ---\n{}", lines[from..].join("\n"))
     }

@@ -45,6 +45,17 @@ pub struct Report {
     pub startup_kills: usize,
     /// Start-up kills that landed before the gateway printed its listening line.
     pub startup_kills_before_listening: usize,
+    /// Power cuts of the state directory's file system (`power_cut.rs`).
+    pub power_cuts: usize,
+    /// Of those, the ones during a start-up.
+    pub startup_cuts: usize,
+    /// Cuts after which the unsynced canary's content was gone (the cut dropped what was not
+    /// fsynced).
+    pub unsynced_lost: usize,
+    /// Torn journal tails cut off at an open (`journal/torn-*`), at the end of the run.
+    pub torn_tails: usize,
+    /// Indexes set aside (`index.sled.corrupt-*`, `index.sled.stale-*`) at the end of the run.
+    pub index_set_aside: usize,
     /// Aborts seen per failpoint.
     pub failpoint_hits: BTreeMap<&'static str, usize>,
     /// Client counters.
@@ -115,6 +126,17 @@ impl Report {
             self.clients,
             self.elapsed.as_secs_f64(),
         );
+        if self.power_cuts > 0 {
+            text.push_str(&format!(
+                "\npower cuts: {} (during a start-up {}) unsynced canary lost {} torn tails {} \
+                 indexes set aside {}",
+                self.power_cuts,
+                self.startup_cuts,
+                self.unsynced_lost,
+                self.torn_tails,
+                self.index_set_aside,
+            ));
+        }
         for (ms, life, before) in &self.slowest {
             text.push_str(&format!(
                 "\n  slow restart: life {life} ready after {ms} ms (the life before: {before})"
