@@ -38,8 +38,19 @@
 //! Every append is written at the end of the last valid record and `fsync`ed (`sync_data`)
 //! before the call returns; the directory is fsynced when the file is created. Only then is
 //! the record applied to sled. A write or fsync failure halts the journal: it is cut back to
-//! the last good record and further appends fail with [`StoreError::Halted`] until the store
-//! is reopened (after a failed fsync the page cache cannot be trusted).
+//! the last good record and further appends fail with [`StoreError::Halted`]
+//! ([`Store::write_fault`] says why: disk full, read-only, I/O error) until
+//! [`Store::resume_writes`] succeeds or the store is reopened. After a failed fsync the page
+//! cache cannot be trusted (Linux may mark pages clean that never reached the disk), so a
+//! resume reopens the file, sets its length back to the end of the last acknowledged record
+//! whatever length the kernel shows, fsyncs it, drops its cached pages and re-reads that
+//! record from the disk; and an open fsyncs the journal and drops the cached pages of its
+//! tail before scanning it, so that it never builds on bytes only the cache holds.
+//!
+//! The journal reaches its file through a small trait (`journal/storage.rs`), which unit tests
+//! implement with an in-memory file that keeps only what was fsynced and fails on command
+//! (`tests/fault_file.rs`): `tests/crash_seeds.rs` runs the real append, open and resume over
+//! thousands of seeded power cuts and storage faults.
 //!
 //! # Recovery rules (at [`Store::open`])
 //!
