@@ -20,7 +20,7 @@ mod read;
 mod storage;
 
 pub use checkpoint::Checkpoint;
-pub use fault::{FaultKind, WriteFault};
+pub use fault::{storage_refusal, FaultKind, WriteFault};
 pub use files::{create, create_private_dir, open_file, private_file, sync_dir};
 pub use prefix::{check_prefix, ChainCheck};
 pub use read::payload_at;

@@ -174,7 +174,9 @@ fn release_freed_memory() {
 /// can leave one it refuses at every later open: sled #1527, #1533), the index is moved aside
 /// (`index.sled.corrupt-<time>`, never deleted) and rebuilt from the journal, which is the
 /// truth, with a loud warning; but only when the journal has records: an unreadable index
-/// beside a missing or empty journal is damage (nothing to rebuild from).
+/// beside a missing or empty journal is damage (nothing to rebuild from). When the file
+/// system refuses instead (ENOSPC, EDQUOT, EROFS, EACCES, EPERM, EIO: `journal::storage_refusal`),
+/// the open fails with that I/O error and the index stays where it is.
 fn open_index(
     state_dir: &Path,
     index_dir: &Path,
@@ -189,6 +191,16 @@ fn open_index(
         Err(StoreError::Index(error)) => error,
         Err(other) => return Err(other),
     };
+    if let Some(refused) = journal::storage_refusal(&error) {
+        // The file system refuses (full, read-only, no permission, failing): sled's files are
+        // not known to be damaged, and a rebuild would be refused the same way.
+        warn!(%error, index = %index_dir.display(), "the index cannot be opened: the file system refuses (the index is left as it is)");
+        return Err(error::io_at(
+            index_dir,
+            "opening the index (left as it is: the file system refuses, the index is not known to be damaged)",
+            refused,
+        ));
+    }
     let journal_len = match std::fs::metadata(journal_path) {
         Ok(meta) => meta.len(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,

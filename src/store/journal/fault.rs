@@ -56,10 +56,49 @@ impl FaultKind {
     }
 }
 
+/// The I/O error in a sled error when it says the file system refuses to write or read
+/// (full, over quota, read-only, no permission, an I/O error: [`FaultKind`]'s cases and
+/// EACCES/EPERM), rather than that sled's files are damaged. A copy: `io::Error` is not
+/// `Clone`; its kind is kept.
+pub fn storage_refusal(error: &sled::Error) -> Option<std::io::Error> {
+    let sled::Error::Io(io) = error else {
+        return None;
+    };
+    let by_kind = matches!(
+        io.kind(),
+        ErrorKind::StorageFull
+            | ErrorKind::QuotaExceeded
+            | ErrorKind::ReadOnlyFilesystem
+            | ErrorKind::PermissionDenied
+    );
+    let by_code = io.raw_os_error().is_some_and(|code| {
+        [
+            libc::ENOSPC,
+            libc::EDQUOT,
+            libc::EROFS,
+            libc::EACCES,
+            libc::EPERM,
+            libc::EIO,
+        ]
+        .contains(&code)
+    });
+    (by_kind || by_code).then(|| std::io::Error::new(io.kind(), io.to_string()))
+}
+
 impl<F: JournalFile> Journal<F> {
+    /// Refuses appends from now on for a reason found outside the journal (the index cannot
+    /// write: appending records it cannot apply would only grow what it lacks). Keeps the
+    /// first fault if already halted.
+    pub fn halt(&mut self, fault: WriteFault) {
+        if self.halted.is_none() {
+            self.halted = Some(fault);
+        }
+    }
+
     /// After a write fault: opens the journal again, cuts it back to the last acknowledged
-    /// record, fsyncs it, drops its cached pages and re-reads that record from the disk. Only
-    /// when it is the one written does appending resume. `Err` (and still halted) otherwise:
+    /// record, fsyncs it, checks that the disk takes a write again, drops its cached pages and
+    /// re-reads that record from the disk. Only when it is the one written does appending
+    /// resume. `Err` (and still halted) otherwise:
     /// the disk still fails, or (`Damaged`) acknowledged records are no longer there.
     ///
     /// The cut is made whatever length the kernel shows: after a failed fsync Linux may mark
@@ -90,6 +129,15 @@ impl<F: JournalFile> Journal<F> {
         file.set_len(self.end)
             .and_then(|()| file.sync_all())
             .map_err(|e| io_at(path, "truncating", e))?;
+        // A truncation succeeds on a full disk: that the disk takes writes again is shown by
+        // writing a page of zeros after the last record (a crash now leaves a zero-length
+        // record: a torn tail, cut at the next open), then cutting it off again.
+        let probed = file
+            .write_all_at(&[0u8; PAGE as usize], self.end)
+            .and_then(|()| file.sync_data());
+        let cut = file.set_len(self.end).and_then(|()| file.sync_all());
+        probed.map_err(|e| io_at(path, "writing to", e))?;
+        cut.map_err(|e| io_at(path, "truncating", e))?;
         let last = self.last_start.filter(|_| self.last_seq > 0);
         file.drop_cached_pages(last.unwrap_or(self.end).min(self.end - self.end % PAGE));
         if let Some(start) = last {

@@ -219,7 +219,8 @@ fn run(seed: u64) {
             68..=74 => disk.set_sticky(None),
             75..=86 => {
                 let was = journal.fault().is_some();
-                let failing = disk.sticky().is_some() || (was && rng.one_in(5));
+                let sticky = disk.sticky();
+                let failing = sticky.is_some() || (was && rng.one_in(5));
                 if disk.sticky().is_none() && failing {
                     let errno = ERRNOS[rng.below(4) as usize];
                     let gate = !rng.one_in(4);
@@ -233,6 +234,10 @@ fn run(seed: u64) {
                 disk.arm(None);
                 match resumed {
                     Ok(()) => {
+                        assert!(
+                            !was || sticky.is_none(),
+                            "resumed on a disk still {sticky:?}"
+                        );
                         assert!(journal.fault().is_none());
                         let bytes = expected.bytes().to_vec();
                         assert_eq!(journal.end(), bytes.len() as u64);

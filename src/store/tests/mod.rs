@@ -6,6 +6,7 @@
 mod boxes;
 mod crash_seeds;
 mod dashboard;
+mod disk_full;
 pub(crate) mod fault_file;
 mod history;
 mod links;
