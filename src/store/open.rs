@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc, Mutex};
 
-use tracing::warn;
+use tracing::{info, warn};
 
 use super::error::{self, DamageAt, StoreError};
 use super::event::{Hash, Record, GENESIS};
@@ -278,7 +278,16 @@ fn replay(
     background: bool,
     progress: &Progress,
 ) -> Result<Result<(Scanned, Arc<History>), StaleIndex>, StoreError> {
-    let (probe_seq, probe_hash) = match index.applied()? {
+    let started = std::time::Instant::now();
+    let applied = index.applied()?;
+    let why = match &applied {
+        Applied::Empty => "the index is empty (deleted, or a first open)",
+        Applied::At { .. } => {
+            "the index is behind the journal (it lost its last writes, or is older)"
+        }
+        Applied::Unknown(_) => "the index is of another layout or without its marker: rebuilt",
+    };
+    let (probe_seq, probe_hash) = match applied {
         Applied::Empty => (0, GENESIS),
         Applied::At { seq, hash } => (seq, hash),
         Applied::Unknown(why) => {
@@ -316,6 +325,7 @@ fn replay(
                 Err(stale) => return Ok(Err(stale)),
             };
             index.flush()?;
+            log_replay(why, probe_seq, &scanned, started);
             return Ok(Ok((scanned, History::spawn(path, checkpoint))));
         }
     }
@@ -331,7 +341,27 @@ fn replay(
         Err(stale) => return Ok(Err(stale)),
     };
     index.flush()?;
+    log_replay(why, probe_seq, &scanned, started);
     Ok(Ok((scanned, History::intact())))
+}
+
+/// Says at `info` how many records a replay or rebuild applied to the index, in how long,
+/// and why (nothing when the index was up to date).
+fn log_replay(why: &str, applied_before: u64, scanned: &Scanned, started: std::time::Instant) {
+    let records = scanned.records.saturating_sub(applied_before);
+    if records == 0 {
+        return;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    info!(
+        records,
+        from_seq = applied_before + 1,
+        to_seq = scanned.records,
+        seconds,
+        per_second = (records as f64 / seconds.max(1e-6)).round(),
+        reason = why,
+        "index brought up to date from the journal"
+    );
 }
 
 /// Where the index stands: its last applied seq and that record's hash.

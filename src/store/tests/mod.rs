@@ -13,6 +13,7 @@ mod links;
 mod rebuild;
 mod recovery;
 mod register;
+mod replay_log;
 
 use std::path::{Path, PathBuf};
 
