@@ -3,7 +3,7 @@
 //! See the [module documentation](super) for the format and the recovery rules.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use chrono::Utc;
@@ -17,12 +17,14 @@ mod fault;
 mod files;
 mod prefix;
 mod read;
+mod storage;
 
 pub use checkpoint::Checkpoint;
-pub use fault::{FaultKind, WriteFault};
+pub use fault::{storage_refusal, FaultKind, WriteFault};
 pub use files::{create, create_private_dir, open_file, private_file, sync_dir};
 pub use prefix::{check_prefix, ChainCheck};
 pub use read::payload_at;
+pub use storage::{settle, JournalFile, PAGE};
 
 /// The largest payload a record may have (1 MiB). A header announcing more is damage.
 pub const MAX_RECORD: u32 = 1 << 20;
@@ -283,11 +285,12 @@ pub fn frame(payload: &[u8]) -> Vec<u8> {
     bytes
 }
 
-/// The open journal: appends records after the last valid one.
+/// The open journal: appends records after the last valid one, through `F` (the real
+/// [`File`]; an in-memory file that fails on command in unit tests).
 #[derive(Debug)]
-pub struct Journal {
+pub struct Journal<F: JournalFile = File> {
     path: PathBuf,
-    file: File,
+    file: F,
     end: u64,
     last_seq: u64,
     head: Hash,
@@ -296,10 +299,10 @@ pub struct Journal {
     halted: Option<WriteFault>,
 }
 
-impl Journal {
+impl<F: JournalFile> Journal<F> {
     /// Takes over a scanned file: a torn tail is copied aside (`torn-<offset>-<time>.bin`
     /// beside the journal), then truncated, with a warning.
-    pub fn resume(path: &Path, file: File, scanned: &Scanned) -> Result<Journal, StoreError> {
+    pub fn resume(path: &Path, file: F, scanned: &Scanned) -> Result<Journal<F>, StoreError> {
         if let Some(torn) = &scanned.torn {
             truncate_torn(path, &file, torn)?;
         }
@@ -364,8 +367,7 @@ impl Journal {
         let bytes = frame(&payload);
         let written = self
             .file
-            .seek(SeekFrom::Start(self.end))
-            .and_then(|_| self.file.write_all(&bytes))
+            .write_all_at(&bytes, self.end)
             .and_then(|_| self.file.sync_data());
         if let Err(e) = written {
             // The record may or may not be on disk: cut it off, and stop appending (after a
@@ -399,72 +401,18 @@ impl Journal {
     pub fn fault(&self) -> Option<&WriteFault> {
         self.halted.as_ref()
     }
-
-    /// After a write fault: opens the journal again, cuts it back to the last acknowledged
-    /// record, fsyncs it, drops its cached pages and re-reads that record from the disk. Only
-    /// when it is the one written does appending resume. `Err` (and still halted) otherwise:
-    /// the disk still fails, or (`Damaged`) acknowledged records are no longer there.
-    pub fn resume_after_fault(&mut self) -> Result<(), StoreError> {
-        if self.halted.is_none() {
-            return Ok(());
-        }
-        let (file, len) = open_file(&self.path)?;
-        if len < self.end {
-            return Err(StoreError::damaged(
-                DamageAt::JournalFile,
-                format!(
-                    "after a write failure the journal is {len} bytes long, but its \
-                     acknowledged records end at byte {}",
-                    self.end
-                ),
-            ));
-        }
-        if len > self.end {
-            file.set_len(self.end)
-                .map_err(|e| io_at(&self.path, "truncating", e))?;
-        }
-        file.sync_all()
-            .map_err(|e| io_at(&self.path, "syncing", e))?;
-        fault::drop_cached_pages(&file);
-        if let Some(start) = self.last_start.filter(|_| self.last_seq > 0) {
-            let place = Place {
-                start,
-                len: (self.end - start - HEADER) as u32,
-            };
-            let payload = payload_at(&file, place, &self.path)?;
-            if hash(&payload) != self.head {
-                return Err(StoreError::damaged(
-                    DamageAt::Seq(self.last_seq),
-                    "after a write failure the journal's last record on disk is not the one \
-                     written",
-                ));
-            }
-        }
-        self.file = file;
-        self.halted = None;
-        Ok(())
-    }
 }
 
 /// Copies the torn bytes aside, then truncates the journal to the last valid record.
-fn truncate_torn(path: &Path, file: &File, torn: &Torn) -> Result<(), StoreError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
+fn truncate_torn<F: JournalFile>(path: &Path, file: &F, torn: &Torn) -> Result<(), StoreError> {
     let mut bytes = vec![0u8; torn.len as usize];
-    let mut reader = file;
-    reader
-        .seek(SeekFrom::Start(torn.offset))
-        .and_then(|_| reader.read_exact(&mut bytes))
+    file.read_exact_at(&mut bytes, torn.offset)
         .map_err(|e| io_at(path, "reading", e))?;
     let stamp = Utc::now().format("%Y%m%dT%H%M%S%.fZ");
-    let aside = dir.join(format!("torn-{}-{stamp}.bin", torn.offset));
-    private_file()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&aside)
-        .and_then(|mut out| out.write_all(&bytes).and_then(|()| out.sync_all()))
-        .map_err(|e| io_at(&aside, "writing", e))?;
-    sync_dir(dir)?;
+    let name = format!("torn-{}-{stamp}.bin", torn.offset);
+    let aside = file
+        .keep_aside(path, &name, &bytes)
+        .map_err(|e| io_at(&path.with_file_name(&name), "writing", e))?;
     file.set_len(torn.offset)
         .and_then(|_| file.sync_all())
         .map_err(|e| io_at(path, "truncating", e))?;

@@ -38,8 +38,24 @@
 //! Every append is written at the end of the last valid record and `fsync`ed (`sync_data`)
 //! before the call returns; the directory is fsynced when the file is created. Only then is
 //! the record applied to sled. A write or fsync failure halts the journal: it is cut back to
-//! the last good record and further appends fail with [`StoreError::Halted`] until the store
-//! is reopened (after a failed fsync the page cache cannot be trusted).
+//! the last good record and further appends fail with [`StoreError::Halted`]
+//! ([`Store::write_fault`] says why: disk full, read-only, I/O error) until
+//! [`Store::resume_writes`] succeeds or the store is reopened. After a failed fsync the page
+//! cache cannot be trusted (Linux may mark pages clean that never reached the disk), so a
+//! resume reopens the file, sets its length back to the end of the last acknowledged record
+//! whatever length the kernel shows, fsyncs it, drops its cached pages and re-reads that
+//! record from the disk; and an open fsyncs the journal and drops the cached pages of its
+//! tail before scanning it, so that it never builds on bytes only the cache holds. A resume
+//! also writes a page of zeros after the last record and cuts it off again, so that it never
+//! claims a full disk writable. If sled cannot write (a full disk often fails sled before the
+//! journal), appends halt the same way, with the fault's kind; sled then refuses every read
+//! and write until it is reopened, so `resume_writes` stays `Err` until a restart (nothing
+//! acknowledged is lost: the open replays the journal).
+//!
+//! The journal reaches its file through a small trait (`journal/storage.rs`), which unit tests
+//! implement with an in-memory file that keeps only what was fsynced and fails on command
+//! (`tests/fault_file.rs`): `tests/crash_seeds.rs` runs the real append, open and resume over
+//! thousands of seeded power cuts and storage faults.
 //!
 //! # Recovery rules (at [`Store::open`])
 //!
@@ -68,6 +84,12 @@
 //! * **Unreadable index** (sled refuses its own files, e.g. after a crash during its snapshot:
 //!   sled #1527): moved aside to `index.sled.corrupt-<time>` and rebuilt from the journal, with
 //!   a `warn!`; `Damaged` if there is no journal to rebuild from.
+//! * **A file system that refuses** (sled's open fails with ENOSPC, EDQUOT, EROFS, EACCES,
+//!   EPERM or EIO: a full disk, a read-only mount, wrong owner, a failing disk): that says
+//!   nothing of the index's state, and a rebuild would be refused the same way, so the index is
+//!   left as it is and `open` fails with [`StoreError::Io`] of that kind ("the disk is full",
+//!   "the file system is read-only"...). The service does not start and says why; systemd's
+//!   restart tries again, and once space is freed the store opens as before.
 //! * **Index behind the journal** (sled lost its last writes, or was deleted): the records
 //!   after the index's last applied seq are replayed. Deleting `index.sled` loses nothing.
 //! * **Index of another layout, or without its last-applied marker**: cleared and rebuilt
@@ -328,8 +350,8 @@ impl Store {
         })
     }
 
-    /// Why the journal refuses appends now (a write or fsync failed), if it does. Cheap: for
-    /// checking before a channel is used.
+    /// Why the journal refuses appends now (a write or fsync failed, or the index cannot
+    /// write), if it does. Cheap: for checking before a channel is used.
     pub fn write_fault(&self) -> Option<WriteFault> {
         let inner = self.inner.lock().ok()?;
         inner.journal.fault().cloned()
@@ -337,17 +359,24 @@ impl Store {
 
     /// After a write fault, tries to resume appending (see
     /// `journal::Journal::resume_after_fault`): `Ok(true)` when it resumed, `Ok(false)` when
-    /// there was no fault, `Err` while the storage still fails.
+    /// there was no fault, `Err` while the storage still fails. The index must answer too:
+    /// sled, once one of its own writes failed (a full disk), refuses every later read and
+    /// write until it is reopened, which only a restart does; until then this stays `Err`.
     pub fn resume_writes(&self) -> Result<bool, StoreError> {
         let mut inner = self.lock()?;
-        if inner.journal.fault().is_none() {
+        let Some(fault) = inner.journal.fault().cloned() else {
             return Ok(false);
-        }
+        };
         inner.journal.resume_after_fault()?;
-        info!(journal = %self.journal_path.display(), "journal writable again: appends resumed");
-        if let Err(e) = self.apply_pending(&mut inner) {
-            warn!(error = %e, "journaled records not yet applied to the index");
+        if let Err(e) = self
+            .index
+            .applied()
+            .and_then(|_| self.apply_pending(&mut inner))
+        {
+            inner.journal.halt(index_fault(&e).unwrap_or(fault));
+            return Err(e);
         }
+        info!(journal = %self.journal_path.display(), "journal writable again: appends resumed");
         Ok(true)
     }
 
@@ -382,8 +411,29 @@ impl Store {
             Ok(())
         })();
         self.stale.store(applied.is_err(), Ordering::Release);
+        if let Some(fault) = applied.as_ref().err().and_then(index_fault) {
+            warn!(detail = %fault.detail, "the index cannot write: appends halted");
+            inner.journal.halt(fault);
+        }
         applied
     }
+}
+
+/// The write fault an index error is, when the file system refuses sled's writes (a full
+/// disk...): appends stop, as for the journal's own faults.
+fn index_fault(error: &StoreError) -> Option<WriteFault> {
+    let StoreError::Index(sled) = error else {
+        return None;
+    };
+    let io = journal::storage_refusal(sled)?;
+    Some(WriteFault {
+        kind: journal::FaultKind::of(&io),
+        detail: format!(
+            "the index (sled) cannot write: {io}; sled refuses every later read and write \
+             until the gateway restarts"
+        ),
+        since: chrono::Utc::now(),
+    })
 }
 
 impl Drop for Store {

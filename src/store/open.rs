@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc, Mutex};
 
-use tracing::warn;
+use tracing::{info, warn};
 
 use super::error::{self, DamageAt, StoreError};
 use super::event::{Hash, Record, GENESIS};
@@ -174,7 +174,9 @@ fn release_freed_memory() {
 /// can leave one it refuses at every later open: sled #1527, #1533), the index is moved aside
 /// (`index.sled.corrupt-<time>`, never deleted) and rebuilt from the journal, which is the
 /// truth, with a loud warning; but only when the journal has records: an unreadable index
-/// beside a missing or empty journal is damage (nothing to rebuild from).
+/// beside a missing or empty journal is damage (nothing to rebuild from). When the file
+/// system refuses instead (ENOSPC, EDQUOT, EROFS, EACCES, EPERM, EIO: `journal::storage_refusal`),
+/// the open fails with that I/O error and the index stays where it is.
 fn open_index(
     state_dir: &Path,
     index_dir: &Path,
@@ -189,6 +191,16 @@ fn open_index(
         Err(StoreError::Index(error)) => error,
         Err(other) => return Err(other),
     };
+    if let Some(refused) = journal::storage_refusal(&error) {
+        // The file system refuses (full, read-only, no permission, failing): sled's files are
+        // not known to be damaged, and a rebuild would be refused the same way.
+        warn!(%error, index = %index_dir.display(), "the index cannot be opened: the file system refuses (the index is left as it is)");
+        return Err(error::io_at(
+            index_dir,
+            "opening the index (left as it is: the file system refuses, the index is not known to be damaged)",
+            refused,
+        ));
+    }
     let journal_len = match std::fs::metadata(journal_path) {
         Ok(meta) => meta.len(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
@@ -266,7 +278,16 @@ fn replay(
     background: bool,
     progress: &Progress,
 ) -> Result<Result<(Scanned, Arc<History>), StaleIndex>, StoreError> {
-    let (probe_seq, probe_hash) = match index.applied()? {
+    let started = std::time::Instant::now();
+    let applied = index.applied()?;
+    let why = match &applied {
+        Applied::Empty => "the index is empty (deleted, or a first open)",
+        Applied::At { .. } => {
+            "the index is behind the journal (it lost its last writes, or is older)"
+        }
+        Applied::Unknown(_) => "the index is of another layout or without its marker: rebuilt",
+    };
+    let (probe_seq, probe_hash) = match applied {
         Applied::Empty => (0, GENESIS),
         Applied::At { seq, hash } => (seq, hash),
         Applied::Unknown(why) => {
@@ -304,6 +325,7 @@ fn replay(
                 Err(stale) => return Ok(Err(stale)),
             };
             index.flush()?;
+            log_replay(why, probe_seq, &scanned, started);
             return Ok(Ok((scanned, History::spawn(path, checkpoint))));
         }
     }
@@ -319,7 +341,27 @@ fn replay(
         Err(stale) => return Ok(Err(stale)),
     };
     index.flush()?;
+    log_replay(why, probe_seq, &scanned, started);
     Ok(Ok((scanned, History::intact())))
+}
+
+/// Says at `info` how many records a replay or rebuild applied to the index, in how long,
+/// and why (nothing when the index was up to date).
+fn log_replay(why: &str, applied_before: u64, scanned: &Scanned, started: std::time::Instant) {
+    let records = scanned.records.saturating_sub(applied_before);
+    if records == 0 {
+        return;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    info!(
+        records,
+        from_seq = applied_before + 1,
+        to_seq = scanned.records,
+        seconds,
+        per_second = (records as f64 / seconds.max(1e-6)).round(),
+        reason = why,
+        "index brought up to date from the journal"
+    );
 }
 
 /// Where the index stands: its last applied seq and that record's hash.

@@ -19,5 +19,6 @@ mod dashboard_lang;
 mod dashboard_receipt;
 mod dashboard_sign_in;
 mod first_run;
+mod full_disk;
 mod state_modes;
 mod upgrade;

@@ -37,16 +37,14 @@ pub fn create(path: &Path) -> Result<(), StoreError> {
     sync_dir(dir)
 }
 
-/// Opens an existing journal for reading and appending, with its current length.
+/// Opens an existing journal for reading and appending, with its current length, settled
+/// for an open's scan ([`super::settle`]: fsynced, the cached pages of its tail dropped).
 pub fn open_file(path: &Path) -> Result<(File, u64), StoreError> {
     let file = OpenOptions::new()
         .read(true)
         .write(true)
         .open(path)
         .map_err(|e| io_at(path, "opening", e))?;
-    let len = file
-        .metadata()
-        .map_err(|e| io_at(path, "reading", e))?
-        .len();
+    let len = super::settle(&file).map_err(|e| io_at(path, "syncing", e))?;
     Ok((file, len))
 }

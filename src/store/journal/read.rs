@@ -1,16 +1,18 @@
 //! Reading one record back by its place (the index's way to a register entry).
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::{Place, HEADER, MAX_RECORD};
+use super::{JournalFile, Place, HEADER, MAX_RECORD};
 use crate::store::error::{io_at, DamageAt, StoreError};
 
 /// The payload of the record at `place` in `file` (the journal at `path`), once its header
 /// announces that length and its CRC matches. Positioned reads: any number of threads may
 /// read one `File` at once, beside the appends.
-pub fn payload_at(file: &File, place: Place, path: &Path) -> Result<Vec<u8>, StoreError> {
+pub fn payload_at<F: JournalFile>(
+    file: &F,
+    place: Place,
+    path: &Path,
+) -> Result<Vec<u8>, StoreError> {
     let damaged = |reason: String| StoreError::damaged(DamageAt::Offset(place.start), reason);
     if place.len == 0 || place.len > MAX_RECORD {
         return Err(damaged(format!("no record has a length of {}", place.len)));
@@ -44,6 +46,8 @@ pub fn payload_at(file: &File, place: Place, path: &Path) -> Result<Vec<u8>, Sto
 
 #[cfg(test)]
 mod tests {
+    use std::fs::File;
+
     use super::*;
     use crate::store::journal::frame;
 

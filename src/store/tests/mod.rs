@@ -1,14 +1,19 @@
 //! Store tests: fixtures and journal-file helpers shared by `recovery` (journal format, torn
-//! tails, damage, index rebuilds, lock), `register` (the certification flow and queries) and
-//! `dashboard` (dashboard tokens, org-scoped register pages).
+//! tails, damage, index rebuilds, lock), `register` (the certification flow and queries),
+//! `dashboard` (dashboard tokens, org-scoped register pages), and `crash_seeds` (the journal
+//! over the fault-injecting file of `fault_file`: power cuts, write and fsync failures).
 
 mod boxes;
+mod crash_seeds;
 mod dashboard;
+mod disk_full;
+pub(crate) mod fault_file;
 mod history;
 mod links;
 mod rebuild;
 mod recovery;
 mod register;
+mod replay_log;
 
 use std::path::{Path, PathBuf};
 
