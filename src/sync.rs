@@ -1,4 +1,5 @@
-//! Locking that survives a panic elsewhere: the one poison-tolerant mutex lock of the crate.
+//! Locking that survives a panic elsewhere: the one poison-tolerant lock of the crate
+//! (mutex and read-write lock).
 //!
 //! A thread that panics while holding a `std::sync::Mutex` poisons it; every later `lock()`
 //! then returns an error. The gateway's shared state (sessions, alerts, counters, peers...)
@@ -6,11 +7,21 @@
 //! than failing every request that follows. The store's writer lock is the exception: it
 //! stops the register on poison (`store/mod.rs`) and does not use this.
 
-use std::sync::{LockResult, Mutex, MutexGuard};
+use std::sync::{LockResult, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Locks `mutex`, taking the data even if a panicking holder poisoned it.
 pub fn lock<T: ?Sized>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     recover(mutex.lock())
+}
+
+/// Read-locks `lock`, poisoned or not.
+pub fn read<T: ?Sized>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    recover(lock.read())
+}
+
+/// Write-locks `lock`, poisoned or not.
+pub fn write<T: ?Sized>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    recover(lock.write())
 }
 
 /// The guard of a lock or a condition variable's wait, poisoned or not.

@@ -49,8 +49,10 @@
 //! also writes a page of zeros after the last record and cuts it off again, so that it never
 //! claims a full disk writable. If sled cannot write (a full disk often fails sled before the
 //! journal), appends halt the same way, with the fault's kind; sled then refuses every read
-//! and write until it is reopened, so `resume_writes` stays `Err` until a restart (nothing
-//! acknowledged is lost: the open replays the journal).
+//! and write until it is reopened, so `resume_writes` reopens it (once every reader let go of
+//! the old one) and replays from the journal what it lacks, as an open does (`reopen.rs`);
+//! reads fail (`Halted`) for the moment it takes. Nothing acknowledged is lost either way: the
+//! journal is the truth.
 //!
 //! The journal reaches its file through a small trait (`journal/storage.rs`), which unit tests
 //! implement with an in-memory file that keeps only what was fsynced and fails on command
@@ -150,6 +152,7 @@ mod journal;
 mod links;
 mod open;
 mod queries;
+mod reopen;
 mod staged;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -159,7 +162,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use tracing::{info, warn};
 
@@ -273,7 +276,11 @@ pub struct VerifyReport {
 /// The gateway's persistent state. See the [module documentation](self).
 pub struct Store {
     journal_path: PathBuf,
-    index: Index,
+    /// The index, `None` only while [`Store::resume_writes`] reopens it (`reopen.rs`).
+    index: RwLock<Option<Arc<Index>>>,
+    /// Where the index is and its cache, to reopen it.
+    index_dir: PathBuf,
+    index_cache_mib: u64,
     inner: Mutex<Inner>,
     /// Records are waiting in `Inner::pending` (applying them to sled failed).
     stale: AtomicBool,
@@ -329,7 +336,7 @@ impl Store {
         }
         if inner.pending.is_empty() {
             let (last, head) = (inner.journal.last_seq(), inner.journal.head());
-            let agrees = match self.index.applied()? {
+            let agrees = match self.index()?.applied()? {
                 Applied::Empty => last == 0,
                 Applied::At { seq, hash } => seq == last && hash == head,
                 Applied::Unknown(_) => false,
@@ -368,13 +375,20 @@ impl Store {
             return Ok(false);
         };
         inner.journal.resume_after_fault()?;
-        if let Err(e) = self
-            .index
-            .applied()
-            .and_then(|_| self.apply_pending(&mut inner))
-        {
-            inner.journal.halt(index_fault(&e).unwrap_or(fault));
-            return Err(e);
+        let index_answers = self
+            .index()
+            .and_then(|index| index.applied())
+            .and_then(|_| self.apply_pending(&mut inner));
+        if let Err(e) = index_answers {
+            // sled refuses every read and write once one of its own writes failed: reopen
+            // it, and replay what it lacks from the journal.
+            warn!(error = %e, "the index does not answer after the write fault: reopening it");
+            if let Err(e) = self.reopen_index(&mut inner) {
+                inner.journal.halt(index_fault(&e).unwrap_or(fault));
+                return Err(e);
+            }
+            // The failed apply halted the journal again: the same checks lift it.
+            inner.journal.resume_after_fault()?;
         }
         info!(journal = %self.journal_path.display(), "journal writable again: appends resumed");
         Ok(true)
@@ -395,7 +409,14 @@ impl Store {
             let mut inner = self.lock()?;
             self.apply_pending(&mut inner)?;
         }
-        query(&self.index)
+        query(&*self.index()?)
+    }
+
+    /// The index (an `Err` while it is being reopened).
+    fn index(&self) -> Result<Arc<Index>, StoreError> {
+        crate::sync::read(&self.index)
+            .clone()
+            .ok_or_else(|| StoreError::Halted(reopen::REOPENING.to_string()))
     }
 
     /// Applies the journaled records that are not in sled yet. sled is not flushed here:
@@ -404,8 +425,9 @@ impl Store {
     /// per write would only add two fsyncs to every invoice's path.
     fn apply_pending(&self, inner: &mut Inner) -> Result<(), StoreError> {
         let applied = (|| {
+            let index = self.index()?;
             while let Some((record, hash, place)) = inner.pending.front() {
-                self.index.apply(record, hash, *place)?;
+                index.apply(record, hash, *place)?;
                 inner.pending.pop_front();
             }
             Ok(())
@@ -430,7 +452,7 @@ fn index_fault(error: &StoreError) -> Option<WriteFault> {
         kind: journal::FaultKind::of(&io),
         detail: format!(
             "the index (sled) cannot write: {io}; sled refuses every later read and write \
-             until the gateway restarts"
+             until it is reopened (`Store::resume_writes`)"
         ),
         since: chrono::Utc::now(),
     })
@@ -438,6 +460,9 @@ fn index_fault(error: &StoreError) -> Option<WriteFault> {
 
 impl Drop for Store {
     fn drop(&mut self) {
+        let Ok(index) = self.index() else {
+            return;
+        };
         // The next open starts from here (see `history.rs`), if every record is applied.
         if let Ok(inner) = self.inner.lock() {
             if let Some(checkpoint) = inner
@@ -445,12 +470,12 @@ impl Drop for Store {
                 .checkpoint()
                 .filter(|_| inner.pending.is_empty())
             {
-                if let Err(e) = self.index.set_checkpoint(&checkpoint) {
+                if let Err(e) = index.set_checkpoint(&checkpoint) {
                     warn!(error = %e, "keeping the journal's checkpoint in the index failed");
                 }
             }
         }
-        if let Err(e) = self.index.flush() {
+        if let Err(e) = index.flush() {
             warn!(error = %e, "flushing the index on close failed (it will be replayed from the journal)");
         }
     }

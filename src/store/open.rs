@@ -28,7 +28,7 @@ const BUILD_CACHE_MIB: u64 = 64;
 const BUILD_CACHE_ABOVE: u64 = if cfg!(test) { 1 } else { 64 << 20 };
 
 /// The index is ahead of the journal or disagrees with it.
-struct StaleIndex(StoreError);
+pub(super) struct StaleIndex(pub(super) StoreError);
 
 impl Store {
     /// Opens (or creates) the store in `state_dir`, with default options.
@@ -145,7 +145,9 @@ impl Store {
         }
         Ok(Store {
             journal_path,
-            index,
+            index: std::sync::RwLock::new(Some(Arc::new(index))),
+            index_dir,
+            index_cache_mib: cache,
             inner: Mutex::new(Inner {
                 journal,
                 pending: VecDeque::new(),
@@ -177,7 +179,7 @@ fn release_freed_memory() {
 /// beside a missing or empty journal is damage (nothing to rebuild from). When the file
 /// system refuses instead (ENOSPC, EDQUOT, EROFS, EACCES, EPERM, EIO: `journal::storage_refusal`),
 /// the open fails with that I/O error and the index stays where it is.
-fn open_index(
+pub(super) fn open_index(
     state_dir: &Path,
     index_dir: &Path,
     journal_path: &Path,
@@ -269,7 +271,7 @@ fn take_lock(path: &Path) -> Result<File, StoreError> {
 ///   full and applied.
 /// * Otherwise the whole journal is scanned from the start, so every recovery rule (torn
 ///   tail, damage, index behind, ahead or disagreeing) is decided by the same full scan.
-fn replay(
+pub(super) fn replay(
     index: &Index,
     file: &mut File,
     len: u64,

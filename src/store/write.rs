@@ -19,7 +19,7 @@ impl Store {
         let mut inner = self.lock()?;
         self.history.refuse_if_damaged()?;
         self.apply_pending(&mut inner)?;
-        let (event, out) = build(&self.index)?;
+        let (event, out) = build(&*self.index()?)?;
         let (record, hash, place) = inner.journal.append(event)?;
         inner.pending.push_back((record.clone(), hash, place));
         if let Err(e) = self.apply_pending(&mut inner) {

@@ -100,16 +100,17 @@ fn an_index_without_box_counters_gets_them_at_its_first_open() {
     assert_eq!(expected.nif, "A1234567B");
     // As 1.0.0 left its index: no `b` keys, no marker.
     let stale: Vec<_> = store
-        .index
+        .index()
+        .unwrap()
         .tree
         .scan_prefix(b"b")
         .keys()
         .map(|k| k.unwrap())
         .collect();
     for key in stale {
-        store.index.tree.remove(key).unwrap();
+        store.index().unwrap().tree.remove(key).unwrap();
     }
-    store.index.tree.remove(META_BOXES).unwrap();
+    store.index().unwrap().tree.remove(META_BOXES).unwrap();
     assert_eq!(store.box_counters("SIM0000001").unwrap(), None);
     drop(store);
     let store = Store::open(dir.path()).unwrap();
@@ -120,7 +121,8 @@ fn an_index_without_box_counters_gets_them_at_its_first_open() {
     // A release that does not know the `b` keys applied a record since (the marker lags):
     // they are read again from the entries.
     store
-        .index
+        .index()
+        .unwrap()
         .tree
         .insert(META_BOXES, &1u64.to_be_bytes()[..])
         .unwrap();
@@ -129,7 +131,8 @@ fn an_index_without_box_counters_gets_them_at_its_first_open() {
         ..expected.clone()
     };
     store
-        .index
+        .index()
+        .unwrap()
         .tree
         .insert(b"bSIM0000001", serde_json::to_vec(&bogus).unwrap())
         .unwrap();

@@ -197,30 +197,23 @@ fn a_full_disk_halts_appends_and_loses_nothing_acknowledged() {
     store.verify().unwrap();
 }
 
-/// Once space is freed: a journal that halted resumes and appends; an index (sled) that
-/// failed a write of its own refuses until the store is reopened, and says so. Returns the
-/// entries certified after resuming.
+/// Once space is freed the store resumes without a reopen, whichever failed first: the
+/// journal, or the index (sled, which refuses everything after a failed write of its own
+/// until `resume_writes` reopens it). Returns the entry certified after resuming.
 fn resumed_or_refused(
     store: &Store,
     fault: &crate::store::WriteFault,
 ) -> Vec<crate::model::RegisterEntry> {
-    match store.resume_writes() {
-        Ok(resumed) => {
-            assert!(resumed);
-            assert_eq!(store.write_fault(), None);
-            let entry = certify(store, "demo", Environment::Production, "AFTER-1", 2026);
-            eprintln!("resumed after a journal fault: {}", fault.detail);
-            vec![entry]
-        }
-        Err(e) => {
-            assert!(
-                fault.detail.contains("sled") && store.write_fault().is_some(),
-                "resume refused after freeing space, not for the index: {e}"
-            );
-            eprintln!("the index needs a restart: {e}");
-            Vec::new()
-        }
-    }
+    let resumed = store.resume_writes();
+    assert!(
+        matches!(resumed, Ok(true)),
+        "no resume after freeing space ({}): {resumed:?}",
+        fault.detail
+    );
+    assert_eq!(store.write_fault(), None);
+    let entry = certify(store, "demo", Environment::Production, "AFTER-1", 2026);
+    eprintln!("resumed after: {}", fault.detail);
+    vec![entry]
 }
 
 #[test]

@@ -58,7 +58,12 @@ fn records_after_the_checkpoint_are_replayed_into_the_index() {
     let dir = tempfile::tempdir().unwrap();
     twenty(dir.path());
     let store = open(dir.path()).unwrap();
-    let checkpoint = store.index.checkpoint().unwrap().expect("a checkpoint");
+    let checkpoint = store
+        .index()
+        .unwrap()
+        .checkpoint()
+        .unwrap()
+        .expect("a checkpoint");
     certify_range(&store, 20..25);
     // As if the service were killed: the checkpoint written at close is put back.
     drop(store);

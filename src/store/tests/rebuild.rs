@@ -199,7 +199,7 @@ fn a_rebuild_in_batches_answers_as_appends_one_by_one() {
     )
     .unwrap();
     assert!(
-        pairs(&store.index) == pairs(&reference),
+        pairs(&store.index().unwrap()) == pairs(&reference),
         "the two indexes differ"
     );
 
@@ -257,12 +257,13 @@ fn an_index_of_layout_3_is_rebuilt_once_with_the_same_answers() {
             let json = serde_json::to_vec(entry).unwrap();
             let mut k = vec![b'r', crate::store::index::env_byte(env)];
             k.extend_from_slice(&entry.sequence.to_be_bytes());
-            store.index.tree.insert(k, json).unwrap();
+            store.index().unwrap().tree.insert(k, json).unwrap();
         }
     }
     let format = crate::store::index::META_FORMAT;
     store
-        .index
+        .index()
+        .unwrap()
         .tree
         .insert(format, &3u32.to_be_bytes()[..])
         .unwrap();
@@ -270,19 +271,19 @@ fn an_index_of_layout_3_is_rebuilt_once_with_the_same_answers() {
 
     let store = Store::open(dir.path()).unwrap();
     assert_eq!((register(&store, P), register(&store, S)), before);
-    let layout = store.index.tree.get(format).unwrap().unwrap();
+    let layout = store.index().unwrap().tree.get(format).unwrap().unwrap();
     assert_eq!(
         layout.as_ref(),
         &crate::store::index::FORMAT.to_be_bytes()[..]
     );
     let block = crate::store::grouped::k_entry_block(P, 2);
-    let r = store.index.tree.get(block).unwrap().unwrap();
+    let r = store.index().unwrap().tree.get(block).unwrap().unwrap();
     assert_eq!(
         r.len(),
         3 * 44,
         "places and hashes of seqs 0 (none), 1 and 2"
     );
-    let old_keys = store.index.tree.scan_prefix(b"r").count();
+    let old_keys = store.index().unwrap().tree.scan_prefix(b"r").count();
     assert_eq!(old_keys, 2, "one block per register, none of the old keys");
     assert_eq!(certify(&store, "demo", P, "FN-3", 2026).sequence, 3);
 }

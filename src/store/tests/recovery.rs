@@ -273,17 +273,22 @@ fn a_marker_older_than_the_data_is_replayed_idempotently() {
     let mut marker = 7u64.to_be_bytes().to_vec();
     marker.extend_from_slice(&crate::store::event::hash(&payloads[6].1));
     store
-        .index
+        .index()
+        .unwrap()
         .tree
         .insert(crate::store::index::META_APPLIED, marker)
         .unwrap();
     drop(store);
     let store = Store::open(dir.path()).unwrap();
     assert_eq!(answers(&store), before);
-    assert_eq!(store.index.applied_seq().unwrap(), payloads.len() as u64);
+    assert_eq!(
+        store.index().unwrap().applied_seq().unwrap(),
+        payloads.len() as u64
+    );
     // Without any marker it is rebuilt.
     store
-        .index
+        .index()
+        .unwrap()
         .tree
         .remove(crate::store::index::META_APPLIED)
         .unwrap();
