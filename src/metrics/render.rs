@@ -107,6 +107,7 @@ pub fn render(gauges: &Gauges, per_organization: bool) -> String {
     render_http(&mut out);
     render_alerts(&mut out);
     render_backup(&mut out);
+    render_register_fault(&mut out);
     if per_organization {
         render_quotas(&mut out, gauges);
     } else {
@@ -140,6 +141,18 @@ fn render_backup(out: &mut String) {
         out.push_str(&format!(
             "emcf_backup_last_success_timestamp_seconds {at}\n"
         ));
+    }
+}
+
+/// Whether the register can be written: one line per kind of fault, 1 for the one now.
+fn render_register_fault(out: &mut String) {
+    let Some(now) = *lock(&registry().register_write_fault) else {
+        return;
+    };
+    out.push_str("# HELP emcf_register_write_fault The invoice register cannot be written, by why (no_space, read_only, io): new invoices are refused until it can.\n# TYPE emcf_register_write_fault gauge\n");
+    for kind in ["no_space", "read_only", "io"] {
+        let value = u8::from(now == Some(kind));
+        let _ = writeln!(out, "emcf_register_write_fault{{kind=\"{kind}\"}} {value}");
     }
 }
 
