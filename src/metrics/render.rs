@@ -157,7 +157,7 @@ fn render_register_fault(out: &mut String) {
 }
 
 fn render_alerts(out: &mut String) {
-    out.push_str("# HELP emcf_alerts_active Alerts raised and not cleared, by kind (quota_80, quota_90, quota_100, channel_down, dgi_contact_old, in_doubt, backup_old, backup_command_failed).\n# TYPE emcf_alerts_active gauge\n");
+    out.push_str("# HELP emcf_alerts_active Alerts raised and not cleared, by kind (quota_80, quota_90, quota_100, channel_down, dgi_contact_old, in_doubt, backup_old, backup_command_failed, register_unwritable).\n# TYPE emcf_alerts_active gauge\n");
     for (kind, count) in lock(&registry().alerts_active).iter() {
         let _ = writeln!(
             out,

@@ -17,6 +17,7 @@ use crate::common::{
     device_triples, fiscal_invoices, get, invoice, post_invoice, quota_used, wait_status, Gateway,
     Response, Sim,
 };
+use crate::smtp::SmtpSink;
 
 const ORG: &str = "shop-org";
 
@@ -86,14 +87,30 @@ struct Setup {
 }
 
 impl Setup {
-    async fn new(env: &[(&str, &str)]) -> Option<Setup> {
+    /// With `relay`, alerts are e-mailed to `admin@shop.cd` through it.
+    async fn new(env: &[(&str, &str)], relay: Option<u16>) -> Option<Setup> {
         let dir = tempfile::tempdir().expect("tempdir");
         let disk = Tmpfs::mount(&dir.path().join("state"), "48m")?;
         let sim = Sim::start(dir.path()).await;
-        let config = config_with_device(dir.path(), &sim.link);
+        let mut config = config_with_device(dir.path(), &sim.link);
+        if let Some(port) = relay {
+            config.push_str(&format!(
+                "\n[smtp]\nhost = \"127.0.0.1\"\nport = {port}\nfrom = \"alertes@shop.cd\"\ntls = \"none\"\n"
+            ));
+        }
         let gateway = Gateway::start_with_env(dir.path(), &config, env);
         gateway.wait_ready().await;
         let key = add_org_with_key(dir.path(), &gateway.config, ORG, "shop", None);
+        let out = crate::common::cli(
+            dir.path(),
+            &gateway.config,
+            &["org", "update", ORG, "--admin-email", "admin@shop.cd"],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         Some(Setup {
             gateway,
             sim,
@@ -136,6 +153,24 @@ impl Setup {
         reason
     }
 
+    /// Waits until `/metrics` counts `active` register alerts.
+    async fn wait_alert(&self, active: u8) {
+        let wanted = format!("emcf_alerts_active{{kind=\"register_unwritable\"}} {active}");
+        let started = Instant::now();
+        loop {
+            let metrics = get(self.gateway.addr, "/metrics", None).await;
+            if metrics.body.contains(&wanted) {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(40),
+                "{}",
+                metrics.body
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// Removes `filler` and waits until the gateway says it certifies again (no restart).
     async fn free(&self, filler: &Path) {
         std::fs::remove_file(filler).expect("filler removed");
@@ -160,7 +195,8 @@ fn code_of(response: &Response) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_full_disk_refuses_before_the_box_and_recovers_without_a_restart() {
-    let Some(setup) = Setup::new(&[]).await else {
+    let relay = SmtpSink::start().await;
+    let Some(setup) = Setup::new(&[], Some(relay.addr.port())).await else {
         return;
     };
     let first = setup.post("DF-1").await;
@@ -182,6 +218,15 @@ async fn a_full_disk_refuses_before_the_box_and_recovers_without_a_restart() {
     assert!(refused.header("Retry-After").is_some(), "{refused:?}");
     assert_eq!(fiscal_invoices(&setup.sim).len(), 1, "the box saw nothing");
     assert_eq!(setup.quota_used(), 1, "no quota used by a refusal");
+    // The administrators are told by e-mail (the alert is evaluated after each answer).
+    let mails = relay.wait_for(1, Duration::from_secs(40)).await;
+    assert_eq!(mails[0].to, ["admin@shop.cd"]);
+    let mail = mails[0].strict().to_string();
+    assert!(
+        mail.contains("le registre des factures de la passerelle ne peut pas être écrit"),
+        "{mail}"
+    );
+    setup.wait_alert(1).await;
 
     setup.free(&filler).await;
     let second = setup.post("DF-2").await;
@@ -195,6 +240,7 @@ async fn a_full_disk_refuses_before_the_box_and_recovers_without_a_restart() {
     let entries = assert_register_matches_device(setup.path(), &setup.sim);
     assert_eq!(entries.len(), 2);
     assert_eq!(setup.quota_used(), 2);
+    setup.wait_alert(0).await;
 }
 
 /// The gateway's pause at `after_finalize` (`EMCF_PAUSE_AT`, src/failpoint.rs): armed while
@@ -295,7 +341,7 @@ async fn an_invoice_finalized_as_the_disk_fills_is_recorded_once_space_returns()
     let pause = Pause {
         path: marks.path().join("pause"),
     };
-    let Some(setup) = Setup::new(&[("EMCF_PAUSE_AT", &pause.env())]).await else {
+    let Some(setup) = Setup::new(&[("EMCF_PAUSE_AT", &pause.env())], None).await else {
         return;
     };
     let (addr, key) = (setup.gateway.addr, setup.key.clone());
