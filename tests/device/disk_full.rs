@@ -18,6 +18,7 @@ use crate::common::{
     Response, Sim,
 };
 use crate::smtp::SmtpSink;
+use emcf_sim::edef::{start_edef, EdefOptions};
 
 const ORG: &str = "shop-org";
 
@@ -289,14 +290,14 @@ const SLACK: u64 = 128;
 
 /// Renames the organization with `name_len` times `letter` (a record whose size follows the
 /// name's); returns how much the journal grew.
-fn org_record(setup: &Setup, letter: char, name_len: usize) -> u64 {
-    let before = journal_len(setup.path());
+fn org_record(dir: &Path, org: &str, letter: char, name_len: usize) -> u64 {
+    let before = journal_len(dir);
     let name: String = std::iter::repeat_n(letter, name_len).collect();
     let out = tokio::task::block_in_place(|| {
         crate::common::cli(
-            setup.path(),
-            &setup.path().join("config.toml"),
-            &["org", "update", ORG, "--name", &name],
+            dir,
+            &dir.join("config.toml"),
+            &["org", "update", org, "--name", &name],
         )
     });
     assert!(
@@ -304,20 +305,20 @@ fn org_record(setup: &Setup, letter: char, name_len: usize) -> u64 {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    journal_len(setup.path()) - before
+    journal_len(dir) - before
 }
 
 /// Pads the journal with organization records so that the next `intent` bytes end [`SLACK`]
 /// bytes before a page boundary: the certification after them cannot fit on a full disk.
-fn pad_journal(setup: &Setup, intent: u64) {
-    let small = org_record(setup, 'a', 10);
-    let large = org_record(setup, 'b', 60);
+fn pad_journal(dir: &Path, org: &str, intent: u64) {
+    let small = org_record(dir, org, 'a', 10);
+    let large = org_record(dir, org, 'b', 60);
     assert!(
         large.abs_diff(small + 50) < 4,
         "one byte of record per character of name"
     );
     let base = small - 10;
-    let now = journal_len(setup.path());
+    let now = journal_len(dir);
     let mut padding = (4 * PAGE - SLACK - (now + intent) % PAGE) % PAGE;
     let count = loop {
         let count = padding.div_ceil(base + 100).max(1);
@@ -331,7 +332,7 @@ fn pad_journal(setup: &Setup, intent: u64) {
         let extra = left.min(99);
         left -= extra;
         let letter = if i % 2 == 0 { 'c' } else { 'd' };
-        org_record(setup, letter, 1 + extra as usize);
+        org_record(dir, org, letter, 1 + extra as usize);
     }
 }
 
@@ -356,7 +357,7 @@ async fn an_invoice_finalized_as_the_disk_fills_is_recorded_once_space_returns()
     assert_eq!(first.await.expect("request").status, 200);
     let certification = journal_len(setup.path()) - before - intent;
     assert!(certification > 2 * SLACK, "{certification}");
-    pad_journal(&setup, intent);
+    pad_journal(setup.path(), ORG, intent);
 
     // DF-A: the box finalizes it, then the disk fills before its certification is written.
     let key = setup.key.clone();
@@ -412,4 +413,83 @@ async fn an_invoice_finalized_as_the_disk_fills_is_recorded_once_space_returns()
     assert_eq!(next.status, 200, "{}", next.body);
     assert_register_matches_device(setup.path(), &setup.sim);
     assert_eq!(setup.quota_used(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_confirm_answered_as_the_disk_fills_is_recorded_once_space_returns() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(disk) = Tmpfs::mount(&dir.path().join("state"), "48m") else {
+        return;
+    };
+    let marks = tempfile::tempdir().expect("tempdir");
+    let pause = Pause {
+        path: marks.path().join("pause"),
+    };
+    let api = start_edef(
+        "127.0.0.1:0".parse().expect("address"),
+        EdefOptions::default(),
+    )
+    .await
+    .expect("the web API simulator starts");
+    let token = dir.path().join("dgi.token");
+    std::fs::write(&token, "sim-token\n").expect("token");
+    let config = format!(
+        "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n\n[[devices]]\nname = \"dgi\"\nkind = \"web_api\"\nurl = {url:?}\ntoken_file = {token:?}\nstatus_interval_secs = 1\n",
+        state = dir.path().join("state"),
+        url = api.url(),
+    );
+    let gateway = Gateway::start_with_env(dir.path(), &config, &[("EMCF_PAUSE_AT", &pause.env())]);
+    gateway.wait_ready().await;
+    let key = add_org_with_key(dir.path(), &gateway.config, "acme", "dgi", None);
+    let addr = gateway.addr;
+    let post = |rn: &'static str| {
+        let key = key.clone();
+        tokio::spawn(async move { post_invoice(addr, &key, &invoice(rn)).await })
+    };
+
+    // W-0 measures the records of one invoice, then the journal is padded (see
+    // `pad_journal`).
+    let before = journal_len(dir.path());
+    pause.arm();
+    let first = post("W-0");
+    pause.reached().await;
+    let intent = journal_len(dir.path()) - before;
+    pause.release();
+    assert_eq!(first.await.expect("request").status, 200);
+    let certification = journal_len(dir.path()) - before - intent;
+    pad_journal(dir.path(), "acme", intent);
+
+    // W-A: the DGI confirms it, then the disk fills before its certification is written.
+    pause.arm();
+    let pending = post("W-A");
+    pause.reached().await;
+    let slack = (PAGE - journal_len(dir.path()) % PAGE) % PAGE;
+    assert!(slack + 32 < certification, "{slack} of {certification}");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let filler = disk.fill();
+    pause.release();
+    let answered = pending.await.expect("request task");
+    assert_error(&answered, 503, 164);
+    wait_status(addr, false, Duration::from_secs(10)).await;
+    assert_error(&post("W-A").await.expect("retry"), 503, 164);
+    assert_error(&post("W-B").await.expect("other"), 503, 161);
+    assert_eq!(api.finalized_count(), 2, "nothing more reached the DGI");
+
+    std::fs::remove_file(&filler).expect("filler removed");
+    wait_status(addr, true, Duration::from_secs(20)).await;
+    let retried = post("W-A").await.expect("retry");
+    assert_eq!(retried.status, 200, "{}\n{}", retried.body, gateway.log());
+    let confirmed = api
+        .finalized()
+        .into_iter()
+        .find(|f| f.rn == "W-A")
+        .expect("W-A confirmed");
+    assert_eq!(
+        code_of(&retried),
+        confirmed.code_def,
+        "the same certification"
+    );
+    assert_eq!(api.finalized_count(), 2, "W-A confirmed exactly once");
+    assert_eq!(post("W-B").await.expect("next").status, 200);
+    drop(gateway);
 }
