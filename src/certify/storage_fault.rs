@@ -271,3 +271,51 @@ impl Certifier {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fault_keeps_its_start_until_its_kind_changes_and_clears() {
+        let watch = StorageWatch::default();
+        assert_eq!(watch.current(), None);
+        watch.set(Some((StorageFaultKind::NoSpace, false)));
+        let first = watch.current().expect("a fault");
+        assert_eq!(
+            (first.kind, first.halted),
+            (StorageFaultKind::NoSpace, false)
+        );
+        // The journal halts on the same full disk: the same fault, since the same time.
+        watch.set(Some((StorageFaultKind::NoSpace, true)));
+        let halted = watch.current().expect("a fault");
+        assert!(halted.halted);
+        assert_eq!(halted.since, first.since);
+        watch.set(Some((StorageFaultKind::ReadOnly, true)));
+        assert!(watch
+            .current()
+            .is_some_and(|f| f.since >= first.since && f.kind == StorageFaultKind::ReadOnly));
+        watch.set(None);
+        assert_eq!(watch.current(), None);
+    }
+
+    #[test]
+    fn each_kind_has_its_code_and_label() {
+        let codes: Vec<u16> = StorageFaultKind::ALL.iter().map(|k| k.code()).collect();
+        assert_eq!(codes, [161, 162, 163]);
+        let labels: Vec<&str> = StorageFaultKind::ALL.iter().map(|k| k.label()).collect();
+        assert_eq!(labels, ["no_space", "read_only", "io"]);
+    }
+
+    #[test]
+    fn a_writable_file_system_with_room_is_no_fault() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // The build machine's disk may be nearly full: only a fault other than space would
+        // be wrong here.
+        assert_ne!(
+            file_system_fault(dir.path()),
+            Some(StorageFaultKind::ReadOnly)
+        );
+        assert_eq!(file_system_fault(&dir.path().join("missing")), None);
+    }
+}
