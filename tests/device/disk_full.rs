@@ -187,6 +187,16 @@ impl Setup {
     }
 }
 
+/// No certification of `rn` was started on a channel: the gateway's log has no span of it
+/// (`invoice{org=... rn=... device=...}`, opened once the channel is held).
+fn assert_never_ran(gateway: &Gateway, rn: &str) {
+    let log = gateway.log();
+    assert!(
+        !log.contains(&format!("rn={rn} device=")),
+        "{rn} went to its channel:\n{log}"
+    );
+}
+
 fn code_of(response: &Response) -> String {
     response.json["codeDEFDGI"]
         .as_str()
@@ -217,7 +227,12 @@ async fn a_full_disk_refuses_before_the_box_and_recovers_without_a_restart() {
     let refused = setup.post("DF-2").await;
     assert_error(&refused, 503, 161);
     assert!(refused.header("Retry-After").is_some(), "{refused:?}");
-    assert_eq!(fiscal_invoices(&setup.sim).len(), 1, "the box saw nothing");
+    assert_eq!(
+        fiscal_invoices(&setup.sim).len(),
+        1,
+        "the box certified nothing more"
+    );
+    assert_never_ran(&setup.gateway, "DF-2");
     assert_eq!(setup.quota_used(), 1, "no quota used by a refusal");
     // The administrators are told by e-mail (the alert is evaluated after each answer).
     let mails = relay.wait_for(1, Duration::from_secs(40)).await;
@@ -395,6 +410,7 @@ async fn an_invoice_finalized_as_the_disk_fills_is_recorded_once_space_returns()
     assert_error(&setup.post("DF-A").await, 503, 164);
     assert_error(&setup.post("DF-B").await, 503, 161);
     assert_eq!(fiscal_invoices(&setup.sim).len(), 2);
+    assert_never_ran(&setup.gateway, "DF-B");
 
     setup.free(&filler).await;
     let retried = setup.post("DF-A").await;
@@ -474,6 +490,7 @@ async fn a_confirm_answered_as_the_disk_fills_is_recorded_once_space_returns() {
     assert_error(&post("W-A").await.expect("retry"), 503, 164);
     assert_error(&post("W-B").await.expect("other"), 503, 161);
     assert_eq!(api.finalized_count(), 2, "nothing more reached the DGI");
+    assert_never_ran(&gateway, "W-B");
 
     std::fs::remove_file(&filler).expect("filler removed");
     wait_status(addr, true, Duration::from_secs(20)).await;
