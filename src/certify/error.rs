@@ -214,6 +214,8 @@ pub enum CertifyError {
     CertifiedNotRecorded {
         /// The client's invoice number.
         rn: String,
+        /// What certified it: `box` or `web_api` (as `Channel::kind`).
+        channel: &'static str,
     },
     /// No certified invoice with that rn (404).
     #[error("{}", self.describe(Lang::En))]
@@ -441,8 +443,8 @@ impl CertifyError {
             CertifyError::RegisterUnwritable { kind } => {
                 msg!("err-register-unwritable", why = kind.why())
             }
-            CertifyError::CertifiedNotRecorded { rn } => {
-                msg!("err-certified-not-recorded", rn = rn)
+            CertifyError::CertifiedNotRecorded { rn, channel } => {
+                msg!("err-certified-not-recorded", rn = rn, channel = *channel)
             }
             CertifyError::NotFound { rn } => msg!("err-not-found", rn = rn),
             CertifyError::CreditExceedsOriginal(excess) => msg!(

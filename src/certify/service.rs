@@ -337,7 +337,7 @@ impl Certifier {
                 // the register can be written; the channel waits until then.
                 self.observe_storage().await;
                 self.reconciler.spawn(channel.to_owned());
-                Err(CertifyError::CertifiedNotRecorded { rn: rn.to_owned() })
+                Err(self.not_recorded(rn, channel))
             }
             Err(RunFailure::InDoubt(intent)) => {
                 warn!(
@@ -359,12 +359,12 @@ impl Certifier {
         principal: &Principal,
         rn: &str,
     ) -> Result<RegisterEntry, CertifyError> {
-        if self
-            .journal
-            .unrecorded()
-            .holds(&principal.org.id, principal.environment, rn)
+        if let Some(device) =
+            self.journal
+                .unrecorded()
+                .holds(&principal.org.id, principal.environment, rn)
         {
-            return Err(CertifyError::CertifiedNotRecorded { rn: rn.to_owned() });
+            return Err(self.not_recorded(rn, &device));
         }
         match self.admission.lookup(principal, rn).await {
             Ok(entry) => Ok(entry),

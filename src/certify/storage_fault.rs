@@ -229,16 +229,24 @@ impl Certifier {
         principal: &Principal,
         rn: &str,
     ) -> Result<(), CertifyError> {
-        if self
-            .journal
-            .unrecorded()
-            .holds(&principal.org.id, principal.environment, rn)
+        if let Some(device) =
+            self.journal
+                .unrecorded()
+                .holds(&principal.org.id, principal.environment, rn)
         {
-            return Err(CertifyError::CertifiedNotRecorded { rn: rn.to_owned() });
+            return Err(self.not_recorded(rn, &device));
         }
         match self.storage_fault() {
             Some(fault) => Err(CertifyError::RegisterUnwritable { kind: fault.kind }),
             None => Ok(()),
+        }
+    }
+
+    /// 164 for `rn`, certified by the channel `device` and kept until the register takes it.
+    pub(super) fn not_recorded(&self, rn: &str, device: &str) -> CertifyError {
+        CertifyError::CertifiedNotRecorded {
+            rn: rn.to_owned(),
+            channel: self.channels.by_name(device).map_or("box", |c| c.kind()),
         }
     }
 

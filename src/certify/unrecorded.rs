@@ -55,11 +55,12 @@ impl UnrecordedSet {
         lock(&self.0).insert(intent, kept);
     }
 
-    /// Whether `rn` of `org` in `environment` is kept here.
-    pub(crate) fn holds(&self, org: &str, environment: Environment, rn: &str) -> bool {
+    /// The channel that certified `rn` of `org` in `environment`, if it is kept here.
+    pub(crate) fn holds(&self, org: &str, environment: Environment, rn: &str) -> Option<String> {
         lock(&self.0)
             .values()
-            .any(|k| k.org == org && k.environment == environment && k.rn == rn)
+            .find(|k| k.org == org && k.environment == environment && k.rn == rn)
+            .map(|k| k.device.clone())
     }
 
     /// Whether `intent` is kept here.

@@ -400,7 +400,7 @@ async fn an_invoice_finalized_as_the_disk_fills_is_recorded_once_space_returns()
     assert!(
         error["errorDesc"]
             .as_str()
-            .is_some_and(|text| text.contains("DF-A")),
+            .is_some_and(|text| text.contains("le boîtier a certifié la facture DF-A")),
         "{error}"
     );
     assert!(answered.header("Retry-After").is_some(), "{answered:?}");
@@ -485,7 +485,13 @@ async fn a_confirm_answered_as_the_disk_fills_is_recorded_once_space_returns() {
     let filler = disk.fill();
     pause.release();
     let answered = pending.await.expect("request task");
-    assert_error(&answered, 503, 164);
+    let error = assert_error(&answered, 503, 164);
+    assert!(
+        error["errorDesc"]
+            .as_str()
+            .is_some_and(|text| text.contains("la DGI a certifié la facture W-A")),
+        "{error}"
+    );
     wait_status(addr, false, Duration::from_secs(10)).await;
     assert_error(&post("W-A").await.expect("retry"), 503, 164);
     assert_error(&post("W-B").await.expect("other"), 503, 161);
