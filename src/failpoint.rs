@@ -15,6 +15,8 @@
 //! staged and the marker written, what was there moved aside, nothing renamed into place yet;
 //! `tests/operations/backup.rs`).
 //!
+//! `EMCF_PAUSE_AT` pauses at one of these points instead ([`pause`]).
+//!
 //! Used by `tests/crash.rs` and `examples/crash.rs`; harmless in production (the variable is
 //! not set by the systemd unit and is logged loudly when it is).
 
@@ -54,6 +56,37 @@ pub fn hit(name: &'static str) {
         eprintln!("failpoint {name}: aborting");
         std::process::abort();
     }
+}
+
+/// `EMCF_PAUSE_AT=name:path`: each time the point `name` is reached while the file `path`
+/// exists, the process writes `path.here` and waits until `path` is removed, then goes on.
+/// For tests that must act at that exact step (fill the disk between the box's finalize and
+/// the certification record: `tests/device/disk_full.rs`). Unset, a point costs one load.
+pub async fn pause(name: &'static str) {
+    static PAUSE: OnceLock<Option<(String, std::path::PathBuf)>> = OnceLock::new();
+    let armed = PAUSE.get_or_init(|| {
+        let value = std::env::var("EMCF_PAUSE_AT").ok()?;
+        let (point, path) = value.split_once(':')?;
+        tracing::warn!(
+            point,
+            path,
+            "EMCF_PAUSE_AT is set: this process pauses on request"
+        );
+        Some((point.to_owned(), std::path::PathBuf::from(path)))
+    });
+    let Some((point, path)) = armed else { return };
+    if point != name || !path.exists() {
+        return;
+    }
+    let mut here = path.clone().into_os_string();
+    here.push(".here");
+    if std::fs::write(&here, name).is_err() {
+        return;
+    }
+    while path.exists() {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let _ = std::fs::remove_file(&here);
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ mod render;
 pub use record::{
     alert_raised, alerts_active, answered_invoices, backup_last_success, certification,
     connection_refused, dashboard_sign_in, device_reply_anomaly, device_round_trip, queue_wait,
-    web_api_round_trip,
+    register_write_fault, web_api_round_trip,
 };
 pub use render::{render, Gauges, SANDBOXES};
 

@@ -90,3 +90,16 @@ alert-backup-old-next = ask { -gateway-operator } to run a backup ("emcf-gateway
 alert-backup-command-subject = [e-MCF] { $org }: the backup was not sent to the other machine
 alert-backup-command-body = The backup of the invoice register (organization { $org }) is made on the gateway, but sending it to another machine failed on { $at }. If the gateway's machine were lost, the backup would be lost with it.
 alert-backup-command-next = ask { -gateway-operator } to fix the command that sends the backups, then to run a backup again ("emcf-gateway backup").
+
+## outage: the register cannot be written (src/certify/storage_fault.rs)
+alert-register-unwritable-subject = [e-MCF] { $org }: the gateway can no longer record invoices
+alert-register-unwritable-body = Since { $since }, the gateway's invoice register cannot be written ({ $fault ->
+    [no_space] its disk is full
+    [read_only] its disk is read-only
+   *[io] its disk fails to write
+}): no invoice of the organization { $org } is certified until it can be. Your management software is refused and can send the invoices again later; certification resumes by itself, without a restart, as soon as the register can be written.
+alert-register-unwritable-next = { $fault ->
+    [no_space] ask { -gateway-operator } to free space on the gateway's disk.
+    [read_only] ask { -gateway-operator } to check the gateway's disk and make it writable again.
+   *[io] ask { -gateway-operator } to check the gateway's disk, which may be failing.
+}

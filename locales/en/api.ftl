@@ -135,3 +135,14 @@ notice-page-published = Published { $date }
 
 ## pkg: a service without a device (src/api/mod.rs, Halt::NoDevice)
 err-no-device-configured = no device configured: this gateway certifies no invoice. Next step: name the e-MCF box in { $file } (a [[devices]] block, see docs/install.md), then restart the service (systemctl restart emcf-gateway).
+
+## outage: the register cannot be written (src/certify/storage_fault.rs, unrecorded.rs)
+register-fault-no-space = the gateway's disk is full
+register-fault-read-only = the gateway's disk is read-only
+register-fault-io = the gateway's disk fails to write
+register-fault-reason = the invoice register cannot be written ({ $why }): no invoice is certified until it can be; certification resumes by itself as soon as it can, without a restart
+err-register-unwritable = the invoice register cannot be written ({ $why }): nothing was sent to the device and no quota was used; retry later, certification resumes by itself once the register can be written
+err-certified-not-recorded = { $channel ->
+    [web_api] the DGI certified
+   *[box] the device certified
+} invoice { $rn }, but the register could not record it yet; send the same request again later: you will get the same certification

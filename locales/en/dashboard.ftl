@@ -352,3 +352,10 @@ dash-notice-read = Read the notice
 dash-alert-backup-old = The register's last backup dates from { $at }, more than two days ago: ask { -gateway-operator } to run a backup (emcf-gateway backup) and to check the daily backup.
 dash-alert-backup-never = The register has never been backed up: ask { -gateway-operator } to run a backup (emcf-gateway backup) and to check the daily backup.
 dash-alert-backup-command = The last backup could not be sent to another machine: ask { -gateway-operator } to fix the command that sends it ([backup] command).
+
+## outage: the register cannot be written (src/dashboard/alerts.rs)
+dash-alert-register-unwritable = Since { $since }, the invoice register cannot be written ({ $fault ->
+    [no_space] the gateway's disk is full
+    [read_only] the gateway's disk is read-only
+   *[io] the gateway's disk fails to write
+}): no invoice is certified; certification resumes by itself as soon as the register can be written. Tell { -gateway-operator }.

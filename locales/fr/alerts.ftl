@@ -90,3 +90,16 @@ alert-backup-old-next = demandez à { -gateway-operator } de lancer une sauvegar
 alert-backup-command-subject = [e-MCF] { $org } : la sauvegarde n'a pas été envoyée vers l'autre machine
 alert-backup-command-body = La sauvegarde du registre des factures (organisation { $org }) est faite sur la passerelle, mais son envoi vers une autre machine a échoué le { $at }. Si la machine de la passerelle était perdue, la sauvegarde le serait avec elle.
 alert-backup-command-next = demandez à { -gateway-operator } de corriger la commande d'envoi des sauvegardes, puis de relancer une sauvegarde (« emcf-gateway backup »).
+
+## outage: the register cannot be written (src/certify/storage_fault.rs)
+alert-register-unwritable-subject = [e-MCF] { $org } : la passerelle ne peut plus enregistrer de factures
+alert-register-unwritable-body = Depuis le { $since }, le registre des factures de la passerelle ne peut pas être écrit ({ $fault ->
+    [no_space] son disque est plein
+    [read_only] son disque est en lecture seule
+   *[io] son disque renvoie des erreurs d'écriture
+}) : aucune facture de l'organisation { $org } n'est certifiée tant qu'il ne peut pas l'être. Votre logiciel de gestion reçoit un refus et peut renvoyer les factures plus tard ; la certification reprend d'elle-même, sans redémarrage, dès que le registre peut être écrit.
+alert-register-unwritable-next = { $fault ->
+    [no_space] demandez à { -gateway-operator } de libérer de la place sur le disque de la passerelle.
+    [read_only] demandez à { -gateway-operator } de vérifier le disque de la passerelle et de le remettre en écriture.
+   *[io] demandez à { -gateway-operator } de vérifier le disque de la passerelle, qui est peut-être en train de lâcher.
+}

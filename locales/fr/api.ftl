@@ -136,3 +136,14 @@ notice-page-published = Publié le { $date }
 
 ## pkg: a service without a device (src/api/mod.rs, Halt::NoDevice)
 err-no-device-configured = aucun appareil configuré : cette passerelle ne certifie aucune facture. Prochaine étape : nommez le boîtier e-MCF dans { $file } (un bloc [[devices]], voir docs/install.md), puis redémarrez le service (systemctl restart emcf-gateway).
+
+## outage: the register cannot be written (src/certify/storage_fault.rs, unrecorded.rs)
+register-fault-no-space = le disque de la passerelle est plein
+register-fault-read-only = le disque de la passerelle est en lecture seule
+register-fault-io = le disque de la passerelle renvoie des erreurs d'écriture
+register-fault-reason = le registre des factures ne peut pas être écrit ({ $why }) : aucune facture n'est certifiée tant qu'il ne peut pas l'être ; la certification reprend d'elle-même dès qu'il le peut, sans redémarrage
+err-register-unwritable = le registre des factures ne peut pas être écrit ({ $why }) : rien n'a été envoyé au boîtier et aucun quota n'a été utilisé ; réessayez plus tard, la certification reprend d'elle-même dès que le registre peut être écrit
+err-certified-not-recorded = { $channel ->
+    [web_api] la DGI a certifié
+   *[box] le boîtier a certifié
+} la facture { $rn }, mais le registre n'a pas encore pu l'enregistrer ; renvoyez la même requête plus tard : vous obtiendrez la même certification

@@ -355,3 +355,10 @@ dash-notice-read = Lire l'avis
 dash-alert-backup-old = La dernière sauvegarde du registre date du { $at }, il y a plus de deux jours : demandez à { -gateway-operator } de lancer une sauvegarde (emcf-gateway backup) et de vérifier la sauvegarde quotidienne.
 dash-alert-backup-never = Le registre n'a encore jamais été sauvegardé : demandez à { -gateway-operator } de lancer une sauvegarde (emcf-gateway backup) et de vérifier la sauvegarde quotidienne.
 dash-alert-backup-command = La dernière sauvegarde n'a pas pu être envoyée vers une autre machine : demandez à { -gateway-operator } de corriger la commande d'envoi ([backup] command).
+
+## outage: the register cannot be written (src/dashboard/alerts.rs)
+dash-alert-register-unwritable = Depuis le { $since }, le registre des factures ne peut pas être écrit ({ $fault ->
+    [no_space] le disque de la passerelle est plein
+    [read_only] le disque de la passerelle est en lecture seule
+   *[io] le disque de la passerelle renvoie des erreurs d'écriture
+}) : aucune facture n'est certifiée ; la certification reprend d'elle-même dès que le registre peut être écrit. Prévenez { -gateway-operator }.

@@ -21,6 +21,9 @@ pub struct Snapshot {
     pub channels: Vec<ChannelFacts>,
     /// The backups; `None` when not known (the record could not be read).
     pub backup: Option<BackupFacts>,
+    /// Why the register cannot be written (`no_space`, `read_only`, `io`) and since when, if
+    /// it cannot.
+    pub register_fault: Option<(String, DateTime<Utc>)>,
 }
 
 /// The backups as the alerts see them (`<state_dir>/last-backup.json`, the register).
@@ -103,6 +106,9 @@ pub struct Facts {
     /// `backup_command_failed`, when the command failed. Added in 1.7.0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backup_at: Option<DateTime<Utc>>,
+    /// Register unwritable: why (`no_space`, `read_only`, `io`); `since` says since when.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
 }
 
 /// A condition that holds now.
@@ -195,6 +201,18 @@ pub fn evaluate(snapshot: &Snapshot, settings: &AlertSettings) -> Vec<Condition>
     }
     if let Some(backup) = &snapshot.backup {
         backup_conditions(snapshot, backup, &mut conditions);
+    }
+    if let Some((fault, since)) = &snapshot.register_fault {
+        conditions.push(Condition {
+            key: key(AlertKind::RegisterUnwritable, Subject::Gateway),
+            episode: String::new(),
+            facts: Facts {
+                since: Some(*since),
+                fault: Some(fault.clone()),
+                ..Facts::default()
+            },
+            recipients: snapshot.orgs.iter().map(|o| o.org.id.clone()).collect(),
+        });
     }
     conditions
 }
@@ -305,6 +323,7 @@ pub(super) mod tests {
                 first_entry: Some(now - chrono::Duration::days(30)),
                 command_failed: None,
             }),
+            register_fault: None,
         }
     }
 
@@ -399,5 +418,16 @@ pub(super) mod tests {
         let mut s = snapshot(0);
         s.orgs[0].in_doubt = 2;
         assert_eq!(kinds(&s), ["in_doubt organization acme"]);
+    }
+
+    #[test]
+    fn a_register_that_cannot_be_written_tells_everyone_until_it_can() {
+        let mut s = snapshot(1);
+        assert!(kinds(&s).is_empty());
+        s.register_fault = Some(("no_space".into(), s.now));
+        assert_eq!(kinds(&s), ["register_unwritable the gateway"]);
+        let raised = evaluate(&s, &AlertSettings::default());
+        assert_eq!(raised[0].recipients, ["acme"]);
+        assert_eq!(raised[0].facts.fault.as_deref(), Some("no_space"));
     }
 }

@@ -307,6 +307,7 @@ impl AlertEngine {
                 AlertKind::InDoubt,
                 AlertKind::BackupOld,
                 AlertKind::BackupCommandFailed,
+                AlertKind::RegisterUnwritable,
             ])
             .map(|kind| (kind.label(), 0))
             .collect();
@@ -391,6 +392,9 @@ pub fn collect(
         orgs,
         channels,
         backup: None,
+        register_fault: certifier
+            .storage_fault()
+            .map(|fault| (fault.kind.label().to_owned(), fault.since)),
     })
 }
 

@@ -8,6 +8,7 @@
 //! | `in_doubt` | organization | a production invoice waits for an administrator, or is not settled after `channel_down_minutes` | nothing in doubt |
 //! | `backup_old` | the gateway (every organization) | the last good backup (`<state_dir>/last-backup.json`) is older than two days, or there is none and the first production entry is that old | a newer backup |
 //! | `backup_command_failed` | the gateway (every organization) | the `[backup] command` after the last copy failed | a copy whose command succeeds |
+//! | `register_unwritable` | the gateway (every organization) | the invoice register cannot be written (disk full, read-only, I/O error: `certify/storage_fault.rs`) | it can be written again |
 //!
 //! Each alert is raised once per crossing, never once per request: [`state`] keeps what is
 //! raised (and whose e-mail is still to send) in `<state_dir>/alerts.json`, so a restart sends

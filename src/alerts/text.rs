@@ -207,6 +207,22 @@ fn words(alert: &RaisedAlert, org: &Organization, zone: FixedOffset, lang: Lang)
             ),
             next: msg!("alert-backup-command-next"),
         },
+        AlertKind::RegisterUnwritable => {
+            let fault = facts.fault.as_deref().unwrap_or("io");
+            Words {
+                subject: msg!("alert-register-unwritable-subject", org = name),
+                what: msg!(
+                    "alert-register-unwritable-body",
+                    org = name,
+                    fault = fault,
+                    since = facts
+                        .since
+                        .map(|at| format::date_time(at, zone, lang))
+                        .unwrap_or_default()
+                ),
+                next: msg!("alert-register-unwritable-next", fault = fault),
+            }
+        }
     }
 }
 
@@ -284,6 +300,17 @@ mod tests {
                 Subject::Gateway,
                 Facts {
                     backup_at,
+                    ..Facts::default()
+                },
+            ));
+        }
+        for fault in ["no_space", "read_only", "io"] {
+            alerts.push(raised(
+                AlertKind::RegisterUnwritable,
+                Subject::Gateway,
+                Facts {
+                    since: Some(s.now),
+                    fault: Some(fault.into()),
                     ..Facts::default()
                 },
             ));
@@ -388,10 +415,10 @@ mod tests {
         let count = ids.len();
         ids.sort();
         ids.dedup();
-        // Two of every_kind's alerts share a key and time by construction (the two channel
-        // kinds, the two DGI contacts, the two old backups): their ids are equal, nothing
-        // else is.
-        assert_eq!(ids.len(), count - 6);
+        // Some of every_kind's alerts share a key and time by construction (the two channel
+        // kinds, the two DGI contacts, the two old backups, the three register faults): their
+        // ids are equal, nothing else is.
+        assert_eq!(ids.len(), count - 10);
         assert!(ids.iter().all(|id| id.len() == 38 && id.is_ascii()));
     }
 }

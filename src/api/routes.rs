@@ -245,6 +245,12 @@ fn status(app: &App, lang: Lang) -> Response<Body> {
     let mut body = String::with_capacity(status.monitored_json.len() + 96);
     body.push_str("{\"devices\":");
     body.push_str(&status.monitored_json);
+    // The register cannot be written: why, in the reader's language (as a halted service's).
+    let reason = status.storage_fault.as_ref().map(|fault| fault.reason());
+    if let Some(reason) = &reason {
+        body.push_str(",\"reason\":");
+        body.push_str(&json!(reason.render(lang)).to_string());
+    }
     body.push_str(",\"serverDateTime\":\"");
     body.push_str(&now);
     body.push_str("\",\"status\":");
@@ -257,6 +263,11 @@ fn status(app: &App, lang: Lang) -> Response<Body> {
         CONTENT_TYPE,
         HeaderValue::from_static("application/json; charset=utf-8"),
     );
+    if reason.is_some() {
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_LANGUAGE, HeaderValue::from_static(lang.code()));
+        headers.insert(VARY, HeaderValue::from_static("accept-language"));
+    }
     response
 }
 

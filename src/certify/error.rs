@@ -6,6 +6,7 @@ use std::time::Duration;
 use rust_decimal::Decimal;
 
 use crate::certify::invoice::ValidationError;
+use crate::certify::StorageFaultKind;
 use crate::i18n::{Arg, Lang, Message};
 use crate::msg;
 use crate::store::StoreError;
@@ -200,6 +201,22 @@ pub enum CertifyError {
     /// The register (journal or index) failed (503).
     #[error("{}", self.log_text())]
     Store(#[from] StoreError),
+    /// The register cannot be written now (disk full, read-only, I/O error): refused before
+    /// any device or quota (503; 161, 162, 163).
+    #[error("{}", self.describe(Lang::En))]
+    RegisterUnwritable {
+        /// Why.
+        kind: StorageFaultKind,
+    },
+    /// The channel certified the invoice but the register could not record it yet: kept, and
+    /// journaled as soon as it can; the retry gets the same certification (503, 164).
+    #[error("{}", self.describe(Lang::En))]
+    CertifiedNotRecorded {
+        /// The client's invoice number.
+        rn: String,
+        /// What certified it: `box` or `web_api` (as `Channel::kind`).
+        channel: &'static str,
+    },
     /// No certified invoice with that rn (404).
     #[error("{}", self.describe(Lang::En))]
     NotFound {
@@ -238,6 +255,8 @@ impl CertifyError {
             CertifyError::TokenRejected { .. } => 155,
             CertifyError::DeviceNotConfigured { .. } | CertifyError::NoSandbox => 156,
             CertifyError::Store(_) => 160,
+            CertifyError::RegisterUnwritable { kind } => kind.code(),
+            CertifyError::CertifiedNotRecorded { .. } => 164,
             CertifyError::NotFound { .. } => 170,
             CertifyError::CreditExceedsOriginal(_) => 180,
             CertifyError::AboveMaxTotal { .. } => 181,
@@ -252,7 +271,10 @@ impl CertifyError {
             | CertifyError::QueueFull { retry_after }
             | CertifyError::OutcomeUnknown { retry_after, .. } => Some(*retry_after),
             CertifyError::InFlight { .. } => Some(Duration::from_secs(2)),
-            CertifyError::Store(_) => Some(Duration::from_secs(30)),
+            CertifyError::Store(_) | CertifyError::RegisterUnwritable { .. } => {
+                Some(Duration::from_secs(30))
+            }
+            CertifyError::CertifiedNotRecorded { .. } => Some(Duration::from_secs(10)),
             CertifyError::DeviceNotReady { .. } => Some(Duration::from_secs(60)),
             CertifyError::AwaitingAdministrator { .. } => Some(Duration::from_secs(300)),
             // The setup is wrong (a device of another taxpayer, a token to install, a device
@@ -418,6 +440,12 @@ impl CertifyError {
             CertifyError::QueueFull { .. } => msg!("err-queue-full"),
             CertifyError::OutcomeUnknown { rn, .. } => msg!("err-outcome-unknown", rn = rn),
             CertifyError::Store(_) => msg!("err-register-unavailable"),
+            CertifyError::RegisterUnwritable { kind } => {
+                msg!("err-register-unwritable", why = kind.why())
+            }
+            CertifyError::CertifiedNotRecorded { rn, channel } => {
+                msg!("err-certified-not-recorded", rn = rn, channel = *channel)
+            }
             CertifyError::NotFound { rn } => msg!("err-not-found", rn = rn),
             CertifyError::CreditExceedsOriginal(excess) => msg!(
                 "err-credit-exceeds-original",

@@ -138,8 +138,17 @@ impl Reconciler {
 
     /// One pass: true when no open intent is left for `channel`.
     async fn pass(&self, channel: &str) -> Result<bool, CertifyError> {
-        let open: Vec<_> = blocking(&self.store, |store| store.open_intents())
-            .await?
+        // While the register cannot be written nothing can be settled: the channel is not
+        // asked (`storage_fault.rs` journals what was kept once it can).
+        let open = blocking(&self.store, |store| match store.write_fault() {
+            Some(_) => Ok(None),
+            None => store.open_intents().map(Some),
+        })
+        .await?;
+        let Some(open) = open else {
+            return Ok(false);
+        };
+        let open: Vec<_> = open
             .into_iter()
             .filter(|(_, intent)| intent.device == channel)
             .collect();

@@ -33,6 +33,8 @@ mod register_writer;
 mod resolve;
 mod service;
 mod status;
+mod storage_fault;
+mod unrecorded;
 pub mod warnings;
 mod web_api_channel;
 
@@ -44,4 +46,5 @@ pub use error::{AuthFailure, CertifyError, CreditExcess, TokenReason};
 pub use resolve::{OpenIntent, Resolution, ResolveError};
 pub use service::{Certified, Certifier, CertifierSettings};
 pub use status::{ChannelView, DgiContact, Problem, ServiceStatus};
+pub use storage_fault::{StorageFault, StorageFaultKind};
 pub use web_api_channel::{new_web_api_channel, CdfCurrency, WebApiSettings};

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use chrono::{Datelike, FixedOffset, Utc};
 
 use crate::certify::continuity::{self, Seen};
+use crate::certify::unrecorded::{Unrecorded, UnrecordedSet};
 use crate::certify::CertifyError;
 use crate::model::{BoxCounters, Intent, IntentId, RegisterEntry, SecurityElements};
 use crate::store::{Store, StoreError};
@@ -17,12 +18,23 @@ use crate::store::{Store, StoreError};
 pub struct RegisterWriter {
     store: Arc<Store>,
     offset: FixedOffset,
+    /// Certifications the register could not write yet (`unrecorded.rs`).
+    unrecorded: UnrecordedSet,
 }
 
 impl RegisterWriter {
     /// The register in `store`; `offset` is the quota year's time zone.
     pub(crate) fn new(store: Arc<Store>, offset: FixedOffset) -> RegisterWriter {
-        RegisterWriter { store, offset }
+        RegisterWriter {
+            store,
+            offset,
+            unrecorded: UnrecordedSet::default(),
+        }
+    }
+
+    /// The certifications the register could not write yet.
+    pub(crate) fn unrecorded(&self) -> &UnrecordedSet {
+        &self.unrecorded
     }
 
     /// Journals `intent` (fsync'd) before the channel finalizes it.
@@ -41,8 +53,32 @@ impl RegisterWriter {
         let source = source.to_owned();
         let certified_at = Utc::now();
         let quota_year = certified_at.with_timezone(&self.offset).year();
+        let unrecorded = self.unrecorded.clone();
         blocking(&self.store, move |store| {
-            store.record_certified(intent, quota_year, certified_at, security, &source)
+            let written =
+                store.record_certified(intent, quota_year, certified_at, security.clone(), &source);
+            // The channel certified it but the register cannot write now: its elements are
+            // kept until it can (`unrecorded.rs`), never lost, never certified again.
+            if written.is_err() && store.write_fault().is_some() {
+                if let Some((_, open)) = store
+                    .open_intents()
+                    .ok()
+                    .and_then(|open| open.into_iter().find(|(id, _)| *id == intent))
+                {
+                    let kept = Unrecorded {
+                        org: open.org,
+                        environment: open.environment,
+                        rn: open.rn,
+                        device: open.device,
+                        security,
+                        source,
+                        certified_at,
+                        quota_year,
+                    };
+                    unrecorded.keep(intent, kept);
+                }
+            }
+            written
         })
         .await
     }

@@ -19,6 +19,7 @@ use super::in_doubt::{InDoubt, Reconciler};
 use super::invoice::{parse_body, validate, Seller, ValidInvoice};
 use super::register_writer::RegisterWriter;
 use super::status::StatusBoard;
+use super::storage_fault::StorageWatch;
 use super::warnings::Warning;
 use super::CertifyError;
 use crate::failpoint;
@@ -60,6 +61,9 @@ pub struct Certifier {
     reconciler: Arc<Reconciler>,
     pub(super) store_failed: AtomicBool,
     pub(super) board: StatusBoard,
+    /// Whether the register can be written (`storage_fault.rs`), and where it lives.
+    pub(super) storage: StorageWatch,
+    pub(super) storage_dir: std::sync::Mutex<Option<std::path::PathBuf>>,
 }
 
 /// A request on its way: who, when, and its place in its channel's order (none yet when its
@@ -97,6 +101,8 @@ impl Certifier {
             reconciler: Arc::new(reconciler),
             store_failed: AtomicBool::new(false),
             board: StatusBoard::default(),
+            storage: StorageWatch::default(),
+            storage_dir: std::sync::Mutex::new(None),
         })
     }
 
@@ -159,6 +165,8 @@ impl Certifier {
         body: &[u8],
     ) -> Result<Certified, CertifyError> {
         let at = arrival.received_at;
+        // A register that cannot be written refuses here: no device, no quota (161..164).
+        self.refuse_if_unwritable(principal, &invoice.rn)?;
         let admitted = match self
             .admission
             .admit(principal, &invoice, idempotency_key.as_deref(), at)
@@ -299,18 +307,37 @@ impl Certifier {
                 }
                 Ok(entry)
             }
-            Err(RunFailure::Failed(error)) => {
-                if matches!(error, CertifyError::Store(_)) {
-                    self.store_failed.store(true, Ordering::SeqCst);
+            Err(RunFailure::Failed(CertifyError::Store(error))) => {
+                self.observe_storage().await;
+                match self.storage_fault() {
+                    // A write fault: what was written before it may leave an intent open
+                    // (an abandon not journaled): the channel is settled before it takes
+                    // another invoice, once the register can be written again.
+                    Some(fault) if fault.halted => {
+                        self.in_doubt.mark(channel);
+                        self.reconciler.spawn(channel.to_owned());
+                        Err(CertifyError::RegisterUnwritable { kind: fault.kind })
+                    }
+                    _ => {
+                        self.store_failed.store(true, Ordering::SeqCst);
+                        Err(CertifyError::Store(error))
+                    }
                 }
-                Err(error)
             }
+            Err(RunFailure::Failed(error)) => Err(error),
             Err(RunFailure::Panicked) => {
                 self.reconciler.spawn(channel.to_owned());
                 Err(CertifyError::Internal(
                     "the certification failed unexpectedly; the gateway settles it with the device"
                         .to_string(),
                 ))
+            }
+            Err(RunFailure::InDoubt(intent)) if self.journal.unrecorded().contains(intent) => {
+                // Certified on the channel, not journaled yet: kept, and journaled as soon as
+                // the register can be written; the channel waits until then.
+                self.observe_storage().await;
+                self.reconciler.spawn(channel.to_owned());
+                Err(self.not_recorded(rn, channel))
             }
             Err(RunFailure::InDoubt(intent)) => {
                 warn!(
@@ -332,6 +359,13 @@ impl Certifier {
         principal: &Principal,
         rn: &str,
     ) -> Result<RegisterEntry, CertifyError> {
+        if let Some(device) =
+            self.journal
+                .unrecorded()
+                .holds(&principal.org.id, principal.environment, rn)
+        {
+            return Err(self.not_recorded(rn, &device));
+        }
         match self.admission.lookup(principal, rn).await {
             Ok(entry) => Ok(entry),
             Err(error) => Err(self.explain_in_flight(principal, error).await),
@@ -418,6 +452,8 @@ fn outcome_of(result: &Result<Certified, CertifyError>) -> &'static str {
         | Err(CertifyError::TokenRejected { .. })
         | Err(CertifyError::DeviceNotConfigured { .. })
         | Err(CertifyError::NoSandbox)
+        | Err(CertifyError::RegisterUnwritable { .. })
+        | Err(CertifyError::CertifiedNotRecorded { .. })
         | Err(CertifyError::Store(_)) => "unavailable",
         Err(CertifyError::NotFound { .. }) | Err(CertifyError::Internal(_)) => "error",
     }

@@ -36,6 +36,8 @@ pub struct ServiceStatus {
     pub monitored: Vec<DeviceHealth>,
     /// `monitored` as JSON, rendered once per snapshot.
     pub monitored_json: String,
+    /// Why the register cannot be written now, if it cannot (`storage_fault.rs`).
+    pub storage_fault: Option<super::StorageFault>,
 }
 
 impl ServiceStatus {
@@ -47,6 +49,7 @@ impl ServiceStatus {
             && self.reconciling == other.reconciling
             && self.not_ready == other.not_ready
             && self.monitored == other.monitored
+            && self.storage_fault == other.storage_fault
     }
 
     /// `monitored` as JSON, through a `Value` as the route always rendered it (keys in order).
@@ -164,7 +167,8 @@ impl Certifier {
             }
             devices.push(view);
         }
-        let store_ok = self.store_ok();
+        let storage_fault = self.storage_fault();
+        let store_ok = self.store_ok() && storage_fault.is_none();
         let ready =
             store_ok && reconciling.is_empty() && !monitored.is_empty() && not_ready.is_empty();
         ServiceStatus {
@@ -176,6 +180,7 @@ impl Certifier {
             monitored,
             // Rendered once the snapshot is kept (`board.rs`), not at every read.
             monitored_json: String::new(),
+            storage_fault,
         }
     }
 

@@ -123,6 +123,7 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     );
     certifier.start_reconciliation()?;
     certifier.spawn_status_watch(STATUS_WATCH);
+    certifier.spawn_storage_watch(state_dir.clone());
 
     let stop = CancellationToken::new();
     let admin = Arc::new(Admin::new(Arc::clone(&store), quota_settings(&config)));

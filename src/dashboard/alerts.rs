@@ -67,6 +67,21 @@ pub(super) fn notice_banners(shown: &[Notice], lang: Lang) -> String {
         .collect()
 }
 
+/// The banner of a register that cannot be written (the status's `storage_fault`): why and
+/// since when, shown as soon as the service knows, before any alert is evaluated.
+pub(super) fn register_unwritable(
+    fault: &crate::certify::StorageFault,
+    zone: FixedOffset,
+    lang: Lang,
+) -> String {
+    let text = msg!(
+        "dash-alert-register-unwritable",
+        fault = fault.kind.label(),
+        since = html::time(&fault.since, zone, lang)
+    );
+    html::banner("error", "alert", "register-unwritable", &t(lang, text))
+}
+
 /// The banners of `alerts` (of one organization), the in-doubt one checked against `now`;
 /// empty when none. Of its quota alerts only the highest threshold shows.
 pub(super) fn banners(
@@ -157,6 +172,8 @@ pub(super) fn banners(
                 },
             ),
             AlertKind::BackupCommandFailed => ("warn", msg!("dash-alert-backup-command")),
+            // The overview says it from the status, at once ([`register_unwritable`]).
+            AlertKind::RegisterUnwritable => continue,
         };
         let id = format!("alert-{}", esc(&alert.key.kind.label()));
         html.push_str(&html::banner(class, "alert", &id, &t(lang, text)));
@@ -251,5 +268,36 @@ mod tests {
             Lang::Fr,
         );
         assert!(old.contains("date du 20/11/2026 08:15:00"), "{old}");
+    }
+
+    #[test]
+    fn a_register_that_cannot_be_written_says_why_at_once_and_once() {
+        let since = DateTime::parse_from_rfc3339("2026-11-23T09:00:00Z")
+            .map(|t| t.with_timezone(&Utc))
+            .expect("time");
+        let fault = crate::certify::StorageFault {
+            kind: crate::certify::StorageFaultKind::NoSpace,
+            since,
+            halted: true,
+        };
+        let zone = FixedOffset::east_opt(3600).expect("+01:00");
+        let banner = register_unwritable(&fault, zone, Lang::Fr);
+        assert!(banner.contains("id=\"register-unwritable\""), "{banner}");
+        assert!(
+            banner.contains(&html(
+                "(le disque de la passerelle est plein) : aucune facture n'est certifiée"
+            )),
+            "{banner}"
+        );
+        // The raised alert says nothing more: the status's banner is there already.
+        let raised = alert(
+            AlertKind::RegisterUnwritable,
+            Facts {
+                since: Some(since),
+                fault: Some("no_space".into()),
+                ..Facts::default()
+            },
+        );
+        assert_eq!(said(raised, Lang::Fr), "");
     }
 }

@@ -51,6 +51,9 @@ impl Dashboard {
         if let Some(notices) = &self.notices {
             body.push_str(&super::alerts::notice_banners(&notices.shown(), lang));
         }
+        if let Some(fault) = &status.storage_fault {
+            body.push_str(&super::alerts::register_unwritable(fault, zone, lang));
+        }
         if let Some(engine) = &self.alerts {
             let in_doubt = super::alerts::InDoubtNow::of(&open, &org.id);
             body.push_str(&super::alerts::banners(

@@ -19,6 +19,8 @@ pub(super) struct Registry {
     pub(super) alerts_raised: Mutex<BTreeMap<String, u64>>,
     /// The last good backup's time (Unix seconds), 0 for none; `None` until read.
     pub(super) backup_last_success: Mutex<Option<i64>>,
+    /// Why the register cannot be written (`Some(None)`: it can); `None` until watched.
+    pub(super) register_write_fault: Mutex<Option<Option<&'static str>>>,
 }
 
 pub(super) fn registry() -> &'static Registry {
@@ -112,6 +114,12 @@ pub fn alerts_active(by_kind: BTreeMap<String, u64>) {
 /// set by `alerts` at each evaluation.
 pub fn backup_last_success(at: Option<chrono::DateTime<chrono::Utc>>) {
     *lock(&registry().backup_last_success) = Some(at.map_or(0, |at| at.timestamp()));
+}
+
+/// Why the register cannot be written now (`no_space`, `read_only`, `io`), or `None` when it
+/// can; set by the certification service's storage watch.
+pub fn register_write_fault(kind: Option<&'static str>) {
+    *lock(&registry().register_write_fault) = Some(kind);
 }
 
 /// An alert of `kind` was raised.

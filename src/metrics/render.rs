@@ -107,6 +107,7 @@ pub fn render(gauges: &Gauges, per_organization: bool) -> String {
     render_http(&mut out);
     render_alerts(&mut out);
     render_backup(&mut out);
+    render_register_fault(&mut out);
     if per_organization {
         render_quotas(&mut out, gauges);
     } else {
@@ -143,8 +144,20 @@ fn render_backup(out: &mut String) {
     }
 }
 
+/// Whether the register can be written: one line per kind of fault, 1 for the one now.
+fn render_register_fault(out: &mut String) {
+    let Some(now) = *lock(&registry().register_write_fault) else {
+        return;
+    };
+    out.push_str("# HELP emcf_register_write_fault The invoice register cannot be written, by why (no_space, read_only, io): new invoices are refused until it can.\n# TYPE emcf_register_write_fault gauge\n");
+    for kind in ["no_space", "read_only", "io"] {
+        let value = u8::from(now == Some(kind));
+        let _ = writeln!(out, "emcf_register_write_fault{{kind=\"{kind}\"}} {value}");
+    }
+}
+
 fn render_alerts(out: &mut String) {
-    out.push_str("# HELP emcf_alerts_active Alerts raised and not cleared, by kind (quota_80, quota_90, quota_100, channel_down, dgi_contact_old, in_doubt, backup_old, backup_command_failed).\n# TYPE emcf_alerts_active gauge\n");
+    out.push_str("# HELP emcf_alerts_active Alerts raised and not cleared, by kind (quota_80, quota_90, quota_100, channel_down, dgi_contact_old, in_doubt, backup_old, backup_command_failed, register_unwritable).\n# TYPE emcf_alerts_active gauge\n");
     for (kind, count) in lock(&registry().alerts_active).iter() {
         let _ = writeln!(
             out,

@@ -14,6 +14,7 @@ mod common;
 mod smtp;
 
 mod captures;
+mod disk_full;
 mod durability;
 mod faults;
 mod firmware_matrix;

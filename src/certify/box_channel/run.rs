@@ -203,6 +203,7 @@ async fn finalize(
     {
         Ok(FinalizeOutcome::Certified(certification)) => {
             failpoint::hit("after_finalize");
+            failpoint::pause("after_finalize").await;
             if certification
                 .rn
                 .as_deref()

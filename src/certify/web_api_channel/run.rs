@@ -290,6 +290,7 @@ async fn confirm(
     match shared.api.confirm(&calculation.uid, totals).await {
         Ok(confirmation) => {
             failpoint::hit("after_finalize");
+            failpoint::pause("after_finalize").await;
             shared.health.answered();
             certified(shared, job, journal, intent_id, &confirmation).await
         }
