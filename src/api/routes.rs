@@ -98,7 +98,7 @@ pub(crate) async fn handle(
 }
 
 /// Whether a request is a monitoring probe (see [`handle`]).
-fn is_probe(method: &Method, path: &str) -> bool {
+pub(super) fn is_probe(method: &Method, path: &str) -> bool {
     *method == Method::GET
         && (path == "/metrics"
             || path
@@ -215,7 +215,9 @@ fn root(app: &App, path: &str, query: Option<&str>, lang: Lang) -> Response<Body
 
 fn ready(app: &App) -> bool {
     match &app.service {
-        Service::Ready { certifier, .. } => certifier.status().ready,
+        Service::Ready { certifier, .. } => {
+            certifier.status().ready && !app.stopping.is_cancelled()
+        }
         Service::Halted { .. } => false,
     }
 }
@@ -241,10 +243,21 @@ fn status(app: &App, lang: Lang) -> Response<Body> {
     };
     let status = certifier.status();
     // The keys in the order `serde_json` writes a map's (sorted), as `halted_status` does.
-    let ready = if status.ready { "true" } else { "false" };
+    // A service that is stopping (SIGTERM: the invoices in progress finish) certifies nothing
+    // new: false, so that a load balancer sends elsewhere.
+    let stopping = app.stopping.is_cancelled();
+    let ready = if status.ready && !stopping {
+        "true"
+    } else {
+        "false"
+    };
     let mut body = String::with_capacity(status.monitored_json.len() + 96);
     body.push_str("{\"devices\":");
     body.push_str(&status.monitored_json);
+    if stopping {
+        body.push_str(",\"reason\":");
+        body.push_str(&json!(crate::msg!("status-stopping").render(lang)).to_string());
+    }
     body.push_str(",\"serverDateTime\":\"");
     body.push_str(&now);
     body.push_str("\",\"status\":");
@@ -253,10 +266,15 @@ fn status(app: &App, lang: Lang) -> Response<Body> {
     body.push_str(API_VERSION);
     body.push_str("\"}");
     let mut response = Response::new(Body::new(Bytes::from(body)));
-    response.headers_mut().insert(
+    let headers = response.headers_mut();
+    headers.insert(
         CONTENT_TYPE,
         HeaderValue::from_static("application/json; charset=utf-8"),
     );
+    if stopping {
+        headers.insert(CONTENT_LANGUAGE, HeaderValue::from_static(lang.code()));
+        headers.insert(VARY, HeaderValue::from_static("accept-language"));
+    }
     response
 }
 
