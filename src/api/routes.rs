@@ -323,6 +323,8 @@ async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Resp
             .await
         }
     };
+    // Its place in the arrival order first: the key check and the body read may wait.
+    let place = certifier.take_place();
     let principal = match certifier
         .authenticate(authorization(&request).as_deref())
         .await
@@ -340,7 +342,7 @@ async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Resp
         Err(error) => return http_error(&error, lang),
     };
     match certifier
-        .certify(&principal, &body, idempotency_key.as_deref())
+        .certify(&principal, &body, idempotency_key.as_deref(), place)
         .await
     {
         Ok(done) => {

@@ -16,7 +16,8 @@
 //!   other clients are served normally.
 //!
 //! - (issue 27, `always_answers.rs`) idle connections from many loopback addresses, the
-//!   SIGTERM drain with invoices queued, JSON 431 and 408.
+//!   SIGTERM drain with invoices queued, JSON 431 and 408; (`arrival_order.rs`) invoices sent
+//!   5 ms apart certified in the order sent.
 //!
 //! Timeouts are shortened in the configuration (`header_read_timeout_secs = 2`,
 //! `request_timeout_secs = 3` with device budgets below it) so the file runs in well under a
@@ -25,6 +26,7 @@
 use crate::common;
 
 mod always_answers;
+mod arrival_order;
 
 use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;
