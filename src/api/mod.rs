@@ -28,7 +28,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
-use crate::certify::Certifier;
+use crate::certify::{Certifier, Turn};
 use crate::dashboard::Dashboard;
 use crate::http_body::BodyLimits;
 use crate::notices::Notices;
@@ -139,6 +139,13 @@ const OVERFLOW_CONNECTIONS: usize = 64;
 /// finish what it was writing.
 const SHORT_WAIT: Duration = Duration::from_secs(2);
 
+/// How long the place in the invoices' arrival order a new connection takes when it is
+/// accepted is kept for its first request (src/arrivals.rs): the order of accepts is the order
+/// clients connected in, whatever the scheduling of the connections' tasks afterwards. A
+/// connection that sends no request by then gives it up, so an idle connection delays an
+/// invoice by this much at most.
+const EARLY_PLACE: Duration = Duration::from_millis(100);
+
 /// Serves the API on `listener` until `shutdown` is cancelled; then closes the listener at
 /// once (a new connection is refused: a load balancer fails over), lets the requests in
 /// progress finish (within `shutdown_grace`, each answer with `Connection: close`) and
@@ -178,9 +185,15 @@ pub async fn serve(
         };
         match peers.admit(peer.ip()) {
             Ok(slot) => {
+                // The order of accepts is the order clients connected in: an invoice sent as
+                // the first request of its connection keeps this place (`EARLY_PLACE`).
+                let place = match &app.service {
+                    Service::Ready { certifier, .. } => Some(certifier.take_place()),
+                    Service::Halted { .. } => None,
+                };
                 let app = Arc::clone(&app);
                 tokio::spawn(async move {
-                    serve_connection(stream, peer, app, &slot).await;
+                    serve_connection(stream, peer, app, &slot, place).await;
                     drop(slot);
                 });
             }
@@ -235,17 +248,21 @@ async fn serve_connection(
     peer: SocketAddr,
     app: Arc<App>,
     slot: &PeerSlot,
+    place: Option<Turn>,
 ) {
     let _ = stream.set_nodelay(true);
     let conn = Arc::clone(&slot.conn);
     let io = ConnIo::new(stream, Arc::clone(&conn), app.settings.header_read_timeout);
     let service_app = Arc::clone(&app);
     let service_conn = Arc::clone(&conn);
+    let early = Arc::new(std::sync::Mutex::new(place));
+    let service_early = Arc::clone(&early);
     let service = service_fn(move |request| {
         let app = Arc::clone(&service_app);
         let busy = service_conn.begin();
+        let place = crate::sync::lock(&service_early).take();
         async move {
-            let mut response = routes::handle(request, Arc::clone(&app), peer).await;
+            let mut response = routes::handle(request, Arc::clone(&app), peer, place).await;
             if app.stopping.is_cancelled() {
                 response
                     .headers_mut()
@@ -261,8 +278,15 @@ async fn serve_connection(
         .writev(false)
         .serve_connection(TokioIo::new(io), service);
     let mut connection = std::pin::pin!(connection);
+    // The place taken at accept lapses when no request has come by `EARLY_PLACE`.
+    let lapse = async {
+        tokio::time::sleep(EARLY_PLACE).await;
+        drop(crate::sync::lock(&early).take());
+        std::future::pending::<()>().await
+    };
     let result = tokio::select! {
         result = connection.as_mut() => result,
+        () = lapse => Ok(()),
         () = conn.close.cancelled() => {
             // Evicted (idle) or stopping: the request in progress, if any, finishes first.
             connection.as_mut().graceful_shutdown();
@@ -289,7 +313,7 @@ async fn serve_over_cap(stream: tokio::net::TcpStream, peer: SocketAddr, app: Ar
         let app = Arc::clone(&app);
         async move {
             let mut response = if routes::is_probe(request.method(), request.uri().path()) {
-                routes::handle(request, app, peer).await
+                routes::handle(request, app, peer, None).await
             } else {
                 let lang = crate::i18n::Lang::negotiate(
                     crate::http_request::header(&request, "accept-language"),

@@ -23,7 +23,7 @@ use super::reply::{
     certification_response, certify_error, http_error, json_response, Body, HttpError,
 };
 use super::{landing, versions, App, Service};
-use crate::certify::CertifyError;
+use crate::certify::{CertifyError, Turn};
 use crate::http_body::{self, BodyError, BodyLimits};
 use crate::http_request::header;
 use crate::i18n::{self, Lang};
@@ -38,7 +38,11 @@ pub(crate) async fn handle(
     request: Request<Incoming>,
     app: Arc<App>,
     peer: SocketAddr,
+    place: Option<Turn>,
 ) -> Response<Body> {
+    // A place taken when the connection was accepted serves an invoice only; any other request
+    // gives it up at once, so that no invoice waits for it.
+    let place = place.filter(|_| is_invoice_post(request.method(), request.uri().path()));
     let request_id = request_id();
     // Probes (`GET` of the status, the metrics, the OpenAPI document) are polled by monitoring
     // every few seconds: they are logged at `debug`, so that the log at `info` (the systemd
@@ -66,7 +70,7 @@ pub(crate) async fn handle(
         _ => None,
     };
     async move {
-        let mut response = route(request, &app, peer).await;
+        let mut response = route(request, &app, peer, place).await;
         if let (
             Some(version),
             Service::Ready {
@@ -106,7 +110,17 @@ pub(super) fn is_probe(method: &Method, path: &str) -> bool {
                 .is_some_and(|rest| rest == "/status" || rest == "/openapi.yaml"))
 }
 
-async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Response<Body> {
+/// Whether a request is `POST /api/v1/Invoice` (it keeps the place its connection took).
+fn is_invoice_post(method: &Method, path: &str) -> bool {
+    *method == Method::POST && path.strip_prefix(PREFIX) == Some("/Invoice")
+}
+
+async fn route(
+    request: Request<Incoming>,
+    app: &App,
+    peer: SocketAddr,
+    place: Option<Turn>,
+) -> Response<Body> {
     let path = request.uri().path().to_string();
     let lang = Lang::negotiate(header(&request, "accept-language"), i18n::default_lang());
     if path == "/dashboard" || path.starts_with("/dashboard/") {
@@ -173,7 +187,7 @@ async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Respo
             _ => not_allowed("GET, HEAD"),
         },
         "/Invoice" => match *request.method() {
-            Method::POST => with_timeout(app, lang, post_invoice(request, app, lang)).await,
+            Method::POST => with_timeout(app, lang, post_invoice(request, app, lang, place)).await,
             _ => not_allowed("POST"),
         },
         _ => match rest.strip_prefix("/Invoice/") {
@@ -310,7 +324,12 @@ async fn with_timeout(
     }
 }
 
-async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Response<Body> {
+async fn post_invoice(
+    request: Request<Incoming>,
+    app: &App,
+    lang: Lang,
+    place: Option<Turn>,
+) -> Response<Body> {
     let limit = app.settings.body.limit;
     let certifier = match &app.service {
         Service::Ready { certifier, .. } => certifier,
@@ -323,8 +342,9 @@ async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Resp
             .await
         }
     };
-    // Its place in the arrival order first: the key check and the body read may wait.
-    let place = certifier.take_place();
+    // Its place in the arrival order first (its connection's, taken when it was accepted, for
+    // a first request): the key check and the body read may wait.
+    let place = place.unwrap_or_else(|| certifier.take_place());
     let principal = match certifier
         .authenticate(authorization(&request).as_deref())
         .await

@@ -123,9 +123,10 @@ impl Certifier {
         self.reconciler.start()
     }
 
-    /// A place in the order invoice requests arrived in, taken as soon as a request's head is
-    /// read, before its key is checked and its body read; given to [`Certifier::certify`]
-    /// (dropping it gives it up).
+    /// A place in the order invoice requests arrived in, taken as soon as a request arrives
+    /// (the HTTP layer takes it when it accepts a new connection, or reads the head of a
+    /// request on a kept-alive one), before its key is checked and its body read; given to
+    /// [`Certifier::certify`] (dropping it gives it up).
     pub fn take_place(&self) -> crate::arrivals::Turn {
         self.arrivals.take()
     }

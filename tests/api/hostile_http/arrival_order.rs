@@ -2,15 +2,18 @@
 //! connection of its own, are certified in the order they were sent: the register's sequence
 //! follows the send order with no inversion.
 //!
-//! What it proves and where it stops: the client writes each request whole, in turn, from one
-//! task, so the kernel queues the connections in send order; the gateway accepts them in
-//! that order, lets each new connection read its head before accepting the next, and each
-//! invoice takes its place in the server's order as soon as its head is read, before its key
-//! check (a blocking thread) and its body read (src/arrivals.rs). An inversion would need a
-//! request to be overtaken in the microseconds between its accept and its handler's first
-//! line; on a loaded machine the gaps between sends can shrink (the sending task stalls, then
-//! sends two at once), which makes the test harder, never easier. It cannot prove the order
-//! of requests sent closer together than the gateway's own scheduling (tens of microseconds).
+//! What it proves and where it stops: the client connects and writes each request whole, in
+//! turn, from one task, so the kernel queues the connections in send order; the gateway
+//! accepts them in that order from one task and each accepted connection takes its place in
+//! the invoices' order at once (kept for its first request, src/api/mod.rs `EARLY_PLACE`),
+//! before its head is parsed, its key checked (a blocking thread) and its body read
+//! (src/arrivals.rs). So the threads' scheduling after the accept cannot reorder them; what
+//! could is a connection whose task is stalled past `EARLY_PLACE` (100 ms) before its head is
+//! read, or past `ORDER_WAIT` (500 ms) before its body is. On a loaded machine the gaps
+//! between sends can shrink (the sending task stalls, then sends two at once), which makes
+//! the test harder, never easier. Before the accept-time place, the same test failed 2 runs
+//! of 3 at load 10 on 2 cores beside the 100,000-keys test (an invoice stalled ~20 ms between
+//! its accept and its handler).
 
 use crate::common;
 
