@@ -143,7 +143,25 @@ async fn sigterm_refuses_new_clients_at_once_and_finishes_the_queued_invoices() 
             .await
         }));
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // One more on a keep-alive connection (no `Connection: close`), behind the others: its
+    // answer, after SIGTERM, closes it.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let body = serde_json::to_vec(&invoice("DRAIN-KEEP")).expect("json");
+    let mut kept = TcpStream::connect(addr).await.expect("connect");
+    let mut bytes = format!(
+        "POST /api/v1/Invoice HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    bytes.extend_from_slice(&body);
+    kept.write_all(&bytes).await.expect("write");
+    let kept = tokio::spawn(async move {
+        let mut raw = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(60), kept.read_to_end(&mut raw));
+        (read.await.is_ok(), raw)
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
     common::sigterm(gateway.pid());
     let stopped_at = Instant::now();
     // A new client is refused (the port is closed) or told 503 at once: never left hanging.
@@ -167,6 +185,15 @@ async fn sigterm_refuses_new_clients_at_once_and_finishes_the_queued_invoices() 
         assert_eq!(response.status, 200, "DRAIN-{i}: {}", response.body);
         certified.push(format!("DRAIN-{i}"));
     }
+    let (closed_by_server, raw) = kept.await.expect("task");
+    assert!(
+        closed_by_server,
+        "the keep-alive connection was closed after its answer"
+    );
+    let answer = http::parse_response(&raw).expect("the keep-alive invoice's answer");
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(answer.header("connection"), Some("close"));
+    certified.push("DRAIN-KEEP".to_string());
     let drained_in = stopped_at.elapsed();
     assert!(
         stopped_at.elapsed() > Duration::from_millis(500),
