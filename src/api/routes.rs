@@ -350,9 +350,14 @@ async fn post_invoice(
         .await
     {
         Ok(principal) => principal,
-        Err(error) => return unread(request, limit, certify_error(&error, lang)).await,
+        Err(error) => {
+            // Refused: its place is given up before its body is read and dropped.
+            drop(place);
+            return unread(request, limit, certify_error(&error, lang)).await;
+        }
     };
     if !is_json(header(&request, CONTENT_TYPE.as_str())) {
+        drop(place);
         let refused = http_error(&HttpError::UnsupportedMediaType, lang);
         return unread(request, limit, refused).await;
     }
