@@ -8,6 +8,19 @@
 //! What a turn waits for is only the CPU and store work of the requests ahead of it (nothing
 //! between taking a turn and queueing waits on a client or a device), so it adds no waiting of
 //! its own beyond the order.
+//!
+//! The server's own order (issue 27): an invoice request takes a turn of the certification
+//! service's [`Arrivals`] as soon as its head is read, before anything that can wait (the key
+//! checked on a blocking thread, the body read), and takes its channel's turn only once every
+//! earlier request has taken its own or given up ([`Turn::wait_at_most`]). Requests sent a few
+//! milliseconds apart thus reach their channel in the order they were sent, whatever the
+//! scheduling of the threads in between. That wait is bounded by [`ORDER_WAIT`]: a client
+//! whose body trickles in delays the requests that arrived after it by that much at most,
+//! after which they go on in their own order.
+
+/// The longest a request waits for the requests that arrived before it to take their channel's
+/// turn (see the module documentation).
+pub const ORDER_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,6 +79,11 @@ impl Turn {
             .await;
     }
 
+    /// [`Turn::wait`], for at most `within`: whether every earlier turn was done in time.
+    pub(crate) async fn wait_at_most(&self, within: std::time::Duration) -> bool {
+        tokio::time::timeout(within, self.wait()).await.is_ok()
+    }
+
     /// Ends the turn: the next one may enter the queue.
     pub(crate) fn finish(mut self) {
         self.release();
@@ -119,6 +137,20 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(5), fourth.wait())
             .await
             .expect("the fourth turn is free");
+    }
+
+    #[tokio::test]
+    async fn a_bounded_wait_goes_on_after_its_bound() {
+        let arrivals = Arc::new(Arrivals::new());
+        let slow = arrivals.take();
+        let next = arrivals.take();
+        let short = Duration::from_millis(50);
+        assert!(
+            !next.wait_at_most(short).await,
+            "the first is still pending"
+        );
+        drop(slow);
+        assert!(next.wait_at_most(short).await);
     }
 
     #[tokio::test]

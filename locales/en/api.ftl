@@ -146,3 +146,11 @@ err-certified-not-recorded = { $channel ->
     [web_api] the DGI certified
    *[box] the device certified
 } invoice { $rn }, but the register could not record it yet; send the same request again later: you will get the same certification
+
+## issue 27: a service that always answers (src/api/conn_io.rs, src/api/peers.rs)
+err-head-timeout = the request headers did not arrive in time; the connection is closed. Send the whole request at once
+err-head-unreadable = the request headers could not be read (malformed request line or header); fix the request
+err-uri-too-long = the request's path is too long; shorten it
+err-head-too-large = the request headers are too large (too many headers, or too long); send fewer headers or shorter values
+err-server-busy = the service has every connection busy (at most { $max } at once); retry in a moment
+status-stopping = the service is stopping: it finishes the invoices in progress and takes no new ones

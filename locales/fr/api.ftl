@@ -147,3 +147,11 @@ err-certified-not-recorded = { $channel ->
     [web_api] la DGI a certifié
    *[box] le boîtier a certifié
 } la facture { $rn }, mais le registre n'a pas encore pu l'enregistrer ; renvoyez la même requête plus tard : vous obtiendrez la même certification
+
+## issue 27: a service that always answers (src/api/conn_io.rs, src/api/peers.rs)
+err-head-timeout = les en-têtes de la requête ne sont pas arrivés à temps ; la connexion est fermée. Envoyez la requête entière d'un seul coup
+err-head-unreadable = les en-têtes de la requête n'ont pas pu être lus (ligne de requête ou en-tête mal formé) ; corrigez la requête
+err-uri-too-long = le chemin de la requête est trop long ; raccourcissez-le
+err-head-too-large = les en-têtes de la requête sont trop grands (trop d'en-têtes, ou trop longs) ; envoyez moins d'en-têtes ou des valeurs plus courtes
+err-server-busy = le service a toutes ses connexions occupées ({ $max } au plus à la fois) ; réessayez dans un instant
+status-stopping = le service s'arrête : il termine les factures en cours et n'en accepte pas de nouvelles

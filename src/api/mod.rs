@@ -1,9 +1,11 @@
 //! The HTTP API v1 on hyper 1.x (HTTP/1.1): accept loop with a connection cap and a cap per
-//! peer address (`peers`), header read timeout, body limits and rate (`crate::http_body`),
+//! peer address that never leave a connection unaccepted (`peers`), the header read timeout
+//! and JSON answers to heads hyper refuses (`conn_io`), body limits and rate (`crate::http_body`),
 //! graceful shutdown (docs/design.md §6). The routes are in `routes`, the JSON bodies and the
 //! error mapping in `reply`, the versions served side by side and the change notices'
 //! headers in `versions`. This layer knows the certification service only, never the store.
 
+mod conn_io;
 mod invoice_get;
 mod landing;
 mod peers;
@@ -16,6 +18,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hyper::header::{HeaderValue, CONNECTION};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -25,11 +28,12 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
-use crate::certify::Certifier;
+use crate::certify::{Certifier, Turn};
 use crate::dashboard::Dashboard;
 use crate::http_body::BodyLimits;
 use crate::notices::Notices;
-use peers::Peers;
+use conn_io::ConnIo;
+use peers::{Cap, PeerSlot, Peers};
 
 pub use routes::API_VERSION;
 pub use versions::SERVED_VERSIONS;
@@ -37,9 +41,10 @@ pub use versions::SERVED_VERSIONS;
 /// Limits and timeouts of the HTTP server.
 #[derive(Debug, Clone)]
 pub struct ServerSettings {
-    /// Connections served at once; more wait in the listen backlog.
+    /// Connections served at once; over it, the longest-idle one is closed for a new one, or
+    /// when every one is busy the new one gets 503 (193) but for the probes (`peers`).
     pub max_connections: usize,
-    /// Connections of one peer address at once; more are answered 503 (127) and closed.
+    /// Connections of one peer address at once; the same over it (code 127).
     pub max_connections_per_peer: usize,
     /// Time a client has to send the request headers.
     pub header_read_timeout: Duration,
@@ -122,32 +127,52 @@ impl Halt {
 pub(crate) struct App {
     pub service: Service,
     pub settings: ServerSettings,
+    /// Cancelled when the service stops: `/status` says false, answers close their connection.
+    pub stopping: CancellationToken,
 }
 
-/// Serves the API on `listener` until `shutdown` is cancelled, then lets the requests in
-/// progress finish (within `shutdown_grace`) and returns.
+/// Connections over a cap served at once by the overflow path (the probes answered, the rest
+/// 503); more get the 503's bytes at once.
+const OVERFLOW_CONNECTIONS: usize = 64;
+
+/// How long an overflow connection may take to send its head, and an evicted connection to
+/// finish what it was writing.
+const SHORT_WAIT: Duration = Duration::from_secs(2);
+
+/// How long the place in the invoices' arrival order a new connection takes when it is
+/// accepted is kept for its first request (src/arrivals.rs): the order of accepts is the order
+/// clients connected in, whatever the scheduling of the connections' tasks afterwards. A
+/// connection that sends no request by then gives it up, so an idle connection delays an
+/// invoice by this much at most.
+const EARLY_PLACE: Duration = Duration::from_millis(100);
+
+/// Serves the API on `listener` until `shutdown` is cancelled; then closes the listener at
+/// once (a new connection is refused: a load balancer fails over), lets the requests in
+/// progress finish (within `shutdown_grace`, each answer with `Connection: close`) and
+/// returns.
 pub async fn serve(
     listener: TcpListener,
     service: Service,
     settings: ServerSettings,
     shutdown: CancellationToken,
 ) -> io::Result<()> {
-    let max = settings.max_connections.max(1);
     let grace = settings.shutdown_grace;
-    let permits = Arc::new(Semaphore::new(max));
-    let peers = Peers::new(settings.max_connections_per_peer);
-    let per_peer = settings.max_connections_per_peer;
-    let app = Arc::new(App { service, settings });
+    let peers = Peers::new(
+        settings.max_connections_per_peer,
+        settings.max_connections,
+        shutdown.clone(),
+    );
+    let overflow = Arc::new(Semaphore::new(OVERFLOW_CONNECTIONS));
+    let app = Arc::new(App {
+        service,
+        settings,
+        stopping: shutdown.clone(),
+    });
     info!(addr = ?listener.local_addr().ok(), "HTTP API listening");
     loop {
-        let permit = tokio::select! {
-            permit = Arc::clone(&permits).acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => break,
-            },
-            () = shutdown.cancelled() => break,
-        };
         let (stream, peer) = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok(pair) => pair,
                 Err(error) => {
@@ -157,25 +182,49 @@ pub async fn serve(
                     continue;
                 }
             },
-            () = shutdown.cancelled() => break,
         };
-        let Some(slot) = peers.enter(peer.ip()) else {
-            drop(permit);
-            crate::metrics::connection_refused("per_peer");
-            debug!(%peer, "connection refused: too many from this address");
-            tokio::spawn(refuse(stream, per_peer));
-            continue;
-        };
-        let app = Arc::clone(&app);
-        let shutdown = shutdown.clone();
-        tokio::spawn(async move {
-            serve_connection(stream, peer, app, shutdown).await;
-            drop((slot, permit));
-        });
+        match peers.admit(peer.ip()) {
+            Ok(slot) => {
+                // The order of accepts is the order clients connected in: an invoice sent as
+                // the first request of its connection keeps this place (`EARLY_PLACE`).
+                let place = match &app.service {
+                    Service::Ready { certifier, .. } => Some(certifier.take_place()),
+                    Service::Halted { .. } => None,
+                };
+                let app = Arc::clone(&app);
+                tokio::spawn(async move {
+                    serve_connection(stream, peer, app, &slot, place).await;
+                    drop(slot);
+                });
+            }
+            Err(cap) => {
+                debug!(%peer, ?cap, "connection over a cap, every connection busy");
+                crate::metrics::connection_refused(match cap {
+                    Cap::PerPeer(_) => "per_peer",
+                    Cap::Server(_) => "max_connections",
+                });
+                match Arc::clone(&overflow).try_acquire_owned() {
+                    Ok(permit) => {
+                        let app = Arc::clone(&app);
+                        tokio::spawn(async move {
+                            serve_over_cap(stream, peer, app, cap).await;
+                            drop(permit);
+                        });
+                    }
+                    Err(_) => {
+                        tokio::spawn(refuse(stream, cap));
+                    }
+                }
+            }
+        }
+        // Let the new connection read its head before the next is accepted: requests sent a
+        // few milliseconds apart take their places in the order they were sent.
+        tokio::task::yield_now().await;
     }
+    // The port is closed at once: new connections are refused while the drain goes on.
+    drop(listener);
     info!("HTTP API stops accepting; finishing requests in progress");
-    let all = u32::try_from(max).unwrap_or(u32::MAX);
-    if tokio::time::timeout(grace, permits.acquire_many(all))
+    if tokio::time::timeout(grace, peers.all_closed())
         .await
         .is_err()
     {
@@ -184,8 +233,8 @@ pub async fn serve(
     Ok(())
 }
 
-/// Answers a connection over its peer's cap with a short 503 (best effort, 1 s) and closes it.
-async fn refuse(mut stream: tokio::net::TcpStream, cap: usize) {
+/// Answers a connection over a cap with a short 503 (best effort, 1 s) and closes it.
+async fn refuse(mut stream: tokio::net::TcpStream, cap: Cap) {
     let answer = peers::refusal(cap);
     let _ = tokio::time::timeout(Duration::from_secs(1), async {
         stream.write_all(&answer).await?;
@@ -198,27 +247,116 @@ async fn serve_connection(
     stream: tokio::net::TcpStream,
     peer: SocketAddr,
     app: Arc<App>,
-    shutdown: CancellationToken,
+    slot: &PeerSlot,
+    place: Option<Turn>,
 ) {
     let _ = stream.set_nodelay(true);
+    let conn = Arc::clone(&slot.conn);
+    let io = ConnIo::new(stream, Arc::clone(&conn), app.settings.header_read_timeout);
     let service_app = Arc::clone(&app);
+    let service_conn = Arc::clone(&conn);
+    let early = Arc::new(std::sync::Mutex::new(place));
+    let service_early = Arc::clone(&early);
     let service = service_fn(move |request| {
         let app = Arc::clone(&service_app);
-        async move { Ok::<_, std::convert::Infallible>(routes::handle(request, app, peer).await) }
+        let busy = service_conn.begin();
+        let place = crate::sync::lock(&service_early).take();
+        async move {
+            let mut response = routes::handle(request, Arc::clone(&app), peer, place).await;
+            if app.stopping.is_cancelled() {
+                response
+                    .headers_mut()
+                    .insert(CONNECTION, HeaderValue::from_static("close"));
+            }
+            Ok::<_, std::convert::Infallible>(response.map(|body| Tracked { body, _busy: busy }))
+        }
     });
     let connection = http1::Builder::new()
         .timer(TokioTimer::new())
-        .header_read_timeout(app.settings.header_read_timeout)
-        .serve_connection(TokioIo::new(stream), service);
+        // The header deadline is `ConnIo`'s, which answers 408.
+        .header_read_timeout(None)
+        .writev(false)
+        .serve_connection(TokioIo::new(io), service);
     let mut connection = std::pin::pin!(connection);
+    // The place taken at accept lapses when no request has come by `EARLY_PLACE`.
+    let lapse = async {
+        tokio::time::sleep(EARLY_PLACE).await;
+        drop(crate::sync::lock(&early).take());
+        std::future::pending::<()>().await
+    };
     let result = tokio::select! {
         result = connection.as_mut() => result,
-        () = shutdown.cancelled() => {
+        () = lapse => Ok(()),
+        () = conn.close.cancelled() => {
+            // Evicted (idle) or stopping: the request in progress, if any, finishes first.
             connection.as_mut().graceful_shutdown();
-            connection.as_mut().await
+            if conn.is_evicted() {
+                tokio::time::timeout(SHORT_WAIT, connection.as_mut())
+                    .await
+                    .unwrap_or(Ok(()))
+            } else {
+                connection.as_mut().await
+            }
         }
     };
     if let Err(error) = result {
         debug!(%peer, %error, "connection ended with an error");
+    }
+}
+
+/// A connection over a cap while every connection it could replace is busy: one request,
+/// its head within [`SHORT_WAIT`]; the probes (`GET /api/v1/status`, `/metrics`) are
+/// answered as usual, anything else gets the 503 of `cap`, in the reader's language.
+async fn serve_over_cap(stream: tokio::net::TcpStream, peer: SocketAddr, app: Arc<App>, cap: Cap) {
+    let _ = stream.set_nodelay(true);
+    let service = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+        let app = Arc::clone(&app);
+        async move {
+            let mut response = if routes::is_probe(request.method(), request.uri().path()) {
+                routes::handle(request, app, peer, None).await
+            } else {
+                let lang = crate::i18n::Lang::negotiate(
+                    crate::http_request::header(&request, "accept-language"),
+                    crate::i18n::default_lang(),
+                );
+                reply::http_error(&reply::HttpError::OverCap(cap), lang)
+            };
+            response
+                .headers_mut()
+                .insert(CONNECTION, HeaderValue::from_static("close"));
+            Ok::<_, std::convert::Infallible>(response)
+        }
+    });
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(SHORT_WAIT)
+        .keep_alive(false)
+        .serve_connection(TokioIo::new(stream), service);
+    let _ = tokio::time::timeout(SHORT_WAIT * 2, connection).await;
+}
+
+/// A response body that keeps its connection busy until hyper has taken it whole.
+struct Tracked {
+    body: reply::Body,
+    _busy: peers::Busy,
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = bytes::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
     }
 }

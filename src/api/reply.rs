@@ -49,6 +49,16 @@ pub(crate) enum HttpError {
     Timeout,
     /// Certification is stopped for the whole service (a damaged register, no device).
     Halted(super::Halt),
+    /// The request head did not come within the header read timeout (408, issue 27).
+    HeadTimeout,
+    /// The request head could not be parsed (hyper's 400).
+    HeadUnreadable,
+    /// The request target is too long (hyper's 414).
+    UriTooLong,
+    /// The request head is too large: too many or too long header fields (hyper's 431).
+    HeadTooLarge,
+    /// A connection over a cap while every connection it could replace is busy (503).
+    OverCap(super::peers::Cap),
     /// A query parameter has a value the path does not take (`field`: its name).
     BadParameter {
         /// The parameter.
@@ -176,6 +186,11 @@ impl HttpError {
                 (StatusCode::SERVICE_UNAVAILABLE, 157)
             }
             HttpError::BadParameter { .. } => (StatusCode::BAD_REQUEST, 128),
+            HttpError::HeadTimeout => (StatusCode::REQUEST_TIMEOUT, 190),
+            HttpError::HeadUnreadable => (StatusCode::BAD_REQUEST, 191),
+            HttpError::UriTooLong => (StatusCode::URI_TOO_LONG, 192),
+            HttpError::HeadTooLarge => (StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, 129),
+            HttpError::OverCap(cap) => (StatusCode::SERVICE_UNAVAILABLE, cap.code_and_message().0),
         }
     }
 
@@ -195,6 +210,11 @@ impl HttpError {
             HttpError::BadBody(detail) => msg!("err-body-unreadable", detail = detail),
             HttpError::Timeout => msg!("err-request-timeout"),
             HttpError::Halted(halt) => halt.message(),
+            HttpError::HeadTimeout => msg!("err-head-timeout"),
+            HttpError::HeadUnreadable => msg!("err-head-unreadable"),
+            HttpError::UriTooLong => msg!("err-uri-too-long"),
+            HttpError::HeadTooLarge => msg!("err-head-too-large"),
+            HttpError::OverCap(cap) => cap.code_and_message().1,
             HttpError::BadParameter {
                 name,
                 value,
@@ -229,7 +249,13 @@ pub(crate) fn http_error(error: &HttpError, lang: Lang) -> Response<Body> {
     }
     if matches!(
         error,
-        HttpError::TooSlow(_) | HttpError::TooLarge { drained: false, .. }
+        HttpError::TooSlow(_)
+            | HttpError::TooLarge { drained: false, .. }
+            | HttpError::HeadTimeout
+            | HttpError::HeadUnreadable
+            | HttpError::UriTooLong
+            | HttpError::HeadTooLarge
+            | HttpError::OverCap(_)
     ) {
         // The rest of the body was not read: the connection cannot carry another request.
         response
@@ -241,9 +267,42 @@ pub(crate) fn http_error(error: &HttpError, lang: Lang) -> Response<Body> {
         HttpError::Halted(_) => {
             response = with_retry_after(response, Some(Duration::from_secs(60)))
         }
+        HttpError::OverCap(_) => {
+            response = with_retry_after(response, Some(Duration::from_secs(1)))
+        }
         _ => {}
     }
     response
+}
+
+/// The bytes of an HTTP-level error answer as written on the connection, for the answers
+/// written around hyper (`conn_io`): status line, headers (`Connection: close`), JSON body.
+pub(crate) fn raw_error(error: &HttpError, lang: Lang) -> Vec<u8> {
+    use hyper::body::Body as _;
+    let response = http_error(error, lang);
+    let status = response.status();
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
+        status.as_str(),
+        status.canonical_reason().unwrap_or("")
+    );
+    for (name, value) in response.headers() {
+        head.push_str(name.as_str());
+        head.push_str(": ");
+        head.push_str(&String::from_utf8_lossy(value.as_bytes()));
+        head.push_str("\r\n");
+    }
+    // A `Full` body is ready at once: one frame, its bytes.
+    let mut body = response.into_body();
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    let data = match std::pin::Pin::new(&mut body).poll_frame(&mut context) {
+        std::task::Poll::Ready(Some(Ok(frame))) => frame.into_data().unwrap_or_default(),
+        _ => Bytes::new(),
+    };
+    head.push_str(&format!("content-length: {}\r\n\r\n", data.len()));
+    let mut raw = head.into_bytes();
+    raw.extend_from_slice(&data);
+    raw
 }
 
 /// The 200 answer of a certification (`POST /Invoice`, its replay, `GET /Invoice/{rn}`) with

@@ -23,7 +23,7 @@ use super::reply::{
     certification_response, certify_error, http_error, json_response, Body, HttpError,
 };
 use super::{landing, versions, App, Service};
-use crate::certify::CertifyError;
+use crate::certify::{CertifyError, Turn};
 use crate::http_body::{self, BodyError, BodyLimits};
 use crate::http_request::header;
 use crate::i18n::{self, Lang};
@@ -38,7 +38,11 @@ pub(crate) async fn handle(
     request: Request<Incoming>,
     app: Arc<App>,
     peer: SocketAddr,
+    place: Option<Turn>,
 ) -> Response<Body> {
+    // A place taken when the connection was accepted serves an invoice only; any other request
+    // gives it up at once, so that no invoice waits for it.
+    let place = place.filter(|_| is_invoice_post(request.method(), request.uri().path()));
     let request_id = request_id();
     // Probes (`GET` of the status, the metrics, the OpenAPI document) are polled by monitoring
     // every few seconds: they are logged at `debug`, so that the log at `info` (the systemd
@@ -66,7 +70,7 @@ pub(crate) async fn handle(
         _ => None,
     };
     async move {
-        let mut response = route(request, &app, peer).await;
+        let mut response = route(request, &app, peer, place).await;
         if let (
             Some(version),
             Service::Ready {
@@ -98,7 +102,7 @@ pub(crate) async fn handle(
 }
 
 /// Whether a request is a monitoring probe (see [`handle`]).
-fn is_probe(method: &Method, path: &str) -> bool {
+pub(super) fn is_probe(method: &Method, path: &str) -> bool {
     *method == Method::GET
         && (path == "/metrics"
             || path
@@ -106,7 +110,17 @@ fn is_probe(method: &Method, path: &str) -> bool {
                 .is_some_and(|rest| rest == "/status" || rest == "/openapi.yaml"))
 }
 
-async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Response<Body> {
+/// Whether a request is `POST /api/v1/Invoice` (it keeps the place its connection took).
+fn is_invoice_post(method: &Method, path: &str) -> bool {
+    *method == Method::POST && path.strip_prefix(PREFIX) == Some("/Invoice")
+}
+
+async fn route(
+    request: Request<Incoming>,
+    app: &App,
+    peer: SocketAddr,
+    place: Option<Turn>,
+) -> Response<Body> {
     let path = request.uri().path().to_string();
     let lang = Lang::negotiate(header(&request, "accept-language"), i18n::default_lang());
     if path == "/dashboard" || path.starts_with("/dashboard/") {
@@ -173,7 +187,7 @@ async fn route(request: Request<Incoming>, app: &App, peer: SocketAddr) -> Respo
             _ => not_allowed("GET, HEAD"),
         },
         "/Invoice" => match *request.method() {
-            Method::POST => with_timeout(app, lang, post_invoice(request, app, lang)).await,
+            Method::POST => with_timeout(app, lang, post_invoice(request, app, lang, place)).await,
             _ => not_allowed("POST"),
         },
         _ => match rest.strip_prefix("/Invoice/") {
@@ -215,7 +229,9 @@ fn root(app: &App, path: &str, query: Option<&str>, lang: Lang) -> Response<Body
 
 fn ready(app: &App) -> bool {
     match &app.service {
-        Service::Ready { certifier, .. } => certifier.status().ready,
+        Service::Ready { certifier, .. } => {
+            certifier.status().ready && !app.stopping.is_cancelled()
+        }
         Service::Halted { .. } => false,
     }
 }
@@ -241,12 +257,24 @@ fn status(app: &App, lang: Lang) -> Response<Body> {
     };
     let status = certifier.status();
     // The keys in the order `serde_json` writes a map's (sorted), as `halted_status` does.
-    let ready = if status.ready { "true" } else { "false" };
+    // A service that is stopping (SIGTERM: the invoices in progress finish) certifies nothing
+    // new: false, so that a load balancer sends elsewhere.
+    let stopping = app.stopping.is_cancelled();
+    let ready = if status.ready && !stopping {
+        "true"
+    } else {
+        "false"
+    };
     let mut body = String::with_capacity(status.monitored_json.len() + 96);
     body.push_str("{\"devices\":");
     body.push_str(&status.monitored_json);
-    // The register cannot be written: why, in the reader's language (as a halted service's).
-    let reason = status.storage_fault.as_ref().map(|fault| fault.reason());
+    // Why it certifies nothing, in the reader's language (as a halted service's): stopping,
+    // or a register that cannot be written.
+    let reason = if stopping {
+        Some(crate::msg!("status-stopping"))
+    } else {
+        status.storage_fault.as_ref().map(|fault| fault.reason())
+    };
     if let Some(reason) = &reason {
         body.push_str(",\"reason\":");
         body.push_str(&json!(reason.render(lang)).to_string());
@@ -259,12 +287,12 @@ fn status(app: &App, lang: Lang) -> Response<Body> {
     body.push_str(API_VERSION);
     body.push_str("\"}");
     let mut response = Response::new(Body::new(Bytes::from(body)));
-    response.headers_mut().insert(
+    let headers = response.headers_mut();
+    headers.insert(
         CONTENT_TYPE,
         HeaderValue::from_static("application/json; charset=utf-8"),
     );
     if reason.is_some() {
-        let headers = response.headers_mut();
         headers.insert(CONTENT_LANGUAGE, HeaderValue::from_static(lang.code()));
         headers.insert(VARY, HeaderValue::from_static("accept-language"));
     }
@@ -303,7 +331,12 @@ async fn with_timeout(
     }
 }
 
-async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Response<Body> {
+async fn post_invoice(
+    request: Request<Incoming>,
+    app: &App,
+    lang: Lang,
+    place: Option<Turn>,
+) -> Response<Body> {
     let limit = app.settings.body.limit;
     let certifier = match &app.service {
         Service::Ready { certifier, .. } => certifier,
@@ -316,14 +349,22 @@ async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Resp
             .await
         }
     };
+    // Its place in the arrival order first (its connection's, taken when it was accepted, for
+    // a first request): the key check and the body read may wait.
+    let place = place.unwrap_or_else(|| certifier.take_place());
     let principal = match certifier
         .authenticate(authorization(&request).as_deref())
         .await
     {
         Ok(principal) => principal,
-        Err(error) => return unread(request, limit, certify_error(&error, lang)).await,
+        Err(error) => {
+            // Refused: its place is given up before its body is read and dropped.
+            drop(place);
+            return unread(request, limit, certify_error(&error, lang)).await;
+        }
     };
     if !is_json(header(&request, CONTENT_TYPE.as_str())) {
+        drop(place);
         let refused = http_error(&HttpError::UnsupportedMediaType, lang);
         return unread(request, limit, refused).await;
     }
@@ -333,7 +374,7 @@ async fn post_invoice(request: Request<Incoming>, app: &App, lang: Lang) -> Resp
         Err(error) => return http_error(&error, lang),
     };
     match certifier
-        .certify(&principal, &body, idempotency_key.as_deref())
+        .certify(&principal, &body, idempotency_key.as_deref(), place)
         .await
     {
         Ok(done) => {

@@ -38,6 +38,8 @@ mod unrecorded;
 pub mod warnings;
 mod web_api_channel;
 
+/// A request's place in the arrival order (`Certifier::take_place`).
+pub use crate::arrivals::Turn;
 pub use admission::Principal;
 pub use box_channel::{box_commands, check_frames, new_box_channel};
 pub use channel::{Channel, SharedChannel};

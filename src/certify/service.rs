@@ -59,6 +59,8 @@ pub struct Certifier {
     pub(super) journal: RegisterWriter,
     pub(super) in_doubt: InDoubt,
     reconciler: Arc<Reconciler>,
+    /// The server's arrival order of invoice requests (src/arrivals.rs).
+    arrivals: Arc<crate::arrivals::Arrivals>,
     pub(super) store_failed: AtomicBool,
     pub(super) board: StatusBoard,
     /// Whether the register can be written (`storage_fault.rs`), and where it lives.
@@ -99,6 +101,7 @@ impl Certifier {
             journal,
             in_doubt,
             reconciler: Arc::new(reconciler),
+            arrivals: Arc::new(crate::arrivals::Arrivals::new()),
             store_failed: AtomicBool::new(false),
             board: StatusBoard::default(),
             storage: StorageWatch::default(),
@@ -126,7 +129,16 @@ impl Certifier {
         self.reconciler.start()
     }
 
-    /// Certifies the invoice in `body` for `principal`. `idempotency_key` is the client's
+    /// A place in the order invoice requests arrived in, taken as soon as a request arrives
+    /// (the HTTP layer takes it when it accepts a new connection, or reads the head of a
+    /// request on a kept-alive one), before its key is checked and its body read; given to
+    /// [`Certifier::certify`] (dropping it gives it up).
+    pub fn take_place(&self) -> crate::arrivals::Turn {
+        self.arrivals.take()
+    }
+
+    /// Certifies the invoice in `body` for `principal`, in the order of `place`
+    /// ([`Certifier::take_place`]). `idempotency_key` is the client's
     /// `Idempotency-Key` header: the same key with the same request answers like the rn would
     /// (replay, or 409 while in flight); the same key with another request is refused (422),
     /// even under another rn.
@@ -135,8 +147,12 @@ impl Certifier {
         principal: &Principal,
         body: &[u8],
         idempotency_key: Option<&str>,
+        place: crate::arrivals::Turn,
     ) -> Result<Certified, CertifyError> {
-        let checked = self.arrive(principal).and_then(|arrival| {
+        place.wait_at_most(crate::arrivals::ORDER_WAIT).await;
+        let arrival = self.arrive(principal);
+        place.finish();
+        let checked = arrival.and_then(|arrival| {
             let (invoice, key) = check_request(principal, body, idempotency_key)?;
             Ok((arrival, invoice, key))
         });

@@ -15,11 +15,18 @@
 //!   first request on a keep-alive connection): closed by the header read timeout while
 //!   other clients are served normally.
 //!
+//! - (issue 27, `always_answers.rs`) idle connections from many loopback addresses, the
+//!   SIGTERM drain with invoices queued, JSON 431 and 408; (`arrival_order.rs`) invoices sent
+//!   5 ms apart certified in the order sent.
+//!
 //! Timeouts are shortened in the configuration (`header_read_timeout_secs = 2`,
 //! `request_timeout_secs = 3` with device budgets below it) so the file runs in well under a
 //! minute. `HOSTILE_KEYS` changes the number of keys of the authentication test.
 
 use crate::common;
+
+mod always_answers;
+mod arrival_order;
 
 use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;
