@@ -90,3 +90,8 @@ alert-backup-old-next = ask { -gateway-operator } to run a backup ("emcf-gateway
 alert-backup-command-subject = [e-MCF] { $org }: the backup was not sent to the other machine
 alert-backup-command-body = The backup of the invoice register (organization { $org }) is made on the gateway, but sending it to another machine failed on { $at }. If the gateway's machine were lost, the backup would be lost with it.
 alert-backup-command-next = ask { -gateway-operator } to fix the command that sends the backups, then to run a backup again ("emcf-gateway backup").
+
+# A register behind its box (issue 27)
+alert-register-behind-subject = [e-MCF] { $org }: nothing certified any more, the register is behind device "{ $device }"
+alert-register-behind-body = Fiscal device "{ $device }" (organization { $org }) certified invoices the gateway's register does not hold (counters no. { $missing }): the register was probably restored from an older copy, or the disk lost its last records. So that no invoice is ever certified twice, nothing more is certified on this device.
+alert-register-behind-next = tell { -gateway-operator }: they restore a newer copy of the register, or check these invoices on the DGI's portal and acknowledge them (emcf-gateway device anomalies ack). Do not send an invoice again under another number.

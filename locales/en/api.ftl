@@ -135,3 +135,7 @@ notice-page-published = Published { $date }
 
 ## pkg: a service without a device (src/api/mod.rs, Halt::NoDevice)
 err-no-device-configured = no device configured: this gateway certifies no invoice. Next step: name the e-MCF box in { $file } (a [[devices]] block, see docs/install.md), then restart the service (systemctl restart emcf-gateway).
+
+# A register behind its channel (issue 27)
+err-register-behind = the e-MCF device certified invoices the gateway's register does not hold (counters no. { $missing }): it certifies nothing more until an administrator settles it. Do not send the invoice again under another rn; retry later and tell { -gateway-operator }
+err-register-behind-web-api = the DGI web API's e-MCF certified invoices the gateway's register does not hold (counters no. { $missing }): nothing more is certified until an administrator settles it. Do not send the invoice again under another rn; retry later and tell { -gateway-operator }

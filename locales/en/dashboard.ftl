@@ -352,3 +352,6 @@ dash-notice-read = Read the notice
 dash-alert-backup-old = The register's last backup dates from { $at }, more than two days ago: ask { -gateway-operator } to run a backup (emcf-gateway backup) and to check the daily backup.
 dash-alert-backup-never = The register has never been backed up: ask { -gateway-operator } to run a backup (emcf-gateway backup) and to check the daily backup.
 dash-alert-backup-command = The last backup could not be sent to another machine: ask { -gateway-operator } to fix the command that sends it ([backup] command).
+
+# A register behind its box (issue 27)
+dash-anomaly-intro-stopped = The gateway's register lacks invoices the device certified (an older copy restored, a disk that lost its last records). Nothing more is certified on this device until { -gateway-operator } restores a newer copy of the register or acknowledges the missing invoices; tell them.

@@ -90,3 +90,8 @@ alert-backup-old-next = demandez à { -gateway-operator } de lancer une sauvegar
 alert-backup-command-subject = [e-MCF] { $org } : la sauvegarde n'a pas été envoyée vers l'autre machine
 alert-backup-command-body = La sauvegarde du registre des factures (organisation { $org }) est faite sur la passerelle, mais son envoi vers une autre machine a échoué le { $at }. Si la machine de la passerelle était perdue, la sauvegarde le serait avec elle.
 alert-backup-command-next = demandez à { -gateway-operator } de corriger la commande d'envoi des sauvegardes, puis de relancer une sauvegarde (« emcf-gateway backup »).
+
+# A register behind its box (issue 27)
+alert-register-behind-subject = [e-MCF] { $org } : plus aucune facture certifiée, le registre est en retard sur l'appareil « { $device } »
+alert-register-behind-body = L'appareil fiscal « { $device } » (organisation { $org }) a certifié des factures que le registre de la passerelle n'a pas (compteurs n° { $missing }) : le registre a sans doute été restauré d'une copie plus ancienne, ou le disque a perdu ses derniers enregistrements. Pour ne jamais certifier deux fois la même facture, plus rien n'est certifié sur cet appareil.
+alert-register-behind-next = prévenez { -gateway-operator } : il restaure une copie plus récente du registre, ou vérifie ces factures sur le portail de la DGI et en prend acte (emcf-gateway device anomalies ack). Ne renvoyez pas de facture sous un autre numéro.

@@ -136,3 +136,7 @@ notice-page-published = Publié le { $date }
 
 ## pkg: a service without a device (src/api/mod.rs, Halt::NoDevice)
 err-no-device-configured = aucun appareil configuré : cette passerelle ne certifie aucune facture. Prochaine étape : nommez le boîtier e-MCF dans { $file } (un bloc [[devices]], voir docs/install.md), puis redémarrez le service (systemctl restart emcf-gateway).
+
+# A register behind its channel (issue 27)
+err-register-behind = le boîtier e-MCF a certifié des factures que le registre de la passerelle n'a pas (compteurs n° { $missing }) : il ne certifie plus rien tant qu'un administrateur n'a pas réglé la question. Ne renvoyez pas la facture sous un autre rn ; réessayez plus tard et prévenez { -gateway-operator }
+err-register-behind-web-api = l'e-MCF du service en ligne de la DGI a certifié des factures que le registre de la passerelle n'a pas (compteurs n° { $missing }) : plus rien n'est certifié tant qu'un administrateur n'a pas réglé la question. Ne renvoyez pas la facture sous un autre rn ; réessayez plus tard et prévenez { -gateway-operator }

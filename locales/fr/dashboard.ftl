@@ -355,3 +355,6 @@ dash-notice-read = Lire l'avis
 dash-alert-backup-old = La dernière sauvegarde du registre date du { $at }, il y a plus de deux jours : demandez à { -gateway-operator } de lancer une sauvegarde (emcf-gateway backup) et de vérifier la sauvegarde quotidienne.
 dash-alert-backup-never = Le registre n'a encore jamais été sauvegardé : demandez à { -gateway-operator } de lancer une sauvegarde (emcf-gateway backup) et de vérifier la sauvegarde quotidienne.
 dash-alert-backup-command = La dernière sauvegarde n'a pas pu être envoyée vers une autre machine : demandez à { -gateway-operator } de corriger la commande d'envoi ([backup] command).
+
+# A register behind its box (issue 27)
+dash-anomaly-intro-stopped = Le registre de la passerelle n'a pas des factures que l'appareil a certifiées (une copie plus ancienne restaurée, un disque qui a perdu ses derniers enregistrements). Plus rien n'est certifié sur cet appareil tant que { -gateway-operator } n'a pas restauré une copie plus récente du registre ou pris acte des factures manquantes ; prévenez-le.

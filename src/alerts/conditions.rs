@@ -65,6 +65,9 @@ pub struct ChannelFacts {
     /// A box's last contact with the DGI as its C2h said (`Some(None)`: never); `None` when
     /// the channel says nothing of it (the web API, a box not read yet).
     pub last_contact: Option<Option<NaiveDateTime>>,
+    /// The counter numbers it certified that its register does not hold (it is stopped);
+    /// empty when none.
+    pub register_behind: Vec<u64>,
 }
 
 /// What an alert says, kept with it (for the log, the e-mail and the banner).
@@ -103,6 +106,9 @@ pub struct Facts {
     /// `backup_command_failed`, when the command failed. Added in 1.7.0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backup_at: Option<DateTime<Utc>>,
+    /// Register behind: the counter numbers the register does not hold (1.8.0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing: Option<Vec<u64>>,
 }
 
 /// A condition that holds now.
@@ -166,6 +172,18 @@ pub fn evaluate(snapshot: &Snapshot, settings: &AlertSettings) -> Vec<Condition>
             .map(|o| o.org.id.clone())
             .collect();
         let subject = Subject::Device(channel.name.clone());
+        if !channel.register_behind.is_empty() {
+            conditions.push(Condition {
+                key: key(AlertKind::RegisterBehind, subject.clone()),
+                episode: String::new(),
+                facts: Facts {
+                    missing: Some(channel.register_behind.clone()),
+                    channel: Some(channel.kind.to_owned()),
+                    ..Facts::default()
+                },
+                recipients: recipients.clone(),
+            });
+        }
         if !channel.connected && snapshot.now - channel.since >= down_for {
             conditions.push(Condition {
                 key: key(AlertKind::ChannelDown, subject.clone()),
@@ -299,6 +317,7 @@ pub(super) mod tests {
                 connected: true,
                 since: now - chrono::Duration::hours(5),
                 last_contact: Some(Some((now - chrono::Duration::hours(2)).naive_utc())),
+                register_behind: Vec::new(),
             }],
             backup: Some(BackupFacts {
                 last: Some(now - chrono::Duration::hours(20)),
@@ -399,5 +418,15 @@ pub(super) mod tests {
         let mut s = snapshot(0);
         s.orgs[0].in_doubt = 2;
         assert_eq!(kinds(&s), ["in_doubt organization acme"]);
+    }
+
+    #[test]
+    fn a_register_behind_its_device() {
+        let mut s = snapshot(0);
+        s.channels[0].register_behind = vec![7, 8];
+        assert_eq!(kinds(&s), ["register_behind device shop"]);
+        let raised = evaluate(&s, &AlertSettings::default());
+        assert_eq!(raised[0].facts.missing, Some(vec![7, 8]));
+        assert_eq!(raised[0].recipients, ["acme"]);
     }
 }

@@ -23,6 +23,9 @@ pub enum AlertKind {
     BackupOld,
     /// The `[backup] command` after the last copy failed (1.7.0).
     BackupCommandFailed,
+    /// A channel certified invoices its register does not hold: it certifies nothing until
+    /// an administrator settles it (1.8.0; `certify/register_behind.rs`).
+    RegisterBehind,
 }
 
 /// How old the last good backup may be before [`AlertKind::BackupOld`] is raised.
@@ -39,6 +42,7 @@ impl AlertKind {
             AlertKind::InDoubt => "in_doubt".to_owned(),
             AlertKind::BackupOld => "backup_old".to_owned(),
             AlertKind::BackupCommandFailed => "backup_command_failed".to_owned(),
+            AlertKind::RegisterBehind => "register_behind".to_owned(),
         }
     }
 
@@ -50,6 +54,7 @@ impl AlertKind {
             "in_doubt" => Some(AlertKind::InDoubt),
             "backup_old" => Some(AlertKind::BackupOld),
             "backup_command_failed" => Some(AlertKind::BackupCommandFailed),
+            "register_behind" => Some(AlertKind::RegisterBehind),
             other => other
                 .strip_prefix("quota_")
                 .and_then(|p| p.parse().ok())
@@ -124,6 +129,7 @@ mod tests {
             AlertKind::InDoubt,
             AlertKind::BackupOld,
             AlertKind::BackupCommandFailed,
+            AlertKind::RegisterBehind,
         ] {
             assert_eq!(AlertKind::parse(&kind.label()), Some(kind));
         }

@@ -133,6 +133,7 @@ pub(crate) fn status_of(error: &CertifyError) -> StatusCode {
         | CertifyError::DeviceUnavailable { .. }
         | CertifyError::QueueFull { .. }
         | CertifyError::OutcomeUnknown { .. }
+        | CertifyError::RegisterBehind { .. }
         | CertifyError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
         CertifyError::NotFound { .. } => StatusCode::NOT_FOUND,
         CertifyError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use chrono::{Datelike, FixedOffset, Utc};
 
 use crate::certify::continuity::{self, Seen};
+use crate::certify::register_behind::{self, RegistersBehind, Said};
 use crate::certify::CertifyError;
 use crate::model::{BoxCounters, Intent, IntentId, RegisterEntry, SecurityElements};
 use crate::store::{Store, StoreError};
@@ -17,12 +18,17 @@ use crate::store::{Store, StoreError};
 pub struct RegisterWriter {
     store: Arc<Store>,
     offset: FixedOffset,
+    behind: RegistersBehind,
 }
 
 impl RegisterWriter {
     /// The register in `store`; `offset` is the quota year's time zone.
     pub(crate) fn new(store: Arc<Store>, offset: FixedOffset) -> RegisterWriter {
-        RegisterWriter { store, offset }
+        RegisterWriter {
+            store,
+            offset,
+            behind: RegistersBehind::default(),
+        }
     }
 
     /// Journals `intent` (fsync'd) before the channel finalizes it.
@@ -80,6 +86,17 @@ impl RegisterWriter {
     /// journaled once and logged, never refused.
     pub async fn check_continuity(&self, known: Option<&BoxCounters>, seen: Seen<'_>) {
         continuity::check(&self.store, known, seen).await;
+    }
+
+    /// Whether a channel's counter runs ahead of the register (`register_behind.rs`): the
+    /// anomaly journaled once, the channel stopped, 171 or 172.
+    pub(crate) async fn check_ahead(&self, said: Said<'_>) -> Result<(), CertifyError> {
+        register_behind::check(&self.store, &self.behind, said).await
+    }
+
+    /// The channels stopped because the register is behind them.
+    pub(crate) fn registers_behind(&self) -> &RegistersBehind {
+        &self.behind
     }
 }
 

@@ -1,0 +1,213 @@
+//! A register behind its box (docs/design.md, "A register behind its box"), as an operator
+//! meets it: the register loses its last records (the journal cut back to an earlier record,
+//! the index deleted; or an older backup restored) while the box keeps its certifications.
+//! The gateway must notice at start, say so (status, `/metrics`, `device anomalies list`),
+//! refuse the retry of the lost rn with 503 171 rather than certify it a second time, and
+//! certify again only once an administrator acknowledges the missing numbers.
+
+use crate::common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{
+    add_org_with_key, cli, cli_ok, config_with_device, fiscal_invoices, get, invoice,
+    journal_event_count, post_invoice, quota_used, wait_status, Gateway, Sim,
+};
+use serde_json::Value;
+
+const ORG: &str = "acme";
+
+fn journal(dir: &Path) -> std::path::PathBuf {
+    dir.join("state").join("journal").join("journal.log")
+}
+
+/// Waits until `GET /status` names `problem` for the device `shop`; returns the status.
+async fn wait_problem(gateway: &Gateway, problem: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let status = get(gateway.addr, "/api/v1/status", None).await.json;
+        if status["devices"][0]["problem"] == problem {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "status never said {problem}: {status}\n{}",
+            gateway.log()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn certified(gateway: &Gateway, key: &str, rn: &str) -> Value {
+    let response = post_invoice(gateway.addr, key, &invoice(rn)).await;
+    assert_eq!(
+        response.status,
+        200,
+        "{rn}: {}\n{}",
+        response.body,
+        gateway.log()
+    );
+    response.json
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_register_cut_behind_its_box_stops_it_until_the_missing_number_is_acknowledged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = Sim::start(dir.path()).await;
+    let config_text = config_with_device(dir.path(), &sim.link);
+    let mut gateway = Gateway::start(dir.path(), &config_text);
+    let key = tokio::task::block_in_place(|| {
+        add_org_with_key(dir.path(), &gateway.config, ORG, "shop", None)
+    });
+    gateway.wait_ready().await;
+    certified(&gateway, &key, "RB-1").await;
+    certified(&gateway, &key, "RB-2").await;
+    let cut = std::fs::metadata(journal(dir.path()))
+        .expect("journal")
+        .len();
+    let third = certified(&gateway, &key, "RB-3").await;
+    assert_eq!(third["counters"], "3/3 FV");
+    assert!(gateway.terminate(), "{}", gateway.log());
+
+    // The register loses its last record (RB-3): the journal cut back to the record boundary
+    // after RB-2, the index deleted and rebuilt at start. The box keeps TC 3.
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(journal(dir.path()))
+        .expect("journal");
+    file.set_len(cut).expect("journal cut back");
+    drop(file);
+    std::fs::remove_dir_all(dir.path().join("state").join("index.sled")).expect("index");
+    let config = dir.path().join("config.toml");
+    assert_eq!(
+        tokio::task::block_in_place(|| quota_used(dir.path(), &config, ORG)),
+        2
+    );
+
+    gateway = Gateway::start(dir.path(), &config_text);
+    let status = wait_problem(&gateway, "register_behind").await;
+    assert_eq!(status["status"], false, "{status}");
+    assert_eq!(fiscal_invoices(&sim).len(), 3);
+
+    // The ERP retries the rn it did not hear back: refused, never a second certification.
+    for _ in 0..2 {
+        let retry = post_invoice(gateway.addr, &key, &invoice("RB-3")).await;
+        assert_eq!(retry.status, 503, "{}", retry.body);
+        assert_eq!(retry.json["errorCode"], 171, "{}", retry.body);
+        assert!(retry.header("Retry-After").is_some(), "{:?}", retry.headers);
+        let desc = retry.json["errorDesc"].as_str().unwrap_or_default();
+        assert!(desc.contains("n° 3"), "{desc}");
+    }
+    assert_eq!(
+        fiscal_invoices(&sim).len(),
+        3,
+        "the box's counter did not move"
+    );
+    assert_eq!(
+        tokio::task::block_in_place(|| quota_used(dir.path(), &config, ORG)),
+        2,
+        "no quota used"
+    );
+    assert_eq!(journal_event_count(dir.path(), "fiscal_anomaly"), 1);
+    assert_eq!(
+        journal_event_count(dir.path(), "intent"),
+        2,
+        "nothing started"
+    );
+    assert!(
+        gateway.log().contains("FISCAL ANOMALY"),
+        "{}",
+        gateway.log()
+    );
+    let metrics = get(gateway.addr, "/metrics", None).await.body;
+    assert!(
+        metrics.contains("emcf_device_not_ready{device=\"shop\",reason=\"register_behind\"} 1")
+            && metrics.contains("emcf_fiscal_anomalies_open{device=\"shop\"} 1"),
+        "{metrics}"
+    );
+
+    let list: Value = serde_json::from_str(&cli_ok(
+        &gateway,
+        &["device", "anomalies", "list", "--json"],
+    ))
+    .expect("json");
+    let anomaly = &list[0];
+    assert_eq!(anomaly["anomaly"]["kind"], "register_behind", "{list}");
+    assert_eq!(anomaly["anomaly"]["missing"], serde_json::json!([3]));
+    assert_eq!(anomaly["anomaly"]["known"]["tc"], 2);
+    assert_eq!(anomaly["anomaly"]["seen_tc"], 3);
+    let id = anomaly["id"].as_u64().expect("id").to_string();
+    let text = cli_ok(&gateway, &["--lang", "en", "device", "anomalies", "list"]);
+    assert!(
+        text.contains("missing from the register: 3"),
+        "the list says which numbers: {text}"
+    );
+
+    // Acknowledged only with exactly the missing numbers.
+    for numbers in [None, Some("2"), Some("3-4")] {
+        let mut args = vec![
+            "device",
+            "anomalies",
+            "ack",
+            &id,
+            "--by",
+            "Ana",
+            "--note",
+            "RB-3 lost",
+        ];
+        if let Some(numbers) = numbers {
+            args.extend(["--numbers", numbers]);
+        }
+        let refused = tokio::task::block_in_place(|| gateway.cli(&args));
+        assert!(!refused.status.success(), "{numbers:?} must be refused");
+    }
+    assert_eq!(fiscal_invoices(&sim).len(), 3);
+    let acked = cli_ok(
+        &gateway,
+        &[
+            "--lang",
+            "en",
+            "device",
+            "anomalies",
+            "ack",
+            &id,
+            "--by",
+            "Ana Mbuyi",
+            "--note",
+            "RB-3 checked on the DGI portal",
+            "--numbers",
+            "3",
+        ],
+    );
+    assert!(
+        acked.contains("acknowledged by Ana Mbuyi") && acked.contains("no. 3"),
+        "{acked}"
+    );
+    let raw = std::fs::read(journal(dir.path())).expect("journal");
+    let raw = String::from_utf8_lossy(&raw);
+    assert!(raw.contains("\"numbers\":[3]"), "the numbers are journaled");
+
+    wait_status(gateway.addr, true, Duration::from_secs(10)).await;
+    let next = certified(&gateway, &key, "RB-4").await;
+    assert_eq!(next["counters"], "4/4 FV", "{next}");
+    assert_eq!(fiscal_invoices(&sim).len(), 4);
+    assert_eq!(
+        journal_event_count(dir.path(), "fiscal_anomaly"),
+        1,
+        "the box follows its acknowledged counter: no new anomaly"
+    );
+    assert!(gateway.terminate(), "{}", gateway.log());
+    let verify = tokio::task::block_in_place(|| cli(dir.path(), &config, &["log", "verify"]));
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    // A restart keeps it settled (the baseline is in the journal, rebuilt with the index).
+    std::fs::remove_dir_all(dir.path().join("state").join("index.sled")).expect("index");
+    gateway = Gateway::start(dir.path(), &config_text);
+    gateway.wait_ready().await;
+    certified(&gateway, &key, "RB-5").await;
+    assert_eq!(journal_event_count(dir.path(), "fiscal_anomaly"), 1);
+}
