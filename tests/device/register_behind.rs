@@ -211,3 +211,76 @@ async fn a_register_cut_behind_its_box_stops_it_until_the_missing_number_is_ackn
     certified(&gateway, &key, "RB-5").await;
     assert_eq!(journal_event_count(dir.path(), "fiscal_anomaly"), 1);
 }
+
+/// `backup` succeeded: the copy's folder it printed.
+fn backup(dir: &Path, config: &Path, dest: &Path) -> String {
+    let dest = dest.to_str().expect("utf-8").to_string();
+    let out = cli(dir, config, &["backup", &dest]);
+    assert!(
+        out.status.success(),
+        "backup failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `restore COPY --force`, in English: what it said on stderr.
+fn restore(dir: &Path, config: &Path, copy: &str) -> String {
+    let out = cli(dir, config, &["--lang", "en", "restore", copy, "--force"]);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "restore failed: {said}");
+    said
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn restore_says_the_box_is_ahead_and_a_newer_copy_settles_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = Sim::start(dir.path()).await;
+    let config_text = config_with_device(dir.path(), &sim.link);
+    let mut gateway = Gateway::start(dir.path(), &config_text);
+    let config = gateway.config.clone();
+    let key =
+        tokio::task::block_in_place(|| add_org_with_key(dir.path(), &config, ORG, "shop", None));
+    gateway.wait_ready().await;
+    certified(&gateway, &key, "RS-1").await;
+    certified(&gateway, &key, "RS-2").await;
+    let older = tokio::task::block_in_place(|| backup(dir.path(), &config, &dir.path().join("a")));
+    certified(&gateway, &key, "RS-3").await;
+    let newer = tokio::task::block_in_place(|| backup(dir.path(), &config, &dir.path().join("b")));
+    assert!(gateway.terminate(), "{}", gateway.log());
+
+    // The older copy: restore prints its counters and reads the box on its free port.
+    let said = tokio::task::block_in_place(|| restore(dir.path(), &config, &older));
+    assert!(
+        said.contains("NIM SIM0000001: counter 2"),
+        "the restored register's counters: {said}"
+    );
+    assert!(
+        said.contains("is at counter 3, the restored register at 2")
+            && said.contains("certifications no. 3 are missing"),
+        "the box read on its port: {said}"
+    );
+    assert!(said.contains("At start, the service compares"), "{said}");
+    gateway = Gateway::start(dir.path(), &config_text);
+    wait_problem(&gateway, "register_behind").await;
+    let retry = post_invoice(gateway.addr, &key, &invoice("RS-3")).await;
+    assert_eq!(retry.status, 503, "{}", retry.body);
+    assert_eq!(retry.json["errorCode"], 171, "{}", retry.body);
+    assert_eq!(fiscal_invoices(&sim).len(), 3);
+    assert!(gateway.terminate(), "{}", gateway.log());
+
+    // A newer copy settles it: the box follows that register, nothing to acknowledge.
+    let said = tokio::task::block_in_place(|| restore(dir.path(), &config, &newer));
+    assert!(
+        said.contains("NIM SIM0000001: counter 3") && said.contains("is not ahead"),
+        "{said}"
+    );
+    gateway = Gateway::start(dir.path(), &config_text);
+    gateway.wait_ready().await;
+    let replayed = post_invoice(gateway.addr, &key, &invoice("RS-3")).await;
+    assert_eq!(replayed.status, 200, "{}", replayed.body);
+    assert_eq!(replayed.header("Idempotent-Replayed"), Some("true"));
+    let next = certified(&gateway, &key, "RS-4").await;
+    assert_eq!(next["counters"], "4/4 FV", "{next}");
+    assert_eq!(journal_event_count(dir.path(), "fiscal_anomaly"), 0);
+}
