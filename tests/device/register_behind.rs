@@ -284,3 +284,67 @@ async fn restore_says_the_box_is_ahead_and_a_newer_copy_settles_it() {
     assert_eq!(next["counters"], "4/4 FV", "{next}");
     assert_eq!(journal_event_count(dir.path(), "fiscal_anomaly"), 0);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_web_api_e_mcf_ahead_of_its_register_stops_after_the_confirmation_that_shows_it() {
+    use crate::web_api::{gateway_on, web_api};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let api = web_api(Default::default()).await;
+    let (mut gateway, key) = tokio::task::block_in_place(|| gateway_on(dir.path(), &api, ""));
+    let config_text = std::fs::read_to_string(&gateway.config).expect("config");
+    gateway.wait_ready().await;
+    certified(&gateway, &key, "WB-1").await;
+    let cut = std::fs::metadata(journal(dir.path()))
+        .expect("journal")
+        .len();
+    let second = certified(&gateway, &key, "WB-2").await;
+    assert_eq!(second["counters"], "2/2 FV");
+    assert!(gateway.terminate(), "{}", gateway.log());
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(journal(dir.path()))
+        .expect("journal");
+    file.set_len(cut).expect("journal cut back");
+    drop(file);
+    std::fs::remove_dir_all(dir.path().join("state").join("index.sled")).expect("index");
+
+    // The web API gives no counters before a confirmation: the first invoice is certified
+    // (the DGI did), and its counters show number 2 missing from the register.
+    gateway = Gateway::start(dir.path(), &config_text);
+    gateway.wait_ready().await;
+    let third = certified(&gateway, &key, "WB-3").await;
+    assert_eq!(third["counters"], "3/3 FV", "{third}");
+    let status = wait_problem(&gateway, "register_behind").await;
+    assert_eq!(status["status"], false);
+    let next = post_invoice(gateway.addr, &key, &invoice("WB-4")).await;
+    assert_eq!(next.status, 503, "{}", next.body);
+    assert_eq!(next.json["errorCode"], 172, "{}", next.body);
+    let list: Value = serde_json::from_str(&cli_ok(
+        &gateway,
+        &["device", "anomalies", "list", "--json"],
+    ))
+    .expect("json");
+    assert_eq!(list[0]["anomaly"]["kind"], "register_behind", "{list}");
+    assert_eq!(list[0]["anomaly"]["missing"], serde_json::json!([2]));
+    assert_eq!(list[0]["anomaly"]["seen_in"], "confirm");
+    let id = list[0]["id"].as_u64().expect("id").to_string();
+    cli_ok(
+        &gateway,
+        &[
+            "device",
+            "anomalies",
+            "ack",
+            &id,
+            "--by",
+            "Ana",
+            "--note",
+            "WB-2 on the portal",
+            "--numbers",
+            "2",
+        ],
+    );
+    wait_status(gateway.addr, true, Duration::from_secs(10)).await;
+    let after = certified(&gateway, &key, "WB-4").await;
+    assert_eq!(after["counters"], "4/4 FV", "{after}");
+    assert_eq!(journal_event_count(dir.path(), "fiscal_anomaly"), 1);
+}
