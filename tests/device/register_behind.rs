@@ -10,9 +10,11 @@ use crate::common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::smtp::SmtpSink;
 use common::{
-    add_org_with_key, cli, cli_ok, config_with_device, fiscal_invoices, get, invoice,
-    journal_event_count, post_invoice, quota_used, wait_status, Gateway, Sim,
+    add_org_with_key, cli, cli_ok, config_with_device, dashboard_get, dashboard_sign_in,
+    fiscal_invoices, get, invoice, issue_dashboard_token, issue_key, journal_event_count,
+    org_add_acme, post_invoice, quota_used, wait_status, Gateway, Sim,
 };
 use serde_json::Value;
 
@@ -54,11 +56,23 @@ async fn certified(gateway: &Gateway, key: &str, rn: &str) -> Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_register_cut_behind_its_box_stops_it_until_the_missing_number_is_acknowledged() {
     let dir = tempfile::tempdir().expect("tempdir");
+    let sink = SmtpSink::start().await;
     let sim = Sim::start(dir.path()).await;
-    let config_text = config_with_device(dir.path(), &sim.link);
+    let config_text = format!(
+        "{}\n[smtp]\nhost = \"127.0.0.1\"\nport = {}\nfrom = \"alertes@passerelle.cd\"\ntls = \"none\"\n",
+        config_with_device(dir.path(), &sim.link),
+        sink.addr.port()
+    );
     let mut gateway = Gateway::start(dir.path(), &config_text);
     let key = tokio::task::block_in_place(|| {
-        add_org_with_key(dir.path(), &gateway.config, ORG, "shop", None)
+        let extra = ["--admin-email", "admin@acme.cd"];
+        let out = org_add_acme(dir.path(), &gateway.config, "Acme", &extra);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        issue_key(dir.path(), &gateway.config, ORG, false)
     });
     gateway.wait_ready().await;
     certified(&gateway, &key, "RB-1").await;
@@ -125,6 +139,28 @@ async fn a_register_cut_behind_its_box_stops_it_until_the_missing_number_is_ackn
         metrics.contains("emcf_device_not_ready{device=\"shop\",reason=\"register_behind\"} 1")
             && metrics.contains("emcf_fiscal_anomalies_open{device=\"shop\"} 1"),
         "{metrics}"
+    );
+
+    // The organization's administrator is told by e-mail, and the dashboard says why.
+    let mails = sink.wait_for(1, Duration::from_secs(20)).await;
+    let mail = mails[0].strict();
+    let subject = mail["headers"]["subject"].as_str().unwrap_or_default();
+    assert!(subject.contains("le registre est en retard"), "{mail}");
+    let body = mail["parts"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        body.contains("n° 3") || body.contains("n°\u{a0}3"),
+        "{body}"
+    );
+    let token = issue_dashboard_token(&gateway, ORG);
+    let (session, _) = dashboard_sign_in(gateway.addr, &token).await;
+    let page = dashboard_get(gateway.addr, Some(&session), "/dashboard/").await;
+    assert!(
+        page.body.contains("id=\"fiscal-anomalies\"")
+            && page
+                .body
+                .contains("Plus rien n&#39;est certifié sur cet appareil"),
+        "{}",
+        page.body
     );
 
     let list: Value = serde_json::from_str(&cli_ok(
