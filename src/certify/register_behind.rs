@@ -35,6 +35,9 @@ use crate::store::{Store, StoreError};
 /// the admin socket or by a CLI that opened the store).
 pub(crate) const RELOAD: Duration = Duration::from_secs(1);
 
+/// How often a box whose first C1h is awaited is looked at (its state in memory, no I/O).
+const FIRST_READ: Duration = Duration::from_millis(25);
+
 /// At most this many missing numbers are recorded (a register that far behind is a wrong
 /// copy, not a lost tail; the first ones are enough to name it).
 const MAX_MISSING: usize = 10_000;
@@ -247,6 +250,7 @@ impl Certifier {
             .map(|(channel, _)| channel.name().to_owned())
             .collect();
         tokio::spawn(async move {
+            let mut reloaded_at = tokio::time::Instant::now();
             loop {
                 let Some(this) = this.upgrade() else { return };
                 let mut still = Vec::new();
@@ -263,13 +267,23 @@ impl Certifier {
                     }
                 }
                 unchecked = still;
-                let behind = this.journal.registers_behind().clone();
-                let reloaded = blocking(&this.store, move |store| behind.load(store)).await;
-                if let Err(error) = reloaded {
-                    warn!(%error, "register behind: the anomalies cannot be read again");
+                if reloaded_at.elapsed() >= RELOAD {
+                    let behind = this.journal.registers_behind().clone();
+                    let reloaded = blocking(&this.store, move |store| behind.load(store)).await;
+                    if let Err(error) = reloaded {
+                        warn!(%error, "register behind: the anomalies cannot be read again");
+                    }
+                    reloaded_at = tokio::time::Instant::now();
                 }
                 drop(this);
-                tokio::time::sleep(RELOAD).await;
+                // A box not read yet is looked at often, so that the status never says it
+                // can certify before it was checked; then only the reload.
+                let pause = if unchecked.is_empty() {
+                    RELOAD
+                } else {
+                    FIRST_READ
+                };
+                tokio::time::sleep(pause).await;
             }
         });
     }
