@@ -9,7 +9,10 @@ mod org;
 mod probe;
 mod register;
 
-pub use anomaly::{AnomalyAck, AnomalyRecord, BoxCounters, FiscalAnomaly, FiscalAnomalyKind};
+pub use anomaly::{
+    missing_numbers, numbers_text, parse_numbers, total_counter, AnomalyAck, AnomalyRecord,
+    BoxCounters, FiscalAnomaly, FiscalAnomalyKind,
+};
 pub use invoice_content::{
     is_credit_note_type, reference_of, ClientContent, ContentError, InvoiceContent, ItemContent,
     OperatorContent, PaymentContent,

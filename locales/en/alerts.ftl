@@ -103,3 +103,8 @@ alert-register-unwritable-next = { $fault ->
     [read_only] ask { -gateway-operator } to check the gateway's disk and make it writable again.
    *[io] ask { -gateway-operator } to check the gateway's disk, which may be failing.
 }
+
+# A register behind its box (issue 27)
+alert-register-behind-subject = [e-MCF] { $org }: nothing certified any more, the register is behind device "{ $device }"
+alert-register-behind-body = Fiscal device "{ $device }" (organization { $org }) certified invoices the gateway's register does not hold (counters no. { $missing }): the register was probably restored from an older copy, or the disk lost its last records. So that no invoice is ever certified twice, nothing more is certified on this device.
+alert-register-behind-next = tell { -gateway-operator }: they restore a newer copy of the register, or check these invoices on the DGI's portal and acknowledge them (emcf-gateway device anomalies ack). Do not send an invoice again under another number.

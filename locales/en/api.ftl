@@ -154,3 +154,7 @@ err-uri-too-long = the request's path is too long; shorten it
 err-head-too-large = the request headers are too large (too many headers, or too long); send fewer headers or shorter values
 err-server-busy = the service has every connection busy (at most { $max } at once); retry in a moment
 status-stopping = the service is stopping: it finishes the invoices in progress and takes no new ones
+
+# A register behind its channel (issue 27)
+err-register-behind = the e-MCF device certified invoices the gateway's register does not hold (counters no. { $missing }): it certifies nothing more until an administrator settles it. Do not send the invoice again under another rn; retry later and tell { -gateway-operator }
+err-register-behind-web-api = the DGI web API's e-MCF certified invoices the gateway's register does not hold (counters no. { $missing }): nothing more is certified until an administrator settles it. Do not send the invoice again under another rn; retry later and tell { -gateway-operator }

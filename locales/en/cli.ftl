@@ -474,3 +474,17 @@ backup-disk-full = the disk that holds { $path } is full: free some space on it 
 restore-config-not-writable = --config-in-place would put { $path } back, but this account cannot write in its folder: nothing was restored. Run the restore as root (sudo), or without --config-in-place
 backup-command-timeout = the copy { $dir } is good and kept, but the [backup] command "{ $command }" was still running after { $secs } s ([backup] command_timeout_secs): it was stopped, and the copy may not have reached the other machine; check the command (network, remote machine), then run "emcf-gateway backup" again
 restore-marker-bad = { $path } cannot be read: a restore of { $dir } did not finish, and which before-restore-… folder holds the register that was there is no longer known. Nothing is restored or deleted. Delete no before-restore-… folder and ask { -gateway-operator } (technical detail: { $detail })
+
+# A register behind its box (issue 27)
+cli-anomaly-box-said-missing = NIF { $nif } TC { $tc } ({ $place }), missing from the register: { $missing }
+cli-anomaly-bad-numbers = "{ $text }" is not a list of counter numbers (e.g. "7-9, 12")
+cli-anomaly-acknowledged-numbers = missing certifications acknowledged: no. { $numbers }; the device certifies again, from its counter { $tc }
+cli-restore-counters-title = Each device's last counters in the restored register:
+cli-restore-counters-none = The restored register knows no production device yet.
+cli-restore-counters-line = { "  " }NIM { $nim }: counter { $tc } (NIF { $nif }, entry { $sequence })
+cli-restore-counters-check = At start, the service compares each box's counter with these: a box ahead of the restored register (certifications this copy does not hold) certifies nothing more and "emcf-gateway device anomalies list" shows it; then restore a newer copy, or acknowledge the missing numbers.
+cli-restore-counters-unread = The restored register's counters could not be read ({ $why }); the service compares them with each box at start.
+cli-restore-box-unread = Box "{ $device }" could not be read on its port ({ $why }); the service checks it at start.
+cli-restore-box-first-use = Box "{ $device }" (NIM { $nim }, counter { $tc }) is unknown to the restored register: a first use, nothing to compare.
+cli-restore-box-follows = Box "{ $device }" (NIM { $nim }) is at counter { $tc }: it is not ahead of the restored register.
+cli-restore-box-ahead = WARNING: box "{ $device }" (NIM { $nim }) is at counter { $tc }, the restored register at { $known }: certifications no. { $missing } are missing from this copy. The service will certify nothing on this box until you restore a newer copy or acknowledge these numbers (emcf-gateway device anomalies ack).

@@ -162,3 +162,12 @@ admin-bad-name = { $field ->
 
 ## backup (a restore that did not finish, src/store/open.rs)
 store-restore-unfinished = a restore into { $dir } did not finish: this state directory is not opened until it is. Run the same "emcf-gateway restore" command again (with the same copy): it resumes without losing anything; what was there before is kept in { $dir }/before-restore-*
+
+# A register behind its box (issue 27)
+anomaly-register-behind = it certified invoices the register does not hold: the register is behind it
+problem-register-behind = { $channel ->
+    [web_api] the DGI web API's e-MCF
+   *[other] the box
+} certified invoices the gateway's register does not hold (counters no. { $missing }): the register was restored from an older copy or lost its last records. Nothing more is certified on this device until an administrator restores a newer copy of the register or acknowledges the missing certifications (emcf-gateway device anomalies ack { $anomaly } --numbers "{ $missing }")
+admin-ack-no-numbers-here = --numbers is only for a register behind its box; this anomaly has none
+admin-ack-numbers-differ = this anomaly's missing certifications are no. { $missing }; you gave { $given }. Give exactly these numbers (--numbers "{ $missing }"), after checking each on the DGI's portal

@@ -359,3 +359,6 @@ dash-alert-register-unwritable = Since { $since }, the invoice register cannot b
     [read_only] the gateway's disk is read-only
    *[io] the gateway's disk fails to write
 }): no invoice is certified; certification resumes by itself as soon as the register can be written. Tell { -gateway-operator }.
+
+# A register behind its box (issue 27)
+dash-anomaly-intro-stopped = The gateway's register lacks invoices the device certified (an older copy restored, a disk that lost its last records). Nothing more is certified on this device until { -gateway-operator } restores a newer copy of the register or acknowledges the missing invoices; tell them.

@@ -169,7 +169,7 @@ help-device-probe = Read everything a box says of itself (identity, NIF, rates, 
 help-device-probe--device = The configured device (default: the only one)
 help-device-probe--capture = Also write every byte both ways to this file (wire capture; service stopped only)
 help-device-probe--json = Print the report as JSON (its words in English, for scripts)
-help-device-anomalies = Fiscal anomalies: a box whose counter went back or whose NIF changed
+help-device-anomalies = Fiscal anomalies: a box whose counter went back or whose NIF changed, or a register behind its box
 help-device-anomalies-list = List them (acknowledged or not)
 help-device-anomalies-list--json = Print JSON (for scripts)
 help-device-anomalies-ack = Acknowledge one: journaled with who and why; it leaves the dashboard and /metrics
@@ -224,3 +224,7 @@ help-value-src = SRC
 help-restore--config_in_place = Put the configuration files back at the paths the current configuration names (its own file and the files it names); the others stay beside the state
 help-backup-verify = Check a copy against its manifest, read-only (for an auditor): every file's length and SHA-256, the journal read again to its head and counts; exit 1 on any mismatch
 help-backup-verify--dir = The copy's folder (emcf-backup-<time>)
+
+# A register behind its box (issue 27)
+help-device-anomalies-ack--numbers = A register behind its box: the missing certifications' numbers, as listed (e.g. "7-9, 12"); required for that kind of anomaly, refused for the others
+help-value-numbers = NUMBERS

@@ -103,3 +103,8 @@ alert-register-unwritable-next = { $fault ->
     [read_only] demandez à { -gateway-operator } de vérifier le disque de la passerelle et de le remettre en écriture.
    *[io] demandez à { -gateway-operator } de vérifier le disque de la passerelle, qui est peut-être en train de lâcher.
 }
+
+# A register behind its box (issue 27)
+alert-register-behind-subject = [e-MCF] { $org } : plus aucune facture certifiée, le registre est en retard sur l'appareil « { $device } »
+alert-register-behind-body = L'appareil fiscal « { $device } » (organisation { $org }) a certifié des factures que le registre de la passerelle n'a pas (compteurs n° { $missing }) : le registre a sans doute été restauré d'une copie plus ancienne, ou le disque a perdu ses derniers enregistrements. Pour ne jamais certifier deux fois la même facture, plus rien n'est certifié sur cet appareil.
+alert-register-behind-next = prévenez { -gateway-operator } : il restaure une copie plus récente du registre, ou vérifie ces factures sur le portail de la DGI et en prend acte (emcf-gateway device anomalies ack). Ne renvoyez pas de facture sous un autre numéro.

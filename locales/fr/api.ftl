@@ -155,3 +155,7 @@ err-uri-too-long = le chemin de la requête est trop long ; raccourcissez-le
 err-head-too-large = les en-têtes de la requête sont trop grands (trop d'en-têtes, ou trop longs) ; envoyez moins d'en-têtes ou des valeurs plus courtes
 err-server-busy = le service a toutes ses connexions occupées ({ $max } au plus à la fois) ; réessayez dans un instant
 status-stopping = le service s'arrête : il termine les factures en cours et n'en accepte pas de nouvelles
+
+# A register behind its channel (issue 27)
+err-register-behind = le boîtier e-MCF a certifié des factures que le registre de la passerelle n'a pas (compteurs n° { $missing }) : il ne certifie plus rien tant qu'un administrateur n'a pas réglé la question. Ne renvoyez pas la facture sous un autre rn ; réessayez plus tard et prévenez { -gateway-operator }
+err-register-behind-web-api = l'e-MCF du service en ligne de la DGI a certifié des factures que le registre de la passerelle n'a pas (compteurs n° { $missing }) : plus rien n'est certifié tant qu'un administrateur n'a pas réglé la question. Ne renvoyez pas la facture sous un autre rn ; réessayez plus tard et prévenez { -gateway-operator }

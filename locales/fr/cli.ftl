@@ -477,3 +477,17 @@ backup-disk-full = le disque qui contient { $path } est plein : libérez de la 
 restore-config-not-writable = --config-in-place remettrait { $path }, mais ce compte ne peut pas écrire dans son dossier : rien n'a été restauré. Lancez la restauration en root (sudo), ou sans --config-in-place
 backup-command-timeout = la copie { $dir } est bonne et gardée, mais la commande [backup] « { $command } » tournait encore après { $secs } s ([backup] command_timeout_secs) : elle a été arrêtée, la copie n'est peut-être pas partie vers l'autre machine ; vérifiez la commande (réseau, machine distante), puis relancez « emcf-gateway backup »
 restore-marker-bad = { $path } est illisible : une restauration de { $dir } ne s'est pas terminée, et l'on ne sait plus dans quel dossier before-restore-… se trouve le registre d'avant. Rien n'est restauré ni effacé. Ne supprimez aucun dossier before-restore-… et demandez à { -gateway-operator } (détail technique : { $detail })
+
+# A register behind its box (issue 27)
+cli-anomaly-box-said-missing = NIF { $nif } TC { $tc } ({ $place }), manquent au registre : { $missing }
+cli-anomaly-bad-numbers = « { $text } » n'est pas une liste de numéros de compteur (par exemple « 7-9, 12 »)
+cli-anomaly-acknowledged-numbers = certifications manquantes prises en compte : n° { $numbers } ; l'appareil certifie de nouveau, à partir de son compteur { $tc }
+cli-restore-counters-title = Derniers compteurs de chaque appareil dans le registre restauré :
+cli-restore-counters-none = Le registre restauré ne connaît encore aucun appareil de production.
+cli-restore-counters-line = { "  " }NIM { $nim } : compteur { $tc } (NIF { $nif }, entrée { $sequence })
+cli-restore-counters-check = Au démarrage, le service compare le compteur de chaque boîtier à ces valeurs : un boîtier en avance sur le registre restauré (des certifications que cette copie n'a pas) ne certifie plus rien et « emcf-gateway device anomalies list » le montre ; restaurez alors une copie plus récente, ou prenez acte des numéros manquants.
+cli-restore-counters-unread = Les compteurs du registre restauré n'ont pas pu être lus ({ $why }) ; le service les compare à chaque boîtier au démarrage.
+cli-restore-box-unread = Le boîtier « { $device } » n'a pas pu être lu sur son port ({ $why }) ; le service le vérifiera au démarrage.
+cli-restore-box-first-use = Le boîtier « { $device } » (NIM { $nim }, compteur { $tc }) est inconnu du registre restauré : une première utilisation, rien à comparer.
+cli-restore-box-follows = Le boîtier « { $device } » (NIM { $nim }) est au compteur { $tc } : il n'est pas en avance sur le registre restauré.
+cli-restore-box-ahead = ATTENTION : le boîtier « { $device } » (NIM { $nim }) est au compteur { $tc }, le registre restauré à { $known } : les certifications n° { $missing } manquent à cette copie. Le service ne certifiera plus rien sur ce boîtier tant que vous n'aurez pas restauré une copie plus récente ou pris acte de ces numéros (emcf-gateway device anomalies ack).

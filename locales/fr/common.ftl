@@ -163,3 +163,12 @@ admin-bad-name = { $field ->
 
 ## backup (a restore that did not finish, src/store/open.rs)
 store-restore-unfinished = une restauration dans { $dir } n'est pas allée au bout : ce répertoire d'état n'est pas ouvert tant qu'elle n'est pas terminée. Relancez la même commande « emcf-gateway restore » (avec la même copie) : elle reprend sans rien perdre ; ce qui était là avant est gardé dans { $dir }/before-restore-*
+
+# A register behind its box (issue 27)
+anomaly-register-behind = il a certifié des factures que le registre n'a pas : le registre est en retard sur lui
+problem-register-behind = { $channel ->
+    [web_api] l'e-MCF du service en ligne de la DGI
+   *[other] le boîtier
+} a certifié des factures que le registre de la passerelle n'a pas (compteurs n° { $missing }) : le registre a été restauré d'une copie plus ancienne ou a perdu ses derniers enregistrements. Plus rien n'est certifié sur cet appareil tant qu'un administrateur n'a pas restauré une copie plus récente du registre ou pris acte des certifications manquantes (emcf-gateway device anomalies ack { $anomaly } --numbers « { $missing } »)
+admin-ack-no-numbers-here = --numbers ne vaut que pour un registre en retard sur son boîtier ; cette anomalie n'en a pas
+admin-ack-numbers-differ = les certifications manquantes de cette anomalie sont les n° { $missing } ; vous avez donné { $given }. Donnez exactement ces numéros (--numbers « { $missing } »), après avoir vérifié chacun sur le portail de la DGI

@@ -362,3 +362,6 @@ dash-alert-register-unwritable = Depuis le { $since }, le registre des factures 
     [read_only] le disque de la passerelle est en lecture seule
    *[io] le disque de la passerelle renvoie des erreurs d'écriture
 }) : aucune facture n'est certifiée ; la certification reprend d'elle-même dès que le registre peut être écrit. Prévenez { -gateway-operator }.
+
+# A register behind its box (issue 27)
+dash-anomaly-intro-stopped = Le registre de la passerelle n'a pas des factures que l'appareil a certifiées (une copie plus ancienne restaurée, un disque qui a perdu ses derniers enregistrements). Plus rien n'est certifié sur cet appareil tant que { -gateway-operator } n'a pas restauré une copie plus récente du registre ou pris acte des factures manquantes ; prévenez-le.

@@ -169,7 +169,7 @@ help-device-probe = Lire tout ce qu'un boîtier dit de lui-même (identité, NIF
 help-device-probe--device = L'appareil configuré (par défaut : le seul)
 help-device-probe--capture = Écrire aussi chaque octet échangé dans ce fichier (capture de ligne ; service arrêté seulement)
 help-device-probe--json = Afficher le rapport en JSON (ses mots en anglais, pour les scripts)
-help-device-anomalies = Anomalies fiscales : un boîtier dont le compteur a reculé ou dont le NIF a changé
+help-device-anomalies = Anomalies fiscales : un boîtier dont le compteur a reculé ou dont le NIF a changé, ou un registre en retard sur son boîtier
 help-device-anomalies-list = Les lister (prises en compte ou non)
 help-device-anomalies-list--json = Afficher du JSON (pour les scripts)
 help-device-anomalies-ack = En prendre une en compte : inscrit au journal avec qui et pourquoi ; elle quitte le tableau de bord et /metrics
@@ -224,3 +224,7 @@ help-value-src = COPIE
 help-restore--config_in_place = Remettre les fichiers de configuration aux chemins que nomme la configuration actuelle (son propre fichier et ceux qu'elle nomme) ; les autres restent à côté de l'état
 help-backup-verify = Vérifier une copie d'après son manifeste, sans rien écrire (pour un auditeur) : longueur et SHA-256 de chaque fichier, journal relu jusqu'à sa tête et ses comptes ; code de sortie 1 au moindre écart
 help-backup-verify--dir = Le dossier de la copie (emcf-backup-<heure>)
+
+# A register behind its box (issue 27)
+help-device-anomalies-ack--numbers = Un registre en retard sur son boîtier : les numéros des certifications manquantes, comme listés (par exemple « 7-9, 12 ») ; exigés pour cette sorte d'anomalie, refusés pour les autres
+help-value-numbers = NUMÉROS

@@ -324,17 +324,26 @@ impl Admin {
         Ok(self.store.fiscal_anomalies()?)
     }
 
-    /// Acknowledges a fiscal anomaly (journaled with who and why).
+    /// Acknowledges a fiscal anomaly (journaled with who and why). A register behind its box
+    /// is acknowledged with the missing certifications' `numbers`, exactly as the anomaly
+    /// lists them (the box then certifies again, from that counter); the other kinds take none.
     pub fn fiscal_anomaly_ack(
         &self,
         id: u64,
         by: &str,
         note: &str,
+        numbers: &[u64],
     ) -> Result<AnomalyRecord, AdminError> {
         if by.trim().is_empty() || note.trim().is_empty() {
             return Err(AdminError::Invalid(msg!("admin-ack-needs-who-and-why")));
         }
-        Ok(self.store.acknowledge_fiscal_anomaly(id, by, note)?)
+        let anomalies = self.store.fiscal_anomalies()?;
+        if let Some(record) = anomalies.iter().find(|a| a.id == id) {
+            check_ack_numbers(record, numbers)?;
+        }
+        Ok(self
+            .store
+            .acknowledge_fiscal_anomaly(id, by, note, numbers)?)
     }
 
     /// The quota use of `org` in the current quota year.
@@ -362,6 +371,29 @@ impl Admin {
 
 /// Whether `amount` can be an organization's `max_invoice_total`: an amount in CDF above 0,
 /// with at most 2 decimals, no more than the largest amount an invoice can carry.
+/// The numbers an acknowledgement of `record` must carry: a register behind its box's missing
+/// ones, exactly; none for the other kinds.
+fn check_ack_numbers(record: &AnomalyRecord, numbers: &[u64]) -> Result<(), AdminError> {
+    let missing = &record.anomaly.missing;
+    if record.anomaly.kind != crate::model::FiscalAnomalyKind::RegisterBehind {
+        if numbers.is_empty() {
+            return Ok(());
+        }
+        return Err(AdminError::Invalid(msg!("admin-ack-no-numbers-here")));
+    }
+    let mut given = numbers.to_vec();
+    given.sort_unstable();
+    given.dedup();
+    if &given == missing || record.acknowledged.is_some() {
+        return Ok(());
+    }
+    Err(AdminError::Invalid(msg!(
+        "admin-ack-numbers-differ",
+        missing = crate::model::numbers_text(missing),
+        given = crate::model::numbers_text(&given)
+    )))
+}
+
 pub fn is_valid_max_invoice_total(amount: Decimal) -> bool {
     amount > Decimal::ZERO && amount.normalize().scale() <= 2 && amount <= MAX_AMOUNT
 }

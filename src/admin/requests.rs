@@ -159,6 +159,9 @@ pub enum AdminRequest {
         by: String,
         /// Why it is understood.
         note: String,
+        /// A register behind its box: the missing certifications' numbers (1.8.0).
+        #[serde(default)]
+        numbers: Vec<u64>,
     },
     /// Probe a configured device (`device probe`): answered by the running service only,
     /// through its device link.
@@ -292,9 +295,12 @@ impl Admin {
                 sequence,
             } => json(self.org_log_show(&org, environment, sequence)),
             AdminRequest::FiscalAnomalies => json(self.fiscal_anomalies()),
-            AdminRequest::FiscalAnomalyAck { id, by, note } => {
-                json(self.fiscal_anomaly_ack(id, &by, &note))
-            }
+            AdminRequest::FiscalAnomalyAck {
+                id,
+                by,
+                note,
+                numbers,
+            } => json(self.fiscal_anomaly_ack(id, &by, &note, &numbers)),
             AdminRequest::DeviceProbe { .. } => {
                 Err(AdminError::Invalid(msg!("admin-probe-needs-service")))
             }

@@ -68,6 +68,9 @@ pub struct ChannelFacts {
     /// A box's last contact with the DGI as its C2h said (`Some(None)`: never); `None` when
     /// the channel says nothing of it (the web API, a box not read yet).
     pub last_contact: Option<Option<NaiveDateTime>>,
+    /// The counter numbers it certified that its register does not hold (it is stopped);
+    /// empty when none.
+    pub register_behind: Vec<u64>,
 }
 
 /// What an alert says, kept with it (for the log, the e-mail and the banner).
@@ -109,6 +112,9 @@ pub struct Facts {
     /// Register unwritable: why (`no_space`, `read_only`, `io`); `since` says since when.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fault: Option<String>,
+    /// Register behind: the counter numbers the register does not hold (1.8.0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing: Option<Vec<u64>>,
 }
 
 /// A condition that holds now.
@@ -172,6 +178,18 @@ pub fn evaluate(snapshot: &Snapshot, settings: &AlertSettings) -> Vec<Condition>
             .map(|o| o.org.id.clone())
             .collect();
         let subject = Subject::Device(channel.name.clone());
+        if !channel.register_behind.is_empty() {
+            conditions.push(Condition {
+                key: key(AlertKind::RegisterBehind, subject.clone()),
+                episode: String::new(),
+                facts: Facts {
+                    missing: Some(channel.register_behind.clone()),
+                    channel: Some(channel.kind.to_owned()),
+                    ..Facts::default()
+                },
+                recipients: recipients.clone(),
+            });
+        }
         if !channel.connected && snapshot.now - channel.since >= down_for {
             conditions.push(Condition {
                 key: key(AlertKind::ChannelDown, subject.clone()),
@@ -317,6 +335,7 @@ pub(super) mod tests {
                 connected: true,
                 since: now - chrono::Duration::hours(5),
                 last_contact: Some(Some((now - chrono::Duration::hours(2)).naive_utc())),
+                register_behind: Vec::new(),
             }],
             backup: Some(BackupFacts {
                 last: Some(now - chrono::Duration::hours(20)),
@@ -429,5 +448,15 @@ pub(super) mod tests {
         let raised = evaluate(&s, &AlertSettings::default());
         assert_eq!(raised[0].recipients, ["acme"]);
         assert_eq!(raised[0].facts.fault.as_deref(), Some("no_space"));
+    }
+
+    #[test]
+    fn a_register_behind_its_device() {
+        let mut s = snapshot(0);
+        s.channels[0].register_behind = vec![7, 8];
+        assert_eq!(kinds(&s), ["register_behind device shop"]);
+        let raised = evaluate(&s, &AlertSettings::default());
+        assert_eq!(raised[0].facts.missing, Some(vec![7, 8]));
+        assert_eq!(raised[0].recipients, ["acme"]);
     }
 }

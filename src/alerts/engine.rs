@@ -370,6 +370,7 @@ pub fn collect(
             org,
         });
     }
+    let behind = certifier.registers_behind();
     let channels = status
         .devices
         .iter()
@@ -384,6 +385,11 @@ pub fn collect(
             connected: view.connected,
             since: view.since,
             last_contact: view.dgi.as_ref().map(|dgi| dgi.last_contact),
+            register_behind: behind
+                .iter()
+                .find(|(device, _)| *device == view.name)
+                .map(|(_, missing)| missing.clone())
+                .unwrap_or_default(),
         })
         .collect();
     Ok(Snapshot {

@@ -26,6 +26,10 @@ pub enum AlertKind {
     /// The invoice register cannot be written (disk full, read-only, I/O error): nothing is
     /// certified until it can (`certify::StorageFault`).
     RegisterUnwritable,
+
+    /// A channel certified invoices its register does not hold: it certifies nothing until
+    /// an administrator settles it (1.8.0; `certify/register_behind.rs`).
+    RegisterBehind,
 }
 
 /// How old the last good backup may be before [`AlertKind::BackupOld`] is raised.
@@ -43,6 +47,8 @@ impl AlertKind {
             AlertKind::BackupOld => "backup_old".to_owned(),
             AlertKind::BackupCommandFailed => "backup_command_failed".to_owned(),
             AlertKind::RegisterUnwritable => "register_unwritable".to_owned(),
+
+            AlertKind::RegisterBehind => "register_behind".to_owned(),
         }
     }
 
@@ -55,6 +61,8 @@ impl AlertKind {
             "backup_old" => Some(AlertKind::BackupOld),
             "backup_command_failed" => Some(AlertKind::BackupCommandFailed),
             "register_unwritable" => Some(AlertKind::RegisterUnwritable),
+
+            "register_behind" => Some(AlertKind::RegisterBehind),
             other => other
                 .strip_prefix("quota_")
                 .and_then(|p| p.parse().ok())
@@ -130,6 +138,7 @@ mod tests {
             AlertKind::BackupOld,
             AlertKind::BackupCommandFailed,
             AlertKind::RegisterUnwritable,
+            AlertKind::RegisterBehind,
         ] {
             assert_eq!(AlertKind::parse(&kind.label()), Some(kind));
         }

@@ -195,6 +195,19 @@ fn words(alert: &RaisedAlert, org: &Organization, zone: FixedOffset, lang: Lang)
             },
             next: msg!("alert-backup-old-next"),
         },
+        AlertKind::RegisterBehind => {
+            let missing = crate::model::numbers_text(facts.missing.as_deref().unwrap_or_default());
+            Words {
+                subject: msg!("alert-register-behind-subject", org = name, device = device),
+                what: msg!(
+                    "alert-register-behind-body",
+                    org = name,
+                    device = device,
+                    missing = missing
+                ),
+                next: msg!("alert-register-behind-next"),
+            }
+        }
         AlertKind::BackupCommandFailed => Words {
             subject: msg!("alert-backup-command-subject", org = name),
             what: msg!(
@@ -315,6 +328,15 @@ mod tests {
                 },
             ));
         }
+
+        alerts.push(raised(
+            AlertKind::RegisterBehind,
+            Subject::Device("shop".into()),
+            Facts {
+                missing: Some(vec![7, 8, 9]),
+                ..Facts::default()
+            },
+        ));
         alerts
     }
 

@@ -145,6 +145,7 @@ pub(crate) fn status_of(error: &CertifyError) -> StatusCode {
         | CertifyError::OutcomeUnknown { .. }
         | CertifyError::RegisterUnwritable { .. }
         | CertifyError::CertifiedNotRecorded { .. }
+        | CertifyError::RegisterBehind { .. }
         | CertifyError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
         CertifyError::NotFound { .. } => StatusCode::NOT_FOUND,
         CertifyError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,

@@ -194,6 +194,17 @@ impl Channel {
         }
     }
 
+    /// A box's NIM, NIF and total counter as its actor last read them (C1h, no traffic to
+    /// the box); `None` until read, and always for the web API (whose counters come only in
+    /// a confirmation): the start-up check of a register behind its box
+    /// (`register_behind.rs`).
+    pub(crate) fn last_counters(&self) -> Option<(String, String, u64)> {
+        match self {
+            Channel::Box(channel) => channel.last_counters(),
+            Channel::WebApi(_) => None,
+        }
+    }
+
     /// What a technician needs on first contact (`device probe`), its words in `lang`.
     pub async fn probe(&self, lang: Lang) -> Result<ProbeReport, CertifyError> {
         match self {

@@ -223,6 +223,17 @@ pub enum CertifyError {
         /// The client's invoice number.
         rn: String,
     },
+    /// The channel is ahead of its register: it certified invoices the register holds
+    /// neither as entries nor as open intents (a register restored from an older copy, a
+    /// disk that lost its last records). It certifies nothing until an administrator
+    /// settles it (503 with `Retry-After`; 171 for a box, 172 for a web API e-MCF).
+    #[error("{}", self.describe(Lang::En))]
+    RegisterBehind {
+        /// `box` or `web_api`.
+        channel: &'static str,
+        /// The channel's counter numbers the register does not hold.
+        missing: Vec<u64>,
+    },
     /// A bug or an unexpected state (500).
     #[error("{}", self.log_text())]
     Internal(String),
@@ -258,6 +269,8 @@ impl CertifyError {
             CertifyError::RegisterUnwritable { kind } => kind.code(),
             CertifyError::CertifiedNotRecorded { .. } => 164,
             CertifyError::NotFound { .. } => 170,
+            CertifyError::RegisterBehind { channel, .. } if *channel == "web_api" => 172,
+            CertifyError::RegisterBehind { .. } => 171,
             CertifyError::CreditExceedsOriginal(_) => 180,
             CertifyError::AboveMaxTotal { .. } => 181,
             CertifyError::Internal(_) => 199,
@@ -276,7 +289,9 @@ impl CertifyError {
             }
             CertifyError::CertifiedNotRecorded { .. } => Some(Duration::from_secs(10)),
             CertifyError::DeviceNotReady { .. } => Some(Duration::from_secs(60)),
-            CertifyError::AwaitingAdministrator { .. } => Some(Duration::from_secs(300)),
+            CertifyError::AwaitingAdministrator { .. } | CertifyError::RegisterBehind { .. } => {
+                Some(Duration::from_secs(300))
+            }
             // The setup is wrong (a device of another taxpayer, a token to install, a device
             // or sandbox this gateway does not have): a person must act, a retry cannot help.
             CertifyError::WrongDevice { .. }
@@ -468,6 +483,14 @@ impl CertifyError {
                 bound = bound(*at_least),
                 max = amount(*max)
             ),
+            CertifyError::RegisterBehind { channel, missing } => {
+                let missing = crate::model::numbers_text(missing);
+                if *channel == "web_api" {
+                    msg!("err-register-behind-web-api", missing = missing)
+                } else {
+                    msg!("err-register-behind", missing = missing)
+                }
+            }
             CertifyError::Internal(_) => msg!("err-internal"),
         }
     }

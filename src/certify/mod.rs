@@ -15,6 +15,7 @@
 //! | `web_api_channel` | the DGI's web API as a channel: request, check, intent with the uid, confirm; the pending window; a lost confirm answer settled from the pending list |
 //! | `register_writer` | `RegisterWriter`: the register as a channel may write it (intent, certification, abandonment, counter continuity) |
 //! | `continuity` | a box's counters against the register: fiscal anomalies |
+//! | `register_behind` | a channel's counter ahead of its register: the anomaly, the channel stopped until an administrator settles it |
 //! | `in_doubt` | `InDoubt`: the channels whose last outcome is not known, and the `Reconciler` that settles them in the background |
 //! | `resolve` | invoices in doubt only an administrator can settle: list, count, resolve (journaled with who) |
 //! | `status` | the service's own status types, readiness, gauges, probe |
@@ -29,6 +30,7 @@ mod continuity;
 mod error;
 mod in_doubt;
 pub mod invoice;
+mod register_behind;
 mod register_writer;
 mod resolve;
 mod service;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use chrono::{Datelike, FixedOffset, Utc};
 
 use crate::certify::continuity::{self, Seen};
+use crate::certify::register_behind::{self, RegistersBehind, Said};
 use crate::certify::unrecorded::{Unrecorded, UnrecordedSet};
 use crate::certify::CertifyError;
 use crate::model::{BoxCounters, Intent, IntentId, RegisterEntry, SecurityElements};
@@ -20,6 +21,7 @@ pub struct RegisterWriter {
     offset: FixedOffset,
     /// Certifications the register could not write yet (`unrecorded.rs`).
     unrecorded: UnrecordedSet,
+    behind: RegistersBehind,
 }
 
 impl RegisterWriter {
@@ -29,6 +31,7 @@ impl RegisterWriter {
             store,
             offset,
             unrecorded: UnrecordedSet::default(),
+            behind: RegistersBehind::default(),
         }
     }
 
@@ -116,6 +119,17 @@ impl RegisterWriter {
     /// journaled once and logged, never refused.
     pub async fn check_continuity(&self, known: Option<&BoxCounters>, seen: Seen<'_>) {
         continuity::check(&self.store, known, seen).await;
+    }
+
+    /// Whether a channel's counter runs ahead of the register (`register_behind.rs`): the
+    /// anomaly journaled once, the channel stopped, 171 or 172.
+    pub(crate) async fn check_ahead(&self, said: Said<'_>) -> Result<(), CertifyError> {
+        register_behind::check(&self.store, &self.behind, said).await
+    }
+
+    /// The channels stopped because the register is behind them.
+    pub(crate) fn registers_behind(&self) -> &RegistersBehind {
+        &self.behind
     }
 }
 

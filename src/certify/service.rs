@@ -124,9 +124,18 @@ impl Certifier {
     }
 
     /// Settles, in the background, every intent the journal left open (start-up). Channels
-    /// with open intents take no invoice until theirs are settled.
-    pub fn start_reconciliation(&self) -> Result<(), CertifyError> {
+    /// with open intents take no invoice until theirs are settled. Channels whose register
+    /// is behind them (an unacknowledged anomaly) take none either, and each box is checked
+    /// once its first C1h is read (`register_behind.rs`).
+    pub fn start_reconciliation(self: &Arc<Self>) -> Result<(), CertifyError> {
+        self.journal.registers_behind().load(&self.store)?;
+        self.spawn_register_behind_watch();
         self.reconciler.start()
+    }
+
+    /// The channels whose register is behind them, with the counter numbers it misses.
+    pub fn registers_behind(&self) -> Vec<(String, Vec<u64>)> {
+        self.journal.registers_behind().all()
     }
 
     /// A place in the order invoice requests arrived in, taken as soon as a request arrives
@@ -183,6 +192,12 @@ impl Certifier {
         let at = arrival.received_at;
         // A register that cannot be written refuses here: no device, no quota (161..164).
         self.refuse_if_unwritable(principal, &invoice.rn)?;
+        // A channel whose register is behind it: refused before any quota is reserved.
+        if principal.environment == crate::model::Environment::Production {
+            self.journal
+                .registers_behind()
+                .refuse(&principal.org.device)?;
+        }
         let admitted = match self
             .admission
             .admit(principal, &invoice, idempotency_key.as_deref(), at)
@@ -264,6 +279,7 @@ impl Certifier {
         // Checked again with the channel held: an invoice in doubt must be settled before the
         // channel finalizes anything else, or it could no longer tell.
         self.in_doubt.refuse(channel.name())?;
+        self.journal.registers_behind().refuse(channel.name())?;
         Ok((channel, lane))
     }
 
@@ -470,6 +486,7 @@ fn outcome_of(result: &Result<Certified, CertifyError>) -> &'static str {
         | Err(CertifyError::NoSandbox)
         | Err(CertifyError::RegisterUnwritable { .. })
         | Err(CertifyError::CertifiedNotRecorded { .. })
+        | Err(CertifyError::RegisterBehind { .. })
         | Err(CertifyError::Store(_)) => "unavailable",
         Err(CertifyError::NotFound { .. }) | Err(CertifyError::Internal(_)) => "error",
     }

@@ -70,7 +70,7 @@ pub struct DeviceHealth {
     pub kind: &'static str,
     /// It can certify now.
     pub ready: bool,
-    /// Why not, as a fixed code (`link_down`, `box_blocked`, `nif_mismatch`, `settling`, `token_rejected`).
+    /// Why not, as a fixed code (`link_down`, `box_blocked`, `nif_mismatch`, `settling`, `token_rejected`, `register_behind`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<&'static str>,
     /// It answers.
@@ -127,7 +127,7 @@ pub struct DgiContact {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
     /// A fixed code, for `/metrics` labels: `link_down`, `box_blocked`, `nif_mismatch`,
-    /// `settling`, `token_rejected` (the web API).
+    /// `settling`, `token_rejected` (the web API), `register_behind` (`register_behind.rs`).
     pub code: &'static str,
     /// The kind of channel it is about: `box` or `web_api` (as `Channel::kind`), so that a
     /// person reads "the device" or "the DGI's online service".
@@ -150,7 +150,11 @@ impl Certifier {
             // Ready means the fiscal path: the configured channels (sandboxes start on demand).
             if configured {
                 let settling = reconciling.iter().any(|name| name == channel.name());
-                let problem = channel.problem(organizations, settling);
+                let problem = self
+                    .journal
+                    .registers_behind()
+                    .problem(channel.name())
+                    .or_else(|| channel.problem(organizations, settling));
                 monitored.push(DeviceHealth {
                     name: view.name.clone(),
                     kind: channel.kind(),
@@ -194,7 +198,8 @@ impl Certifier {
     pub fn problem_for(&self, org: &Organization) -> Option<Problem> {
         let channel = self.channels.configured(&org.device)?;
         let settling = self.in_doubt.contains(&org.device);
-        channel.problem(std::slice::from_ref(org), settling)
+        let behind = self.journal.registers_behind().problem(&org.device);
+        behind.or_else(|| channel.problem(std::slice::from_ref(org), settling))
     }
 
     /// The fiscal anomalies of the register (counter continuity), oldest first.

@@ -198,6 +198,10 @@ pub enum AnomaliesCommand {
         /// Why it is understood (e.g. "memory replaced by the DGI, report 2026-114").
         #[arg(long)]
         note: String,
+        /// A register behind its box: the missing certifications' numbers, as listed
+        /// (e.g. "7-9, 12"); required for that kind, refused for the others.
+        #[arg(long)]
+        numbers: Option<String>,
     },
 }
 

@@ -328,5 +328,7 @@ pub(super) fn restore(
         )
         .render(lang)
     );
+    // A register behind its box: what can be checked before the service starts.
+    super::restore_check::check(config, state_dir, lang);
     Ok(())
 }

@@ -14,8 +14,11 @@ use crate::config::{Config, DeviceEntry};
 use crate::device::capture::Capture;
 use crate::device::probe::{probe, ProbeReport};
 use crate::i18n::{default_lang, format, Lang};
-use crate::model::AnomalyRecord;
+use crate::model::{numbers_text, parse_numbers, AnomalyRecord, FiscalAnomalyKind};
 use crate::msg;
+
+/// The most counter numbers one acknowledgement names.
+const MAX_ACK_NUMBERS: usize = 100_000;
 
 pub(super) fn run(config: &Config, command: DeviceCommand) -> anyhow::Result<()> {
     let lang = default_lang();
@@ -47,8 +50,24 @@ pub(super) fn run(config: &Config, command: DeviceCommand) -> anyhow::Result<()>
             print_anomalies(&anomalies, config, lang);
             Ok(())
         }
-        DeviceCommand::Anomalies(AnomaliesCommand::Ack { id, by, note }) => {
-            let value = run_request(config, AdminRequest::FiscalAnomalyAck { id, by, note })?;
+        DeviceCommand::Anomalies(AnomaliesCommand::Ack {
+            id,
+            by,
+            note,
+            numbers,
+        }) => {
+            let numbers = match numbers.as_deref() {
+                None => Vec::new(),
+                Some(text) => parse_numbers(text, MAX_ACK_NUMBERS)
+                    .ok_or_else(|| msg!("cli-anomaly-bad-numbers", text = text))?,
+            };
+            let request = AdminRequest::FiscalAnomalyAck {
+                id,
+                by,
+                note,
+                numbers,
+            };
+            let value = run_request(config, request)?;
             let record: AnomalyRecord = serde_json::from_value(value)?;
             match &record.acknowledged {
                 Some(ack) => println!(
@@ -63,6 +82,20 @@ pub(super) fn run(config: &Config, command: DeviceCommand) -> anyhow::Result<()>
                     .render(lang)
                 ),
                 None => bail!(msg!("cli-anomaly-not-acknowledged", id = id)),
+            }
+            if let Some(ack) = record
+                .acknowledged
+                .as_ref()
+                .filter(|a| !a.numbers.is_empty())
+            {
+                let numbers = numbers_text(&ack.numbers);
+                let tc = record.anomaly.seen_tc;
+                let line = msg!(
+                    "cli-anomaly-acknowledged-numbers",
+                    numbers = numbers,
+                    tc = tc
+                );
+                println!("{}", line.render(lang));
             }
             Ok(())
         }
@@ -198,12 +231,22 @@ fn print_anomalies(anomalies: &[AnomalyRecord], config: &Config, lang: Lang) {
                     sequence = a.known.sequence
                 )
                 .render(lang),
-                msg!(
-                    "cli-anomaly-box-said",
-                    nif = a.seen_nif.as_str(),
-                    tc = a.seen_tc,
-                    place = a.seen_in.as_str()
-                )
+                if a.kind == FiscalAnomalyKind::RegisterBehind {
+                    msg!(
+                        "cli-anomaly-box-said-missing",
+                        nif = a.seen_nif.as_str(),
+                        tc = a.seen_tc,
+                        place = a.seen_in.as_str(),
+                        missing = numbers_text(&a.missing)
+                    )
+                } else {
+                    msg!(
+                        "cli-anomaly-box-said",
+                        nif = a.seen_nif.as_str(),
+                        tc = a.seen_tc,
+                        place = a.seen_in.as_str()
+                    )
+                }
                 .render(lang),
                 record.acknowledged.as_ref().map_or_else(
                     || msg!("no").render(lang),

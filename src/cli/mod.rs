@@ -19,6 +19,7 @@ mod invoice_view;
 mod key_commands;
 mod notice_commands;
 mod org_commands;
+mod restore_check;
 mod serve;
 mod state_dir;
 

@@ -150,6 +150,8 @@ pub(super) fn banners(
                     None => msg!("dash-alert-dgi-contact-never"),
                 },
             ),
+            // Shown by the overview's fiscal anomalies section, with its numbers.
+            AlertKind::RegisterBehind => continue,
             AlertKind::InDoubt if now.open == 0 => continue,
             AlertKind::InDoubt => {
                 // Never more than is open now, never fewer than wait for a decision.

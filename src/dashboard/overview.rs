@@ -199,11 +199,20 @@ fn fiscal_anomalies(
     if open.is_empty() {
         return String::new();
     }
+    // A register behind its box stops certification (certify/register_behind.rs).
+    let stopped = open
+        .iter()
+        .any(|a| a.anomaly.kind == crate::model::FiscalAnomalyKind::RegisterBehind);
+    let intro = if stopped {
+        msg!("dash-anomaly-intro-stopped")
+    } else {
+        msg!("dash-anomaly-intro")
+    };
     let mut html = format!(
         "<section class=\"notice error\" role=\"alert\" id=\"fiscal-anomalies\"><h2>{}</h2>\
          <p>{}</p><ul>",
         t(lang, msg!("dash-anomaly-title")),
-        t(lang, msg!("dash-anomaly-intro")),
+        t(lang, intro),
     );
     for record in open {
         let a = &record.anomaly;

@@ -31,6 +31,7 @@ pub fn anomaly(kind: FiscalAnomalyKind) -> Message {
     match kind {
         FiscalAnomalyKind::CounterWentBack => msg!("anomaly-counter-went-back"),
         FiscalAnomalyKind::NifChanged => msg!("anomaly-nif-changed"),
+        FiscalAnomalyKind::RegisterBehind => msg!("anomaly-register-behind"),
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! | key | value |
 //! |---|---|
-//! | `b` nim | `BoxCounters` (JSON) of the box's last production entry |
+//! | `b` nim | `BoxCounters` (JSON) of the box's last production entry, or the counter an administrator acknowledged for a register behind its box (whichever is later) |
 //! | `m:boxes` | the seq of the last record the `b` keys reflect (u64 BE); an index without it (written by 1.0.0), or whose marker lags its last applied record (a release that does not know these keys wrote to it since), gets its `b` keys again from its entries at open |
 //! | `x` id | `AnomalyRecord` (JSON), id = the journal seq of its `fiscal_anomaly` record |
 //!
@@ -19,7 +19,8 @@ use super::index::{json, Index};
 use super::staged::Staged;
 use super::{Store, StoreError};
 use crate::model::{
-    AnomalyAck, AnomalyRecord, BoxCounters, Environment, FiscalAnomaly, RegisterEntry,
+    AnomalyAck, AnomalyRecord, BoxCounters, Environment, FiscalAnomaly, FiscalAnomalyKind,
+    RegisterEntry,
 };
 
 pub(super) const META_BOXES: &[u8] = b"m:boxes";
@@ -74,8 +75,26 @@ impl Index {
                 let (seq, at) = held?;
                 let entry = self.read_entry(&at, Environment::Production, seq)?;
                 if let Some(counters) = production_counters(&entry) {
+                    let counters = match latest.get(&counters.nim) {
+                        Some(known) => known.after(counters),
+                        None => counters,
+                    };
                     latest.insert(counters.nim.clone(), counters);
                 }
+            }
+        }
+        // An acknowledged register behind its box set the box's baseline (never lowered).
+        for record in self.anomalies()? {
+            let anomaly = &record.anomaly;
+            if record.acknowledged.is_none() || anomaly.kind != FiscalAnomalyKind::RegisterBehind {
+                continue;
+            }
+            let known = latest
+                .entry(anomaly.nim.clone())
+                .or_insert_with(|| anomaly.known.clone());
+            if known.highest() < anomaly.seen_tc {
+                known.tc = anomaly.seen_tc;
+                known.highest_tc = 0;
             }
         }
         let mut batch = Batch::default();
@@ -99,7 +118,12 @@ impl Staged<'_> {
         match &record.event {
             Event::Certified(entry) => {
                 if let Some(counters) = production_counters(entry) {
-                    self.insert(k_box(&counters.nim), serde_json::to_vec(&counters)?);
+                    let key = k_box(&counters.nim);
+                    let counters = match self.get_json::<BoxCounters>(&key)? {
+                        Some(known) => known.after(counters),
+                        None => counters,
+                    };
+                    self.insert(key, serde_json::to_vec(&counters)?);
                 }
             }
             Event::FiscalAnomaly(anomaly) => {
@@ -111,7 +135,12 @@ impl Staged<'_> {
                 };
                 self.insert(k_anomaly(record.seq), serde_json::to_vec(&stored)?);
             }
-            Event::FiscalAnomalyAcknowledged { anomaly, by, note } => {
+            Event::FiscalAnomalyAcknowledged {
+                anomaly,
+                by,
+                note,
+                numbers,
+            } => {
                 let mut stored: AnomalyRecord =
                     self.get_json(&k_anomaly(*anomaly))?.ok_or_else(|| {
                         StoreError::damaged(
@@ -123,12 +152,59 @@ impl Staged<'_> {
                     by: by.clone(),
                     note: note.clone(),
                     at: record.at,
+                    numbers: numbers.clone(),
                 });
                 self.insert(k_anomaly(*anomaly), serde_json::to_vec(&stored)?);
+                match stored.anomaly.kind {
+                    FiscalAnomalyKind::RegisterBehind => {
+                        self.acknowledged_baseline(&stored.anomaly)?
+                    }
+                    // A box whose counter went back, understood: its counters start again;
+                    // the highest number of its old memory is no longer a baseline.
+                    FiscalAnomalyKind::CounterWentBack => {
+                        self.forget_highest(&stored.anomaly.nim)?
+                    }
+                    FiscalAnomalyKind::NifChanged => {}
+                }
             }
             _ => {}
         }
         self.insert(META_BOXES.to_vec(), &record.seq.to_be_bytes()[..]);
+        Ok(())
+    }
+}
+
+impl Staged<'_> {
+    /// A register behind its box, acknowledged: the box's counter as it said it becomes the
+    /// register's baseline for that NIM (its NIF and last entry unchanged), so that the box,
+    /// which follows it, is not ahead any more. Never lowers a baseline.
+    fn acknowledged_baseline(&mut self, anomaly: &FiscalAnomaly) -> Result<(), StoreError> {
+        let key = k_box(&anomaly.nim);
+        let current: BoxCounters = self
+            .get_json(&key)?
+            .unwrap_or_else(|| anomaly.known.clone());
+        if current.highest() < anomaly.seen_tc {
+            let baseline = BoxCounters {
+                tc: anomaly.seen_tc,
+                highest_tc: 0,
+                ..current
+            };
+            self.insert(key, serde_json::to_vec(&baseline)?);
+        }
+        Ok(())
+    }
+
+    fn forget_highest(&mut self, nim: &str) -> Result<(), StoreError> {
+        let key = k_box(nim);
+        if let Some(current) = self.get_json::<BoxCounters>(&key)? {
+            if current.highest_tc != 0 {
+                let reset = BoxCounters {
+                    highest_tc: 0,
+                    ..current
+                };
+                self.insert(key, serde_json::to_vec(&reset)?);
+            }
+        }
         Ok(())
     }
 }
@@ -177,13 +253,15 @@ impl Store {
         Ok((stored, true))
     }
 
-    /// Journals that an administrator acknowledged anomaly `id`. Acknowledging it again
-    /// journals nothing and returns it as it is.
+    /// Journals that an administrator acknowledged anomaly `id` (for a register behind its
+    /// box, with the missing certifications' `numbers`, which the caller checked).
+    /// Acknowledging it again journals nothing and returns it as it is.
     pub fn acknowledge_fiscal_anomaly(
         &self,
         id: u64,
         by: &str,
         note: &str,
+        numbers: &[u64],
     ) -> Result<AnomalyRecord, StoreError> {
         let lookup = |index: &Index| {
             index
@@ -201,10 +279,24 @@ impl Store {
                     anomaly: id,
                     by: by.to_owned(),
                     note: note.to_owned(),
+                    numbers: numbers.to_vec(),
                 },
                 (),
             ))
         })?;
         self.read(lookup)
+    }
+}
+
+impl Store {
+    /// What the register knows of every box, by NIM (`restore` prints it).
+    pub fn all_box_counters(&self) -> Result<Vec<BoxCounters>, StoreError> {
+        self.read(|index| {
+            index
+                .tree
+                .scan_prefix(b"b")
+                .map(|kv| json(&kv?.1))
+                .collect()
+        })
     }
 }

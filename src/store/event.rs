@@ -70,6 +70,10 @@ pub enum Event {
         by: String,
         /// Why it is understood.
         note: String,
+        /// A register behind its box: the missing certifications' numbers acknowledged
+        /// (1.8.0; absent before, and for the other kinds).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        numbers: Vec<u64>,
     },
 }
 

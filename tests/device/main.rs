@@ -21,5 +21,6 @@ mod firmware_matrix;
 mod health;
 mod link_faults;
 mod model;
+mod register_behind;
 mod web_api;
 mod web_api_recovery;

@@ -13,14 +13,14 @@ use common::{add_org_with_key, nbsp, post_invoice, Gateway, SIM_NIF};
 use emcf_sim::edef::{start_edef, EdefOptions, RunningEdef};
 use serde_json::{json, Value};
 
-async fn web_api(options: EdefOptions) -> RunningEdef {
+pub(crate) async fn web_api(options: EdefOptions) -> RunningEdef {
     start_edef("127.0.0.1:0".parse().unwrap(), options)
         .await
         .expect("the web API simulator starts")
 }
 
 /// A gateway whose only device is `dgi`, the web API at `api`; org `acme` with a live key.
-fn gateway_on(dir: &Path, api: &RunningEdef, extra: &str) -> (Gateway, String) {
+pub(crate) fn gateway_on(dir: &Path, api: &RunningEdef, extra: &str) -> (Gateway, String) {
     let token = dir.join("dgi.token");
     std::fs::write(&token, "sim-token\n").unwrap();
     let mut config = format!(

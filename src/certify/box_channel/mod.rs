@@ -97,6 +97,14 @@ impl BoxChannel {
         self.device.status().state.map(|state| state.nif)
     }
 
+    /// The NIM, NIF and TC of the box's last C1h, as its actor read it.
+    pub(crate) fn last_counters(&self) -> Option<(String, String, u64)> {
+        self.device
+            .status()
+            .state
+            .map(|state| (state.mid, state.nif, state.tc))
+    }
+
     /// `device probe` on the leased port, after every earlier arrival.
     pub(crate) async fn probe(&self, lang: Lang) -> Result<ProbeReport, CertifyError> {
         crate::device::probe::probe(&self.device, lang)

@@ -22,6 +22,7 @@ use super::unavailable;
 use crate::certify::channel::{Job, OnChannel, RunFailure};
 use crate::certify::continuity::{Seen, SeenIn};
 use crate::certify::invoice::Seller;
+use crate::certify::register_behind::Said;
 use crate::certify::register_writer::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::device::{DeviceError, DeviceHandle, FinalizeOutcome, Lease, PortSession, Turn};
@@ -152,6 +153,20 @@ async fn check_state(session: &mut PortSession<'_>, run: &Run<'_>) -> Result<Bef
             device_nif: state.nif,
             org_nif: run.job.org.nif.clone(),
         });
+    }
+    // A box ahead of its register (certifications the register lost) certifies nothing:
+    // refused here, before any command that changes the box (register_behind.rs).
+    if production {
+        let said = Said {
+            device: run.device,
+            nim: &state.mid,
+            nif: &state.nif,
+            tc: state.tc,
+            seen_in: "C1h",
+            explained: Vec::new(),
+            own_intent: None,
+        };
+        run.journal.check_ahead(said).await?;
     }
     // What the register knew of this box before this invoice: the C1h now and the R: later
     // are both checked against it.

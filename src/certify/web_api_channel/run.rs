@@ -26,10 +26,11 @@ use super::Shared;
 use crate::arrivals::Turn;
 use crate::certify::channel::{Job, OnChannel, RunFailure};
 use crate::certify::invoice::Seller;
+use crate::certify::register_behind::{Said, SEEN_IN_CONFIRM};
 use crate::certify::register_writer::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::failpoint;
-use crate::model::{Environment, Intent, IntentId, RegisterEntry};
+use crate::model::{total_counter, Environment, Intent, IntentId, RegisterEntry};
 use crate::msg;
 use std::sync::Arc;
 
@@ -406,6 +407,7 @@ async fn certified(
     let security = security_of(shared, confirmation);
     if job.environment == Environment::Production {
         shared.health.check_nim(device, &confirmation.nim);
+        ahead_of_register(job, journal, device, intent_id, confirmation).await;
     }
     match journal.certified(intent_id, security, "finalize").await {
         Ok(entry) => Ok(entry),
@@ -415,6 +417,35 @@ async fn certified(
             shared.keep_confirmed(intent_id, confirmation.clone());
             Err(RunFailure::InDoubt(intent_id))
         }
+    }
+}
+
+/// A web API e-MCF's counter is known only from a confirmation (docs/web-api.md): one ahead
+/// of the register (numbers it holds neither as entries nor as open intents) stops the
+/// channel for the next invoices (172). This one the DGI certified: it is journaled and
+/// answered as usual.
+async fn ahead_of_register(
+    job: &Job,
+    journal: &RegisterWriter,
+    device: &str,
+    intent_id: IntentId,
+    confirmation: &Confirmation,
+) {
+    let Some(tc) = total_counter(&confirmation.counters) else {
+        return;
+    };
+    let said = Said {
+        device,
+        nim: &confirmation.nim,
+        nif: &job.org.nif,
+        tc,
+        seen_in: SEEN_IN_CONFIRM,
+        explained: vec![tc],
+        own_intent: Some(intent_id),
+    };
+    match journal.check_ahead(said).await {
+        Ok(()) | Err(CertifyError::RegisterBehind { .. }) => {}
+        Err(error) => warn!(device, %error, "register behind: not checked at this confirmation"),
     }
 }
 

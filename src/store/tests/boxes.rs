@@ -16,6 +16,7 @@ fn anomaly(known: BoxCounters, seen_tc: u64) -> FiscalAnomaly {
         seen_nif: "NIF".into(),
         seen_tc,
         seen_in: "C1h".into(),
+        missing: Vec::new(),
     }
 }
 
@@ -50,7 +51,7 @@ fn an_anomaly_is_journaled_once_and_acknowledged_with_who_and_why() {
     assert!(!new);
     assert_eq!(again.id, first.id);
     let acked = store
-        .acknowledge_fiscal_anomaly(first.id, "admin", "memory replaced")
+        .acknowledge_fiscal_anomaly(first.id, "admin", "memory replaced", &[])
         .unwrap();
     assert_eq!(
         acked.acknowledged.as_ref().map(|a| a.by.as_str()),
@@ -59,10 +60,12 @@ fn an_anomaly_is_journaled_once_and_acknowledged_with_who_and_why() {
     let records = store.verify().unwrap().records;
     // Acknowledging twice journals nothing; an unknown id is refused.
     store
-        .acknowledge_fiscal_anomaly(first.id, "x", "y")
+        .acknowledge_fiscal_anomaly(first.id, "x", "y", &[])
         .unwrap();
     assert_eq!(store.verify().unwrap().records, records);
-    assert!(store.acknowledge_fiscal_anomaly(9999, "x", "y").is_err());
+    assert!(store
+        .acknowledge_fiscal_anomaly(9999, "x", "y", &[])
+        .is_err());
     // After the acknowledgement, the same break is a new anomaly.
     assert!(store.record_fiscal_anomaly(anomaly(known, 0)).unwrap().1);
     drop(store);
@@ -139,4 +142,51 @@ fn an_index_without_box_counters_gets_them_at_its_first_open() {
     drop(store);
     let store = Store::open(dir.path()).unwrap();
     assert_eq!(store.box_counters("SIM0000001").unwrap(), Some(expected));
+}
+
+#[test]
+fn an_acknowledged_register_behind_becomes_the_baseline_and_survives_a_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = seeded(dir.path());
+    certify_range(&store, 0..2);
+    let known = store.box_counters("NIM1").unwrap().unwrap();
+    let ahead = FiscalAnomaly {
+        kind: FiscalAnomalyKind::RegisterBehind,
+        missing: vec![known.tc + 1, known.tc + 2],
+        ..anomaly(known.clone(), known.tc + 2)
+    };
+    let (record, new) = store.record_fiscal_anomaly(ahead).unwrap();
+    assert!(new);
+    // Not acknowledged yet: the register still knows its own last entry.
+    assert_eq!(store.box_counters("NIM1").unwrap(), Some(known.clone()));
+    let numbers = [known.tc + 1, known.tc + 2];
+    let acked = store
+        .acknowledge_fiscal_anomaly(record.id, "admin", "lost with the old disk", &numbers)
+        .unwrap();
+    assert_eq!(
+        acked.acknowledged.as_ref().map(|a| a.numbers.clone()),
+        Some(numbers.to_vec())
+    );
+    let baseline = BoxCounters {
+        tc: known.tc + 2,
+        ..known.clone()
+    };
+    assert_eq!(store.box_counters("NIM1").unwrap(), Some(baseline.clone()));
+    drop(store);
+    std::fs::remove_dir_all(dir.path().join("index.sled")).unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.box_counters("NIM1").unwrap(), Some(baseline.clone()));
+    let all = store.fiscal_anomalies().unwrap();
+    assert_eq!(all[0].anomaly.missing, numbers.to_vec());
+    // An index whose `b` keys lag (another release wrote to it) gets them again from the
+    // entries and the acknowledgements: the baseline stays.
+    store
+        .index
+        .tree
+        .insert(META_BOXES, &1u64.to_be_bytes()[..])
+        .unwrap();
+    store.index.tree.remove(b"bNIM1").unwrap();
+    drop(store);
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.box_counters("NIM1").unwrap(), Some(baseline));
 }

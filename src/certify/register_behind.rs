@@ -1,0 +1,312 @@
+//! A register behind its channel (docs/design.md, "A register behind its box"): the box's
+//! (or the web API e-MCF's) total counter against the register's last known counter for its
+//! NIM. A counter the register holds neither as an entry nor as an open intent of that
+//! channel (an open intent may have been finalized: the in-doubt path settles it from C1h)
+//! means certifications the register lost: a restored older copy, a disk that lost its last
+//! records. Certifying on would hand out numbers whose earlier invoices the register cannot
+//! show, and a retry of a lost rn would be certified a second time. So it is a fiscal anomaly
+//! of its own kind, journaled once with the missing numbers, and the channel certifies
+//! nothing more until an administrator restores a newer copy of the register or acknowledges
+//! the missing numbers (`emcf-gateway device anomalies ack ID --numbers ...`).
+//!
+//! Checked when a box's actor first reads C1h (start-up), before each invoice (the
+//! organization's channel refused before quota is reserved; the C1h of the invoice before
+//! any command that changes the box), and for the web API at each confirmation (the only
+//! place its counters are given). A NIM the register has never seen is a first use, not
+//! ahead. The refusals are kept in memory, read from the register at start and every
+//! [`RELOAD`] (an acknowledgement through the CLI clears them).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tracing::{error, info, warn};
+
+use crate::certify::register_writer::blocking;
+use crate::certify::status::Problem;
+use crate::certify::{Certifier, CertifyError};
+use crate::model::{
+    missing_numbers, numbers_text, AnomalyRecord, FiscalAnomaly, FiscalAnomalyKind, IntentId,
+};
+use crate::msg;
+use crate::store::{Store, StoreError};
+
+/// How often the refusals are read again from the register (an acknowledgement made through
+/// the admin socket or by a CLI that opened the store).
+pub(crate) const RELOAD: Duration = Duration::from_secs(1);
+
+/// How often a box whose first C1h is awaited is looked at (its state in memory, no I/O).
+const FIRST_READ: Duration = Duration::from_millis(25);
+
+/// At most this many missing numbers are recorded (a register that far behind is a wrong
+/// copy, not a lost tail; the first ones are enough to name it).
+const MAX_MISSING: usize = 10_000;
+
+/// Why a channel certifies nothing: its open `register_behind` anomaly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stop {
+    /// The anomaly's id.
+    pub anomaly: u64,
+    /// `box` or `web_api`.
+    pub channel: &'static str,
+    /// The counter numbers the register does not hold.
+    pub missing: Vec<u64>,
+}
+
+/// The channels stopped because their register is behind them, by name. Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct RegistersBehind(Arc<Mutex<BTreeMap<String, Stop>>>);
+
+impl RegistersBehind {
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Stop>> {
+        crate::sync::lock(&self.0)
+    }
+
+    /// The stops from the register's unacknowledged `register_behind` anomalies (blocking).
+    pub(crate) fn load(&self, store: &Store) -> Result<(), StoreError> {
+        let stops = stops_of(&store.fiscal_anomalies()?);
+        let mut current = self.lock();
+        for (device, stop) in &stops {
+            if current.get(device) != Some(stop) {
+                warn!(%device, anomaly = stop.anomaly, "the register is behind this device: it certifies nothing until an administrator settles it");
+            }
+        }
+        for device in current.keys() {
+            if !stops.contains_key(device) {
+                info!(%device, "register behind settled: the device certifies again");
+            }
+        }
+        *current = stops;
+        Ok(())
+    }
+
+    /// 503 (171, 172) while `device` is stopped.
+    pub(crate) fn refuse(&self, device: &str) -> Result<(), CertifyError> {
+        match self.lock().get(device) {
+            Some(stop) => Err(CertifyError::RegisterBehind {
+                channel: stop.channel,
+                missing: stop.missing.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Why `device` could not certify now, if its register is behind it.
+    pub(crate) fn problem(&self, device: &str) -> Option<Problem> {
+        let stop = self.lock().get(device).cloned()?;
+        Some(Problem {
+            code: "register_behind",
+            channel: stop.channel,
+            text: msg!(
+                "problem-register-behind",
+                channel = stop.channel,
+                missing = numbers_text(&stop.missing),
+                anomaly = stop.anomaly
+            ),
+        })
+    }
+
+    /// Every stopped channel and its missing numbers, by name.
+    pub fn all(&self) -> Vec<(String, Vec<u64>)> {
+        self.lock()
+            .iter()
+            .map(|(device, stop)| (device.clone(), stop.missing.clone()))
+            .collect()
+    }
+
+    fn stop(&self, device: &str, stop: Stop) {
+        self.lock().insert(device.to_owned(), stop);
+    }
+}
+
+/// The stops the unacknowledged `register_behind` anomalies of `anomalies` make.
+fn stops_of(anomalies: &[AnomalyRecord]) -> BTreeMap<String, Stop> {
+    anomalies
+        .iter()
+        .filter(|a| a.acknowledged.is_none() && a.anomaly.kind == FiscalAnomalyKind::RegisterBehind)
+        .map(|a| {
+            let stop = Stop {
+                anomaly: a.id,
+                channel: channel_of(&a.anomaly.seen_in),
+                missing: a.anomaly.missing.clone(),
+            };
+            (a.anomaly.device.clone(), stop)
+        })
+        .collect()
+}
+
+/// Where a counter was seen for a web API e-MCF (its confirmation).
+pub(crate) const SEEN_IN_CONFIRM: &str = "confirm";
+
+fn channel_of(seen_in: &str) -> &'static str {
+    if seen_in == SEEN_IN_CONFIRM {
+        "web_api"
+    } else {
+        "box"
+    }
+}
+
+/// What a channel said of its counter.
+pub(crate) struct Said<'a> {
+    /// The configured device name.
+    pub device: &'a str,
+    /// Its NIM.
+    pub nim: &'a str,
+    /// The NIF it named.
+    pub nif: &'a str,
+    /// Its total counter (TC).
+    pub tc: u64,
+    /// `C1h`, `38h` or [`SEEN_IN_CONFIRM`].
+    pub seen_in: &'static str,
+    /// Counter numbers it is known to have given that the register may not hold yet
+    /// (a web API certification being journaled now).
+    pub explained: Vec<u64>,
+    /// The intent those numbers belong to: not counted among the open intents.
+    pub own_intent: Option<IntentId>,
+}
+
+/// Whether `said` shows a channel ahead of its register: the open intents of that device
+/// read first, then the register's counter for its NIM (so that an intent settled in
+/// between is seen in the register). Journals the anomaly (once), stops the device, and
+/// answers 171 or 172. A NIM the register does not know is a first use.
+pub(crate) async fn check(
+    store: &Arc<Store>,
+    behind: &RegistersBehind,
+    said: Said<'_>,
+) -> Result<(), CertifyError> {
+    let (device, nim) = (said.device.to_owned(), said.nim.to_owned());
+    let own = said.own_intent;
+    let (open, known) = blocking(store, move |store| {
+        let open: Vec<Option<u64>> = store
+            .open_intents()?
+            .into_iter()
+            .filter(|(id, intent)| intent.device == device && Some(*id) != own)
+            .map(|(_, intent)| intent.device_tc)
+            .collect();
+        Ok((open, store.box_counters(&nim)?))
+    })
+    .await?;
+    let Some(known) = known else {
+        return Ok(());
+    };
+    let missing = missing_numbers(
+        known.highest(),
+        said.tc,
+        &open,
+        &said.explained,
+        MAX_MISSING,
+    );
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let channel = channel_of(said.seen_in);
+    let anomaly = FiscalAnomaly {
+        device: said.device.to_owned(),
+        nim: said.nim.to_owned(),
+        kind: FiscalAnomalyKind::RegisterBehind,
+        known,
+        seen_nif: said.nif.to_owned(),
+        seen_tc: said.tc,
+        seen_in: said.seen_in.to_owned(),
+        missing,
+    };
+    let (record, new) = blocking(store, move |store| store.record_fiscal_anomaly(anomaly)).await?;
+    if new {
+        error!(
+            device = said.device,
+            nim = said.nim,
+            anomaly = record.id,
+            known_tc = record.anomaly.known.tc,
+            known_sequence = record.anomaly.known.sequence,
+            seen_tc = said.tc,
+            seen_in = said.seen_in,
+            missing = %numbers_text(&record.anomaly.missing),
+            "FISCAL ANOMALY: the register is behind this device (certifications missing from it); the device certifies nothing until an administrator restores a newer copy of the register or acknowledges the missing numbers (emcf-gateway device anomalies ack)"
+        );
+    }
+    let stop = Stop {
+        anomaly: record.id,
+        channel,
+        missing: record.anomaly.missing.clone(),
+    };
+    behind.stop(said.device, stop);
+    Err(CertifyError::RegisterBehind {
+        channel,
+        missing: record.anomaly.missing,
+    })
+}
+
+impl Certifier {
+    /// The start-up check and the reload (see the module's doc): each configured box is
+    /// checked once its actor has read its first C1h; the stops are read again from the
+    /// register every [`RELOAD`], off the runtime's workers, while the service lives.
+    pub(super) fn spawn_register_behind_watch(self: &Arc<Self>) {
+        let this = Arc::downgrade(self);
+        let mut unchecked: Vec<String> = self
+            .channels
+            .all()
+            .into_iter()
+            .filter(|(_, configured)| *configured)
+            .map(|(channel, _)| channel.name().to_owned())
+            .collect();
+        tokio::spawn(async move {
+            let mut reloaded_at = tokio::time::Instant::now();
+            loop {
+                let Some(this) = this.upgrade() else { return };
+                let mut still = Vec::new();
+                for name in unchecked {
+                    let Some(channel) = this.channels.configured(&name) else {
+                        continue;
+                    };
+                    match channel.last_counters() {
+                        Some((nim, nif, tc)) => this.check_at_start(&name, &nim, &nif, tc).await,
+                        // A box not read yet; the web API never is (its counters come with
+                        // each confirmation).
+                        None if channel.kind() == "box" => still.push(name),
+                        None => {}
+                    }
+                }
+                unchecked = still;
+                if reloaded_at.elapsed() >= RELOAD {
+                    let behind = this.journal.registers_behind().clone();
+                    let reloaded = blocking(&this.store, move |store| behind.load(store)).await;
+                    if let Err(error) = reloaded {
+                        warn!(%error, "register behind: the anomalies cannot be read again");
+                    }
+                    reloaded_at = tokio::time::Instant::now();
+                }
+                drop(this);
+                // A box not read yet is looked at often, so that the status never says it
+                // can certify before it was checked; then only the reload.
+                let pause = if unchecked.is_empty() {
+                    RELOAD
+                } else {
+                    FIRST_READ
+                };
+                tokio::time::sleep(pause).await;
+            }
+        });
+    }
+
+    async fn check_at_start(&self, device: &str, nim: &str, nif: &str, tc: u64) {
+        let said = Said {
+            device,
+            nim,
+            nif,
+            tc,
+            seen_in: "C1h",
+            explained: Vec::new(),
+            own_intent: None,
+        };
+        match self.journal.check_ahead(said).await {
+            Ok(()) => info!(
+                device,
+                nim, tc, "the device's counter does not run ahead of its register"
+            ),
+            Err(CertifyError::RegisterBehind { .. }) => {}
+            Err(error) => {
+                warn!(device, %error, "register behind: not checked at start; checked before each invoice")
+            }
+        }
+    }
+}
