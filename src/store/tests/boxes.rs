@@ -181,11 +181,12 @@ fn an_acknowledged_register_behind_becomes_the_baseline_and_survives_a_rebuild()
     // An index whose `b` keys lag (another release wrote to it) gets them again from the
     // entries and the acknowledgements: the baseline stays.
     store
-        .index
+        .index()
+        .unwrap()
         .tree
         .insert(META_BOXES, &1u64.to_be_bytes()[..])
         .unwrap();
-    store.index.tree.remove(b"bNIM1").unwrap();
+    store.index().unwrap().tree.remove(b"bNIM1").unwrap();
     drop(store);
     let store = Store::open(dir.path()).unwrap();
     assert_eq!(store.box_counters("NIM1").unwrap(), Some(baseline));
