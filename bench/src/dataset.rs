@@ -145,6 +145,10 @@ pub struct Generated {
     /// generated before it was counted.
     #[serde(default)]
     pub budget_bytes: u64,
+    /// The bytes generated (`journal_bytes` follows the journal as later runs append to it;
+    /// this does not): what `budget_bytes` is compared with.
+    #[serde(default)]
+    pub generated_bytes: u64,
     /// Generated as 1.5.0 to 1.7.0 wrote it (`--kept-twice`).
     #[serde(default)]
     pub kept_twice: bool,
@@ -251,6 +255,7 @@ pub fn generate_journal(
         records: writer.seq,
         journal_bytes: writer.bytes,
         budget_bytes: budget,
+        generated_bytes: writer.bytes,
         kept_twice,
         head_sha256: hex::encode(writer.head),
         seconds: started.elapsed().as_secs_f64(),
