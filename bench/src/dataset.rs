@@ -139,6 +139,19 @@ pub struct Generated {
     pub entries: u64,
     pub records: u64,
     pub journal_bytes: u64,
+    /// What the journal would take as 1.5.0 wrote it (per entry: intent + certified, each
+    /// framed) minus the second copy of the invoice (`"invoice":` and its JSON string in the
+    /// certified record): what an entry may cost in the journal (issue 27). 0 in data sets
+    /// generated before it was counted.
+    #[serde(default)]
+    pub budget_bytes: u64,
+    /// The bytes generated (`journal_bytes` follows the journal as later runs append to it;
+    /// this does not): what `budget_bytes` is compared with.
+    #[serde(default)]
+    pub generated_bytes: u64,
+    /// Generated as 1.5.0 to 1.7.0 wrote it (`--kept-twice`).
+    #[serde(default)]
+    pub kept_twice: bool,
     pub head_sha256: String,
     pub seconds: f64,
 }
@@ -152,29 +165,43 @@ struct Writer {
 }
 
 impl Writer {
-    fn append(&mut self, event: Event, at: DateTime<Utc>) -> anyhow::Result<u64> {
-        self.seq += 1;
-        let record = Record {
-            seq: self.seq,
+    /// The payload of `event` as the next record.
+    fn payload(&self, event: Event, at: DateTime<Utc>) -> anyhow::Result<Vec<u8>> {
+        Ok(serde_json::to_vec(&Record {
+            seq: self.seq + 1,
             prev: hex::encode(self.head),
             at,
             event,
-        };
-        let payload = serde_json::to_vec(&record)?;
+        })?)
+    }
+
+    fn append(&mut self, event: Event, at: DateTime<Utc>) -> anyhow::Result<u64> {
+        let payload = self.payload(event, at)?;
+        self.append_payload(&payload)
+    }
+
+    fn append_payload(&mut self, payload: &[u8]) -> anyhow::Result<u64> {
+        self.seq += 1;
         self.out.write_all(&(payload.len() as u32).to_le_bytes())?;
         self.out
-            .write_all(&crc32fast::hash(&payload).to_le_bytes())?;
-        self.out.write_all(&payload)?;
+            .write_all(&crc32fast::hash(payload).to_le_bytes())?;
+        self.out.write_all(payload)?;
         self.bytes += 8 + payload.len() as u64;
-        self.head = Sha256::digest(&payload).into();
+        self.head = Sha256::digest(payload).into();
         Ok(self.seq)
     }
 }
 
 /// Writes `state_dir/journal/journal.log` with an organization, its key and `entries`
-/// certified invoices (an intent record and a certified record each), 150 s apart from
-/// 2022-01-03 on. No index is written: the store builds it at its first open.
-pub fn generate_journal(state_dir: &Path, entries: u64) -> anyhow::Result<Generated> {
+/// certified invoices (an intent record and a certified record each, the invoice kept once
+/// in the intent as the store writes them, or twice as 1.5.0 to 1.7.0 did with
+/// `kept_twice`), 150 s apart from 2022-01-03 on. No index is written: the store builds it at
+/// its first open.
+pub fn generate_journal(
+    state_dir: &Path,
+    entries: u64,
+    kept_twice: bool,
+) -> anyhow::Result<Generated> {
     let started = Instant::now();
     let dir = state_dir.join("journal");
     std::fs::create_dir_all(&dir)?;
@@ -190,11 +217,19 @@ pub fn generate_journal(state_dir: &Path, entries: u64) -> anyhow::Result<Genera
     let key = key(base);
     let key_id = key.id.clone();
     writer.append(Event::KeyIssued(key), base)?;
+    // The organization's and the key's records cost the same either way.
+    let mut budget = writer.bytes;
     for i in 0..entries {
         let received = base + chrono::Duration::seconds(150 * i as i64 + 60);
         let certified = received + chrono::Duration::milliseconds(180);
         let request = intent(i, &key_id, received);
+        let copy = request
+            .invoice
+            .as_ref()
+            .map_or(0, |text| ",\"invoice\":".len() + json_len(text));
+        let intent_start = writer.bytes;
         let intent_seq = writer.append(Event::Intent(request.clone()), received)?;
+        let intent_bytes = writer.bytes - intent_start;
         let entry = RegisterEntry {
             sequence: i + 1,
             intent: intent_seq,
@@ -204,7 +239,14 @@ pub fn generate_journal(state_dir: &Path, entries: u64) -> anyhow::Result<Genera
             source: "finalize".to_string(),
             quota_year: quota_year(certified),
         };
-        writer.append(Event::Certified(entry), certified)?;
+        // 1.5.0's certified record (the invoice a second time), for the budget.
+        let twice = writer.payload(Event::Certified(entry.clone()), certified)?;
+        budget += intent_bytes + 8 + twice.len() as u64 - copy as u64;
+        if kept_twice {
+            writer.append_payload(&twice)?;
+        } else {
+            writer.append(Event::certified(&entry), certified)?;
+        }
     }
     let file = writer.out.into_inner().map_err(|e| e.into_error())?;
     file.sync_all()?;
@@ -212,9 +254,17 @@ pub fn generate_journal(state_dir: &Path, entries: u64) -> anyhow::Result<Genera
         entries,
         records: writer.seq,
         journal_bytes: writer.bytes,
+        budget_bytes: budget,
+        generated_bytes: writer.bytes,
+        kept_twice,
         head_sha256: hex::encode(writer.head),
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Bytes of `text` as a JSON string.
+fn json_len(text: &str) -> usize {
+    serde_json::to_string(text).map_or(0, |json| json.len())
 }
 
 /// Apparent and allocated bytes of every file under `path`.

@@ -62,6 +62,11 @@ struct Cli {
     /// The gateway binary (default: emcf-gateway beside this binary).
     #[arg(long)]
     gateway: Option<PathBuf>,
+    /// Generate the register data set as 1.5.0 to 1.7.0 wrote it, each certified invoice
+    /// twice (in its intent and in its entry): to measure an older gateway, or the open of an
+    /// older journal (a data set of its own, `register-N-kept-twice`).
+    #[arg(long)]
+    kept_twice: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -148,6 +153,7 @@ fn main() -> anyhow::Result<()> {
         quick: cli.quick,
         entries,
         fresh: cli.fresh_register,
+        kept_twice: cli.kept_twice,
         report: Report::default(),
     };
     let selected: Vec<&str> = SECTIONS

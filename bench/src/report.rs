@@ -16,7 +16,7 @@ pub enum Better {
 /// A target: `on` (the median, the tail or the single value) compared with `limit`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Target {
-    /// `">="` or `"<"`.
+    /// `">="`, `"<="` or `"<"`.
     pub op: &'static str,
     pub limit: f64,
     /// `median`, `p99` or `value`.
@@ -36,9 +36,18 @@ impl Target {
         Target { op: "<", limit, on }
     }
 
+    pub fn at_most(limit: f64, on: &'static str) -> Target {
+        Target {
+            op: "<=",
+            limit,
+            on,
+        }
+    }
+
     fn check(&self, value: f64) -> bool {
         match self.op {
             ">=" => value >= self.limit,
+            "<=" => value <= self.limit,
             _ => value < self.limit,
         }
     }

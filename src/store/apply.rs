@@ -18,13 +18,13 @@ use sled::IVec;
 use super::blocks::{
     bit_of, block_of, k_org_block, k_resolved, org_bits, resolved_bits, resolved_value,
 };
-use super::entry_ref::EntryRef;
+use super::entry_ref::{EntryRef, NO_PLACE};
 use super::error::{DamageAt, StoreError};
 use super::event::{DashboardToken, Event, Hash, Record};
 use super::grouped::{k_entry_block, k_rn_bucket, slot, with_rn, with_slot};
 use super::index::{
     be_u64, k_idempotency, k_intent_rn, k_key, k_key_by_org, k_org, k_quota, k_token,
-    k_token_by_org, Index, FORMAT, META_APPLIED, META_FORMAT,
+    k_token_by_org, Index,
 };
 use super::journal::Place;
 use super::staged::{env_slot, Staged, Write};
@@ -108,9 +108,13 @@ impl Staged<'_> {
                 token.revoked = true;
                 self.insert(k_token(token_id), serde_json::to_vec(&token)?);
             }
-            Event::Intent(intent) => self.apply_intent(record.seq, intent, damaged)?,
+            Event::Intent(intent) => self.apply_intent(record.seq, intent, place, damaged)?,
             Event::Certified(entry) => {
-                let at = EntryRef { place, hash: *hash };
+                let at = EntryRef {
+                    place,
+                    hash: *hash,
+                    intent: NO_PLACE,
+                };
                 self.apply_certified(entry, at, damaged)?
             }
             // Their effects are all in `boxes.rs`.
@@ -123,7 +127,7 @@ impl Staged<'_> {
                     )))
                 }
                 None => {
-                    let open = self.take_open_intent(*intent)?.ok_or_else(|| {
+                    let (open, _) = self.take_open_intent(*intent)?.ok_or_else(|| {
                         damaged(format!("abandoned intent {intent} was never open"))
                     })?;
                     self.close_intent(*intent, &open, ABANDONED)?;
@@ -131,10 +135,8 @@ impl Staged<'_> {
             },
         }
         self.apply_boxes(record)?;
-        let mut marker = record.seq.to_be_bytes().to_vec();
-        marker.extend_from_slice(hash);
-        self.insert(META_APPLIED.to_vec(), marker);
-        self.insert(META_FORMAT.to_vec(), &FORMAT.to_be_bytes()[..]);
+        // The last-applied marker goes in with the batch (`Staged::commit`).
+        self.last_hash = Some(*hash);
         self.applied = record.seq;
         self.records += 1;
         Ok(())
@@ -144,6 +146,7 @@ impl Staged<'_> {
         &mut self,
         id: IntentId,
         intent: &Intent,
+        place: Place,
         damaged: impl Fn(String) -> StoreError,
     ) -> Result<(), StoreError> {
         if self.resolution(id)?.is_some() {
@@ -165,7 +168,7 @@ impl Staged<'_> {
                 "intent for rn {rn:?} already certified as {seq}"
             )));
         }
-        self.intents.insert(id, Some(intent.clone()));
+        self.intents.insert(id, Some((intent.clone(), place)));
         let value = IVec::from(&id.to_be_bytes()[..]);
         let write = if open.is_none() && !staged_before {
             Write::PutNew(value)
@@ -190,7 +193,7 @@ impl Staged<'_> {
     fn apply_certified(
         &mut self,
         entry: &RegisterEntry,
-        at: EntryRef,
+        mut at: EntryRef,
         damaged: impl Fn(String) -> StoreError,
     ) -> Result<(), StoreError> {
         let req = &entry.request;
@@ -208,7 +211,7 @@ impl Staged<'_> {
         };
         if let Some(existing) = existing {
             // Already applied (the marker was behind): only make sure the intent is closed.
-            if existing != at {
+            if !existing.same_record(&at) {
                 return Err(damaged(format!(
                     "{} register position {seq} holds another entry",
                     env.as_str()
@@ -216,8 +219,13 @@ impl Staged<'_> {
             }
             self.add_rn(&req.org, env, &req.rn, seq)?;
             self.add_org_entry(&req.org, env, seq)?;
-            self.add_links(entry)?;
-            if let Some(open) = self.take_open_intent(id)? {
+            let open = self.take_open_intent(id)?;
+            let kept = req
+                .invoice
+                .as_deref()
+                .or_else(|| open.as_ref().and_then(|(o, _)| o.invoice.as_deref()));
+            self.add_links(entry, kept)?;
+            if let Some((open, _)) = open {
                 self.close_intent(id, &open, CERTIFIED)?;
             }
             return Ok(());
@@ -230,7 +238,7 @@ impl Staged<'_> {
         }
         // No entry can hold the rn of an open intent: `apply_intent` refused the intent if
         // one did, and no other intent for the rn could open or certify while it is open.
-        let open = match self.take_open_intent(id)? {
+        let (mut open, intent_at) = match self.take_open_intent(id)? {
             Some(open) => open,
             None if self.resolution(id)?.is_some() => {
                 return Err(damaged(format!(
@@ -239,8 +247,18 @@ impl Staged<'_> {
             }
             None => return Err(damaged(format!("certified intent {id} was never open"))),
         };
-        if &open != req {
+        // The entry is its intent's request; since 1.8.0 without the invoice the intent
+        // keeps (`kept.rs`), which is then read from the intent's record.
+        let in_intent = if req.invoice.is_none() {
+            open.invoice.take()
+        } else {
+            None
+        };
+        if open != *req {
             return Err(damaged(format!("entry {seq} differs from its intent {id}")));
+        }
+        if in_intent.is_some() {
+            at.intent = intent_at;
         }
         // Checked anyway (its bucket is read for `add_rn` in any case): the rn lookup would
         // otherwise move the rn from its entry to this one without a word.
@@ -256,7 +274,7 @@ impl Staged<'_> {
         self.next[env_slot(env)] = Some(seq + 1);
         self.add_rn(&req.org, env, &req.rn, seq)?;
         self.add_org_entry(&req.org, env, seq)?;
-        self.add_links(entry)?;
+        self.add_links(entry, req.invoice.as_deref().or(in_intent.as_deref()))?;
         self.close_intent(id, &open, CERTIFIED)?;
         if env == Environment::Production {
             let quota = k_quota(&req.org, entry.quota_year);

@@ -7,7 +7,7 @@
 //!
 //! | key | value |
 //! |---|---|
-//! | `r` env block | the places of entries `64 * block ..= 64 * block + 63` of `env`: one 44-byte [`EntryRef`] per seq, in seq order, up to the last one held (all zeros: none); block u64 BE |
+//! | `r` env block | the places of entries `64 * block ..= 64 * block + 63` of `env`: one 56-byte [`EntryRef`] per seq, in seq order, up to the last one held (all zeros: none); block u64 BE |
 //! | `n` org `\0` env bucket | (rn length u16 BE, rn, seq u64 BE) of each entry of `org` in `env` whose rn hashes to `bucket` (the first 2 bytes of its SHA-256, u16 BE) |
 
 use sha2::{Digest, Sha256};
@@ -79,9 +79,16 @@ pub(super) fn last_seq(first: u64, block: &[u8]) -> Result<u64, StoreError> {
 
 /// `n` key of the bucket of `rn` among `org`'s entries of `env`.
 pub(super) fn k_rn_bucket(org: &str, env: Environment, rn: &str) -> Vec<u8> {
-    let digest = Sha256::digest(rn.as_bytes());
+    k_bucket(b'n', org, env, rn)
+}
+
+/// The key with `prefix` of the bucket of `name` among `org`'s entries of `env`: `prefix`,
+/// org, `\0`, env, the first 2 bytes of the name's SHA-256. Buckets hold (name, seq) pairs
+/// (`find_rn`, `with_rn`): the rns (`n`) and the codeDEFDGIs (`c`, `links.rs`).
+pub(super) fn k_bucket(prefix: u8, org: &str, env: Environment, name: &str) -> Vec<u8> {
+    let digest = Sha256::digest(name.as_bytes());
     let mut k = Vec::with_capacity(org.len() + 5);
-    k.push(b'n');
+    k.push(prefix);
     k.extend_from_slice(org.as_bytes());
     k.push(0);
     k.push(env_byte(env));
@@ -159,6 +166,10 @@ mod tests {
         EntryRef {
             place: Place { start, len: 9 },
             hash: [1; 32],
+            intent: Place {
+                start: start - 50,
+                len: 40,
+            },
         }
     }
 

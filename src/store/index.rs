@@ -11,16 +11,16 @@
 //! | `k` key id | `KeyRecord` (JSON) |
 //! | `K` org `\0` key id | empty: the keys of an organization |
 //! | `q` org `\0` year | Production entries counted in that quota year (u64 BE) |
-//! | `r` env block | where the entries' `certified` records are in the journal: for each seq, offset (u64 BE), payload length (u32 BE), payload SHA-256 (32 bytes); 64 seqs a key (`grouped.rs`): the register in sequence order (the entries themselves are read from the journal, `entry_ref.rs`) |
+//! | `r` env block | where the entries' `certified` records are in the journal: for each seq, offset (u64 BE), payload length (u32 BE), payload SHA-256 (32 bytes), and its intent record's offset and length (where its invoice is kept, `kept.rs`); 64 seqs a key (`grouped.rs`): the register in sequence order (the entries themselves are read from the journal, `entry_ref.rs`) |
 //! | `R` org `\0` env block | the register entries of an organization: 64 seqs a key, as bits (`blocks.rs`) |
 //! | `n` org `\0` env bucket | (rn, seq of its entry) of the rns that hash to the bucket (`grouped.rs`) |
-//! | `i` intent id | open `Intent` (JSON) |
+//! | `i` intent id | its record's place in the journal (offset u64 BE, length u32 BE) ++ the open `Intent` (JSON) |
 //! | `I` org `\0` env rn | id of its open intent (u64 BE) |
 //! | `j` block | how resolved intents ended, certified or abandoned: 64 intent ids a key, as bits (`blocks.rs`) |
 //! | `d` org `\0` env key | `IdempotencyBinding` (JSON) of an `Idempotency-Key`: kept while its intent is open or certified, removed when abandoned |
 //! | `t` token id | `DashboardToken` (JSON): a dashboard sign-in token (hash only), revoked or not |
 //! | `T` org `\0` token id | empty: the dashboard tokens of an organization |
-//! | `c`, `a` | entries by codeDEFDGI, credit notes by their original (`links.rs`) |
+//! | `c`, `a` | entries by codeDEFDGI (hashed buckets), credit notes by their original (`links.rs`) |
 //!
 //! env is one byte, `P` or `S`. Organization ids never contain `\0` (checked when saved).
 
@@ -30,10 +30,10 @@ use serde::de::DeserializeOwned;
 use sled::{IVec, Tree};
 
 use super::blocks::{k_resolved, resolution_in};
-use super::entry_ref::{EntryRef, JournalReader};
+use super::entry_ref::{decode_place, encode_place, EntryRef, JournalReader, PLACE};
 use super::event::Hash;
 use super::grouped::{find_rn, first_seq, k_entry_block, k_rn_bucket, last_seq, slot, slots};
-use super::journal::Checkpoint;
+use super::journal::{Checkpoint, Place};
 use super::{EntryFilter, StoreError};
 use crate::model::{
     Environment, IdempotencyBinding, Intent, IntentId, KeyRecord, Organization, RegisterEntry,
@@ -43,8 +43,11 @@ use crate::model::{
 /// 3: dashboard tokens (`t`, `T`). 4: `r` holds the place and hash of the entry's record, no
 /// longer the entry (whose JSON took most of the index's size); `r`, `R` and `j` hold 64 ids a
 /// key, `n` hashed buckets of rns. 5: `c` and `a`, entries by codeDEFDGI and credit notes by
-/// their original (`links.rs`).
-pub(super) const FORMAT: u32 = 5;
+/// their original (`links.rs`). 6: `r` holds the place of the entry's intent record too (where
+/// its invoice is kept, `kept.rs`), `i` the place of the open intent's record, and `c` is
+/// grouped in hashed buckets like `n` (a key per entry had made the index of 1,000,000
+/// entries slow to build and heavy to keep open).
+pub(super) const FORMAT: u32 = 6;
 pub(super) const META_APPLIED: &[u8] = b"m:applied";
 pub(super) const META_FORMAT: &[u8] = b"m:format";
 /// A [`Checkpoint`]: seq (8, BE), hash (32), start (8, BE), end (8, BE). Only a hint for the
@@ -142,6 +145,22 @@ pub(super) fn be_u64(bytes: &[u8]) -> Result<u64, StoreError> {
 
 pub(super) fn json<T: DeserializeOwned>(bytes: &IVec) -> Result<T, StoreError> {
     Ok(serde_json::from_slice(bytes)?)
+}
+
+/// An `i` value: the intent record's place, then the intent (JSON).
+pub(super) fn open_intent_value(intent: &Intent, place: Place) -> Result<Vec<u8>, StoreError> {
+    let mut v = Vec::with_capacity(PLACE + 512);
+    encode_place(&place, &mut v);
+    serde_json::to_writer(&mut v, intent)?;
+    Ok(v)
+}
+
+/// The intent and its record's place an `i` value holds.
+pub(super) fn read_open_intent(bytes: &[u8]) -> Result<(Intent, Place), StoreError> {
+    let place = decode_place(bytes).ok_or_else(|| {
+        StoreError::Invalid(format!("index holds a malformed open intent {bytes:?}"))
+    })?;
+    Ok((serde_json::from_slice(&bytes[PLACE..])?, place))
 }
 
 impl Index {
@@ -380,7 +399,10 @@ impl Index {
     }
 
     pub fn open_intent(&self, id: IntentId) -> Result<Option<Intent>, StoreError> {
-        self.get_json(&k_intent(id))
+        self.tree
+            .get(k_intent(id))?
+            .map(|v| Ok(read_open_intent(&v)?.0))
+            .transpose()
     }
 
     pub fn open_intents(&self) -> Result<Vec<(IntentId, Intent)>, StoreError> {
@@ -388,7 +410,7 @@ impl Index {
             .scan_prefix(b"i")
             .map(|kv| {
                 let (k, v) = kv?;
-                Ok((be_u64(&k)?, json(&v)?))
+                Ok((be_u64(&k)?, read_open_intent(&v)?.0))
             })
             .collect()
     }

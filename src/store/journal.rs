@@ -431,8 +431,8 @@ fn truncate_torn<F: JournalFile>(path: &Path, file: &F, torn: &Torn) -> Result<(
 pub struct Counted {
     /// `certified` records.
     pub certified: u64,
-    /// Of those, the ones that keep their invoice (1.5.0 and later), each checked against
-    /// its request digest.
+    /// Of those, the ones that keep their invoice (1.5.0 and later: in the record or, since
+    /// 1.8.0, in their intent's: `kept.rs`), each checked against its request digest.
     pub invoices_kept: u64,
 }
 
@@ -451,24 +451,9 @@ pub fn verify(path: &Path, end: u64) -> Result<(Scanned, Counted), StoreError> {
             format!("the journal is {len} bytes long but {end} bytes were written"),
         ));
     }
-    let mut counted = Counted {
-        certified: 0,
-        invoices_kept: 0,
-    };
+    let mut kept = super::kept::Tally::default();
     let scanned = scan(&mut file, end, Mode::Strict, path, |record, _, _| {
-        if let Event::Certified(entry) = &record.event {
-            counted.certified += 1;
-            if let Some(content) = entry.request.content() {
-                if let Err(error) = content {
-                    return Err(StoreError::damaged(
-                        DamageAt::Seq(record.seq),
-                        format!("entry {}: {error}", entry.sequence),
-                    ));
-                }
-                counted.invoices_kept += 1;
-            }
-        }
-        Ok(())
+        kept.see(record)
     })?;
-    Ok((scanned, counted))
+    Ok((scanned, kept.counted()))
 }

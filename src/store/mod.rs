@@ -28,7 +28,8 @@
 //!   journal's head ([`VerifyReport::head_sha256`]).
 //! * `at`: UTC time of the append (RFC 3339).
 //! * `event`: an [`Event`], tagged by `"type"`: `organization_saved`, `key_issued`,
-//!   `key_enabled`, `key_disabled`, `intent`, `certified` (one LogInvoices entry),
+//!   `key_enabled`, `key_disabled`, `intent`, `certified` (one LogInvoices entry; since 1.8.0
+//!   without the invoice its intent record keeps: `kept.rs`),
 //!   `abandoned`, `dashboard_token_issued` (id, organization, SHA-256 of the secret, label),
 //!   `dashboard_token_revoked`; since 1.1.0 `fiscal_anomaly` (a box contradicting its
 //!   register history, `boxes.rs`) and `fiscal_anomaly_acknowledged`. A release reads every
@@ -149,6 +150,7 @@ mod history;
 mod index;
 mod index_org;
 mod journal;
+mod kept;
 mod links;
 mod open;
 mod queries;

@@ -8,8 +8,13 @@ use sled::{Batch, IVec};
 
 use super::blocks::{self, k_resolved, resolution_in};
 use super::error::StoreError;
+use super::event::Hash;
 use super::grouped::{find_rn, k_rn_bucket};
-use super::index::{be_u64, json, k_intent, k_intent_rn, Index};
+use super::index::{
+    be_u64, json, k_intent, k_intent_rn, open_intent_value, read_open_intent, Index, FORMAT,
+    META_APPLIED, META_FORMAT,
+};
+use super::journal::Place;
 use crate::model::{Environment, Intent, IntentId};
 
 /// Records per sled batch when the open replays or rebuilds the index: large enough that
@@ -32,10 +37,10 @@ pub(super) enum Write {
 pub(super) struct Staged<'a> {
     pub(super) index: &'a Index,
     pub(super) writes: BTreeMap<Vec<u8>, Write>,
-    /// Intents opened (`Some`) or closed (`None`) by the staged records: their `i` keys,
-    /// kept apart so that an intent opened and certified in one batch is never encoded, and
-    /// its key never written then removed.
-    pub(super) intents: BTreeMap<IntentId, Option<Intent>>,
+    /// Intents opened (`Some`, with their record's place) or closed (`None`) by the staged
+    /// records: their `i` keys, kept apart so that an intent opened and certified in one
+    /// batch is never encoded, and its key never written then removed.
+    pub(super) intents: BTreeMap<IntentId, Option<(Intent, Place)>>,
     /// No `i` nor `j` key of sled is above this intent id (looked up once per batch): a
     /// newer intent is known to be neither open nor resolved there without a lookup.
     tree_intents_upto: Option<u64>,
@@ -44,6 +49,9 @@ pub(super) struct Staged<'a> {
     tree_open_rns: Option<Option<BTreeSet<IVec>>>,
     /// The last record staged or applied (its seq; 0 for none).
     pub(super) applied: u64,
+    /// The hash of the last record staged since the last commit: the marker the commit
+    /// writes with the records' effects.
+    pub(super) last_hash: Option<Hash>,
     /// The next register sequence of (Production, Sandbox), once looked up.
     pub(super) next: [Option<u64>; 2],
     /// Records staged since the last commit.
@@ -60,6 +68,7 @@ impl Index {
             tree_intents_upto: None,
             tree_open_rns: None,
             applied: self.applied_seq()?,
+            last_hash: None,
             next: [None, None],
             records: 0,
         })
@@ -81,6 +90,12 @@ impl Staged<'_> {
 
     /// Writes the staged records to sled in one atomic batch.
     pub(super) fn commit(&mut self) -> Result<(), StoreError> {
+        if let Some(hash) = self.last_hash.take() {
+            let mut marker = self.applied.to_be_bytes().to_vec();
+            marker.extend_from_slice(&hash);
+            self.insert(META_APPLIED.to_vec(), marker);
+            self.insert(META_FORMAT.to_vec(), &FORMAT.to_be_bytes()[..]);
+        }
         if self.writes.is_empty() && self.intents.is_empty() {
             return Ok(());
         }
@@ -88,7 +103,9 @@ impl Staged<'_> {
         let mut batch = Batch::default();
         for (id, intent) in std::mem::take(&mut self.intents) {
             match intent {
-                Some(intent) => batch.insert(k_intent(id), serde_json::to_vec(&intent)?),
+                Some((intent, place)) => {
+                    batch.insert(k_intent(id), open_intent_value(&intent, place)?)
+                }
                 None if id <= upto => batch.remove(k_intent(id)),
                 None => {} // opened and closed in this batch: never in sled
             }
@@ -160,9 +177,12 @@ impl Staged<'_> {
         }
     }
 
-    /// The open intent `id`, to be closed by the caller (`close_intent`): a staged one is
-    /// taken out of the staged writes at once.
-    pub(super) fn take_open_intent(&mut self, id: IntentId) -> Result<Option<Intent>, StoreError> {
+    /// The open intent `id` and its record's place, to be closed by the caller
+    /// (`close_intent`): a staged one is taken out of the staged writes at once.
+    pub(super) fn take_open_intent(
+        &mut self,
+        id: IntentId,
+    ) -> Result<Option<(Intent, Place)>, StoreError> {
         if let Some(staged) = self.intents.get_mut(&id) {
             return Ok(staged.take());
         }
@@ -172,7 +192,7 @@ impl Staged<'_> {
         self.index
             .tree
             .get(k_intent(id))?
-            .map(|v| json(&v))
+            .map(|v| read_open_intent(&v))
             .transpose()
     }
 

@@ -210,7 +210,7 @@ impl Store {
                 source: source.to_string(),
                 quota_year,
             };
-            Ok((Event::Certified(entry.clone()), entry))
+            Ok((Event::certified(&entry), entry))
         })?;
         Ok(entry)
     }

@@ -32,6 +32,8 @@ pub struct Ctx {
     pub entries: u64,
     /// Regenerate the register data set even if a cached one exists.
     pub fresh: bool,
+    /// Generate the register as 1.5.0 to 1.7.0 wrote it (`--kept-twice`).
+    pub kept_twice: bool,
     pub report: Report,
 }
 

@@ -38,7 +38,11 @@ struct Prepared {
 pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
     let n = ctx.entries;
     println!("\n== register scale ({n} entries)");
-    let root = ctx.data_dir.join(format!("register-{n}"));
+    let root = ctx.data_dir.join(if ctx.kept_twice {
+        format!("register-{n}-kept-twice")
+    } else {
+        format!("register-{n}")
+    });
     let state = root.join("state");
     let marker = root.join("READY.json");
     let config = root.join("config.toml");
@@ -80,7 +84,7 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
             }
             std::fs::create_dir_all(&root)?;
             println!("    generating {n} entries...");
-            let generated = dataset::generate_journal(&state, n)?;
+            let generated = dataset::generate_journal(&state, n, ctx.kept_twice)?;
             std::fs::write(&config, rig::config_text(&root, &sim_link, "", ""))?;
             println!(
                 "    generated {} records, {:.0} MiB in {:.1} s; first open (index build) + verify...",
@@ -320,6 +324,8 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
     save_marker(&marker, &state, &mut prepared)?;
 
     let disk = register_index::disk(ctx, &state, n);
+    register_index::journal_budget(ctx, &prepared.generated);
+    register_index::goals(ctx);
     ctx.report.detail(
         "register",
         json!({"entries": n, "records": records, "reused_data_set": reused, "prepared": prepared,

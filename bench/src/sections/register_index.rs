@@ -107,3 +107,83 @@ pub fn disk(ctx: &mut Ctx, state: &Path, entries: u64) -> Value {
     json!({"journal_bytes": journal, "index_bytes": index,
            "journal_allocated": journal_alloc, "index_allocated": index_alloc})
 }
+
+/// The journal's bytes per entry as generated (in the store's own record format:
+/// `Event::certified`, what its writer journals) against what 1.5.0 wrote minus the second
+/// copy of each invoice.
+pub fn journal_budget(ctx: &mut Ctx, generated: &dataset::Generated) {
+    let entries = generated.entries.max(1) as f64;
+    // The records generated (the runs append a key and a few invoices after them).
+    let per_entry = generated.generated_bytes as f64 / entries;
+    let mut figure = Figure::value(
+        "register.journal_entry_bytes",
+        "  journal bytes per entry (intent + certified records)",
+        "B",
+        Better::Lower,
+        per_entry,
+    );
+    if generated.budget_bytes > 0 && generated.generated_bytes > 0 {
+        figure = figure
+            .target(Target::at_most(
+                generated.budget_bytes as f64 / entries,
+                "value",
+            ))
+            .note(format!(
+                "target: 1.5.0's intent + certified records minus the invoice's second copy{}",
+                if generated.kept_twice {
+                    " (this data set keeps it twice, as 1.5.0 to 1.7.0 did: --kept-twice)"
+                } else {
+                    ""
+                }
+            ));
+    } else {
+        figure =
+            figure.note("a data set generated before the budget was counted: --fresh-register");
+    }
+    ctx.report.add(figure);
+}
+
+/// The register's three goals of issue 27 (idle RSS, index build rate, journal bytes per
+/// entry), one line: PASS when each was measured and met.
+pub fn goals(ctx: &mut Ctx) {
+    let ids = [
+        "register.idle_rss",
+        "register.index_build_rate",
+        "register.journal_entry_bytes",
+    ];
+    let verdicts: Vec<(&str, Option<bool>)> = ids
+        .iter()
+        .map(|id| {
+            let met = ctx
+                .report
+                .figures
+                .iter()
+                .rev()
+                .find(|f| f.id == *id)
+                .and_then(|f| f.met);
+            (*id, met)
+        })
+        .collect();
+    let failed: Vec<String> = verdicts
+        .iter()
+        .filter(|(_, met)| *met != Some(true))
+        .map(|(id, met)| {
+            format!(
+                "{id} {}",
+                if met.is_none() {
+                    "not measured"
+                } else {
+                    "not met"
+                }
+            )
+        })
+        .collect();
+    if failed.is_empty() {
+        println!("register scale goals (idle RSS, index build rate, journal per entry): PASS");
+    } else {
+        println!(
+            "register scale goals (idle RSS, index build rate, journal per entry): FAIL ({})",
+            failed.join(", ")
+        );
+    }
+}

@@ -280,7 +280,7 @@ fn an_index_of_layout_3_is_rebuilt_once_with_the_same_answers() {
     let r = store.index().unwrap().tree.get(block).unwrap().unwrap();
     assert_eq!(
         r.len(),
-        3 * 44,
+        3 * crate::store::entry_ref::ENCODED,
         "places and hashes of seqs 0 (none), 1 and 2"
     );
     let old_keys = store.index().unwrap().tree.scan_prefix(b"r").count();
