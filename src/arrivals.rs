@@ -17,6 +17,13 @@
 //! scheduling of the threads in between. That wait is bounded by [`ORDER_WAIT`]: a client
 //! whose body trickles in delays the requests that arrived after it by that much at most,
 //! after which they go on in their own order.
+//!
+//! The order is the whole service's, not one organization's: a slow-body client with a valid
+//! key (a wrong key gives its place up before the body is read) delays every organization's
+//! invoices arriving while its body is read by up to [`ORDER_WAIT`] each, for as long as its
+//! body may take (the body limits, within `request_timeout_secs`). The waits run side by
+//! side, so they do not add up and throughput is unchanged (docs/configuration.md, "Arrival
+//! order and slow clients").
 
 /// The longest a request waits for the requests that arrived before it to take their channel's
 /// turn (see the module documentation).

@@ -259,10 +259,24 @@ async fn serve_connection(
     let service_early = Arc::clone(&early);
     let service = service_fn(move |request| {
         let app = Arc::clone(&service_app);
-        let busy = service_conn.begin();
+        // Begun, or refused if the connection was evicted first (`peers`): atomically.
+        let begun = service_conn.begin();
         let place = crate::sync::lock(&service_early).take();
         async move {
-            let mut response = routes::handle(request, Arc::clone(&app), peer, place).await;
+            let (mut response, busy) = match begun {
+                Ok(busy) => {
+                    let response = routes::handle(request, Arc::clone(&app), peer, place).await;
+                    (response, Some(busy))
+                }
+                Err(cap) => {
+                    // Evicted before it began: nothing of it is done but a probe's answer.
+                    drop(place);
+                    (
+                        answer_over_cap(request, Arc::clone(&app), peer, cap).await,
+                        None,
+                    )
+                }
+            };
             if app.stopping.is_cancelled() {
                 response
                     .headers_mut()
@@ -288,7 +302,9 @@ async fn serve_connection(
         result = connection.as_mut() => result,
         () = lapse => Ok(()),
         () = conn.close.cancelled() => {
-            // Evicted (idle) or stopping: the request in progress, if any, finishes first.
+            // Stopping: the request in progress, if any, finishes first. Evicted: no request
+            // was in progress and none can begin (`peers`): what it had answered is written,
+            // a head that completes meanwhile gets the over-cap answer, within `SHORT_WAIT`.
             connection.as_mut().graceful_shutdown();
             if conn.is_evicted() {
                 tokio::time::timeout(SHORT_WAIT, connection.as_mut())
@@ -305,27 +321,12 @@ async fn serve_connection(
 }
 
 /// A connection over a cap while every connection it could replace is busy: one request,
-/// its head within [`SHORT_WAIT`]; the probes (`GET /api/v1/status`, `/metrics`) are
-/// answered as usual, anything else gets the 503 of `cap`, in the reader's language.
+/// its head within [`SHORT_WAIT`], answered by [`answer_over_cap`].
 async fn serve_over_cap(stream: tokio::net::TcpStream, peer: SocketAddr, app: Arc<App>, cap: Cap) {
     let _ = stream.set_nodelay(true);
     let service = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
         let app = Arc::clone(&app);
-        async move {
-            let mut response = if routes::is_probe(request.method(), request.uri().path()) {
-                routes::handle(request, app, peer, None).await
-            } else {
-                let lang = crate::i18n::Lang::negotiate(
-                    crate::http_request::header(&request, "accept-language"),
-                    crate::i18n::default_lang(),
-                );
-                reply::http_error(&reply::HttpError::OverCap(cap), lang)
-            };
-            response
-                .headers_mut()
-                .insert(CONNECTION, HeaderValue::from_static("close"));
-            Ok::<_, std::convert::Infallible>(response)
-        }
+        async move { Ok::<_, std::convert::Infallible>(answer_over_cap(request, app, peer, cap).await) }
     });
     let connection = http1::Builder::new()
         .timer(TokioTimer::new())
@@ -335,10 +336,37 @@ async fn serve_over_cap(stream: tokio::net::TcpStream, peer: SocketAddr, app: Ar
     let _ = tokio::time::timeout(SHORT_WAIT * 2, connection).await;
 }
 
-/// A response body that keeps its connection busy until hyper has taken it whole.
+/// The answer to a request on a connection over `cap` (the overflow path's, or one evicted
+/// before the request began): the probes (`GET /api/v1/status`, `/metrics`) as usual,
+/// anything else the 503 of `cap` in the reader's language, once the body its client is
+/// already sending was read and dropped (as for a 401); always with `Connection: close`.
+async fn answer_over_cap(
+    request: hyper::Request<hyper::body::Incoming>,
+    app: Arc<App>,
+    peer: SocketAddr,
+    cap: Cap,
+) -> hyper::Response<reply::Body> {
+    let mut response = if routes::is_probe(request.method(), request.uri().path()) {
+        routes::handle(request, app, peer, None).await
+    } else {
+        let lang = crate::i18n::Lang::negotiate(
+            crate::http_request::header(&request, "accept-language"),
+            crate::i18n::default_lang(),
+        );
+        let refused = reply::http_error(&reply::HttpError::OverCap(cap), lang);
+        routes::unread(request, app.settings.body.limit, refused).await
+    };
+    response
+        .headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// A response body that keeps its connection busy until hyper has taken it whole (none for
+/// an answer on an evicted connection: no request began on it).
 struct Tracked {
     body: reply::Body,
-    _busy: peers::Busy,
+    _busy: Option<peers::Busy>,
 }
 
 impl hyper::body::Body for Tracked {

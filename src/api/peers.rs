@@ -7,10 +7,24 @@
 //! (`mod.rs`): the probes (`/api/v1/status`, `/metrics`) are answered, anything else gets a
 //! 503 with `Retry-After` and `Connection: close` (code 127 for an address over its cap, 193
 //! when the whole server is).
+//!
+//! **A request in progress is never cut by an eviction.** A connection's requests in progress
+//! and its eviction are one atomic word ([`Conn`]'s state): a connection is evicted only by a
+//! compare-and-swap from "idle, not evicted", and a request begins only by a compare-and-swap
+//! that fails once the connection is evicted. Whichever comes first wins: a request begun
+//! first keeps its connection (another is chosen, or none: the overflow path); a request whose
+//! head completes after the eviction is not begun but answered like the overflow path's (a
+//! probe as usual, anything else the 503 of the cap that evicted it, before anything else is
+//! done), so an evicted connection only finishes writing what it had already answered.
+//!
+//! **Which one goes first.** Of the idle connections, the one idle longest, except that a
+//! connection between two requests (it has answered one, and is idle for less than
+//! [`SETTLED`]) goes after every other: a busy client's keep-alive connection, whose next
+//! request is probably on its way, is the last victim while a truly idle one exists.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
@@ -49,19 +63,34 @@ pub(crate) enum Cap {
     Server(usize),
 }
 
+/// How long a connection that has answered a request must have been idle before it is
+/// evicted as readily as one that never sent any (see the module documentation).
+pub(crate) const SETTLED: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// [`Conn`]'s state: evicted for its address's cap.
+const EVICTED_PER_PEER: usize = 1 << (usize::BITS - 1);
+/// [`Conn`]'s state: evicted for the server's cap.
+const EVICTED_SERVER: usize = 1 << (usize::BITS - 2);
+/// [`Conn`]'s state: the requests in progress.
+const IN_PROGRESS: usize = !(EVICTED_PER_PEER | EVICTED_SERVER);
+
 /// One open connection: what its requests and the eviction share.
 #[derive(Debug)]
 pub(crate) struct Conn {
     id: u64,
     ip: IpAddr,
     opened: Instant,
-    /// Requests whose answer has not been handed over yet.
-    in_progress: AtomicUsize,
+    /// The requests whose answer has not been handed over yet (`IN_PROGRESS` bits) and
+    /// whether it was evicted, and for which cap (`EVICTED_*`): one word, so that an eviction
+    /// and a request's beginning cannot both win (module documentation).
+    state: AtomicUsize,
     /// Requests begun on this connection.
     started: AtomicU64,
     /// When it last had no request in progress: milliseconds after `opened`.
     idle_since_ms: AtomicU64,
-    evicted: AtomicBool,
+    /// The caps it may be evicted for, said to a request that comes after.
+    per_peer_cap: Cap,
+    server_cap: Cap,
     /// Cancelled to close it: eviction, or the server's shutdown (then it finishes its
     /// request in progress and closes).
     pub(crate) close: CancellationToken,
@@ -101,26 +130,29 @@ impl Peers {
         let mut registry = sync::lock(&self.registry);
         // Connections told to close still count until they have: they close within a moment.
         let from_peer = registry.by_peer.get(&ip).copied().unwrap_or(0);
+        let now = Instant::now();
         if from_peer >= self.per_peer {
-            let victim = longest_idle(registry.open.values().filter(|c| c.ip == ip));
-            let victim = victim.ok_or(Cap::PerPeer(self.per_peer))?;
-            victim.evict();
+            let same_peer = registry.open.values().filter(|c| c.ip == ip);
+            if !evict_one(same_peer, EVICTED_PER_PEER, now) {
+                return Err(Cap::PerPeer(self.per_peer));
+            }
             crate::metrics::connection_refused("idle_closed_per_peer");
         } else if registry.open.len() >= self.max {
-            let victim = longest_idle(registry.open.values());
-            let victim = victim.ok_or(Cap::Server(self.max))?;
-            victim.evict();
+            if !evict_one(registry.open.values(), EVICTED_SERVER, now) {
+                return Err(Cap::Server(self.max));
+            }
             crate::metrics::connection_refused("idle_closed_max_connections");
         }
         registry.next += 1;
         let conn = Arc::new(Conn {
             id: registry.next,
             ip,
-            opened: Instant::now(),
-            in_progress: AtomicUsize::new(0),
+            opened: now,
+            state: AtomicUsize::new(0),
             started: AtomicU64::new(0),
             idle_since_ms: AtomicU64::new(0),
-            evicted: AtomicBool::new(false),
+            per_peer_cap: Cap::PerPeer(self.per_peer),
+            server_cap: Cap::Server(self.max),
             close: self.shutdown.child_token(),
         });
         registry.open.insert(conn.id, Arc::clone(&conn));
@@ -139,17 +171,22 @@ impl Peers {
     }
 }
 
-/// The connection idle for longest and not told to close yet.
-fn longest_idle<'a>(conns: impl Iterator<Item = &'a Arc<Conn>>) -> Option<&'a Arc<Conn>> {
-    conns
-        .filter(|c| c.is_idle() && !c.evicted.load(Ordering::Acquire))
-        .min_by_key(|c| c.idle_since())
+/// Evicts (`why`: one of the `EVICTED_*` bits) the first of `conns` in eviction order (module
+/// documentation) that is still idle at the instant it is marked: whether one was.
+fn evict_one<'a>(conns: impl Iterator<Item = &'a Arc<Conn>>, why: usize, now: Instant) -> bool {
+    let mut candidates: Vec<_> = conns
+        .filter(|c| c.is_idle() && !c.is_evicted())
+        .map(|c| (c.eviction_rank(now), c))
+        .collect();
+    candidates.sort_by_key(|(rank, _)| *rank);
+    // One that began a request since it was looked at is passed over for the next.
+    candidates.into_iter().any(|(_, conn)| conn.try_evict(why))
 }
 
 impl Conn {
     /// Whether no request is in progress on it.
     pub(crate) fn is_idle(&self) -> bool {
-        self.in_progress.load(Ordering::Acquire) == 0
+        self.state.load(Ordering::Acquire) & IN_PROGRESS == 0
     }
 
     /// When it last became idle (its opening when it never had a request).
@@ -164,19 +201,57 @@ impl Conn {
 
     /// Whether it was told to close to make room for another.
     pub(crate) fn is_evicted(&self) -> bool {
-        self.evicted.load(Ordering::Acquire)
+        self.evicted_for().is_some()
     }
 
-    /// A request begins.
-    pub(crate) fn begin(self: &Arc<Self>) -> Busy {
+    /// The cap it was evicted for, if it was.
+    fn evicted_for(&self) -> Option<Cap> {
+        let state = self.state.load(Ordering::Acquire);
+        if state & EVICTED_PER_PEER != 0 {
+            Some(self.per_peer_cap)
+        } else if state & EVICTED_SERVER != 0 {
+            Some(self.server_cap)
+        } else {
+            None
+        }
+    }
+
+    /// A request begins, unless the connection was evicted first: then `Err` with the cap it
+    /// was evicted for, and the request is to be answered like the overflow path's.
+    pub(crate) fn begin(self: &Arc<Self>) -> Result<Busy, Cap> {
+        let begun = self
+            .state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
+                (state & !IN_PROGRESS == 0).then_some(state + 1)
+            });
+        if begun.is_err() {
+            return Err(self.evicted_for().unwrap_or(self.server_cap));
+        }
         self.started.fetch_add(1, Ordering::AcqRel);
-        self.in_progress.fetch_add(1, Ordering::AcqRel);
-        Busy(Arc::clone(self))
+        Ok(Busy(Arc::clone(self)))
     }
 
-    fn evict(&self) {
-        self.evicted.store(true, Ordering::Release);
-        self.close.cancel();
+    /// Marks it evicted (`why`) and tells it to close, if it is idle and not evicted at this
+    /// instant: whether it was.
+    fn try_evict(&self, why: usize) -> bool {
+        let evicted = self
+            .state
+            .compare_exchange(0, why, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        if evicted {
+            self.close.cancel();
+        }
+        evicted
+    }
+
+    /// Its place in the eviction order (smallest first): a connection between two requests
+    /// (one answered, idle for less than [`SETTLED`]) after every other, then the longest idle
+    /// first.
+    fn eviction_rank(&self, now: Instant) -> (bool, Instant) {
+        let idle_since = self.idle_since();
+        let between_requests =
+            self.started() > 0 && now.saturating_duration_since(idle_since) < SETTLED;
+        (between_requests, idle_since)
     }
 }
 
@@ -185,7 +260,8 @@ impl Drop for Busy {
         let conn = &self.0;
         let since = u64::try_from(conn.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
         conn.idle_since_ms.store(since, Ordering::Release);
-        conn.in_progress.fetch_sub(1, Ordering::AcqRel);
+        // No eviction while it was in progress: the flags are clear, the count is at least 1.
+        conn.state.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

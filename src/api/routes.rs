@@ -450,7 +450,7 @@ const REFUSED_BODY_WAIT: Duration = Duration::from_millis(500);
 /// `response`, to a request refused before its body was wanted: what the client is already
 /// sending is read and dropped first (up to the body limit, for at most
 /// [`REFUSED_BODY_WAIT`]); if more was coming, the connection closes after the answer.
-async fn unread(
+pub(super) async fn unread(
     request: Request<Incoming>,
     limit: usize,
     mut response: Response<Body>,

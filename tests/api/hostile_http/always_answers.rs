@@ -4,6 +4,9 @@
 //! - ~300 idle connections from 8 addresses (127.0.0.2..=127.0.0.9, each over its cap of 32,
 //!   together over the server's 256) do not stop a status request from a 9th address nor from
 //!   one of the 8: the longest-idle connections are closed to make room;
+//! - a request whose head completes on a connection just closed to make room is never begun
+//!   then cut: an invoice gets a 503 (127, nothing certified, its retry certifies it once), a
+//!   status request its answer;
 //! - SIGTERM with invoices queued: the port is closed at once (a new client is refused), the
 //!   queued invoices get their 200 (with `Connection: close`) and are in the register;
 //! - a head with too many headers gets a JSON 431, a head that does not come in time a JSON
@@ -106,6 +109,88 @@ async fn idle_connections_from_many_addresses_never_silence_the_status() {
     // 300 - 256 at least were closed to make room (the probes' too).
     assert!(gone >= 300 - 256, "only {gone} idle connections closed");
     eprintln!("{gone} of 300 idle connections closed to make room");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_on_a_connection_closed_to_make_room_is_refused_not_cut() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = Sim::start(dir.path()).await;
+    let config = format!(
+        "{}\n[http]\nmax_connections_per_peer = 1\n",
+        config_with_device(dir.path(), &sim.link)
+    );
+    let (mut gateway, key) = start(dir.path(), &sim, config).await;
+    let addr = gateway.addr;
+    // Two connections, from two addresses, each with the first line of a head read by the
+    // server but no request begun: idle, so each is closed for the next from its address.
+    let (invoice_from, status_from) = (loopback(2), loopback(3));
+    let mut invoicing = http::connect_from(Some(invoice_from), addr)
+        .await
+        .expect("connect");
+    invoicing
+        .write_all(format!("POST /api/v1/Invoice HTTP/1.1\r\nHost: {addr}\r\n").as_bytes())
+        .await
+        .expect("write");
+    let mut probing = http::connect_from(Some(status_from), addr)
+        .await
+        .expect("connect");
+    probing
+        .write_all(b"GET /api/v1/status HTTP/1.1\r\n")
+        .await
+        .expect("write");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for from in [invoice_from, status_from] {
+        let status = http::exchange_from(
+            Some(from),
+            addr,
+            &status_request(addr),
+            Duration::from_secs(3),
+        )
+        .await
+        .expect("the new connection is answered");
+        assert_eq!(status.status, 200, "{}", status.body);
+    }
+    // Their heads complete after they were told to close.
+    let body = serde_json::to_vec(&invoice("EVICTED-1")).expect("json");
+    let mut rest = format!(
+        "Authorization: Bearer {key}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    rest.extend_from_slice(&body);
+    let mut answers = Vec::new();
+    for (stream, rest) in [
+        (&mut invoicing, rest),
+        (&mut probing, format!("Host: {addr}\r\n\r\n").into_bytes()),
+    ] {
+        stream.write_all(&rest).await.expect("write");
+        let mut raw = Vec::new();
+        tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut raw))
+            .await
+            .expect("the server closes the connection after its answer")
+            .expect("read");
+        answers.push(http::parse_response(&raw).expect("an answer, not a cut connection"));
+    }
+    let (refused, probed) = (&answers[0], &answers[1]);
+    assert_error(refused, 503, 127);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    assert_eq!(refused.header("connection"), Some("close"));
+    assert_eq!(probed.status, 200, "{}", probed.body);
+    assert_eq!(probed.json["status"], true, "{}", probed.body);
+    // Nothing of the refused invoice was done: its retry is certified, not replayed.
+    let auth = format!("Bearer {key}");
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    let retry = request(addr, "POST", "/api/v1/Invoice", &headers, Some(&body)).await;
+    assert_eq!(retry.status, 200, "{}", retry.body);
+    assert_eq!(retry.header("idempotent-replayed"), None, "{}", retry.body);
+    assert!(gateway.terminate(), "the gateway exits cleanly");
+    let entries = exported_entries(dir.path(), &gateway.config);
+    assert_eq!(entries.len(), 1, "certified once: {entries:?}");
+    assert_eq!(entries[0]["rn"], "EVICTED-1");
 }
 
 #[tokio::test(flavor = "multi_thread")]
