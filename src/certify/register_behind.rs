@@ -27,6 +27,7 @@ use crate::certify::status::Problem;
 use crate::certify::{Certifier, CertifyError};
 use crate::model::{
     missing_numbers, numbers_text, AnomalyRecord, FiscalAnomaly, FiscalAnomalyKind, IntentId,
+    LostInvoice,
 };
 use crate::msg;
 use crate::store::{Store, StoreError};
@@ -163,6 +164,20 @@ pub(crate) struct Said<'a> {
     pub explained: Vec<u64>,
     /// The intent those numbers belong to: not counted among the open intents.
     pub own_intent: Option<IntentId>,
+    /// What its C1h says of its last invoice (number `tc`), when read.
+    pub last: Option<LostInvoice>,
+}
+
+/// A box's state as its actor last read it (C1h): the start-up check.
+pub(crate) struct BoxState {
+    /// Its NIM.
+    pub nim: String,
+    /// Its NIF.
+    pub nif: String,
+    /// Its total counter (TC).
+    pub tc: u64,
+    /// What C1h says of its last invoice (number `tc`), when read.
+    pub last: Option<LostInvoice>,
 }
 
 /// Whether `said` shows a channel ahead of its register: the open intents of that device
@@ -208,6 +223,7 @@ pub(crate) async fn check(
         seen_nif: said.nif.to_owned(),
         seen_tc: said.tc,
         seen_in: said.seen_in.to_owned(),
+        last: said.last.filter(|last| missing.contains(&last.number)),
         missing,
     };
     let (record, new) = blocking(store, move |store| store.record_fiscal_anomaly(anomaly)).await?;
@@ -259,7 +275,7 @@ impl Certifier {
                         continue;
                     };
                     match channel.last_counters() {
-                        Some((nim, nif, tc)) => this.check_at_start(&name, &nim, &nif, tc).await,
+                        Some(state) => this.check_at_start(&name, state).await,
                         // A box not read yet; the web API never is (its counters come with
                         // each confirmation).
                         None if channel.kind() == "box" => still.push(name),
@@ -288,7 +304,8 @@ impl Certifier {
         });
     }
 
-    async fn check_at_start(&self, device: &str, nim: &str, nif: &str, tc: u64) {
+    async fn check_at_start(&self, device: &str, state: BoxState) {
+        let (nim, nif, tc) = (state.nim.as_str(), state.nif.as_str(), state.tc);
         let said = Said {
             device,
             nim,
@@ -297,6 +314,7 @@ impl Certifier {
             seen_in: "C1h",
             explained: Vec::new(),
             own_intent: None,
+            last: state.last.clone(),
         };
         match self.journal.check_ahead(said).await {
             Ok(()) => info!(
