@@ -63,10 +63,19 @@ impl RegistersBehind {
         crate::sync::lock(&self.0)
     }
 
-    /// The stops from the register's unacknowledged `register_behind` anomalies (blocking).
+    /// The stops from the register's unacknowledged `register_behind` anomalies (blocking),
+    /// merged with the ones [`check`] set since they were read: a stop whose anomaly is newer
+    /// than every anomaly read stays (the read came before its journaling).
     pub(crate) fn load(&self, store: &Store) -> Result<(), StoreError> {
-        let stops = stops_of(&store.fiscal_anomalies()?);
+        let anomalies = store.fiscal_anomalies()?;
+        let newest = anomalies.iter().map(|a| a.id).max().unwrap_or(0);
+        let mut stops = stops_of(&anomalies);
         let mut current = self.lock();
+        for (device, stop) in current.iter() {
+            if stop.anomaly > newest {
+                stops.insert(device.clone(), stop.clone());
+            }
+        }
         for (device, stop) in &stops {
             if current.get(device) != Some(stop) {
                 warn!(%device, anomaly = stop.anomaly, "the register is behind this device: it certifies nothing until an administrator settles it");
@@ -326,5 +335,39 @@ impl Certifier {
                 warn!(device, %error, "register behind: not checked at start; checked before each invoice")
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reload_keeps_a_stop_newer_than_what_it_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("store");
+        let behind = RegistersBehind::default();
+        // check() journaled anomaly 7 and stopped the box after the reload read the register
+        // (which held no anomaly then).
+        let stop = Stop {
+            anomaly: 7,
+            channel: "box",
+            missing: vec![3],
+        };
+        behind.stop("shop", stop);
+        behind.load(&store).expect("reload");
+        assert!(behind.refuse("shop").is_err(), "still stopped");
+        // A stop whose anomaly the reload read and found settled (or absent) goes.
+        behind.stop(
+            "other",
+            Stop {
+                anomaly: 0,
+                channel: "box",
+                missing: vec![1],
+            },
+        );
+        behind.load(&store).expect("reload");
+        assert!(behind.refuse("other").is_ok());
+        assert!(behind.refuse("shop").is_err());
     }
 }
