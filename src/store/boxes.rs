@@ -243,12 +243,29 @@ impl Store {
                 && known.anomaly.kind == anomaly.kind
                 && known.anomaly.known.sequence == anomaly.known.sequence
         };
-        // Checked before the write lock: the same box's anomalies come from its invoices,
-        // which its port serializes, so two cannot race here.
+        // Fast path: already journaled (read without the write lock).
         if let Some(known) = self.read(Index::anomalies)?.into_iter().find(|a| same(a)) {
             return Ok((known, false));
         }
-        let (record, ()) = self.append(|_| Ok((Event::FiscalAnomaly(anomaly), ())))?;
+        // Checked again under the write lock: the start-up check, an invoice's C1h and the
+        // web API's confirmations may find the same anomaly side by side; one is journaled.
+        let mut earlier = None;
+        let appended = self.append(|index| {
+            match index.anomalies()?.into_iter().find(|a| same(a)) {
+                Some(known) => {
+                    earlier = Some(known);
+                    // Nothing to journal: the error only leaves the write lock.
+                    Err(StoreError::Invalid(
+                        "fiscal anomaly journaled already".into(),
+                    ))
+                }
+                None => Ok((Event::FiscalAnomaly(anomaly.clone()), ())),
+            }
+        });
+        if let Some(known) = earlier {
+            return Ok((known, false));
+        }
+        let (record, ()) = appended?;
         let stored = self
             .read(|index| index.anomaly(record.seq))?
             .ok_or_else(|| StoreError::Invalid("fiscal anomaly journaled, not indexed".into()))?;

@@ -204,3 +204,32 @@ fn an_acknowledged_register_behind_becomes_the_baseline_and_survives_a_rebuild()
     let store = Store::open(dir.path()).unwrap();
     assert_eq!(store.box_counters("NIM1").unwrap(), Some(baseline));
 }
+
+#[test]
+fn the_same_anomaly_found_side_by_side_is_journaled_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(seeded(dir.path()));
+    certify_range(&store, 0..2);
+    let known = store.box_counters("NIM1").unwrap().unwrap();
+    let ahead = FiscalAnomaly {
+        kind: FiscalAnomalyKind::RegisterBehind,
+        missing: vec![known.tc + 1],
+        ..anomaly(known.clone(), known.tc + 1)
+    };
+    // The start-up check, an invoice's C1h and web API confirmations at once.
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let (store, ahead, barrier) = (store.clone(), ahead.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                store.record_fiscal_anomaly(ahead).unwrap()
+            })
+        })
+        .collect();
+    let results: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    assert_eq!(results.iter().filter(|(_, new)| *new).count(), 1);
+    let ids: std::collections::BTreeSet<u64> = results.iter().map(|(r, _)| r.id).collect();
+    assert_eq!(ids.len(), 1, "every caller names the one anomaly");
+    assert_eq!(store.fiscal_anomalies().unwrap().len(), 1);
+}
