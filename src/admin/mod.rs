@@ -401,6 +401,7 @@ fn check_ack_numbers(record: &AnomalyRecord, numbers: &[u64]) -> Result<(), Admi
     }
     Err(AdminError::Invalid(msg!(
         "admin-ack-numbers-differ",
+        anomaly = record.id,
         missing = crate::model::numbers_text(missing),
         given = crate::model::numbers_text(&given)
     )))

@@ -162,6 +162,13 @@ async fn a_register_cut_behind_its_box_stops_it_until_the_missing_number_is_ackn
         "{}",
         page.body
     );
+    // The whole ack command, ready to copy (ASCII quotes, --by and --note included).
+    let said = &page.body[page.body.find("Plus rien n&#39;est").unwrap_or(0)..];
+    assert!(
+        said.contains("anomalies ack") && said.contains("--by") && said.contains("--note"),
+        "{said}"
+    );
+    assert!(!said.contains("--numbers «"), "{said}");
 
     let list: Value = serde_json::from_str(&cli_ok(
         &gateway,
