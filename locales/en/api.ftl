@@ -158,3 +158,6 @@ status-stopping = the service is stopping: it finishes the invoices in progress 
 # A register behind its channel (issue 27)
 err-register-behind = the e-MCF device certified invoices the gateway's register does not hold (counters no. { $missing }): it certifies nothing more until an administrator settles it. Do not send the invoice again under another rn; retry later and tell { -gateway-operator }
 err-register-behind-web-api = the DGI web API's e-MCF certified invoices the gateway's register does not hold (counters no. { $missing }): nothing more is certified until an administrator settles it. Do not send the invoice again under another rn; retry later and tell { -gateway-operator }
+
+# A lost rn, acknowledged with its rn (issue 27)
+err-lost-rn = the device certified invoice { $rn } as its number { $number } but the gateway's register lost it: it is never certified again; see the DGI's portal for its elements

@@ -488,3 +488,6 @@ cli-restore-box-unread = Box "{ $device }" could not be read on its port ({ $why
 cli-restore-box-first-use = Box "{ $device }" (NIM { $nim }, counter { $tc }) is unknown to the restored register: a first use, nothing to compare.
 cli-restore-box-follows = Box "{ $device }" (NIM { $nim }) is at counter { $tc }: it is not ahead of the restored register.
 cli-restore-box-ahead = WARNING: box "{ $device }" (NIM { $nim }) is at counter { $tc }, the restored register at { $known }: certifications no. { $missing } are missing from this copy. The service will certify nothing on this box until you restore a newer copy or acknowledge these numbers (emcf-gateway device anomalies ack).
+cli-anomaly-bad-rn = --rn must be NUMBER=RN (a missing certification's number, then its rn as the DGI's portal shows it), not "{ $text }"
+cli-anomaly-lost-rns = never certified again (their device certified them): { $rns }
+cli-anomaly-rns-unknown = WARNING: the rn of no. { $numbers } is not known to the gateway: a retry of that invoice under its old rn would be certified a second time. Find each on the DGI's portal and tell the invoice's issuer never to send it again.

@@ -168,6 +168,8 @@ anomaly-register-behind = it certified invoices the register does not hold: the 
 problem-register-behind = { $channel ->
     [web_api] the DGI web API's e-MCF
    *[other] the box
-} certified invoices the gateway's register does not hold (counters no. { $missing }): the register was restored from an older copy or lost its last records. Nothing more is certified on this device until an administrator restores a newer copy of the register or acknowledges the missing certifications (emcf-gateway device anomalies ack { $anomaly } --numbers "{ $missing }")
+} certified invoices the gateway's register does not hold (counters no. { $missing }): the register was restored from an older copy or lost its last records. Nothing more is certified on this device until an administrator restores a newer copy of the register or acknowledges the missing certifications with: emcf-gateway device anomalies ack { $anomaly } --numbers "{ $missing }" --by "YOUR NAME" --note "WHY"
 admin-ack-no-numbers-here = --numbers is only for a register behind its box; this anomaly has none
-admin-ack-numbers-differ = this anomaly's missing certifications are no. { $missing }; you gave { $given }. Give exactly these numbers (--numbers "{ $missing }"), after checking each on the DGI's portal
+admin-ack-numbers-differ = this anomaly's missing certifications are no. { $missing }; you gave { $given }. Give exactly these numbers, after checking each on the DGI's portal: emcf-gateway device anomalies ack { $anomaly } --numbers "{ $missing }" --by "YOUR NAME" --note "WHY"
+admin-ack-rn-not-missing = --rn { $number }={ $rn }: give a non-empty rn for one of this anomaly's missing numbers (no. { $missing })
+admin-ack-rn-differs = --rn { $number }={ $rn }: the box's own state names { $known } as its certification no. { $number }; check on the DGI's portal

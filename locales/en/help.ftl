@@ -228,3 +228,5 @@ help-backup-verify--dir = The copy's folder (emcf-backup-<time>)
 # A register behind its box (issue 27)
 help-device-anomalies-ack--numbers = A register behind its box: the missing certifications' numbers, as listed (e.g. "7-9, 12"); required for that kind of anomaly, refused for the others
 help-value-numbers = NUMBERS
+help-device-anomalies-ack--rn = A missing certification's rn, as the DGI's portal shows it: NUMBER=RN (repeatable). That rn is never certified again for the device's organizations; a missing number whose rn is not known would be certified again if its invoice were retried under its old rn
+help-value-number-rn = NUMBER=RN

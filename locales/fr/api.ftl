@@ -159,3 +159,6 @@ status-stopping = le service s'arrête : il termine les factures en cours et n'
 # A register behind its channel (issue 27)
 err-register-behind = le boîtier e-MCF a certifié des factures que le registre de la passerelle n'a pas (compteurs n° { $missing }) : il ne certifie plus rien tant qu'un administrateur n'a pas réglé la question. Ne renvoyez pas la facture sous un autre rn ; réessayez plus tard et prévenez { -gateway-operator }
 err-register-behind-web-api = l'e-MCF du service en ligne de la DGI a certifié des factures que le registre de la passerelle n'a pas (compteurs n° { $missing }) : plus rien n'est certifié tant qu'un administrateur n'a pas réglé la question. Ne renvoyez pas la facture sous un autre rn ; réessayez plus tard et prévenez { -gateway-operator }
+
+# A lost rn, acknowledged with its rn (issue 27)
+err-lost-rn = l'appareil a certifié la facture { $rn } sous son n° { $number } mais le registre de la passerelle l'a perdue : elle n'est jamais certifiée de nouveau ; ses éléments sont sur le portail de la DGI

@@ -491,3 +491,6 @@ cli-restore-box-unread = Le boîtier « { $device } » n'a pas pu être lu sur
 cli-restore-box-first-use = Le boîtier « { $device } » (NIM { $nim }, compteur { $tc }) est inconnu du registre restauré : une première utilisation, rien à comparer.
 cli-restore-box-follows = Le boîtier « { $device } » (NIM { $nim }) est au compteur { $tc } : il n'est pas en avance sur le registre restauré.
 cli-restore-box-ahead = ATTENTION : le boîtier « { $device } » (NIM { $nim }) est au compteur { $tc }, le registre restauré à { $known } : les certifications n° { $missing } manquent à cette copie. Le service ne certifiera plus rien sur ce boîtier tant que vous n'aurez pas restauré une copie plus récente ou pris acte de ces numéros (emcf-gateway device anomalies ack).
+cli-anomaly-bad-rn = --rn s'écrit NUMÉRO=RN (le numéro d'une certification manquante, puis son rn tel que le portail de la DGI le montre), pas « { $text } »
+cli-anomaly-lost-rns = jamais certifiées de nouveau (leur appareil les a certifiées) : { $rns }
+cli-anomaly-rns-unknown = ATTENTION : le rn du n° { $numbers } est inconnu de la passerelle : une nouvelle tentative de cette facture sous son ancien rn serait certifiée une seconde fois. Cherchez chacun sur le portail de la DGI et prévenez l'émetteur de la facture de ne jamais la renvoyer.

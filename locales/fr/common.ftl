@@ -169,6 +169,8 @@ anomaly-register-behind = il a certifié des factures que le registre n'a pas :
 problem-register-behind = { $channel ->
     [web_api] l'e-MCF du service en ligne de la DGI
    *[other] le boîtier
-} a certifié des factures que le registre de la passerelle n'a pas (compteurs n° { $missing }) : le registre a été restauré d'une copie plus ancienne ou a perdu ses derniers enregistrements. Plus rien n'est certifié sur cet appareil tant qu'un administrateur n'a pas restauré une copie plus récente du registre ou pris acte des certifications manquantes (emcf-gateway device anomalies ack { $anomaly } --numbers « { $missing } »)
+} a certifié des factures que le registre de la passerelle n'a pas (compteurs n° { $missing }) : le registre a été restauré d'une copie plus ancienne ou a perdu ses derniers enregistrements. Plus rien n'est certifié sur cet appareil tant qu'un administrateur n'a pas restauré une copie plus récente du registre ou pris acte des certifications manquantes avec : emcf-gateway device anomalies ack { $anomaly } --numbers "{ $missing }" --by "VOTRE NOM" --note "POURQUOI"
 admin-ack-no-numbers-here = --numbers ne vaut que pour un registre en retard sur son boîtier ; cette anomalie n'en a pas
-admin-ack-numbers-differ = les certifications manquantes de cette anomalie sont les n° { $missing } ; vous avez donné { $given }. Donnez exactement ces numéros (--numbers « { $missing } »), après avoir vérifié chacun sur le portail de la DGI
+admin-ack-numbers-differ = les certifications manquantes de cette anomalie sont les n° { $missing } ; vous avez donné { $given }. Donnez exactement ces numéros, après avoir vérifié chacun sur le portail de la DGI : emcf-gateway device anomalies ack { $anomaly } --numbers "{ $missing }" --by "VOTRE NOM" --note "POURQUOI"
+admin-ack-rn-not-missing = --rn { $number }={ $rn } : donnez un rn non vide pour l'un des numéros manquants de cette anomalie (n° { $missing })
+admin-ack-rn-differs = --rn { $number }={ $rn } : l'état du boîtier lui-même nomme { $known } comme sa certification n° { $number } ; vérifiez sur le portail de la DGI

@@ -228,3 +228,5 @@ help-backup-verify--dir = Le dossier de la copie (emcf-backup-<heure>)
 # A register behind its box (issue 27)
 help-device-anomalies-ack--numbers = Un registre en retard sur son boîtier : les numéros des certifications manquantes, comme listés (par exemple « 7-9, 12 ») ; exigés pour cette sorte d'anomalie, refusés pour les autres
 help-value-numbers = NUMÉROS
+help-device-anomalies-ack--rn = Le rn d'une certification manquante, tel que le portail de la DGI le montre : NUMÉRO=RN (répétable). Ce rn n'est plus jamais certifié pour les organisations de l'appareil ; un numéro manquant dont le rn est inconnu serait certifié de nouveau si sa facture était renvoyée sous son ancien rn
+help-value-number-rn = NUMÉRO=RN

@@ -12,6 +12,7 @@ pub mod audit;
 pub mod backup;
 pub mod csv;
 pub mod invoice_view;
+mod lost_rns;
 mod requests;
 mod scoped;
 pub mod socket;
@@ -327,23 +328,34 @@ impl Admin {
     /// Acknowledges a fiscal anomaly (journaled with who and why). A register behind its box
     /// is acknowledged with the missing certifications' `numbers`, exactly as the anomaly
     /// lists them (the box then certifies again, from that counter); the other kinds take none.
+    /// The rns known for those numbers are journaled with them and never certified again for
+    /// that device's organizations: the one its C1h named, and those given in `rns` (by
+    /// number, from the DGI's portal).
     pub fn fiscal_anomaly_ack(
         &self,
         id: u64,
         by: &str,
         note: &str,
         numbers: &[u64],
+        rns: &[(u64, String)],
     ) -> Result<AnomalyRecord, AdminError> {
         if by.trim().is_empty() || note.trim().is_empty() {
             return Err(AdminError::Invalid(msg!("admin-ack-needs-who-and-why")));
         }
         let anomalies = self.store.fiscal_anomalies()?;
+        let mut lost = Vec::new();
         if let Some(record) = anomalies.iter().find(|a| a.id == id) {
             check_ack_numbers(record, numbers)?;
+            if record.acknowledged.is_some() {
+                return Ok(record.clone());
+            }
+            lost = lost_rns::of(record, rns)?;
+        } else if !rns.is_empty() {
+            return Err(AdminError::Invalid(msg!("admin-ack-no-numbers-here")));
         }
         Ok(self
             .store
-            .acknowledge_fiscal_anomaly(id, by, note, numbers)?)
+            .acknowledge_fiscal_anomaly(id, by, note, numbers, &lost)?)
     }
 
     /// The quota use of `org` in the current quota year.
@@ -389,6 +401,7 @@ fn check_ack_numbers(record: &AnomalyRecord, numbers: &[u64]) -> Result<(), Admi
     }
     Err(AdminError::Invalid(msg!(
         "admin-ack-numbers-differ",
+        anomaly = record.id,
         missing = crate::model::numbers_text(missing),
         given = crate::model::numbers_text(&given)
     )))

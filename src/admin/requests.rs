@@ -162,6 +162,9 @@ pub enum AdminRequest {
         /// A register behind its box: the missing certifications' numbers (1.8.0).
         #[serde(default)]
         numbers: Vec<u64>,
+        /// Of those, the rns the administrator found on the DGI's portal, by number (1.8.1).
+        #[serde(default)]
+        rns: Vec<(u64, String)>,
     },
     /// Probe a configured device (`device probe`): answered by the running service only,
     /// through its device link.
@@ -300,7 +303,8 @@ impl Admin {
                 by,
                 note,
                 numbers,
-            } => json(self.fiscal_anomaly_ack(id, &by, &note, &numbers)),
+                rns,
+            } => json(self.fiscal_anomaly_ack(id, &by, &note, &numbers, &rns)),
             AdminRequest::DeviceProbe { .. } => {
                 Err(AdminError::Invalid(msg!("admin-probe-needs-service")))
             }

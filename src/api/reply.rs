@@ -126,6 +126,7 @@ pub(crate) fn status_of(error: &CertifyError) -> StatusCode {
         }
         CertifyError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
         CertifyError::DuplicateRn { .. }
+        | CertifyError::LostRn { .. }
         | CertifyError::InFlight { .. }
         | CertifyError::AwaitingAdministrator { .. } => StatusCode::CONFLICT,
         CertifyError::QuotaExhausted { .. } => StatusCode::TOO_MANY_REQUESTS,

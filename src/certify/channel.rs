@@ -194,11 +194,11 @@ impl Channel {
         }
     }
 
-    /// A box's NIM, NIF and total counter as its actor last read them (C1h, no traffic to
-    /// the box); `None` until read, and always for the web API (whose counters come only in
+    /// A box's state (NIM, NIF, total counter, last invoice) as its actor last read it (C1h,
+    /// no traffic to the box); `None` until read, and always for the web API (whose counters come only in
     /// a confirmation): the start-up check of a register behind its box
     /// (`register_behind.rs`).
-    pub(crate) fn last_counters(&self) -> Option<(String, String, u64)> {
+    pub(crate) fn last_counters(&self) -> Option<crate::certify::register_behind::BoxState> {
         match self {
             Channel::Box(channel) => channel.last_counters(),
             Channel::WebApi(_) => None,

@@ -83,6 +83,7 @@ pub(crate) async fn check(store: &Arc<Store>, known: Option<&BoxCounters>, seen:
             seen_tc: seen.tc,
             seen_in: seen.seen_in.as_str().to_owned(),
             missing: Vec::new(),
+            last: None,
         };
         match blocking(store, move |store| store.record_fiscal_anomaly(anomaly)).await {
             Ok((record, true)) => error!(

@@ -234,6 +234,16 @@ pub enum CertifyError {
         /// The channel's counter numbers the register does not hold.
         missing: Vec<u64>,
     },
+    /// The organization's device certified this rn (counter number `number`) and the
+    /// register lost it; an administrator acknowledged it with its rn: never certified again
+    /// (409, 173).
+    #[error("{}", self.describe(Lang::En))]
+    LostRn {
+        /// The client's invoice number.
+        rn: String,
+        /// The device's counter number (TC) it was certified under.
+        number: u64,
+    },
     /// A bug or an unexpected state (500).
     #[error("{}", self.log_text())]
     Internal(String),
@@ -248,6 +258,7 @@ impl CertifyError {
             CertifyError::Unauthorized(AuthFailure::Invalid) => 101,
             CertifyError::Unauthorized(AuthFailure::Disabled) => 102,
             CertifyError::DuplicateRn { .. } => 110,
+            CertifyError::LostRn { .. } => 173,
             CertifyError::InFlight { .. } | CertifyError::AwaitingAdministrator { .. } => 111,
             CertifyError::IdempotencyKeyReused { .. } => 112,
             CertifyError::BadIdempotencyKey => 113,
@@ -302,6 +313,7 @@ impl CertifyError {
             CertifyError::Validation(_)
             | CertifyError::Unauthorized(_)
             | CertifyError::DuplicateRn { .. }
+            | CertifyError::LostRn { .. }
             | CertifyError::IdempotencyKeyReused { .. }
             | CertifyError::BadIdempotencyKey
             | CertifyError::QuotaExhausted { .. }
@@ -374,6 +386,9 @@ impl CertifyError {
             CertifyError::Unauthorized(AuthFailure::Invalid) => msg!("err-api-key-invalid"),
             CertifyError::Unauthorized(AuthFailure::Disabled) => msg!("err-api-key-disabled"),
             CertifyError::DuplicateRn { rn } => msg!("err-duplicate-rn", rn = rn),
+            CertifyError::LostRn { rn, number } => {
+                msg!("err-lost-rn", rn = rn, number = *number)
+            }
             CertifyError::IdempotencyKeyReused { rn } => {
                 msg!("err-idempotency-key-reused", rn = rn)
             }

@@ -27,6 +27,7 @@ use crate::certify::status::Problem;
 use crate::certify::{Certifier, CertifyError};
 use crate::model::{
     missing_numbers, numbers_text, AnomalyRecord, FiscalAnomaly, FiscalAnomalyKind, IntentId,
+    LostInvoice,
 };
 use crate::msg;
 use crate::store::{Store, StoreError};
@@ -62,10 +63,19 @@ impl RegistersBehind {
         crate::sync::lock(&self.0)
     }
 
-    /// The stops from the register's unacknowledged `register_behind` anomalies (blocking).
+    /// The stops from the register's unacknowledged `register_behind` anomalies (blocking),
+    /// merged with the ones [`check`] set since they were read: a stop whose anomaly is newer
+    /// than every anomaly read stays (the read came before its journaling).
     pub(crate) fn load(&self, store: &Store) -> Result<(), StoreError> {
-        let stops = stops_of(&store.fiscal_anomalies()?);
+        let anomalies = store.fiscal_anomalies()?;
+        let newest = anomalies.iter().map(|a| a.id).max().unwrap_or(0);
+        let mut stops = stops_of(&anomalies);
         let mut current = self.lock();
+        for (device, stop) in current.iter() {
+            if stop.anomaly > newest {
+                stops.insert(device.clone(), stop.clone());
+            }
+        }
         for (device, stop) in &stops {
             if current.get(device) != Some(stop) {
                 warn!(%device, anomaly = stop.anomaly, "the register is behind this device: it certifies nothing until an administrator settles it");
@@ -163,6 +173,20 @@ pub(crate) struct Said<'a> {
     pub explained: Vec<u64>,
     /// The intent those numbers belong to: not counted among the open intents.
     pub own_intent: Option<IntentId>,
+    /// What its C1h says of its last invoice (number `tc`), when read.
+    pub last: Option<LostInvoice>,
+}
+
+/// A box's state as its actor last read it (C1h): the start-up check.
+pub(crate) struct BoxState {
+    /// Its NIM.
+    pub nim: String,
+    /// Its NIF.
+    pub nif: String,
+    /// Its total counter (TC).
+    pub tc: u64,
+    /// What C1h says of its last invoice (number `tc`), when read.
+    pub last: Option<LostInvoice>,
 }
 
 /// Whether `said` shows a channel ahead of its register: the open intents of that device
@@ -208,6 +232,7 @@ pub(crate) async fn check(
         seen_nif: said.nif.to_owned(),
         seen_tc: said.tc,
         seen_in: said.seen_in.to_owned(),
+        last: said.last.filter(|last| missing.contains(&last.number)),
         missing,
     };
     let (record, new) = blocking(store, move |store| store.record_fiscal_anomaly(anomaly)).await?;
@@ -259,7 +284,7 @@ impl Certifier {
                         continue;
                     };
                     match channel.last_counters() {
-                        Some((nim, nif, tc)) => this.check_at_start(&name, &nim, &nif, tc).await,
+                        Some(state) => this.check_at_start(&name, state).await,
                         // A box not read yet; the web API never is (its counters come with
                         // each confirmation).
                         None if channel.kind() == "box" => still.push(name),
@@ -288,7 +313,8 @@ impl Certifier {
         });
     }
 
-    async fn check_at_start(&self, device: &str, nim: &str, nif: &str, tc: u64) {
+    async fn check_at_start(&self, device: &str, state: BoxState) {
+        let (nim, nif, tc) = (state.nim.as_str(), state.nif.as_str(), state.tc);
         let said = Said {
             device,
             nim,
@@ -297,6 +323,7 @@ impl Certifier {
             seen_in: "C1h",
             explained: Vec::new(),
             own_intent: None,
+            last: state.last.clone(),
         };
         match self.journal.check_ahead(said).await {
             Ok(()) => info!(
@@ -308,5 +335,39 @@ impl Certifier {
                 warn!(device, %error, "register behind: not checked at start; checked before each invoice")
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reload_keeps_a_stop_newer_than_what_it_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("store");
+        let behind = RegistersBehind::default();
+        // check() journaled anomaly 7 and stopped the box after the reload read the register
+        // (which held no anomaly then).
+        let stop = Stop {
+            anomaly: 7,
+            channel: "box",
+            missing: vec![3],
+        };
+        behind.stop("shop", stop);
+        behind.load(&store).expect("reload");
+        assert!(behind.refuse("shop").is_err(), "still stopped");
+        // A stop whose anomaly the reload read and found settled (or absent) goes.
+        behind.stop(
+            "other",
+            Stop {
+                anomaly: 0,
+                channel: "box",
+                missing: vec![1],
+            },
+        );
+        behind.load(&store).expect("reload");
+        assert!(behind.refuse("other").is_ok());
+        assert!(behind.refuse("shop").is_err());
     }
 }

@@ -467,6 +467,7 @@ fn outcome_of(result: &Result<Certified, CertifyError>) -> &'static str {
         | Err(CertifyError::BadIdempotencyKey) => "invalid",
         Err(CertifyError::Unauthorized(_)) => "unauthorized",
         Err(CertifyError::DuplicateRn { .. })
+        | Err(CertifyError::LostRn { .. })
         | Err(CertifyError::InFlight { .. })
         | Err(CertifyError::AwaitingAdministrator { .. })
         | Err(CertifyError::IdempotencyKeyReused { .. }) => "conflict",

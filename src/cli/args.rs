@@ -202,6 +202,11 @@ pub enum AnomaliesCommand {
         /// (e.g. "7-9, 12"); required for that kind, refused for the others.
         #[arg(long)]
         numbers: Option<String>,
+        /// A missing certification's rn, as the DGI's portal shows it: NUMBER=RN (repeatable).
+        /// That rn is never certified again for the device's organizations; a missing number
+        /// whose rn is not known would be certified again if its invoice were retried.
+        #[arg(long, value_name = "NUMBER_RN")]
+        rn: Vec<String>,
     },
 }
 

@@ -14,7 +14,7 @@ use crate::config::{Config, DeviceEntry};
 use crate::device::capture::Capture;
 use crate::device::probe::{probe, ProbeReport};
 use crate::i18n::{default_lang, format, Lang};
-use crate::model::{numbers_text, parse_numbers, AnomalyRecord, FiscalAnomalyKind};
+use crate::model::{numbers_text, parse_numbers, AnomalyAck, AnomalyRecord, FiscalAnomalyKind};
 use crate::msg;
 
 /// The most counter numbers one acknowledgement names.
@@ -55,17 +55,23 @@ pub(super) fn run(config: &Config, command: DeviceCommand) -> anyhow::Result<()>
             by,
             note,
             numbers,
+            rn: rns,
         }) => {
             let numbers = match numbers.as_deref() {
                 None => Vec::new(),
                 Some(text) => parse_numbers(text, MAX_ACK_NUMBERS)
                     .ok_or_else(|| msg!("cli-anomaly-bad-numbers", text = text))?,
             };
+            let rns = rns
+                .iter()
+                .map(|text| parse_rn(text).ok_or_else(|| msg!("cli-anomaly-bad-rn", text = text)))
+                .collect::<Result<Vec<_>, _>>()?;
             let request = AdminRequest::FiscalAnomalyAck {
                 id,
                 by,
                 note,
                 numbers,
+                rns,
             };
             let value = run_request(config, request)?;
             let record: AnomalyRecord = serde_json::from_value(value)?;
@@ -96,9 +102,44 @@ pub(super) fn run(config: &Config, command: DeviceCommand) -> anyhow::Result<()>
                     tc = tc
                 );
                 println!("{}", line.render(lang));
+                print_lost_rns(ack, lang);
             }
             Ok(())
         }
+    }
+}
+
+/// `NUMBER=RN` of `--rn`.
+fn parse_rn(text: &str) -> Option<(u64, String)> {
+    let (number, rn) = text.split_once('=')?;
+    let rn = rn.trim();
+    (!rn.is_empty()).then(|| Some((number.trim().parse().ok()?, rn.to_owned())))?
+}
+
+/// The rns an acknowledgement of a register behind its box refuses from now on, and a
+/// warning for the numbers whose rn is not known (a retry of those would be certified again).
+fn print_lost_rns(ack: &AnomalyAck, lang: Lang) {
+    if !ack.rns.is_empty() {
+        let rns = ack
+            .rns
+            .iter()
+            .map(|lost| format!("{} = {}", lost.number, lost.rn))
+            .collect::<Vec<_>>()
+            .join(", ");
+        println!("{}", msg!("cli-anomaly-lost-rns", rns = rns).render(lang));
+    }
+    let unknown: Vec<u64> = ack
+        .numbers
+        .iter()
+        .copied()
+        .filter(|n| !ack.rns.iter().any(|lost| lost.number == *n))
+        .collect();
+    if !unknown.is_empty() {
+        let numbers = numbers_text(&unknown);
+        eprintln!(
+            "{}",
+            msg!("cli-anomaly-rns-unknown", numbers = numbers).render(lang)
+        );
     }
 }
 

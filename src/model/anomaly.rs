@@ -119,6 +119,29 @@ pub struct FiscalAnomaly {
     /// journals before 1.8.0).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<u64>,
+    /// A register behind its box, seen in its C1h: what C1h says of the box's last invoice
+    /// (its number is `seen_tc`), when it is read. `None` otherwise (and before 1.8.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<LostInvoice>,
+}
+
+/// A certification the box made and the register lost, as far as it is known: its counter
+/// number (TC) and rn, with what C1h said of it when the rn came from there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LostInvoice {
+    /// Its total counter number (TC).
+    pub number: u64,
+    /// Its rn (the box's FN).
+    pub rn: String,
+    /// Its codeDEFDGI, when C1h gave it (empty otherwise).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub code_def: String,
+    /// Its type (`FV`, ...), when C1h gave it (empty otherwise).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub invoice_type: String,
+    /// When the box finalized it (its clock), when C1h gave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<chrono::NaiveDateTime>,
 }
 
 /// An acknowledgement of a fiscal anomaly by an administrator.
@@ -134,6 +157,11 @@ pub struct AnomalyAck {
     /// acknowledged, as given. Empty for the other kinds (and before 1.8.0).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub numbers: Vec<u64>,
+    /// Of those, the ones whose rn is known (from the box's C1h, or given by the
+    /// administrator): those rns are never certified again for that device's organizations.
+    /// Empty before 1.8.1.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rns: Vec<LostInvoice>,
 }
 
 /// A fiscal anomaly as the register holds it.

@@ -20,7 +20,7 @@ use super::staged::Staged;
 use super::{Store, StoreError};
 use crate::model::{
     AnomalyAck, AnomalyRecord, BoxCounters, Environment, FiscalAnomaly, FiscalAnomalyKind,
-    RegisterEntry,
+    LostInvoice, RegisterEntry,
 };
 
 pub(super) const META_BOXES: &[u8] = b"m:boxes";
@@ -140,6 +140,7 @@ impl Staged<'_> {
                 by,
                 note,
                 numbers,
+                rns,
             } => {
                 let mut stored: AnomalyRecord =
                     self.get_json(&k_anomaly(*anomaly))?.ok_or_else(|| {
@@ -153,6 +154,7 @@ impl Staged<'_> {
                     note: note.clone(),
                     at: record.at,
                     numbers: numbers.clone(),
+                    rns: rns.clone(),
                 });
                 self.insert(k_anomaly(*anomaly), serde_json::to_vec(&stored)?);
                 match stored.anomaly.kind {
@@ -241,12 +243,29 @@ impl Store {
                 && known.anomaly.kind == anomaly.kind
                 && known.anomaly.known.sequence == anomaly.known.sequence
         };
-        // Checked before the write lock: the same box's anomalies come from its invoices,
-        // which its port serializes, so two cannot race here.
+        // Fast path: already journaled (read without the write lock).
         if let Some(known) = self.read(Index::anomalies)?.into_iter().find(|a| same(a)) {
             return Ok((known, false));
         }
-        let (record, ()) = self.append(|_| Ok((Event::FiscalAnomaly(anomaly), ())))?;
+        // Checked again under the write lock: the start-up check, an invoice's C1h and the
+        // web API's confirmations may find the same anomaly side by side; one is journaled.
+        let mut earlier = None;
+        let appended = self.append(|index| {
+            match index.anomalies()?.into_iter().find(|a| same(a)) {
+                Some(known) => {
+                    earlier = Some(known);
+                    // Nothing to journal: the error only leaves the write lock.
+                    Err(StoreError::Invalid(
+                        "fiscal anomaly journaled already".into(),
+                    ))
+                }
+                None => Ok((Event::FiscalAnomaly(anomaly.clone()), ())),
+            }
+        });
+        if let Some(known) = earlier {
+            return Ok((known, false));
+        }
+        let (record, ()) = appended?;
         let stored = self
             .read(|index| index.anomaly(record.seq))?
             .ok_or_else(|| StoreError::Invalid("fiscal anomaly journaled, not indexed".into()))?;
@@ -262,6 +281,7 @@ impl Store {
         by: &str,
         note: &str,
         numbers: &[u64],
+        rns: &[LostInvoice],
     ) -> Result<AnomalyRecord, StoreError> {
         let lookup = |index: &Index| {
             index
@@ -280,6 +300,7 @@ impl Store {
                     by: by.to_owned(),
                     note: note.to_owned(),
                     numbers: numbers.to_vec(),
+                    rns: rns.to_vec(),
                 },
                 (),
             ))
@@ -289,6 +310,19 @@ impl Store {
 }
 
 impl Store {
+    /// The counter number under which `device` certified `rn` before its register lost it:
+    /// an acknowledged register behind that box named it (its C1h, or the administrator).
+    pub fn lost_rn(&self, device: &str, rn: &str) -> Result<Option<u64>, StoreError> {
+        let anomalies = self.read(Index::anomalies)?;
+        Ok(anomalies
+            .iter()
+            .filter(|a| a.anomaly.device == device)
+            .filter_map(|a| a.acknowledged.as_ref())
+            .flat_map(|ack| &ack.rns)
+            .find(|lost| lost.rn == rn)
+            .map(|lost| lost.number))
+    }
+
     /// What the register knows of every box, by NIM (`restore` prints it).
     pub fn all_box_counters(&self) -> Result<Vec<BoxCounters>, StoreError> {
         self.read(|index| {

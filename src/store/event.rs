@@ -74,6 +74,10 @@ pub enum Event {
         /// (1.8.0; absent before, and for the other kinds).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         numbers: Vec<u64>,
+        /// Of those, the ones whose rn is known: never certified again (1.8.1; absent
+        /// before).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        rns: Vec<crate::model::LostInvoice>,
     },
 }
 

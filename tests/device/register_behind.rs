@@ -162,6 +162,13 @@ async fn a_register_cut_behind_its_box_stops_it_until_the_missing_number_is_ackn
         "{}",
         page.body
     );
+    // The whole ack command, ready to copy (ASCII quotes, --by and --note included).
+    let said = &page.body[page.body.find("Plus rien n&#39;est").unwrap_or(0)..];
+    assert!(
+        said.contains("anomalies ack") && said.contains("--by") && said.contains("--note"),
+        "{said}"
+    );
+    assert!(!said.contains("--numbers «"), "{said}");
 
     let list: Value = serde_json::from_str(&cli_ok(
         &gateway,
@@ -173,6 +180,11 @@ async fn a_register_cut_behind_its_box_stops_it_until_the_missing_number_is_ackn
     assert_eq!(anomaly["anomaly"]["missing"], serde_json::json!([3]));
     assert_eq!(anomaly["anomaly"]["known"]["tc"], 2);
     assert_eq!(anomaly["anomaly"]["seen_tc"], 3);
+    assert_eq!(
+        anomaly["anomaly"]["last"]["rn"], "RB-3",
+        "what the box's C1h says of its last invoice is kept: {list}"
+    );
+    assert_eq!(anomaly["anomaly"]["last"]["number"], 3);
     let id = anomaly["id"].as_u64().expect("id").to_string();
     let text = cli_ok(&gateway, &["--lang", "en", "device", "anomalies", "list"]);
     assert!(
@@ -220,11 +232,33 @@ async fn a_register_cut_behind_its_box_stops_it_until_the_missing_number_is_ackn
         acked.contains("acknowledged by Ana Mbuyi") && acked.contains("no. 3"),
         "{acked}"
     );
+    assert!(
+        acked.contains("never certified again") && acked.contains("3 = RB-3"),
+        "the lost rn named: {acked}"
+    );
     let raw = std::fs::read(journal(dir.path())).expect("journal");
     let raw = String::from_utf8_lossy(&raw);
     assert!(raw.contains("\"numbers\":[3]"), "the numbers are journaled");
+    assert!(raw.contains("\"rn\":\"RB-3\""), "with the lost rn");
 
     wait_status(gateway.addr, true, Duration::from_secs(10)).await;
+    // The ERP retries the rn it never heard back once more: the box certified it, the
+    // register lost it: refused for good, never certified a second time.
+    let retry = post_invoice(gateway.addr, &key, &invoice("RB-3")).await;
+    assert_eq!(retry.status, 409, "{}", retry.body);
+    assert_eq!(retry.json["errorCode"], 173, "{}", retry.body);
+    let desc = retry.json["errorDesc"].as_str().unwrap_or_default();
+    assert!(desc.contains("RB-3") && desc.contains("portail"), "{desc}");
+    assert_eq!(
+        fiscal_invoices(&sim).len(),
+        3,
+        "the box's counter did not move"
+    );
+    assert_eq!(
+        tokio::task::block_in_place(|| quota_used(dir.path(), &config, ORG)),
+        2,
+        "no quota used"
+    );
     let next = certified(&gateway, &key, "RB-4").await;
     assert_eq!(next["counters"], "4/4 FV", "{next}");
     assert_eq!(fiscal_invoices(&sim).len(), 4);
@@ -246,6 +280,103 @@ async fn a_register_cut_behind_its_box_stops_it_until_the_missing_number_is_ackn
     gateway.wait_ready().await;
     certified(&gateway, &key, "RB-5").await;
     assert_eq!(journal_event_count(dir.path(), "fiscal_anomaly"), 1);
+    let again = post_invoice(gateway.addr, &key, &invoice("RB-3")).await;
+    assert_eq!(
+        again.json["errorCode"], 173,
+        "after a rebuild: {}",
+        again.body
+    );
+    assert_eq!(fiscal_invoices(&sim).len(), 5);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_rns_an_administrator_gives_for_lost_numbers_are_never_certified_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = Sim::start(dir.path()).await;
+    let config_text = config_with_device(dir.path(), &sim.link);
+    let mut gateway = Gateway::start(dir.path(), &config_text);
+    let config = gateway.config.clone();
+    let key =
+        tokio::task::block_in_place(|| add_org_with_key(dir.path(), &config, ORG, "shop", None));
+    gateway.wait_ready().await;
+    certified(&gateway, &key, "RN-1").await;
+    let cut = std::fs::metadata(journal(dir.path()))
+        .expect("journal")
+        .len();
+    certified(&gateway, &key, "RN-2").await;
+    certified(&gateway, &key, "RN-3").await;
+    assert!(gateway.terminate(), "{}", gateway.log());
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(journal(dir.path()))
+        .expect("journal");
+    file.set_len(cut).expect("journal cut back");
+    drop(file);
+    std::fs::remove_dir_all(dir.path().join("state").join("index.sled")).expect("index");
+
+    gateway = Gateway::start(dir.path(), &config_text);
+    wait_problem(&gateway, "register_behind").await;
+    let list: Value = serde_json::from_str(&cli_ok(
+        &gateway,
+        &["device", "anomalies", "list", "--json"],
+    ))
+    .expect("json");
+    assert_eq!(list[0]["anomaly"]["missing"], serde_json::json!([2, 3]));
+    assert_eq!(list[0]["anomaly"]["last"]["rn"], "RN-3", "{list}");
+    let id = list[0]["id"].as_u64().expect("id").to_string();
+    let ack = |rn: &str| {
+        let args = [
+            "--lang",
+            "en",
+            "device",
+            "anomalies",
+            "ack",
+            &id,
+            "--by",
+            "Ana",
+            "--note",
+            "RN-2 and RN-3 on the DGI portal",
+            "--numbers",
+            "2-3",
+            "--rn",
+            rn,
+        ];
+        tokio::task::block_in_place(|| gateway.cli(&args))
+    };
+    // Not a missing number, another rn than the box's own for no. 3, not NUMBER=RN.
+    for bad in ["4=RN-4", "3=OTHER", "RN-2", "2="] {
+        let refused = ack(bad);
+        assert!(!refused.status.success(), "--rn {bad} must be refused");
+    }
+    assert_eq!(
+        journal_event_count(dir.path(), "fiscal_anomaly_acknowledged"),
+        0
+    );
+    let done = ack("2=RN-2");
+    let said = String::from_utf8_lossy(&done.stdout);
+    assert!(
+        done.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(said.contains("2 = RN-2, 3 = RN-3"), "{said}");
+    assert!(
+        !String::from_utf8_lossy(&done.stderr).contains("WARNING"),
+        "every lost rn is known: no warning"
+    );
+    wait_status(gateway.addr, true, Duration::from_secs(10)).await;
+    for rn in ["RN-2", "RN-3"] {
+        let retry = post_invoice(gateway.addr, &key, &invoice(rn)).await;
+        assert_eq!(retry.status, 409, "{rn}: {}", retry.body);
+        assert_eq!(retry.json["errorCode"], 173, "{rn}: {}", retry.body);
+    }
+    assert_eq!(
+        fiscal_invoices(&sim).len(),
+        3,
+        "the box's counter did not move"
+    );
+    let next = certified(&gateway, &key, "RN-4").await;
+    assert_eq!(next["counters"], "4/4 FV", "{next}");
 }
 
 /// `backup` succeeded: the copy's folder it printed.
@@ -367,9 +498,12 @@ async fn a_web_api_e_mcf_ahead_of_its_register_stops_after_the_confirmation_that
     assert_eq!(list[0]["anomaly"]["missing"], serde_json::json!([2]));
     assert_eq!(list[0]["anomaly"]["seen_in"], "confirm");
     let id = list[0]["id"].as_u64().expect("id").to_string();
-    cli_ok(
-        &gateway,
-        &[
+    // The web API names no rn for a lost number: acknowledged, with a warning that a
+    // retry of that invoice under its old rn would be certified again.
+    let acked = tokio::task::block_in_place(|| {
+        gateway.cli(&[
+            "--lang",
+            "en",
             "device",
             "anomalies",
             "ack",
@@ -380,7 +514,14 @@ async fn a_web_api_e_mcf_ahead_of_its_register_stops_after_the_confirmation_that
             "WB-2 on the portal",
             "--numbers",
             "2",
-        ],
+        ])
+    });
+    let warned = String::from_utf8_lossy(&acked.stderr);
+    assert!(acked.status.success(), "{warned}");
+    assert!(
+        warned.contains("the rn of no. 2 is not known")
+            && warned.contains("would be certified a second time"),
+        "{warned}"
     );
     wait_status(gateway.addr, true, Duration::from_secs(10)).await;
     let after = certified(&gateway, &key, "WB-4").await;

@@ -1,7 +1,8 @@
 //! Admission: who is calling (an API key -> its organization and environment), and whether a
 //! valid invoice may go to its channel: an rn already certified is replayed (same content) or
 //! refused (409); an rn or `Idempotency-Key` in flight is refused (409); a total the register
-//! or the organization rules out is refused (422: 180, 181, `ceiling.rs`); a quota unit is
+//! or the organization rules out is refused (422: 180, 181, `ceiling.rs`); an rn its device
+//! certified and the register lost, acknowledged with its rn, is refused (409, 173); a quota unit is
 //! reserved (429 when none is left). The claims (`claims.rs`) are held until the answer and
 //! released whatever the outcome: a success has been journaled by then, and the register is
 //! what counts from there on.
@@ -168,6 +169,16 @@ impl Admission {
             .transpose()?;
         if let Some(entry) = self.replay(principal, invoice)? {
             return Ok(Admitted::Replay(Box::new(entry)));
+        }
+        // An rn the device certified and the register lost (an acknowledged register behind
+        // its box named it): never certified again (before quota and device).
+        if env == Environment::Production {
+            if let Some(number) = self.store.lost_rn(&org.device, rn)? {
+                return Err(CertifyError::LostRn {
+                    rn: rn.clone(),
+                    number,
+                });
+            }
         }
         if self.store.open_intent_for(&org.id, env, rn)?.is_some() {
             return Err(CertifyError::InFlight { rn: rn.clone() });

@@ -98,11 +98,16 @@ impl BoxChannel {
     }
 
     /// The NIM, NIF and TC of the box's last C1h, as its actor read it.
-    pub(crate) fn last_counters(&self) -> Option<(String, String, u64)> {
+    pub(crate) fn last_counters(&self) -> Option<crate::certify::register_behind::BoxState> {
         self.device
             .status()
             .state
-            .map(|state| (state.mid, state.nif, state.tc))
+            .map(|state| crate::certify::register_behind::BoxState {
+                last: readings::last_invoice(state.tc, &state.last),
+                nim: state.mid,
+                nif: state.nif,
+                tc: state.tc,
+            })
     }
 
     /// `device probe` on the leased port, after every earlier arrival.

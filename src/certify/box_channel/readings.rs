@@ -3,7 +3,7 @@
 //! are reported and never refuse (the box certified).
 
 use mcf_sfe::command::code;
-use mcf_sfe::reply::{Anomaly, Certification, DeviceState};
+use mcf_sfe::reply::{Anomaly, Certification, DeviceState, Last};
 use mcf_sfe::types::{InvoiceType, TaxGroup};
 use rust_decimal::Decimal;
 
@@ -11,6 +11,7 @@ use super::commands::{invoice_type, tax_group};
 use crate::certify::invoice::ValidInvoice;
 use crate::certify::CertifyError;
 use crate::device::PortSession;
+use crate::model::LostInvoice;
 use crate::msg;
 
 /// The VAT rates of this invoice's groups: the box's (C1h), or the device's configured ones
@@ -95,4 +96,18 @@ pub(crate) async fn report_certification_oddities(
             session.report_oddity(code::FINALIZE, oddity).await;
         }
     }
+}
+
+/// What a box's C1h says of its last invoice, whose number is its total counter `tc` (a
+/// register behind its box keeps it: `register_behind.rs`); `None` when C1h names none or
+/// cannot be read.
+pub(crate) fn last_invoice(tc: u64, last: &Last) -> Option<LostInvoice> {
+    let last = last.invoice()?;
+    (!last.rn.is_empty() && tc > 0).then(|| LostInvoice {
+        number: tc,
+        rn: last.rn.clone(),
+        code_def: last.code_def.clone(),
+        invoice_type: last.invoice_type.to_string(),
+        at: Some(last.at),
+    })
 }

@@ -165,6 +165,7 @@ async fn check_state(session: &mut PortSession<'_>, run: &Run<'_>) -> Result<Bef
             seen_in: "C1h",
             explained: Vec::new(),
             own_intent: None,
+            last: super::readings::last_invoice(state.tc, &state.last),
         };
         run.journal.check_ahead(said).await?;
     }

@@ -442,6 +442,7 @@ async fn ahead_of_register(
         seen_in: SEEN_IN_CONFIRM,
         explained: vec![tc],
         own_intent: Some(intent_id),
+        last: None,
     };
     match journal.check_ahead(said).await {
         Ok(()) | Err(CertifyError::RegisterBehind { .. }) => {}

@@ -3,7 +3,7 @@
 //! and acknowledged.
 
 use super::{certify_range, seeded};
-use crate::model::{BoxCounters, FiscalAnomaly, FiscalAnomalyKind};
+use crate::model::{BoxCounters, FiscalAnomaly, FiscalAnomalyKind, LostInvoice};
 use crate::store::boxes::META_BOXES;
 use crate::store::Store;
 
@@ -17,6 +17,7 @@ fn anomaly(known: BoxCounters, seen_tc: u64) -> FiscalAnomaly {
         seen_tc,
         seen_in: "C1h".into(),
         missing: Vec::new(),
+        last: None,
     }
 }
 
@@ -51,7 +52,7 @@ fn an_anomaly_is_journaled_once_and_acknowledged_with_who_and_why() {
     assert!(!new);
     assert_eq!(again.id, first.id);
     let acked = store
-        .acknowledge_fiscal_anomaly(first.id, "admin", "memory replaced", &[])
+        .acknowledge_fiscal_anomaly(first.id, "admin", "memory replaced", &[], &[])
         .unwrap();
     assert_eq!(
         acked.acknowledged.as_ref().map(|a| a.by.as_str()),
@@ -60,11 +61,11 @@ fn an_anomaly_is_journaled_once_and_acknowledged_with_who_and_why() {
     let records = store.verify().unwrap().records;
     // Acknowledging twice journals nothing; an unknown id is refused.
     store
-        .acknowledge_fiscal_anomaly(first.id, "x", "y", &[])
+        .acknowledge_fiscal_anomaly(first.id, "x", "y", &[], &[])
         .unwrap();
     assert_eq!(store.verify().unwrap().records, records);
     assert!(store
-        .acknowledge_fiscal_anomaly(9999, "x", "y", &[])
+        .acknowledge_fiscal_anomaly(9999, "x", "y", &[], &[])
         .is_err());
     // After the acknowledgement, the same break is a new anomaly.
     assert!(store.record_fiscal_anomaly(anomaly(known, 0)).unwrap().1);
@@ -160,8 +161,15 @@ fn an_acknowledged_register_behind_becomes_the_baseline_and_survives_a_rebuild()
     // Not acknowledged yet: the register still knows its own last entry.
     assert_eq!(store.box_counters("NIM1").unwrap(), Some(known.clone()));
     let numbers = [known.tc + 1, known.tc + 2];
+    let rns = [LostInvoice {
+        number: known.tc + 2,
+        rn: "RB-9".into(),
+        code_def: "DEF-9".into(),
+        invoice_type: "FV".into(),
+        at: None,
+    }];
     let acked = store
-        .acknowledge_fiscal_anomaly(record.id, "admin", "lost with the old disk", &numbers)
+        .acknowledge_fiscal_anomaly(record.id, "admin", "lost with the old disk", &numbers, &rns)
         .unwrap();
     assert_eq!(
         acked.acknowledged.as_ref().map(|a| a.numbers.clone()),
@@ -178,6 +186,11 @@ fn an_acknowledged_register_behind_becomes_the_baseline_and_survives_a_rebuild()
     assert_eq!(store.box_counters("NIM1").unwrap(), Some(baseline.clone()));
     let all = store.fiscal_anomalies().unwrap();
     assert_eq!(all[0].anomaly.missing, numbers.to_vec());
+    assert_eq!(
+        all[0].acknowledged.as_ref().map(|a| a.rns.clone()),
+        Some(rns.to_vec()),
+        "the lost rns survive a rebuild"
+    );
     // An index whose `b` keys lag (another release wrote to it) gets them again from the
     // entries and the acknowledgements: the baseline stays.
     store
@@ -190,4 +203,33 @@ fn an_acknowledged_register_behind_becomes_the_baseline_and_survives_a_rebuild()
     drop(store);
     let store = Store::open(dir.path()).unwrap();
     assert_eq!(store.box_counters("NIM1").unwrap(), Some(baseline));
+}
+
+#[test]
+fn the_same_anomaly_found_side_by_side_is_journaled_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(seeded(dir.path()));
+    certify_range(&store, 0..2);
+    let known = store.box_counters("NIM1").unwrap().unwrap();
+    let ahead = FiscalAnomaly {
+        kind: FiscalAnomalyKind::RegisterBehind,
+        missing: vec![known.tc + 1],
+        ..anomaly(known.clone(), known.tc + 1)
+    };
+    // The start-up check, an invoice's C1h and web API confirmations at once.
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let (store, ahead, barrier) = (store.clone(), ahead.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                store.record_fiscal_anomaly(ahead).unwrap()
+            })
+        })
+        .collect();
+    let results: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    assert_eq!(results.iter().filter(|(_, new)| *new).count(), 1);
+    let ids: std::collections::BTreeSet<u64> = results.iter().map(|(r, _)| r.id).collect();
+    assert_eq!(ids.len(), 1, "every caller names the one anomaly");
+    assert_eq!(store.fiscal_anomalies().unwrap().len(), 1);
 }
