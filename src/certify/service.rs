@@ -190,8 +190,25 @@ impl Certifier {
         body: &[u8],
     ) -> Result<Certified, CertifyError> {
         let at = arrival.received_at;
-        // A register that cannot be written refuses here: no device, no quota (161..164).
-        self.refuse_if_unwritable(principal, &invoice.rn)?;
+        // A register that cannot be written refuses new work here: no device, no quota
+        // (161..164); an invoice it holds already still answers (a read).
+        if let Err(refused) = self.refuse_if_unwritable(principal, &invoice.rn) {
+            if matches!(refused, CertifyError::RegisterUnwritable { .. }) {
+                match self.admission.replay_only(principal, &invoice).await {
+                    Ok(Some(entry)) => {
+                        let warnings = self.warnings(&entry).await;
+                        return Ok(Certified {
+                            entry,
+                            replayed: true,
+                            warnings,
+                        });
+                    }
+                    Err(duplicate @ CertifyError::DuplicateRn { .. }) => return Err(duplicate),
+                    Ok(None) | Err(_) => {}
+                }
+            }
+            return Err(refused);
+        }
         // A channel whose register is behind it: refused before any quota is reserved.
         if principal.environment == crate::model::Environment::Production {
             self.journal

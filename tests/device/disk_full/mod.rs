@@ -226,6 +226,21 @@ async fn a_full_disk_refuses_before_the_box_and_recovers_without_a_restart() {
         "{reason}"
     );
 
+    // A retry of an invoice certified before the fault still gets its stored result: only
+    // new work is refused.
+    let replayed = setup.post("DF-1").await;
+    assert_eq!(replayed.status, 200, "{}", replayed.body);
+    assert_eq!(
+        code_of(&replayed),
+        code_of(&first),
+        "the stored certification"
+    );
+    assert_eq!(
+        replayed.header("Idempotent-Replayed"),
+        Some("true"),
+        "{replayed:?}"
+    );
+
     let refused = setup.post("DF-2").await;
     assert_error(&refused, 503, 161);
     assert!(refused.header("Retry-After").is_some(), "{refused:?}");
