@@ -426,7 +426,11 @@ async fn certified(
         Err(error) => {
             error!(device, %error, code_def = %confirmation.code_def, counters = %confirmation.counters,
                 "certified by the DGI but not journaled: kept in memory until the register can be written");
-            shared.keep_confirmed(intent_id, confirmation.clone());
+            // Kept once: by the register writer while the register cannot write (journaled
+            // by the storage watch), here otherwise (journaled by the next settling).
+            if !journal.unrecorded().contains(intent_id) {
+                shared.keep_confirmed(intent_id, confirmation.clone());
+            }
             Err(RunFailure::InDoubt(intent_id))
         }
     }

@@ -105,7 +105,9 @@ pub(super) async fn settle_one(
                     Ok(WebApiSettled::Certified(Box::new(entry)))
                 }
                 Err(error) => {
-                    shared.keep_confirmed(id, confirmation);
+                    if !journal.unrecorded().contains(id) {
+                        shared.keep_confirmed(id, confirmation);
+                    }
                     Err(error)
                 }
             }
