@@ -61,7 +61,8 @@ pub fn hit(name: &'static str) {
 /// `EMCF_PAUSE_AT=name:path`: each time the point `name` is reached while the file `path`
 /// exists, the process writes `path.here` and waits until `path` is removed, then goes on.
 /// For tests that must act at that exact step (fill the disk between the box's finalize and
-/// the certification record: `tests/device/disk_full.rs`). Unset, a point costs one load.
+/// the certification record, or before a box's intent: `tests/device/disk_full/`). Unset, a
+/// point costs one load.
 pub async fn pause(name: &'static str) {
     static PAUSE: OnceLock<Option<(String, std::path::PathBuf)>> = OnceLock::new();
     let armed = PAUSE.get_or_init(|| {

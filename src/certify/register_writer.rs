@@ -14,6 +14,17 @@ use crate::certify::CertifyError;
 use crate::model::{BoxCounters, Intent, IntentId, RegisterEntry, SecurityElements};
 use crate::store::{Store, StoreError};
 
+/// An intent the channel must not finalize: not journaled (`journaled` is `None`), or
+/// journaled while the register halted (its id: settled as not finalized once the register
+/// can be written again).
+#[derive(Debug)]
+pub struct IntentRefused {
+    /// The intent, if it is in the journal.
+    pub journaled: Option<IntentId>,
+    /// Why (a store error).
+    pub error: CertifyError,
+}
+
 /// The register as a channel may write it (not the store's `Journal`, the file under it).
 #[derive(Clone)]
 pub struct RegisterWriter {
@@ -40,16 +51,42 @@ impl RegisterWriter {
         &self.unrecorded
     }
 
-    /// Journals `intent` (fsync'd) before the channel finalizes it.
-    pub async fn intent(&self, intent: Intent) -> Result<IntentId, CertifyError> {
-        blocking(&self.store, move |store| store.record_intent(intent)).await
+    /// Journals `intent` (fsync'd) before the channel finalizes it. The channel may finalize
+    /// only on `Ok`: an intent journaled while the register halted (its last page fsync'd,
+    /// but the index could not take it, so the certification could not be written either) is
+    /// refused with its id ([`IntentRefused::journaled`]): the channel cancels, and the intent
+    /// is settled as not finalized once the register can be written again.
+    pub async fn intent(&self, intent: Intent) -> Result<IntentId, IntentRefused> {
+        let store = Arc::clone(&self.store);
+        let journaled = tokio::task::spawn_blocking(move || {
+            let id = store.record_intent(intent)?;
+            Ok::<_, StoreError>((id, store.write_fault()))
+        })
+        .await;
+        match journaled {
+            Ok(Ok((id, None))) => Ok(id),
+            Ok(Ok((id, Some(fault)))) => Err(IntentRefused {
+                journaled: Some(id),
+                error: CertifyError::Store(StoreError::Halted(fault.detail)),
+            }),
+            Ok(Err(error)) => Err(IntentRefused {
+                journaled: None,
+                error: CertifyError::from(error),
+            }),
+            Err(error) => Err(IntentRefused {
+                journaled: None,
+                error: task_failed(error),
+            }),
+        }
     }
 
-    /// Journals the certification of `intent` (fsync'd before this returns) and returns its
-    /// LogInvoices entry. `source` says how it was learnt: `finalize` or `reconciled`.
+    /// Journals the certification of `intent` (`of` is that intent, as the channel holds it;
+    /// fsync'd before this returns) and returns its LogInvoices entry. `source` says how it
+    /// was learnt: `finalize` or `reconciled`.
     pub async fn certified(
         &self,
         intent: IntentId,
+        of: &Intent,
         security: SecurityElements,
         source: &str,
     ) -> Result<RegisterEntry, CertifyError> {
@@ -57,29 +94,31 @@ impl RegisterWriter {
         let certified_at = Utc::now();
         let quota_year = certified_at.with_timezone(&self.offset).year();
         let unrecorded = self.unrecorded.clone();
+        // What a retry names, from the caller's own intent: keeping it never reads the index
+        // (which may be what fails).
+        let (org, environment, rn, device) = (
+            of.org.clone(),
+            of.environment,
+            of.rn.clone(),
+            of.device.clone(),
+        );
         blocking(&self.store, move |store| {
             let written =
                 store.record_certified(intent, quota_year, certified_at, security.clone(), &source);
             // The channel certified it but the register cannot write now: its elements are
             // kept until it can (`unrecorded.rs`), never lost, never certified again.
             if written.is_err() && store.write_fault().is_some() {
-                if let Some((_, open)) = store
-                    .open_intents()
-                    .ok()
-                    .and_then(|open| open.into_iter().find(|(id, _)| *id == intent))
-                {
-                    let kept = Unrecorded {
-                        org: open.org,
-                        environment: open.environment,
-                        rn: open.rn,
-                        device: open.device,
-                        security,
-                        source,
-                        certified_at,
-                        quota_year,
-                    };
-                    unrecorded.keep(intent, kept);
-                }
+                let kept = Unrecorded {
+                    org,
+                    environment,
+                    rn,
+                    device,
+                    security,
+                    source,
+                    certified_at,
+                    quota_year,
+                };
+                unrecorded.keep(intent, kept);
             }
             written
         })

@@ -256,7 +256,11 @@ impl Certifier {
                     date_time_as_sent: None,
                 };
                 let source = format!("administrator: {by}; {note}");
-                Some(self.journal.certified(intent, security, &source).await?)
+                Some(
+                    self.journal
+                        .certified(intent, &open, security, &source)
+                        .await?,
+                )
             }
             Resolution::NotCertified => {
                 let reason = format!("settled by an administrator as not certified: {by}; {note}");

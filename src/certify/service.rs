@@ -25,7 +25,7 @@ use super::CertifyError;
 use crate::failpoint;
 use crate::metrics;
 use crate::model::{Organization, RegisterEntry};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 /// Settings of the certification service.
 #[derive(Debug, Clone)]
@@ -190,8 +190,25 @@ impl Certifier {
         body: &[u8],
     ) -> Result<Certified, CertifyError> {
         let at = arrival.received_at;
-        // A register that cannot be written refuses here: no device, no quota (161..164).
-        self.refuse_if_unwritable(principal, &invoice.rn)?;
+        // A register that cannot be written refuses new work here: no device, no quota
+        // (161..164); an invoice it holds already still answers (a read).
+        if let Err(refused) = self.refuse_if_unwritable(principal, &invoice.rn) {
+            if matches!(refused, CertifyError::RegisterUnwritable { .. }) {
+                match self.admission.replay_only(principal, &invoice).await {
+                    Ok(Some(entry)) => {
+                        let warnings = self.warnings(&entry).await;
+                        return Ok(Certified {
+                            entry,
+                            replayed: true,
+                            warnings,
+                        });
+                    }
+                    Err(duplicate @ CertifyError::DuplicateRn { .. }) => return Err(duplicate),
+                    Ok(None) | Err(_) => {}
+                }
+            }
+            return Err(refused);
+        }
         // A channel whose register is behind it: refused before any quota is reserved.
         if principal.environment == crate::model::Environment::Production {
             self.journal
@@ -340,20 +357,28 @@ impl Certifier {
                 Ok(entry)
             }
             Err(RunFailure::Failed(CertifyError::Store(error))) => {
+                // Told by the error itself, not by what the watch sees after it (the journal
+                // may have resumed meanwhile, or the index been reopening).
+                let this = Arc::clone(self);
+                let (error, kind) = tokio::task::spawn_blocking(move || {
+                    let kind = this.unwritable_kind(&error);
+                    (error, kind)
+                })
+                .await
+                .map_err(super::register_writer::task_failed)?;
                 self.observe_storage().await;
-                match self.storage_fault() {
-                    // A write fault: what was written before it may leave an intent open
-                    // (an abandon not journaled): the channel is settled before it takes
-                    // another invoice, once the register can be written again.
-                    Some(fault) if fault.halted => {
-                        self.in_doubt.mark(channel);
-                        self.reconciler.spawn(channel.to_owned());
-                        Err(CertifyError::RegisterUnwritable { kind: fault.kind })
-                    }
-                    _ => {
-                        self.store_failed.store(true, Ordering::SeqCst);
-                        Err(CertifyError::Store(error))
-                    }
+                if matches!(error, StoreError::Damaged { .. }) {
+                    self.store_failed.store(true, Ordering::SeqCst);
+                    return Err(CertifyError::Store(error));
+                }
+                // What was written before it may leave an intent open (an abandon not
+                // journaled): the channel is settled before it takes another invoice, once
+                // the register can be written again.
+                self.in_doubt.mark(channel);
+                self.reconciler.spawn(channel.to_owned());
+                match kind {
+                    Some(kind) => Err(CertifyError::RegisterUnwritable { kind }),
+                    None => Err(CertifyError::Store(error)),
                 }
             }
             Err(RunFailure::Failed(error)) => Err(error),

@@ -28,7 +28,7 @@ use crate::certify::CertifyError;
 use crate::i18n::Message;
 use crate::metrics;
 use crate::msg;
-use crate::store::{FaultKind, Store};
+use crate::store::{FaultKind, Store, StoreError};
 use crate::sync::lock;
 
 /// How often the watch looks at the register's file system.
@@ -239,6 +239,32 @@ impl Certifier {
         match self.storage_fault() {
             Some(fault) => Err(CertifyError::RegisterUnwritable { kind: fault.kind }),
             None => Ok(()),
+        }
+    }
+
+    /// Whether a run's store `error` says the register cannot be written (a write fault, a
+    /// halted journal, an index being reopened, an I/O error), and why; `None` for any other
+    /// store error (damage, a conflict...).
+    pub(super) fn unwritable_kind(&self, error: &StoreError) -> Option<StorageFaultKind> {
+        let seen = || {
+            self.store
+                .write_fault()
+                .map(|f| StorageFaultKind::of(f.kind))
+                .or_else(|| self.storage_fault().map(|f| f.kind))
+        };
+        match error {
+            StoreError::Halted(_) => Some(seen().unwrap_or(StorageFaultKind::Io)),
+            StoreError::Io(_) | StoreError::Index(_) => Some(
+                error
+                    .storage_refusal()
+                    .map(StorageFaultKind::of)
+                    .or_else(seen)
+                    .unwrap_or(StorageFaultKind::Io),
+            ),
+            _ => self
+                .store
+                .write_fault()
+                .map(|f| StorageFaultKind::of(f.kind)),
         }
     }
 

@@ -6,9 +6,13 @@
 //! same codeDEFDGI, without a restart and without a second certification. Meanwhile a retry
 //! of the rn hears 164 (`CertifyError::CertifiedNotRecorded`), never 152 or 111.
 //!
-//! Memory is not the only copy: the intent stays open in the journal, so after a restart the
-//! reconciliation reads the elements back from the channel (a box's C1h, the DGI's pending
-//! list) as it does for any open intent.
+//! Memory is the only copy of the elements: the intent stays open in the journal, and what a
+//! restart (before the register could take them) does with it depends on the channel. A box's
+//! are read back from its C1h (its last certification), as for any open intent. The DGI's are
+//! not: a confirmed request is no longer in the e-MCF's pending list and no call returns its
+//! elements again, so the intent waits for an administrator (`settle_from_pending.rs`, 409/111),
+//! who settles it from the DGI's portal; the `error!` logged when it was kept here names its
+//! rn, device and codeDEFDGI (and the web API's, its counters) for that.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

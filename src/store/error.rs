@@ -80,6 +80,18 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The kind of storage refusal this error is, if it is one: an I/O error of the journal,
+    /// or of sled's files (a full disk, a read-only file system...).
+    pub fn storage_refusal(&self) -> Option<super::FaultKind> {
+        match self {
+            StoreError::Io(io) => Some(super::FaultKind::of(io)),
+            StoreError::Index(sled) => {
+                super::journal::storage_refusal(sled).map(|io| super::FaultKind::of(&io))
+            }
+            _ => None,
+        }
+    }
+
     /// Shorthand for [`StoreError::Damaged`].
     pub(crate) fn damaged(at: DamageAt, reason: impl Into<String>) -> StoreError {
         StoreError::Damaged {

@@ -209,6 +209,18 @@ impl Admission {
         ))))
     }
 
+    /// The entry of `invoice` when it was certified with the same content (a replay), 409
+    /// with another content, `None` otherwise: a read only, no claim (while the register
+    /// cannot be written, a retry of an invoice it holds still answers).
+    pub(crate) async fn replay_only(
+        &self,
+        principal: &Principal,
+        invoice: &ValidInvoice,
+    ) -> Result<Option<RegisterEntry>, CertifyError> {
+        let (this, principal, asked) = (self.clone(), principal.clone(), Asked::of(invoice));
+        blocking(&self.store, move |_| Ok(this.replay(&principal, &asked))).await?
+    }
+
     /// The stored result of `rn` for `principal`: 409 while it is in flight, 404 if unknown.
     pub(crate) async fn lookup(
         &self,

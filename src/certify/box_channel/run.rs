@@ -130,12 +130,19 @@ async fn run_invoice(
         }
     };
     failpoint::hit("before_intent");
+    failpoint::pause("before_intent").await;
     let intent = intent_of(run, &subtotal, expected.as_ref(), before.state.tc);
     let intent_id = match run.journal.intent(intent.clone()).await {
         Ok(id) => id,
-        Err(error) => {
+        Err(refused) => {
+            // Never finalized while the register cannot write: the certification could not
+            // be journaled. An intent journaled meanwhile is settled from C1h (not finalized)
+            // once the register can be written again; the box waits until then.
             cancel(session, run.device).await;
-            return Err(error.into());
+            if refused.journaled.is_some() {
+                run.job.in_doubt.mark(run.device);
+            }
+            return Err(refused.error.into());
         }
     };
     failpoint::hit("after_intent");
@@ -234,7 +241,11 @@ async fn finalize(
             }
             // Journaled first: nothing but the fsync stands between R: and the register.
             let security = security_elements(&certification);
-            match run.journal.certified(intent_id, security, "finalize").await {
+            match run
+                .journal
+                .certified(intent_id, intent, security, "finalize")
+                .await
+            {
                 Ok(entry) => {
                     let state = &before.state;
                     report_certification_oddities(session, &run.job.invoice, state, &certification)

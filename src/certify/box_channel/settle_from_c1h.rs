@@ -154,7 +154,12 @@ pub(crate) async fn settle(
     match verdict_from_device_state(intent, &state) {
         C1hVerdict::Certified(certification) => {
             let entry = journal
-                .certified(intent_id, security_elements(&certification), "reconciled")
+                .certified(
+                    intent_id,
+                    intent,
+                    security_elements(&certification),
+                    "reconciled",
+                )
                 .await
                 .map_err(SettleError::Store)?;
             info!(rn = %intent.rn, sequence = entry.sequence, "reconciled: certified on the device");

@@ -18,7 +18,7 @@ mod settings;
 mod settle_from_pending;
 mod token;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -64,6 +64,7 @@ pub fn new_web_api_channel(settings: WebApiSettings) -> Result<SharedChannel, St
         live: Mutex::new(HashSet::new()),
         awaiting: Mutex::new(BTreeMap::new()),
         confirmed: Mutex::new(BTreeMap::new()),
+        unconfirmed: Mutex::new(BTreeSet::new()),
         health: Health::new(),
         settings,
     });
@@ -91,6 +92,9 @@ pub(crate) struct Shared {
     awaiting: Mutex<BTreeMap<IntentId, String>>,
     /// Confirmations the register could not take yet (journaled by the next settling).
     confirmed: Mutex<BTreeMap<IntentId, edef::Confirmation>>,
+    /// Intents journaled while the register halted, whose request was never confirmed (it was
+    /// cancelled): journaled as abandoned by the next settling.
+    unconfirmed: Mutex<BTreeSet<IntentId>>,
     health: Health,
 }
 
@@ -133,6 +137,18 @@ impl Shared {
 
     fn forget_confirmation(&self, intent: IntentId) {
         lock(&self.confirmed).remove(&intent);
+    }
+
+    fn never_confirmed(&self, intent: IntentId) {
+        lock(&self.unconfirmed).insert(intent);
+    }
+
+    fn was_never_confirmed(&self, intent: IntentId) -> bool {
+        lock(&self.unconfirmed).contains(&intent)
+    }
+
+    fn forget_unconfirmed(&self, intent: IntentId) {
+        lock(&self.unconfirmed).remove(&intent);
     }
 }
 

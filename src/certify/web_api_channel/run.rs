@@ -249,9 +249,15 @@ async fn certify_requested(
     );
     let intent_id = match journal.intent(intent.clone()).await {
         Ok(id) => id,
-        Err(error) => {
+        Err(refused) => {
+            // Never confirmed while the register cannot write: the certification could not be
+            // journaled. An intent journaled meanwhile is journaled as abandoned by the next
+            // settling, once the register can be written again.
             cancel(shared, &calculation.uid).await;
-            return Err(error.into());
+            if let Some(id) = refused.journaled {
+                shared.never_confirmed(id);
+            }
+            return Err(refused.error.into());
         }
     };
     failpoint::hit("after_intent");
@@ -293,7 +299,7 @@ async fn confirm(
             failpoint::hit("after_finalize");
             failpoint::pause("after_finalize").await;
             shared.health.answered();
-            certified(shared, job, journal, intent_id, &confirmation).await
+            certified(shared, job, journal, intent_id, intent, &confirmation).await
         }
         Err(ApiError::NotSent(reason)) => {
             // The confirm never left: nothing was finalized. The request expires unconfirmed.
@@ -342,7 +348,9 @@ async fn confirm(
                     }
                     .into())
                 }
-                Ok(WebApiSettled::NotYet) | Err(_) => Err(RunFailure::InDoubt(intent_id)),
+                Ok(WebApiSettled::NotYet | WebApiSettled::Abandoned) | Err(_) => {
+                    Err(RunFailure::InDoubt(intent_id))
+                }
             }
         }
     }
@@ -401,6 +409,7 @@ async fn certified(
     job: &Job,
     journal: &RegisterWriter,
     intent_id: IntentId,
+    intent: &Intent,
     confirmation: &Confirmation,
 ) -> Result<RegisterEntry, RunFailure> {
     let device = shared.settings.name.as_str();
@@ -409,12 +418,19 @@ async fn certified(
         shared.health.check_nim(device, &confirmation.nim);
         ahead_of_register(job, journal, device, intent_id, confirmation).await;
     }
-    match journal.certified(intent_id, security, "finalize").await {
+    match journal
+        .certified(intent_id, intent, security, "finalize")
+        .await
+    {
         Ok(entry) => Ok(entry),
         Err(error) => {
             error!(device, %error, code_def = %confirmation.code_def, counters = %confirmation.counters,
                 "certified by the DGI but not journaled: kept in memory until the register can be written");
-            shared.keep_confirmed(intent_id, confirmation.clone());
+            // Kept once: by the register writer while the register cannot write (journaled
+            // by the storage watch), here otherwise (journaled by the next settling).
+            if !journal.unrecorded().contains(intent_id) {
+                shared.keep_confirmed(intent_id, confirmation.clone());
+            }
             Err(RunFailure::InDoubt(intent_id))
         }
     }

@@ -22,6 +22,9 @@ pub(super) enum WebApiSettled {
     Certified(Box<RegisterEntry>),
     /// Only an administrator can tell.
     AwaitingAdministrator,
+    /// Never confirmed (cancelled while the register could not write): journaled as
+    /// abandoned.
+    Abandoned,
     /// The DGI cannot be asked now: try again later.
     NotYet,
 }
@@ -44,7 +47,9 @@ pub(super) async fn settle_all(
             continue;
         }
         match settle_one(shared, journal, id, &intent).await? {
-            WebApiSettled::Certified(_) | WebApiSettled::AwaitingAdministrator => {}
+            WebApiSettled::Certified(_)
+            | WebApiSettled::AwaitingAdministrator
+            | WebApiSettled::Abandoned => {}
             WebApiSettled::NotYet => done = false,
         }
     }
@@ -61,11 +66,18 @@ pub(super) async fn settle_one(
     let device = shared.settings.name.as_str();
     if let Some(confirmation) = shared.kept_confirmation(id) {
         let entry = journal
-            .certified(id, security_of(shared, &confirmation), "finalize")
+            .certified(id, intent, security_of(shared, &confirmation), "finalize")
             .await?;
         shared.forget_confirmation(id);
         info!(device, rn = %intent.rn, "a certification kept in memory is now journaled");
         return Ok(WebApiSettled::Certified(Box::new(entry)));
+    }
+    if shared.was_never_confirmed(id) {
+        let reason = "not confirmed: the register could not be written; the request was cancelled";
+        journal.abandoned(id, reason.to_owned()).await?;
+        shared.forget_unconfirmed(id);
+        info!(device, rn = %intent.rn, "a request never confirmed while the register could not write is journaled as abandoned");
+        return Ok(WebApiSettled::Abandoned);
     }
     let Some(uid) = intent.channel_ref.clone() else {
         let why = "the intent names no request of the DGI (no uid)".to_owned();
@@ -87,13 +99,15 @@ pub(super) async fn settle_one(
     match shared.api.confirm(&uid, totals).await {
         Ok(confirmation) => {
             let security = security_of(shared, &confirmation);
-            match journal.certified(id, security, "reconciled").await {
+            match journal.certified(id, intent, security, "reconciled").await {
                 Ok(entry) => {
                     info!(device, rn = %intent.rn, "still pending on the DGI: confirmed again and journaled");
                     Ok(WebApiSettled::Certified(Box::new(entry)))
                 }
                 Err(error) => {
-                    shared.keep_confirmed(id, confirmation);
+                    if !journal.unrecorded().contains(id) {
+                        shared.keep_confirmed(id, confirmation);
+                    }
                     Err(error)
                 }
             }

@@ -20,6 +20,8 @@ use crate::common::{
 use crate::smtp::SmtpSink;
 use emcf_sim::edef::{start_edef, EdefOptions};
 
+mod index_first;
+
 const ORG: &str = "shop-org";
 
 /// A tmpfs of `size` mounted on a directory, unmounted when dropped (even when the test
@@ -224,6 +226,21 @@ async fn a_full_disk_refuses_before_the_box_and_recovers_without_a_restart() {
         "{reason}"
     );
 
+    // A retry of an invoice certified before the fault still gets its stored result: only
+    // new work is refused.
+    let replayed = setup.post("DF-1").await;
+    assert_eq!(replayed.status, 200, "{}", replayed.body);
+    assert_eq!(
+        code_of(&replayed),
+        code_of(&first),
+        "the stored certification"
+    );
+    assert_eq!(
+        replayed.header("Idempotent-Replayed"),
+        Some("true"),
+        "{replayed:?}"
+    );
+
     let refused = setup.post("DF-2").await;
     assert_error(&refused, 503, 161);
     assert!(refused.header("Retry-After").is_some(), "{refused:?}");
@@ -259,15 +276,20 @@ async fn a_full_disk_refuses_before_the_box_and_recovers_without_a_restart() {
     setup.wait_alert(0).await;
 }
 
-/// The gateway's pause at `after_finalize` (`EMCF_PAUSE_AT`, src/failpoint.rs): armed while
-/// its file exists; the gateway writes `<file>.here` when it waits there.
+/// The gateway's pause at `point` (`EMCF_PAUSE_AT`, src/failpoint.rs; `after_finalize`
+/// unless said): armed while its file exists; the gateway writes `<file>.here` when it waits
+/// there.
 struct Pause {
     path: PathBuf,
 }
 
 impl Pause {
     fn env(&self) -> String {
-        format!("after_finalize:{}", self.path.display())
+        self.env_at("after_finalize")
+    }
+
+    fn env_at(&self, point: &str) -> String {
+        format!("{point}:{}", self.path.display())
     }
 
     fn arm(&self) {
