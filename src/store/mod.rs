@@ -377,9 +377,11 @@ impl Store {
             return Ok(false);
         };
         inner.journal.resume_after_fault()?;
+        // sled keeps a failed background flush to itself until its next write or flush: a
+        // flush that succeeds is what shows it writes again (a read would not).
         let index_answers = self
             .index()
-            .and_then(|index| index.applied())
+            .and_then(|index| index.flush())
             .and_then(|_| self.apply_pending(&mut inner));
         if let Err(e) = index_answers {
             // sled refuses every read and write once one of its own writes failed: reopen
