@@ -12,6 +12,10 @@ mod common;
 #[allow(dead_code)]
 #[path = "../support/smtp.rs"]
 mod smtp;
+// `path()` serves the operations tests only.
+#[allow(dead_code)]
+#[path = "../support/tmpfs.rs"]
+mod tmpfs;
 
 mod captures;
 mod disk_full;

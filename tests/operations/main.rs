@@ -9,6 +9,8 @@
 mod common;
 #[path = "../support/smtp.rs"]
 mod smtp;
+#[path = "../support/tmpfs.rs"]
+mod tmpfs;
 
 mod alerts;
 mod audit;

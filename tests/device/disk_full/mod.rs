@@ -6,78 +6,21 @@
 //! just before the disk filled hears 164, and its retry after recovery gets 200 with the same
 //! codeDEFDGI: the box certified it exactly once.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::common::needs::{is_root, missing};
 use crate::common::{
     add_org_with_key, assert_error, assert_register_matches_device, config_with_device,
     device_triples, fiscal_invoices, get, invoice, post_invoice, quota_used, wait_status, Gateway,
     Response, Sim,
 };
 use crate::smtp::SmtpSink;
+use crate::tmpfs::Tmpfs;
 use emcf_sim::edef::{start_edef, EdefOptions};
 
 mod index_first;
 
 const ORG: &str = "shop-org";
-
-/// A tmpfs of `size` mounted on a directory, unmounted when dropped (even when the test
-/// fails).
-struct Tmpfs {
-    at: PathBuf,
-}
-
-impl Tmpfs {
-    /// Mounts it at `at`; `None` (skipped, or a failure under CI) when not root.
-    fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
-        if !is_root() {
-            missing(
-                "the disk-full tests",
-                "root is needed to mount a small tmpfs",
-                "run the tests as root; .ci/run does",
-            );
-            return None;
-        }
-        std::fs::create_dir_all(at).expect("mount point");
-        let status = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size},mode=0700"),
-                "tmpfs",
-            ])
-            .arg(at)
-            .status()
-            .expect("mount runs");
-        assert!(status.success(), "mount -t tmpfs on {}", at.display());
-        Some(Tmpfs {
-            at: at.to_path_buf(),
-        })
-    }
-
-    /// Fills it with `filler` until the file system says it is full.
-    fn fill(&self) -> PathBuf {
-        let path = self.at.join("filler");
-        let mut file = std::fs::File::create(&path).expect("filler");
-        let chunk = vec![0x5a_u8; 64 << 10];
-        loop {
-            if file.write_all(&chunk).is_err() {
-                break;
-            }
-        }
-        path
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.at).status();
-    }
-}
 
 /// The simulator, a gateway whose state directory is a tmpfs, an organization and its key.
 /// Dropped in this order: the gateway, the simulator, the mount, the directory.
@@ -93,7 +36,7 @@ impl Setup {
     /// With `relay`, alerts are e-mailed to `admin@shop.cd` through it.
     async fn new(env: &[(&str, &str)], relay: Option<u16>) -> Option<Setup> {
         let dir = tempfile::tempdir().expect("tempdir");
-        let disk = Tmpfs::mount(&dir.path().join("state"), "48m")?;
+        let disk = Tmpfs::mount(&dir.path().join("state"), "48m", "the disk-full tests")?;
         let sim = Sim::start(dir.path()).await;
         let mut config = config_with_device(dir.path(), &sim.link);
         if let Some(port) = relay {
@@ -456,7 +399,7 @@ async fn an_invoice_finalized_as_the_disk_fills_is_recorded_once_space_returns()
 #[tokio::test(flavor = "multi_thread")]
 async fn a_confirm_answered_as_the_disk_fills_is_recorded_once_space_returns() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(disk) = Tmpfs::mount(&dir.path().join("state"), "48m") else {
+    let Some(disk) = Tmpfs::mount(&dir.path().join("state"), "48m", "the disk-full tests") else {
         return;
     };
     let marks = tempfile::tempdir().expect("tempdir");
