@@ -3,6 +3,7 @@
 //! read them).
 
 mod anomaly;
+mod entry_wire;
 mod invoice_content;
 mod key;
 mod org;

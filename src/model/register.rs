@@ -188,8 +188,10 @@ pub struct SecurityElements {
     pub date_time_as_sent: Option<String>,
 }
 
-/// One LogInvoices entry: an invoice the device certified. Immutable once journaled.
+/// One LogInvoices entry: an invoice the device certified. Immutable once journaled. Read
+/// back through `entry_wire.rs` (the flattened request without serde's intermediate copy).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "super::entry_wire::EntryWire")]
 pub struct RegisterEntry {
     /// Position in the register of its environment: 1, 2, 3... with no gap.
     pub sequence: u64,

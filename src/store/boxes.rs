@@ -119,11 +119,11 @@ impl Staged<'_> {
             Event::Certified(entry) => {
                 if let Some(counters) = production_counters(entry) {
                     let key = k_box(&counters.nim);
-                    let counters = match self.get_json::<BoxCounters>(&key)? {
+                    let counters = match self.staged_box(&key)? {
                         Some(known) => known.after(counters),
                         None => counters,
                     };
-                    self.insert(key, serde_json::to_vec(&counters)?);
+                    self.boxes.insert(key, counters);
                 }
             }
             Event::FiscalAnomaly(anomaly) => {
@@ -171,7 +171,27 @@ impl Staged<'_> {
             }
             _ => {}
         }
-        self.insert(META_BOXES.to_vec(), &record.seq.to_be_bytes()[..]);
+        // `m:boxes` follows the last record staged: written by `stage_boxes` at the commit.
+        Ok(())
+    }
+
+    /// The counters of the box at `key` as the staged records leave them.
+    fn staged_box(&self, key: &[u8]) -> Result<Option<BoxCounters>, StoreError> {
+        match self.boxes.get(key) {
+            Some(counters) => Ok(Some(counters.clone())),
+            None => self.get_json(key),
+        }
+    }
+
+    /// Before a commit: each box's counters changed by the staged records, and `m:boxes` at
+    /// the last record staged, into the writes.
+    pub(super) fn stage_boxes(&mut self) -> Result<(), StoreError> {
+        for (key, counters) in std::mem::take(&mut self.boxes) {
+            self.insert(key, serde_json::to_vec(&counters)?);
+        }
+        if self.last_hash.is_some() {
+            self.insert(META_BOXES.to_vec(), &self.applied.to_be_bytes()[..]);
+        }
         Ok(())
     }
 }
@@ -183,7 +203,7 @@ impl Staged<'_> {
     fn acknowledged_baseline(&mut self, anomaly: &FiscalAnomaly) -> Result<(), StoreError> {
         let key = k_box(&anomaly.nim);
         let current: BoxCounters = self
-            .get_json(&key)?
+            .staged_box(&key)?
             .unwrap_or_else(|| anomaly.known.clone());
         if current.highest() < anomaly.seen_tc {
             let baseline = BoxCounters {
@@ -191,20 +211,20 @@ impl Staged<'_> {
                 highest_tc: 0,
                 ..current
             };
-            self.insert(key, serde_json::to_vec(&baseline)?);
+            self.boxes.insert(key, baseline);
         }
         Ok(())
     }
 
     fn forget_highest(&mut self, nim: &str) -> Result<(), StoreError> {
         let key = k_box(nim);
-        if let Some(current) = self.get_json::<BoxCounters>(&key)? {
+        if let Some(current) = self.staged_box(&key)? {
             if current.highest_tc != 0 {
                 let reset = BoxCounters {
                     highest_tc: 0,
                     ..current
                 };
-                self.insert(key, serde_json::to_vec(&reset)?);
+                self.boxes.insert(key, reset);
             }
         }
         Ok(())

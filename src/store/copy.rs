@@ -126,7 +126,7 @@ pub fn copy_journal(
     let len = durable.map_or(on_disk, |durable| durable.min(on_disk));
     let mut tally = Tally::default();
     let scanned = journal::scan(&mut source, len, Mode::Open, &from, |record, _, _| {
-        tally.see(record);
+        tally.see(&record);
         Ok(())
     })?;
     let mut out = private_file()
@@ -174,7 +174,7 @@ pub fn summarize(path: &Path) -> Result<JournalSummary, StoreError> {
                 ));
             }
         }
-        tally.see(record);
+        tally.see(&record);
         Ok(())
     })?;
     Ok(summary(&scanned, tally))

@@ -127,6 +127,7 @@ pub struct Record {
     /// When it was appended (UTC).
     pub at: DateTime<Utc>,
     /// The fact.
+    #[serde(deserialize_with = "super::event_read::event")]
     pub event: Event,
 }
 

@@ -82,6 +82,11 @@ pub(super) fn k_rn_bucket(org: &str, env: Environment, rn: &str) -> Vec<u8> {
     k_bucket(b'n', org, env, rn)
 }
 
+/// Whether `k` is a bucket's key (`k_bucket`: prefix `n` or `c`).
+pub(super) fn is_bucket(k: &[u8]) -> bool {
+    matches!(k.first(), Some(b'n' | b'c'))
+}
+
 /// The key with `prefix` of the bucket of `name` among `org`'s entries of `env`: `prefix`,
 /// org, `\0`, env, the first 2 bytes of the name's SHA-256. Buckets hold (name, seq) pairs
 /// (`find_rn`, `with_rn`): the rns (`n`) and the codeDEFDGIs (`c`, `links.rs`).

@@ -107,7 +107,7 @@ pub fn scan<R: Read + Seek>(
     limit: u64,
     mode: Mode,
     path: &Path,
-    visit: impl FnMut(&Record, &Hash, Place) -> Result<(), StoreError>,
+    visit: impl FnMut(Record, &Hash, Place) -> Result<(), StoreError>,
 ) -> Result<Scanned, StoreError> {
     scan_from(src, Start::GENESIS, limit, mode, path, visit)
 }
@@ -120,7 +120,7 @@ pub fn scan_from<R: Read + Seek>(
     limit: u64,
     mode: Mode,
     path: &Path,
-    mut visit: impl FnMut(&Record, &Hash, Place) -> Result<(), StoreError>,
+    mut visit: impl FnMut(Record, &Hash, Place) -> Result<(), StoreError>,
 ) -> Result<Scanned, StoreError> {
     let read_err = |e| io_at(path, "reading", e);
     src.seek(SeekFrom::Start(start.offset)).map_err(read_err)?;
@@ -175,8 +175,8 @@ pub fn scan_from<R: Read + Seek>(
             })?;
             check_link(&record, seq, &head, offset)?;
             let digest = hash(&payload);
-            visit(&record, &digest, Place { start: offset, len })?;
             seq = record.seq;
+            visit(record, &digest, Place { start: offset, len })?;
             head = digest;
             last_start = Some(offset);
             offset += HEADER + u64::from(len);
@@ -453,7 +453,7 @@ pub fn verify(path: &Path, end: u64) -> Result<(Scanned, Counted), StoreError> {
     }
     let mut kept = super::kept::Tally::default();
     let scanned = scan(&mut file, end, Mode::Strict, path, |record, _, _| {
-        kept.see(record)
+        kept.see(&record)
     })?;
     Ok((scanned, kept.counted()))
 }

@@ -145,6 +145,7 @@ mod copy;
 mod entry_ref;
 mod error;
 mod event;
+mod event_read;
 mod grouped;
 mod history;
 mod index;

@@ -55,7 +55,9 @@ impl Store {
         let background = options.background_check_above.is_some_and(|min| {
             std::fs::metadata(&journal_path).is_ok_and(|meta| meta.len() >= min)
         });
-        let chain = if background {
+        // No index yet: it is built from the first record, so the check's result would not
+        // be used, and its thread would take a core from the build.
+        let chain = if background || !index_dir.exists() {
             None
         } else {
             journal::ChainCheck::spawn(&journal_path)
@@ -389,20 +391,33 @@ fn scan_and_apply(
                   from a backup, or rebuild the index from the journal as it is \
                   (StoreOptions::rebuild_stale_index; entries missing from the journal are lost)";
     let mut stale = None;
+    // An index built from nothing keeps its buckets across batches (`Staged::commit_build`).
+    let building = probe.seq == 0 && start.seq == 0;
     // Many records per sled batch (a batch is atomic, its last-applied marker included): a
     // crash mid-rebuild leaves the index at the end of its last batch, replayed from there.
     let mut staged = index.staged()?;
     // The journal is read, checked, parsed and hashed on a thread of its own while this one
     // applies its records to sled, in order.
+    // The records go back to the reader once applied, to be freed there: memory freed by a
+    // thread other than the one that allocated it is slow with glibc's malloc (it takes
+    // the other thread's arena lock), and that was half of a build's time.
     let (tx, rx) = mpsc::sync_channel::<Vec<(Record, Hash, Place)>>(8);
+    let (back_tx, back_rx) = mpsc::channel::<Vec<(Record, Hash, Place)>>();
     let (scanned, applied) = std::thread::scope(|scope| {
         let reader = scope.spawn(move || {
             let mut chunk = Vec::with_capacity(CHUNK);
             let scanned =
                 journal::scan_from(file, start, len, Mode::Open, path, |record, hash, place| {
-                    chunk.push((record.clone(), *hash, place));
+                    chunk.push((record, *hash, place));
                     if chunk.len() == CHUNK {
-                        let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
+                        // The chunks applied since: freed here, their vectors used again.
+                        let mut next = None;
+                        while let Ok(mut done) = back_rx.try_recv() {
+                            done.clear();
+                            next = Some(done);
+                        }
+                        let next = next.unwrap_or_else(|| Vec::with_capacity(CHUNK));
+                        let full = std::mem::replace(&mut chunk, next);
                         tx.send(full)
                             .map_err(|_| StoreError::Conflict("replay stopped".into()))?;
                     }
@@ -414,6 +429,7 @@ fn scan_and_apply(
             scanned
         });
         let applied = rx.iter().try_for_each(|chunk| {
+            let end = chunk.last().map(|(_, _, place)| place.start + 8 + u64::from(place.len));
             for (record, hash, place) in &chunk {
                 if record.seq == probe.seq && *hash != probe.hash {
                     stale = Some(StoreError::damaged(
@@ -429,12 +445,18 @@ fn scan_and_apply(
                 }
                 staged.apply(record, hash, *place)?;
                 if staged.len() >= REPLAY_BATCH {
-                    staged.commit()?;
+                    if building {
+                        staged.commit_build()?;
+                    } else {
+                        staged.commit()?;
+                    }
                 }
             }
-            if let Some((_, _, place)) = chunk.last() {
-                progress.report(place.start + 8 + u64::from(place.len), len);
+            if let Some(end) = end {
+                progress.report(end, len);
             }
+            // The reader may have stopped already: then they are freed here.
+            let _ = back_tx.send(chunk);
             Ok(())
         });
         drop(rx); // a reader still sending stops
@@ -451,7 +473,11 @@ fn scan_and_apply(
     // An error of the applying side comes first: the reader's is then only that it stopped.
     applied?;
     let scanned = scanned?;
-    staged.commit()?;
+    if building {
+        staged.commit_built()?;
+    } else {
+        staged.commit()?;
+    }
     if scanned.records < probe.seq {
         return Ok(Err(StaleIndex(StoreError::damaged(
             DamageAt::Seq(probe.seq),

@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rustc_hash::FxHashMap;
+
 use serde::de::DeserializeOwned;
 use sled::{Batch, IVec};
 
@@ -15,12 +17,17 @@ use super::index::{
     META_APPLIED, META_FORMAT,
 };
 use super::journal::Place;
-use crate::model::{Environment, Intent, IntentId};
+use crate::model::{BoxCounters, Environment, Intent, IntentId};
 
 /// Records per sled batch when the open replays or rebuilds the index: large enough that
 /// the markers and counters rewritten by every record are written once per batch, small
 /// enough that the staged writes stay a few MiB.
 pub(super) const REPLAY_BATCH: usize = 4096;
+
+/// A build's buckets kept in memory (bytes of their values) before they are written with a
+/// last-applied marker (`Staged::commit_build`); small in unit tests, so that their builds
+/// of a few batches pass checkpoints.
+const BUILD_BUCKETS_MAX: usize = if cfg!(test) { 16 << 10 } else { 64 << 20 };
 
 /// One staged write.
 pub(super) enum Write {
@@ -36,7 +43,12 @@ pub(super) enum Write {
 /// Writes not yet in sled, read back before sled's own values.
 pub(super) struct Staged<'a> {
     pub(super) index: &'a Index,
-    pub(super) writes: BTreeMap<Vec<u8>, Write>,
+    /// Hashed, not ordered: a batch of a rebuild holds tens of thousands of keys, looked up
+    /// several times per record, and sled takes a batch in any order.
+    pub(super) writes: FxHashMap<Vec<u8>, Write>,
+    /// Each box's counters as the staged records leave them (`boxes.rs`), by `b` key:
+    /// encoded into `writes` once per commit instead of once per entry.
+    pub(super) boxes: FxHashMap<Vec<u8>, BoxCounters>,
     /// Intents opened (`Some`, with their record's place) or closed (`None`) by the staged
     /// records: their `i` keys, kept apart so that an intent opened and certified in one
     /// batch is never encoded, and its key never written then removed.
@@ -56,6 +68,9 @@ pub(super) struct Staged<'a> {
     pub(super) next: [Option<u64>; 2],
     /// Records staged since the last commit.
     pub(super) records: usize,
+    /// An index built from nothing (`commit_build`): bytes of the buckets kept in `writes`
+    /// across its batches.
+    pub(super) kept_buckets: usize,
 }
 
 impl Index {
@@ -63,7 +78,8 @@ impl Index {
     pub(super) fn staged(&self) -> Result<Staged<'_>, StoreError> {
         Ok(Staged {
             index: self,
-            writes: BTreeMap::new(),
+            writes: FxHashMap::default(),
+            boxes: FxHashMap::default(),
             intents: BTreeMap::new(),
             tree_intents_upto: None,
             tree_open_rns: None,
@@ -71,6 +87,7 @@ impl Index {
             last_hash: None,
             next: [None, None],
             records: 0,
+            kept_buckets: 0,
         })
     }
 }
@@ -90,6 +107,7 @@ impl Staged<'_> {
 
     /// Writes the staged records to sled in one atomic batch.
     pub(super) fn commit(&mut self) -> Result<(), StoreError> {
+        self.stage_boxes()?;
         if let Some(hash) = self.last_hash.take() {
             let mut marker = self.applied.to_be_bytes().to_vec();
             marker.extend_from_slice(&hash);
@@ -101,6 +119,94 @@ impl Staged<'_> {
         }
         let upto = self.tree_intents_upto()?;
         let mut batch = Batch::default();
+        self.batch_intents(&mut batch, upto)?;
+        for (k, write) in std::mem::take(&mut self.writes) {
+            match write {
+                Write::Put(v) | Write::PutNew(v) => batch.insert(k, v),
+                Write::Delete => batch.remove(k),
+                Write::Read(_) => {}
+            }
+        }
+        self.records = 0;
+        self.kept_buckets = 0;
+        self.tree_intents_upto = None;
+        self.tree_open_rns = None;
+        self.index.tree.apply_batch(batch)?;
+        Ok(())
+    }
+
+    /// A batch of an index built from nothing (from its first record, the index empty).
+    ///
+    /// The buckets of rns and codeDEFDGIs (`grouped.rs`, `links.rs`) are keys at random
+    /// places, each rewritten by about one entry in a batch: written to sled at every batch,
+    /// they were most of a build's time. Here they stay in `writes` from batch to batch, and
+    /// are written with the last-applied marker only once they hold `BUILD_BUCKETS_MAX`
+    /// bytes (`commit_built`, also at the build's end). The other writes go to sled at each
+    /// batch, without the marker: an index whose records are ahead of its marker is
+    /// applied again from the marker (effects are states: `apply.rs`), and one without a
+    /// marker at all is rebuilt from the first record. So a build interrupted between its
+    /// checkpoints starts again from the last one, never from a state that lacks a bucket.
+    pub(super) fn commit_build(&mut self) -> Result<(), StoreError> {
+        if self.kept_buckets >= BUILD_BUCKETS_MAX {
+            return self.commit_built();
+        }
+        self.stage_boxes()?;
+        let mut batch = Batch::default();
+        let upto = self.tree_intents_upto()?;
+        self.batch_intents(&mut batch, upto)?;
+        let mut bytes = 0;
+        self.writes.retain(|k, write| {
+            if super::grouped::is_bucket(k) {
+                if let Write::Put(v) | Write::PutNew(v) | Write::Read(v) = write {
+                    bytes += v.len();
+                }
+                return true;
+            }
+            match std::mem::replace(write, Write::Delete) {
+                Write::Put(v) | Write::PutNew(v) => batch.insert(k.as_slice(), v),
+                Write::Delete => batch.remove(k.as_slice()),
+                Write::Read(_) => {}
+            }
+            false
+        });
+        self.kept_buckets = bytes;
+        self.records = 0;
+        self.tree_intents_upto = None;
+        self.tree_open_rns = None;
+        self.index.tree.apply_batch(batch)?;
+        Ok(())
+    }
+
+    /// The end of a stretch of a build (`commit_build`): its buckets, in small batches (a
+    /// large sled batch keeps a copy of every page it changes until it ends), then the other
+    /// writes with the last-applied marker. Buckets written without the marker are states
+    /// that the records after the old marker write again, identically.
+    pub(super) fn commit_built(&mut self) -> Result<(), StoreError> {
+        let (buckets, rest): (FxHashMap<_, _>, FxHashMap<_, _>) = std::mem::take(&mut self.writes)
+            .into_iter()
+            .partition(|(k, _)| super::grouped::is_bucket(k));
+        self.writes = rest;
+        let mut buckets: Vec<(Vec<u8>, IVec)> = buckets
+            .into_iter()
+            .filter_map(|(k, write)| match write {
+                Write::Put(v) | Write::PutNew(v) => Some((k, v)),
+                Write::Delete | Write::Read(_) => None,
+            })
+            .collect();
+        buckets.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        for chunk in buckets.chunks(REPLAY_BATCH) {
+            let mut batch = Batch::default();
+            for (k, v) in chunk {
+                batch.insert(k.as_slice(), v.clone());
+            }
+            self.index.tree.apply_batch(batch)?;
+        }
+        self.kept_buckets = 0;
+        self.commit()
+    }
+
+    /// The `i` keys of the intents opened or closed by the staged records, into `batch`.
+    fn batch_intents(&mut self, batch: &mut Batch, upto: u64) -> Result<(), StoreError> {
         for (id, intent) in std::mem::take(&mut self.intents) {
             match intent {
                 Some((intent, place)) => {
@@ -110,17 +216,6 @@ impl Staged<'_> {
                 None => {} // opened and closed in this batch: never in sled
             }
         }
-        for (k, write) in std::mem::take(&mut self.writes) {
-            match write {
-                Write::Put(v) | Write::PutNew(v) => batch.insert(k, v),
-                Write::Delete => batch.remove(k),
-                Write::Read(_) => {}
-            }
-        }
-        self.records = 0;
-        self.tree_intents_upto = None;
-        self.tree_open_rns = None;
-        self.index.tree.apply_batch(batch)?;
         Ok(())
     }
 
