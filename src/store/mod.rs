@@ -154,6 +154,7 @@ mod journal;
 mod kept;
 mod links;
 mod open;
+pub mod postgres;
 mod queries;
 mod reopen;
 mod staged;
