@@ -394,7 +394,8 @@ fn scan_and_apply(
     // An index built from nothing keeps its buckets across batches (`Staged::commit_build`).
     let building = probe.seq == 0 && start.seq == 0;
     // Many records per sled batch (a batch is atomic, its last-applied marker included): a
-    // crash mid-rebuild leaves the index at the end of its last batch, replayed from there.
+    // crash mid-replay leaves the index at the end of its last batch, replayed from there; a
+    // build from nothing writes its marker at its checkpoints only (`commit_build`).
     let mut staged = index.staged()?;
     // The journal is read, checked, parsed and hashed on a thread of its own while this one
     // applies its records to sled, in order.
