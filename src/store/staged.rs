@@ -117,18 +117,32 @@ impl Staged<'_> {
         if self.writes.is_empty() && self.intents.is_empty() {
             return Ok(());
         }
-        let upto = self.tree_intents_upto()?;
+        self.write_batch(false)
+    }
+
+    /// The staged writes into one sled batch, but for the buckets when `keep_buckets` (they
+    /// stay staged, their bytes counted in `kept_buckets`).
+    fn write_batch(&mut self, keep_buckets: bool) -> Result<(), StoreError> {
         let mut batch = Batch::default();
+        let upto = self.tree_intents_upto()?;
         self.batch_intents(&mut batch, upto)?;
-        for (k, write) in std::mem::take(&mut self.writes) {
-            match write {
-                Write::Put(v) | Write::PutNew(v) => batch.insert(k, v),
-                Write::Delete => batch.remove(k),
+        let mut kept = 0;
+        self.writes.retain(|k, write| {
+            if keep_buckets && super::grouped::is_bucket(k) {
+                if let Write::Put(v) | Write::PutNew(v) | Write::Read(v) = write {
+                    kept += v.len();
+                }
+                return true;
+            }
+            match std::mem::replace(write, Write::Delete) {
+                Write::Put(v) | Write::PutNew(v) => batch.insert(k.as_slice(), v),
+                Write::Delete => batch.remove(k.as_slice()),
                 Write::Read(_) => {}
             }
-        }
+            false
+        });
+        self.kept_buckets = kept;
         self.records = 0;
-        self.kept_buckets = 0;
         self.tree_intents_upto = None;
         self.tree_open_rns = None;
         self.index.tree.apply_batch(batch)?;
@@ -151,30 +165,7 @@ impl Staged<'_> {
             return self.commit_built();
         }
         self.stage_boxes()?;
-        let mut batch = Batch::default();
-        let upto = self.tree_intents_upto()?;
-        self.batch_intents(&mut batch, upto)?;
-        let mut bytes = 0;
-        self.writes.retain(|k, write| {
-            if super::grouped::is_bucket(k) {
-                if let Write::Put(v) | Write::PutNew(v) | Write::Read(v) = write {
-                    bytes += v.len();
-                }
-                return true;
-            }
-            match std::mem::replace(write, Write::Delete) {
-                Write::Put(v) | Write::PutNew(v) => batch.insert(k.as_slice(), v),
-                Write::Delete => batch.remove(k.as_slice()),
-                Write::Read(_) => {}
-            }
-            false
-        });
-        self.kept_buckets = bytes;
-        self.records = 0;
-        self.tree_intents_upto = None;
-        self.tree_open_rns = None;
-        self.index.tree.apply_batch(batch)?;
-        Ok(())
+        self.write_batch(true)
     }
 
     /// The end of a stretch of a build (`commit_build`): its buckets, in small batches (a
