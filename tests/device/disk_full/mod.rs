@@ -17,6 +17,7 @@ use crate::common::{
 use crate::smtp::SmtpSink;
 use crate::tmpfs::Tmpfs;
 use emcf_sim::edef::{start_edef, EdefOptions};
+use tokio::task::JoinHandle;
 
 mod index_first;
 
@@ -253,6 +254,56 @@ impl Pause {
     }
 }
 
+/// An invoice sent by `send` with `pause` armed measures the records of one invoice in the
+/// journal of `dir` (its intent while paused, then its certification, returned); then the
+/// journal is padded for the next one ([`pad_journal`], with `org`'s records).
+async fn measure_then_pad(
+    dir: &Path,
+    org: &str,
+    pause: &Pause,
+    send: impl FnOnce() -> JoinHandle<Response>,
+) -> u64 {
+    let before = journal_len(dir);
+    pause.arm();
+    let first = send();
+    pause.reached().await;
+    let intent = journal_len(dir) - before;
+    pause.release();
+    assert_eq!(first.await.expect("request").status, 200);
+    let certification = journal_len(dir) - before - intent;
+    pad_journal(dir, org, intent);
+    certification
+}
+
+/// An invoice sent by `send` with `pause` armed, held there (its channel has certified it, its
+/// certification is not journaled yet) once the journal's last page has no room for a
+/// `certification` record; returns the request.
+async fn held_after_finalize(
+    dir: &Path,
+    pause: &Pause,
+    certification: u64,
+    send: impl FnOnce() -> JoinHandle<Response>,
+) -> JoinHandle<Response> {
+    pause.arm();
+    let pending = send();
+    pause.reached().await;
+    let slack = (PAGE - journal_len(dir) % PAGE) % PAGE;
+    assert!(
+        slack + 32 < certification,
+        "the certification would fit in the page: {slack} of {certification}"
+    );
+    pending
+}
+
+/// Once the index has written the held invoice's intent (sled flushes within half a
+/// second), the disk fills and the paused gateway goes on; returns the filler.
+async fn fill_then_release(disk: &Tmpfs, pause: &Pause) -> PathBuf {
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let filler = disk.fill();
+    pause.release();
+    filler
+}
+
 /// The size of the gateway's journal.
 fn journal_len(dir: &Path) -> u64 {
     std::fs::metadata(dir.join("state").join("journal").join("journal.log"))
@@ -327,38 +378,23 @@ async fn an_invoice_finalized_as_the_disk_fills_is_recorded_once_space_returns()
     };
     let (addr, key) = (setup.gateway.addr, setup.key.clone());
 
+    let post = |rn: &'static str| {
+        let key = key.clone();
+        tokio::spawn(async move { post_invoice(addr, &key, &invoice(rn)).await })
+    };
+
     // DF-0 measures the records of one invoice: its intent, then its certification.
-    let before = journal_len(setup.path());
-    pause.arm();
-    let first = tokio::spawn(async move { post_invoice(addr, &key, &invoice("DF-0")).await });
-    pause.reached().await;
-    let intent = journal_len(setup.path()) - before;
-    pause.release();
-    assert_eq!(first.await.expect("request").status, 200);
-    let certification = journal_len(setup.path()) - before - intent;
+    let certification = measure_then_pad(setup.path(), ORG, &pause, || post("DF-0")).await;
     assert!(certification > 2 * SLACK, "{certification}");
-    pad_journal(setup.path(), ORG, intent);
 
     // DF-A: the box finalizes it, then the disk fills before its certification is written.
-    let key = setup.key.clone();
-    pause.arm();
-    let pending = tokio::spawn(async move { post_invoice(addr, &key, &invoice("DF-A")).await });
-    pause.reached().await;
-    let slack = (PAGE - journal_len(setup.path()) % PAGE) % PAGE;
-    assert!(
-        slack + 32 < certification,
-        "the certification would fit in the page: {slack} of {certification}"
-    );
+    let pending = held_after_finalize(setup.path(), &pause, certification, || post("DF-A")).await;
     assert_eq!(
         fiscal_invoices(&setup.sim).len(),
         2,
         "the box certified DF-A"
     );
-    // The index has written the intent (sled flushes within half a second); then the disk
-    // fills and the gateway goes on.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let filler = setup.disk.fill();
-    pause.release();
+    let filler = fill_then_release(&setup.disk, &pause).await;
 
     let answered = pending.await.expect("request task");
     let error = assert_error(&answered, 503, 164);
@@ -430,25 +466,11 @@ async fn a_confirm_answered_as_the_disk_fills_is_recorded_once_space_returns() {
 
     // W-0 measures the records of one invoice, then the journal is padded (see
     // `pad_journal`).
-    let before = journal_len(dir.path());
-    pause.arm();
-    let first = post("W-0");
-    pause.reached().await;
-    let intent = journal_len(dir.path()) - before;
-    pause.release();
-    assert_eq!(first.await.expect("request").status, 200);
-    let certification = journal_len(dir.path()) - before - intent;
-    pad_journal(dir.path(), "acme", intent);
+    let certification = measure_then_pad(dir.path(), "acme", &pause, || post("W-0")).await;
 
     // W-A: the DGI confirms it, then the disk fills before its certification is written.
-    pause.arm();
-    let pending = post("W-A");
-    pause.reached().await;
-    let slack = (PAGE - journal_len(dir.path()) % PAGE) % PAGE;
-    assert!(slack + 32 < certification, "{slack} of {certification}");
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let filler = disk.fill();
-    pause.release();
+    let pending = held_after_finalize(dir.path(), &pause, certification, || post("W-A")).await;
+    let filler = fill_then_release(&disk, &pause).await;
     let answered = pending.await.expect("request task");
     let error = assert_error(&answered, 503, 164);
     assert!(
