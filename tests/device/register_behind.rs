@@ -24,6 +24,18 @@ fn journal(dir: &Path) -> std::path::PathBuf {
     dir.join("state").join("journal").join("journal.log")
 }
 
+/// A box simulator in `dir` and a gateway on it, ready, with [`ORG`] and its key; the
+/// configuration's text (to start it again).
+async fn on_a_box(dir: &Path) -> (Sim, Gateway, String, String) {
+    let sim = Sim::start(dir).await;
+    let config_text = config_with_device(dir, &sim.link);
+    let gateway = Gateway::start(dir, &config_text);
+    let key =
+        tokio::task::block_in_place(|| add_org_with_key(dir, &gateway.config, ORG, "shop", None));
+    gateway.wait_ready().await;
+    (sim, gateway, config_text, key)
+}
+
 /// The journal's length now: where [`cut_register`] cuts it back to.
 fn journal_len(dir: &Path) -> u64 {
     std::fs::metadata(journal(dir)).expect("journal").len()
@@ -300,13 +312,7 @@ async fn a_register_cut_behind_its_box_stops_it_until_the_missing_number_is_ackn
 #[tokio::test(flavor = "multi_thread")]
 async fn the_rns_an_administrator_gives_for_lost_numbers_are_never_certified_again() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let sim = Sim::start(dir.path()).await;
-    let config_text = config_with_device(dir.path(), &sim.link);
-    let mut gateway = Gateway::start(dir.path(), &config_text);
-    let config = gateway.config.clone();
-    let key =
-        tokio::task::block_in_place(|| add_org_with_key(dir.path(), &config, ORG, "shop", None));
-    gateway.wait_ready().await;
+    let (sim, mut gateway, config_text, key) = on_a_box(dir.path()).await;
     certified(&gateway, &key, "RN-1").await;
     let cut = journal_len(dir.path());
     certified(&gateway, &key, "RN-2").await;
@@ -398,13 +404,8 @@ fn restore(dir: &Path, config: &Path, copy: &str) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn restore_says_the_box_is_ahead_and_a_newer_copy_settles_it() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let sim = Sim::start(dir.path()).await;
-    let config_text = config_with_device(dir.path(), &sim.link);
-    let mut gateway = Gateway::start(dir.path(), &config_text);
+    let (sim, mut gateway, config_text, key) = on_a_box(dir.path()).await;
     let config = gateway.config.clone();
-    let key =
-        tokio::task::block_in_place(|| add_org_with_key(dir.path(), &config, ORG, "shop", None));
-    gateway.wait_ready().await;
     certified(&gateway, &key, "RS-1").await;
     certified(&gateway, &key, "RS-2").await;
     let older = tokio::task::block_in_place(|| backup(dir.path(), &config, &dir.path().join("a")));
