@@ -33,6 +33,18 @@ fn status_request(addr: SocketAddr) -> Vec<u8> {
     format!("GET /api/v1/status HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").into_bytes()
 }
 
+/// The answer to `GET /api/v1/status` on a new connection from the address `from` (3 s at
+/// the most).
+async fn status_of(from: IpAddr, addr: SocketAddr) -> Result<http::Response, String> {
+    http::exchange_from(
+        Some(from),
+        addr,
+        &status_request(addr),
+        Duration::from_secs(3),
+    )
+    .await
+}
+
 /// A gateway in `dir` with `config` (its device `shop`), `acme` and its key, ready.
 async fn start(dir: &Path, config: String) -> (Gateway, String) {
     let gateway = Gateway::start(dir, &config);
@@ -88,14 +100,7 @@ async fn idle_connections_from_many_addresses_never_silence_the_status() {
     ] {
         for attempt in 0..3 {
             let at = Instant::now();
-            let status = http::exchange_from(
-                Some(from),
-                addr,
-                &status_request(addr),
-                Duration::from_secs(3),
-            )
-            .await
-            .unwrap_or_else(|e| {
+            let status = status_of(from, addr).await.unwrap_or_else(|e| {
                 panic!("{label}, attempt {attempt}: the status is unanswered: {e}")
             });
             assert_eq!(status.status, 200, "{label}: {}", status.body);
@@ -143,14 +148,9 @@ async fn a_request_on_a_connection_closed_to_make_room_is_refused_not_cut() {
         .expect("write");
     tokio::time::sleep(Duration::from_millis(500)).await;
     for from in [invoice_from, status_from] {
-        let status = http::exchange_from(
-            Some(from),
-            addr,
-            &status_request(addr),
-            Duration::from_secs(3),
-        )
-        .await
-        .expect("the new connection is answered");
+        let status = status_of(from, addr)
+            .await
+            .expect("the new connection is answered");
         assert_eq!(status.status, 200, "{}", status.body);
     }
     // Their heads complete after they were told to close.
