@@ -73,14 +73,10 @@ async fn power_cuts_lose_nothing_and_certify_nothing_twice() {
     // On stderr at once: a run that hangs or fails still says how to replay it.
     eprintln!("power cuts: seed {seed} (POWER_CUT_SEED={seed} replays it)");
     let cuts = POWER_CUTS;
-    let mut settings = Settings::new(PathBuf::from(env!("CARGO_BIN_EXE_emcf-gateway")));
+    let mut settings = settings(Channel::Box, seed, cuts);
     settings.power_cuts = true;
-    settings.kills = cuts;
-    settings.seed = seed;
-    settings.clients = 4;
     settings.load_kill_max = crash_oracle::power_cut::LOAD_CUT_MAX;
     settings.progress_every = 4;
-    settings.channel = Channel::Box;
     let started = Instant::now();
     let report = run(settings)
         .await
@@ -97,15 +93,7 @@ async fn power_cuts_lose_nothing_and_certify_nothing_twice() {
     );
     assert_eq!(report.kills, cuts, "{context}");
     assert_eq!(report.power_cuts, cuts, "{context}");
-    assert_eq!(report.lost.len(), 0, "acknowledged but lost: {context}");
-    assert_eq!(report.duplicated.len(), 0, "certified twice: {context}");
-    assert_eq!(report.unexpected.len(), 0, "not on the device: {context}");
-    assert_eq!(report.unrecorded.len(), 0, "not in the register: {context}");
-    assert!(
-        report.quota_mismatches.is_empty(),
-        "quota used != entries: {context}"
-    );
-    assert!(report.violations.is_empty(), "{context}");
+    assert_nothing_lost_or_twice(&report, &context);
     assert!(report.startup_cuts >= 2, "{context}");
     // The cuts were real: most dropped a file written without fsync just before them.
     assert!(report.unsynced_lost * 2 >= cuts, "{context}");
@@ -124,12 +112,8 @@ async fn thirty_kills(channel: Channel, default_seed: u64) -> Report {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(default_seed);
-    let mut settings = Settings::new(PathBuf::from(env!("CARGO_BIN_EXE_emcf-gateway")));
-    settings.kills = 30;
-    settings.seed = seed;
-    settings.clients = 4;
+    let mut settings = settings(channel, seed, 30);
     settings.progress_every = 10;
-    settings.channel = channel;
     let report = run(settings).await.unwrap_or_else(|error| {
         panic!("crash harness ({channel:?}, seed {seed}) stopped: {error}")
     });
@@ -138,15 +122,7 @@ async fn thirty_kills(channel: Channel, default_seed: u64) -> Report {
     let context = format!("{channel:?}, seed {seed}\n{summary}\n{}", report.details());
 
     assert_eq!(report.kills, 30, "{context}");
-    assert_eq!(report.lost.len(), 0, "acknowledged but lost: {context}");
-    assert_eq!(report.duplicated.len(), 0, "certified twice: {context}");
-    assert_eq!(report.unexpected.len(), 0, "not on the device: {context}");
-    assert_eq!(report.unrecorded.len(), 0, "not in the register: {context}");
-    assert!(
-        report.quota_mismatches.is_empty(),
-        "quota used != entries: {context}"
-    );
-    assert!(report.violations.is_empty(), "{context}");
+    assert_nothing_lost_or_twice(&report, &context);
     for point in POINTS {
         let hits = report.failpoint_hits.get(point).copied().unwrap_or(0);
         assert!(
@@ -160,4 +136,30 @@ async fn thirty_kills(channel: Channel, default_seed: u64) -> Report {
     assert!(report.certified >= 10, "{context}");
     assert!(report.checks >= 20, "{context}");
     report
+}
+
+/// The harness's settings for `kills` deaths of the binary under test on `channel`, from
+/// `seed`, with 4 clients.
+fn settings(channel: Channel, seed: u64, kills: usize) -> Settings {
+    let mut settings = Settings::new(PathBuf::from(env!("CARGO_BIN_EXE_emcf-gateway")));
+    settings.kills = kills;
+    settings.seed = seed;
+    settings.clients = 4;
+    settings.channel = channel;
+    settings
+}
+
+/// The oracle's verdict: nothing acknowledged lost, nothing certified twice, the device and
+/// the register agree, the quota matches the entries, and no rule was broken (`context` says
+/// which run).
+fn assert_nothing_lost_or_twice(report: &Report, context: &str) {
+    assert_eq!(report.lost.len(), 0, "acknowledged but lost: {context}");
+    assert_eq!(report.duplicated.len(), 0, "certified twice: {context}");
+    assert_eq!(report.unexpected.len(), 0, "not on the device: {context}");
+    assert_eq!(report.unrecorded.len(), 0, "not in the register: {context}");
+    assert!(
+        report.quota_mismatches.is_empty(),
+        "quota used != entries: {context}"
+    );
+    assert!(report.violations.is_empty(), "{context}");
 }

@@ -24,6 +24,56 @@ fn journal(dir: &Path) -> std::path::PathBuf {
     dir.join("state").join("journal").join("journal.log")
 }
 
+/// A box simulator in `dir` and a gateway on it, ready, with [`ORG`] and its key; the
+/// configuration's text (to start it again).
+async fn on_a_box(dir: &Path) -> (Sim, Gateway, String, String) {
+    let sim = Sim::start(dir).await;
+    let config_text = config_with_device(dir, &sim.link);
+    let gateway = Gateway::start(dir, &config_text);
+    let key =
+        tokio::task::block_in_place(|| add_org_with_key(dir, &gateway.config, ORG, "shop", None));
+    gateway.wait_ready().await;
+    (sim, gateway, config_text, key)
+}
+
+/// The journal's length now: where [`cut_register`] cuts it back to.
+fn journal_len(dir: &Path) -> u64 {
+    std::fs::metadata(journal(dir)).expect("journal").len()
+}
+
+/// The register loses its last records, the box keeps them: the journal cut back to `len`
+/// (a record boundary, from [`journal_len`]), the index deleted (rebuilt at start).
+fn cut_register(dir: &Path, len: u64) {
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(journal(dir))
+        .expect("journal");
+    file.set_len(len).expect("journal cut back");
+    drop(file);
+    std::fs::remove_dir_all(dir.join("state").join("index.sled")).expect("index");
+}
+
+/// A refused retry moved nothing: the box still holds `invoices` invoices and the
+/// organization's quota used is still `used`.
+fn nothing_moved(sim: &Sim, dir: &Path, config: &Path, invoices: usize, used: u64) {
+    assert_eq!(
+        fiscal_invoices(sim).len(),
+        invoices,
+        "the box's counter did not move"
+    );
+    assert_eq!(
+        tokio::task::block_in_place(|| quota_used(dir, config, ORG)),
+        used,
+        "no quota used"
+    );
+}
+
+/// `device anomalies list --json`.
+fn anomalies(gateway: &Gateway) -> Value {
+    serde_json::from_str(&cli_ok(gateway, &["device", "anomalies", "list", "--json"]))
+        .expect("json")
+}
+
 /// Waits until `GET /status` names `problem` for the device `shop`; returns the status.
 async fn wait_problem(gateway: &Gateway, problem: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -77,22 +127,14 @@ async fn a_register_cut_behind_its_box_stops_it_until_the_missing_number_is_ackn
     gateway.wait_ready().await;
     certified(&gateway, &key, "RB-1").await;
     certified(&gateway, &key, "RB-2").await;
-    let cut = std::fs::metadata(journal(dir.path()))
-        .expect("journal")
-        .len();
+    let cut = journal_len(dir.path());
     let third = certified(&gateway, &key, "RB-3").await;
     assert_eq!(third["counters"], "3/3 FV");
     assert!(gateway.terminate(), "{}", gateway.log());
 
     // The register loses its last record (RB-3): the journal cut back to the record boundary
     // after RB-2, the index deleted and rebuilt at start. The box keeps TC 3.
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(journal(dir.path()))
-        .expect("journal");
-    file.set_len(cut).expect("journal cut back");
-    drop(file);
-    std::fs::remove_dir_all(dir.path().join("state").join("index.sled")).expect("index");
+    cut_register(dir.path(), cut);
     let config = dir.path().join("config.toml");
     assert_eq!(
         tokio::task::block_in_place(|| quota_used(dir.path(), &config, ORG)),
@@ -113,16 +155,7 @@ async fn a_register_cut_behind_its_box_stops_it_until_the_missing_number_is_ackn
         let desc = retry.json["errorDesc"].as_str().unwrap_or_default();
         assert!(desc.contains("n° 3"), "{desc}");
     }
-    assert_eq!(
-        fiscal_invoices(&sim).len(),
-        3,
-        "the box's counter did not move"
-    );
-    assert_eq!(
-        tokio::task::block_in_place(|| quota_used(dir.path(), &config, ORG)),
-        2,
-        "no quota used"
-    );
+    nothing_moved(&sim, dir.path(), &config, 3, 2);
     assert_eq!(journal_event_count(dir.path(), "fiscal_anomaly"), 1);
     assert_eq!(
         journal_event_count(dir.path(), "intent"),
@@ -170,11 +203,7 @@ async fn a_register_cut_behind_its_box_stops_it_until_the_missing_number_is_ackn
     );
     assert!(!said.contains("--numbers «"), "{said}");
 
-    let list: Value = serde_json::from_str(&cli_ok(
-        &gateway,
-        &["device", "anomalies", "list", "--json"],
-    ))
-    .expect("json");
+    let list = anomalies(&gateway);
     let anomaly = &list[0];
     assert_eq!(anomaly["anomaly"]["kind"], "register_behind", "{list}");
     assert_eq!(anomaly["anomaly"]["missing"], serde_json::json!([3]));
@@ -249,16 +278,7 @@ async fn a_register_cut_behind_its_box_stops_it_until_the_missing_number_is_ackn
     assert_eq!(retry.json["errorCode"], 173, "{}", retry.body);
     let desc = retry.json["errorDesc"].as_str().unwrap_or_default();
     assert!(desc.contains("RB-3") && desc.contains("portail"), "{desc}");
-    assert_eq!(
-        fiscal_invoices(&sim).len(),
-        3,
-        "the box's counter did not move"
-    );
-    assert_eq!(
-        tokio::task::block_in_place(|| quota_used(dir.path(), &config, ORG)),
-        2,
-        "no quota used"
-    );
+    nothing_moved(&sim, dir.path(), &config, 3, 2);
     let next = certified(&gateway, &key, "RB-4").await;
     assert_eq!(next["counters"], "4/4 FV", "{next}");
     assert_eq!(fiscal_invoices(&sim).len(), 4);
@@ -292,35 +312,17 @@ async fn a_register_cut_behind_its_box_stops_it_until_the_missing_number_is_ackn
 #[tokio::test(flavor = "multi_thread")]
 async fn the_rns_an_administrator_gives_for_lost_numbers_are_never_certified_again() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let sim = Sim::start(dir.path()).await;
-    let config_text = config_with_device(dir.path(), &sim.link);
-    let mut gateway = Gateway::start(dir.path(), &config_text);
-    let config = gateway.config.clone();
-    let key =
-        tokio::task::block_in_place(|| add_org_with_key(dir.path(), &config, ORG, "shop", None));
-    gateway.wait_ready().await;
+    let (sim, mut gateway, config_text, key) = on_a_box(dir.path()).await;
     certified(&gateway, &key, "RN-1").await;
-    let cut = std::fs::metadata(journal(dir.path()))
-        .expect("journal")
-        .len();
+    let cut = journal_len(dir.path());
     certified(&gateway, &key, "RN-2").await;
     certified(&gateway, &key, "RN-3").await;
     assert!(gateway.terminate(), "{}", gateway.log());
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(journal(dir.path()))
-        .expect("journal");
-    file.set_len(cut).expect("journal cut back");
-    drop(file);
-    std::fs::remove_dir_all(dir.path().join("state").join("index.sled")).expect("index");
+    cut_register(dir.path(), cut);
 
     gateway = Gateway::start(dir.path(), &config_text);
     wait_problem(&gateway, "register_behind").await;
-    let list: Value = serde_json::from_str(&cli_ok(
-        &gateway,
-        &["device", "anomalies", "list", "--json"],
-    ))
-    .expect("json");
+    let list = anomalies(&gateway);
     assert_eq!(list[0]["anomaly"]["missing"], serde_json::json!([2, 3]));
     assert_eq!(list[0]["anomaly"]["last"]["rn"], "RN-3", "{list}");
     let id = list[0]["id"].as_u64().expect("id").to_string();
@@ -402,13 +404,8 @@ fn restore(dir: &Path, config: &Path, copy: &str) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn restore_says_the_box_is_ahead_and_a_newer_copy_settles_it() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let sim = Sim::start(dir.path()).await;
-    let config_text = config_with_device(dir.path(), &sim.link);
-    let mut gateway = Gateway::start(dir.path(), &config_text);
+    let (sim, mut gateway, config_text, key) = on_a_box(dir.path()).await;
     let config = gateway.config.clone();
-    let key =
-        tokio::task::block_in_place(|| add_org_with_key(dir.path(), &config, ORG, "shop", None));
-    gateway.wait_ready().await;
     certified(&gateway, &key, "RS-1").await;
     certified(&gateway, &key, "RS-2").await;
     let older = tokio::task::block_in_place(|| backup(dir.path(), &config, &dir.path().join("a")));
@@ -436,10 +433,8 @@ async fn restore_says_the_box_is_ahead_and_a_newer_copy_settles_it() {
     assert_eq!(fiscal_invoices(&sim).len(), 3);
     assert!(gateway.terminate(), "{}", gateway.log());
 
-    // A newer copy settles it: the box follows that register, nothing to acknowledge.
-    // (`restore` names the folder it keeps the configuration in by the second: a second
-    // restore within the same second is refused, so this one waits for the next.)
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // A newer copy settles it: the box follows that register, nothing to acknowledge (at
+    // once: a second restore within the same second keeps names of its own).
     let said = tokio::task::block_in_place(|| restore(dir.path(), &config, &newer));
     assert!(
         said.contains("NIM SIM0000001: counter 3") && said.contains("is not ahead"),
@@ -464,19 +459,11 @@ async fn a_web_api_e_mcf_ahead_of_its_register_stops_after_the_confirmation_that
     let config_text = std::fs::read_to_string(&gateway.config).expect("config");
     gateway.wait_ready().await;
     certified(&gateway, &key, "WB-1").await;
-    let cut = std::fs::metadata(journal(dir.path()))
-        .expect("journal")
-        .len();
+    let cut = journal_len(dir.path());
     let second = certified(&gateway, &key, "WB-2").await;
     assert_eq!(second["counters"], "2/2 FV");
     assert!(gateway.terminate(), "{}", gateway.log());
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(journal(dir.path()))
-        .expect("journal");
-    file.set_len(cut).expect("journal cut back");
-    drop(file);
-    std::fs::remove_dir_all(dir.path().join("state").join("index.sled")).expect("index");
+    cut_register(dir.path(), cut);
 
     // The web API gives no counters before a confirmation: the first invoice is certified
     // (the DGI did), and its counters show number 2 missing from the register.
@@ -489,11 +476,7 @@ async fn a_web_api_e_mcf_ahead_of_its_register_stops_after_the_confirmation_that
     let next = post_invoice(gateway.addr, &key, &invoice("WB-4")).await;
     assert_eq!(next.status, 503, "{}", next.body);
     assert_eq!(next.json["errorCode"], 172, "{}", next.body);
-    let list: Value = serde_json::from_str(&cli_ok(
-        &gateway,
-        &["device", "anomalies", "list", "--json"],
-    ))
-    .expect("json");
+    let list = anomalies(&gateway);
     assert_eq!(list[0]["anomaly"]["kind"], "register_behind", "{list}");
     assert_eq!(list[0]["anomaly"]["missing"], serde_json::json!([2]));
     assert_eq!(list[0]["anomaly"]["seen_in"], "confirm");

@@ -147,8 +147,8 @@ impl Restore {
     /// aside, renames the staged files into place, and removes the marker; then, with
     /// `config_in_place`, puts back the configuration files the current one names.
     pub fn apply(&self, plan: &RestorePlan, manifest: &Manifest) -> Result<Restored, AdminError> {
-        let stamp = plan.now.format("%Y%m%dT%H%M%SZ").to_string();
         let dir = &self.state_dir;
+        let stamp = free_stamp(dir, plan);
         let owner = owner_of(dir);
         if plan.config_in_place {
             // Refused before anything is written: not after the state is in place.
@@ -170,9 +170,9 @@ impl Restore {
                 return Err(error);
             }
         };
-        // The folder what is in place goes to, chosen before the marker names it: a second
-        // attempt after a dead one never writes into the first one's folder.
-        let aside_name = free_aside_name(dir, &format!("before-restore-{stamp}"));
+        // The folder what is in place goes to, named before the marker names it: a second
+        // attempt after a dead one never writes into the first one's folder (`free_stamp`).
+        let aside_name = format!("before-restore-{stamp}");
         // After a dead restore the register that was there is in its folder: the marker keeps
         // naming that one, and so does the answer.
         let first_aside = self.unfinished.as_ref().map(|u| u.aside.clone());
@@ -320,12 +320,30 @@ impl Restore {
     }
 }
 
-/// `name` in `dir`, or `name-2`, `name-3`... the first that does not exist.
-fn free_aside_name(dir: &Path, name: &str) -> String {
-    std::iter::once(name.to_owned())
-        .chain((2..).map(|n| format!("{name}-{n}")))
-        .find(|candidate| !dir.join(candidate).exists())
-        .unwrap_or_else(|| name.to_owned())
+/// The name of this restore's folders and kept files: its time to the second
+/// (`20261126T120000Z`), or that with `-2`, `-3`... when an earlier restore in the same
+/// second left a name with it, so that nothing this one sets aside or writes
+/// (`before-restore-<stamp>/`, `restored-config-<stamp>/`, `.restore-<stamp>/`, and with
+/// `config_in_place` each `<file>.before-restore-<stamp>`) lands on what an earlier one kept.
+fn free_stamp(dir: &Path, plan: &RestorePlan) -> String {
+    let second = plan.now.format("%Y%m%dT%H%M%SZ").to_string();
+    let taken = |path: &Path| path.symlink_metadata().is_ok();
+    let free = |stamp: &String| {
+        let in_state = ["before-restore-", "restored-config-", STAGING_PREFIX]
+            .iter()
+            .any(|prefix| taken(&dir.join(format!("{prefix}{stamp}"))));
+        let in_place = plan.config_in_place
+            && plan.config_paths.iter().any(|file| {
+                let mut kept = file.as_os_str().to_owned();
+                kept.push(format!(".before-restore-{stamp}"));
+                taken(Path::new(&kept))
+            });
+        !in_state && !in_place
+    };
+    std::iter::once(second.clone())
+        .chain((2..).map(|n| format!("{second}-{n}")))
+        .find(free)
+        .unwrap_or(second)
 }
 
 /// The marker of a restore that did not finish in `state_dir`, if there is one.

@@ -20,6 +20,26 @@ fn plan(state: &Path, dest: &Path, keep: u32) -> BackupPlan {
     }
 }
 
+/// A copy into `dest` of the state directory `state` with one certification, and of its
+/// configuration `config` (written: `language = "fr"`) naming the files `named`; the store is
+/// closed again.
+fn copy_with_config(
+    state: &Path,
+    dest: &Path,
+    config: &Path,
+    named: &[std::path::PathBuf],
+) -> Taken {
+    let store = seeded(state);
+    certify(&store, "demo", Environment::Production, "FN-1", 2026);
+    std::fs::write(config, "language = \"fr\"\n").unwrap();
+    let mut with_config = plan(state, dest, 14);
+    with_config.config_file = Some(config.to_path_buf());
+    with_config.named_files = named.to_vec();
+    let copy = take(&with_config, Utc::now()).unwrap();
+    drop(store);
+    copy
+}
+
 #[test]
 fn keeps_the_last_n_good_copies_and_nothing_else_is_touched() {
     let state = tempfile::tempdir().unwrap();
@@ -172,18 +192,16 @@ fn the_configuration_comes_back_beside_the_state_or_in_place_with_its_modes() {
     let state = tempfile::tempdir().unwrap();
     let dest = tempfile::tempdir().unwrap();
     let etc = tempfile::tempdir().unwrap();
-    let store = seeded(state.path());
-    certify(&store, "demo", Environment::Production, "FN-1", 2026);
     let config = etc.path().join("config.toml");
     let token = etc.path().join("dgi.token");
-    std::fs::write(&config, "language = \"fr\"\n").unwrap();
     std::fs::write(&token, "secret\n").unwrap();
     std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o640)).unwrap();
-    let mut with_config = plan(state.path(), dest.path(), 14);
-    with_config.config_file = Some(config.clone());
-    with_config.named_files = vec![token.clone()];
-    let copy = take(&with_config, Utc::now()).unwrap();
-    drop(store);
+    let copy = copy_with_config(
+        state.path(),
+        dest.path(),
+        &config,
+        std::slice::from_ref(&token),
+    );
 
     // On a fresh state directory: beside it, modes kept, /etc untouched.
     std::fs::write(&token, "changed\n").unwrap();
@@ -349,4 +367,60 @@ fn the_folder_set_aside_is_the_one_the_answer_names() {
         std::fs::read(earlier.join("mark")).unwrap(),
         b"an earlier restore's"
     );
+}
+
+/// Two restores in place within one second: the second sets aside what the first put in
+/// place under names of its own, and loses nothing the first kept (the configuration file
+/// that was there before it, the configuration it brought back beside the state).
+#[test]
+fn two_restores_in_one_second_keep_every_old_configuration() {
+    let state = tempfile::tempdir().unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let etc = tempfile::tempdir().unwrap();
+    let config = etc.path().join("config.toml");
+    let copy = copy_with_config(state.path(), dest.path(), &config, &[]);
+    std::fs::write(&config, "language = \"en\" # before the first\n").unwrap();
+
+    let now = Utc.with_ymd_and_hms(2026, 11, 26, 12, 0, 0).unwrap();
+    let put_back = RestorePlan {
+        src: copy.dir.clone(),
+        state_dir: state.path().to_path_buf(),
+        config_in_place: true,
+        config_paths: vec![config.clone()],
+        now,
+    };
+    let restore = Restore::begin(state.path()).unwrap();
+    let (manifest, _) = restore.assess(&copy.dir).unwrap();
+    let first = restore.apply(&put_back, &manifest).unwrap();
+    std::fs::write(&config, "language = \"en\" # before the second\n").unwrap();
+    let (manifest, _) = restore.assess(&copy.dir).unwrap();
+    let second = restore.apply(&put_back, &manifest).unwrap();
+
+    let stamp = "20261126T120000Z";
+    let read = |path: std::path::PathBuf| std::fs::read_to_string(path).unwrap();
+    let kept = |suffix: &str| {
+        let mut name = config.as_os_str().to_owned();
+        name.push(format!(".before-restore-{stamp}{suffix}"));
+        read(name.into())
+    };
+    assert_eq!(kept(""), "language = \"en\" # before the first\n");
+    assert_eq!(kept("-2"), "language = \"en\" # before the second\n");
+    assert_eq!(read(config.clone()), "language = \"fr\"\n");
+    assert_eq!(
+        first.aside,
+        Some(state.path().join(format!("before-restore-{stamp}")))
+    );
+    assert_eq!(
+        second.aside,
+        Some(state.path().join(format!("before-restore-{stamp}-2")))
+    );
+    assert!(state
+        .path()
+        .join(format!("restored-config-{stamp}/config.toml"))
+        .is_file());
+    assert!(state
+        .path()
+        .join(format!("restored-config-{stamp}-2/config.toml"))
+        .is_file());
+    assert!(crate::store::journal_path(state.path()).is_file());
 }

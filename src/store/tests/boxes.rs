@@ -7,6 +7,35 @@ use crate::model::{BoxCounters, FiscalAnomaly, FiscalAnomalyKind, LostInvoice};
 use crate::store::boxes::META_BOXES;
 use crate::store::Store;
 
+/// A store in `dir` with two certifications on `NIM1`, and that box's counters.
+fn two_certified(dir: &std::path::Path) -> (Store, BoxCounters) {
+    let store = seeded(dir);
+    certify_range(&store, 0..2);
+    let known = store.box_counters("NIM1").unwrap().unwrap();
+    (store, known)
+}
+
+/// The register behind `known`'s box by the numbers `missing` (the box seen at the last).
+fn register_behind(known: &BoxCounters, missing: Vec<u64>) -> FiscalAnomaly {
+    let seen_tc = missing.last().copied().unwrap_or(known.tc);
+    FiscalAnomaly {
+        kind: FiscalAnomalyKind::RegisterBehind,
+        missing,
+        ..anomaly(known.clone(), seen_tc)
+    }
+}
+
+/// A release that does not know the `b` keys applied a record since they were written: the
+/// index's marker lags, and the next open reads them again from the journal.
+fn lag_the_boxes_marker(store: &Store) {
+    store
+        .index()
+        .unwrap()
+        .tree
+        .insert(META_BOXES, &1u64.to_be_bytes()[..])
+        .unwrap();
+}
+
 fn anomaly(known: BoxCounters, seen_tc: u64) -> FiscalAnomaly {
     FiscalAnomaly {
         device: "box1".into(),
@@ -38,9 +67,7 @@ fn each_box_keeps_its_last_production_counters() {
 #[test]
 fn an_anomaly_is_journaled_once_and_acknowledged_with_who_and_why() {
     let dir = tempfile::tempdir().unwrap();
-    let store = seeded(dir.path());
-    certify_range(&store, 0..2);
-    let known = store.box_counters("NIM1").unwrap().unwrap();
+    let (store, known) = two_certified(dir.path());
     let (first, new) = store
         .record_fiscal_anomaly(anomaly(known.clone(), 0))
         .unwrap();
@@ -124,12 +151,7 @@ fn an_index_without_box_counters_gets_them_at_its_first_open() {
     );
     // A release that does not know the `b` keys applied a record since (the marker lags):
     // they are read again from the entries.
-    store
-        .index()
-        .unwrap()
-        .tree
-        .insert(META_BOXES, &1u64.to_be_bytes()[..])
-        .unwrap();
+    lag_the_boxes_marker(&store);
     let bogus = crate::model::BoxCounters {
         tc: 1,
         ..expected.clone()
@@ -148,14 +170,8 @@ fn an_index_without_box_counters_gets_them_at_its_first_open() {
 #[test]
 fn an_acknowledged_register_behind_becomes_the_baseline_and_survives_a_rebuild() {
     let dir = tempfile::tempdir().unwrap();
-    let store = seeded(dir.path());
-    certify_range(&store, 0..2);
-    let known = store.box_counters("NIM1").unwrap().unwrap();
-    let ahead = FiscalAnomaly {
-        kind: FiscalAnomalyKind::RegisterBehind,
-        missing: vec![known.tc + 1, known.tc + 2],
-        ..anomaly(known.clone(), known.tc + 2)
-    };
+    let (store, known) = two_certified(dir.path());
+    let ahead = register_behind(&known, vec![known.tc + 1, known.tc + 2]);
     let (record, new) = store.record_fiscal_anomaly(ahead).unwrap();
     assert!(new);
     // Not acknowledged yet: the register still knows its own last entry.
@@ -193,12 +209,7 @@ fn an_acknowledged_register_behind_becomes_the_baseline_and_survives_a_rebuild()
     );
     // An index whose `b` keys lag (another release wrote to it) gets them again from the
     // entries and the acknowledgements: the baseline stays.
-    store
-        .index()
-        .unwrap()
-        .tree
-        .insert(META_BOXES, &1u64.to_be_bytes()[..])
-        .unwrap();
+    lag_the_boxes_marker(&store);
     store.index().unwrap().tree.remove(b"bNIM1").unwrap();
     drop(store);
     let store = Store::open(dir.path()).unwrap();
@@ -208,14 +219,9 @@ fn an_acknowledged_register_behind_becomes_the_baseline_and_survives_a_rebuild()
 #[test]
 fn the_same_anomaly_found_side_by_side_is_journaled_once() {
     let dir = tempfile::tempdir().unwrap();
-    let store = std::sync::Arc::new(seeded(dir.path()));
-    certify_range(&store, 0..2);
-    let known = store.box_counters("NIM1").unwrap().unwrap();
-    let ahead = FiscalAnomaly {
-        kind: FiscalAnomalyKind::RegisterBehind,
-        missing: vec![known.tc + 1],
-        ..anomaly(known.clone(), known.tc + 1)
-    };
+    let (store, known) = two_certified(dir.path());
+    let store = std::sync::Arc::new(store);
+    let ahead = register_behind(&known, vec![known.tc + 1]);
     // The start-up check, an invoice's C1h and web API confirmations at once.
     let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
     let threads: Vec<_> = (0..8)

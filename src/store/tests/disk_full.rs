@@ -4,78 +4,29 @@
 //! tmpfs mounted by the test (root; skipped with a line saying so otherwise, failing under
 //! `CI=true`).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::{certify, certify_range, production_register, seeded};
 use crate::model::Environment;
 use crate::store::{FaultKind, Store, StoreError};
 
-fn is_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").is_ok_and(|meta| meta.uid() == 0)
+// The one tmpfs helper of the full-disk tests, shared with the test binaries.
+#[path = "../../../tests/support/tmpfs.rs"]
+mod tmpfs;
+
+/// A tmpfs mounted on a temporary folder: unmounted before the folder goes (fields drop in
+/// order).
+struct Mounted {
+    fs: tmpfs::Tmpfs,
+    _dir: tempfile::TempDir,
 }
 
-fn under_ci() -> bool {
-    std::env::var("CI").is_ok_and(|value| !matches!(value.trim(), "" | "0" | "false"))
-}
-
-/// A tmpfs of `size` mounted on a new temporary folder, unmounted when dropped.
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    fn mount(size: &str) -> Tmpfs {
-        let dir = tempfile::tempdir().unwrap();
-        let status = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size},mode=0700"),
-                "tmpfs",
-            ])
-            .arg(dir.path())
-            .status()
-            .unwrap();
-        assert!(status.success(), "mount -t tmpfs failed");
-        Tmpfs { dir }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount")
-            .arg("-l")
-            .arg(self.dir.path())
-            .status();
-    }
-}
-
-/// Writes `path` until the file system is full.
-fn fill(path: &Path) {
-    let mut file = std::fs::File::create(path).unwrap();
-    let block = vec![0x5au8; 64 << 10];
-    loop {
-        match file.write(&block) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
-            Err(e) => panic!("filling {}: {e}", path.display()),
-        }
-    }
-    // The last bytes of the last block.
-    for _ in 0..4096 {
-        if file.write(&[0x5a]).is_err() {
-            break;
-        }
-    }
+/// A tmpfs of `size` mounted on a new temporary folder for `subject`; `None` when not root
+/// (skipped with a line saying so, failing under `CI=true`).
+fn mounted(size: &str, subject: &str) -> Option<Mounted> {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = tmpfs::Tmpfs::mount(dir.path(), size, subject)?;
+    Some(Mounted { fs, _dir: dir })
 }
 
 fn moved_aside(state: &Path) -> Vec<PathBuf> {
@@ -91,18 +42,19 @@ fn moved_aside(state: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn a_start_on_a_full_disk_never_calls_a_healthy_index_corrupt() {
-    if !is_root() {
-        assert!(!under_ci(), "this test needs root under CI (a tmpfs mount)");
-        eprintln!("SKIPPED: a_start_on_a_full_disk_never_calls_a_healthy_index_corrupt: needs root (mounts a tmpfs); under CI=true this fails");
+    let Some(mounted) = mounted(
+        "6m",
+        "a_start_on_a_full_disk_never_calls_a_healthy_index_corrupt",
+    ) else {
         return;
-    }
-    let fs = Tmpfs::mount("6m");
+    };
+    let fs = &mounted.fs;
     let state = fs.path().join("state");
     let store = seeded(&state);
     certify_range(&store, 0..20);
     let before = production_register(&store);
     drop(store);
-    fill(&fs.path().join("filler"));
+    let filler = fs.fill();
 
     match Store::open(&state) {
         Err(StoreError::Io(error)) => {
@@ -132,7 +84,7 @@ fn a_start_on_a_full_disk_never_calls_a_healthy_index_corrupt() {
         "index moved aside"
     );
 
-    std::fs::remove_file(fs.path().join("filler")).unwrap();
+    std::fs::remove_file(filler).unwrap();
     let store = Store::open(&state).unwrap();
     assert_eq!(production_register(&store), before);
     assert_eq!(
@@ -147,17 +99,18 @@ fn a_start_on_a_full_disk_never_calls_a_healthy_index_corrupt() {
 
 #[test]
 fn a_full_disk_halts_appends_and_loses_nothing_acknowledged() {
-    if !is_root() {
-        assert!(!under_ci(), "this test needs root under CI (a tmpfs mount)");
-        eprintln!("SKIPPED: a_full_disk_halts_appends_and_loses_nothing_acknowledged: needs root (mounts a tmpfs); under CI=true this fails");
+    let Some(mounted) = mounted(
+        "6m",
+        "a_full_disk_halts_appends_and_loses_nothing_acknowledged",
+    ) else {
         return;
-    }
-    let fs = Tmpfs::mount("6m");
+    };
+    let fs = &mounted.fs;
     let state = fs.path().join("state");
     let store = seeded(&state);
     certify_range(&store, 0..5);
     let before = production_register(&store);
-    fill(&fs.path().join("filler"));
+    let filler = fs.fill();
     let mut acked = 0;
     while store.write_fault().is_none() {
         // Each intent needs room; the last block's slack takes a few.
@@ -179,7 +132,7 @@ fn a_full_disk_halts_appends_and_loses_nothing_acknowledged() {
     let refused = store.record_intent(super::intent("demo", "WHILE-FULL"));
     assert!(refused.is_err(), "an append while halted");
 
-    std::fs::remove_file(fs.path().join("filler")).unwrap();
+    std::fs::remove_file(filler).unwrap();
     let mut expected = before.clone();
     expected.extend(resumed_or_refused(&store, &fault));
     drop(store);

@@ -33,15 +33,35 @@ fn status_request(addr: SocketAddr) -> Vec<u8> {
     format!("GET /api/v1/status HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").into_bytes()
 }
 
-/// A gateway on `sim` with `extra` top-level lines, `acme` and its key.
-async fn start(dir: &Path, sim: &Sim, config: String) -> (Gateway, String) {
+/// The answer to `GET /api/v1/status` on a new connection from the address `from` (3 s at
+/// the most).
+async fn status_of(from: IpAddr, addr: SocketAddr) -> Result<http::Response, String> {
+    http::exchange_from(
+        Some(from),
+        addr,
+        &status_request(addr),
+        Duration::from_secs(3),
+    )
+    .await
+}
+
+/// A gateway in `dir` with `config` (its device `shop`), `acme` and its key, ready.
+async fn start(dir: &Path, config: String) -> (Gateway, String) {
     let gateway = Gateway::start(dir, &config);
     let key = tokio::task::block_in_place(|| {
         add_org_with_key(dir, &gateway.config, "acme", "shop", None)
     });
     gateway.wait_ready().await;
-    let _ = sim;
     (gateway, key)
+}
+
+/// [`start`] on a new simulator in `dir`: the configuration is `top` (top-level keys), the
+/// device's ([`config_with_device`]), then `tables`.
+async fn start_on_sim(dir: &Path, top: &str, tables: &str) -> (Sim, Gateway, String) {
+    let sim = Sim::start(dir).await;
+    let config = format!("{top}{}{tables}", config_with_device(dir, &sim.link));
+    let (gateway, key) = start(dir, config).await;
+    (sim, gateway, key)
 }
 
 /// Whether the server has closed `stream` (EOF or reset), without waiting.
@@ -56,9 +76,8 @@ async fn closed(stream: &mut TcpStream) -> bool {
 #[tokio::test(flavor = "multi_thread")]
 async fn idle_connections_from_many_addresses_never_silence_the_status() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let sim = Sim::start(dir.path()).await;
     // The default caps: 32 per address, 256 in all.
-    let (gateway, _key) = start(dir.path(), &sim, config_with_device(dir.path(), &sim.link)).await;
+    let (_sim, gateway, _key) = start_on_sim(dir.path(), "", "").await;
     let addr = gateway.addr;
     let mut idle = Vec::new();
     for i in 0..300u32 {
@@ -81,14 +100,7 @@ async fn idle_connections_from_many_addresses_never_silence_the_status() {
     ] {
         for attempt in 0..3 {
             let at = Instant::now();
-            let status = http::exchange_from(
-                Some(from),
-                addr,
-                &status_request(addr),
-                Duration::from_secs(3),
-            )
-            .await
-            .unwrap_or_else(|e| {
+            let status = status_of(from, addr).await.unwrap_or_else(|e| {
                 panic!("{label}, attempt {attempt}: the status is unanswered: {e}")
             });
             assert_eq!(status.status, 200, "{label}: {}", status.body);
@@ -114,12 +126,8 @@ async fn idle_connections_from_many_addresses_never_silence_the_status() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_request_on_a_connection_closed_to_make_room_is_refused_not_cut() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let sim = Sim::start(dir.path()).await;
-    let config = format!(
-        "{}\n[http]\nmax_connections_per_peer = 1\n",
-        config_with_device(dir.path(), &sim.link)
-    );
-    let (mut gateway, key) = start(dir.path(), &sim, config).await;
+    let tables = "\n[http]\nmax_connections_per_peer = 1\n";
+    let (_sim, mut gateway, key) = start_on_sim(dir.path(), "", tables).await;
     let addr = gateway.addr;
     // Two connections, from two addresses, each with the first line of a head read by the
     // server but no request begun: idle, so each is closed for the next from its address.
@@ -140,14 +148,9 @@ async fn a_request_on_a_connection_closed_to_make_room_is_refused_not_cut() {
         .expect("write");
     tokio::time::sleep(Duration::from_millis(500)).await;
     for from in [invoice_from, status_from] {
-        let status = http::exchange_from(
-            Some(from),
-            addr,
-            &status_request(addr),
-            Duration::from_secs(3),
-        )
-        .await
-        .expect("the new connection is answered");
+        let status = status_of(from, addr)
+            .await
+            .expect("the new connection is answered");
         assert_eq!(status.status, 200, "{}", status.body);
     }
     // Their heads complete after they were told to close.
@@ -206,7 +209,7 @@ async fn sigterm_refuses_new_clients_at_once_and_finishes_the_queued_invoices() 
     )
     .await;
     let config = config_with_device_timing(dir.path(), &sim.link, &[]);
-    let (mut gateway, key) = start(dir.path(), &sim, config).await;
+    let (mut gateway, key) = start(dir.path(), config).await;
     let addr = gateway.addr;
     let mut sent = Vec::new();
     for i in 0..QUEUED {
@@ -305,12 +308,8 @@ async fn sigterm_refuses_new_clients_at_once_and_finishes_the_queued_invoices() 
 #[tokio::test(flavor = "multi_thread")]
 async fn heads_too_large_or_too_slow_get_json_errors_in_the_reader_s_language() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let sim = Sim::start(dir.path()).await;
-    let config = format!(
-        "header_read_timeout_secs = 2\n{}",
-        config_with_device(dir.path(), &sim.link)
-    );
-    let (gateway, _key) = start(dir.path(), &sim, config).await;
+    let top = "header_read_timeout_secs = 2\n";
+    let (_sim, gateway, _key) = start_on_sim(dir.path(), top, "").await;
     let addr = gateway.addr;
 
     // Too many header fields (hyper takes 100): 431 with the JSON body, in English.

@@ -6,7 +6,7 @@
 //! just before the disk filled hears 164, and its retry after recovery gets 200 with the same
 //! codeDEFDGI: the box certified it exactly once.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::common::{
@@ -19,6 +19,12 @@ use crate::tmpfs::Tmpfs;
 use emcf_sim::edef::{start_edef, EdefOptions};
 
 mod index_first;
+mod steps;
+
+use steps::{
+    fill_then_release, held_after_finalize, journal_len, measure_then_pad, pad_journal, Pause,
+    PAGE, SLACK,
+};
 
 const ORG: &str = "shop-org";
 
@@ -219,103 +225,6 @@ async fn a_full_disk_refuses_before_the_box_and_recovers_without_a_restart() {
     setup.wait_alert(0).await;
 }
 
-/// The gateway's pause at `point` (`EMCF_PAUSE_AT`, src/failpoint.rs; `after_finalize`
-/// unless said): armed while its file exists; the gateway writes `<file>.here` when it waits
-/// there.
-struct Pause {
-    path: PathBuf,
-}
-
-impl Pause {
-    fn env(&self) -> String {
-        self.env_at("after_finalize")
-    }
-
-    fn env_at(&self, point: &str) -> String {
-        format!("{point}:{}", self.path.display())
-    }
-
-    fn arm(&self) {
-        std::fs::write(&self.path, "armed").expect("pause armed");
-    }
-
-    async fn reached(&self) {
-        let here = PathBuf::from(format!("{}.here", self.path.display()));
-        let started = Instant::now();
-        while !here.exists() {
-            assert!(started.elapsed() < Duration::from_secs(20), "never paused");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    fn release(&self) {
-        std::fs::remove_file(&self.path).expect("pause released");
-    }
-}
-
-/// The size of the gateway's journal.
-fn journal_len(dir: &Path) -> u64 {
-    std::fs::metadata(dir.join("state").join("journal").join("journal.log"))
-        .expect("journal")
-        .len()
-}
-
-/// tmpfs gives space by pages: a record that fits in the journal's last page is written even
-/// on a full file system.
-const PAGE: u64 = 4096;
-/// What is left in the journal's last page once DF-A's intent is written: less than a
-/// certification record, with room either side for records a few bytes longer or shorter
-/// (their times).
-const SLACK: u64 = 128;
-
-/// Renames the organization with `name_len` times `letter` (a record whose size follows the
-/// name's); returns how much the journal grew.
-fn org_record(dir: &Path, org: &str, letter: char, name_len: usize) -> u64 {
-    let before = journal_len(dir);
-    let name: String = std::iter::repeat_n(letter, name_len).collect();
-    let out = tokio::task::block_in_place(|| {
-        crate::common::cli(
-            dir,
-            &dir.join("config.toml"),
-            &["org", "update", org, "--name", &name],
-        )
-    });
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    journal_len(dir) - before
-}
-
-/// Pads the journal with organization records so that the next `intent` bytes end [`SLACK`]
-/// bytes before a page boundary: the certification after them cannot fit on a full disk.
-fn pad_journal(dir: &Path, org: &str, intent: u64) {
-    let small = org_record(dir, org, 'a', 10);
-    let large = org_record(dir, org, 'b', 60);
-    assert!(
-        large.abs_diff(small + 50) < 4,
-        "one byte of record per character of name"
-    );
-    let base = small - 10;
-    let now = journal_len(dir);
-    let mut padding = (4 * PAGE - SLACK - (now + intent) % PAGE) % PAGE;
-    let count = loop {
-        let count = padding.div_ceil(base + 100).max(1);
-        if count * (base + 1) <= padding {
-            break count;
-        }
-        padding += PAGE;
-    };
-    let mut left = padding - count * (base + 1);
-    for i in 0..count {
-        let extra = left.min(99);
-        left -= extra;
-        let letter = if i % 2 == 0 { 'c' } else { 'd' };
-        org_record(dir, org, letter, 1 + extra as usize);
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn an_invoice_finalized_as_the_disk_fills_is_recorded_once_space_returns() {
     let marks = tempfile::tempdir().expect("tempdir");
@@ -327,38 +236,23 @@ async fn an_invoice_finalized_as_the_disk_fills_is_recorded_once_space_returns()
     };
     let (addr, key) = (setup.gateway.addr, setup.key.clone());
 
+    let post = |rn: &'static str| {
+        let key = key.clone();
+        tokio::spawn(async move { post_invoice(addr, &key, &invoice(rn)).await })
+    };
+
     // DF-0 measures the records of one invoice: its intent, then its certification.
-    let before = journal_len(setup.path());
-    pause.arm();
-    let first = tokio::spawn(async move { post_invoice(addr, &key, &invoice("DF-0")).await });
-    pause.reached().await;
-    let intent = journal_len(setup.path()) - before;
-    pause.release();
-    assert_eq!(first.await.expect("request").status, 200);
-    let certification = journal_len(setup.path()) - before - intent;
+    let certification = measure_then_pad(setup.path(), ORG, &pause, || post("DF-0")).await;
     assert!(certification > 2 * SLACK, "{certification}");
-    pad_journal(setup.path(), ORG, intent);
 
     // DF-A: the box finalizes it, then the disk fills before its certification is written.
-    let key = setup.key.clone();
-    pause.arm();
-    let pending = tokio::spawn(async move { post_invoice(addr, &key, &invoice("DF-A")).await });
-    pause.reached().await;
-    let slack = (PAGE - journal_len(setup.path()) % PAGE) % PAGE;
-    assert!(
-        slack + 32 < certification,
-        "the certification would fit in the page: {slack} of {certification}"
-    );
+    let pending = held_after_finalize(setup.path(), &pause, certification, || post("DF-A")).await;
     assert_eq!(
         fiscal_invoices(&setup.sim).len(),
         2,
         "the box certified DF-A"
     );
-    // The index has written the intent (sled flushes within half a second); then the disk
-    // fills and the gateway goes on.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let filler = setup.disk.fill();
-    pause.release();
+    let filler = fill_then_release(&setup.disk, &pause).await;
 
     let answered = pending.await.expect("request task");
     let error = assert_error(&answered, 503, 164);
@@ -430,25 +324,11 @@ async fn a_confirm_answered_as_the_disk_fills_is_recorded_once_space_returns() {
 
     // W-0 measures the records of one invoice, then the journal is padded (see
     // `pad_journal`).
-    let before = journal_len(dir.path());
-    pause.arm();
-    let first = post("W-0");
-    pause.reached().await;
-    let intent = journal_len(dir.path()) - before;
-    pause.release();
-    assert_eq!(first.await.expect("request").status, 200);
-    let certification = journal_len(dir.path()) - before - intent;
-    pad_journal(dir.path(), "acme", intent);
+    let certification = measure_then_pad(dir.path(), "acme", &pause, || post("W-0")).await;
 
     // W-A: the DGI confirms it, then the disk fills before its certification is written.
-    pause.arm();
-    let pending = post("W-A");
-    pause.reached().await;
-    let slack = (PAGE - journal_len(dir.path()) % PAGE) % PAGE;
-    assert!(slack + 32 < certification, "{slack} of {certification}");
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let filler = disk.fill();
-    pause.release();
+    let pending = held_after_finalize(dir.path(), &pause, certification, || post("W-A")).await;
+    let filler = fill_then_release(&disk, &pause).await;
     let answered = pending.await.expect("request task");
     let error = assert_error(&answered, 503, 164);
     assert!(
