@@ -8,7 +8,8 @@
 //! | `x` id | `AnomalyRecord` (JSON), id = the journal seq of its `fiscal_anomaly` record |
 //!
 //! Every batch of records writes its `b`, `x` keys and `m:boxes` with `m:applied` (layout 4),
-//! so they agree after any crash; [`Index::complete_boxes`] at open only catches up an index
+//! so they agree after any crash (a build from nothing writes them without it, under
+//! `m:building`: an interrupted build is built again from the first record); [`Index::complete_boxes`] at open only catches up an index
 //! whose `m:boxes` lags (an index edited by another release), never by a rebuild.
 
 use sled::Batch;

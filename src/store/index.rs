@@ -50,6 +50,10 @@ use crate::model::{
 pub(super) const FORMAT: u32 = 6;
 pub(super) const META_APPLIED: &[u8] = b"m:applied";
 pub(super) const META_FORMAT: &[u8] = b"m:format";
+/// Present while an index is built from nothing (`Staged::commit_build`), removed by the
+/// build's last batch with its marker: an index that has it is an interrupted build, whose
+/// keys may be ahead of each other, and is built again from the first record.
+pub(super) const META_BUILDING: &[u8] = b"m:building";
 /// A [`Checkpoint`]: seq (8, BE), hash (32), start (8, BE), end (8, BE). Only a hint for the
 /// open (checked against the journal before use), so an index without one is still valid.
 pub(super) const META_CHECKPOINT: &[u8] = b"m:checkpoint";
@@ -205,6 +209,11 @@ impl Index {
     pub fn applied(&self) -> Result<Applied, StoreError> {
         if self.tree.is_empty() {
             return Ok(Applied::Empty);
+        }
+        if self.tree.contains_key(META_BUILDING)? {
+            return Ok(Applied::Unknown(
+                "a build from the journal was interrupted".to_string(),
+            ));
         }
         let format = self.tree.get(META_FORMAT)?;
         if format.as_deref() != Some(&FORMAT.to_be_bytes()[..]) {

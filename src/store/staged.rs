@@ -14,7 +14,7 @@ use super::event::Hash;
 use super::grouped::{find_rn, k_rn_bucket};
 use super::index::{
     be_u64, json, k_intent, k_intent_rn, open_intent_value, read_open_intent, Index, FORMAT,
-    META_APPLIED, META_FORMAT,
+    META_APPLIED, META_BUILDING, META_FORMAT,
 };
 use super::journal::Place;
 use crate::model::{BoxCounters, Environment, Intent, IntentId};
@@ -24,9 +24,9 @@ use crate::model::{BoxCounters, Environment, Intent, IntentId};
 /// enough that the staged writes stay a few MiB.
 pub(super) const REPLAY_BATCH: usize = 4096;
 
-/// A build's buckets kept in memory (bytes of their values) before they are written with a
-/// last-applied marker (`Staged::commit_build`); small in unit tests, so that their builds
-/// of a few batches pass checkpoints.
+/// A build's buckets kept in memory (bytes of their values) before they are written to sled
+/// (`Staged::commit_build`); small in unit tests, so that their builds of a few batches
+/// write them more than once.
 const BUILD_BUCKETS_MAX: usize = if cfg!(test) { 16 << 10 } else { 64 << 20 };
 
 /// One staged write.
@@ -154,25 +154,32 @@ impl Staged<'_> {
     /// The buckets of rns and codeDEFDGIs (`grouped.rs`, `links.rs`) are keys at random
     /// places, each rewritten by about one entry in a batch: written to sled at every batch,
     /// they were most of a build's time. Here they stay in `writes` from batch to batch, and
-    /// are written with the last-applied marker only once they hold `BUILD_BUCKETS_MAX`
-    /// bytes (`commit_built`, also at the build's end). The other writes go to sled at each
-    /// batch, without the marker: an index whose records are ahead of its marker is
-    /// applied again from the marker (effects are states: `apply.rs`), and one without a
-    /// marker at all is rebuilt from the first record. So a build interrupted between its
-    /// checkpoints starts again from the last one, never from a state that lacks a bucket.
+    /// go to sled once they hold `BUILD_BUCKETS_MAX` bytes, and at the build's end
+    /// (`commit_built`). So during a build sled's keys are not "records 1..=n applied" for
+    /// any n: no batch before the last one writes the last-applied marker, and the first
+    /// one writes `m:building` ([`META_BUILDING`]), which the last one removes with the
+    /// marker. An index interrupted in between (a crash, a damaged record) is an unknown
+    /// index at the next open, built again from the first record.
     pub(super) fn commit_build(&mut self) -> Result<(), StoreError> {
+        self.insert(META_BUILDING.to_vec(), &[][..]);
         if self.kept_buckets >= BUILD_BUCKETS_MAX {
-            return self.commit_built();
+            self.write_buckets()?;
         }
         self.stage_boxes()?;
         self.write_batch(true)
     }
 
-    /// The end of a stretch of a build (`commit_build`): its buckets, in small batches (a
-    /// large sled batch keeps a copy of every page it changes until it ends), then the other
-    /// writes with the last-applied marker. Buckets written without the marker are states
-    /// that the records after the old marker write again, identically.
+    /// The last batch of a build (`commit_build`): its buckets, then everything else with the
+    /// last-applied marker, `m:building` removed in the same batch.
     pub(super) fn commit_built(&mut self) -> Result<(), StoreError> {
+        self.write_buckets()?;
+        self.remove(META_BUILDING.to_vec());
+        self.commit()
+    }
+
+    /// The buckets staged, to sled in small batches (a large sled batch keeps a copy of every
+    /// page it changes until it ends), in key order.
+    fn write_buckets(&mut self) -> Result<(), StoreError> {
         let (buckets, rest): (FxHashMap<_, _>, FxHashMap<_, _>) = std::mem::take(&mut self.writes)
             .into_iter()
             .partition(|(k, _)| super::grouped::is_bucket(k));
@@ -193,7 +200,7 @@ impl Staged<'_> {
             self.index.tree.apply_batch(batch)?;
         }
         self.kept_buckets = 0;
-        self.commit()
+        Ok(())
     }
 
     /// The `i` keys of the intents opened or closed by the staged records, into `batch`.

@@ -9,6 +9,7 @@ mod dashboard;
 mod disk_full;
 pub(crate) mod fault_file;
 mod history;
+mod interrupted_build;
 mod links;
 mod rebuild;
 mod recovery;
