@@ -172,6 +172,24 @@ async fn an_unreachable_server_is_told_apart_and_the_pool_resumes_when_it_is_bac
             }
         }
     }
+
+    // A connection the server ends (as an administrator or a restart does) is unreachable too,
+    // and the next one is new.
+    let held = pool.client().await.unwrap();
+    server.sql(
+        "postgres",
+        &format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = '{APP}'"
+        ),
+    );
+    let ended = held
+        .query_one("SELECT 1", &[])
+        .await
+        .map_err(|e| pool.query_error("after the end", &e))
+        .expect_err("its connection was ended");
+    assert!(ended.is_unreachable(), "{ended}");
+    drop(held);
+    assert_eq!(scalar(&pool, "SELECT 'new'").await.unwrap(), "new");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -18,7 +18,7 @@ use rustls::{DigitallySignedStruct, SignatureScheme};
 use tokio_postgres::config::{Host, SslMode};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::error::{chain, has_io_error, has_tls_error, PgError};
+use super::error::{chain, has_io_error, has_tls_error, server_going_away, PgError};
 use super::settings::{PgSettings, PgTls};
 
 /// The oldest PostgreSQL major version accepted (the schema relies on nothing newer; 13 is the
@@ -404,8 +404,7 @@ fn connect_error(error: &tokio_postgres::Error, target: &str, user: &str) -> PgE
                 reason,
             };
         }
-        // The server is starting, stopping or in recovery: it will be back.
-        if matches!(code, "57P01" | "57P02" | "57P03") {
+        if server_going_away(code) {
             return PgError::Unreachable {
                 target: target.to_owned(),
                 reason,

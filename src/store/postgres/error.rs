@@ -119,10 +119,14 @@ pub enum PgError {
 }
 
 impl PgError {
-    /// A statement's failure while `doing`: the server gone in the middle is `Unreachable`,
-    /// anything else `Query`.
+    /// A statement's failure while `doing`: the server gone in the middle (the connection
+    /// lost, or the server saying it is shutting down) is `Unreachable`, anything else `Query`.
     pub(crate) fn query(doing: &str, target: &str, error: &tokio_postgres::Error) -> PgError {
-        if error.as_db_error().is_none() && (error.is_closed() || has_io_error(error)) {
+        let gone = match error.as_db_error() {
+            Some(db) => server_going_away(db.code().code()),
+            None => error.is_closed() || has_io_error(error),
+        };
+        if gone {
             return PgError::Unreachable {
                 target: target.to_owned(),
                 reason: chain(error),
@@ -138,6 +142,13 @@ impl PgError {
     pub fn is_unreachable(&self) -> bool {
         matches!(self, PgError::Unreachable { .. })
     }
+}
+
+/// Whether a SQLSTATE says the server is going away or not there yet: a connection exception
+/// (class 08), a shutdown (57P01 administrator, 57P02 crash), or a server starting (57P03).
+/// It will be back: the caller answers 503 and tries again.
+pub(crate) fn server_going_away(code: &str) -> bool {
+    code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
 }
 
 /// The error and its causes in one line (tokio-postgres's own message is terse: "db error",
@@ -207,6 +218,16 @@ mod tests {
             rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
         );
         assert!(has_tls_error(&io));
+    }
+
+    #[test]
+    fn a_server_shutting_down_or_starting_will_be_back() {
+        for code in ["08006", "08001", "57P01", "57P02", "57P03"] {
+            assert!(server_going_away(code), "{code}");
+        }
+        for code in ["42P01", "23505", "28P01", "57014"] {
+            assert!(!server_going_away(code), "{code}");
+        }
     }
 
     #[test]
