@@ -91,17 +91,14 @@ impl PgPool {
             .recycle_timeout(Some(POOL_TIMEOUT))
             .build()
             .map_err(|e| PgError::Settings { reason: chain(&e) })?;
-        let mut pool = PgPool {
+        let (target, user): (Arc<str>, Arc<str>) = (resolved.target.into(), resolved.user.into());
+        let server = check_server(&pool, &target, &user).await?;
+        let pool = PgPool {
             pool,
-            target: resolved.target.into(),
-            user: resolved.user.into(),
-            server: ServerFacts {
-                version: String::new(),
-                version_num: 0,
-                synchronous_commit: String::new(),
-            },
+            target,
+            user,
+            server,
         };
-        pool.server = pool.check_server().await?;
         tracing::info!(
             target = %pool.target,
             version = %pool.server.version,
@@ -134,23 +131,24 @@ impl PgPool {
     pub fn query_error(&self, doing: &str, error: &tokio_postgres::Error) -> PgError {
         PgError::query(doing, &self.target, error)
     }
+}
 
-    /// The server's version, `synchronous_commit` and `fsync`, in one round trip; refused when
-    /// they cannot keep a certified invoice.
-    async fn check_server(&self) -> Result<ServerFacts, PgError> {
-        let client = self.client().await?;
-        let row = client
-            .query_one(
-                "SELECT current_setting('server_version_num'), current_setting('server_version'), \
-                 current_setting('synchronous_commit'), current_setting('fsync')",
-                &[],
-            )
-            .await
-            .map_err(|e| self.query_error("reading the server's settings", &e))?;
-        let (num, version, synchronous_commit, fsync): (String, String, String, String) =
-            (row.get(0), row.get(1), row.get(2), row.get(3));
-        judge_server(&num, version, synchronous_commit, &fsync)
-    }
+/// The server's version, `synchronous_commit` and `fsync`, in one round trip on a connection
+/// of `pool`; refused when they cannot keep a certified invoice.
+async fn check_server(pool: &Pool, target: &str, user: &str) -> Result<ServerFacts, PgError> {
+    let client = pool.get().await.map_err(|e| pool_error(e, target, user))?;
+    let failed =
+        |e: tokio_postgres::Error| PgError::query("reading the server's settings", target, &e);
+    let row = client
+        .query_one(
+            "SELECT current_setting('server_version_num'), current_setting('server_version'), \
+             current_setting('synchronous_commit'), current_setting('fsync')",
+            &[],
+        )
+        .await
+        .map_err(failed)?;
+    let text = |i: usize| row.try_get::<_, String>(i).map_err(failed);
+    judge_server(&text(0)?, text(1)?, text(2)?, &text(3)?)
 }
 
 /// The server's settings judged: its version, `fsync`, then `synchronous_commit`.

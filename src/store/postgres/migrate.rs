@@ -72,14 +72,17 @@ pub async fn migrate(pool: &PgPool, migrations: &[Migration]) -> Result<Migrated
         )
         .await
         .map_err(|e| fail("reading schema_migrations", e))?;
-    let applied: Vec<Applied> = rows
+    let applied = rows
         .iter()
-        .map(|row| Applied {
-            version: row.get(0),
-            name: row.get(1),
-            checksum: row.get(2),
+        .map(|row| {
+            Ok(Applied {
+                version: row.try_get(0)?,
+                name: row.try_get(1)?,
+                checksum: row.try_get(2)?,
+            })
         })
-        .collect();
+        .collect::<Result<Vec<Applied>, tokio_postgres::Error>>()
+        .map_err(|e| fail("reading schema_migrations", e))?;
     let pending = pending(migrations, &applied)?;
     let mut done = Vec::with_capacity(pending.len());
     for migration in pending {
