@@ -3,8 +3,8 @@
 //! test makes with `openssl`; it tells an unreachable server, a refused role and a TLS failure
 //! apart, resumes when the server is back, and refuses a server that would acknowledge a
 //! commit before it is on disk. Migrations are applied once, in one transaction (a failing one
-//! leaves nothing), once only when two replicas start at once, and a newer database or an
-//! edited migration is refused changing nothing.
+//! leaves nothing), once only when two replicas start at once, and a newer database, an
+//! edited migration or another tool's `schema_migrations` is refused changing nothing.
 //!
 //! Each test starts its own server (`tests/support/pg.rs`, about 1.5 s); without PostgreSQL
 //! they are skipped outside CI.
@@ -521,6 +521,42 @@ async fn a_failing_migration_leaves_the_database_as_it_was() {
     );
     let fixed = migrate(&pool, &[FIRST, SECOND]).await.unwrap();
     assert_eq!(fixed.applied, [1, 2]);
+
+    // A schema_migrations of another tool (golang-migrate's columns): a clear error, no panic,
+    // nothing applied.
+    server.sql(
+        "postgres",
+        &format!("CREATE DATABASE foreign_tool OWNER {APP}"),
+    );
+    server.sql(
+        "foreign_tool",
+        &format!(
+            "CREATE TABLE schema_migrations (version bigint PRIMARY KEY, dirty boolean NOT NULL);
+             INSERT INTO schema_migrations VALUES (7, false);
+             ALTER TABLE schema_migrations OWNER TO {APP};"
+        ),
+    );
+    let foreign = PgPool::connect(&settings(
+        server.socket_url(APP, "foreign_tool"),
+        None,
+        PgTls::Disable,
+    ))
+    .await
+    .unwrap();
+    let refused = migrate(&foreign, &[FIRST])
+        .await
+        .expect_err("another tool's table");
+    assert!(
+        matches!(&refused, PgError::Query { doing, .. } if doing.contains("schema_migrations")),
+        "{refused}"
+    );
+    assert_eq!(
+        server.sql(
+            "foreign_tool",
+            "SELECT count(*) FROM pg_tables WHERE tablename = 'ledger'"
+        ),
+        "0"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
