@@ -7,6 +7,8 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../support/pg.rs"]
+mod pg;
 #[path = "../support/smtp.rs"]
 mod smtp;
 #[path = "../support/tmpfs.rs"]
@@ -22,5 +24,6 @@ mod dashboard_receipt;
 mod dashboard_sign_in;
 mod first_run;
 mod full_disk;
+mod postgres;
 mod state_modes;
 mod upgrade;

@@ -1,10 +1,23 @@
 //! The register on PostgreSQL (issue 28, under construction): what the hosted deployment
 //! keeps in a database server instead of the state directory. The embedded store (journal +
-//! sled, the rest of `store`) stays the default.
+//! sled, the rest of `store`) stays the default. What a provider sets up: docs/postgresql.md.
 //!
 //! * `settings.rs`: how to reach the server ([`PgSettings`]), made by the configuration's
 //!   `[store]` table.
+//! * `connect.rs`: the pool of connections ([`PgPool`]), refusing a server that would lose a
+//!   commit or is too old.
+//! * `migrate.rs`: the schema's versioned migrations applied at start ([`migrate`]);
+//!   `migrations.rs`: the binary's list ([`MIGRATIONS`]), SQL under `migrations/`.
+//! * `error.rs`: what can go wrong ([`PgError`]).
 
+mod connect;
+mod error;
+mod migrate;
+mod migrations;
 mod settings;
 
+pub use connect::{PgPool, ServerFacts, DURABLE_COMMIT, OLDEST_SERVER};
+pub use error::PgError;
+pub use migrate::{migrate, Migrated, Migration, MIGRATION_LOCK};
+pub use migrations::MIGRATIONS;
 pub use settings::{PgSettings, PgTls};
