@@ -25,5 +25,6 @@ mod dashboard_sign_in;
 mod first_run;
 mod full_disk;
 mod postgres;
+mod postgres_schema;
 mod state_modes;
 mod upgrade;

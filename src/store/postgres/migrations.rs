@@ -5,4 +5,8 @@
 use super::migrate::Migration;
 
 /// Every migration, versions increasing from 1 without a gap.
-pub const MIGRATIONS: &[Migration] = &[];
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "register",
+    sql: include_str!("../../../migrations/0001_register.sql"),
+}];

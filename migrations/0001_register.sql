@@ -1,0 +1,254 @@
+-- emcf-gateway, the PostgreSQL store, schema version 1 (issue 28; docs/design.md §11).
+--
+-- Applied at start by src/store/postgres/migrate.rs, in one transaction. A released migration
+-- is never edited (its checksum is recorded): a change is a new file.
+--
+-- The schema holds the register's rules itself, so that no client, however wrong, can break
+-- them: one certification per (organization, environment, rn); register sequence numbers per
+-- environment with no gap, assigned in the certifying transaction; a hash chain per
+-- organization, checked by the database; one open intent per rn; quota use that cannot pass
+-- the quota; the register and the events append-only (triggers refuse UPDATE, DELETE and
+-- TRUNCATE; the role of docs/postgresql.md has no such privilege either).
+--
+-- Times are UTC (timestamptz written by the gateway, never now()). JSON columns hold the
+-- gateway's own records (src/model) exactly as the embedded store's journal does.
+
+CREATE TYPE environment AS ENUM ('production', 'sandbox');
+
+-- What an organization is now (its last `organization_saved`); its history is in `events`.
+CREATE TABLE organizations (
+    id        text PRIMARY KEY CHECK (id <> ''),
+    record    jsonb NOT NULL,
+    saved_at  timestamptz NOT NULL
+);
+
+CREATE TABLE api_keys (
+    id           text PRIMARY KEY CHECK (id <> ''),
+    org          text NOT NULL REFERENCES organizations (id),
+    environment  environment NOT NULL,
+    record       jsonb NOT NULL,          -- model::KeyRecord: the secret's SHA-256 only
+    enabled      boolean NOT NULL
+);
+CREATE INDEX api_keys_by_org ON api_keys (org);
+
+CREATE TABLE dashboard_tokens (
+    id            text PRIMARY KEY CHECK (id <> ''),
+    org           text NOT NULL REFERENCES organizations (id),
+    token_sha256  text NOT NULL CHECK (token_sha256 ~ '^[0-9a-f]{64}$'),
+    label         text NOT NULL,
+    created_at    timestamptz NOT NULL,
+    revoked       boolean NOT NULL DEFAULT false
+);
+CREATE INDEX dashboard_tokens_by_org ON dashboard_tokens (org);
+
+-- Every fact that is not a register entry, in order, as the journal's events: organizations
+-- saved, keys issued, enabled and disabled, dashboard tokens issued and revoked, fiscal
+-- anomalies and their acknowledgements. Append-only.
+CREATE TABLE events (
+    id    bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at    timestamptz NOT NULL,
+    org   text REFERENCES organizations (id),
+    kind  text NOT NULL CHECK (kind <> ''),
+    body  jsonb NOT NULL
+);
+
+-- Each box's last counters from its production entries (model::BoxCounters), or the counter
+-- an administrator acknowledged for a register behind its box.
+CREATE TABLE box_counters (
+    nim       text PRIMARY KEY CHECK (nim <> ''),
+    counters  jsonb NOT NULL
+);
+
+-- Fiscal anomalies (model::AnomalyRecord) as they stand: acknowledged once. Their detection
+-- and acknowledgement are also in `events`.
+CREATE TABLE fiscal_anomalies (
+    id            bigint PRIMARY KEY,
+    detected_at   timestamptz NOT NULL,
+    anomaly       jsonb NOT NULL,
+    acknowledged  jsonb
+);
+
+-- What the alerts remember (which alert is raised, when it was last sent), by alert key.
+CREATE TABLE alert_state (
+    key    text PRIMARY KEY,
+    state  jsonb NOT NULL
+);
+
+-- An intent: written and committed before the invoice is finalized on its device (38h, or
+-- the web API's confirm). Settled once, by its register entry (certified) or as abandoned;
+-- nothing else about it ever changes.
+CREATE TABLE intents (
+    id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    org             text NOT NULL REFERENCES organizations (id),
+    environment     environment NOT NULL,
+    rn              text NOT NULL CHECK (rn <> ''),
+    request_digest  text NOT NULL CHECK (request_digest ~ '^[0-9a-f]{64}$'),
+    body            jsonb NOT NULL,       -- model::Intent, with the invoice it keeps
+    created_at      timestamptz NOT NULL,
+    -- The quota year whose unit this intent holds (production only): released if abandoned.
+    quota_year      integer,
+    state           text NOT NULL DEFAULT 'open'
+                    CHECK (state IN ('open', 'certified', 'abandoned')),
+    settled_at      timestamptz,
+    reason          text,
+    CHECK ((state = 'open') = (settled_at IS NULL)),
+    CHECK ((state = 'abandoned') = (reason IS NOT NULL)),
+    CHECK ((environment = 'production') = (quota_year IS NOT NULL))
+);
+CREATE UNIQUE INDEX intents_one_open_per_rn ON intents (org, environment, rn)
+    WHERE state = 'open';
+CREATE INDEX intents_open ON intents (id) WHERE state = 'open';
+
+-- Units used of each organization's annual quota (production certifications), claimed with
+-- the intent, released when it is abandoned. `quota` is the limit at the last claim: a claim
+-- past it fails the CHECK (the gateway answers 429), whatever other replicas do at once.
+CREATE TABLE quota_use (
+    org    text NOT NULL REFERENCES organizations (id),
+    year   integer NOT NULL,
+    used   bigint NOT NULL CHECK (used >= 0),
+    quota  bigint NOT NULL CHECK (quota >= 0),
+    PRIMARY KEY (org, year),
+    CHECK (used <= quota)
+);
+
+-- A client's Idempotency-Key, bound to the first request that came with it. Removed when that
+-- request certified nothing (its intent abandoned).
+CREATE TABLE idempotency_keys (
+    org             text NOT NULL REFERENCES organizations (id),
+    environment     environment NOT NULL,
+    key             text NOT NULL,
+    intent          bigint NOT NULL REFERENCES intents (id),
+    rn              text NOT NULL,
+    request_digest  text NOT NULL,
+    PRIMARY KEY (org, environment, key)
+);
+
+-- The next register sequence number of each environment (updated by the register's trigger
+-- only, in the certifying transaction).
+CREATE TABLE register_heads (
+    environment    environment PRIMARY KEY,
+    next_sequence  bigint NOT NULL CHECK (next_sequence >= 1)
+);
+INSERT INTO register_heads VALUES ('production', 1), ('sandbox', 1);
+
+-- The head of each organization's hash chain (updated by the register's trigger only).
+CREATE TABLE chain_heads (
+    org      text PRIMARY KEY REFERENCES organizations (id),
+    entries  bigint NOT NULL CHECK (entries >= 1),
+    head     bytea NOT NULL CHECK (length(head) = 32)
+);
+
+-- LogInvoices: one row per certified invoice. Append-only.
+--
+-- `entry` is the entry's JSON exactly as hashed (model::RegisterEntry without the invoice,
+-- which its intent keeps). `hash` = SHA-256(prev_hash || entry as UTF-8), `prev_hash` the
+-- hash of the organization's previous entry (32 zero bytes for its first), `chain_seq` its
+-- place in that chain: organizations never wait on each other's chain.
+CREATE TABLE register_entries (
+    environment   environment NOT NULL,
+    sequence      bigint NOT NULL CHECK (sequence >= 1),
+    org           text NOT NULL REFERENCES organizations (id),
+    rn            text NOT NULL CHECK (rn <> ''),
+    intent        bigint NOT NULL UNIQUE REFERENCES intents (id),
+    code_def      text NOT NULL CHECK (code_def <> ''),
+    certified_at  timestamptz NOT NULL,
+    quota_year    integer NOT NULL,
+    chain_seq     bigint NOT NULL CHECK (chain_seq >= 1),
+    prev_hash     bytea NOT NULL CHECK (length(prev_hash) = 32),
+    hash          bytea NOT NULL CHECK (length(hash) = 32),
+    entry         text NOT NULL,
+    PRIMARY KEY (environment, sequence),
+    UNIQUE (org, environment, rn),
+    UNIQUE (org, chain_seq)
+);
+CREATE INDEX register_entries_by_org ON register_entries (org, environment, sequence);
+CREATE INDEX register_entries_by_code ON register_entries (org, environment, code_def);
+
+-- The rules of an entry, checked as it is inserted: the next number of its environment, the
+-- next link of its organization's chain (hash recomputed here), its intent open and the same
+-- invoice; then the heads move on and the intent is settled as certified.
+CREATE FUNCTION register_entry_rules() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    zero bytea := decode(repeat('00', 32), 'hex');
+    open_intent intents%ROWTYPE;
+BEGIN
+    UPDATE register_heads SET next_sequence = next_sequence + 1
+        WHERE environment = NEW.environment AND next_sequence = NEW.sequence;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'register %: sequence % is not the next one', NEW.environment, NEW.sequence
+            USING ERRCODE = 'check_violation';
+    END IF;
+    IF NEW.hash <> sha256(NEW.prev_hash || convert_to(NEW.entry, 'UTF8')) THEN
+        RAISE EXCEPTION 'register: entry % of % does not hash to its hash', NEW.sequence, NEW.org
+            USING ERRCODE = 'check_violation';
+    END IF;
+    IF NEW.chain_seq = 1 AND NEW.prev_hash = zero THEN
+        -- The organization's first entry, unless it has one already.
+        INSERT INTO chain_heads (org, entries, head) VALUES (NEW.org, 1, NEW.hash)
+            ON CONFLICT (org) DO NOTHING;
+    ELSE
+        UPDATE chain_heads SET entries = entries + 1, head = NEW.hash
+            WHERE org = NEW.org AND entries = NEW.chain_seq - 1 AND head = NEW.prev_hash;
+    END IF;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'register: entry % does not follow the head of %''s chain',
+            NEW.sequence, NEW.org USING ERRCODE = 'check_violation';
+    END IF;
+    SELECT * INTO open_intent FROM intents WHERE id = NEW.intent FOR UPDATE;
+    IF NOT FOUND OR open_intent.state <> 'open' OR open_intent.org <> NEW.org
+            OR open_intent.environment <> NEW.environment OR open_intent.rn <> NEW.rn THEN
+        RAISE EXCEPTION 'register: intent % is not the open intent of this entry', NEW.intent
+            USING ERRCODE = 'check_violation';
+    END IF;
+    UPDATE intents SET state = 'certified', settled_at = NEW.certified_at WHERE id = NEW.intent;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER register_entry_rules BEFORE INSERT ON register_entries
+    FOR EACH ROW EXECUTE FUNCTION register_entry_rules();
+
+-- An intent is settled once, and nothing else about it changes. An abandoned one gives its
+-- quota unit back and frees its Idempotency-Key.
+CREATE FUNCTION intent_rules() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        RAISE EXCEPTION 'intents are never deleted' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF OLD.state <> 'open' OR NEW.state NOT IN ('certified', 'abandoned')
+            OR (NEW.id, NEW.org, NEW.environment, NEW.rn, NEW.request_digest, NEW.body,
+                NEW.created_at, NEW.quota_year)
+               IS DISTINCT FROM
+               (OLD.id, OLD.org, OLD.environment, OLD.rn, OLD.request_digest, OLD.body,
+                OLD.created_at, OLD.quota_year) THEN
+        RAISE EXCEPTION 'intent %: only an open intent is settled, once', OLD.id
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF NEW.state = 'abandoned' THEN
+        IF OLD.quota_year IS NOT NULL THEN
+            UPDATE quota_use SET used = used - 1 WHERE org = OLD.org AND year = OLD.quota_year;
+        END IF;
+        DELETE FROM idempotency_keys WHERE intent = OLD.id;
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER intent_rules BEFORE UPDATE OR DELETE ON intents
+    FOR EACH ROW EXECUTE FUNCTION intent_rules();
+
+-- Append-only tables: no UPDATE, DELETE or TRUNCATE, whoever asks.
+CREATE FUNCTION append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION '% is append-only: % refused', TG_TABLE_NAME, TG_OP
+        USING ERRCODE = 'insufficient_privilege';
+END
+$$;
+CREATE TRIGGER register_entries_append_only BEFORE UPDATE OR DELETE ON register_entries
+    FOR EACH ROW EXECUTE FUNCTION append_only();
+CREATE TRIGGER register_entries_no_truncate BEFORE TRUNCATE ON register_entries
+    FOR EACH STATEMENT EXECUTE FUNCTION append_only();
+CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON events
+    FOR EACH ROW EXECUTE FUNCTION append_only();
+CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
+    FOR EACH STATEMENT EXECUTE FUNCTION append_only();
+CREATE TRIGGER intents_no_truncate BEFORE TRUNCATE ON intents
+    FOR EACH STATEMENT EXECUTE FUNCTION append_only();
