@@ -508,3 +508,6 @@ config-store-password-mode = ({ $file }) has mode { $mode }: the password must b
 config-store-password-owner = ({ $file }) belongs to user number { $owner }, not to the one running the gateway (number { $user }): chown { $user } { $file }
 config-store-password-empty = ({ $file }) is empty: write the PostgreSQL user's password in it
 config-store-password-not-text = ({ $file }) is not a password: UTF-8 text of at most 4 KiB is expected
+config-store-not-yet = the register on PostgreSQL (url in [store], or EMCF_STORE_URL) is not available in this release yet: the gateway does not start rather than keep the register anywhere but where you asked. Remove url from the [store] table (and EMCF_STORE_URL from the environment) to keep the register in state_dir.
+config-store-check-password = register on PostgreSQL: { $url }, password read from { $file }
+config-store-check-no-password = register on PostgreSQL: { $url }, no password (the server authenticates otherwise)

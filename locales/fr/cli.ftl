@@ -511,3 +511,6 @@ config-store-password-mode = ({ $file }) a les droits { $mode } : le mot de pas
 config-store-password-owner = ({ $file }) appartient à l'utilisateur n° { $owner }, pas à celui qui fait tourner la passerelle (n° { $user }) : chown { $user } { $file }
 config-store-password-empty = ({ $file }) est vide : écrivez-y le mot de passe de l'utilisateur PostgreSQL
 config-store-password-not-text = ({ $file }) n'est pas un mot de passe : du texte UTF-8 de 4 Kio au plus est attendu
+config-store-not-yet = le registre sur PostgreSQL (url dans [store], ou EMCF_STORE_URL) n'est pas encore disponible dans cette version : la passerelle ne démarre pas plutôt que de garder le registre ailleurs que là où vous l'avez demandé. Retirez url de la table [store] (et EMCF_STORE_URL de l'environnement) pour garder le registre dans state_dir.
+config-store-check-password = registre sur PostgreSQL : { $url }, mot de passe lu dans { $file }
+config-store-check-no-password = registre sur PostgreSQL : { $url }, sans mot de passe (le serveur authentifie autrement)

@@ -23,4 +23,5 @@ mod dashboard_sign_in;
 mod first_run;
 mod full_disk;
 mod state_modes;
+mod store_config;
 mod upgrade;
