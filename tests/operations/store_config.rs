@@ -8,15 +8,17 @@ use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use common::{binary, nbsp};
 
 const PASSWORD: &str = "pg-s3cret-never-shown";
 
-/// Runs the CLI in `dir` with `config` and `args`; `store_url` is `EMCF_STORE_URL`.
+/// Runs the CLI in `dir` with `config` and `args`; `store_url` is `EMCF_STORE_URL`. A command
+/// still running after 30 s (a `serve` that was not refused) is killed and fails the test.
 fn run(dir: &Path, config: &Path, store_url: &str, args: &[&str]) -> Output {
-    Command::new(binary())
+    let mut child = Command::new(binary())
         .arg("--config")
         .arg(config)
         .args(args)
@@ -25,8 +27,20 @@ fn run(dir: &Path, config: &Path, store_url: &str, args: &[&str]) -> Output {
         .env("EMCF_LANG", "")
         .env("EMCF_STORE_URL", store_url)
         .current_dir(dir)
-        .output()
-        .expect("the CLI runs")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the CLI runs");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let output = child.wait_with_output().expect("killed");
+            panic!("{args:?} did not stop by itself: {}", said(&output));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("the CLI's output")
 }
 
 fn said(output: &Output) -> String {
