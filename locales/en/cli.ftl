@@ -491,3 +491,23 @@ cli-restore-box-ahead = WARNING: box "{ $device }" (NIM { $nim }) is at counter 
 cli-anomaly-bad-rn = --rn must be NUMBER=RN (a missing certification's number, then its rn as the DGI's portal shows it), not "{ $text }"
 cli-anomaly-lost-rns = never certified again (their device certified them): { $rns }
 cli-anomaly-rns-unknown = WARNING: the rn of no. { $numbers } is not known to the gateway: a retry of that invoice under its old rn would be certified a second time. Find each on the DGI's portal and tell the invoice's issuer never to send it again.
+config-store-url-missing = is missing while the [store] table has other keys: add url = "postgresql://user@host:5432/database" (or the variable EMCF_STORE_URL), or remove the [store] table to keep the register in state_dir
+config-store-url-scheme = must start with "postgresql://" (or "postgres://"), for example "postgresql://emcf@db.example.cd:5432/emcf"
+config-store-url-password = contains a password: remove it from the URL and write it alone in a file only the service's user can read (chmod 600), named by password_file in [store]
+config-store-url-param = must not give { $param }: write it as the key { $key } of the [store] table
+config-store-url-user = must name the PostgreSQL user before the host, for example "postgresql://emcf@db.example.cd:5432/emcf"
+config-store-url-host = must name the server: its host ("postgresql://emcf@db.example.cd:5432/emcf") or its socket's folder ("postgresql://emcf@/emcf?host=/run/postgresql")
+config-store-url-database = must name the database after the host, for example "postgresql://emcf@db.example.cd:5432/emcf"
+config-store-path-empty = is empty: give the file's path, or remove the key
+config-store-tls-socket = is "{ $mode }", but the URL goes through a Unix socket, which PostgreSQL does not encrypt: write sslmode = "disable", or name a TCP host
+config-store-ca-missing = is missing: with sslmode = "verify-full", the server's certificate is checked against this certificate authorities file (PEM)
+config-store-ca-unused = is only used with sslmode = "verify-full" (here "{ $mode }"): write sslmode = "verify-full", or remove ca_file
+config-store-password-unreadable = ({ $file }) cannot be read: { $reason }
+config-store-password-not-file = ({ $file }) is not a file
+config-store-password-mode = ({ $file }) has mode { $mode }: the password must be readable by its owner only (chmod 600 { $file })
+config-store-password-owner = ({ $file }) belongs to user number { $owner }, not to the one running the gateway (number { $user }): chown { $user } { $file }
+config-store-password-empty = ({ $file }) is empty: write the PostgreSQL user's password in it
+config-store-password-not-text = ({ $file }) is not a password: UTF-8 text of at most 4 KiB is expected
+config-store-not-yet = the register on PostgreSQL (url in [store], or EMCF_STORE_URL) is not available in this release yet: the gateway does not start rather than keep the register anywhere but where you asked. Remove url from the [store] table (and EMCF_STORE_URL from the environment) to keep the register in state_dir.
+config-store-check-password = register on PostgreSQL: { $url }, password read from { $file }
+config-store-check-no-password = register on PostgreSQL: { $url }, no password (the server authenticates otherwise)

@@ -494,3 +494,23 @@ cli-restore-box-ahead = ATTENTION : le boîtier « { $device } » (NIM { $nim
 cli-anomaly-bad-rn = --rn s'écrit NUMÉRO=RN (le numéro d'une certification manquante, puis son rn tel que le portail de la DGI le montre), pas « { $text } »
 cli-anomaly-lost-rns = jamais certifiées de nouveau (leur appareil les a certifiées) : { $rns }
 cli-anomaly-rns-unknown = ATTENTION : le rn du n° { $numbers } est inconnu de la passerelle : une nouvelle tentative de cette facture sous son ancien rn serait certifiée une seconde fois. Cherchez chacun sur le portail de la DGI et prévenez l'émetteur de la facture de ne jamais la renvoyer.
+config-store-url-missing = est absente alors que la table [store] a d'autres clés : ajoutez url = « postgresql://utilisateur@hôte:5432/base » (ou la variable EMCF_STORE_URL), ou retirez la table [store] pour garder le registre dans state_dir
+config-store-url-scheme = doit commencer par « postgresql:// » (ou « postgres:// »), par exemple « postgresql://emcf@db.exemple.cd:5432/emcf »
+config-store-url-password = contient un mot de passe : retirez-le de l'URL et écrivez-le seul dans un fichier que seul l'utilisateur du service peut lire (chmod 600), nommé par password_file dans [store]
+config-store-url-param = ne doit pas donner { $param } : écrivez-le dans la clé { $key } de la table [store]
+config-store-url-user = doit nommer l'utilisateur PostgreSQL avant l'hôte, par exemple « postgresql://emcf@db.exemple.cd:5432/emcf »
+config-store-url-host = doit nommer le serveur : son hôte (« postgresql://emcf@db.exemple.cd:5432/emcf ») ou le dossier de son socket (« postgresql://emcf@/emcf?host=/run/postgresql »)
+config-store-url-database = doit nommer la base après l'hôte, par exemple « postgresql://emcf@db.exemple.cd:5432/emcf »
+config-store-path-empty = est vide : donnez le chemin du fichier, ou retirez la clé
+config-store-tls-socket = vaut « { $mode } », mais l'URL passe par un socket Unix, que PostgreSQL ne chiffre pas : écrivez sslmode = « disable », ou nommez un hôte TCP
+config-store-ca-missing = manque : avec sslmode = « verify-full », le certificat du serveur est vérifié avec ce fichier d'autorités de certification (PEM)
+config-store-ca-unused = ne sert qu'avec sslmode = « verify-full » (ici « { $mode } ») : écrivez sslmode = « verify-full », ou retirez ca_file
+config-store-password-unreadable = ({ $file }) ne peut pas être lu : { $reason }
+config-store-password-not-file = ({ $file }) n'est pas un fichier
+config-store-password-mode = ({ $file }) a les droits { $mode } : le mot de passe doit être lisible par son propriétaire seul (chmod 600 { $file })
+config-store-password-owner = ({ $file }) appartient à l'utilisateur n° { $owner }, pas à celui qui fait tourner la passerelle (n° { $user }) : chown { $user } { $file }
+config-store-password-empty = ({ $file }) est vide : écrivez-y le mot de passe de l'utilisateur PostgreSQL
+config-store-password-not-text = ({ $file }) n'est pas un mot de passe : du texte UTF-8 de 4 Kio au plus est attendu
+config-store-not-yet = le registre sur PostgreSQL (url dans [store], ou EMCF_STORE_URL) n'est pas encore disponible dans cette version : la passerelle ne démarre pas plutôt que de garder le registre ailleurs que là où vous l'avez demandé. Retirez url de la table [store] (et EMCF_STORE_URL de l'environnement) pour garder le registre dans state_dir.
+config-store-check-password = registre sur PostgreSQL : { $url }, mot de passe lu dans { $file }
+config-store-check-no-password = registre sur PostgreSQL : { $url }, sans mot de passe (le serveur authentifie autrement)

@@ -1,14 +1,16 @@
 //! `config check`: the configuration read exactly as `serve` reads it (the same
 //! [`Config::resolve`], so the same refusals), then what it names, checked without changing
-//! anything: the file's mode, the state directory, the running service, each device (a box
-//! through the service that owns its port, or on its port with read-only commands; a web API
-//! entry by its status call), every token and password file, and with `--smtp` the relay (a
-//! login and NOOP, no message). One line per check in the CLI's language, each problem with
-//! its fix; warnings are said, errors make the exit status 1. The package's postinst and
-//! docs/install.md run it.
+//! anything: the file's mode, the state directory, `[store]`, the running service, each device
+//! (a box through the service that owns its port, or on its port with read-only commands; a
+//! web API entry by its status call), every token and password file, and with `--smtp` the
+//! relay (a login and NOOP, no message). One line per check in the CLI's language, each
+//! problem with its fix; warnings are said, errors make the exit status 1. The package's
+//! postinst and docs/install.md run it.
 
 mod channels;
 mod files;
+
+use std::os::unix::fs::MetadataExt;
 
 use anyhow::bail;
 use serde_json::{json, Value};
@@ -52,8 +54,8 @@ impl Level {
     }
 }
 
-/// One check's outcome: what was checked (`file`, `state_dir`, `service`, `devices`,
-/// `device`, `secret_file`, `smtp`), which one (a path, a device's name), and what a person
+/// One check's outcome: what was checked (`file`, `state_dir`, `store`, `service`,
+/// `devices`, `device`, `secret_file`, `smtp`), which one (a path, a device's name), and what a person
 /// reads (with the fix when something is wrong).
 #[derive(Debug, Clone)]
 pub(super) struct Finding {
@@ -136,6 +138,7 @@ async fn check_all(config: &Config, smtp: bool, lang: Lang) -> Vec<Finding> {
         findings.push(Finding::new("file", "", Level::Error, refusal));
     }
     findings.push(files::state_dir(config));
+    findings.extend(store(config));
     let (service, said) = channels::service(config, lang);
     findings.push(said);
     findings.extend(channels::device_mode(config));
@@ -156,6 +159,38 @@ async fn check_all(config: &Config, smtp: bool, lang: Lang) -> Vec<Finding> {
         findings.push(files::secret(config, &key, path));
     }
     findings.push(channels::smtp(config, smtp).await);
+    findings
+}
+
+/// `[store]` with `url`: where it leads (never the password), what is wrong with its
+/// password file, its CA file, and that this release cannot use it (`serve` refuses).
+fn store(config: &Config) -> Vec<Finding> {
+    let Some(url) = config.store.url.as_deref() else {
+        return Vec::new();
+    };
+    // The file must be the service's: the state directory's owner when it exists.
+    let owner = std::fs::metadata(config.resolved_state_dir()).map(|m| m.uid());
+    // SAFETY: geteuid(2) takes nothing and cannot fail.
+    let owner = owner.unwrap_or_else(|_| unsafe { libc::geteuid() });
+    let mut findings = vec![match config.store_settings_owned_by(owner) {
+        Ok(_) => {
+            let message = match &config.store.password_file {
+                Some(file) => msg!(
+                    "config-store-check-password",
+                    url = url,
+                    file = file.display().to_string()
+                ),
+                None => msg!("config-store-check-no-password", url = url),
+            };
+            Finding::new("store", url, Level::Ok, message)
+        }
+        Err(error) => Finding::new("store", url, Level::Error, error.message()),
+    }];
+    if let Some(ca) = &config.store.ca_file {
+        findings.push(files::readable("store.ca_file", ca));
+    }
+    let refusal = msg!("config-store-not-yet");
+    findings.push(Finding::new("store", url, Level::Error, refusal));
     findings
 }
 

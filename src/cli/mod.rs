@@ -81,6 +81,10 @@ pub fn main() -> anyhow::Result<()> {
         },
     };
     crate::i18n::set_default_lang(config.language);
+    // PostgreSQL asked for but not built yet: never the embedded store in its place.
+    if !matches!(cli.command, Command::Config(_)) && config.store_settings()?.is_some() {
+        anyhow::bail!(crate::msg!("config-store-not-yet"));
+    }
     match cli.command {
         Command::Serve(args) => serve::run(config, args.capture),
         Command::Org(command) => org_commands::run(&config, command),

@@ -18,8 +18,8 @@
 //! The configuration is at the edge, with the CLI, and only the CLI names it
 //! (`tests/layers.rs`): it turns the file into each layer's own settings
 //! ([`DeviceEntry::device_config`], [`DeviceEntry::web_api_settings`], [`Config::body_limits`],
-//! [`Config::trusted_proxies`]; the `[alerts]` and `[smtp]` tables are the alerts' types),
-//! so that no layer depends on the file's shape.
+//! [`Config::trusted_proxies`], [`Config::store_settings`]; the `[alerts]` and `[smtp]`
+//! tables are the alerts' types), so that no layer depends on the file's shape.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -143,6 +143,10 @@ pub struct Config {
     /// Added in 1.7.0.
     #[serde(skip_serializing_if = "BackupSettings::is_default")]
     pub backup: BackupSettings,
+    /// `[store]`: without `url`, the embedded store in `state_dir`; with it, a PostgreSQL
+    /// server ([`Config::store_settings`]). Added in issue 28.
+    #[serde(skip_serializing_if = "StoreSettings::is_default")]
+    pub store: StoreSettings,
     /// The file this was loaded from (not a key; set by [`Config::load`]).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -168,6 +172,7 @@ impl Default for Config {
             smtp: None,
             public_url: None,
             backup: BackupSettings::default(),
+            store: StoreSettings::default(),
             source: None,
         }
     }
@@ -255,6 +260,7 @@ mod device;
 mod error;
 mod http;
 mod sources;
+mod store;
 mod text;
 mod unknown;
 mod validate;
@@ -264,6 +270,7 @@ pub use backup::{BackupSettings, BACKUP_DIR_PLACEHOLDER, DEFAULT_BACKUP_DIR, DEF
 pub use device::{ActionCaseSetting, DeviceEntry, DeviceKind, LineBreaksSetting, StatusMapSetting};
 pub use http::HttpLimits;
 pub use sources::{env_vars, Overrides};
+pub use store::{SslMode, StoreSettings, DEFAULT_STORE_POOL_SIZE, ENV_STORE_URL};
 use text::{listen_text, offset_text};
 pub use text::{parse_listen, parse_offset};
 

@@ -112,7 +112,10 @@ impl Config {
                 .unzip();
             let line_text = line
                 .and_then(|line| text.lines().nth(line - 1))
-                .map(|written| written.trim().chars().take(120).collect());
+                .map(|written| {
+                    let written = super::store::without_password(written.trim());
+                    written.chars().take(120).collect()
+                });
             ConfigError::Parse {
                 path: origin.to_path_buf(),
                 line,
@@ -157,8 +160,8 @@ impl Config {
         toml::to_string(self)
     }
 
-    /// Applies environment variables: `EMCF_STATE_DIR` and `EMCF_LISTEN` replace the file's
-    /// values; systemd's `STATE_DIRECTORY` (its first `:`-separated entry) is used as
+    /// Applies environment variables: `EMCF_STATE_DIR`, `EMCF_LISTEN`, `EMCF_LANG` and
+    /// `EMCF_STORE_URL` replace the file's values; systemd's `STATE_DIRECTORY` (its first `:`-separated entry) is used as
     /// `state_dir` only when neither the file nor `EMCF_STATE_DIR` sets one. Empty values count
     /// as unset. `EMCF_CONFIG` is [`Config::load`]'s business and other variables are ignored.
     pub fn apply_env(
@@ -172,6 +175,7 @@ impl Config {
                         ENV_STATE_DIR,
                         ENV_LISTEN,
                         ENV_LANG,
+                        ENV_STORE_URL,
                         ENV_SYSTEMD_STATE_DIRECTORY,
                     ]
                     .contains(&name.as_str())
@@ -190,6 +194,9 @@ impl Config {
                 value: value.clone(),
                 message: msg!("config-languages"),
             })?;
+        }
+        if let Some(value) = vars.get(ENV_STORE_URL) {
+            self.apply_store_url(value)?;
         }
         if let Some(value) = vars.get(ENV_STATE_DIR) {
             self.state_dir = Some(PathBuf::from(value));

@@ -14,12 +14,14 @@ impl Config {
     /// [0, 100) of at most 2 decimals; `health_interval_secs` at most 86400;
     /// `window_ms` <= `command_budget_ms`; `poll_interval_ms` <= `finalize_budget_ms`; and
     /// `request_timeout_secs` greater than every device's longest budget (with no device: the
-    /// default timing, 90 s).
+    /// default timing, 90 s); `[store]`: a URL without password, TLS keys that agree with it
+    /// and each other, `pool_size` 1..=100.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.validate_service()?;
         self.validate_http()?;
         self.validate_alerts()?;
         self.validate_backup()?;
+        self.validate_store()?;
         let mut seen: HashMap<String, usize> = HashMap::new();
         for (index, device) in self.devices.iter().enumerate() {
             self.validate_device(index, device, &mut seen)?;

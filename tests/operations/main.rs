@@ -27,4 +27,5 @@ mod full_disk;
 mod postgres;
 mod postgres_schema;
 mod state_modes;
+mod store_config;
 mod upgrade;

@@ -1,8 +1,9 @@
 //! Tests of the configuration: parsing and the documentation; `sources.rs` the file, the
 //! environment and the flags; `validation.rs` what `validate` refuses, device by device;
-//! `web_api.rs` the channel kinds and a web API entry's keys.
+//! `web_api.rs` the channel kinds and a web API entry's keys; `store.rs` the `[store]` table.
 
 mod sources;
+mod store;
 mod validation;
 mod web_api;
 
@@ -409,7 +410,11 @@ fn offsets() {
 
 #[test]
 fn serialization_round_trips() {
-    let mut config = parse(&toml_blocks(DOC)[1]).unwrap();
+    let two_boxes = toml_blocks(DOC)
+        .into_iter()
+        .find(|block| block.contains("timezone_offset = \"+02:00\""))
+        .expect("the example of two boxes");
+    let mut config = parse(&two_boxes).unwrap();
     config.state_dir = Some(PathBuf::from("/srv/emcf"));
     let text = config.to_toml_string().unwrap();
     assert!(text.contains("timezone_offset = \"+02:00\""), "{text}");
