@@ -4,28 +4,16 @@
 
 use super::*;
 use crate::model::{FiscalAnomaly, FiscalAnomalyKind, SecurityElements};
-use crate::store::event::{hash, Event, Record, GENESIS};
+use crate::store::event::{hash, Event, Record};
 use crate::store::index::Applied;
 use crate::store::journal::Place;
 use crate::store::staged::{Write, REPLAY_BATCH};
 
 const P: Environment = Environment::Production;
 
+/// The journal's payloads of `events` (`rebuild.rs`).
 fn chain(events: Vec<Event>) -> Vec<Vec<u8>> {
-    let mut head = GENESIS;
-    let mut out = Vec::new();
-    for (i, event) in events.into_iter().enumerate() {
-        let record = Record {
-            seq: i as u64 + 1,
-            prev: hex::encode(head),
-            at: time(3),
-            event,
-        };
-        let payload = serde_json::to_vec(&record).unwrap();
-        head = hash(&payload);
-        out.push(payload);
-    }
-    out
+    super::rebuild::chain(events).0
 }
 
 fn base() -> Vec<Event> {

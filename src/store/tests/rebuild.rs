@@ -14,7 +14,7 @@ const S: Environment = Environment::Sandbox;
 
 /// Journal payloads of `events`, seq 1.. chained as the store writes them; with the hash of
 /// each payload.
-fn chain(events: Vec<Event>) -> (Vec<Vec<u8>>, Vec<Hash>) {
+pub(super) fn chain(events: Vec<Event>) -> (Vec<Vec<u8>>, Vec<Hash>) {
     let mut head = GENESIS;
     let mut payloads = Vec::new();
     let mut hashes = Vec::new();
