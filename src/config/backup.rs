@@ -65,24 +65,20 @@ impl BackupSettings {
 
 impl Config {
     /// The files this configuration names, which a backup copies with it: the web API's
-    /// token and CA files (the sandbox's too) and the SMTP password file.
+    /// token and CA files (the sandbox's too), the SMTP password file, and the PostgreSQL
+    /// store's password and CA files.
     pub fn named_files(&self) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = Vec::new();
-        for device in &self.devices {
-            for file in [
+        let devices = self.devices.iter().flat_map(|device| {
+            [
                 &device.token_file,
                 &device.ca_file,
                 &device.sandbox_token_file,
             ]
-            .into_iter()
-            .flatten()
-            {
-                if !files.contains(file) {
-                    files.push(file.clone());
-                }
-            }
-        }
-        if let Some(file) = self.smtp.as_ref().and_then(|s| s.password_file.as_ref()) {
+        });
+        let smtp = self.smtp.as_ref().map(|s| &s.password_file);
+        let store = [&self.store.password_file, &self.store.ca_file];
+        let mut files: Vec<PathBuf> = Vec::new();
+        for file in devices.chain(smtp).chain(store).flatten() {
             if !files.contains(file) {
                 files.push(file.clone());
             }

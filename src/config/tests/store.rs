@@ -79,6 +79,8 @@ fn a_tcp_url_with_a_password_file_gives_the_store_its_settings() {
     // Read-only for its owner is as good.
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o400)).unwrap();
     assert!(config.store_settings().unwrap().is_some());
+    // A backup copies the password file with the configuration.
+    assert_eq!(config.named_files(), [file]);
 }
 
 #[test]
