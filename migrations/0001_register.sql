@@ -6,7 +6,7 @@
 -- The schema holds the register's rules itself, so that no client, however wrong, can break
 -- them: one certification per (organization, environment, rn); register sequence numbers per
 -- environment with no gap, assigned in the certifying transaction; a hash chain per
--- organization, checked by the database; one open intent per rn; quota use that cannot pass
+-- organization, checked by the database; one live intent per rn (open or certified); quota use that cannot pass
 -- the quota; the register and the events append-only (triggers refuse UPDATE, DELETE and
 -- TRUNCATE; the role of docs/postgresql.md has no such privilege either).
 --
@@ -95,8 +95,12 @@ CREATE TABLE intents (
     CHECK ((state = 'abandoned') = (reason IS NOT NULL)),
     CHECK ((environment = 'production') = (quota_year IS NOT NULL))
 );
-CREATE UNIQUE INDEX intents_one_open_per_rn ON intents (org, environment, rn)
-    WHERE state = 'open';
+-- At most one intent per rn that is open or certified: a second intent for an rn being
+-- certified, or already certified, is refused by this index alone, whatever the timing of
+-- the transactions (a check by query could miss a certification committed meanwhile). An
+-- abandoned intent leaves the rn free.
+CREATE UNIQUE INDEX intents_one_live_per_rn ON intents (org, environment, rn)
+    WHERE state <> 'abandoned';
 CREATE INDEX intents_open ON intents (id) WHERE state = 'open';
 
 -- Units used of each organization's annual quota (production certifications), claimed with

@@ -1,5 +1,6 @@
 //! The PostgreSQL store's schema (`migrations/0001_register.sql`) holds the register's rules
-//! by itself, whatever a client sends (issue 28): one open intent per rn, one entry per rn,
+//! by itself, whatever a client sends (issue 28): one live intent per rn (open or certified),
+//! one entry per rn,
 //! register numbers with no gap, each organization's hash chain recomputed by the server,
 //! the register append-only, an intent settled once, a quota that concurrent claims cannot
 //! pass, and an abandoned intent that gives its quota unit and Idempotency-Key back.
@@ -108,7 +109,7 @@ async fn the_schema_holds_the_register_s_rules_whatever_a_client_sends() {
         &pool,
         &intent("FV-1"),
         SqlState::UNIQUE_VIOLATION,
-        "one_open_per_rn",
+        "one_live_per_rn",
     )
     .await;
     run(&pool, CLAIM).await.unwrap();
@@ -211,6 +212,14 @@ async fn the_schema_holds_the_register_s_rules_whatever_a_client_sends() {
     // The rn is free again: a new intent may open for it and be certified as entry 2.
     run(&pool, &intent("FV-2")).await.unwrap();
     run(&pool, &entry(2, "FV-2", 4, 2, head)).await.unwrap();
+    // No intent for an rn already certified, however the transactions interleave.
+    refused(
+        &pool,
+        &intent("FV-2"),
+        SqlState::UNIQUE_VIOLATION,
+        "one_live_per_rn",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
