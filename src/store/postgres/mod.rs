@@ -8,16 +8,20 @@
 //!   commit or is too old.
 //! * `migrate.rs`: the schema's versioned migrations applied at start ([`migrate`]);
 //!   `migrations.rs`: the binary's list ([`MIGRATIONS`]), SQL under `migrations/`.
+//! * `register.rs`: the register's writes and reads ([`PgRegister`]): an intent with its
+//!   quota unit, a certification numbered and chained, an intent abandoned.
 //! * `error.rs`: what can go wrong ([`PgError`]).
 
 mod connect;
 mod error;
 mod migrate;
 mod migrations;
+mod register;
 mod settings;
 
 pub use connect::{PgPool, ServerFacts, DURABLE_COMMIT, OLDEST_SERVER};
 pub use error::PgError;
 pub use migrate::{migrate, Migrated, Migration, MIGRATION_LOCK};
 pub use migrations::MIGRATIONS;
+pub use register::{PgRegister, QuotaClaim, Refusal, Written};
 pub use settings::{PgSettings, PgTls};

@@ -1,0 +1,365 @@
+//! The register's writes and reads on PostgreSQL (issue 28, docs/design.md §11): what the
+//! store seam's PostgreSQL variant will do for an invoice, in two transactions.
+//!
+//! * [`PgRegister::record_intent`]: the intent, its quota unit and its Idempotency-Key, in
+//!   one statement (one round trip), before the device finalizes.
+//! * [`PgRegister::record_certified`]: the entry, in one transaction holding its
+//!   environment's next number; the schema's trigger checks the number, the organization's
+//!   chain and the intent, and settles the intent.
+//! * [`PgRegister::record_abandoned`]: the intent settled as not certified (the trigger
+//!   gives back its quota unit and its key).
+//!
+//! Values go to the server as text cast there (`::timestamptz`, `::jsonb`): the client is
+//! built without its chrono and serde features, and the text is the gateway's own (UTC,
+//! RFC 3339; the records' JSON).
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use sha2::{Digest, Sha256};
+use tokio_postgres::error::SqlState;
+
+use super::{PgError, PgPool};
+use crate::model::{Environment, Intent, IntentId, Organization, RegisterEntry, SecurityElements};
+
+/// Why the register refused a write: a rule of the schema, not a failure of the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The organization's annual quota is used up.
+    QuotaExhausted,
+    /// The rn has an intent open or certified already.
+    RnTaken,
+    /// The intent is not open (settled already, or unknown).
+    IntentNotOpen,
+    /// Another writer moved the organization's chain or the register at the same moment:
+    /// nothing was written; the caller may try again.
+    Raced,
+}
+
+/// A production intent's claim on its organization's quota.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuotaClaim {
+    /// The quota year.
+    pub year: i32,
+    /// The organization's quota that year.
+    pub quota: u64,
+}
+
+/// The register on a PostgreSQL pool.
+#[derive(Clone, Debug)]
+pub struct PgRegister {
+    pool: PgPool,
+}
+
+/// The outcome of a write: done, refused by a rule, or an error of the server.
+pub type Written<T> = Result<Result<T, Refusal>, PgError>;
+
+fn utc(at: &DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+fn as_i64(value: u64, what: &str) -> Result<i64, PgError> {
+    i64::try_from(value).map_err(|_| PgError::Query {
+        doing: format!("sending {what}"),
+        reason: format!("{value} is beyond what PostgreSQL's bigint holds"),
+    })
+}
+
+impl PgRegister {
+    /// The register of `pool` (migrated: `super::migrate`).
+    pub fn new(pool: PgPool) -> PgRegister {
+        PgRegister { pool }
+    }
+
+    /// Creates or replaces `org` (and says so in `events`).
+    pub async fn save_organization(
+        &self,
+        org: &Organization,
+        at: DateTime<Utc>,
+    ) -> Result<(), PgError> {
+        let record = serde_json::to_string(org).map_err(|e| PgError::Query {
+            doing: format!("writing organization {}", org.id),
+            reason: e.to_string(),
+        })?;
+        let sql = "WITH saved AS (INSERT INTO organizations (id, record, saved_at) \
+                   VALUES ($1, $2::text::jsonb, $3::text::timestamptz) \
+                   ON CONFLICT (id) DO UPDATE SET record = EXCLUDED.record, \
+                   saved_at = EXCLUDED.saved_at RETURNING id) \
+                   INSERT INTO events (at, org, kind, body) \
+                   SELECT $3::text::timestamptz, id, 'organization_saved', $2::text::jsonb \
+                   FROM saved";
+        let client = self.pool.client().await?;
+        client
+            .execute(sql, &[&org.id, &record, &utc(&at)])
+            .await
+            .map_err(|e| self.pool.query_error("saving an organization", &e))?;
+        Ok(())
+    }
+
+    /// Records `intent` before its invoice is finalized, with its quota unit (production)
+    /// and its Idempotency-Key: all or nothing, in one statement.
+    pub async fn record_intent(
+        &self,
+        intent: &Intent,
+        claim: Option<QuotaClaim>,
+    ) -> Written<IntentId> {
+        let body = serde_json::to_string(intent).map_err(|e| PgError::Query {
+            doing: format!("writing the intent for {}", intent.rn),
+            reason: e.to_string(),
+        })?;
+        let (year, quota) = match claim {
+            Some(claim) => (Some(claim.year), Some(as_i64(claim.quota, "a quota")?)),
+            None => (None, None),
+        };
+        let sql = "WITH i AS (INSERT INTO intents (org, environment, rn, request_digest, body, \
+                   created_at, quota_year) VALUES ($1, $2::text::environment, $3, $4, \
+                   $5::text::jsonb, $6::text::timestamptz, $7) RETURNING id, org), \
+                   q AS (INSERT INTO quota_use (org, year, used, quota) \
+                   SELECT org, $7, 1, $8 FROM i WHERE $7::integer IS NOT NULL \
+                   ON CONFLICT (org, year) DO UPDATE SET used = quota_use.used + 1, \
+                   quota = EXCLUDED.quota), \
+                   k AS (INSERT INTO idempotency_keys (org, environment, key, intent, rn, \
+                   request_digest) SELECT org, $2::text::environment, $9, id, $3, $4 FROM i \
+                   WHERE $9::text IS NOT NULL) \
+                   SELECT id FROM i";
+        let client = self.pool.client().await?;
+        let env = intent.environment.as_str();
+        let received = utc(&intent.received_at);
+        let key = intent.idempotency_key.as_deref();
+        let row = client
+            .query_one(
+                sql,
+                &[
+                    &intent.org,
+                    &env,
+                    &intent.rn,
+                    &intent.request_digest,
+                    &body,
+                    &received,
+                    &year,
+                    &quota,
+                    &key,
+                ],
+            )
+            .await;
+        match row {
+            Ok(row) => {
+                let id: i64 = row
+                    .try_get(0)
+                    .map_err(|e| self.pool.query_error("reading an intent's id", &e))?;
+                Ok(Ok(id as IntentId))
+            }
+            Err(e) => match refusal(&e) {
+                Some(refused) => Ok(Err(refused)),
+                None => Err(self.pool.query_error("recording an intent", &e)),
+            },
+        }
+    }
+
+    /// Records the certification of intent `id`: its register entry, numbered and chained in
+    /// one transaction. The entry is returned as recorded.
+    pub async fn record_certified(
+        &self,
+        id: IntentId,
+        quota_year: i32,
+        certified_at: DateTime<Utc>,
+        security: SecurityElements,
+        source: &str,
+    ) -> Written<RegisterEntry> {
+        let fail = |doing: &str, e: tokio_postgres::Error| self.pool.query_error(doing, &e);
+        let mut client = self.pool.client().await?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(|e| fail("starting a certification", e))?;
+        let intent_id = as_i64(id, "an intent id")?;
+        let found = tx
+            .query_opt(
+                "SELECT i.body::text, h.next_sequence FROM intents i \
+                 JOIN register_heads h ON h.environment = i.environment \
+                 WHERE i.id = $1 AND i.state = 'open' FOR UPDATE OF h",
+                &[&intent_id],
+            )
+            .await
+            .map_err(|e| fail("reading an open intent", e))?;
+        let Some(found) = found else {
+            return Ok(Err(Refusal::IntentNotOpen));
+        };
+        let body: String = found.try_get(0).map_err(|e| fail("reading an intent", e))?;
+        let sequence: i64 = found
+            .try_get(1)
+            .map_err(|e| fail("reading a register head", e))?;
+        let mut request: Intent = serde_json::from_str(&body).map_err(|e| PgError::Query {
+            doing: format!("reading intent {id}"),
+            reason: e.to_string(),
+        })?;
+        // The invoice stays in its intent, as on the embedded store since 1.8.0.
+        request.invoice = None;
+        let head = tx
+            .query_opt(
+                "SELECT entries, head FROM chain_heads WHERE org = $1 FOR UPDATE",
+                &[&request.org],
+            )
+            .await
+            .map_err(|e| fail("reading a chain head", e))?;
+        let (chain_seq, prev) = match head {
+            Some(row) => {
+                let entries: i64 = row
+                    .try_get(0)
+                    .map_err(|e| fail("reading a chain head", e))?;
+                let head: Vec<u8> = row
+                    .try_get(1)
+                    .map_err(|e| fail("reading a chain head", e))?;
+                (entries + 1, head)
+            }
+            None => (1, vec![0u8; 32]),
+        };
+        let entry = RegisterEntry {
+            sequence: sequence as u64,
+            intent: id,
+            request,
+            certified_at,
+            security,
+            source: source.to_string(),
+            quota_year,
+        };
+        let text = serde_json::to_string(&entry).map_err(|e| PgError::Query {
+            doing: format!("writing entry {sequence}"),
+            reason: e.to_string(),
+        })?;
+        let hash: Vec<u8> = Sha256::new()
+            .chain_update(&prev)
+            .chain_update(text.as_bytes())
+            .finalize()
+            .to_vec();
+        let env = entry.request.environment.as_str();
+        let inserted = tx
+            .execute(
+                "INSERT INTO register_entries (environment, sequence, org, rn, intent, \
+                 code_def, certified_at, quota_year, chain_seq, prev_hash, hash, entry) \
+                 VALUES ($1::text::environment, $2, $3, $4, $5, $6, $7::text::timestamptz, \
+                 $8, $9, $10, $11, $12)",
+                &[
+                    &env,
+                    &sequence,
+                    &entry.request.org,
+                    &entry.request.rn,
+                    &intent_id,
+                    &entry.security.code_def,
+                    &utc(&certified_at),
+                    &quota_year,
+                    &chain_seq,
+                    &prev,
+                    &hash,
+                    &text,
+                ],
+            )
+            .await;
+        if let Err(e) = inserted {
+            return match refusal(&e) {
+                Some(refused) => Ok(Err(refused)),
+                None => Err(fail("recording an entry", e)),
+            };
+        }
+        tx.commit()
+            .await
+            .map_err(|e| fail("committing a certification", e))?;
+        Ok(Ok(entry))
+    }
+
+    /// Settles intent `id` as not certified: the trigger gives back its quota unit and its
+    /// Idempotency-Key.
+    pub async fn record_abandoned(
+        &self,
+        id: IntentId,
+        reason: &str,
+        at: DateTime<Utc>,
+    ) -> Written<()> {
+        let client = self.pool.client().await?;
+        let updated = client
+            .execute(
+                "UPDATE intents SET state = 'abandoned', settled_at = $2::text::timestamptz, \
+                 reason = $3 WHERE id = $1 AND state = 'open'",
+                &[&as_i64(id, "an intent id")?, &utc(&at), &reason],
+            )
+            .await
+            .map_err(|e| self.pool.query_error("abandoning an intent", &e))?;
+        Ok(if updated == 1 {
+            Ok(())
+        } else {
+            Err(Refusal::IntentNotOpen)
+        })
+    }
+
+    /// `org`'s entry of `env` for invoice `rn`, if certified.
+    pub async fn entry_by_rn(
+        &self,
+        org: &str,
+        env: Environment,
+        rn: &str,
+    ) -> Result<Option<RegisterEntry>, PgError> {
+        let client = self.pool.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT entry FROM register_entries \
+                 WHERE org = $1 AND environment = $2::text::environment AND rn = $3",
+                &[&org, &env.as_str(), &rn],
+            )
+            .await
+            .map_err(|e| self.pool.query_error("reading an entry", &e))?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let text: String = row
+            .try_get(0)
+            .map_err(|e| self.pool.query_error("reading an entry", &e))?;
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| PgError::Query {
+                doing: format!("reading the entry of {rn}"),
+                reason: e.to_string(),
+            })
+    }
+
+    /// Units of `org`'s quota of `year` used or held by open intents.
+    pub async fn quota_used(&self, org: &str, year: i32) -> Result<u64, PgError> {
+        let client = self.pool.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT used FROM quota_use WHERE org = $1 AND year = $2",
+                &[&org, &year],
+            )
+            .await
+            .map_err(|e| self.pool.query_error("reading a quota", &e))?;
+        match row {
+            Some(row) => {
+                let used: i64 = row
+                    .try_get(0)
+                    .map_err(|e| self.pool.query_error("reading a quota", &e))?;
+                Ok(used.max(0) as u64)
+            }
+            None => Ok(0),
+        }
+    }
+}
+
+/// The rule of the schema a statement broke, if that is why it failed.
+fn refusal(error: &tokio_postgres::Error) -> Option<Refusal> {
+    let db = error.as_db_error()?;
+    let constraint = db.constraint().unwrap_or_default();
+    let code = db.code();
+    if *code == SqlState::CHECK_VIOLATION && constraint.starts_with("quota_use") {
+        return Some(Refusal::QuotaExhausted);
+    }
+    if *code == SqlState::UNIQUE_VIOLATION
+        && (constraint == "intents_one_live_per_rn"
+            || constraint == "register_entries_org_environment_rn_key")
+    {
+        return Some(Refusal::RnTaken);
+    }
+    if *code == SqlState::UNIQUE_VIOLATION && constraint == "chain_heads_pkey" {
+        return Some(Refusal::Raced);
+    }
+    if *code == SqlState::CHECK_VIOLATION && db.message().contains("does not follow") {
+        return Some(Refusal::Raced);
+    }
+    None
+}

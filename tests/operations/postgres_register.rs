@@ -1,0 +1,264 @@
+//! The register's writes on PostgreSQL (`src/store/postgres/register.rs`, issue 28) on a real
+//! server: an invoice is an intent (with its quota unit) then an entry, numbered without a
+//! gap and chained per organization; a retry of a certified rn, a quota used up, an intent
+//! settled twice are refused changing nothing; an abandoned intent gives its unit back; many
+//! certifications at once, for two organizations, keep every number and every chain whole.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use emcf_gateway::model::{
+    DeviceTotals, Environment, Intent, Organization, Plan, SecurityElements,
+};
+use emcf_gateway::store::postgres::{migrate, PgRegister, QuotaClaim, Refusal, MIGRATIONS};
+use rust_decimal::Decimal;
+use sha2::{Digest, Sha256};
+
+use super::postgres::{app_pool, server};
+
+const P: Environment = Environment::Production;
+
+fn at() -> DateTime<Utc> {
+    "2026-11-27T08:00:00.123456Z".parse().unwrap()
+}
+
+fn organization(id: &str) -> Organization {
+    Organization {
+        id: id.into(),
+        name: format!("Shop {id}"),
+        nif: "A1234567B".into(),
+        isf: "ISF-1".into(),
+        plan: Plan::Start,
+        quota_override: None,
+        device: "web".into(),
+        admin_emails: Vec::new(),
+        max_invoice_total: None,
+    }
+}
+
+fn intent(org: &str, rn: &str) -> Intent {
+    Intent {
+        org: org.into(),
+        environment: P,
+        rn: rn.into(),
+        invoice_type: "FV".into(),
+        key_id: format!("{org}-key"),
+        device: "web".into(),
+        request_digest: format!("{:x}", Sha256::digest(rn.as_bytes())),
+        received_at: at(),
+        totals: DeviceTotals {
+            total: Decimal::new(11600, 2),
+            vat: Decimal::new(1600, 2),
+            group_ttc: vec![('B', Decimal::new(11600, 2))],
+            group_vat: vec![('B', Decimal::new(1600, 2))],
+            specific_tax: Decimal::ZERO,
+            usd_equivalent: None,
+            mcur: None,
+        },
+        nif: "A1234567B".into(),
+        isf: "ISF-1".into(),
+        idempotency_key: Some(format!("idem-{rn}")),
+        device_tc: None,
+        channel_ref: Some(format!("uid-{rn}")),
+        invoice: Some(format!("{{\"rn\":\"{rn}\"}}")),
+    }
+}
+
+fn security(rn: &str) -> SecurityElements {
+    SecurityElements {
+        code_def: format!("CODE-{rn}"),
+        qr_code: format!("RDCDEF01;NIM;CODE-{rn};A1234567B;20261127080000"),
+        counters: "1/1 FV".into(),
+        nim: "NIM".into(),
+        date_time: NaiveDate::from_ymd_opt(2026, 11, 27)
+            .unwrap()
+            .and_hms_opt(8, 0, 0)
+            .unwrap(),
+        date_time_as_sent: None,
+    }
+}
+
+fn claim(quota: u64) -> Option<QuotaClaim> {
+    Some(QuotaClaim { year: 2026, quota })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invoice_is_an_intent_then_an_entry_and_a_retry_changes_nothing() {
+    let Some(server) = server("PostgreSQL register") else {
+        return;
+    };
+    let pool = app_pool(&server).await;
+    migrate(&pool, MIGRATIONS).await.unwrap();
+    let register = PgRegister::new(pool);
+    register
+        .save_organization(&organization("demo"), at())
+        .await
+        .unwrap();
+
+    let id = register
+        .record_intent(&intent("demo", "FV-1"), claim(2))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        register.quota_used("demo", 2026).await.unwrap(),
+        1,
+        "held by the intent"
+    );
+    let entry = register
+        .record_certified(id, 2026, at(), security("FV-1"), "finalize")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((entry.sequence, entry.intent), (1, id));
+    assert_eq!(entry.request.invoice, None, "the intent keeps the invoice");
+    let read = register.entry_by_rn("demo", P, "FV-1").await.unwrap();
+    assert_eq!(read, Some(entry.clone()));
+
+    // A retry of a certified rn: refused before any device is asked, nothing written.
+    let again = register
+        .record_intent(&intent("demo", "FV-1"), claim(2))
+        .await
+        .unwrap();
+    assert_eq!(again, Err(Refusal::RnTaken));
+    let twice = register
+        .record_certified(id, 2026, at(), security("FV-1"), "finalize")
+        .await
+        .unwrap();
+    assert_eq!(twice, Err(Refusal::IntentNotOpen));
+    assert_eq!(register.quota_used("demo", 2026).await.unwrap(), 1);
+
+    // An intent abandoned gives its unit back, once; its rn is free again.
+    let lost = register
+        .record_intent(&intent("demo", "FV-2"), claim(2))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(register.quota_used("demo", 2026).await.unwrap(), 2);
+    assert_eq!(
+        register
+            .record_abandoned(lost, "device refused", at())
+            .await
+            .unwrap(),
+        Ok(())
+    );
+    assert_eq!(
+        register
+            .record_abandoned(lost, "device refused", at())
+            .await
+            .unwrap(),
+        Err(Refusal::IntentNotOpen)
+    );
+    assert_eq!(register.quota_used("demo", 2026).await.unwrap(), 1);
+    let certified = register
+        .record_certified(lost, 2026, at(), security("FV-2"), "finalize")
+        .await
+        .unwrap();
+    assert_eq!(
+        certified,
+        Err(Refusal::IntentNotOpen),
+        "never after abandoned"
+    );
+
+    // The quota: 2 units; FV-2 takes the second, FV-3 finds none and leaves no intent.
+    let second = register
+        .record_intent(&intent("demo", "FV-2"), claim(2))
+        .await
+        .unwrap()
+        .unwrap();
+    register
+        .record_certified(second, 2026, at(), security("FV-2"), "finalize")
+        .await
+        .unwrap()
+        .unwrap();
+    let over = register
+        .record_intent(&intent("demo", "FV-3"), claim(2))
+        .await
+        .unwrap();
+    assert_eq!(over, Err(Refusal::QuotaExhausted));
+    assert_eq!(register.quota_used("demo", 2026).await.unwrap(), 2);
+    assert_eq!(
+        server.sql("emcf_app", "SELECT count(*) FROM intents WHERE rn = 'FV-3'"),
+        "0"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn certifications_at_once_keep_every_number_and_every_chain_whole() {
+    let Some(server) = server("PostgreSQL register at once") else {
+        return;
+    };
+    let pool = app_pool(&server).await;
+    migrate(&pool, MIGRATIONS).await.unwrap();
+    let register = PgRegister::new(pool);
+    for org in ["demo", "acme"] {
+        register
+            .save_organization(&organization(org), at())
+            .await
+            .unwrap();
+    }
+    let mut tasks = Vec::new();
+    for i in 0..24 {
+        let register = register.clone();
+        let org = if i % 2 == 0 { "demo" } else { "acme" };
+        tasks.push(tokio::spawn(async move {
+            let rn = format!("{org}-{i}");
+            let id = register
+                .record_intent(&intent(org, &rn), claim(1000))
+                .await
+                .unwrap()
+                .unwrap();
+            // Two first entries of one organization at once: one of them tries again.
+            loop {
+                match register
+                    .record_certified(id, 2026, at(), security(&rn), "finalize")
+                    .await
+                    .unwrap()
+                {
+                    Ok(entry) => return entry.sequence,
+                    Err(Refusal::Raced) => continue,
+                    Err(other) => panic!("{rn}: {other:?}"),
+                }
+            }
+        }));
+    }
+    let mut numbers = Vec::new();
+    for task in tasks {
+        numbers.push(task.await.unwrap());
+    }
+    numbers.sort_unstable();
+    assert_eq!(
+        numbers,
+        (1..=24).collect::<Vec<u64>>(),
+        "no gap, nothing twice"
+    );
+
+    // Each organization's chain, recomputed from what the server keeps.
+    for org in ["demo", "acme"] {
+        let rows = server.sql(
+            "emcf_app",
+            &format!(
+                "SELECT encode(prev_hash, 'hex') || ' ' || encode(hash, 'hex') || ' ' || \
+                 encode(convert_to(entry, 'UTF8'), 'hex') FROM register_entries \
+                 WHERE org = '{org}' ORDER BY chain_seq"
+            ),
+        );
+        let mut head = [0u8; 32].to_vec();
+        let mut count = 0;
+        for row in rows.lines() {
+            let parts: Vec<&str> = row.split(' ').collect();
+            assert_eq!(
+                parts[0],
+                hex::encode(&head),
+                "{org}: entry {count} links its previous"
+            );
+            let entry = hex::decode(parts[2]).unwrap();
+            head = Sha256::new()
+                .chain_update(&head)
+                .chain_update(&entry)
+                .finalize()
+                .to_vec();
+            assert_eq!(parts[1], hex::encode(&head));
+            count += 1;
+        }
+        assert_eq!(count, 12, "{org}");
+    }
+}
