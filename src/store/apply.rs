@@ -6,10 +6,11 @@
 //! one sled `Batch` holding the effects and the new last-applied marker (seq and hash of the
 //! last record staged). So the index is always "records 1..=n applied" for some n, whether a
 //! batch holds one record (an append) or thousands (the replay or rebuild at open:
-//! [`REPLAY_BATCH`](super::staged::REPLAY_BATCH); a build from nothing writes its marker only
-//! at checkpoints: `Staged::commit_build`). Effects are states, not deltas (the one
-//! delta, quota, is counted only when the entry is inserted), so re-applying records that are
-//! already in the index (a marker older than the data) changes nothing. A record that
+//! [`REPLAY_BATCH`](super::staged::REPLAY_BATCH); a build from nothing writes its marker with
+//! its last batch only, and is built again if interrupted: `Staged::commit_build`). Effects
+//! are states, not deltas (the one delta, quota, is counted only when the entry is inserted),
+//! so re-applying records that are already in the index (a marker older than the data)
+//! changes nothing. A record that
 //! contradicts the index (a certified intent that was never open, a register position taken,
 //! an rn already another entry's) is damage: the journal's writer checks all of this before
 //! appending.

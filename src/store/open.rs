@@ -391,17 +391,17 @@ fn scan_and_apply(
                   from a backup, or rebuild the index from the journal as it is \
                   (StoreOptions::rebuild_stale_index; entries missing from the journal are lost)";
     let mut stale = None;
-    // An index built from nothing keeps its buckets across batches (`Staged::commit_build`).
-    let building = probe.seq == 0 && start.seq == 0;
     // Many records per sled batch (a batch is atomic, its last-applied marker included): a
-    // crash mid-replay leaves the index at the end of its last batch, replayed from there; a
-    // build from nothing writes its marker at its checkpoints only (`commit_build`).
+    // crash mid-replay leaves the index at the end of its last batch, replayed from there.
+    // An index built from nothing keeps its buckets across batches and writes its marker
+    // with its last batch only; interrupted, it is built again (`Staged::commit_build`).
+    let building = probe.seq == 0 && start.seq == 0;
     let mut staged = index.staged()?;
     // The journal is read, checked, parsed and hashed on a thread of its own while this one
-    // applies its records to sled, in order.
-    // The records go back to the reader once applied, to be freed there: memory freed by a
-    // thread other than the one that allocated it is slow with glibc's malloc (it takes
-    // the other thread's arena lock), and that was half of a build's time.
+    // applies its records to sled, in order. The records go back to the reader once
+    // applied, to be freed there: memory freed by a thread other than the one that
+    // allocated it is slow with glibc's malloc (it takes the other thread's arena lock),
+    // and that was half of a build's time.
     let (tx, rx) = mpsc::sync_channel::<Vec<(Record, Hash, Place)>>(8);
     let (back_tx, back_rx) = mpsc::channel::<Vec<(Record, Hash, Place)>>();
     let (scanned, applied) = std::thread::scope(|scope| {
