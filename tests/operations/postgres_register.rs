@@ -8,7 +8,9 @@ use chrono::{DateTime, NaiveDate, Utc};
 use emcf_gateway::model::{
     DeviceTotals, Environment, Intent, Organization, Plan, SecurityElements,
 };
-use emcf_gateway::store::postgres::{migrate, PgRegister, QuotaClaim, Refusal, MIGRATIONS};
+use emcf_gateway::store::postgres::{
+    migrate, PgRegister, PgVerifyReport, QuotaClaim, Refusal, MIGRATIONS,
+};
 use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
 
@@ -34,6 +36,13 @@ fn organization(id: &str) -> Organization {
     }
 }
 
+/// The invoice an intent keeps (its canonical form, whose SHA-256 is the request digest).
+fn invoice(rn: &str) -> String {
+    format!(
+        "{{\"canon\":\"1\",\"rn\":\"{rn}\",\"type\":\"FV\",\"mode\":\"ht\",\"curCode\":\"CDF\",\"items\":[]}}"
+    )
+}
+
 fn intent(org: &str, rn: &str) -> Intent {
     Intent {
         org: org.into(),
@@ -42,7 +51,7 @@ fn intent(org: &str, rn: &str) -> Intent {
         invoice_type: "FV".into(),
         key_id: format!("{org}-key"),
         device: "web".into(),
-        request_digest: format!("{:x}", Sha256::digest(rn.as_bytes())),
+        request_digest: format!("{:x}", Sha256::digest(invoice(rn).as_bytes())),
         received_at: at(),
         totals: DeviceTotals {
             total: Decimal::new(11600, 2),
@@ -58,7 +67,7 @@ fn intent(org: &str, rn: &str) -> Intent {
         idempotency_key: Some(format!("idem-{rn}")),
         device_tc: None,
         channel_ref: Some(format!("uid-{rn}")),
-        invoice: Some(format!("{{\"rn\":\"{rn}\"}}")),
+        invoice: Some(invoice(rn)),
     }
 }
 
@@ -261,4 +270,71 @@ async fn certifications_at_once_keep_every_number_and_every_chain_whole() {
         }
         assert_eq!(count, 12, "{org}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_finds_what_was_changed_behind_the_schema_s_back() {
+    let Some(server) = server("PostgreSQL register verify") else {
+        return;
+    };
+    let pool = app_pool(&server).await;
+    migrate(&pool, MIGRATIONS).await.unwrap();
+    let register = PgRegister::new(pool);
+    for org in ["demo", "acme"] {
+        register
+            .save_organization(&organization(org), at())
+            .await
+            .unwrap();
+        for n in 1..=3 {
+            let rn = format!("{org}-{n}");
+            let id = register
+                .record_intent(&intent(org, &rn), claim(100))
+                .await
+                .unwrap()
+                .unwrap();
+            register
+                .record_certified(id, 2026, at(), security(&rn), "finalize")
+                .await
+                .unwrap()
+                .unwrap();
+        }
+    }
+    let whole = register.verify().await.unwrap();
+    assert_eq!(
+        whole,
+        PgVerifyReport {
+            entries: 6,
+            chains: 2,
+            invoices_kept: 6,
+            problems: Vec::new(),
+        }
+    );
+
+    // Someone with the database's keys turns the triggers off and edits the register.
+    let behind = |sql: &str| {
+        server.sql(
+            "emcf_app",
+            &format!(
+                "ALTER TABLE register_entries DISABLE TRIGGER USER; \
+                 ALTER TABLE intents DISABLE TRIGGER USER; {sql}; \
+                 ALTER TABLE register_entries ENABLE TRIGGER USER; \
+                 ALTER TABLE intents ENABLE TRIGGER USER"
+            ),
+        )
+    };
+    behind("UPDATE register_entries SET entry = replace(entry, 'CODE-demo-2', 'CODE-demo-9')");
+    behind(
+        "UPDATE intents SET body = jsonb_set(body, '{invoice}', '\"{\\\"rn\\\":\\\"X\\\"}\"') \
+         WHERE rn = 'acme-1'",
+    );
+    behind("DELETE FROM register_entries WHERE rn = 'acme-3'");
+    let found = register.verify().await.unwrap().problems;
+    let said = |what: &str| found.iter().any(|p| p.contains(what));
+    assert!(
+        said("demo: chain entry 2") && said("was changed"),
+        "{found:#?}"
+    );
+    assert!(said("does not hash to its digest"), "{found:#?}");
+    assert!(said("is missing") || said("recorded head"), "{found:#?}");
+    assert!(said("acme: the chain's recorded head"), "{found:#?}");
 }

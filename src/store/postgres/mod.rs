@@ -10,6 +10,8 @@
 //!   `migrations.rs`: the binary's list ([`MIGRATIONS`]), SQL under `migrations/`.
 //! * `register.rs`: the register's writes and reads ([`PgRegister`]): an intent with its
 //!   quota unit, a certification numbered and chained, an intent abandoned.
+//! * `verify.rs`: `log verify` of the register ([`PgRegister::verify`]): every chain
+//!   recomputed, the numbers without a gap, every kept invoice against its digest.
 //! * `error.rs`: what can go wrong ([`PgError`]).
 
 mod connect;
@@ -18,6 +20,7 @@ mod migrate;
 mod migrations;
 mod register;
 mod settings;
+mod verify;
 
 pub use connect::{PgPool, ServerFacts, DURABLE_COMMIT, OLDEST_SERVER};
 pub use error::PgError;
@@ -25,3 +28,4 @@ pub use migrate::{migrate, Migrated, Migration, MIGRATION_LOCK};
 pub use migrations::MIGRATIONS;
 pub use register::{PgRegister, QuotaClaim, Refusal, Written};
 pub use settings::{PgSettings, PgTls};
+pub use verify::PgVerifyReport;

@@ -69,6 +69,11 @@ impl PgRegister {
         PgRegister { pool }
     }
 
+    /// Its pool.
+    pub(super) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
     /// Creates or replaces `org` (and says so in `events`).
     pub async fn save_organization(
         &self,
