@@ -15,6 +15,7 @@ use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
 
 use super::postgres::{app_pool, server};
+use crate::pg::PgServer;
 
 const P: Environment = Environment::Production;
 
@@ -89,18 +90,26 @@ fn claim(quota: u64) -> Option<QuotaClaim> {
     Some(QuotaClaim { year: 2026, quota })
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_invoice_is_an_intent_then_an_entry_and_a_retry_changes_nothing() {
-    let Some(server) = server("PostgreSQL register") else {
-        return;
-    };
+/// A server with the schema, and its register holding `demo` and `acme`.
+async fn register_on(subject: &str) -> Option<(PgServer, PgRegister)> {
+    let server = server(subject)?;
     let pool = app_pool(&server).await;
     migrate(&pool, MIGRATIONS).await.unwrap();
     let register = PgRegister::new(pool);
-    register
-        .save_organization(&organization("demo"), at())
-        .await
-        .unwrap();
+    for org in ["demo", "acme"] {
+        register
+            .save_organization(&organization(org), at())
+            .await
+            .unwrap();
+    }
+    Some((server, register))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invoice_is_an_intent_then_an_entry_and_a_retry_changes_nothing() {
+    let Some((server, register)) = register_on("PostgreSQL register").await else {
+        return;
+    };
 
     let id = register
         .record_intent(&intent("demo", "FV-1"), claim(2))
@@ -192,18 +201,9 @@ async fn an_invoice_is_an_intent_then_an_entry_and_a_retry_changes_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn certifications_at_once_keep_every_number_and_every_chain_whole() {
-    let Some(server) = server("PostgreSQL register at once") else {
+    let Some((server, register)) = register_on("PostgreSQL register at once").await else {
         return;
     };
-    let pool = app_pool(&server).await;
-    migrate(&pool, MIGRATIONS).await.unwrap();
-    let register = PgRegister::new(pool);
-    for org in ["demo", "acme"] {
-        register
-            .save_organization(&organization(org), at())
-            .await
-            .unwrap();
-    }
     let mut tasks = Vec::new();
     for i in 0..24 {
         let register = register.clone();
@@ -274,17 +274,10 @@ async fn certifications_at_once_keep_every_number_and_every_chain_whole() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn verify_finds_what_was_changed_behind_the_schema_s_back() {
-    let Some(server) = server("PostgreSQL register verify") else {
+    let Some((server, register)) = register_on("PostgreSQL register verify").await else {
         return;
     };
-    let pool = app_pool(&server).await;
-    migrate(&pool, MIGRATIONS).await.unwrap();
-    let register = PgRegister::new(pool);
     for org in ["demo", "acme"] {
-        register
-            .save_organization(&organization(org), at())
-            .await
-            .unwrap();
         for n in 1..=3 {
             let rn = format!("{org}-{n}");
             let id = register
