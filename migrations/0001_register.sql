@@ -85,15 +85,19 @@ CREATE TABLE intents (
     request_digest  text NOT NULL CHECK (request_digest ~ '^[0-9a-f]{64}$'),
     body            jsonb NOT NULL,       -- model::Intent, with the invoice it keeps
     created_at      timestamptz NOT NULL,
-    -- The quota year whose unit this intent holds (production only): released if abandoned.
+    -- The quota year whose unit this intent holds, and the organization's quota that year as
+    -- the gateway knows it (production only): the unit is claimed as the intent is recorded
+    -- (`intent_opened`), given back if it is abandoned.
     quota_year      integer,
+    quota_limit     bigint CHECK (quota_limit >= 0),
     state           text NOT NULL DEFAULT 'open'
                     CHECK (state IN ('open', 'certified', 'abandoned')),
     settled_at      timestamptz,
     reason          text,
     CHECK ((state = 'open') = (settled_at IS NULL)),
     CHECK ((state = 'abandoned') = (reason IS NOT NULL)),
-    CHECK ((environment = 'production') = (quota_year IS NOT NULL))
+    CHECK ((environment = 'production') = (quota_year IS NOT NULL)),
+    CHECK ((quota_year IS NULL) = (quota_limit IS NULL))
 );
 -- At most one intent per rn that is open or certified: a second intent for an rn being
 -- certified, or already certified, is refused by this index alone, whatever the timing of
@@ -103,9 +107,11 @@ CREATE UNIQUE INDEX intents_one_live_per_rn ON intents (org, environment, rn)
     WHERE state <> 'abandoned';
 CREATE INDEX intents_open ON intents (id) WHERE state = 'open';
 
--- Units used of each organization's annual quota (production certifications), claimed with
--- the intent, released when it is abandoned. `quota` is the limit at the last claim: a claim
--- past it fails the CHECK (the gateway answers 429), whatever other replicas do at once.
+-- Units used of each organization's annual quota (production certifications), claimed by
+-- the intent as it is recorded (`intent_opened`), released when it is abandoned. `quota` is
+-- the limit at the last claim: a claim past it fails the CHECK (the gateway answers 429),
+-- whatever other replicas do at once. The limit is the gateway's (the organization's plan
+-- in its configuration): the schema holds that no claim passes it, not what it is.
 CREATE TABLE quota_use (
     org    text NOT NULL REFERENCES organizations (id),
     year   integer NOT NULL,
@@ -180,11 +186,11 @@ BEGIN
         WHERE environment = NEW.environment AND next_sequence = NEW.sequence;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'register %: sequence % is not the next one', NEW.environment, NEW.sequence
-            USING ERRCODE = 'check_violation';
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'register_next_number';
     END IF;
     IF NEW.hash <> sha256(NEW.prev_hash || convert_to(NEW.entry, 'UTF8')) THEN
         RAISE EXCEPTION 'register: entry % of % does not hash to its hash', NEW.sequence, NEW.org
-            USING ERRCODE = 'check_violation';
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'register_entry_hash';
     END IF;
     IF NEW.chain_seq = 1 AND NEW.prev_hash = zero THEN
         -- The organization's first entry, unless it has one already.
@@ -196,20 +202,51 @@ BEGIN
     END IF;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'register: entry % does not follow the head of %''s chain',
-            NEW.sequence, NEW.org USING ERRCODE = 'check_violation';
+            NEW.sequence, NEW.org
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'register_chain_link';
     END IF;
     SELECT * INTO open_intent FROM intents WHERE id = NEW.intent FOR UPDATE;
     IF NOT FOUND OR open_intent.state <> 'open' OR open_intent.org <> NEW.org
             OR open_intent.environment <> NEW.environment OR open_intent.rn <> NEW.rn THEN
         RAISE EXCEPTION 'register: intent % is not the open intent of this entry', NEW.intent
-            USING ERRCODE = 'check_violation';
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'register_intent_open';
     END IF;
-    UPDATE intents SET state = 'certified', settled_at = NEW.certified_at WHERE id = NEW.intent;
     RETURN NEW;
 END
 $$;
 CREATE TRIGGER register_entry_rules BEFORE INSERT ON register_entries
     FOR EACH ROW EXECUTE FUNCTION register_entry_rules();
+
+-- The entry inserted, its intent is settled as certified (`intent_rules` allows that only to
+-- an intent that has its entry).
+CREATE FUNCTION register_entry_settles() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE intents SET state = 'certified', settled_at = NEW.certified_at WHERE id = NEW.intent;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER register_entry_settles AFTER INSERT ON register_entries
+    FOR EACH ROW EXECUTE FUNCTION register_entry_settles();
+
+-- An intent is recorded open, and a production one claims its quota unit there and then: a
+-- claim past the quota fails `quota_use`'s CHECK and the intent is not recorded.
+CREATE FUNCTION intent_opened() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.state <> 'open' OR NEW.settled_at IS NOT NULL OR NEW.reason IS NOT NULL THEN
+        RAISE EXCEPTION 'intent %: an intent is recorded open', NEW.id
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'intent_recorded_open';
+    END IF;
+    IF NEW.quota_year IS NOT NULL THEN
+        INSERT INTO quota_use (org, year, used, quota)
+            VALUES (NEW.org, NEW.quota_year, 1, NEW.quota_limit)
+            ON CONFLICT (org, year) DO UPDATE
+            SET used = quota_use.used + 1, quota = EXCLUDED.quota;
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER intent_opened AFTER INSERT ON intents
+    FOR EACH ROW EXECUTE FUNCTION intent_opened();
 
 -- An intent is settled once, and nothing else about it changes. An abandoned one gives its
 -- quota unit back and frees its Idempotency-Key.
@@ -220,12 +257,17 @@ BEGIN
     END IF;
     IF OLD.state <> 'open' OR NEW.state NOT IN ('certified', 'abandoned')
             OR (NEW.id, NEW.org, NEW.environment, NEW.rn, NEW.request_digest, NEW.body,
-                NEW.created_at, NEW.quota_year)
+                NEW.created_at, NEW.quota_year, NEW.quota_limit)
                IS DISTINCT FROM
                (OLD.id, OLD.org, OLD.environment, OLD.rn, OLD.request_digest, OLD.body,
-                OLD.created_at, OLD.quota_year) THEN
+                OLD.created_at, OLD.quota_year, OLD.quota_limit) THEN
         RAISE EXCEPTION 'intent %: only an open intent is settled, once', OLD.id
-            USING ERRCODE = 'insufficient_privilege';
+            USING ERRCODE = 'insufficient_privilege', CONSTRAINT = 'intent_settled_once';
+    END IF;
+    IF NEW.state = 'certified'
+            AND NOT EXISTS (SELECT 1 FROM register_entries WHERE intent = OLD.id) THEN
+        RAISE EXCEPTION 'intent %: certified only by its register entry', OLD.id
+            USING ERRCODE = 'insufficient_privilege', CONSTRAINT = 'intent_settled_once';
     END IF;
     IF NEW.state = 'abandoned' THEN
         IF OLD.quota_year IS NOT NULL THEN

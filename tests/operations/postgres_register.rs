@@ -144,6 +144,13 @@ async fn an_invoice_is_an_intent_then_an_entry_and_a_retry_changes_nothing() {
     assert_eq!(twice, Err(Refusal::IntentNotOpen));
     assert_eq!(register.quota_used("demo", 2026).await.unwrap(), 1);
 
+    // An Idempotency-Key already bound (another replica's request): refused, nothing held.
+    let mut reused = intent("demo", "FV-9");
+    reused.idempotency_key = Some("idem-FV-1".into());
+    let refused = register.record_intent(&reused, claim(2)).await.unwrap();
+    assert_eq!(refused, Err(Refusal::IdempotencyKeyTaken));
+    assert_eq!(register.quota_used("demo", 2026).await.unwrap(), 1);
+
     // An intent abandoned gives its unit back, once; its rn is free again.
     let lost = register
         .record_intent(&intent("demo", "FV-2"), claim(2))
@@ -204,6 +211,25 @@ async fn certifications_at_once_keep_every_number_and_every_chain_whole() {
     let Some((server, register)) = register_on("PostgreSQL register at once").await else {
         return;
     };
+    // One intent certified twice at once (a retry on another replica): one entry.
+    let id = register
+        .record_intent(&intent("demo", "TWICE"), claim(1000))
+        .await
+        .unwrap()
+        .unwrap();
+    let (a, b) = tokio::join!(
+        register.record_certified(id, 2026, at(), security("TWICE"), "finalize"),
+        register.record_certified(id, 2026, at(), security("TWICE"), "finalize"),
+    );
+    let outcomes = [
+        a.unwrap().map(|e| e.sequence),
+        b.unwrap().map(|e| e.sequence),
+    ];
+    assert!(
+        outcomes.contains(&Ok(1)) && outcomes.contains(&Err(Refusal::IntentNotOpen)),
+        "{outcomes:?}"
+    );
+
     let mut tasks = Vec::new();
     for i in 0..24 {
         let register = register.clone();
@@ -236,7 +262,7 @@ async fn certifications_at_once_keep_every_number_and_every_chain_whole() {
     numbers.sort_unstable();
     assert_eq!(
         numbers,
-        (1..=24).collect::<Vec<u64>>(),
+        (2..=25).collect::<Vec<u64>>(),
         "no gap, nothing twice"
     );
 
@@ -268,7 +294,7 @@ async fn certifications_at_once_keep_every_number_and_every_chain_whole() {
             assert_eq!(parts[1], hex::encode(&head));
             count += 1;
         }
-        assert_eq!(count, 12, "{org}");
+        assert_eq!(count, if org == "demo" { 13 } else { 12 }, "{org}");
     }
 }
 
@@ -321,6 +347,7 @@ async fn verify_finds_what_was_changed_behind_the_schema_s_back() {
          WHERE rn = 'acme-1'",
     );
     behind("DELETE FROM register_entries WHERE rn = 'acme-3'");
+    behind("UPDATE register_entries SET code_def = 'CODE-demo-1' WHERE rn = 'demo-3'");
     let found = register.verify().await.unwrap().problems;
     let said = |what: &str| found.iter().any(|p| p.contains(what));
     assert!(
@@ -330,4 +357,8 @@ async fn verify_finds_what_was_changed_behind_the_schema_s_back() {
     assert!(said("does not hash to its digest"), "{found:#?}");
     assert!(said("is missing") || said("recorded head"), "{found:#?}");
     assert!(said("acme: the chain's recorded head"), "{found:#?}");
+    assert!(
+        said("production entry 3: its columns are not the entry it hashes"),
+        "{found:#?}"
+    );
 }

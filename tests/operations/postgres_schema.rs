@@ -39,12 +39,18 @@ async fn one(pool: &PgPool, sql: &str) -> String {
     row.get(0)
 }
 
-/// An intent of `demo` for `rn`, holding a unit of 2026's quota.
-fn intent(rn: &str) -> String {
+/// An intent of `demo` for `rn`, claiming a unit of 2026's quota of `quota` units.
+fn intent_of(rn: &str, quota: u64) -> String {
     format!(
         "INSERT INTO intents (org, environment, rn, request_digest, body, created_at, \
-         quota_year) VALUES ('demo', 'production', '{rn}', repeat('a', 64), '{{}}', {T}, 2026)"
+         quota_year, quota_limit) VALUES ('demo', 'production', '{rn}', repeat('a', 64), \
+         '{{}}', {T}, 2026, {quota})"
     )
+}
+
+/// An intent of `demo` for `rn`, its quota 2 units.
+fn intent(rn: &str) -> String {
+    intent_of(rn, 2)
 }
 
 /// Entry `sequence` of the production register for `demo`'s `rn` (intent `intent`), the
@@ -85,9 +91,6 @@ fn head_after(prev: [u8; 32], sequence: u64) -> [u8; 32] {
         .into()
 }
 
-const CLAIM: &str = "INSERT INTO quota_use VALUES ('demo', 2026, 1, 2) ON CONFLICT (org, year) \
-                     DO UPDATE SET used = quota_use.used + 1, quota = EXCLUDED.quota";
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_schema_holds_the_register_s_rules_whatever_a_client_sends() {
     let Some(server) = server("PostgreSQL schema rules") else {
@@ -112,7 +115,19 @@ async fn the_schema_holds_the_register_s_rules_whatever_a_client_sends() {
         "one_live_per_rn",
     )
     .await;
-    run(&pool, CLAIM).await.unwrap();
+    assert_eq!(
+        one(&pool, "SELECT used::text FROM quota_use").await,
+        "1",
+        "claimed once"
+    );
+    // An intent is certified only by its entry (and recorded open: at the end, below).
+    refused(
+        &pool,
+        &format!("UPDATE intents SET state = 'certified', settled_at = {T} WHERE id = 1"),
+        SqlState::INSUFFICIENT_PRIVILEGE,
+        "only by its register entry",
+    )
+    .await;
 
     let zero = [0u8; 32];
     run(&pool, &entry(1, "FV-1", 1, 1, zero)).await.unwrap();
@@ -180,9 +195,18 @@ async fn the_schema_holds_the_register_s_rules_whatever_a_client_sends() {
         "1"
     );
 
-    // The quota: 2 units, the first used by FV-1; FV-2 takes the second, a third is refused.
-    run(&pool, CLAIM).await.unwrap();
-    refused(&pool, CLAIM, check.clone(), "quota_use").await;
+    // The quota: 2 units, the first used by FV-1, the second held by FV-2: FV-3 is refused
+    // and leaves no intent.
+    assert_eq!(one(&pool, "SELECT used::text FROM quota_use").await, "2");
+    refused(&pool, &intent("FV-3"), check.clone(), "quota_use").await;
+    assert_eq!(
+        one(
+            &pool,
+            "SELECT count(*)::text FROM intents WHERE rn = 'FV-3'"
+        )
+        .await,
+        "0"
+    );
     // FV-2 abandoned: its unit and its Idempotency-Key are given back, once.
     run(
         &pool,
@@ -211,7 +235,16 @@ async fn the_schema_holds_the_register_s_rules_whatever_a_client_sends() {
     .await;
     // The rn is free again: a new intent may open for it and be certified as entry 2.
     run(&pool, &intent("FV-2")).await.unwrap();
-    run(&pool, &entry(2, "FV-2", 4, 2, head)).await.unwrap();
+    let reopened: i64 = one(
+        &pool,
+        "SELECT id::text FROM intents WHERE rn = 'FV-2' AND state = 'open'",
+    )
+    .await
+    .parse()
+    .unwrap();
+    run(&pool, &entry(2, "FV-2", reopened as u64, 2, head))
+        .await
+        .unwrap();
     // No intent for an rn already certified, however the transactions interleave.
     refused(
         &pool,
@@ -220,6 +253,13 @@ async fn the_schema_holds_the_register_s_rules_whatever_a_client_sends() {
         "one_live_per_rn",
     )
     .await;
+    // An intent is recorded open (last: a refused insert uses up an id).
+    let settled = format!(
+        "INSERT INTO intents (org, environment, rn, request_digest, body, created_at, \
+         quota_year, quota_limit, state, settled_at) VALUES ('demo', 'production', 'FV-X', \
+         repeat('a', 64), '{{}}', {T}, 2026, 2, 'certified', {T})"
+    );
+    refused(&pool, &settled, SqlState::CHECK_VIOLATION, "recorded open").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -235,13 +275,14 @@ async fn concurrent_claims_never_pass_the_quota() {
     )
     .await
     .unwrap();
-    // 3 units left of a quota of 3; 12 claims at once, each on a connection of its own.
-    let claim = "INSERT INTO quota_use VALUES ('demo', 2026, 1, 3) ON CONFLICT (org, year) \
-                 DO UPDATE SET used = quota_use.used + 1, quota = EXCLUDED.quota";
+    // A quota of 3; 12 intents at once, each on a connection of its own.
     let mut claims = Vec::new();
-    for _ in 0..12 {
+    for i in 0..12 {
         let pool = pool.clone();
-        claims.push(tokio::spawn(async move { run(&pool, claim).await.is_ok() }));
+        let claim = intent_of(&format!("C-{i}"), 3);
+        claims.push(tokio::spawn(
+            async move { run(&pool, &claim).await.is_ok() },
+        ));
     }
     let mut granted = 0;
     for claim in claims {

@@ -108,6 +108,15 @@ pub enum PgError {
         /// What is wrong.
         reason: String,
     },
+    /// The connection was lost while a COMMIT was under way: it may have happened or not.
+    /// Never guessed: what was committed is read from the database once it answers again.
+    #[error("the connection to PostgreSQL ({target}) was lost during a COMMIT, whose outcome is unknown: {reason}")]
+    CommitUnknown {
+        /// The hosts and ports of the server.
+        target: String,
+        /// The client's error and its causes.
+        reason: String,
+    },
     /// A statement failed on a reachable server.
     #[error("PostgreSQL failed while {doing}: {reason}")]
     Query {
@@ -140,7 +149,10 @@ impl PgError {
 
     /// Whether the server could not be reached (the caller answers 503 and tries again later).
     pub fn is_unreachable(&self) -> bool {
-        matches!(self, PgError::Unreachable { .. })
+        matches!(
+            self,
+            PgError::Unreachable { .. } | PgError::CommitUnknown { .. }
+        )
     }
 }
 

@@ -27,6 +27,8 @@ pub enum Refusal {
     QuotaExhausted,
     /// The rn has an intent open or certified already.
     RnTaken,
+    /// The Idempotency-Key is bound to another request of the organization already.
+    IdempotencyKeyTaken,
     /// The intent is not open (settled already, or unknown).
     IntentNotOpen,
     /// Another writer moved the organization's chain or the register at the same moment:
@@ -114,13 +116,10 @@ impl PgRegister {
             Some(claim) => (Some(claim.year), Some(as_i64(claim.quota, "a quota")?)),
             None => (None, None),
         };
+        // The quota unit is claimed by the schema's trigger as the intent is inserted.
         let sql = "WITH i AS (INSERT INTO intents (org, environment, rn, request_digest, body, \
-                   created_at, quota_year) VALUES ($1, $2::text::environment, $3, $4, \
-                   $5::text::jsonb, $6::text::timestamptz, $7) RETURNING id, org), \
-                   q AS (INSERT INTO quota_use (org, year, used, quota) \
-                   SELECT org, $7, 1, $8 FROM i WHERE $7::integer IS NOT NULL \
-                   ON CONFLICT (org, year) DO UPDATE SET used = quota_use.used + 1, \
-                   quota = EXCLUDED.quota), \
+                   created_at, quota_year, quota_limit) VALUES ($1, $2::text::environment, $3, \
+                   $4, $5::text::jsonb, $6::text::timestamptz, $7, $8) RETURNING id, org), \
                    k AS (INSERT INTO idempotency_keys (org, environment, key, intent, rn, \
                    request_digest) SELECT org, $2::text::environment, $9, id, $3, $4 FROM i \
                    WHERE $9::text IS NOT NULL) \
@@ -178,9 +177,11 @@ impl PgRegister {
         let intent_id = as_i64(id, "an intent id")?;
         let found = tx
             .query_opt(
+                // The intent locked too: a certification or an abandon of it committed
+                // while this waited is seen (the row is read again after the wait).
                 "SELECT i.body::text, h.next_sequence FROM intents i \
                  JOIN register_heads h ON h.environment = i.environment \
-                 WHERE i.id = $1 AND i.state = 'open' FOR UPDATE OF h",
+                 WHERE i.id = $1 AND i.state = 'open' FOR UPDATE OF h, i",
                 &[&intent_id],
             )
             .await
@@ -264,9 +265,16 @@ impl PgRegister {
                 None => Err(fail("recording an entry", e)),
             };
         }
+        // A COMMIT that fails with the connection gone may have happened: the caller settles
+        // it from the database (docs/design.md §11), never guesses.
         tx.commit()
             .await
-            .map_err(|e| fail("committing a certification", e))?;
+            .map_err(|e| match fail("committing a certification", e) {
+                PgError::Unreachable { target, reason } => {
+                    PgError::CommitUnknown { target, reason }
+                }
+                other => other,
+            })?;
         Ok(Ok(entry))
     }
 
@@ -346,25 +354,22 @@ impl PgRegister {
     }
 }
 
-/// The rule of the schema a statement broke, if that is why it failed.
+/// The rule of the schema a statement broke, if that is why it failed (by the name of the
+/// constraint, or of the rule a trigger raised: `migrations/0001_register.sql`).
 fn refusal(error: &tokio_postgres::Error) -> Option<Refusal> {
     let db = error.as_db_error()?;
-    let constraint = db.constraint().unwrap_or_default();
     let code = db.code();
-    if *code == SqlState::CHECK_VIOLATION && constraint.starts_with("quota_use") {
-        return Some(Refusal::QuotaExhausted);
+    if *code != SqlState::CHECK_VIOLATION && *code != SqlState::UNIQUE_VIOLATION {
+        return None;
     }
-    if *code == SqlState::UNIQUE_VIOLATION
-        && (constraint == "intents_one_live_per_rn"
-            || constraint == "register_entries_org_environment_rn_key")
-    {
-        return Some(Refusal::RnTaken);
+    match db.constraint()? {
+        "quota_use_check" => Some(Refusal::QuotaExhausted),
+        "intents_one_live_per_rn" | "register_entries_org_environment_rn_key" => {
+            Some(Refusal::RnTaken)
+        }
+        "idempotency_keys_pkey" => Some(Refusal::IdempotencyKeyTaken),
+        "register_intent_open" | "register_entries_intent_key" => Some(Refusal::IntentNotOpen),
+        "register_chain_link" | "chain_heads_pkey" | "register_next_number" => Some(Refusal::Raced),
+        _ => None,
     }
-    if *code == SqlState::UNIQUE_VIOLATION && constraint == "chain_heads_pkey" {
-        return Some(Refusal::Raced);
-    }
-    if *code == SqlState::CHECK_VIOLATION && db.message().contains("does not follow") {
-        return Some(Refusal::Raced);
-    }
-    None
 }

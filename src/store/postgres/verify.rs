@@ -1,6 +1,9 @@
 //! `log verify` on PostgreSQL (issue 28): every organization's hash chain recomputed from the
 //! entries as stored, the register numbers of each environment without a gap, each chain's
-//! head where the schema says it is, and every invoice an intent keeps against its digest.
+//! head where the schema says it is, each entry's columns (what lookups use) against the
+//! entry it hashes and its intent's request, and every invoice an intent keeps against its
+//! digest. All read in one snapshot (REPEATABLE READ), so certifications going on meanwhile
+//! are simply not seen.
 //! The schema's triggers refuse a wrong write; this finds what was changed behind them (a
 //! superuser who disabled them, a restore of a tampered dump).
 
@@ -9,7 +12,7 @@ use std::collections::BTreeMap;
 use sha2::{Digest, Sha256};
 
 use super::{PgError, PgPool, PgRegister};
-use crate::model::{ContentError, Intent};
+use crate::model::{ContentError, Intent, RegisterEntry};
 
 /// What a verification found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -34,19 +37,31 @@ struct Row {
     hash: Vec<u8>,
     entry: String,
     intent: String,
+    rn: String,
+    intent_id: i64,
+    code_def: String,
+    quota_year: i32,
 }
 
 impl PgRegister {
     /// Verifies the whole register (see the module's doc). Reads every entry once.
     pub async fn verify(&self) -> Result<PgVerifyReport, PgError> {
         let pool: &PgPool = self.pool();
-        let client = pool.client().await?;
+        let mut client = pool.client().await?;
         let fail = |doing: &str, e: tokio_postgres::Error| pool.query_error(doing, &e);
+        let client = client
+            .build_transaction()
+            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(|e| fail("starting the verification", e))?;
         let rows = client
             .query(
                 "SELECT e.org, e.chain_seq, e.environment::text, e.sequence, e.prev_hash, \
-                 e.hash, e.entry, i.body::text FROM register_entries e \
-                 JOIN intents i ON i.id = e.intent ORDER BY e.org, e.chain_seq",
+                 e.hash, e.entry, i.body::text, e.rn, e.intent, e.code_def, e.quota_year \
+                 FROM register_entries e JOIN intents i ON i.id = e.intent \
+                 ORDER BY e.org, e.chain_seq",
                 &[],
             )
             .await
@@ -65,9 +80,14 @@ impl PgRegister {
                 hash: row.try_get(5).map_err(get)?,
                 entry: row.try_get(6).map_err(get)?,
                 intent: row.try_get(7).map_err(get)?,
+                rn: row.try_get(8).map_err(get)?,
+                intent_id: row.try_get(9).map_err(get)?,
+                code_def: row.try_get(10).map_err(get)?,
+                quota_year: row.try_get(11).map_err(get)?,
             };
             report.entries += 1;
             check_link(&row, &mut heads, &mut report);
+            check_columns(&row, &mut report);
             numbers
                 .entry(row.environment.clone())
                 .or_default()
@@ -118,6 +138,51 @@ impl PgRegister {
             }
         }
         Ok(report)
+    }
+}
+
+/// Checks that `row`'s columns are the entry it hashes, and that entry its intent's request.
+fn check_columns(row: &Row, report: &mut PgVerifyReport) {
+    let at = format!("{} entry {}", row.environment, row.sequence);
+    let entry: RegisterEntry = match serde_json::from_str(&row.entry) {
+        Ok(entry) => entry,
+        Err(e) => {
+            report.problems.push(format!("{at} does not read: {e}"));
+            return;
+        }
+    };
+    let req = &entry.request;
+    let columns = (
+        row.sequence,
+        row.environment.as_str(),
+        row.org.as_str(),
+        row.rn.as_str(),
+        row.intent_id,
+        row.code_def.as_str(),
+        row.quota_year,
+    );
+    let hashed = (
+        entry.sequence as i64,
+        req.environment.as_str(),
+        req.org.as_str(),
+        req.rn.as_str(),
+        entry.intent as i64,
+        entry.security.code_def.as_str(),
+        entry.quota_year,
+    );
+    if columns != hashed {
+        report
+            .problems
+            .push(format!("{at}: its columns are not the entry it hashes"));
+    }
+    // An intent that does not read is said with the invoice it keeps.
+    if let Ok(mut intent) = serde_json::from_str::<Intent>(&row.intent) {
+        intent.invoice = None;
+        if intent != *req {
+            report
+                .problems
+                .push(format!("{at}: its intent's request is not the entry's"));
+        }
     }
 }
 
