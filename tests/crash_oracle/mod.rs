@@ -554,9 +554,8 @@ impl Harness {
         Ok(())
     }
 
-    /// `kill -9` a random moment into the start-up (0 .. a bit more than the median
-    /// restart-to-ready); the clients come in as soon as it listens.
-    async fn startup_kill(&mut self, life: &mut Life) -> Result<(), String> {
+    /// A random moment into the start-up: 0 .. a bit more than the median restart-to-ready.
+    fn startup_moment(&mut self) -> tokio::time::Instant {
         let (median, _, _) = self.report.ready_stats();
         let window = if median == 0 {
             300
@@ -564,7 +563,13 @@ impl Harness {
             median + median / 2
         };
         let delay = Duration::from_millis(self.rng.gen_range(0..=window));
-        let moment = tokio::time::Instant::now() + delay;
+        tokio::time::Instant::now() + delay
+    }
+
+    /// `kill -9` a random moment into the start-up (`startup_moment`); the clients come in
+    /// as soon as it listens.
+    async fn startup_kill(&mut self, life: &mut Life) -> Result<(), String> {
+        let moment = self.startup_moment();
         let mut before_listening = true;
         if let Some(receiver) = life.listening.as_mut() {
             if let Ok(Ok(addr)) = tokio::time::timeout_at(moment, receiver).await {

@@ -308,17 +308,10 @@ impl Harness {
         self.cut_then_kill(life, fs).await
     }
 
-    /// Cuts a random moment into the start-up (0 .. a bit more than the median
-    /// restart-to-ready); the clients come in as soon as it listens.
+    /// Cuts a random moment into the start-up (`startup_moment`); the clients come in as
+    /// soon as it listens.
     async fn startup_cut(&mut self, life: &mut Life, fs: &LoopFs) -> Result<(), String> {
-        let (median, _, _) = self.report.ready_stats();
-        let window = if median == 0 {
-            300
-        } else {
-            median + median / 2
-        };
-        let delay = Duration::from_millis(self.rng.gen_range(0..=window));
-        let moment = tokio::time::Instant::now() + delay;
+        let moment = self.startup_moment();
         if let Some(receiver) = life.listening.as_mut() {
             if let Ok(Ok(addr)) = tokio::time::timeout_at(moment, receiver).await {
                 life.listening = None;
