@@ -84,6 +84,7 @@ admin-bad-request = the running service could not read the request (technical de
 admin-no-channel = this service has no certification channel
 admin-not-a-service-request = not a request of the running service: { $op }
 admin-nif-taken = organization "{ $other }" already certifies NIF { $nif } on device "{ $device }": one NIF, one organization per device
+admin-register-in-database = the register is in PostgreSQL: it is backed up with its database (pg_dump, or a base backup with its WAL), not by the gateway; see docs/postgresql.md
 admin-no-entry = no entry { $sequence } in the { $environment ->
     [sandbox] sandbox
    *[production] production
@@ -160,7 +161,7 @@ admin-bad-name = { $field ->
        *[encoded-word] contains "=?", the start of an e-mail encoded word (RFC 2047): a mail client would show something other than what is written
     }
 
-## backup (a restore that did not finish, src/store/open.rs)
+## backup (a restore that did not finish, src/store/embedded/open.rs)
 store-restore-unfinished = a restore into { $dir } did not finish: this state directory is not opened until it is. Run the same "emcf-gateway restore" command again (with the same copy): it resumes without losing anything; what was there before is kept in { $dir }/before-restore-*
 
 # A register behind its box (issue 27)

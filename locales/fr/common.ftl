@@ -85,6 +85,7 @@ admin-bad-request = le service en marche n'a pas pu lire la demande (détail tec
 admin-no-channel = ce service n'a pas de canal de certification
 admin-not-a-service-request = ce n'est pas une demande du service en marche : { $op }
 admin-nif-taken = l'organisation « { $other } » certifie déjà le NIF { $nif } sur l'appareil « { $device } » : un NIF, une organisation par appareil
+admin-register-in-database = le registre est dans PostgreSQL : il se sauvegarde avec sa base de données (pg_dump, ou une sauvegarde de base avec ses WAL), pas par la passerelle ; voir docs/postgresql.md
 admin-no-entry = aucune entrée n° { $sequence } dans le registre { $environment ->
     [sandbox] du bac à sable
    *[production] de production
@@ -161,7 +162,7 @@ admin-bad-name = { $field ->
        *[encoded-word] contient « =? », le début d'un mot encodé d'e-mail (RFC 2047) : une messagerie afficherait autre chose que ce qui est écrit
     }
 
-## backup (a restore that did not finish, src/store/open.rs)
+## backup (a restore that did not finish, src/store/embedded/open.rs)
 store-restore-unfinished = une restauration dans { $dir } n'est pas allée au bout : ce répertoire d'état n'est pas ouvert tant qu'elle n'est pas terminée. Relancez la même commande « emcf-gateway restore » (avec la même copie) : elle reprend sans rien perdre ; ce qui était là avant est gardé dans { $dir }/before-restore-*
 
 # A register behind its box (issue 27)

@@ -320,6 +320,15 @@ impl Admin {
         Ok(self.store.verify()?)
     }
 
+    /// How far the embedded store's journal is durable now, for a backup's copy of it; a
+    /// register in PostgreSQL is backed up with its database, not by the gateway.
+    pub fn journal_durable(&self) -> Result<crate::store::DurableJournal, AdminError> {
+        match self.store.embedded() {
+            Some(store) => Ok(store.durable_journal()?),
+            None => Err(AdminError::Invalid(msg!("admin-register-in-database"))),
+        }
+    }
+
     /// The fiscal anomalies of the register (counter continuity), oldest first.
     pub fn fiscal_anomalies(&self) -> Result<Vec<AnomalyRecord>, AdminError> {
         Ok(self.store.fiscal_anomalies()?)

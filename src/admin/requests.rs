@@ -264,7 +264,7 @@ impl Admin {
             }),
             AdminRequest::LogLength { environment } => json(self.log_length(environment)),
             AdminRequest::LogVerify => json(self.log_verify()),
-            AdminRequest::JournalDurable => json(self.store.durable_journal().map_err(Into::into)),
+            AdminRequest::JournalDurable => json(self.journal_durable()),
             AdminRequest::DashboardTokenIssue { org, label } => {
                 json(self.dashboard_token_issue(&org, &label))
             }

@@ -232,7 +232,14 @@ mod tests {
             start: 100,
             grow: 1000,
         };
-        Admin::new(Arc::new(seeded(dir)), quotas)
+        Admin::new(Arc::new(seeded(dir).into()), quotas)
+    }
+
+    fn embedded(admin: &Admin) -> &crate::store::EmbeddedStore {
+        admin
+            .store
+            .embedded()
+            .expect("these tests open an embedded store")
     }
 
     fn issue(admin: &Admin, org: &str) -> (String, String) {
@@ -309,8 +316,8 @@ mod tests {
     fn scoped_requests_never_reach_another_organization() {
         let dir = tempfile::tempdir().unwrap();
         let admin = admin(dir.path());
-        let acme_entry = certify(&admin.store, "acme", P, "A-1", 2026);
-        let demo_entry = certify(&admin.store, "demo", P, "D-1", 2026);
+        let acme_entry = certify(embedded(&admin), "acme", P, "A-1", 2026);
+        let demo_entry = certify(embedded(&admin), "demo", P, "D-1", 2026);
         let toggle = |org: &str, id: &str| {
             admin.handle(AdminRequest::OrgKeySetEnabled {
                 org: org.into(),
@@ -350,9 +357,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let admin = admin(dir.path());
         for rn in ["F-1", "F-2", "f-10", "G-1"] {
-            certify(&admin.store, "demo", P, rn, 2026);
+            certify(embedded(&admin), "demo", P, rn, 2026);
         }
-        certify(&admin.store, "acme", P, "F-3", 2026);
+        certify(embedded(&admin), "acme", P, "F-3", 2026);
         let search = |rn: Option<&str>, from: Option<&str>, before: Option<u64>, limit| {
             let value = admin
                 .handle(AdminRequest::OrgLogSearch {

@@ -86,7 +86,7 @@ impl StoreError {
         match self {
             StoreError::Io(io) => Some(super::FaultKind::of(io)),
             StoreError::Index(sled) => {
-                super::journal::storage_refusal(sled).map(|io| super::FaultKind::of(&io))
+                super::embedded::journal::storage_refusal(sled).map(|io| super::FaultKind::of(&io))
             }
             _ => None,
         }

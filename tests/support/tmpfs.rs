@@ -1,6 +1,6 @@
 //! A small tmpfs a test mounts (root), fills on demand and unmounts when dropped, even after a
 //! failure: the full-disk tests of `tests/device/disk_full/`, `tests/operations/full_disk.rs`
-//! and the store's unit tests (`src/store/tests/disk_full.rs`, which include this file too:
+//! and the store's unit tests (`src/store/embedded/tests/disk_full.rs`, which include this file too:
 //! hence `needs` by its own path, not through a test binary's `common`).
 
 use std::io::Write;

@@ -39,7 +39,7 @@ pub(super) fn open_register(
 }
 
 /// A journal from this size on (about 45,000 invoices) is opened from the index's checkpoint
-/// and its history checked in the background (`store/history.rs`): checking it before serving
+/// and its history checked in the background (`store/embedded/history.rs`): checking it before serving
 /// would take about 1 s per 1,000,000 invoices. A smaller one is checked whole first (under
 /// 50 ms). `EMCF_BACKGROUND_CHECK_ABOVE_BYTES` sets another size (tests use 0).
 const BACKGROUND_CHECK_ABOVE_BYTES: u64 = 64 << 20;

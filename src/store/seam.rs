@@ -1,0 +1,344 @@
+//! [`Store`]: the one type certification, admission, admin, alerts and the dashboard use for
+//! what the gateway keeps. Each method matches the variant and calls its implementation;
+//! the answers are the same whichever store holds the data (the embedded store's doc comments
+//! say what each one means).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use super::embedded::{
+    DashboardToken, EmbeddedStore, EntryFilter, StoreOptions, VerifyReport, WriteFault,
+};
+use super::StoreError;
+use crate::model::{
+    AnomalyRecord, BoxCounters, Environment, FiscalAnomaly, IdempotencyBinding, Intent, IntentId,
+    KeyRecord, LostInvoice, Organization, RegisterEntry, SecurityElements,
+};
+
+/// What the gateway keeps: organizations, keys, dashboard tokens, intents and the register,
+/// quota use, box counters and fiscal anomalies. Share it as `Arc<Store>`.
+pub enum Store {
+    /// The journal and its index in the state directory (the default).
+    Embedded(Arc<EmbeddedStore>),
+}
+
+impl From<EmbeddedStore> for Store {
+    fn from(store: EmbeddedStore) -> Store {
+        Store::Embedded(Arc::new(store))
+    }
+}
+
+impl Store {
+    /// Opens (or creates) the embedded store in `state_dir` ([`EmbeddedStore::open`]).
+    pub fn open(state_dir: &Path) -> Result<Store, StoreError> {
+        EmbeddedStore::open(state_dir).map(Store::from)
+    }
+
+    /// Opens (or creates) the embedded store in `state_dir` with `options`
+    /// ([`EmbeddedStore::open_with`]).
+    pub fn open_with(state_dir: &Path, options: &StoreOptions) -> Result<Store, StoreError> {
+        EmbeddedStore::open_with(state_dir, options).map(Store::from)
+    }
+
+    /// The embedded store, when that is what this is: for what only it has (its journal's
+    /// copy in a backup, the background check of its history).
+    pub fn embedded(&self) -> Option<&Arc<EmbeddedStore>> {
+        match self {
+            Store::Embedded(store) => Some(store),
+        }
+    }
+
+    // Organizations, keys and dashboard tokens.
+
+    pub fn organization(&self, id: &str) -> Result<Option<Organization>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.organization(id),
+        }
+    }
+
+    pub fn organizations(&self) -> Result<Vec<Organization>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.organizations(),
+        }
+    }
+
+    pub fn save_organization(&self, org: Organization) -> Result<(), StoreError> {
+        match self {
+            Store::Embedded(s) => s.save_organization(org),
+        }
+    }
+
+    pub fn key(&self, id: &str) -> Result<Option<KeyRecord>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.key(id),
+        }
+    }
+
+    pub fn keys_of(&self, org: &str) -> Result<Vec<KeyRecord>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.keys_of(org),
+        }
+    }
+
+    pub fn issue_key(&self, key: KeyRecord) -> Result<(), StoreError> {
+        match self {
+            Store::Embedded(s) => s.issue_key(key),
+        }
+    }
+
+    pub fn set_key_enabled(&self, id: &str, enabled: bool) -> Result<KeyRecord, StoreError> {
+        match self {
+            Store::Embedded(s) => s.set_key_enabled(id, enabled),
+        }
+    }
+
+    pub fn dashboard_token(&self, id: &str) -> Result<Option<DashboardToken>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.dashboard_token(id),
+        }
+    }
+
+    pub fn dashboard_tokens_of(&self, org: &str) -> Result<Vec<DashboardToken>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.dashboard_tokens_of(org),
+        }
+    }
+
+    pub fn issue_dashboard_token(&self, token: DashboardToken) -> Result<(), StoreError> {
+        match self {
+            Store::Embedded(s) => s.issue_dashboard_token(token),
+        }
+    }
+
+    pub fn revoke_dashboard_token(&self, id: &str) -> Result<DashboardToken, StoreError> {
+        match self {
+            Store::Embedded(s) => s.revoke_dashboard_token(id),
+        }
+    }
+
+    // Intents and the register's writes.
+
+    pub fn record_intent(&self, intent: Intent) -> Result<IntentId, StoreError> {
+        match self {
+            Store::Embedded(s) => s.record_intent(intent),
+        }
+    }
+
+    pub fn record_certified(
+        &self,
+        intent: IntentId,
+        quota_year: i32,
+        certified_at: DateTime<Utc>,
+        security: SecurityElements,
+        source: &str,
+    ) -> Result<RegisterEntry, StoreError> {
+        match self {
+            Store::Embedded(s) => {
+                s.record_certified(intent, quota_year, certified_at, security, source)
+            }
+        }
+    }
+
+    pub fn record_abandoned(&self, intent: IntentId, reason: &str) -> Result<(), StoreError> {
+        match self {
+            Store::Embedded(s) => s.record_abandoned(intent, reason),
+        }
+    }
+
+    pub fn open_intents(&self) -> Result<Vec<(IntentId, Intent)>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.open_intents(),
+        }
+    }
+
+    pub fn open_intent_for(
+        &self,
+        org: &str,
+        env: Environment,
+        rn: &str,
+    ) -> Result<Option<IntentId>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.open_intent_for(org, env, rn),
+        }
+    }
+
+    pub fn idempotency_binding(
+        &self,
+        org: &str,
+        env: Environment,
+        idempotency_key: &str,
+    ) -> Result<Option<IdempotencyBinding>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.idempotency_binding(org, env, idempotency_key),
+        }
+    }
+
+    pub fn quota_used(&self, org: &str, year: i32) -> Result<u64, StoreError> {
+        match self {
+            Store::Embedded(s) => s.quota_used(org, year),
+        }
+    }
+
+    // The register's reads.
+
+    pub fn entry(
+        &self,
+        env: Environment,
+        sequence: u64,
+    ) -> Result<Option<RegisterEntry>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.entry(env, sequence),
+        }
+    }
+
+    pub fn entry_by_rn(
+        &self,
+        org: &str,
+        env: Environment,
+        rn: &str,
+    ) -> Result<Option<RegisterEntry>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.entry_by_rn(org, env, rn),
+        }
+    }
+
+    pub fn entries(&self, filter: &EntryFilter) -> Result<Vec<RegisterEntry>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.entries(filter),
+        }
+    }
+
+    pub fn org_entries_back(
+        &self,
+        org: &str,
+        env: Environment,
+        before: u64,
+        limit: usize,
+        keep: impl FnMut(&RegisterEntry) -> bool + Send,
+    ) -> Result<Vec<RegisterEntry>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.org_entries_back(org, env, before, limit, keep),
+        }
+    }
+
+    pub fn org_entry_count(&self, org: &str, env: Environment) -> Result<u64, StoreError> {
+        match self {
+            Store::Embedded(s) => s.org_entry_count(org, env),
+        }
+    }
+
+    pub fn register_length(&self, env: Environment) -> Result<u64, StoreError> {
+        match self {
+            Store::Embedded(s) => s.register_length(env),
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    pub fn credit_links(
+        &self,
+        entry: &RegisterEntry,
+    ) -> Result<(Option<RegisterEntry>, Vec<RegisterEntry>), StoreError> {
+        match self {
+            Store::Embedded(s) => s.credit_links(entry),
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    pub fn credited_original(
+        &self,
+        org: &str,
+        env: Environment,
+        code_def: &str,
+    ) -> Result<Option<(RegisterEntry, Vec<RegisterEntry>)>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.credited_original(org, env, code_def),
+        }
+    }
+
+    pub fn holds_code(
+        &self,
+        org: &str,
+        env: Environment,
+        code_def: &str,
+    ) -> Result<bool, StoreError> {
+        match self {
+            Store::Embedded(s) => s.holds_code(org, env, code_def),
+        }
+    }
+
+    // Boxes and fiscal anomalies.
+
+    pub fn box_counters(&self, nim: &str) -> Result<Option<BoxCounters>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.box_counters(nim),
+        }
+    }
+
+    pub fn all_box_counters(&self) -> Result<Vec<BoxCounters>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.all_box_counters(),
+        }
+    }
+
+    pub fn fiscal_anomalies(&self) -> Result<Vec<AnomalyRecord>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.fiscal_anomalies(),
+        }
+    }
+
+    pub fn record_fiscal_anomaly(
+        &self,
+        anomaly: FiscalAnomaly,
+    ) -> Result<(AnomalyRecord, bool), StoreError> {
+        match self {
+            Store::Embedded(s) => s.record_fiscal_anomaly(anomaly),
+        }
+    }
+
+    pub fn acknowledge_fiscal_anomaly(
+        &self,
+        id: u64,
+        by: &str,
+        note: &str,
+        numbers: &[u64],
+        rns: &[LostInvoice],
+    ) -> Result<AnomalyRecord, StoreError> {
+        match self {
+            Store::Embedded(s) => s.acknowledge_fiscal_anomaly(id, by, note, numbers, rns),
+        }
+    }
+
+    pub fn lost_rn(&self, device: &str, rn: &str) -> Result<Option<u64>, StoreError> {
+        match self {
+            Store::Embedded(s) => s.lost_rn(device, rn),
+        }
+    }
+
+    // The register as a whole: its check and its ability to take writes.
+
+    pub fn verify(&self) -> Result<VerifyReport, StoreError> {
+        match self {
+            Store::Embedded(s) => s.verify(),
+        }
+    }
+
+    pub fn refuse_if_damaged(&self) -> Result<(), StoreError> {
+        match self {
+            Store::Embedded(s) => s.refuse_if_damaged(),
+        }
+    }
+
+    pub fn write_fault(&self) -> Option<WriteFault> {
+        match self {
+            Store::Embedded(s) => s.write_fault(),
+        }
+    }
+
+    pub fn resume_writes(&self) -> Result<bool, StoreError> {
+        match self {
+            Store::Embedded(s) => s.resume_writes(),
+        }
+    }
+}
