@@ -45,6 +45,9 @@ pub struct Job {
     pub ceiling: Ceiling,
     /// When the request arrived.
     pub received_at: DateTime<Utc>,
+    /// The quota unit admission reserved (production): the store claims it with the intent,
+    /// under the year the request arrived.
+    pub quota: Option<crate::store::QuotaClaim>,
     /// The client's `Idempotency-Key`, checked.
     pub idempotency_key: Option<String>,
     /// The request body as JSON text, for a wire capture (it holds no secret).

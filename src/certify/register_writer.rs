@@ -12,7 +12,7 @@ use crate::certify::register_behind::{self, RegistersBehind, Said};
 use crate::certify::unrecorded::{Unrecorded, UnrecordedSet};
 use crate::certify::CertifyError;
 use crate::model::{BoxCounters, Intent, IntentId, RegisterEntry, SecurityElements};
-use crate::store::{Store, StoreError};
+use crate::store::{QuotaClaim, Store, StoreError};
 
 /// An intent the channel must not finalize: not journaled (`journaled` is `None`), or
 /// journaled while the register halted (its id: settled as not finalized once the register
@@ -56,10 +56,14 @@ impl RegisterWriter {
     /// but the index could not take it, so the certification could not be written either) is
     /// refused with its id ([`IntentRefused::journaled`]): the channel cancels, and the intent
     /// is settled as not finalized once the register can be written again.
-    pub async fn intent(&self, intent: Intent) -> Result<IntentId, IntentRefused> {
+    pub async fn intent(
+        &self,
+        intent: Intent,
+        quota: Option<QuotaClaim>,
+    ) -> Result<IntentId, IntentRefused> {
         let store = Arc::clone(&self.store);
         let journaled = tokio::task::spawn_blocking(move || {
-            let id = store.record_intent(intent)?;
+            let id = store.record_intent(intent, quota)?;
             Ok::<_, StoreError>((id, store.write_fault()))
         })
         .await;
@@ -92,7 +96,10 @@ impl RegisterWriter {
     ) -> Result<RegisterEntry, CertifyError> {
         let source = source.to_owned();
         let certified_at = Utc::now();
-        let quota_year = certified_at.with_timezone(&self.offset).year();
+        // The quota year is the one the request arrived in, whichever store: the one its unit
+        // was reserved (and, on PostgreSQL, claimed) under, even when certified after midnight
+        // on 31 December.
+        let quota_year = of.received_at.with_timezone(&self.offset).year();
         let unrecorded = self.unrecorded.clone();
         // What a retry names, from the caller's own intent: keeping it never reads the index
         // (which may be what fails).

@@ -242,6 +242,7 @@ impl Certifier {
             invoice,
             ceiling,
             received_at: at,
+            quota: held.quota,
             idempotency_key,
             body: Arc::from(body),
             in_doubt: self.in_doubt.clone(),

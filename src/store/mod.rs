@@ -26,6 +26,7 @@ pub use embedded::{
     RESTORE_MARKER,
 };
 pub use error::{DamageAt, StoreError};
+pub use postgres::QuotaClaim;
 pub use seam::Store;
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use super::embedded::{
     DashboardToken, EmbeddedStore, EntryFilter, StoreOptions, VerifyReport, WriteFault,
 };
-use super::StoreError;
+use super::{QuotaClaim, StoreError};
 use crate::model::{
     AnomalyRecord, BoxCounters, Environment, FiscalAnomaly, IdempotencyBinding, Intent, IntentId,
     KeyRecord, LostInvoice, Organization, RegisterEntry, SecurityElements,
@@ -120,9 +120,20 @@ impl Store {
 
     // Intents and the register's writes.
 
-    pub fn record_intent(&self, intent: Intent) -> Result<IntentId, StoreError> {
+    /// Records `intent` before its invoice is finalized. `quota` is the unit admission
+    /// reserved for a production invoice: PostgreSQL claims it with the intent (refusing one
+    /// past the quota: [`StoreError::QuotaExhausted`]); the embedded store, used by one
+    /// process whose admission holds the unit meanwhile, counts it at certification.
+    pub fn record_intent(
+        &self,
+        intent: Intent,
+        quota: Option<QuotaClaim>,
+    ) -> Result<IntentId, StoreError> {
         match self {
-            Store::Embedded(s) => s.record_intent(intent),
+            Store::Embedded(s) => {
+                let _held_by_admission = quota;
+                s.record_intent(intent)
+            }
         }
     }
 

@@ -748,7 +748,7 @@ async fn texts_an_older_release_kept_are_shown_escaped_and_exported_exactly() {
             "counters": "1/1 FV", "nim": "SIM0000001", "dateTime": "2026-11-23T10:00:02"
         }))
         .expect("security elements");
-        let id = store.record_intent(intent).expect("intent journaled");
+        let id = store.record_intent(intent, None).expect("intent journaled");
         let year = chrono::Datelike::year(&chrono::Utc::now());
         store
             .record_certified(id, year, chrono::Utc::now(), security, "finalize")

@@ -49,6 +49,8 @@ pub(crate) enum Admitted {
 
 /// The claims of one admitted invoice, released when dropped.
 pub(crate) struct Held {
+    /// The quota unit reserved, as the store claims it with the intent (production only).
+    pub(crate) quota: Option<crate::store::QuotaClaim>,
     _rn: RnClaim,
     _quota: Option<QuotaClaim>,
     _idempotency_key: Option<RnClaim>,
@@ -194,12 +196,16 @@ impl Admission {
         // After the replays (an invoice certified before a limit changed still answers), before
         // the quota (a refusal uses none).
         let (ceiling, credit_claim) = self.plausible(principal, invoice)?;
-        let quota_claim = match env {
-            Environment::Sandbox => None,
-            Environment::Production => Some(self.reserve_quota(org, received_at)?),
+        let (quota_claim, quota) = match env {
+            Environment::Sandbox => (None, None),
+            Environment::Production => {
+                let (claim, limit) = self.reserve_quota(org, received_at)?;
+                (Some(claim), Some(limit))
+            }
         };
         Ok(Admitted::Go(Box::new((
             Held {
+                quota,
                 _rn: rn_claim,
                 _quota: quota_claim,
                 _idempotency_key: key_claim,
@@ -288,13 +294,15 @@ impl Admission {
         &self,
         org: &Organization,
         at: DateTime<Utc>,
-    ) -> Result<QuotaClaim, CertifyError> {
+    ) -> Result<(QuotaClaim, crate::store::QuotaClaim), CertifyError> {
         let year = at.with_timezone(&self.quotas.offset).year();
         let used = self.store.quota_used(&org.id, year)?;
         let quota = self.quota_of(org);
-        self.claims
+        let claim = self
+            .claims
             .reserve_quota(&org.id, year, used, quota)
-            .ok_or(CertifyError::QuotaExhausted { used, quota, year })
+            .ok_or(CertifyError::QuotaExhausted { used, quota, year })?;
+        Ok((claim, crate::store::QuotaClaim { year, quota }))
     }
 }
 

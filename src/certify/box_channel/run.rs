@@ -132,7 +132,7 @@ async fn run_invoice(
     failpoint::hit("before_intent");
     failpoint::pause("before_intent").await;
     let intent = intent_of(run, &subtotal, expected.as_ref(), before.state.tc);
-    let intent_id = match run.journal.intent(intent.clone()).await {
+    let intent_id = match run.journal.intent(intent.clone(), run.job.quota).await {
         Ok(id) => id,
         Err(refused) => {
             // Never finalized while the register cannot write: the certification could not

@@ -247,7 +247,7 @@ async fn certify_requested(
         totals_of(calculation, usd),
         OnChannel::WebApi { uid },
     );
-    let intent_id = match journal.intent(intent.clone()).await {
+    let intent_id = match journal.intent(intent.clone(), job.quota).await {
         Ok(id) => id,
         Err(refused) => {
             // Never confirmed while the register cannot write: the certification could not be
