@@ -74,6 +74,9 @@ store-unknown-organization = no organization "{ $id }"
 store-invalid = the register refused the record (technical detail: { $detail })
 store-json = a record of the register could not be encoded or read (technical detail: { $detail })
 store-halted = the register takes no more writes after a write failure: restart the gateway (technical detail: { $detail })
+store-database-unreachable = the register's PostgreSQL server does not answer: try again in a few seconds, certification resumes by itself once it answers (technical detail: { $detail })
+store-database = the register's PostgreSQL server refused an operation (technical detail: { $detail })
+store-quota-exhausted = the annual quota of organization "{ $org }" is used up
 
 ## administration (src/admin): the CLI and the dashboard
 admin-socket-failed = the running service's admin socket failed (technical detail: { $detail })

@@ -75,6 +75,9 @@ store-unknown-organization = aucune organisation « { $id } »
 store-invalid = le registre a refusé l'enregistrement (détail technique : { $detail })
 store-json = un enregistrement du registre n'a pas pu être codé ou lu (détail technique : { $detail })
 store-halted = le registre n'accepte plus d'écriture après un échec d'écriture : redémarrez la passerelle (détail technique : { $detail })
+store-database-unreachable = le serveur PostgreSQL du registre ne répond pas : réessayez dans quelques secondes, la certification reprend d'elle-même quand il répond (détail technique : { $detail })
+store-database = le serveur PostgreSQL du registre a refusé une opération (détail technique : { $detail })
+store-quota-exhausted = le quota annuel de l'organisation « { $org } » est épuisé
 
 ## administration (src/admin) : la CLI et le tableau de bord
 admin-socket-failed = le socket d'administration du service en marche a échoué (détail technique : { $detail })

@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::i18n::{Localized, Message};
 use crate::msg;
+use crate::store::postgres::PgError;
 
 /// Where a damage was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +78,14 @@ pub enum StoreError {
     /// half restored, so the store refuses to open it until `restore` runs again.
     #[error("a restore into {0} did not finish: run `emcf-gateway restore` again")]
     RestoreUnfinished(std::path::PathBuf),
+    /// The PostgreSQL store failed: [`PgError::is_unreachable`] when the server cannot be
+    /// reached or a COMMIT's outcome is unknown (503, try again), else a statement refused.
+    #[error(transparent)]
+    Database(#[from] PgError),
+    /// The organization's annual quota is used up: PostgreSQL claims the unit with the intent,
+    /// and refuses an intent past it (whichever replica sent it).
+    #[error("the annual quota of organization {0:?} is used up")]
+    QuotaExhausted(String),
 }
 
 impl StoreError {
@@ -141,6 +150,11 @@ impl Localized for StoreError {
             StoreError::RestoreUnfinished(dir) => {
                 msg!("store-restore-unfinished", dir = dir.display().to_string())
             }
+            StoreError::Database(error) if error.is_unreachable() => {
+                msg!("store-database-unreachable", detail = error.to_string())
+            }
+            StoreError::Database(error) => msg!("store-database", detail = error.to_string()),
+            StoreError::QuotaExhausted(org) => msg!("store-quota-exhausted", org = org.as_str()),
         }
     }
 }

@@ -12,6 +12,8 @@
 //!   quota unit, a certification numbered and chained, an intent abandoned.
 //! * `verify.rs`: `log verify` of the register ([`PgRegister::verify`]): every chain
 //!   recomputed, the numbers without a gap, every kept invoice against its digest.
+//! * `store.rs`: [`PgStore`], what the seam (`store::Store`) calls: the register run from
+//!   the caller's thread on the runtime's handle.
 //! * `error.rs`: what can go wrong ([`PgError`]).
 
 mod connect;
@@ -20,6 +22,7 @@ mod migrate;
 mod migrations;
 mod register;
 mod settings;
+mod store;
 mod verify;
 
 pub use connect::{PgPool, ServerFacts, DURABLE_COMMIT, OLDEST_SERVER};
@@ -28,4 +31,5 @@ pub use migrate::{migrate, Migrated, Migration, MIGRATION_LOCK};
 pub use migrations::MIGRATIONS;
 pub use register::{PgRegister, QuotaClaim, Refusal, Written};
 pub use settings::{PgSettings, PgTls};
+pub use store::PgStore;
 pub use verify::PgVerifyReport;

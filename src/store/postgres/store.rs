@@ -1,0 +1,107 @@
+//! [`PgStore`]: the PostgreSQL store as the seam (`store::Store`) uses it. The seam's methods
+//! block, as the embedded store's do, and callers run them off the runtime's workers; this
+//! store's client is async, so each method runs its future to the end on the runtime's
+//! handle from the caller's thread (a thread of the blocking pool in the service, the CLI's
+//! main thread with a runtime of its own). A method called on a worker by mistake still
+//! works: it hands the worker's other tasks over first (`block_in_place`) instead of stalling
+//! them.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::runtime::{Handle, Runtime};
+
+use super::{migrate, Migrated, PgError, PgPool, PgRegister, PgSettings, Refusal, MIGRATIONS};
+use crate::store::StoreError;
+
+/// How many times a write another writer raced ([`Refusal::Raced`]) is tried before it is
+/// answered as a conflict.
+const RACED_TRIES: usize = 5;
+
+/// The PostgreSQL store: its register and the runtime its client runs on.
+pub struct PgStore {
+    register: PgRegister,
+    handle: Handle,
+    /// The runtime this store made for itself (the CLI), dropped with it; `None` in the
+    /// service, which runs on its own.
+    _runtime: Option<Arc<Runtime>>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("register", &self.register)
+            .finish()
+    }
+}
+
+impl PgStore {
+    /// Connects to the server of `settings` and brings its schema to this binary's
+    /// migrations (refusing a newer one), on the current runtime (the service's).
+    pub async fn open(settings: &PgSettings) -> Result<(PgStore, Migrated), PgError> {
+        let pool = PgPool::connect(settings).await?;
+        let migrated = migrate(&pool, MIGRATIONS).await?;
+        let store = PgStore {
+            register: PgRegister::new(pool),
+            handle: Handle::current(),
+            _runtime: None,
+        };
+        Ok((store, migrated))
+    }
+
+    /// As [`PgStore::open`], from a thread with no runtime (a CLI command): the store keeps a
+    /// small runtime of its own for its connections.
+    pub fn open_blocking(settings: &PgSettings) -> Result<(PgStore, Migrated), PgError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("emcf-store")
+            .enable_all()
+            .build()
+            .map_err(|e| PgError::Settings {
+                reason: format!("starting the PostgreSQL client's runtime: {e}"),
+            })?;
+        let runtime = Arc::new(runtime);
+        let (mut store, migrated) = runtime.block_on(PgStore::open(settings))?;
+        store._runtime = Some(runtime);
+        Ok((store, migrated))
+    }
+
+    /// The register, for what the seam calls.
+    pub fn register(&self) -> &PgRegister {
+        &self.register
+    }
+
+    /// Runs `work` to its end from the calling thread (never from inside a current-thread
+    /// runtime: `block_in_place` refuses it).
+    pub fn run<T>(&self, work: impl Future<Output = Result<T, PgError>>) -> Result<T, StoreError> {
+        // On a thread of the blocking pool or with no runtime, `block_in_place` just runs the
+        // closure; on a worker of the service's runtime it first hands the worker's other
+        // tasks over (the service's runtime is multi-threaded).
+        let outcome = tokio::task::block_in_place(|| self.handle.block_on(work));
+        outcome.map_err(StoreError::from)
+    }
+
+    /// Runs a write whose rules the schema holds, `tries` times while another writer raced
+    /// it; a rule it broke becomes the [`StoreError`] the embedded store answers for it.
+    pub fn write<T, F, W>(
+        &self,
+        mut attempt: W,
+        refused: impl Fn(Refusal) -> StoreError,
+    ) -> Result<T, StoreError>
+    where
+        W: FnMut() -> F,
+        F: Future<Output = super::Written<T>>,
+    {
+        for _ in 1..RACED_TRIES {
+            match self.run(attempt())? {
+                Ok(done) => return Ok(done),
+                Err(Refusal::Raced) => continue,
+                Err(refusal) => return Err(refused(refusal)),
+            }
+        }
+        match self.run(attempt())? {
+            Ok(done) => Ok(done),
+            Err(refusal) => Err(refused(refusal)),
+        }
+    }
+}
