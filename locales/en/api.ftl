@@ -35,6 +35,7 @@ err-device-unavailable = the e-MCF device is unavailable: { $reason }
 err-queue-full = the e-MCF device is busy (queue full); retry shortly
 err-outcome-unknown = the e-MCF device did not confirm invoice { $rn }; the gateway is checking it with the device, retry the same request to get the result
 err-register-unavailable = the invoice register is unavailable (the service's log says why); nothing was certified, retry later
+err-database-unavailable = the register's database (PostgreSQL) does not answer; nothing was certified, retry in a few seconds
 err-not-found = no certified invoice with rn { $rn }
 err-internal = internal error of the gateway; report it with this answer's X-Request-Id (the service's log has the details)
 err-credit-exceeds-original = this credit note { $bound ->

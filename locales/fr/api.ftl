@@ -36,6 +36,7 @@ err-device-unavailable = le boîtier e-MCF est indisponible : { $reason }
 err-queue-full = le boîtier e-MCF est occupé (file d'attente pleine) ; réessayez dans un instant
 err-outcome-unknown = le boîtier e-MCF n'a pas confirmé la facture { $rn } ; la passerelle vérifie auprès du boîtier, renvoyez la même requête pour obtenir le résultat
 err-register-unavailable = le registre des factures est indisponible (le journal du service en donne la cause) ; rien n'a été certifié, réessayez plus tard
+err-database-unavailable = la base de données du registre (PostgreSQL) ne répond pas ; rien n'a été certifié, réessayez dans quelques secondes
 err-not-found = aucune facture certifiée avec le rn { $rn }
 err-internal = erreur interne de la passerelle ; signalez-la avec l'X-Request-Id de cette réponse (le journal du service en donne le détail)
 err-credit-exceeds-original = cette facture d'avoir { $bound ->

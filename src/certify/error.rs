@@ -17,6 +17,16 @@ mod token;
 pub use credit::CreditExcess;
 pub use token::TokenReason;
 
+/// When to try again while the register's database does not answer (165): a server
+/// restarting or failing over is back within seconds.
+const DATABASE_RETRY: Duration = Duration::from_secs(5);
+
+/// Whether the register's PostgreSQL server could not be reached (or a COMMIT's outcome is
+/// unknown): 503, 165, worth a retry within seconds.
+fn database_unreachable(error: &StoreError) -> bool {
+    matches!(error, StoreError::Database(e) if e.is_unreachable())
+}
+
 /// Why the API key was refused (all HTTP 401).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthFailure {
@@ -276,6 +286,7 @@ impl CertifyError {
             CertifyError::DeviceNotReady { .. } => 154,
             CertifyError::TokenRejected { .. } => 155,
             CertifyError::DeviceNotConfigured { .. } | CertifyError::NoSandbox => 156,
+            CertifyError::Store(error) if database_unreachable(error) => 165,
             CertifyError::Store(_) => 160,
             CertifyError::RegisterUnwritable { kind } => kind.code(),
             CertifyError::CertifiedNotRecorded { .. } => 164,
@@ -295,6 +306,7 @@ impl CertifyError {
             | CertifyError::QueueFull { retry_after }
             | CertifyError::OutcomeUnknown { retry_after, .. } => Some(*retry_after),
             CertifyError::InFlight { .. } => Some(Duration::from_secs(2)),
+            CertifyError::Store(error) if database_unreachable(error) => Some(DATABASE_RETRY),
             CertifyError::Store(_) | CertifyError::RegisterUnwritable { .. } => {
                 Some(Duration::from_secs(30))
             }
@@ -469,6 +481,9 @@ impl CertifyError {
             }
             CertifyError::QueueFull { .. } => msg!("err-queue-full"),
             CertifyError::OutcomeUnknown { rn, .. } => msg!("err-outcome-unknown", rn = rn),
+            CertifyError::Store(error) if database_unreachable(error) => {
+                msg!("err-database-unavailable")
+            }
             CertifyError::Store(_) => msg!("err-register-unavailable"),
             CertifyError::RegisterUnwritable { kind } => {
                 msg!("err-register-unwritable", why = kind.why())

@@ -73,6 +73,18 @@ impl RegisterWriter {
                 journaled: Some(id),
                 error: CertifyError::Store(StoreError::Halted(fault.detail)),
             }),
+            // PostgreSQL refused the unit admission reserved: another replica took the last.
+            Ok(Err(StoreError::QuotaExhausted(_))) if quota.is_some() => {
+                let limit = quota.map_or((0, 0), |q| (q.year, q.quota));
+                Err(IntentRefused {
+                    journaled: None,
+                    error: CertifyError::QuotaExhausted {
+                        used: limit.1,
+                        quota: limit.1,
+                        year: limit.0,
+                    },
+                })
+            }
             Ok(Err(error)) => Err(IntentRefused {
                 journaled: None,
                 error: CertifyError::from(error),
