@@ -31,13 +31,12 @@ CREATE TABLE api_keys (
 );
 CREATE INDEX api_keys_by_org ON api_keys (org);
 
+-- A key's or a token's record is as issued; its state (enabled, revoked) is the column.
 CREATE TABLE dashboard_tokens (
-    id            text PRIMARY KEY CHECK (id <> ''),
-    org           text NOT NULL REFERENCES organizations (id),
-    token_sha256  text NOT NULL CHECK (token_sha256 ~ '^[0-9a-f]{64}$'),
-    label         text NOT NULL,
-    created_at    timestamptz NOT NULL,
-    revoked       boolean NOT NULL DEFAULT false
+    id       text PRIMARY KEY CHECK (id <> ''),
+    org      text NOT NULL REFERENCES organizations (id),
+    record   jsonb NOT NULL,              -- store::DashboardToken: the secret's SHA-256 only
+    revoked  boolean NOT NULL
 );
 CREATE INDEX dashboard_tokens_by_org ON dashboard_tokens (org);
 
@@ -298,3 +297,52 @@ CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
     FOR EACH STATEMENT EXECUTE FUNCTION append_only();
 CREATE TRIGGER intents_no_truncate BEFORE TRUNCATE ON intents
     FOR EACH STATEMENT EXECUTE FUNCTION append_only();
+
+-- pgaccess: organizations, API keys and dashboard tokens (src/store/postgres/access.rs).
+-- None is ever deleted (an entry, an intent or an event may name it). A key or a token is
+-- issued once; afterwards only its state changes: a key enabled or disabled, a token revoked,
+-- once (it never signs in again). Each write also appends its event to `events`.
+CREATE FUNCTION never_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION '%: rows are never deleted (% refused)', TG_TABLE_NAME, TG_OP
+        USING ERRCODE = 'insufficient_privilege';
+END
+$$;
+CREATE TRIGGER organizations_kept BEFORE DELETE ON organizations
+    FOR EACH ROW EXECUTE FUNCTION never_deleted();
+CREATE TRIGGER organizations_no_truncate BEFORE TRUNCATE ON organizations
+    FOR EACH STATEMENT EXECUTE FUNCTION never_deleted();
+CREATE TRIGGER api_keys_kept BEFORE DELETE ON api_keys
+    FOR EACH ROW EXECUTE FUNCTION never_deleted();
+CREATE TRIGGER api_keys_no_truncate BEFORE TRUNCATE ON api_keys
+    FOR EACH STATEMENT EXECUTE FUNCTION never_deleted();
+CREATE TRIGGER dashboard_tokens_kept BEFORE DELETE ON dashboard_tokens
+    FOR EACH ROW EXECUTE FUNCTION never_deleted();
+CREATE TRIGGER dashboard_tokens_no_truncate BEFORE TRUNCATE ON dashboard_tokens
+    FOR EACH STATEMENT EXECUTE FUNCTION never_deleted();
+
+CREATE FUNCTION api_key_rules() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF (NEW.id, NEW.org, NEW.environment, NEW.record)
+            IS DISTINCT FROM (OLD.id, OLD.org, OLD.environment, OLD.record) THEN
+        RAISE EXCEPTION 'API key %: only its state changes once issued', OLD.id
+            USING ERRCODE = 'insufficient_privilege', CONSTRAINT = 'api_key_as_issued';
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER api_key_rules BEFORE UPDATE ON api_keys
+    FOR EACH ROW EXECUTE FUNCTION api_key_rules();
+
+CREATE FUNCTION dashboard_token_rules() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF (NEW.id, NEW.org, NEW.record) IS DISTINCT FROM (OLD.id, OLD.org, OLD.record)
+            OR (OLD.revoked AND NOT NEW.revoked) THEN
+        RAISE EXCEPTION 'dashboard token %: only revoked, once, after it is issued', OLD.id
+            USING ERRCODE = 'insufficient_privilege', CONSTRAINT = 'dashboard_token_as_issued';
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER dashboard_token_rules BEFORE UPDATE ON dashboard_tokens
+    FOR EACH ROW EXECUTE FUNCTION dashboard_token_rules();

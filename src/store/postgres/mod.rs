@@ -10,12 +10,15 @@
 //!   `migrations.rs`: the binary's list ([`MIGRATIONS`]), SQL under `migrations/`.
 //! * `register.rs`: the register's writes and reads ([`PgRegister`]): an intent with its
 //!   quota unit, a certification numbered and chained, an intent abandoned.
+//! * `access.rs`: organizations, API keys and dashboard tokens ([`PgRegister::issue_key`],
+//!   [`PgRegister::revoke_dashboard_token`]...), each write with its event.
 //! * `verify.rs`: `log verify` of the register ([`PgRegister::verify`]): every chain
 //!   recomputed, the numbers without a gap, every kept invoice against its digest.
 //! * `store.rs`: [`PgStore`], what the seam (`store::Store`) calls: the register run from
 //!   the caller's thread on the runtime's handle.
 //! * `error.rs`: what can go wrong ([`PgError`]).
 
+mod access;
 mod connect;
 mod error;
 mod migrate;

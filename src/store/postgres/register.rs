@@ -25,6 +25,19 @@ use crate::model::{Environment, Intent, IntentId, Organization, RegisterEntry, S
 pub enum Refusal {
     /// The organization's annual quota is used up.
     QuotaExhausted,
+    /// No organization has the id named (the embedded store's `UnknownOrganization`).
+    UnknownOrganization,
+    /// No API key has the id named (the embedded store's `UnknownKey`).
+    UnknownKey,
+    /// No dashboard token has the id named (the embedded store's `Invalid`, "unknown
+    /// dashboard token").
+    UnknownDashboardToken,
+    /// An API key or a dashboard token has this id already (the embedded store's
+    /// `Conflict`).
+    IdTaken,
+    /// The record cannot be stored as given: an empty id, a new dashboard token already
+    /// revoked (the embedded store's `Invalid`).
+    Invalid,
     /// The rn has an intent open or certified already.
     RnTaken,
     /// The Idempotency-Key is bound to another request of the organization already.
@@ -54,7 +67,7 @@ pub struct PgRegister {
 /// The outcome of a write: done, refused by a rule, or an error of the server.
 pub type Written<T> = Result<Result<T, Refusal>, PgError>;
 
-fn utc(at: &DateTime<Utc>) -> String {
+pub(super) fn utc(at: &DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
