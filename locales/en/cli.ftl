@@ -125,6 +125,8 @@ cli-runtime-failed = the gateway could not start its task runtime
 cli-listen-failed = cannot listen on { $addr }
 cli-register-open = cannot open the register in { $dir }
 cli-register-held = { $dir } is held by a running gateway whose admin socket does not answer: check the service
+cli-database-open = cannot open the register in the PostgreSQL database { $url }
+cli-embedded-only = "emcf-gateway { $command }" acts on the embedded register's files (state_dir), but the configuration keeps the register in PostgreSQL ([store] url): back up and restore the database with its own tools (pg_dump, or a base backup with its WAL), see docs/postgresql.md
 cli-capture-create = cannot create the wire capture { $path }
 cli-alerts-setup = cannot set up the alerts' e-mail ([smtp] in the configuration)
 cli-reserved-device-name = the device name "{ $name }" and names starting with "sandbox-" are kept for the bundled simulator: rename that [[devices]] entry
@@ -508,6 +510,7 @@ config-store-password-mode = ({ $file }) has mode { $mode }: the password must b
 config-store-password-owner = ({ $file }) belongs to user number { $owner }, not to the one running the gateway (number { $user }): chown { $user } { $file }
 config-store-password-empty = ({ $file }) is empty: write the PostgreSQL user's password in it
 config-store-password-not-text = ({ $file }) is not a password: UTF-8 text of at most 4 KiB is expected
-config-store-not-yet = the register on PostgreSQL (url in [store], or EMCF_STORE_URL) is not available in this release yet: the gateway does not start rather than keep the register anywhere but where you asked. Remove url from the [store] table (and EMCF_STORE_URL from the environment) to keep the register in state_dir.
+config-store-check-server = the PostgreSQL server answers: { $version }, synchronous_commit = { $synchronous_commit }
+config-store-check-unusable = the PostgreSQL server cannot keep the register: { $detail }
 config-store-check-password = register on PostgreSQL: { $url }, password read from { $file }
 config-store-check-no-password = register on PostgreSQL: { $url }, no password (the server authenticates otherwise)

@@ -125,6 +125,8 @@ cli-runtime-failed = la passerelle n'a pas pu démarrer son moteur de tâches
 cli-listen-failed = impossible d'écouter sur { $addr }
 cli-register-open = impossible d'ouvrir le registre dans { $dir }
 cli-register-held = { $dir } est tenu par une passerelle en marche dont le socket d'administration ne répond pas : vérifiez le service
+cli-database-open = impossible d'ouvrir le registre dans la base PostgreSQL { $url }
+cli-embedded-only = « emcf-gateway { $command } » agit sur les fichiers du registre intégré (state_dir), mais la configuration met le registre dans PostgreSQL ([store] url) : sauvegardez et restaurez la base avec ses propres outils (pg_dump, ou une sauvegarde de base avec ses WAL), voir docs/postgresql.md
 cli-capture-create = impossible de créer la capture de ligne { $path }
 cli-alerts-setup = impossible de préparer l'envoi des alertes par courriel ([smtp] dans la configuration)
 cli-reserved-device-name = le nom d'appareil « { $name } » et les noms qui commencent par « sandbox- » sont réservés au simulateur intégré : renommez cette entrée [[devices]]
@@ -511,6 +513,7 @@ config-store-password-mode = ({ $file }) a les droits { $mode } : le mot de pas
 config-store-password-owner = ({ $file }) appartient à l'utilisateur n° { $owner }, pas à celui qui fait tourner la passerelle (n° { $user }) : chown { $user } { $file }
 config-store-password-empty = ({ $file }) est vide : écrivez-y le mot de passe de l'utilisateur PostgreSQL
 config-store-password-not-text = ({ $file }) n'est pas un mot de passe : du texte UTF-8 de 4 Kio au plus est attendu
-config-store-not-yet = le registre sur PostgreSQL (url dans [store], ou EMCF_STORE_URL) n'est pas encore disponible dans cette version : la passerelle ne démarre pas plutôt que de garder le registre ailleurs que là où vous l'avez demandé. Retirez url de la table [store] (et EMCF_STORE_URL de l'environnement) pour garder le registre dans state_dir.
+config-store-check-server = le serveur PostgreSQL répond : { $version }, synchronous_commit = { $synchronous_commit }
+config-store-check-unusable = le serveur PostgreSQL ne peut pas garder le registre : { $detail }
 config-store-check-password = registre sur PostgreSQL : { $url }, mot de passe lu dans { $file }
 config-store-check-no-password = registre sur PostgreSQL : { $url }, sans mot de passe (le serveur authentifie autrement)

@@ -51,6 +51,14 @@ impl<'a> Runner<'a> {
         if let Some(admin) = &self.local {
             return Ok(admin.handle(request)?);
         }
+        // A register in PostgreSQL is used directly, whether a service runs or not.
+        if let Some(settings) = super::database::settings(self.config)? {
+            let store = super::database::open_blocking(&settings)?;
+            let admin = self
+                .local
+                .insert(Admin::new(Arc::new(store), quota_settings(self.config)));
+            return Ok(admin.handle(request)?);
+        }
         let state_dir = self.config.resolved_state_dir();
         if let Some(answer) = socket::call(&socket::path_in(state_dir), &request, default_lang())? {
             return Ok(answer);

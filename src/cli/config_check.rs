@@ -138,7 +138,7 @@ async fn check_all(config: &Config, smtp: bool, lang: Lang) -> Vec<Finding> {
         findings.push(Finding::new("file", "", Level::Error, refusal));
     }
     findings.push(files::state_dir(config));
-    findings.extend(store(config));
+    findings.extend(store(config).await);
     let (service, said) = channels::service(config, lang);
     findings.push(said);
     findings.extend(channels::device_mode(config));
@@ -163,8 +163,9 @@ async fn check_all(config: &Config, smtp: bool, lang: Lang) -> Vec<Finding> {
 }
 
 /// `[store]` with `url`: where it leads (never the password), what is wrong with its
-/// password file, its CA file, and that this release cannot use it (`serve` refuses).
-fn store(config: &Config) -> Vec<Finding> {
+/// password file, its CA file, and whether the server answers and keeps commits (what
+/// `serve` checks at start; the schema is not touched).
+async fn store(config: &Config) -> Vec<Finding> {
     let Some(url) = config.store.url.as_deref() else {
         return Vec::new();
     };
@@ -172,7 +173,8 @@ fn store(config: &Config) -> Vec<Finding> {
     let owner = std::fs::metadata(config.resolved_state_dir()).map(|m| m.uid());
     // SAFETY: geteuid(2) takes nothing and cannot fail.
     let owner = owner.unwrap_or_else(|_| unsafe { libc::geteuid() });
-    let mut findings = vec![match config.store_settings_owned_by(owner) {
+    let settings = config.store_settings_owned_by(owner);
+    let mut findings = vec![match &settings {
         Ok(_) => {
             let message = match &config.store.password_file {
                 Some(file) => msg!(
@@ -189,8 +191,28 @@ fn store(config: &Config) -> Vec<Finding> {
     if let Some(ca) = &config.store.ca_file {
         findings.push(files::readable("store.ca_file", ca));
     }
-    let refusal = msg!("config-store-not-yet");
-    findings.push(Finding::new("store", url, Level::Error, refusal));
+    if let Ok(Some(settings)) = settings {
+        findings.push(
+            match crate::store::postgres::PgPool::connect(&settings).await {
+                Ok(pool) => Finding::new(
+                    "store",
+                    url,
+                    Level::Ok,
+                    msg!(
+                        "config-store-check-server",
+                        version = pool.server().version.clone(),
+                        synchronous_commit = pool.server().synchronous_commit.clone()
+                    ),
+                ),
+                Err(error) => Finding::new(
+                    "store",
+                    url,
+                    Level::Error,
+                    msg!("config-store-check-unusable", detail = error.to_string()),
+                ),
+            },
+        );
+    }
     findings
 }
 

@@ -8,6 +8,7 @@ mod admin_commands;
 mod args;
 mod backup_commands;
 mod config_check;
+mod database;
 mod demo;
 mod device_commands;
 mod embedded;
@@ -81,16 +82,13 @@ pub fn main() -> anyhow::Result<()> {
         },
     };
     crate::i18n::set_default_lang(config.language);
-    // PostgreSQL asked for but not built yet: never the embedded store in its place.
-    if !matches!(cli.command, Command::Config(_)) && config.store_settings()?.is_some() {
-        anyhow::bail!(crate::msg!("config-store-not-yet"));
-    }
     match cli.command {
         Command::Serve(args) => serve::run(config, args.capture),
         Command::Org(command) => org_commands::run(&config, command),
         Command::Key(command) => key_commands::key(&config, command),
         Command::Log(command) => admin_commands::log(&config, command),
         Command::Index(IndexCommand::Rebuild { force }) => {
+            database::refuse_for_embedded_only(&config, "index rebuild")?;
             admin_commands::rebuild_index(&config, force)
         }
         Command::DashboardToken(command) => key_commands::dashboard_token(&config, command),
@@ -104,11 +102,17 @@ pub fn main() -> anyhow::Result<()> {
             check: Some(backup_commands::BackupCommand::Verify { dir }),
             ..
         } => backup_commands::verify(&dir),
-        Command::Backup { dest, check: None } => backup_commands::backup(&config, dest),
+        Command::Backup { dest, check: None } => {
+            database::refuse_for_embedded_only(&config, "backup")?;
+            backup_commands::backup(&config, dest)
+        }
         Command::Restore {
             src,
             force,
             config_in_place,
-        } => backup_commands::restore(&config, &src, force, config_in_place),
+        } => {
+            database::refuse_for_embedded_only(&config, "restore")?;
+            backup_commands::restore(&config, &src, force, config_in_place)
+        }
     }
 }

@@ -61,6 +61,9 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     // The port first: a start that cannot listen creates nothing (no demo organization whose
     // keys nobody saw).
     let listener = listen(config.listen)?;
+    // A wrong [store] (a password file others can read) stops the start before anything is
+    // created.
+    let database = super::database::settings(&config)?;
     let state_dir = config.resolved_state_dir().to_path_buf();
     state_dir::prepare(&state_dir)?.warn_if_readable(&state_dir);
     if let Some(refusal) = reserved_device_name(&config) {
@@ -78,9 +81,12 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
             .to_string();
         return serve_halted(&config, listener, Halt::NoDevice { config_file }).await;
     }
-    let store = match open_register(&state_dir, &config)? {
-        Ok(store) => store,
-        Err(damage) => return serve_halted(&config, listener, Halt::Damaged(damage)).await,
+    let store = match database {
+        Some(settings) => Arc::new(super::database::open(&settings).await?),
+        None => match open_register(&state_dir, &config)? {
+            Ok(store) => store,
+            Err(damage) => return serve_halted(&config, listener, Halt::Damaged(damage)).await,
+        },
     };
     // Bad [smtp] settings (an unreadable password file) stop the start here, before READY.
     let notices = Arc::new(

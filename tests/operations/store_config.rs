@@ -1,8 +1,8 @@
 //! `[store]` through the real binary, as an operator preparing the hosted mode meets it: a
-//! mistake in it is said with its key and the exit status 1, and a right one is refused by
-//! `serve` and the CLI (this release cannot use PostgreSQL yet) without creating anything or
-//! falling back on the embedded store; `config check` shows where it leads, never the
-//! password. The keys themselves are `src/config/tests/store.rs`'s.
+//! mistake in it is said with its key and the exit status 1, and a right one whose server
+//! does not answer stops `serve` and the CLI without falling back on the embedded store
+//! (no journal anywhere); the embedded store's own commands (`backup`) refuse it; `config
+//! check` shows where it leads and that the server does not answer, never the password. The keys themselves are `src/config/tests/store.rs`'s.
 
 use crate::common;
 
@@ -122,12 +122,13 @@ fn a_bad_store_table_is_said_with_its_key_and_exit_status_1() {
 }
 
 #[test]
-fn a_right_store_table_is_refused_by_serve_and_the_cli_and_shown_by_config_check() {
+fn a_store_whose_server_does_not_answer_stops_serve_and_the_cli_without_a_journal() {
     let dir = tempfile::tempdir().expect("dir");
     let file = dir.path().join("pg.password");
     std::fs::write(&file, format!("{PASSWORD}\n")).expect("password");
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-    let url = "postgresql://emcf@db.example.cd:5432/emcf";
+    // Port 1 of the loopback: refused at once, no name to resolve.
+    let url = "postgresql://emcf@127.0.0.1:1/emcf";
     let right = config(
         dir.path(),
         "right.toml",
@@ -137,31 +138,47 @@ fn a_right_store_table_is_refused_by_serve_and_the_cli_and_shown_by_config_check
         ),
     );
     let only_env = config(dir.path(), "only-env.toml", "");
-    let refusal = nbsp(
-        "erreur : le registre sur PostgreSQL (url dans [store], ou EMCF_STORE_URL) n'est pas encore disponible dans cette version",
-    );
+    let unreachable = nbsp(&format!(
+        "erreur : impossible d'ouvrir le registre dans la base PostgreSQL {url}"
+    ));
     for (config, store_url, args) in [
         (&right, "", &["serve"][..]),
         (&right, "", &["org", "list"]),
-        (&right, "", &["backup"]),
         (&only_env, url, &["serve"]),
         (&only_env, url, &["log", "verify"]),
     ] {
         let out = run(dir.path(), config, store_url, args);
         let text = said(&out);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {text}");
-        assert!(text.starts_with(&refusal), "{args:?}: {text}");
+        assert!(text.starts_with(&unreachable), "{args:?}: {text}");
+        assert!(text.contains("127.0.0.1:1"), "{args:?}: {text}");
         assert!(!text.contains(PASSWORD), "{args:?}: {text}");
-        // Never the embedded store in its place: no state directory, no journal.
-        assert!(!dir.path().join("state").exists(), "{args:?}");
+        // Never the embedded store in its place: no journal, no index.
+        assert!(!dir.path().join("state/journal").exists(), "{args:?}");
+        assert!(!dir.path().join("state/index.sled").exists(), "{args:?}");
     }
     let out = run(dir.path(), &right, "", &["--lang", "en", "org", "list"]);
     assert!(
-        said(&out).starts_with("error: the register on PostgreSQL (url in [store], or EMCF_STORE_URL) is not available in this release yet"),
+        said(&out).starts_with(&format!(
+            "error: cannot open the register in the PostgreSQL database {url}"
+        )),
         "{}",
         said(&out)
     );
-    // `config check` says where the register would be, and the refusal: exit status 1.
+    // The embedded store's files are not the register: its commands refuse.
+    for args in [&["backup"][..], &["index", "rebuild"]] {
+        let out = run(dir.path(), &right, "", args);
+        let text = said(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {text}");
+        assert!(
+            text.starts_with(&nbsp(&format!(
+                "erreur : « emcf-gateway {} » agit sur les fichiers du registre intégré",
+                args.join(" ")
+            ))),
+            "{args:?}: {text}"
+        );
+    }
+    // `config check` says where the register is, and that its server does not answer.
     let out = run(dir.path(), &right, "", &["config", "check", "--json"]);
     let text = said(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
@@ -185,9 +202,9 @@ fn a_right_store_table_is_refused_by_serve_and_the_cli_and_shown_by_config_check
     );
     assert_eq!(store[1]["level"], "error", "{report}");
     assert!(
-        store[1]["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("n'est pas encore disponible")),
+        store[1]["text"].as_str().is_some_and(
+            |t| t.contains("ne peut pas garder le registre") && t.contains("127.0.0.1:1")
+        ),
         "{report}"
     );
 }
