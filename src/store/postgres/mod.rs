@@ -14,6 +14,7 @@
 //!   recomputed, the numbers without a gap, every kept invoice against its digest.
 //! * `error.rs`: what can go wrong ([`PgError`]).
 
+mod boxes;
 mod connect;
 mod error;
 mod migrate;
