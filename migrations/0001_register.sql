@@ -346,3 +346,38 @@ END
 $$;
 CREATE TRIGGER dashboard_token_rules BEFORE UPDATE ON dashboard_tokens
     FOR EACH ROW EXECUTE FUNCTION dashboard_token_rules();
+
+-- pgboxes: box counters and fiscal anomalies (src/store/postgres/boxes.rs).
+--
+-- A box's counters move in the certifying transaction of each production entry, and with the
+-- acknowledgement of an anomaly that sets them, both under the production `register_heads`
+-- row's lock: they follow the register's order, as the embedded store applies them with its
+-- records. An anomaly's id is the id of its `fiscal_anomaly` event (the embedded store's is
+-- the journal seq of its record).
+--
+-- An anomaly not acknowledged is recorded once per box, kind and register entry it is
+-- against: the same break seen again (at a C1h, then at the certification; on two replicas
+-- at once) is the anomaly already recorded.
+CREATE UNIQUE INDEX fiscal_anomalies_open_once ON fiscal_anomalies
+    ((anomaly->>'nim'), (anomaly->>'kind'), (anomaly->'known'->>'sequence'))
+    WHERE acknowledged IS NULL;
+
+-- An anomaly is acknowledged once, and nothing else about it ever changes; none is deleted.
+CREATE FUNCTION fiscal_anomaly_rules() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        RAISE EXCEPTION 'fiscal anomalies are never deleted' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF OLD.acknowledged IS NOT NULL OR NEW.acknowledged IS NULL
+            OR (NEW.id, NEW.detected_at, NEW.anomaly) IS DISTINCT FROM
+               (OLD.id, OLD.detected_at, OLD.anomaly) THEN
+        RAISE EXCEPTION 'fiscal anomaly %: only acknowledged, once', OLD.id
+            USING ERRCODE = 'insufficient_privilege', CONSTRAINT = 'fiscal_anomaly_acknowledged_once';
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER fiscal_anomaly_rules BEFORE UPDATE OR DELETE ON fiscal_anomalies
+    FOR EACH ROW EXECUTE FUNCTION fiscal_anomaly_rules();
+CREATE TRIGGER fiscal_anomalies_no_truncate BEFORE TRUNCATE ON fiscal_anomalies
+    FOR EACH STATEMENT EXECUTE FUNCTION append_only();

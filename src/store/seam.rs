@@ -361,21 +361,21 @@ impl Store {
     pub fn box_counters(&self, nim: &str) -> Result<Option<BoxCounters>, StoreError> {
         match self {
             Store::Embedded(s) => s.box_counters(nim),
-            Store::Postgres(_) => Err(not_yet("box_counters")),
+            Store::Postgres(p) => p.run(p.register().box_counters(nim)),
         }
     }
 
     pub fn all_box_counters(&self) -> Result<Vec<BoxCounters>, StoreError> {
         match self {
             Store::Embedded(s) => s.all_box_counters(),
-            Store::Postgres(_) => Err(not_yet("all_box_counters")),
+            Store::Postgres(p) => p.run(p.register().all_box_counters()),
         }
     }
 
     pub fn fiscal_anomalies(&self) -> Result<Vec<AnomalyRecord>, StoreError> {
         match self {
             Store::Embedded(s) => s.fiscal_anomalies(),
-            Store::Postgres(_) => Err(not_yet("fiscal_anomalies")),
+            Store::Postgres(p) => p.run(p.register().fiscal_anomalies()),
         }
     }
 
@@ -385,7 +385,7 @@ impl Store {
     ) -> Result<(AnomalyRecord, bool), StoreError> {
         match self {
             Store::Embedded(s) => s.record_fiscal_anomaly(anomaly),
-            Store::Postgres(_) => Err(not_yet("record_fiscal_anomaly")),
+            Store::Postgres(p) => p.run(p.register().record_fiscal_anomaly(anomaly)),
         }
     }
 
@@ -399,14 +399,19 @@ impl Store {
     ) -> Result<AnomalyRecord, StoreError> {
         match self {
             Store::Embedded(s) => s.acknowledge_fiscal_anomaly(id, by, note, numbers, rns),
-            Store::Postgres(_) => Err(not_yet("acknowledge_fiscal_anomaly")),
+            Store::Postgres(p) => p
+                .run(
+                    p.register()
+                        .acknowledge_fiscal_anomaly(id, by, note, numbers, rns),
+                )?
+                .ok_or_else(|| StoreError::Invalid(format!("no fiscal anomaly {id}"))),
         }
     }
 
     pub fn lost_rn(&self, device: &str, rn: &str) -> Result<Option<u64>, StoreError> {
         match self {
             Store::Embedded(s) => s.lost_rn(device, rn),
-            Store::Postgres(_) => Err(not_yet("lost_rn")),
+            Store::Postgres(p) => p.run(p.register().lost_rn(device, rn)),
         }
     }
 

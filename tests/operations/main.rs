@@ -26,6 +26,7 @@ mod first_run;
 mod full_disk;
 mod postgres;
 mod postgres_access;
+mod postgres_boxes;
 mod postgres_register;
 mod postgres_schema;
 mod state_modes;

@@ -19,6 +19,7 @@
 //! * `error.rs`: what can go wrong ([`PgError`]).
 
 mod access;
+mod boxes;
 mod connect;
 mod error;
 mod migrate;

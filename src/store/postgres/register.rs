@@ -5,7 +5,8 @@
 //!   one statement (one round trip), before the device finalizes.
 //! * [`PgRegister::record_certified`]: the entry, in one transaction holding its
 //!   environment's next number; the schema's trigger checks the number, the organization's
-//!   chain and the intent, and settles the intent.
+//!   chain and the intent, and settles the intent; a production entry moves its box's
+//!   counters in the same transaction (`boxes.rs`).
 //! * [`PgRegister::record_abandoned`]: the intent settled as not certified (the trigger
 //!   gives back its quota unit and its key).
 //!
@@ -278,6 +279,8 @@ impl PgRegister {
                 None => Err(fail("recording an entry", e)),
             };
         }
+        // Its box's counters, in the same transaction (`boxes.rs`).
+        super::boxes::move_box(&tx, &self.pool, &entry).await?;
         // A COMMIT that fails with the connection gone may have happened: the caller settles
         // it from the database (docs/design.md §11), never guesses.
         tx.commit()
