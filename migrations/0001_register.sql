@@ -298,3 +298,68 @@ CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
     FOR EACH STATEMENT EXECUTE FUNCTION append_only();
 CREATE TRIGGER intents_no_truncate BEFORE TRUNCATE ON intents
     FOR EACH STATEMENT EXECUTE FUNCTION append_only();
+
+-- pgreads: the register's reads (src/store/postgres/reads.rs). A credit note (FA, EA) names
+-- its original by codeDEFDGI in the invoice it keeps (`reference`); the embedded store finds
+-- them both ways through its index (src/store/links.rs), PostgreSQL through `credit_notes`,
+-- filled by the register's trigger as each entry is inserted (so an import fills it too).
+-- Keyed by the original's codeDEFDGI, not its entry: a credit note may name an invoice
+-- certified before the gateway kept invoices, or never through it. Append-only.
+CREATE TABLE credit_notes (
+    org          text NOT NULL REFERENCES organizations (id),
+    environment  environment NOT NULL,
+    reference    text NOT NULL,
+    sequence     bigint NOT NULL,
+    PRIMARY KEY (org, environment, reference, sequence),
+    FOREIGN KEY (environment, sequence) REFERENCES register_entries (environment, sequence)
+);
+
+-- The codeDEFDGI a kept invoice names as its original, as `reference_of` reads it
+-- (src/model/invoice_content.rs): a string `reference` of a JSON object, else NULL, also
+-- for a text that is not JSON (a link is never a reason to refuse an entry).
+CREATE FUNCTION invoice_reference(invoice text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    form jsonb;
+BEGIN
+    IF invoice IS NULL OR position('"reference"' IN invoice) = 0 THEN
+        RETURN NULL;
+    END IF;
+    BEGIN
+        form := invoice::jsonb;
+    EXCEPTION WHEN data_exception THEN
+        RETURN NULL;
+    END;
+    IF jsonb_typeof(form) = 'object' AND jsonb_typeof(form -> 'reference') = 'string' THEN
+        RETURN form ->> 'reference';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+-- An entry inserted that keeps a credit note (in its own JSON, as 1.5.0 to 1.7.0 wrote them,
+-- or in its intent) is listed under the original it names.
+CREATE FUNCTION register_entry_links() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    kept text;
+    original text;
+BEGIN
+    IF position('"invoice"' IN NEW.entry) > 0 THEN
+        kept := NEW.entry::jsonb ->> 'invoice';
+    END IF;
+    IF kept IS NULL THEN
+        SELECT body ->> 'invoice' INTO kept FROM intents WHERE id = NEW.intent;
+    END IF;
+    original := invoice_reference(kept);
+    IF original IS NOT NULL THEN
+        INSERT INTO credit_notes (org, environment, reference, sequence)
+            VALUES (NEW.org, NEW.environment, original, NEW.sequence);
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER register_entry_links AFTER INSERT ON register_entries
+    FOR EACH ROW EXECUTE FUNCTION register_entry_links();
+CREATE TRIGGER credit_notes_append_only BEFORE UPDATE OR DELETE ON credit_notes
+    FOR EACH ROW EXECUTE FUNCTION append_only();
+CREATE TRIGGER credit_notes_no_truncate BEFORE TRUNCATE ON credit_notes
+    FOR EACH STATEMENT EXECUTE FUNCTION append_only();

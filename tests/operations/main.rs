@@ -25,6 +25,7 @@ mod dashboard_sign_in;
 mod first_run;
 mod full_disk;
 mod postgres;
+mod postgres_reads;
 mod postgres_register;
 mod postgres_schema;
 mod state_modes;

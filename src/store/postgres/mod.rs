@@ -10,6 +10,8 @@
 //!   `migrations.rs`: the binary's list ([`MIGRATIONS`]), SQL under `migrations/`.
 //! * `register.rs`: the register's writes and reads ([`PgRegister`]): an intent with its
 //!   quota unit, a certification numbered and chained, an intent abandoned.
+//! * `reads.rs`: the register's reads, with the embedded store's answers: entries by
+//!   sequence, pages of them, credit notes and their originals, open intents, bindings.
 //! * `verify.rs`: `log verify` of the register ([`PgRegister::verify`]): every chain
 //!   recomputed, the numbers without a gap, every kept invoice against its digest.
 //! * `error.rs`: what can go wrong ([`PgError`]).
@@ -18,6 +20,7 @@ mod connect;
 mod error;
 mod migrate;
 mod migrations;
+mod reads;
 mod register;
 mod settings;
 mod verify;
