@@ -238,6 +238,21 @@ async fn every_read_gives_the_embedded_stores_answer() {
     );
     assert_eq!(first, certified[0]);
 
+    // Entries by rn.
+    for env in [P, S] {
+        for org in ORGS {
+            for rn in [
+                "FV-1", "FV-3", "FA-1", "FA-X", "FV-14", "FV-20", "FV-21", "FV-99",
+            ] {
+                assert_eq!(
+                    pg.entry_by_rn(org, env, rn).await.unwrap(),
+                    e.entry_by_rn(org, env, rn).unwrap(),
+                    "{org} {env:?} {rn}"
+                );
+            }
+        }
+    }
+
     // Pages of the register, of all organizations or one.
     for env in [P, S] {
         for org in [None, Some("demo"), Some("acme"), Some("nobody")] {
@@ -348,7 +363,6 @@ async fn every_read_gives_the_embedded_stores_answer() {
     let (_, acme) = pg.credited_original("acme", P, fv1).await.unwrap().unwrap();
     assert_eq!(acme.len(), 1, "acme's credit note, of acme's FV-1 only");
     let fa1 = pg.entry_by_rn("demo", P, "FA-1").await.unwrap().unwrap();
-    let fa1 = pg.entry(P, fa1.sequence).await.unwrap().unwrap();
     assert_eq!(pg.credit_links(&fa1).await.unwrap().0, Some(original));
     assert_eq!(
         pg.credited_original("demo", P, "NOT-HERE").await.unwrap(),

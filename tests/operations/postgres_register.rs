@@ -129,7 +129,13 @@ async fn an_invoice_is_an_intent_then_an_entry_and_a_retry_changes_nothing() {
     assert_eq!((entry.sequence, entry.intent), (1, id));
     assert_eq!(entry.request.invoice, None, "the intent keeps the invoice");
     let read = register.entry_by_rn("demo", P, "FV-1").await.unwrap();
-    assert_eq!(read, Some(entry.clone()));
+    let mut whole = entry.clone();
+    whole.request.invoice = Some(invoice("FV-1"));
+    assert_eq!(
+        read,
+        Some(whole),
+        "read back with the invoice its intent keeps"
+    );
 
     // A retry of a certified rn: refused before any device is asked, nothing written.
     let again = register

@@ -115,6 +115,22 @@ impl PgRegister {
         Ok(found.into_iter().next())
     }
 
+    /// `org`'s entry of `env` for invoice `rn`, if certified.
+    pub async fn entry_by_rn(
+        &self,
+        org: &str,
+        env: Environment,
+        rn: &str,
+    ) -> Result<Option<RegisterEntry>, PgError> {
+        let sql = format!(
+            "{ENTRIES} WHERE e.org = $1 AND e.environment = $2::text::environment AND e.rn = $3"
+        );
+        let found = self
+            .entries_of("reading an entry", &sql, &[&org, &env.as_str(), &rn])
+            .await?;
+        Ok(found.into_iter().next())
+    }
+
     /// Entries of one register after a sequence, in sequence order, at most `limit` (of one
     /// organization, or all).
     pub async fn entries(&self, filter: &EntryFilter) -> Result<Vec<RegisterEntry>, PgError> {
