@@ -217,14 +217,18 @@ impl PgRegister {
 
     /// How many entries `org` has in the `env` register (all years).
     pub async fn org_entry_count(&self, org: &str, env: Environment) -> Result<u64, PgError> {
+        // Counted by the register's trigger as each entry is inserted.
         let rows = self
             .rows(
                 "counting an organization's entries",
-                "SELECT count(*) FROM register_entries \
+                "SELECT entries FROM register_counts \
                  WHERE org = $1 AND environment = $2::text::environment",
                 &[&org, &env.as_str()],
             )
             .await?;
+        if rows.is_empty() {
+            return Ok(0);
+        }
         self.one_count(&rows, "an organization's entries")
     }
 
