@@ -376,3 +376,21 @@ CREATE TRIGGER credit_notes_append_only BEFORE UPDATE OR DELETE ON credit_notes
     FOR EACH ROW EXECUTE FUNCTION append_only();
 CREATE TRIGGER credit_notes_no_truncate BEFORE TRUNCATE ON credit_notes
     FOR EACH STATEMENT EXECUTE FUNCTION append_only();
+
+-- `register_counts` and `credit_notes` are the register's own: written only by its trigger
+-- above, never by a client (a forged link, a count moved), and never deleted.
+CREATE FUNCTION kept_by_the_register() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' OR pg_trigger_depth() < 2 THEN
+        RAISE EXCEPTION '% is kept by the register''s trigger: % refused', TG_TABLE_NAME, TG_OP
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER register_counts_kept BEFORE INSERT OR UPDATE OR DELETE ON register_counts
+    FOR EACH ROW EXECUTE FUNCTION kept_by_the_register();
+CREATE TRIGGER register_counts_no_truncate BEFORE TRUNCATE ON register_counts
+    FOR EACH STATEMENT EXECUTE FUNCTION append_only();
+CREATE TRIGGER credit_notes_kept BEFORE INSERT ON credit_notes
+    FOR EACH ROW EXECUTE FUNCTION kept_by_the_register();

@@ -412,17 +412,41 @@ async fn every_read_gives_the_embedded_stores_answer() {
         .unwrap();
     assert_eq!(bound.map(|b| b.rn), Some("FV-1".to_string()));
 
-    // The links are append-only, as the register they come from.
+    // The links and the counts are the register's own: no client writes them.
     let client = both.pool.client().await.unwrap();
+    let fa3 = pg
+        .entry_by_rn("demo", P, "FA-3")
+        .await
+        .unwrap()
+        .unwrap()
+        .sequence as i64;
     for sql in [
-        "DELETE FROM credit_notes",
-        "UPDATE credit_notes SET reference = 'elsewhere'",
-        "TRUNCATE credit_notes",
+        "DELETE FROM credit_notes".to_string(),
+        "UPDATE credit_notes SET reference = 'elsewhere'".to_string(),
+        "TRUNCATE credit_notes".to_string(),
+        format!("INSERT INTO credit_notes VALUES ('demo', 'production', '{fv1}', {fa3})"),
+        "UPDATE register_counts SET entries = entries + 1".to_string(),
+        "DELETE FROM register_counts".to_string(),
+        "TRUNCATE register_counts".to_string(),
+        "INSERT INTO register_counts VALUES ('demo', 'sandbox', 9) \
+         ON CONFLICT (org, environment) DO UPDATE SET entries = 9"
+            .to_string(),
     ] {
-        assert!(client.execute(sql, &[]).await.is_err(), "{sql} refused");
+        let refused = client.execute(&sql, &[]).await.expect_err(&sql);
+        let said = refused.as_db_error().map(|db| db.message().to_owned());
+        assert!(
+            said.is_some_and(|m| m.contains("refused")),
+            "{sql}: {refused}"
+        );
     }
     let (_, notes) = pg.credited_original("demo", P, fv1).await.unwrap().unwrap();
     assert_eq!(notes.len(), 2, "nothing changed");
+    for env in [P, S] {
+        assert_eq!(
+            pg.org_entry_count("demo", env).await.unwrap(),
+            e.org_entry_count("demo", env).unwrap()
+        );
+    }
 }
 
 /// The rows each step of the plans read, from `auto_explain`'s lines: what it gave
