@@ -6,8 +6,9 @@
 //!
 //! Each is one indexed query (or, for a page that a filter of the caller's thins out, a few
 //! of them, each bounded): a large register is never read whole. The indexes are those of
-//! `migrations/0001_register.sql`; credit notes are found through its `credit_notes`, filled
-//! by the register's trigger.
+//! `migrations/0001_register.sql`; credit notes are found through its `credit_notes`, and an
+//! organization's count of entries read from its `register_counts`, both kept by the
+//! register's trigger as each entry is inserted.
 
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
