@@ -171,7 +171,8 @@ CREATE TABLE register_entries (
     UNIQUE (org, chain_seq)
 );
 CREATE INDEX register_entries_by_org ON register_entries (org, environment, sequence);
-CREATE INDEX register_entries_by_code ON register_entries (org, environment, code_def);
+-- With the sequence: a codeDEFDGI taken twice is found at its first entry in the index itself.
+CREATE INDEX register_entries_by_code ON register_entries (org, environment, code_def, sequence);
 
 -- The rules of an entry, checked as it is inserted: the next number of its environment, the
 -- next link of its organization's chain (hash recomputed here), its intent open and the same
@@ -381,3 +382,98 @@ CREATE TRIGGER fiscal_anomaly_rules BEFORE UPDATE OR DELETE ON fiscal_anomalies
     FOR EACH ROW EXECUTE FUNCTION fiscal_anomaly_rules();
 CREATE TRIGGER fiscal_anomalies_no_truncate BEFORE TRUNCATE ON fiscal_anomalies
     FOR EACH STATEMENT EXECUTE FUNCTION append_only();
+
+-- pgreads: the register's reads (src/store/postgres/reads.rs). A credit note (FA, EA) names
+-- its original by codeDEFDGI in the invoice it keeps (`reference`); the embedded store finds
+-- them both ways through its index (src/store/embedded/links.rs), PostgreSQL through `credit_notes`,
+-- filled by the register's trigger as each entry is inserted (so an import fills it too).
+-- Keyed by the original's codeDEFDGI, not its entry: a credit note may name an invoice
+-- certified before the gateway kept invoices, or never through it. Append-only.
+CREATE TABLE credit_notes (
+    org          text NOT NULL REFERENCES organizations (id),
+    environment  environment NOT NULL,
+    reference    text NOT NULL,
+    sequence     bigint NOT NULL,
+    PRIMARY KEY (org, environment, reference, sequence),
+    FOREIGN KEY (environment, sequence) REFERENCES register_entries (environment, sequence)
+);
+
+-- The codeDEFDGI a kept invoice names as its original, as `reference_of` reads it
+-- (src/model/invoice_content.rs): a string `reference` of a JSON object, else NULL, also
+-- for a text that is not JSON (a link is never a reason to refuse an entry).
+CREATE FUNCTION invoice_reference(invoice text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    form jsonb;
+BEGIN
+    IF invoice IS NULL OR position('"reference"' IN invoice) = 0 THEN
+        RETURN NULL;
+    END IF;
+    BEGIN
+        form := invoice::jsonb;
+    EXCEPTION WHEN data_exception THEN
+        RETURN NULL;
+    END;
+    IF jsonb_typeof(form) = 'object' AND jsonb_typeof(form -> 'reference') = 'string' THEN
+        RETURN form ->> 'reference';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+-- How many entries each organization has in each register (`org_entry_count`), counted as
+-- they are inserted: read at once, however long the register (the certifying transaction
+-- holds its organization's chain head already, so the count's row adds no wait).
+CREATE TABLE register_counts (
+    org          text NOT NULL REFERENCES organizations (id),
+    environment  environment NOT NULL,
+    entries      bigint NOT NULL CHECK (entries >= 1),
+    PRIMARY KEY (org, environment)
+);
+
+-- An entry inserted is counted, and if it keeps a credit note (in its own JSON, as 1.5.0 to
+-- 1.7.0 wrote them, or in its intent) it is listed under the original it names.
+CREATE FUNCTION register_entry_lookups() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    kept text;
+    original text;
+BEGIN
+    INSERT INTO register_counts (org, environment, entries) VALUES (NEW.org, NEW.environment, 1)
+        ON CONFLICT (org, environment) DO UPDATE SET entries = register_counts.entries + 1;
+    IF position('"invoice"' IN NEW.entry) > 0 THEN
+        kept := NEW.entry::jsonb ->> 'invoice';
+    END IF;
+    IF kept IS NULL THEN
+        SELECT body ->> 'invoice' INTO kept FROM intents WHERE id = NEW.intent;
+    END IF;
+    original := invoice_reference(kept);
+    IF original IS NOT NULL THEN
+        INSERT INTO credit_notes (org, environment, reference, sequence)
+            VALUES (NEW.org, NEW.environment, original, NEW.sequence);
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER register_entry_lookups AFTER INSERT ON register_entries
+    FOR EACH ROW EXECUTE FUNCTION register_entry_lookups();
+CREATE TRIGGER credit_notes_append_only BEFORE UPDATE OR DELETE ON credit_notes
+    FOR EACH ROW EXECUTE FUNCTION append_only();
+CREATE TRIGGER credit_notes_no_truncate BEFORE TRUNCATE ON credit_notes
+    FOR EACH STATEMENT EXECUTE FUNCTION append_only();
+
+-- `register_counts` and `credit_notes` are the register's own: written only by its trigger
+-- above, never by a client (a forged link, a count moved), and never deleted.
+CREATE FUNCTION kept_by_the_register() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' OR pg_trigger_depth() < 2 THEN
+        RAISE EXCEPTION '% is kept by the register''s trigger: % refused', TG_TABLE_NAME, TG_OP
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER register_counts_kept BEFORE INSERT OR UPDATE OR DELETE ON register_counts
+    FOR EACH ROW EXECUTE FUNCTION kept_by_the_register();
+CREATE TRIGGER register_counts_no_truncate BEFORE TRUNCATE ON register_counts
+    FOR EACH STATEMENT EXECUTE FUNCTION append_only();
+CREATE TRIGGER credit_notes_kept BEFORE INSERT ON credit_notes
+    FOR EACH ROW EXECUTE FUNCTION kept_by_the_register();

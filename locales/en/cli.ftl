@@ -164,6 +164,17 @@ cli-log-verified = journal verified: every CRC and the hash chain are intact ({ 
    *[other] keep their invoice
 } as certified; head { $head })
 
+cli-log-verified-database = PostgreSQL register verified: { $chains } { $chains ->
+    [one] organization hash chain is intact
+   *[other] organization hash chains are intact
+}, the numbers without a gap ({ $entries ->
+    [one] { $entries } register entry
+   *[other] { $entries } register entries
+}, of which { $kept } { $kept ->
+    [one] keeps its invoice
+   *[other] keep their invoice
+} as certified)
+
 ## device probe (src/cli/device_commands.rs)
 cli-probe-device = device
 cli-probe-nim = machine id (NIM)

@@ -65,6 +65,7 @@ store-damaged = the register is damaged at { $at }: it is not changed until an o
 store-damage-at-seq = journal record { $seq }
 store-damage-at-offset = byte { $offset } of the journal
 store-damage-at-file = the journal file
+store-damage-at-database = the register in PostgreSQL
 store-index = the register's index failed (technical detail: { $detail })
 store-conflict = the register refused a change that contradicts it (technical detail: { $detail })
 store-unknown-intent = no intent { $id }

@@ -164,6 +164,17 @@ cli-log-verified = journal vérifié : chaque CRC et la chaîne d'empreintes so
    *[other] gardent leur facture telle que certifiée
 } ; tête { $head })
 
+cli-log-verified-database = registre PostgreSQL vérifié : { $chains } { $chains ->
+    [one] chaîne d'empreintes d'organisation intacte
+   *[other] chaînes d'empreintes d'organisation intactes
+}, les numéros sans trou ({ $entries ->
+    [one] { $entries } entrée au registre
+   *[other] { $entries } entrées au registre
+}, dont { $kept } { $kept ->
+    [one] garde sa facture telle que certifiée
+   *[other] gardent leur facture telle que certifiée
+})
+
 ## device probe (src/cli/device_commands.rs)
 cli-probe-device = appareil
 cli-probe-nim = identifiant machine (NIM)

@@ -66,6 +66,7 @@ store-damaged = le registre est endommagé ({ $at }) : il n'est plus modifié t
 store-damage-at-seq = enregistrement { $seq } du journal
 store-damage-at-offset = octet { $offset } du journal
 store-damage-at-file = le fichier du journal
+store-damage-at-database = le registre dans PostgreSQL
 store-index = l'index du registre a échoué (détail technique : { $detail })
 store-conflict = le registre a refusé un changement qui le contredit (détail technique : { $detail })
 store-unknown-intent = aucune intention { $id }

@@ -334,6 +334,14 @@ pub(super) fn log(config: &Config, command: LogCommand) -> anyhow::Result<()> {
 
 /// What `log verify` found, in words (the JSON on stdout is for scripts).
 fn verified(report: &VerifyReport) -> crate::i18n::Message {
+    if let Some(chains) = report.chains {
+        return msg!(
+            "cli-log-verified-database",
+            entries = report.certified,
+            chains = chains,
+            kept = report.invoices_kept
+        );
+    }
     msg!(
         "cli-log-verified",
         records = report.records,

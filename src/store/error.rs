@@ -15,6 +15,8 @@ pub enum DamageAt {
     Offset(u64),
     /// The journal file as a whole (missing, shorter than what was written...).
     JournalFile,
+    /// The register in PostgreSQL (what `log verify` found there, one line each).
+    Database,
 }
 
 impl fmt::Display for DamageAt {
@@ -23,6 +25,7 @@ impl fmt::Display for DamageAt {
             DamageAt::Seq(seq) => write!(f, "journal record seq {seq}"),
             DamageAt::Offset(offset) => write!(f, "journal byte offset {offset}"),
             DamageAt::JournalFile => f.write_str("the journal file"),
+            DamageAt::Database => f.write_str("the register in PostgreSQL"),
         }
     }
 }
@@ -133,6 +136,7 @@ impl Localized for StoreError {
                     DamageAt::Seq(seq) => msg!("store-damage-at-seq", seq = *seq),
                     DamageAt::Offset(offset) => msg!("store-damage-at-offset", offset = *offset),
                     DamageAt::JournalFile => msg!("store-damage-at-file"),
+                    DamageAt::Database => msg!("store-damage-at-database"),
                 };
                 msg!("store-damaged", at = at, detail = reason.as_str())
             }

@@ -225,7 +225,7 @@ impl Store {
     pub fn open_intents(&self) -> Result<Vec<(IntentId, Intent)>, StoreError> {
         match self {
             Store::Embedded(s) => s.open_intents(),
-            Store::Postgres(_) => Err(not_yet("open_intents")),
+            Store::Postgres(p) => p.run(p.register().open_intents()),
         }
     }
 
@@ -237,7 +237,7 @@ impl Store {
     ) -> Result<Option<IntentId>, StoreError> {
         match self {
             Store::Embedded(s) => s.open_intent_for(org, env, rn),
-            Store::Postgres(_) => Err(not_yet("open_intent_for")),
+            Store::Postgres(p) => p.run(p.register().open_intent_for(org, env, rn)),
         }
     }
 
@@ -249,7 +249,9 @@ impl Store {
     ) -> Result<Option<IdempotencyBinding>, StoreError> {
         match self {
             Store::Embedded(s) => s.idempotency_binding(org, env, idempotency_key),
-            Store::Postgres(_) => Err(not_yet("idempotency_binding")),
+            Store::Postgres(p) => {
+                p.run(p.register().idempotency_binding(org, env, idempotency_key))
+            }
         }
     }
 
@@ -269,7 +271,7 @@ impl Store {
     ) -> Result<Option<RegisterEntry>, StoreError> {
         match self {
             Store::Embedded(s) => s.entry(env, sequence),
-            Store::Postgres(_) => Err(not_yet("entry")),
+            Store::Postgres(p) => p.run(p.register().entry(env, sequence)),
         }
     }
 
@@ -288,7 +290,7 @@ impl Store {
     pub fn entries(&self, filter: &EntryFilter) -> Result<Vec<RegisterEntry>, StoreError> {
         match self {
             Store::Embedded(s) => s.entries(filter),
-            Store::Postgres(_) => Err(not_yet("entries")),
+            Store::Postgres(p) => p.run(p.register().entries(filter)),
         }
     }
 
@@ -302,21 +304,23 @@ impl Store {
     ) -> Result<Vec<RegisterEntry>, StoreError> {
         match self {
             Store::Embedded(s) => s.org_entries_back(org, env, before, limit, keep),
-            Store::Postgres(_) => Err(not_yet("org_entries_back")),
+            Store::Postgres(p) => {
+                p.run(p.register().org_entries_back(org, env, before, limit, keep))
+            }
         }
     }
 
     pub fn org_entry_count(&self, org: &str, env: Environment) -> Result<u64, StoreError> {
         match self {
             Store::Embedded(s) => s.org_entry_count(org, env),
-            Store::Postgres(_) => Err(not_yet("org_entry_count")),
+            Store::Postgres(p) => p.run(p.register().org_entry_count(org, env)),
         }
     }
 
     pub fn register_length(&self, env: Environment) -> Result<u64, StoreError> {
         match self {
             Store::Embedded(s) => s.register_length(env),
-            Store::Postgres(_) => Err(not_yet("register_length")),
+            Store::Postgres(p) => p.run(p.register().register_length(env)),
         }
     }
 
@@ -327,7 +331,7 @@ impl Store {
     ) -> Result<(Option<RegisterEntry>, Vec<RegisterEntry>), StoreError> {
         match self {
             Store::Embedded(s) => s.credit_links(entry),
-            Store::Postgres(_) => Err(not_yet("credit_links")),
+            Store::Postgres(p) => p.run(p.register().credit_links(entry)),
         }
     }
 
@@ -340,7 +344,7 @@ impl Store {
     ) -> Result<Option<(RegisterEntry, Vec<RegisterEntry>)>, StoreError> {
         match self {
             Store::Embedded(s) => s.credited_original(org, env, code_def),
-            Store::Postgres(_) => Err(not_yet("credited_original")),
+            Store::Postgres(p) => p.run(p.register().credited_original(org, env, code_def)),
         }
     }
 
@@ -352,7 +356,7 @@ impl Store {
     ) -> Result<bool, StoreError> {
         match self {
             Store::Embedded(s) => s.holds_code(org, env, code_def),
-            Store::Postgres(_) => Err(not_yet("holds_code")),
+            Store::Postgres(p) => p.run(p.register().holds_code(org, env, code_def)),
         }
     }
 
@@ -420,7 +424,22 @@ impl Store {
     pub fn verify(&self) -> Result<VerifyReport, StoreError> {
         match self {
             Store::Embedded(s) => s.verify(),
-            Store::Postgres(_) => Err(not_yet("verify")),
+            Store::Postgres(p) => {
+                let report = p.run(p.register().verify())?;
+                if !report.problems.is_empty() {
+                    return Err(StoreError::Damaged {
+                        seq_or_offset: super::DamageAt::Database,
+                        reason: report.problems.join("; "),
+                    });
+                }
+                Ok(VerifyReport {
+                    records: report.entries,
+                    certified: report.entries,
+                    invoices_kept: report.invoices_kept,
+                    head_sha256: String::new(),
+                    chains: Some(report.chains),
+                })
+            }
         }
     }
 
@@ -471,12 +490,4 @@ fn refused(refusal: Refusal, what: &str) -> StoreError {
             "another writer changed the register at the same moment ({what}); try again"
         )),
     }
-}
-
-/// What the PostgreSQL store does not do yet (issue 28, being built): never reached, since
-/// the service and the CLI refuse `[store] url` until it does.
-fn not_yet(operation: &str) -> StoreError {
-    StoreError::Invalid(format!(
-        "{operation} is not available on the PostgreSQL store in this release"
-    ))
 }

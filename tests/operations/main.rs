@@ -27,6 +27,7 @@ mod full_disk;
 mod postgres;
 mod postgres_access;
 mod postgres_boxes;
+mod postgres_reads;
 mod postgres_register;
 mod postgres_schema;
 mod state_modes;

@@ -19,11 +19,11 @@ use crate::pg::PgServer;
 
 const P: Environment = Environment::Production;
 
-fn at() -> DateTime<Utc> {
+pub(super) fn at() -> DateTime<Utc> {
     "2026-11-27T08:00:00.123456Z".parse().unwrap()
 }
 
-fn organization(id: &str) -> Organization {
+pub(super) fn organization(id: &str) -> Organization {
     Organization {
         id: id.into(),
         name: format!("Shop {id}"),
@@ -44,7 +44,7 @@ fn invoice(rn: &str) -> String {
     )
 }
 
-fn intent(org: &str, rn: &str) -> Intent {
+pub(super) fn intent(org: &str, rn: &str) -> Intent {
     Intent {
         org: org.into(),
         environment: P,
@@ -72,7 +72,7 @@ fn intent(org: &str, rn: &str) -> Intent {
     }
 }
 
-fn security(rn: &str) -> SecurityElements {
+pub(super) fn security(rn: &str) -> SecurityElements {
     SecurityElements {
         code_def: format!("CODE-{rn}"),
         qr_code: format!("RDCDEF01;NIM;CODE-{rn};A1234567B;20261127080000"),
@@ -86,12 +86,12 @@ fn security(rn: &str) -> SecurityElements {
     }
 }
 
-fn claim(quota: u64) -> Option<QuotaClaim> {
+pub(super) fn claim(quota: u64) -> Option<QuotaClaim> {
     Some(QuotaClaim { year: 2026, quota })
 }
 
 /// A server with the schema, and its register holding `demo` and `acme`.
-async fn register_on(subject: &str) -> Option<(PgServer, PgRegister)> {
+pub(super) async fn register_on(subject: &str) -> Option<(PgServer, PgRegister)> {
     let server = server(subject)?;
     let pool = app_pool(&server).await;
     migrate(&pool, MIGRATIONS).await.unwrap();
@@ -129,7 +129,13 @@ async fn an_invoice_is_an_intent_then_an_entry_and_a_retry_changes_nothing() {
     assert_eq!((entry.sequence, entry.intent), (1, id));
     assert_eq!(entry.request.invoice, None, "the intent keeps the invoice");
     let read = register.entry_by_rn("demo", P, "FV-1").await.unwrap();
-    assert_eq!(read, Some(entry.clone()));
+    let mut whole = entry.clone();
+    whole.request.invoice = Some(invoice("FV-1"));
+    assert_eq!(
+        read,
+        Some(whole),
+        "read back with the invoice its intent keeps"
+    );
 
     // A retry of a certified rn: refused before any device is asked, nothing written.
     let again = register

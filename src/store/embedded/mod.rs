@@ -262,7 +262,7 @@ pub struct EntryFilter {
     pub limit: usize,
 }
 
-/// What [`EmbeddedStore::verify`] found: the journal is intact.
+/// What `log verify` found: the register is intact (`store::Store::verify`, either store).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct VerifyReport {
     /// Number of records (= the last seq).
@@ -273,8 +273,13 @@ pub struct VerifyReport {
     /// to hash to its request digest. Absent from reports of 1.4.0 and before.
     #[serde(default)]
     pub invoices_kept: u64,
-    /// Lowercase hex SHA-256 of the last record's payload (64 zeros when empty).
+    /// Lowercase hex SHA-256 of the last record's payload (64 zeros when empty); empty for
+    /// a register in PostgreSQL, which has one chain per organization.
     pub head_sha256: String,
+    /// For a register in PostgreSQL: the organizations whose chain was recomputed (and
+    /// `records` is its entries). Absent for the embedded store's journal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chains: Option<u64>,
 }
 
 /// The gateway's persistent state. See the [module documentation](self).
@@ -358,6 +363,7 @@ impl EmbeddedStore {
             certified: counted.certified,
             invoices_kept: counted.invoices_kept,
             head_sha256: hex::encode(head),
+            chains: None,
         })
     }
 

@@ -12,6 +12,8 @@
 //!   quota unit, a certification numbered and chained, an intent abandoned.
 //! * `access.rs`: organizations, API keys and dashboard tokens ([`PgRegister::issue_key`],
 //!   [`PgRegister::revoke_dashboard_token`]...), each write with its event.
+//! * `reads.rs`: the register's reads, with the embedded store's answers: entries by
+//!   sequence, pages of them, credit notes and their originals, open intents, bindings.
 //! * `verify.rs`: `log verify` of the register ([`PgRegister::verify`]): every chain
 //!   recomputed, the numbers without a gap, every kept invoice against its digest.
 //! * `store.rs`: [`PgStore`], what the seam (`store::Store`) calls: the register run from
@@ -24,6 +26,7 @@ mod connect;
 mod error;
 mod migrate;
 mod migrations;
+mod reads;
 mod register;
 mod settings;
 mod store;

@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use tokio_postgres::error::SqlState;
 
 use super::{PgError, PgPool};
-use crate::model::{Environment, Intent, IntentId, Organization, RegisterEntry, SecurityElements};
+use crate::model::{Intent, IntentId, Organization, RegisterEntry, SecurityElements};
 
 /// Why the register refused a write: a rule of the schema, not a failure of the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -211,8 +211,9 @@ impl PgRegister {
             doing: format!("reading intent {id}"),
             reason: e.to_string(),
         })?;
-        // The invoice stays in its intent, as on the embedded store since 1.8.0.
-        request.invoice = None;
+        // The invoice stays in its intent, as on the embedded store since 1.8.0; the entry
+        // returned carries it, as the embedded store's does.
+        let invoice = request.invoice.take();
         let head = tx
             .query_opt(
                 "SELECT entries, head FROM chain_heads WHERE org = $1 FOR UPDATE",
@@ -291,6 +292,8 @@ impl PgRegister {
                 }
                 other => other,
             })?;
+        let mut entry = entry;
+        entry.request.invoice = invoice;
         Ok(Ok(entry))
     }
 
@@ -316,36 +319,6 @@ impl PgRegister {
         } else {
             Err(Refusal::IntentNotOpen)
         })
-    }
-
-    /// `org`'s entry of `env` for invoice `rn`, if certified.
-    pub async fn entry_by_rn(
-        &self,
-        org: &str,
-        env: Environment,
-        rn: &str,
-    ) -> Result<Option<RegisterEntry>, PgError> {
-        let client = self.pool.client().await?;
-        let row = client
-            .query_opt(
-                "SELECT entry FROM register_entries \
-                 WHERE org = $1 AND environment = $2::text::environment AND rn = $3",
-                &[&org, &env.as_str(), &rn],
-            )
-            .await
-            .map_err(|e| self.pool.query_error("reading an entry", &e))?;
-        let Some(row) = row else {
-            return Ok(None);
-        };
-        let text: String = row
-            .try_get(0)
-            .map_err(|e| self.pool.query_error("reading an entry", &e))?;
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| PgError::Query {
-                doing: format!("reading the entry of {rn}"),
-                reason: e.to_string(),
-            })
     }
 
     /// Units of `org`'s quota of `year` used or held by open intents.
