@@ -96,11 +96,13 @@ alert-register-unwritable-subject = [e-MCF] { $org }: the gateway can no longer 
 alert-register-unwritable-body = Since { $since }, the gateway's invoice register cannot be written ({ $fault ->
     [no_space] its disk is full
     [read_only] its disk is read-only
+    [database] its PostgreSQL database does not answer
    *[io] its disk fails to write
 }): no invoice of the organization { $org } is certified until it can be. Your management software is refused and can send the invoices again later; certification resumes by itself, without a restart, as soon as the register can be written.
 alert-register-unwritable-next = { $fault ->
     [no_space] ask { -gateway-operator } to free space on the gateway's disk.
     [read_only] ask { -gateway-operator } to check the gateway's disk and make it writable again.
+    [database] ask { -gateway-operator } to check the register's PostgreSQL server (running, reachable, its disk not full).
    *[io] ask { -gateway-operator } to check the gateway's disk, which may be failing.
 }
 

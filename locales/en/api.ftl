@@ -141,6 +141,7 @@ err-no-device-configured = no device configured: this gateway certifies no invoi
 register-fault-no-space = the gateway's disk is full
 register-fault-read-only = the gateway's disk is read-only
 register-fault-io = the gateway's disk fails to write
+register-fault-database = the register's PostgreSQL database does not answer
 register-fault-reason = the invoice register cannot be written ({ $why }): no invoice is certified until it can be; certification resumes by itself as soon as it can, without a restart
 err-register-unwritable = the invoice register cannot be written ({ $why }): nothing was sent to the device and no quota was used; retry later, certification resumes by itself once the register can be written
 err-certified-not-recorded = { $channel ->

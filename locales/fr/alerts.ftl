@@ -96,11 +96,13 @@ alert-register-unwritable-subject = [e-MCF] { $org } : la passerelle ne peut pl
 alert-register-unwritable-body = Depuis le { $since }, le registre des factures de la passerelle ne peut pas être écrit ({ $fault ->
     [no_space] son disque est plein
     [read_only] son disque est en lecture seule
+    [database] sa base de données PostgreSQL ne répond pas
    *[io] son disque renvoie des erreurs d'écriture
 }) : aucune facture de l'organisation { $org } n'est certifiée tant qu'il ne peut pas l'être. Votre logiciel de gestion reçoit un refus et peut renvoyer les factures plus tard ; la certification reprend d'elle-même, sans redémarrage, dès que le registre peut être écrit.
 alert-register-unwritable-next = { $fault ->
     [no_space] demandez à { -gateway-operator } de libérer de la place sur le disque de la passerelle.
     [read_only] demandez à { -gateway-operator } de vérifier le disque de la passerelle et de le remettre en écriture.
+    [database] demandez à { -gateway-operator } de vérifier le serveur PostgreSQL du registre (en marche, joignable, disque non plein).
    *[io] demandez à { -gateway-operator } de vérifier le disque de la passerelle, qui est peut-être en train de lâcher.
 }
 

@@ -142,6 +142,7 @@ err-no-device-configured = aucun appareil configuré : cette passerelle ne cert
 register-fault-no-space = le disque de la passerelle est plein
 register-fault-read-only = le disque de la passerelle est en lecture seule
 register-fault-io = le disque de la passerelle renvoie des erreurs d'écriture
+register-fault-database = la base de données PostgreSQL du registre ne répond pas
 register-fault-reason = le registre des factures ne peut pas être écrit ({ $why }) : aucune facture n'est certifiée tant qu'il ne peut pas l'être ; la certification reprend d'elle-même dès qu'il le peut, sans redémarrage
 err-register-unwritable = le registre des factures ne peut pas être écrit ({ $why }) : rien n'a été envoyé au boîtier et aucun quota n'a été utilisé ; réessayez plus tard, la certification reprend d'elle-même dès que le registre peut être écrit
 err-certified-not-recorded = { $channel ->

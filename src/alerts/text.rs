@@ -317,7 +317,7 @@ mod tests {
                 },
             ));
         }
-        for fault in ["no_space", "read_only", "io"] {
+        for fault in ["no_space", "read_only", "io", "database"] {
             alerts.push(raised(
                 AlertKind::RegisterUnwritable,
                 Subject::Gateway,

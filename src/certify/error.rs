@@ -307,6 +307,9 @@ impl CertifyError {
             | CertifyError::OutcomeUnknown { retry_after, .. } => Some(*retry_after),
             CertifyError::InFlight { .. } => Some(Duration::from_secs(2)),
             CertifyError::Store(error) if database_unreachable(error) => Some(DATABASE_RETRY),
+            CertifyError::RegisterUnwritable {
+                kind: StorageFaultKind::Database,
+            } => Some(DATABASE_RETRY),
             CertifyError::Store(_) | CertifyError::RegisterUnwritable { .. } => {
                 Some(Duration::from_secs(30))
             }

@@ -2,8 +2,9 @@
 //! and its recovery without a restart.
 //!
 //! A watch task ([`Certifier::spawn_storage_watch`]) looks every [`WATCH`], off the runtime's
-//! workers, at two things: whether the journal halted after a failed write
-//! (`Store::write_fault`), and the state directory's file system (`statvfs`): read-only, or
+//! workers, at two things: whether the journal halted after a failed write, or the register's
+//! PostgreSQL server stopped answering (`Store::write_fault`, `Store::probe`: 165), and the
+//! state directory's file system (`statvfs`): read-only, or
 //! less than [`RESERVE`] free, is a fault *before* any write fails, so that the first invoice
 //! after the disk filled is refused too, before anything is sent to a device. What it sees is
 //! kept here ([`StorageWatch`]): the certification path and the status read it in memory.
@@ -48,6 +49,8 @@ pub enum StorageFaultKind {
     ReadOnly,
     /// Writes fail (EIO...): the disk may be failing.
     Io,
+    /// The register's PostgreSQL server does not answer.
+    Database,
 }
 
 impl StorageFaultKind {
@@ -56,6 +59,7 @@ impl StorageFaultKind {
             FaultKind::NoSpace => StorageFaultKind::NoSpace,
             FaultKind::ReadOnly => StorageFaultKind::ReadOnly,
             FaultKind::Io => StorageFaultKind::Io,
+            FaultKind::Database => StorageFaultKind::Database,
         }
     }
 
@@ -65,22 +69,25 @@ impl StorageFaultKind {
             StorageFaultKind::NoSpace => "no_space",
             StorageFaultKind::ReadOnly => "read_only",
             StorageFaultKind::Io => "io",
+            StorageFaultKind::Database => "database",
         }
     }
 
     /// Every kind, for gauges that show each one.
-    pub const ALL: [StorageFaultKind; 3] = [
+    pub const ALL: [StorageFaultKind; 4] = [
         StorageFaultKind::NoSpace,
         StorageFaultKind::ReadOnly,
         StorageFaultKind::Io,
+        StorageFaultKind::Database,
     ];
 
-    /// The API error code of an invoice refused for it (161, 162, 163).
+    /// The API error code of an invoice refused for it (161, 162, 163, 165).
     pub fn code(self) -> u16 {
         match self {
             StorageFaultKind::NoSpace => 161,
             StorageFaultKind::ReadOnly => 162,
             StorageFaultKind::Io => 163,
+            StorageFaultKind::Database => 165,
         }
     }
 
@@ -90,6 +97,7 @@ impl StorageFaultKind {
             StorageFaultKind::NoSpace => msg!("register-fault-no-space"),
             StorageFaultKind::ReadOnly => msg!("register-fault-read-only"),
             StorageFaultKind::Io => msg!("register-fault-io"),
+            StorageFaultKind::Database => msg!("register-fault-database"),
         }
     }
 }
@@ -168,6 +176,7 @@ impl StorageWatch {
         writer: &super::register_writer::RegisterWriter,
     ) {
         let space = dir.and_then(file_system_fault);
+        store.probe();
         if store.write_fault().is_some() && space.is_none() && self.due() {
             match store.resume_writes() {
                 Ok(_) => info!("the journal takes writes again"),
@@ -336,9 +345,9 @@ mod tests {
     #[test]
     fn each_kind_has_its_code_and_label() {
         let codes: Vec<u16> = StorageFaultKind::ALL.iter().map(|k| k.code()).collect();
-        assert_eq!(codes, [161, 162, 163]);
+        assert_eq!(codes, [161, 162, 163, 165]);
         let labels: Vec<&str> = StorageFaultKind::ALL.iter().map(|k| k.label()).collect();
-        assert_eq!(labels, ["no_space", "read_only", "io"]);
+        assert_eq!(labels, ["no_space", "read_only", "io", "database"]);
     }
 
     #[test]

@@ -149,8 +149,8 @@ fn render_register_fault(out: &mut String) {
     let Some(now) = *lock(&registry().register_write_fault) else {
         return;
     };
-    out.push_str("# HELP emcf_register_write_fault The invoice register cannot be written, by why (no_space, read_only, io): new invoices are refused until it can.\n# TYPE emcf_register_write_fault gauge\n");
-    for kind in ["no_space", "read_only", "io"] {
+    out.push_str("# HELP emcf_register_write_fault The invoice register cannot be written, by why (no_space, read_only, io, database): new invoices are refused until it can.\n# TYPE emcf_register_write_fault gauge\n");
+    for kind in ["no_space", "read_only", "io", "database"] {
         let value = u8::from(now == Some(kind));
         let _ = writeln!(out, "emcf_register_write_fault{{kind=\"{kind}\"}} {value}");
     }

@@ -453,14 +453,23 @@ impl Store {
     pub fn write_fault(&self) -> Option<WriteFault> {
         match self {
             Store::Embedded(s) => s.write_fault(),
-            Store::Postgres(_) => None,
+            Store::Postgres(p) => p.write_fault(),
+        }
+    }
+
+    /// Asks a database whether its server answers (a fault is kept when it does not:
+    /// [`Store::write_fault`]); nothing to ask of the embedded store.
+    pub fn probe(&self) {
+        match self {
+            Store::Embedded(_) => {}
+            Store::Postgres(p) => p.probe(),
         }
     }
 
     pub fn resume_writes(&self) -> Result<bool, StoreError> {
         match self {
             Store::Embedded(s) => s.resume_writes(),
-            Store::Postgres(_) => Ok(false),
+            Store::Postgres(p) => p.resume_writes(),
         }
     }
 }

@@ -7,12 +7,13 @@
 //! them.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::runtime::{Handle, Runtime};
 
 use super::{migrate, Migrated, PgError, PgPool, PgRegister, PgSettings, Refusal, MIGRATIONS};
-use crate::store::StoreError;
+use crate::store::{FaultKind, StoreError, WriteFault};
+use crate::sync::lock;
 
 /// How many times a write another writer raced ([`Refusal::Raced`]) is tried before it is
 /// answered as a conflict.
@@ -21,6 +22,10 @@ const RACED_TRIES: usize = 5;
 /// The PostgreSQL store: its register and the runtime its client runs on.
 pub struct PgStore {
     register: PgRegister,
+    /// The server stopped answering (an operation failed unreachable, or a COMMIT's outcome
+    /// is unknown): the register counts as unwritable, as a full disk does for the embedded
+    /// store, until [`PgStore::resume_writes`] reaches the server again.
+    fault: Mutex<Option<WriteFault>>,
     handle: Handle,
     /// The runtime this store made for itself (the CLI), dropped with it; `None` in the
     /// service, which runs on its own.
@@ -43,6 +48,7 @@ impl PgStore {
         let migrated = migrate(&pool, MIGRATIONS).await?;
         let store = PgStore {
             register: PgRegister::new(pool),
+            fault: Mutex::new(None),
             handle: Handle::current(),
             _runtime: None,
         };
@@ -78,7 +84,68 @@ impl PgStore {
         // closure; on a worker of the service's runtime it first hands the worker's other
         // tasks over (the service's runtime is multi-threaded).
         let outcome = tokio::task::block_in_place(|| self.handle.block_on(work));
-        outcome.map_err(StoreError::from)
+        outcome.map_err(|error| {
+            if error.is_unreachable() {
+                self.fault_seen(&error);
+            }
+            StoreError::from(error)
+        })
+    }
+
+    /// Keeps the first sign that the server does not answer.
+    fn fault_seen(&self, error: &PgError) {
+        let mut fault = lock(&self.fault);
+        if fault.is_none() {
+            tracing::error!(%error, "the register's PostgreSQL server does not answer: new invoices are refused until it does");
+            *fault = Some(WriteFault {
+                kind: FaultKind::Database,
+                detail: error.to_string(),
+                since: chrono::Utc::now(),
+            });
+        }
+    }
+
+    /// Why the register cannot be written now, if the server stopped answering.
+    pub fn write_fault(&self) -> Option<WriteFault> {
+        lock(&self.fault).clone()
+    }
+
+    /// Asks the server whether it answers, while no fault is kept (one round trip): a server
+    /// gone while no invoice was under way is a fault before the next invoice meets it.
+    pub fn probe(&self) {
+        if lock(&self.fault).is_some() {
+            return;
+        }
+        let pool = self.register.pool();
+        let _ = self.run(async {
+            let client = pool.client().await?;
+            client
+                .simple_query("SELECT 1")
+                .await
+                .map_err(|e| pool.query_error("asking the server whether it answers", &e))?;
+            Ok(())
+        });
+    }
+
+    /// Asks the server again after a fault: `Ok(true)` once it answers (the fault is
+    /// lifted), `Ok(false)` without a fault, the error while it still does not answer.
+    pub fn resume_writes(&self) -> Result<bool, StoreError> {
+        if lock(&self.fault).is_none() {
+            return Ok(false);
+        }
+        let pool = self.register.pool();
+        let ping = async {
+            let client = pool.client().await?;
+            client
+                .simple_query("SELECT 1")
+                .await
+                .map_err(|e| pool.query_error("asking the server whether it answers", &e))?;
+            Ok::<(), PgError>(())
+        };
+        tokio::task::block_in_place(|| self.handle.block_on(ping))?;
+        *lock(&self.fault) = None;
+        tracing::info!("the register's PostgreSQL server answers again: certification resumes");
+        Ok(true)
     }
 
     /// Runs a write whose rules the schema holds, `tries` times while another writer raced

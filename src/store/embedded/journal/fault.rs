@@ -34,6 +34,9 @@ pub enum FaultKind {
     ReadOnly,
     /// Any other I/O error (EIO...): the disk may be failing.
     Io,
+    /// The register's PostgreSQL server does not answer (the PostgreSQL store; never the
+    /// journal's).
+    Database,
 }
 
 impl FaultKind {
@@ -52,6 +55,7 @@ impl FaultKind {
             FaultKind::NoSpace => "no_space",
             FaultKind::ReadOnly => "read_only",
             FaultKind::Io => "io",
+            FaultKind::Database => "database",
         }
     }
 }
