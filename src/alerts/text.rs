@@ -438,9 +438,9 @@ mod tests {
         ids.sort();
         ids.dedup();
         // Some of every_kind's alerts share a key and time by construction (the two channel
-        // kinds, the two DGI contacts, the two old backups, the three register faults): their
+        // kinds, the two DGI contacts, the two old backups, the four register faults): their
         // ids are equal, nothing else is.
-        assert_eq!(ids.len(), count - 10);
+        assert_eq!(ids.len(), count - 12);
         assert!(ids.iter().all(|id| id.len() == 38 && id.is_ascii()));
     }
 }
