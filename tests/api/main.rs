@@ -15,6 +15,7 @@ mod hostile_http;
 mod invoices;
 mod languages;
 mod observability;
+mod on_postgres;
 mod openapi;
 mod quota_keys;
 mod receipts;

@@ -176,6 +176,7 @@ impl Gateway {
     /// [`Gateway::start`] with more environment variables.
     pub fn start_with_env(dir: &Path, config: &str, env: &[(&str, &str)]) -> Gateway {
         let config_path = dir.join("config.toml");
+        let config = store::with_store(dir, config);
         std::fs::write(&config_path, config).expect("config written");
         let text = path_str(&config_path).to_string();
         Gateway::start_with_args(dir, &["--config", &text, "serve"], config_path, env)
@@ -447,8 +448,11 @@ pub mod http;
 #[path = "../support/invoice.rs"]
 mod invoice;
 pub mod needs;
+#[path = "../support/pg.rs"]
+pub mod pg;
 #[path = "../support/pty.rs"]
 mod pty;
+pub mod store;
 
 pub use http::Response;
 

@@ -7,8 +7,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
-#[path = "../support/pg.rs"]
-mod pg;
+use common::pg;
 #[path = "../support/smtp.rs"]
 mod smtp;
 #[path = "../support/tmpfs.rs"]

@@ -42,6 +42,20 @@ pub struct PgServer {
 }
 
 impl PgServer {
+    /// Whether PostgreSQL's programs are installed; if not, says so for `subject` (a skip
+    /// outside CI, a failure under `CI=true`).
+    pub fn installed(subject: &str) -> bool {
+        if bindir().is_some() {
+            return true;
+        }
+        needs::missing(
+            subject,
+            "PostgreSQL's initdb and pg_ctl are not installed",
+            "apt-get install postgresql; .ci/run does",
+        );
+        false
+    }
+
     /// Makes a server for `subject` and starts it; `None` (skipped, or a failure under CI)
     /// when PostgreSQL is not installed.
     pub fn init(subject: &str) -> Option<PgServer> {
@@ -142,6 +156,23 @@ impl PgServer {
             String::from_utf8_lossy(&output.stderr)
         );
         String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
+    /// `pg_dump` of `db` as text (every row of every table), as the superuser over the socket.
+    pub fn dump(&self, db: &str) -> Vec<u8> {
+        let output = Command::new(self.bin.join("pg_dump"))
+            .arg("-h")
+            .arg(&self.dir)
+            .args(["-p", &self.port.to_string(), "-U", SUPERUSER, "-d", db])
+            .stdin(Stdio::null())
+            .output()
+            .expect("pg_dump runs");
+        assert!(
+            output.status.success(),
+            "pg_dump {db} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output.stdout
     }
 
     /// A new role `name` that logs in with `password`, owning a new database of the same name.
