@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
 use super::pg::{PgServer, SUPERUSER};
@@ -107,4 +108,43 @@ pub fn with_store(dir: &Path, config: &str) -> String {
         Some(table) => format!("{config}{table}"),
         None => config.to_owned(),
     }
+}
+
+/// Runs every test of this test binary again with `EMCF_TEST_STORE=postgres`, but those whose
+/// names contain one of `skip` (the embedded store's own files, tests that start PostgreSQL
+/// themselves), and asserts they pass. Nothing (a line saying so) without PostgreSQL outside
+/// CI; a failure under CI. Called by one test of each binary that runs on both stores.
+pub fn run_again_on_postgres(subject: &str, skip: &[&str]) {
+    if on_postgres() {
+        // This is the run with the parameter: it does not start itself again.
+        return;
+    }
+    if !PgServer::installed(subject) {
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut command = Command::new(exe);
+    command.env(PARAMETER, "postgres").arg("-q");
+    for name in skip.iter().chain(&["on_postgres::"]) {
+        command.args(["--skip", name]);
+    }
+    let output = command
+        .stdin(Stdio::null())
+        .output()
+        .expect("the test binary runs again");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.status.success(),
+        "{subject}: the tests with {PARAMETER}=postgres failed:\n{said}"
+    );
+    let summary = said
+        .lines()
+        .rfind(|line| line.starts_with("test result:"))
+        .unwrap_or_default();
+    eprintln!("{subject} with {PARAMETER}=postgres: {summary}");
+    assert!(summary.contains(" passed"), "{said}");
 }

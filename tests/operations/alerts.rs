@@ -254,9 +254,12 @@ async fn alerts_in_english_say_how_to_reach_the_dashboard_without_a_link() {
         options.link.clock_offset_secs = -86_399;
     })
     .await;
-    let text = format!(
-        "language = \"en\"\n{}\n[alerts]\ndgi_contact_days = 1\n",
-        config(dir.path(), &sim.link, sink.addr)
+    let text = common::store::with_store(
+        dir.path(),
+        &format!(
+            "language = \"en\"\n{}\n[alerts]\ndgi_contact_days = 1\n",
+            config(dir.path(), &sim.link, sink.addr)
+        ),
     );
     // The organization exists before the service starts: the DGI contact is known at the
     // first evaluations, and its recipients are the organizations bound to the box then.

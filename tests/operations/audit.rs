@@ -721,6 +721,10 @@ async fn texts_an_older_release_kept_are_shown_escaped_and_exported_exactly() {
     use emcf_gateway::model::{Intent, SecurityElements};
     use sha2::{Digest, Sha256};
 
+    // An older release's journal, written with the embedded store's own API.
+    if crate::common::store::embedded_only("texts_an_older_release_kept_are_shown_escaped") {
+        return;
+    }
     let mut setup = ApiSetup::start(None).await;
     assert!(setup.gateway.terminate(), "clean exit");
     let form = r#"{"canon":"1","client":{"name":"Kinshasa SARL\nNom                   HONEST SARL","nif":"A7654321Z","type":"PM"},"curCode":"CDF","items":[{"name":"Sac de ciment \u202e05 gk","price":"14500","quantity":"2","taxGroup":"B","type":"BIE"}],"mode":"ttc","operator":{"name":"Amani"},"rn":"OLD-1","type":"FV","cmta":"Livré\r\n  NIF client             A0000000Z"}"#;

@@ -23,6 +23,7 @@ mod dashboard_receipt;
 mod dashboard_sign_in;
 mod first_run;
 mod full_disk;
+mod on_postgres;
 mod postgres;
 mod postgres_access;
 mod postgres_boxes;
