@@ -173,6 +173,11 @@ const SERDE_UNKNOWN_TEXT: &str = "serde's text of an unknown key or value (throu
 /// Literals that read like words but are not sentences for a person: (file, beginning, why).
 const NOT_SENTENCES: &[(&str, &str, &str)] = &[
     ("config/unknown.rs", "unknown field `", SERDE_UNKNOWN_TEXT),
+    (
+        "cli/mod.rs",
+        "index rebuild",
+        "a command's name, the $command of cli-embedded-only (what the operator typed)",
+    ),
     ("config/unknown.rs", "unknown variant `", SERDE_UNKNOWN_TEXT),
     ("config/unknown.rs", "one of ", SERDE_UNKNOWN_TEXT),
     ("certify/status.rs", "no configured device is named ", INTERNAL_DETAIL),
