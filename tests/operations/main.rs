@@ -29,6 +29,7 @@ mod postgres_access;
 mod postgres_boxes;
 mod postgres_reads;
 mod postgres_register;
+mod postgres_roles;
 mod postgres_schema;
 mod state_modes;
 mod store_config;

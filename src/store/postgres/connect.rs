@@ -127,6 +127,11 @@ impl PgPool {
         &self.target
     }
 
+    /// The role it connects as.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
     /// A statement's failure while `doing`, typed (`Unreachable` when the server went away).
     pub fn query_error(&self, doing: &str, error: &tokio_postgres::Error) -> PgError {
         PgError::query(doing, &self.target, error)

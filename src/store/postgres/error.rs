@@ -79,6 +79,18 @@ pub enum PgError {
         /// The newest version this binary carries (0 for none).
         binary: i64,
     },
+    /// The schema needs a migration this role may not apply (it may not create or change
+    /// tables): the database's owner migrates (`emcf-gateway store migrate`).
+    #[error(
+        "the database's schema needs migration {version}, which the role {user} may not apply: \
+         run `emcf-gateway store migrate` as the database's owner, then start the gateway again"
+    )]
+    NotOwner {
+        /// The role the gateway connected as.
+        user: String,
+        /// The first migration it could not apply.
+        version: i64,
+    },
     /// An applied migration's SQL is not what this binary carries for that version.
     #[error(
         "migration {version} ({name}) applied to the database has checksum {applied}, but this \

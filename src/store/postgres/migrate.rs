@@ -55,16 +55,27 @@ pub async fn migrate(pool: &PgPool, migrations: &[Migration]) -> Result<Migrated
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .await
         .map_err(|e| fail("taking the migration lock", e))?;
-    tx.batch_execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (
-             version    bigint PRIMARY KEY,
-             name       text NOT NULL,
-             checksum   text NOT NULL,
-             applied_at timestamptz NOT NULL DEFAULT clock_timestamp()
-         )",
-    )
-    .await
-    .map_err(|e| fail("creating schema_migrations", e))?;
+    // Created only when missing: a service role that may not create tables (the register's
+    // owner migrates, docs/postgresql.md) starts on a schema that is up to date.
+    let exists: bool = tx
+        .query_one("SELECT to_regclass('schema_migrations') IS NOT NULL", &[])
+        .await
+        .and_then(|row| row.try_get(0))
+        .map_err(|e| fail("looking for schema_migrations", e))?;
+    if !exists {
+        tx.batch_execute(
+            "CREATE TABLE schema_migrations (
+                 version    bigint PRIMARY KEY,
+                 name       text NOT NULL,
+                 checksum   text NOT NULL,
+                 applied_at timestamptz NOT NULL DEFAULT clock_timestamp()
+             )",
+        )
+        .await
+        .map_err(|e| {
+            not_owner(pool, &e, 1).unwrap_or_else(|| fail("creating schema_migrations", e))
+        })?;
+    }
     let rows = tx
         .query(
             "SELECT version, name, checksum FROM schema_migrations ORDER BY version",
@@ -87,13 +98,15 @@ pub async fn migrate(pool: &PgPool, migrations: &[Migration]) -> Result<Migrated
     let mut done = Vec::with_capacity(pending.len());
     for migration in pending {
         tx.batch_execute(migration.sql).await.map_err(|e| {
-            fail(
-                &format!(
-                    "applying migration {} ({})",
-                    migration.version, migration.name
-                ),
-                e,
-            )
+            not_owner(pool, &e, migration.version).unwrap_or_else(|| {
+                fail(
+                    &format!(
+                        "applying migration {} ({})",
+                        migration.version, migration.name
+                    ),
+                    e,
+                )
+            })
         })?;
         tx.execute(
             "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
@@ -112,6 +125,16 @@ pub async fn migrate(pool: &PgPool, migrations: &[Migration]) -> Result<Migrated
     }
     Ok(Migrated {
         applied: done,
+        version,
+    })
+}
+
+/// A migration refused for want of privileges (SQLSTATE 42501): the role is not the
+/// schema's owner, which alone migrates.
+fn not_owner(pool: &PgPool, error: &tokio_postgres::Error, version: i64) -> Option<PgError> {
+    let code = error.as_db_error()?.code();
+    (*code == tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE).then(|| PgError::NotOwner {
+        user: pool.user().to_owned(),
         version,
     })
 }

@@ -1,0 +1,31 @@
+-- The privileges of the gateway's service role on a register in PostgreSQL (docs/postgresql.md,
+-- "The roles"). Run as the database's owner, in the gateway's database, after
+-- `emcf-gateway store migrate`, and again after each upgrade that adds tables:
+--
+--   psql -d emcf -f docs/postgresql-service-role.sql
+--   GRANT emcf_service TO emcf;        -- the role the gateway logs in as
+--
+-- `emcf_service` may read everything and write only what certification and administration
+-- write: never UPDATE, DELETE or TRUNCATE the register (register_entries, credit_notes) or
+-- the events, never change the schema, never disable a trigger (only the owner can).
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'emcf_service') THEN
+        CREATE ROLE emcf_service NOLOGIN;
+    END IF;
+END
+$$;
+
+GRANT USAGE ON SCHEMA public TO emcf_service;
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO emcf_service;
+GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO emcf_service;
+
+-- Appended, never changed.
+GRANT INSERT ON register_entries, credit_notes, events TO emcf_service;
+-- Written and changed by their rules' triggers only as those allow.
+GRANT INSERT, UPDATE ON organizations, api_keys, dashboard_tokens, intents, quota_use,
+    register_heads, chain_heads, register_counts, box_counters, fiscal_anomalies, alert_state
+    TO emcf_service;
+-- An abandoned intent gives its Idempotency-Key back.
+GRANT INSERT, DELETE ON idempotency_keys TO emcf_service;

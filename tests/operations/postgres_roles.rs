@@ -1,0 +1,153 @@
+//! The roles of docs/postgresql.md on a real server: the database's owner migrates the schema,
+//! the gateway runs as a service role granted `docs/postgresql-service-role.sql`. The service
+//! role certifies through the store as the owner would, starts on a schema that is up to date
+//! without changing it, is refused (saying to migrate as the owner) on one that is not, and
+//! cannot change the register, the events or the schema behind the triggers' back: no
+//! UPDATE, DELETE or TRUNCATE of them, no trigger disabled.
+
+use emcf_gateway::model::{Environment, KeyRecord};
+use emcf_gateway::store::postgres::{PgError, PgPool, PgStore, PgTls};
+use emcf_gateway::store::Store;
+
+use super::postgres::settings;
+use super::postgres_register::{at, claim, intent, organization, security};
+use crate::pg::PgServer;
+
+const OWNER: &str = "emcf_owner";
+const SERVICE: &str = "emcf";
+const DB: &str = "emcf_owner";
+
+/// The role's SQL error code for `sql`, or `None` when the server ran it.
+async fn refusal(pool: &PgPool, sql: &str) -> Option<String> {
+    let client = pool.client().await.expect("a connection");
+    match client.batch_execute(sql).await {
+        Ok(()) => None,
+        Err(e) => Some(
+            e.as_db_error()
+                .map(|db| db.code().code().to_owned())
+                .unwrap_or_else(|| e.to_string()),
+        ),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_service_role_certifies_and_cannot_change_the_register() {
+    let Some(server) = PgServer::init("the PostgreSQL roles") else {
+        return;
+    };
+    // The owner's database (named after it), and the service's login role.
+    server.create_role_and_database(OWNER, "owner-secret");
+    server.sql("postgres", &format!("CREATE ROLE {SERVICE} LOGIN"));
+    let owner = settings(server.socket_url(OWNER, DB), None, PgTls::Disable);
+    let service = settings(server.socket_url(SERVICE, DB), None, PgTls::Disable);
+
+    // Before the owner migrated: the service role may not create the schema, and says so.
+    let early = PgStore::open(&service).await.expect_err("refused");
+    assert!(
+        matches!(&early, PgError::NotOwner { user, version: 1 } if user == SERVICE),
+        "{early}"
+    );
+    assert!(
+        early.to_string().contains("emcf-gateway store migrate"),
+        "{early}"
+    );
+    assert_eq!(
+        server.sql(
+            DB,
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+        ),
+        "0",
+        "nothing created"
+    );
+
+    // The owner migrates, then grants the service role what the documentation says.
+    let (migrated, _) = PgStore::open(&owner).await.expect("the owner migrates");
+    drop(migrated);
+    let grants = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/postgresql-service-role.sql"),
+    )
+    .expect("the documented grants");
+    server.sql(DB, &grants);
+    server.sql(DB, &format!("GRANT emcf_service TO {SERVICE}"));
+    let schema_before = server.sql(DB, "SELECT count(*) FROM schema_migrations");
+
+    // The service role starts on the migrated schema without changing it, and certifies.
+    let (store, _) = PgStore::open(&service)
+        .await
+        .expect("the service role starts");
+    let store = Store::Postgres(store);
+    tokio::task::spawn_blocking(move || {
+        store.save_organization(organization("demo")).expect("org");
+        store
+            .issue_key(KeyRecord {
+                id: "demo-key".into(),
+                org: "demo".into(),
+                environment: Environment::Production,
+                secret_sha256: "ab".repeat(32),
+                label: "till".into(),
+                enabled: true,
+                created_at: at(),
+            })
+            .expect("key");
+        store.set_key_enabled("demo-key", false).expect("disabled");
+        store.set_key_enabled("demo-key", true).expect("enabled");
+        let first = store
+            .record_intent(intent("demo", "FV-1"), claim(5))
+            .expect("intent");
+        let entry = store
+            .record_certified(first, 2026, at(), security("FV-1"), "finalize")
+            .expect("certified");
+        assert_eq!(entry.sequence, 1);
+        let second = store
+            .record_intent(intent("demo", "FV-2"), claim(5))
+            .expect("intent");
+        store
+            .record_abandoned(second, "not finalized")
+            .expect("abandoned");
+        assert_eq!(store.quota_used("demo", 2026).expect("quota"), 1);
+        let report = store.verify().expect("verified");
+        assert_eq!((report.certified, report.chains), (1, Some(1)));
+    })
+    .await
+    .expect("the store's work");
+    assert_eq!(
+        server.sql(DB, "SELECT count(*) FROM schema_migrations"),
+        schema_before
+    );
+
+    // Behind the triggers' back: refused by the privileges themselves (42501), or for want
+    // of ownership (42501 too: "must be owner").
+    let pool = PgPool::connect(&service)
+        .await
+        .expect("the service role's pool");
+    for sql in [
+        "UPDATE register_entries SET rn = 'FORGED'",
+        "DELETE FROM register_entries",
+        "TRUNCATE register_entries",
+        "UPDATE events SET kind = 'forged'",
+        "DELETE FROM events",
+        "DELETE FROM credit_notes",
+        "ALTER TABLE register_entries DISABLE TRIGGER ALL",
+        "ALTER TABLE events DISABLE TRIGGER USER",
+        "DROP TABLE register_entries",
+        "CREATE TABLE forged (id int)",
+    ] {
+        assert_eq!(
+            refusal(&pool, sql).await.as_deref(),
+            Some("42501"),
+            "{sql} must be refused to the service role"
+        );
+    }
+    assert_eq!(
+        server.sql(DB, "SELECT rn FROM register_entries"),
+        "FV-1",
+        "the register as certified"
+    );
+    // What the owner could do is not the service's: the same statement works for it (so
+    // that the refusals above are the role's, not the statement's).
+    let owner_pool = PgPool::connect(&owner).await.expect("the owner's pool");
+    assert_eq!(
+        refusal(&owner_pool, "CREATE TABLE owners_may (id int)").await,
+        None
+    );
+}
