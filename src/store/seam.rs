@@ -425,7 +425,9 @@ impl Store {
         match self {
             Store::Embedded(s) => s.verify(),
             Store::Postgres(p) => {
-                let report = p.run(p.register().verify())?;
+                // A whole register read in one snapshot: minutes, not seconds, when it is large.
+                let limit = std::time::Duration::from_secs(3600);
+                let report = p.run_long(limit, p.register().verify())?;
                 if !report.problems.is_empty() {
                     return Err(StoreError::Damaged {
                         seq_or_offset: super::DamageAt::Database,

@@ -242,6 +242,13 @@ fn resolve(settings: &PgSettings) -> Result<Resolved, PgError> {
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
     }
+    // A server gone without closing its connections (a cut network, a failed-over address)
+    // is seen within seconds, not after the kernel's quarter of an hour.
+    config.keepalives(true);
+    config.keepalives_idle(Duration::from_secs(10));
+    config.keepalives_interval(Duration::from_secs(5));
+    config.keepalives_retries(3);
+    config.tcp_user_timeout(Duration::from_secs(20));
     if config.get_application_name().is_none() {
         config.application_name("emcf-gateway");
     }

@@ -8,6 +8,7 @@
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::runtime::{Handle, Runtime};
 
@@ -18,6 +19,20 @@ use crate::sync::lock;
 /// How many times a write another writer raced ([`Refusal::Raced`]) is tried before it is
 /// answered as a conflict.
 const RACED_TRIES: usize = 5;
+
+/// The longest an operation may take, connection included: a server that holds a COMMIT (a
+/// synchronous standby gone, a lock never released, a half-open connection) is a server
+/// that does not answer, never an invoice that waits for ever holding its channel. The
+/// operation is dropped (its connection closed, its transaction rolled back unless its
+/// COMMIT was already under way: settled from the database, never guessed).
+const OPERATION_LIMIT: Duration = Duration::from_secs(10);
+
+/// The probe's limit: shorter, so that the watch looks again soon.
+const PROBE_LIMIT: Duration = Duration::from_secs(5);
+
+/// The probe: a transaction with an id, committed, so that it waits where a certification's
+/// COMMIT would (a synchronous standby), not only for the server to answer.
+const PROBE: &str = "BEGIN; SELECT pg_current_xact_id(); COMMIT";
 
 /// The PostgreSQL store: its register and the runtime its client runs on.
 pub struct PgStore {
@@ -78,17 +93,54 @@ impl PgStore {
     }
 
     /// Runs `work` to its end from the calling thread (never from inside a current-thread
-    /// runtime: `block_in_place` refuses it).
+    /// runtime: `block_in_place` refuses it), for at most [`OPERATION_LIMIT`].
     pub fn run<T>(&self, work: impl Future<Output = Result<T, PgError>>) -> Result<T, StoreError> {
-        // On a thread of the blocking pool or with no runtime, `block_in_place` just runs the
-        // closure; on a worker of the service's runtime it first hands the worker's other
-        // tasks over (the service's runtime is multi-threaded).
-        let outcome = tokio::task::block_in_place(|| self.handle.block_on(work));
-        outcome.map_err(|error| {
+        self.run_long(OPERATION_LIMIT, work)
+    }
+
+    /// [`PgStore::run`] for work that reads the whole register (`log verify`), which may take
+    /// minutes on a large one: at most `limit`.
+    pub fn run_long<T>(
+        &self,
+        limit: Duration,
+        work: impl Future<Output = Result<T, PgError>>,
+    ) -> Result<T, StoreError> {
+        self.within(limit, work).map_err(|error| {
             if error.is_unreachable() {
                 self.fault_seen(&error);
             }
             StoreError::from(error)
+        })
+    }
+
+    /// `work` run to its end from the calling thread, or `Unreachable` after `limit`. On a
+    /// thread of the blocking pool or with no runtime, `block_in_place` just runs the closure;
+    /// on a worker of the service's runtime it first hands the worker's other tasks over.
+    fn within<T>(
+        &self,
+        limit: Duration,
+        work: impl Future<Output = Result<T, PgError>>,
+    ) -> Result<T, PgError> {
+        // The timer is made inside `block_on`, in the runtime's context (a CLI's thread has none).
+        let limited = async move { tokio::time::timeout(limit, work).await };
+        match tokio::task::block_in_place(|| self.handle.block_on(limited)) {
+            Ok(outcome) => outcome,
+            Err(_) => Err(PgError::Unreachable {
+                target: self.register.pool().target().to_owned(),
+                reason: format!("no answer within {} s", limit.as_secs()),
+            }),
+        }
+    }
+
+    /// One [`PROBE`] on a connection of the pool.
+    fn ping(&self) -> Result<(), PgError> {
+        let pool = self.register.pool();
+        self.within(PROBE_LIMIT, async {
+            let client = pool.client().await?;
+            client
+                .batch_execute(PROBE)
+                .await
+                .map_err(|e| pool.query_error("asking the server whether it commits", &e))
         })
     }
 
@@ -110,39 +162,27 @@ impl PgStore {
         lock(&self.fault).clone()
     }
 
-    /// Asks the server whether it answers, while no fault is kept (one round trip): a server
-    /// gone while no invoice was under way is a fault before the next invoice meets it.
+    /// Asks the server whether it commits, while no fault is kept (one short transaction): a
+    /// server gone, or holding its commits, while no invoice was under way is a fault before
+    /// the next invoice meets it.
     pub fn probe(&self) {
         if lock(&self.fault).is_some() {
             return;
         }
-        let pool = self.register.pool();
-        let _ = self.run(async {
-            let client = pool.client().await?;
-            client
-                .simple_query("SELECT 1")
-                .await
-                .map_err(|e| pool.query_error("asking the server whether it answers", &e))?;
-            Ok(())
-        });
+        if let Err(error) = self.ping() {
+            if error.is_unreachable() {
+                self.fault_seen(&error);
+            }
+        }
     }
 
-    /// Asks the server again after a fault: `Ok(true)` once it answers (the fault is
-    /// lifted), `Ok(false)` without a fault, the error while it still does not answer.
+    /// Asks the server again after a fault: `Ok(true)` once it commits (the fault is lifted),
+    /// `Ok(false)` without a fault, the error while it still does not.
     pub fn resume_writes(&self) -> Result<bool, StoreError> {
         if lock(&self.fault).is_none() {
             return Ok(false);
         }
-        let pool = self.register.pool();
-        let ping = async {
-            let client = pool.client().await?;
-            client
-                .simple_query("SELECT 1")
-                .await
-                .map_err(|e| pool.query_error("asking the server whether it answers", &e))?;
-            Ok::<(), PgError>(())
-        };
-        tokio::task::block_in_place(|| self.handle.block_on(ping))?;
+        self.ping()?;
         *lock(&self.fault) = None;
         tracing::info!("the register's PostgreSQL server answers again: certification resumes");
         Ok(true)
