@@ -131,6 +131,8 @@ CREATE TABLE idempotency_keys (
     request_digest  text NOT NULL,
     PRIMARY KEY (org, environment, key)
 );
+-- An abandoned intent's key is found by its intent (the trigger that gives it back).
+CREATE INDEX idempotency_keys_by_intent ON idempotency_keys (intent);
 
 -- The next register sequence number of each environment (updated by the register's trigger
 -- only, in the certifying transaction).

@@ -116,11 +116,11 @@ async fn an_invoice_is_an_intent_then_an_entry_and_a_retry_changes_nothing() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(
-        register.quota_used("demo", 2026).await.unwrap(),
-        1,
-        "held by the intent"
-    );
+    // The unit is held by the intent (no other replica can take it); used counts only
+    // certifications, as on the embedded store.
+    let held = || server.sql("emcf_app", "SELECT used FROM quota_use WHERE org = 'demo'");
+    assert_eq!(held(), "1", "held by the intent");
+    assert_eq!(register.quota_used("demo", 2026).await.unwrap(), 0);
     let entry = register
         .record_certified(id, 2026, at(), security("FV-1"), "finalize")
         .await
@@ -164,7 +164,8 @@ async fn an_invoice_is_an_intent_then_an_entry_and_a_retry_changes_nothing() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(register.quota_used("demo", 2026).await.unwrap(), 2);
+    assert_eq!(held(), "2");
+    assert_eq!(register.quota_used("demo", 2026).await.unwrap(), 1);
     assert_eq!(
         register
             .record_abandoned(lost, "device refused", at())
@@ -179,6 +180,7 @@ async fn an_invoice_is_an_intent_then_an_entry_and_a_retry_changes_nothing() {
             .unwrap(),
         Err(Refusal::IntentNotOpen)
     );
+    assert_eq!(held(), "1", "given back once");
     assert_eq!(register.quota_used("demo", 2026).await.unwrap(), 1);
     let certified = register
         .record_certified(lost, 2026, at(), security("FV-2"), "finalize")

@@ -127,7 +127,11 @@ impl PgRegister {
             reason: e.to_string(),
         })?;
         let (year, quota) = match claim {
-            Some(claim) => (Some(claim.year), Some(as_i64(claim.quota, "a quota")?)),
+            // A quota beyond bigint (a plan set "unlimited") is as good as unlimited.
+            Some(claim) => (
+                Some(claim.year),
+                Some(as_i64(claim.quota.min(i64::MAX as u64), "a quota")?),
+            ),
             None => (None, None),
         };
         // The quota unit is claimed by the schema's trigger as the intent is inserted.
@@ -321,25 +325,23 @@ impl PgRegister {
         })
     }
 
-    /// Units of `org`'s quota of `year` used or held by open intents.
+    /// Units of `org`'s quota of `year` used by certifications.
     pub async fn quota_used(&self, org: &str, year: i32) -> Result<u64, PgError> {
+        // Certified units, as the embedded store counts them: the claims of open intents are
+        // held in `quota_use` too (so that no replica passes the quota), and admission holds
+        // its own in-flight units in memory.
         let client = self.pool.client().await?;
         let row = client
-            .query_opt(
-                "SELECT used FROM quota_use WHERE org = $1 AND year = $2",
+            .query_one(
+                "SELECT COALESCE((SELECT used FROM quota_use WHERE org = $1 AND year = $2), 0)                  - (SELECT count(*) FROM intents                     WHERE state = 'open' AND org = $1 AND quota_year = $2)",
                 &[&org, &year],
             )
             .await
             .map_err(|e| self.pool.query_error("reading a quota", &e))?;
-        match row {
-            Some(row) => {
-                let used: i64 = row
-                    .try_get(0)
-                    .map_err(|e| self.pool.query_error("reading a quota", &e))?;
-                Ok(used.max(0) as u64)
-            }
-            None => Ok(0),
-        }
+        let used: i64 = row
+            .try_get(0)
+            .map_err(|e| self.pool.query_error("reading a quota", &e))?;
+        Ok(used.max(0) as u64)
     }
 }
 
