@@ -175,7 +175,8 @@ impl StorageWatch {
         dir: Option<&Path>,
         writer: &super::register_writer::RegisterWriter,
     ) {
-        let space = dir.and_then(file_system_fault);
+        // The state directory's disk holds the register only for the embedded store.
+        let space = store.embedded().and(dir).and_then(file_system_fault);
         store.probe();
         if store.write_fault().is_some() && space.is_none() && self.due() {
             match store.resume_writes() {

@@ -268,7 +268,7 @@ async fn certify_requested(
             "not confirmed: journaling took longer than the hold of {} s; the request was cancelled",
             shared.settings.hold.as_secs()
         );
-        journal.abandoned(intent_id, reason).await?;
+        abandon(shared, journal, intent_id, reason).await?;
         return Err(CertifyError::DeviceUnavailable {
             reason: msg!("reason-dgi-request-expired"),
             retry_after: Duration::from_secs(2),
@@ -306,9 +306,13 @@ async fn confirm(
             warn!(device, %reason, "the confirm could not be sent; the request is left to expire");
             shared.health.unreachable(&reason);
             cancel(shared, &calculation.uid).await;
-            journal
-                .abandoned(intent_id, format!("confirm not sent: {reason}"))
-                .await?;
+            abandon(
+                shared,
+                journal,
+                intent_id,
+                format!("confirm not sent: {reason}"),
+            )
+            .await?;
             Err(CertifyError::DeviceUnavailable {
                 reason: msg!("reason-dgi-confirm-unreachable", detail = &reason),
                 retry_after: Duration::from_secs(10),
@@ -318,9 +322,13 @@ async fn confirm(
         Err(ApiError::Token(reason)) => {
             // Rejected before it was processed: nothing was finalized.
             shared.health.token_rejected(device, &reason);
-            journal
-                .abandoned(intent_id, format!("confirm refused: {reason}"))
-                .await?;
+            abandon(
+                shared,
+                journal,
+                intent_id,
+                format!("confirm refused: {reason}"),
+            )
+            .await?;
             Err(CertifyError::TokenRejected {
                 device: device.to_owned(),
                 reason,
@@ -379,9 +387,13 @@ async fn refused_confirm(
                 // intent stays open and is settled from the pending list.
                 return Err(RunFailure::InDoubt(intent_id));
             }
-            journal
-                .abandoned(intent_id, format!("confirm refused by the DGI: {refusal}"))
-                .await?;
+            abandon(
+                shared,
+                journal,
+                intent_id,
+                format!("confirm refused by the DGI: {refusal}"),
+            )
+            .await?;
             Err(CertifyError::DgiRefused {
                 code: refusal.code,
                 text: refusal.description,
@@ -476,4 +488,19 @@ pub(super) async fn cancel(shared: &Shared, uid: &str) -> bool {
             false
         }
     }
+}
+
+/// Records that `intent_id`'s request was never confirmed (abandoned). If the register cannot
+/// take it now (its database away), the request is remembered as never confirmed, so that
+/// the settling abandons it once the register answers, without an administrator.
+async fn abandon(
+    shared: &Shared,
+    journal: &RegisterWriter,
+    intent_id: IntentId,
+    reason: String,
+) -> Result<(), CertifyError> {
+    journal
+        .abandoned(intent_id, reason)
+        .await
+        .inspect_err(|_| shared.never_confirmed(intent_id))
 }
