@@ -126,7 +126,7 @@ pub fn through_store_api(dir: &Path, count: u64) -> anyhow::Result<Vec<Duration>
     for i in 0..count {
         let now = Utc::now();
         let started = Instant::now();
-        let id = store.record_intent(intent(i, &key_id, now))?;
+        let id = store.record_intent(intent(i, &key_id, now), None)?;
         store.record_certified(id, quota_year(now), now, security(i, now), "finalize")?;
         times.push(started.elapsed());
     }

@@ -161,7 +161,7 @@ impl Journal {
         let started = Instant::now();
         let id = self
             .store
-            .record_intent(dataset::intent(i, &self.key_id, now))?;
+            .record_intent(dataset::intent(i, &self.key_id, now), None)?;
         let intent = started.elapsed();
         self.store
             .record_certified(id, 2026, now, dataset::security(i, now), "finalize")?;
