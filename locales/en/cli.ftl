@@ -525,3 +525,22 @@ config-store-check-server = the PostgreSQL server answers: { $version }, synchro
 config-store-check-unusable = the PostgreSQL server cannot keep the register: { $detail }
 config-store-check-password = register on PostgreSQL: { $url }, password read from { $file }
 config-store-check-no-password = register on PostgreSQL: { $url }, no password (the server authenticates otherwise)
+
+## store import, store export (src/cli/store_commands.rs)
+cli-store-needs-database = "emcf-gateway store { $command }" moves a register to or from the PostgreSQL database of the [store] table, but the configuration names none: add [store] url (or the variable EMCF_STORE_URL)
+cli-store-no-register = { $dir } holds no register (no journal/journal.log)
+cli-store-database-not-empty = the PostgreSQL database is not empty: it holds organizations or events already. An import copies a register into a new database only; nothing was written
+cli-store-differs = the two registers do not give the same answers after the copy:
+    { $differences }
+    Do not serve from this copy: after an import, create the database again before trying again (docs/postgresql.md); after an export, remove the directory written.
+cli-store-imported = Register of { $dir } imported into PostgreSQL ({ $records } journal records):
+    organizations: { $organizations }, API keys: { $keys }, dashboard tokens: { $tokens }
+    intents: { $intents } (abandoned: { $abandoned }), register entries: { $entries }, fiscal anomalies: { $anomalies }
+cli-store-register-count = { $org }, { $environment ->
+    [sandbox] sandbox
+   *[other] production
+} register: { $entries ->
+    [one] { $entries } entry
+   *[other] { $entries } entries
+}
+cli-store-checked = Checked, the same in both registers: each of the { $entries } entries, the quota used in { $years } organization year(s), the { $open } open intent(s), the keys, the tokens, the boxes' counters and the fiscal anomalies; { $chains } hash chain(s) recomputed in PostgreSQL.

@@ -153,6 +153,9 @@ help-log-verify = Verify every record's CRC and the hash chain of the journal
 help-index = The sled index (a projection of the journal)
 help-index-rebuild = Accept the journal as it is and rebuild the index from it, when the index is ahead of the journal or disagrees with it; the old index is kept aside (index.sled.stale-<time>). Only after checking the journal against a backup: entries missing from it stay lost. An index that agrees with the journal is left as it is (and said so) unless --force
 help-index-rebuild--force = Rebuild even an index that agrees with the journal (the old one is kept aside)
+help-store = Move a register between the embedded store and PostgreSQL
+help-store-import = Copy the embedded register of a state directory (the service stopped) into the empty PostgreSQL database of [store], then check that both give the same answers; exit 1 on any difference
+help-store-import--from_state_dir = The state directory holding the register (journal/journal.log)
 
 help-dashboard-token = Dashboard sign-in tokens of organization admins
 help-dashboard-token-issue = Issue a token for an organization's admin; it is printed once and never stored in clear

@@ -528,3 +528,22 @@ config-store-check-server = le serveur PostgreSQL répond : { $version }, synch
 config-store-check-unusable = le serveur PostgreSQL ne peut pas garder le registre : { $detail }
 config-store-check-password = registre sur PostgreSQL : { $url }, mot de passe lu dans { $file }
 config-store-check-no-password = registre sur PostgreSQL : { $url }, sans mot de passe (le serveur authentifie autrement)
+
+## store import, store export (src/cli/store_commands.rs)
+cli-store-needs-database = « emcf-gateway store { $command } » déplace un registre vers ou depuis la base PostgreSQL de la table [store], mais la configuration n'en nomme aucune : ajoutez [store] url (ou la variable EMCF_STORE_URL)
+cli-store-no-register = { $dir } ne contient pas de registre (pas de journal/journal.log)
+cli-store-database-not-empty = la base PostgreSQL n'est pas vide : elle contient déjà des organisations ou des événements. L'import ne copie un registre que dans une base neuve ; rien n'a été écrit
+cli-store-differs = les deux registres ne donnent pas les mêmes réponses après la copie :
+    { $differences }
+    Ne faites pas servir cette copie : après un import, recréez la base avant de recommencer (docs/postgresql.md) ; après un export, supprimez le dossier écrit.
+cli-store-imported = Registre de { $dir } importé dans PostgreSQL ({ $records } enregistrements du journal) :
+    organisations : { $organizations }, clés d'API : { $keys }, jetons du tableau de bord : { $tokens }
+    intentions : { $intents } (abandonnées : { $abandoned }), entrées du registre : { $entries }, anomalies fiscales : { $anomalies }
+cli-store-register-count = { $org }, registre { $environment ->
+    [sandbox] du bac à sable
+   *[other] de production
+} : { $entries ->
+    [one] { $entries } entrée
+   *[other] { $entries } entrées
+}
+cli-store-checked = Vérifié, identique dans les deux registres : chacune des { $entries } entrées, le quota utilisé de { $years } année(s) par organisation, les { $open } intention(s) ouverte(s), les clés, les jetons, les compteurs des boîtiers et les anomalies fiscales ; { $chains } chaîne(s) d'empreintes recalculée(s) dans PostgreSQL.

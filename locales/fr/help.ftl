@@ -153,6 +153,9 @@ help-log-verify = Vérifier le CRC de chaque enregistrement et la chaîne d'empr
 help-index = L'index sled (une projection du journal)
 help-index-rebuild = Accepter le journal tel qu'il est et en reconstruire l'index, quand l'index est en avance sur le journal ou en désaccord avec lui ; l'ancien index est gardé à part (index.sled.stale-<heure>). Seulement après avoir comparé le journal à une sauvegarde : les entrées qui y manquent restent perdues. Un index d'accord avec le journal est laissé tel quel (et c'est dit), sauf avec --force
 help-index-rebuild--force = Reconstruire même un index d'accord avec le journal (l'ancien est gardé à part)
+help-store = Déplacer un registre entre le registre intégré et PostgreSQL
+help-store-import = Copier le registre intégré d'un dossier d'état (service arrêté) dans la base PostgreSQL vide de [store], puis vérifier que les deux donnent les mêmes réponses ; code de sortie 1 au moindre écart
+help-store-import--from_state_dir = Le dossier d'état qui contient le registre (journal/journal.log)
 
 help-dashboard-token = Jetons de connexion au tableau de bord des administrateurs d'organisation
 help-dashboard-token-issue = Émettre un jeton pour l'administrateur d'une organisation ; il n'est affiché qu'une fois et n'est jamais gardé en clair

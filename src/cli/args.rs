@@ -50,6 +50,9 @@ pub enum Command {
     /// The sled index (a projection of the journal).
     #[command(subcommand)]
     Index(IndexCommand),
+    /// Move a register between the embedded store and PostgreSQL.
+    #[command(subcommand)]
+    Store(StoreCommand),
     /// Dashboard sign-in tokens of organization admins.
     #[command(subcommand)]
     DashboardToken(DashboardTokenCommand),
@@ -249,6 +252,18 @@ pub enum IndexCommand {
         /// Rebuild even an index that agrees with the journal (the old one is kept aside).
         #[arg(long)]
         force: bool,
+    },
+}
+
+/// `store` commands: a register moved between the stores, each checked afterwards.
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Copy the embedded register of a state directory (the service stopped) into the empty
+    /// PostgreSQL database of `[store]`, then check that both give the same answers.
+    Import {
+        /// The state directory holding the register (journal/journal.log).
+        #[arg(long, value_name = "DIR")]
+        from_state_dir: PathBuf,
     },
 }
 

@@ -23,6 +23,7 @@ mod org_commands;
 mod restore_check;
 mod serve;
 mod state_dir;
+mod store_commands;
 
 use std::ffi::OsString;
 
@@ -34,7 +35,7 @@ use crate::i18n::default_lang;
 pub use args::{
     AnomaliesCommand, Cli, Command, ConfigCommand, CsvSeparator, DashboardTokenCommand,
     DeviceCommand, ExportFormat, IndexCommand, IntentCommand, KeyCommand, LogCommand, OrgCommand,
-    ServeArgs,
+    ServeArgs, StoreCommand,
 };
 pub use notice_commands::NoticeCommand;
 
@@ -91,6 +92,7 @@ pub fn main() -> anyhow::Result<()> {
             database::refuse_for_embedded_only(&config, "index rebuild")?;
             admin_commands::rebuild_index(&config, force)
         }
+        Command::Store(command) => store_commands::run(&config, command),
         Command::DashboardToken(command) => key_commands::dashboard_token(&config, command),
         Command::Device(command) => device_commands::run(&config, command),
         Command::Intent(command) => intent_commands::run(&config, command),

@@ -7,6 +7,7 @@
 //!   format and recovery rules are described there).
 //! * `postgres/`: the register and everything else in a PostgreSQL database, for hosted use
 //!   (issue 28, being built).
+//! * `transfer.rs`: a register moved between them (`store import`, `store export`).
 //! * `error.rs`: [`StoreError`], what any of them can answer.
 //!
 //! Every method blocks (file I/O and fsync, or a round trip to the database): callers run them
@@ -18,6 +19,7 @@ pub mod embedded;
 mod error;
 pub mod postgres;
 mod seam;
+pub mod transfer;
 
 pub use embedded::{
     compare, copy_journal, journal_path, summarize, Comparison, DashboardToken, DurableJournal,

@@ -33,4 +33,5 @@ mod postgres_roles;
 mod postgres_schema;
 mod state_modes;
 mod store_config;
+mod store_move;
 mod upgrade;

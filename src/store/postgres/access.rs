@@ -304,7 +304,7 @@ fn to_json<T: serde::Serialize>(value: &T, what: &str) -> Result<String, PgError
 
 /// An event's kind and body as `events` keeps them: the journal's JSON of it without its
 /// `"type"`, which is the kind.
-fn event(event: Event) -> Result<(&'static str, String), PgError> {
+pub(super) fn event(event: Event) -> Result<(&'static str, String), PgError> {
     let kind = event.kind();
     let mut value = serde_json::to_value(&event).map_err(|e| PgError::Query {
         doing: format!("writing a {kind} event"),

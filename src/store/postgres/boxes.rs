@@ -147,6 +147,61 @@ pub(super) async fn move_box(
     write_box(tx, pool, &counters.nim.clone(), &counters).await
 }
 
+/// In an acknowledgement's transaction: the box's counters that acknowledging `anomaly`
+/// sets (a register behind: the box's counter as the baseline; a counter that went back: its
+/// highest forgotten), under the boxes' lock.
+async fn set_acknowledged_counters(
+    tx: &Transaction<'_>,
+    pool: &PgPool,
+    anomaly: &FiscalAnomaly,
+) -> Result<(), PgError> {
+    let moves_box = match anomaly.kind {
+        FiscalAnomalyKind::RegisterBehind | FiscalAnomalyKind::CounterWentBack => true,
+        FiscalAnomalyKind::NifChanged => false,
+    };
+    if !moves_box {
+        return Ok(());
+    }
+    tx.execute(BOXES_LOCK, &[])
+        .await
+        .map_err(|e| pool.query_error("locking the boxes' counters", &e))?;
+    let known = read_box(&**tx, pool, &anomaly.nim).await?;
+    let changed = match anomaly.kind {
+        FiscalAnomalyKind::RegisterBehind => acknowledged_baseline(known, anomaly),
+        _ => without_highest(known),
+    };
+    if let Some(counters) = changed {
+        write_box(tx, pool, &anomaly.nim, &counters).await?;
+    }
+    Ok(())
+}
+
+/// For an import (`import.rs`), in its transaction: the counters that acknowledging anomaly
+/// `id` sets, as [`PgRegister::acknowledge_fiscal_anomaly`] sets them. `false`: there is no
+/// anomaly `id` not yet acknowledged.
+pub(super) async fn acknowledged_counters(
+    tx: &Transaction<'_>,
+    pool: &PgPool,
+    id: i64,
+) -> Result<bool, PgError> {
+    let row = tx
+        .query_opt(
+            &format!(
+                "SELECT {ANOMALY_COLUMNS} FROM fiscal_anomalies \
+                 WHERE id = $1 AND acknowledged IS NULL"
+            ),
+            &[&id],
+        )
+        .await
+        .map_err(|e| pool.query_error("reading a fiscal anomaly", &e))?;
+    let Some(row) = row else {
+        return Ok(false);
+    };
+    let current = anomaly_record(&row, pool)?;
+    set_acknowledged_counters(tx, pool, &current.anomaly).await?;
+    Ok(true)
+}
+
 /// An anomaly's row, as [`ANOMALY_COLUMNS`] selects it.
 fn anomaly_record(row: &Row, pool: &PgPool) -> Result<AnomalyRecord, PgError> {
     let doing = "reading a fiscal anomaly";
@@ -313,24 +368,7 @@ impl PgRegister {
         if current.acknowledged.is_some() {
             return Ok(Some(current));
         }
-        let anomaly = &current.anomaly;
-        let moves_box = match anomaly.kind {
-            FiscalAnomalyKind::RegisterBehind | FiscalAnomalyKind::CounterWentBack => true,
-            FiscalAnomalyKind::NifChanged => false,
-        };
-        if moves_box {
-            tx.execute(BOXES_LOCK, &[])
-                .await
-                .map_err(|e| fail("locking the boxes' counters", e))?;
-            let known = read_box(&*tx, pool, &anomaly.nim).await?;
-            let changed = match anomaly.kind {
-                FiscalAnomalyKind::RegisterBehind => acknowledged_baseline(known, anomaly),
-                _ => without_highest(known),
-            };
-            if let Some(counters) = changed {
-                write_box(&tx, pool, &anomaly.nim, &counters).await?;
-            }
-        }
+        set_acknowledged_counters(&tx, pool, &current.anomaly).await?;
         let at = now();
         let ack = AnomalyAck {
             by: by.to_owned(),

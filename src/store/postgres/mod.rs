@@ -14,6 +14,8 @@
 //!   [`PgRegister::revoke_dashboard_token`]...), each write with its event.
 //! * `reads.rs`: the register's reads, with the embedded store's answers: entries by
 //!   sequence, pages of them, credit notes and their originals, open intents, bindings.
+//! * `import.rs`: an embedded register copied in, in one transaction, with its ids
+//!   ([`PgRegister::import`]; `emcf-gateway store import`).
 //! * `verify.rs`: `log verify` of the register ([`PgRegister::verify`]): every chain
 //!   recomputed, the numbers without a gap, every kept invoice against its digest.
 //! * `store.rs`: [`PgStore`], what the seam (`store::Store`) calls: the register run from
@@ -24,6 +26,7 @@ mod access;
 mod boxes;
 mod connect;
 mod error;
+mod import;
 mod migrate;
 mod migrations;
 mod reads;
@@ -34,6 +37,7 @@ mod verify;
 
 pub use connect::{PgPool, ServerFacts, DURABLE_COMMIT, OLDEST_SERVER};
 pub use error::PgError;
+pub use import::{ImportCounts, ImportRefusal, ImportRules, Settled, IMPORTED};
 pub use migrate::{migrate, Migrated, Migration, MIGRATION_LOCK};
 pub use migrations::MIGRATIONS;
 pub use register::{PgRegister, QuotaClaim, Refusal, Written};
