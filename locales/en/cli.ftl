@@ -530,6 +530,7 @@ config-store-check-no-password = register on PostgreSQL: { $url }, no password (
 cli-store-needs-database = "emcf-gateway store { $command }" moves a register to or from the PostgreSQL database of the [store] table, but the configuration names none: add [store] url (or the variable EMCF_STORE_URL)
 cli-store-no-register = { $dir } holds no register (no journal/journal.log)
 cli-store-database-not-empty = the PostgreSQL database is not empty: it holds organizations or events already. An import copies a register into a new database only; nothing was written
+cli-store-dir-not-empty = { $dir } is not empty: an export writes a new register into an empty or missing directory
 cli-store-differs = the two registers do not give the same answers after the copy:
     { $differences }
     Do not serve from this copy: after an import, create the database again before trying again (docs/postgresql.md); after an export, remove the directory written.
@@ -544,3 +545,5 @@ cli-store-register-count = { $org }, { $environment ->
    *[other] { $entries } entries
 }
 cli-store-checked = Checked, the same in both registers: each of the { $entries } entries, the quota used in { $years } organization year(s), the { $open } open intent(s), the keys, the tokens, the boxes' counters and the fiscal anomalies; { $chains } hash chain(s) recomputed in PostgreSQL.
+cli-store-exported = Register of PostgreSQL exported into { $dir }: { $records } records in the new journal, verified, of which { $entries } register entries.
+cli-store-renumbered = { $count } intent(s) written in PostgreSQL itself (not by an import) got another number in the new journal: the "intent" field of their entries changes (docs/postgresql.md); register numbers, DEF codes, counters and invoices are unchanged.

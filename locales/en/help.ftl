@@ -156,6 +156,8 @@ help-index-rebuild--force = Rebuild even an index that agrees with the journal (
 help-store = Move a register between the embedded store and PostgreSQL
 help-store-import = Copy the embedded register of a state directory (the service stopped) into the empty PostgreSQL database of [store], then check that both give the same answers; exit 1 on any difference
 help-store-import--from_state_dir = The state directory holding the register (journal/journal.log)
+help-store-export = Write the register of the PostgreSQL database of [store] into a new embedded register, in an empty or missing directory, then verify it and compare both; exit 1 on any difference
+help-store-export--to_state_dir = The new state directory
 
 help-dashboard-token = Dashboard sign-in tokens of organization admins
 help-dashboard-token-issue = Issue a token for an organization's admin; it is printed once and never stored in clear

@@ -533,6 +533,7 @@ config-store-check-no-password = registre sur PostgreSQL : { $url }, sans mot d
 cli-store-needs-database = « emcf-gateway store { $command } » déplace un registre vers ou depuis la base PostgreSQL de la table [store], mais la configuration n'en nomme aucune : ajoutez [store] url (ou la variable EMCF_STORE_URL)
 cli-store-no-register = { $dir } ne contient pas de registre (pas de journal/journal.log)
 cli-store-database-not-empty = la base PostgreSQL n'est pas vide : elle contient déjà des organisations ou des événements. L'import ne copie un registre que dans une base neuve ; rien n'a été écrit
+cli-store-dir-not-empty = { $dir } n'est pas vide : l'export écrit un registre neuf dans un dossier vide ou absent
 cli-store-differs = les deux registres ne donnent pas les mêmes réponses après la copie :
     { $differences }
     Ne faites pas servir cette copie : après un import, recréez la base avant de recommencer (docs/postgresql.md) ; après un export, supprimez le dossier écrit.
@@ -547,3 +548,5 @@ cli-store-register-count = { $org }, registre { $environment ->
    *[other] { $entries } entrées
 }
 cli-store-checked = Vérifié, identique dans les deux registres : chacune des { $entries } entrées, le quota utilisé de { $years } année(s) par organisation, les { $open } intention(s) ouverte(s), les clés, les jetons, les compteurs des boîtiers et les anomalies fiscales ; { $chains } chaîne(s) d'empreintes recalculée(s) dans PostgreSQL.
+cli-store-exported = Registre de PostgreSQL exporté dans { $dir } : { $records } enregistrements dans le nouveau journal, vérifié, dont { $entries } entrées du registre.
+cli-store-renumbered = { $count } intention(s) écrite(s) directement dans PostgreSQL (pas par un import) ont reçu un autre numéro dans le nouveau journal : le champ « intent » de leurs entrées change (docs/postgresql.md) ; numéros du registre, codes DEF, compteurs et factures sont inchangés.

@@ -156,6 +156,8 @@ help-index-rebuild--force = Reconstruire même un index d'accord avec le journal
 help-store = Déplacer un registre entre le registre intégré et PostgreSQL
 help-store-import = Copier le registre intégré d'un dossier d'état (service arrêté) dans la base PostgreSQL vide de [store], puis vérifier que les deux donnent les mêmes réponses ; code de sortie 1 au moindre écart
 help-store-import--from_state_dir = Le dossier d'état qui contient le registre (journal/journal.log)
+help-store-export = Écrire le registre de la base PostgreSQL de [store] dans un nouveau registre intégré, dans un dossier vide ou absent, puis le vérifier et comparer les deux ; code de sortie 1 au moindre écart
+help-store-export--to_state_dir = Le nouveau dossier d'état
 
 help-dashboard-token = Jetons de connexion au tableau de bord des administrateurs d'organisation
 help-dashboard-token-issue = Émettre un jeton pour l'administrateur d'une organisation ; il n'est affiché qu'une fois et n'est jamais gardé en clair

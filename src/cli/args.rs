@@ -265,6 +265,13 @@ pub enum StoreCommand {
         #[arg(long, value_name = "DIR")]
         from_state_dir: PathBuf,
     },
+    /// Write the register of the PostgreSQL database of `[store]` into a new embedded store
+    /// in an empty or missing directory, then verify it and compare both.
+    Export {
+        /// The new state directory.
+        #[arg(long, value_name = "DIR")]
+        to_state_dir: PathBuf,
+    },
 }
 
 /// `serve` options.

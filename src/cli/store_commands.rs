@@ -1,5 +1,5 @@
-//! `store import --from-state-dir DIR`: a register moved from the embedded store to the
-//! PostgreSQL database of `[store]`, then checked
+//! `store import --from-state-dir DIR` and `store export --to-state-dir DIR`: a register moved
+//! between the embedded store and the PostgreSQL database of `[store]`, then checked
 //! (`store::transfer`; docs/postgresql.md, "Moving a register"). Each prints what it wrote
 //! and what it compared; a difference is said line by line, exit status 1.
 
@@ -20,6 +20,7 @@ pub(super) fn run(config: &Config, command: StoreCommand) -> anyhow::Result<()> 
     let lang = default_lang();
     let (what, dir) = match &command {
         StoreCommand::Import { from_state_dir } => ("import", from_state_dir),
+        StoreCommand::Export { to_state_dir } => ("export", to_state_dir),
     };
     let Some(settings) = database::settings(config)? else {
         anyhow::bail!(msg!("cli-store-needs-database", command = what));
@@ -27,6 +28,7 @@ pub(super) fn run(config: &Config, command: StoreCommand) -> anyhow::Result<()> 
     let pg = open(&settings)?;
     match &command {
         StoreCommand::Import { from_state_dir } => import(config, &pg, from_state_dir, lang),
+        StoreCommand::Export { to_state_dir } => export(&pg, to_state_dir, lang),
     }
     .map_err(|error| said(error, dir))
 }
@@ -43,6 +45,7 @@ fn said(error: TransferError, dir: &Path) -> anyhow::Error {
     match error {
         TransferError::NoRegister(_) => msg!("cli-store-no-register", dir = dir).into(),
         TransferError::DatabaseNotEmpty => msg!("cli-store-database-not-empty").into(),
+        TransferError::DirectoryNotEmpty(_) => msg!("cli-store-dir-not-empty", dir = dir).into(),
         TransferError::Differs { differences } => msg!(
             "cli-store-differs",
             differences = differences
@@ -108,6 +111,28 @@ fn import(config: &Config, pg: &PgStore, dir: &Path, lang: Lang) -> Result<(), T
                 entries = *entries
             )
             .render(lang)
+        );
+    }
+    checked(&done.checked, lang);
+    Ok(())
+}
+
+fn export(pg: &PgStore, dir: &Path, lang: Lang) -> Result<(), TransferError> {
+    let done = transfer::export(pg, dir)?;
+    println!(
+        "{}",
+        msg!(
+            "cli-store-exported",
+            dir = dir.display().to_string(),
+            records = done.records,
+            entries = done.entries
+        )
+        .render(lang)
+    );
+    if done.renumbered > 0 {
+        println!(
+            "{}",
+            msg!("cli-store-renumbered", count = done.renumbered).render(lang)
         );
     }
     checked(&done.checked, lang);

@@ -1,6 +1,7 @@
 //! Moving a register between the stores (issue 28, docs/postgresql.md "Moving a register"):
 //! [`import`] copies an embedded register into an empty PostgreSQL store, then checks that
-//! both stores give the same answers.
+//! both stores give the same answers; [`export`] (`transfer/export.rs`) goes back, writing a
+//! new journal through the embedded store's own writes.
 //!
 //! The journal is read with the embedded store's reader (`journal::scan`, as `backup` reads
 //! it), twice: once to learn how each intent ends (its quota year) and how many records there
@@ -19,6 +20,10 @@ use super::postgres::{ImportCounts, ImportRefusal, ImportRules, PgError, PgStore
 use super::{journal_path, EmbeddedStore, Event, Record, StoreError};
 use crate::model::{AnomalyRecord, Environment, IntentId, OrgId, Organization};
 
+mod export;
+
+pub use export::{export, Exported};
+
 /// Differences shown at most; the rest are counted.
 const SHOWN: usize = 20;
 
@@ -31,6 +36,9 @@ pub enum TransferError {
     /// The database holds organizations or events already: nothing was written.
     #[error("the PostgreSQL database is not empty: it holds organizations or events")]
     DatabaseNotEmpty,
+    /// The export's state directory holds a register already.
+    #[error("{0} is not empty")]
+    DirectoryNotEmpty(PathBuf),
     /// The stores do not give the same answers after the move.
     #[error("the stores differ after the move: {}", .differences.join("; "))]
     Differs {

@@ -5,7 +5,10 @@
 //! acknowledged fiscal anomaly, imported into a real PostgreSQL server. An auditor's export
 //! (`log export`, CSV and JSON, each register) is then the same byte for byte from both
 //! stores and `log verify` holds on PostgreSQL; an import into a database that holds
-//! anything is refused changing nothing.
+//! anything is refused changing nothing; the register exported back to a new state
+//! directory (with what was written in PostgreSQL since) gives the same exports again and
+//! its journal verifies. Beside it, `tests/operations/store_move/live.rs`: a register written
+//! in PostgreSQL itself goes to a journal whose intents are numbered anew.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -21,6 +24,8 @@ use sha2::{Digest, Sha256};
 use super::postgres_register::{intent, organization};
 use crate::common::{binary, nbsp};
 use crate::pg::PgServer;
+
+mod live;
 
 const P: Environment = Environment::Production;
 const S: Environment = Environment::Sandbox;
@@ -250,7 +255,7 @@ fn rows(server: &PgServer) -> String {
 }
 
 #[test]
-fn a_register_moves_to_postgresql_with_the_same_exports() {
+fn a_register_moves_to_postgresql_and_back_with_the_same_exports() {
     let Some(server) = PgServer::init("store import and export") else {
         return;
     };
@@ -328,4 +333,65 @@ fn a_register_moves_to_postgresql_with_the_same_exports() {
         said(&again)
     );
     assert_eq!(rows(&server), held);
+
+    // Written in PostgreSQL after the import: an organization, its key, a key disabled.
+    ok(
+        &hosted,
+        &[
+            "org",
+            "add",
+            "--id",
+            "third",
+            "--name",
+            "Third",
+            "--nif",
+            "A1234567B",
+            "--isf",
+            "ISF-3",
+            "--device",
+            "embedded",
+        ],
+    );
+    ok(
+        &hosted,
+        &["key", "issue", "--org", "third", "--label", "till"],
+    );
+    ok(&hosted, &["key", "disable", "demo-production"]);
+    let listed = |config: &Path| {
+        let mut all = vec![ok(config, &["org", "list", "--json"])];
+        for org in ["demo", "acme", "third"] {
+            all.push(ok(config, &["key", "list", "--org", org, "--json"]));
+        }
+        all
+    };
+    let hosted_lists = listed(&hosted);
+    assert!(hosted_lists[0].contains("third"), "{}", hosted_lists[0]);
+
+    // Back to a new state directory: the same exports, a journal that verifies.
+    let back_dir = dir.path().join("back");
+    let to = back_dir.display().to_string();
+    let exported = ok(&hosted, &["store", "export", "--to-state-dir", &to]);
+    assert!(
+        exported.starts_with(&nbsp(&format!(
+            "Registre de PostgreSQL exporté dans {to} : 41 enregistrements"
+        ))),
+        "{exported}"
+    );
+    assert!(!exported.contains("autre numéro"), "{exported}");
+    let back = config(dir.path(), "back.toml", &back_dir, None);
+    assert_eq!(
+        exports(&back),
+        before,
+        "the auditor's exports after the way back"
+    );
+    let verified = run(&back, &["log", "verify"]);
+    assert!(verified.status.success(), "{}", said(&verified));
+    // An export never writes over a register.
+    let over = run(&hosted, &["store", "export", "--to-state-dir", &to]);
+    assert_eq!(over.status.code(), Some(1), "{}", said(&over));
+    assert!(
+        said(&over).contains(&nbsp(&format!("{to} n'est pas vide"))),
+        "{}",
+        said(&over)
+    );
 }

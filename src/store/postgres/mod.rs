@@ -16,6 +16,7 @@
 //!   sequence, pages of them, credit notes and their originals, open intents, bindings.
 //! * `import.rs`: an embedded register copied in, in one transaction, with its ids
 //!   ([`PgRegister::import`]; `emcf-gateway store import`).
+//! * `export.rs`: every event and intent as stored, for an export back to a journal.
 //! * `verify.rs`: `log verify` of the register ([`PgRegister::verify`]): every chain
 //!   recomputed, the numbers without a gap, every kept invoice against its digest.
 //! * `store.rs`: [`PgStore`], what the seam (`store::Store`) calls: the register run from
@@ -26,6 +27,7 @@ mod access;
 mod boxes;
 mod connect;
 mod error;
+mod export;
 mod import;
 mod migrate;
 mod migrations;
@@ -37,6 +39,7 @@ mod verify;
 
 pub use connect::{PgPool, ServerFacts, DURABLE_COMMIT, OLDEST_SERVER};
 pub use error::PgError;
+pub use export::{EventRow, IntentRow, IntentState};
 pub use import::{ImportCounts, ImportRefusal, ImportRules, Settled, IMPORTED};
 pub use migrate::{migrate, Migrated, Migration, MIGRATION_LOCK};
 pub use migrations::MIGRATIONS;
