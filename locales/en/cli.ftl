@@ -547,3 +547,34 @@ cli-store-register-count = { $org }, { $environment ->
 cli-store-checked = Checked, the same in both registers: each of the { $entries } entries, the quota used in { $years } organization year(s), the { $open } open intent(s), the keys, the tokens, the boxes' counters and the fiscal anomalies; { $chains } hash chain(s) recomputed in PostgreSQL.
 cli-store-exported = Register of PostgreSQL exported into { $dir }: { $records } records in the new journal, verified, of which { $entries } register entries.
 cli-store-renumbered = { $count } intent(s) written in PostgreSQL itself (not by an import) got another number in the new journal: the "intent" field of their entries changes (docs/postgresql.md); register numbers, DEF codes, counters and invoices are unchanged.
+store-move-difference = { $what }: { $here } in the embedded register, { $there } in PostgreSQL
+store-move-more = and { $count } more difference(s)
+store-move-organizations = the organizations
+store-move-keys = the API keys of { $org }
+store-move-tokens = the dashboard tokens of { $org }
+store-move-count = the number of entries of { $org } in the { $environment ->
+    [sandbox] sandbox
+   *[other] production
+} register
+store-move-length = the length of the { $environment ->
+    [sandbox] sandbox
+   *[other] production
+} register
+store-move-entry = entry { $sequence } of the { $environment ->
+    [sandbox] sandbox
+   *[other] production
+} register
+store-move-quota = the quota used by { $org } in { $year }
+store-move-open-intents = the open intents
+store-move-boxes = the boxes' counters
+store-move-anomalies = the fiscal anomalies
+store-move-verify = the verification of the register in PostgreSQL (log verify)
+store-move-verified = the number of entries verified in PostgreSQL
+store-move-renumbered-entry = entry { $sequence } of the { $environment ->
+    [sandbox] sandbox
+   *[other] production
+} register would be number { $written } in the new journal: export stopped
+store-move-entry-without-intent = entry { $sequence } of the { $environment ->
+    [sandbox] sandbox
+   *[other] production
+} register names intent { $intent }, which PostgreSQL does not hold

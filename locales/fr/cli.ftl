@@ -550,3 +550,34 @@ cli-store-register-count = { $org }, registre { $environment ->
 cli-store-checked = Vérifié, identique dans les deux registres : chacune des { $entries } entrées, le quota utilisé de { $years } année(s) par organisation, les { $open } intention(s) ouverte(s), les clés, les jetons, les compteurs des boîtiers et les anomalies fiscales ; { $chains } chaîne(s) d'empreintes recalculée(s) dans PostgreSQL.
 cli-store-exported = Registre de PostgreSQL exporté dans { $dir } : { $records } enregistrements dans le nouveau journal, vérifié, dont { $entries } entrées du registre.
 cli-store-renumbered = { $count } intention(s) écrite(s) directement dans PostgreSQL (pas par un import) ont reçu un autre numéro dans le nouveau journal : le champ « intent » de leurs entrées change (docs/postgresql.md) ; numéros du registre, codes DEF, compteurs et factures sont inchangés.
+store-move-difference = { $what } : { $here } dans le registre intégré, { $there } dans PostgreSQL
+store-move-more = et { $count } autre(s) écart(s)
+store-move-organizations = les organisations
+store-move-keys = les clés d'API de { $org }
+store-move-tokens = les jetons du tableau de bord de { $org }
+store-move-count = le nombre d'entrées de { $org } au registre { $environment ->
+    [sandbox] du bac à sable
+   *[other] de production
+}
+store-move-length = la longueur du registre { $environment ->
+    [sandbox] du bac à sable
+   *[other] de production
+}
+store-move-entry = l'entrée { $sequence } du registre { $environment ->
+    [sandbox] du bac à sable
+   *[other] de production
+}
+store-move-quota = le quota utilisé par { $org } en { $year }
+store-move-open-intents = les intentions ouvertes
+store-move-boxes = les compteurs des boîtiers
+store-move-anomalies = les anomalies fiscales
+store-move-verify = la vérification du registre dans PostgreSQL (log verify)
+store-move-verified = le nombre d'entrées vérifiées dans PostgreSQL
+store-move-renumbered-entry = l'entrée { $sequence } du registre { $environment ->
+    [sandbox] du bac à sable
+   *[other] de production
+} aurait le numéro { $written } dans le nouveau journal : export arrêté
+store-move-entry-without-intent = l'entrée { $sequence } du registre { $environment ->
+    [sandbox] du bac à sable
+   *[other] de production
+} nomme l'intention { $intent }, absente de PostgreSQL

@@ -50,7 +50,7 @@ fn said(error: TransferError, dir: &Path) -> anyhow::Error {
             "cli-store-differs",
             differences = differences
                 .iter()
-                .map(|line| format!("  {line}"))
+                .map(|line| format!("  {}", line.render(default_lang())))
                 .collect::<Vec<_>>()
                 .join("\n")
         )

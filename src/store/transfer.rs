@@ -18,7 +18,9 @@ use chrono::{DateTime, SubsecRound, Utc};
 use super::embedded::journal::{self, Mode};
 use super::postgres::{ImportCounts, ImportRefusal, ImportRules, PgError, PgStore, Settled};
 use super::{journal_path, EmbeddedStore, Event, Record, StoreError};
+use crate::i18n::Message;
 use crate::model::{AnomalyRecord, Environment, IntentId, OrgId, Organization};
+use crate::msg;
 
 mod export;
 
@@ -40,14 +42,20 @@ pub enum TransferError {
     #[error("{0} is not empty")]
     DirectoryNotEmpty(PathBuf),
     /// The stores do not give the same answers after the move.
-    #[error("the stores differ after the move: {}", .differences.join("; "))]
+    #[error("the stores differ after the move: {}", said(.differences))]
     Differs {
         /// What differs, one line each (the first [`SHOWN`], then how many more).
-        differences: Vec<String>,
+        differences: Vec<Message>,
     },
     /// The embedded store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// Lines of differences in English, for logs.
+fn said(differences: &[Message]) -> String {
+    let lines: Vec<String> = differences.iter().map(Message::to_string).collect();
+    lines.join("; ")
 }
 
 impl From<PgError> for TransferError {
@@ -241,16 +249,21 @@ fn comparable(records: Vec<AnomalyRecord>, times: bool) -> Vec<AnomalyRecord> {
 /// Collects differences, keeping the first [`SHOWN`].
 #[derive(Default)]
 struct Differences {
-    shown: Vec<String>,
+    shown: Vec<Message>,
     more: u64,
 }
 
 impl Differences {
-    fn check<T: PartialEq + std::fmt::Debug>(&mut self, what: impl Fn() -> String, a: &T, b: &T) {
+    /// `what` of the embedded store is `a`, of PostgreSQL `b` (each shown as its record).
+    fn check<T: PartialEq + std::fmt::Debug>(&mut self, what: impl Fn() -> Message, a: &T, b: &T) {
         if a != b {
             if self.shown.len() < SHOWN {
-                self.shown
-                    .push(format!("{}: {a:?} here, {b:?} in PostgreSQL", what()));
+                self.shown.push(msg!(
+                    "store-move-difference",
+                    what = what(),
+                    here = format!("{a:?}"),
+                    there = format!("{b:?}")
+                ));
             } else {
                 self.more += 1;
             }
@@ -276,7 +289,7 @@ pub(crate) fn compare(
     let mut checked = Checked::default();
     let orgs = embedded.organizations()?;
     diff.check(
-        || "organizations".to_owned(),
+        || msg!("store-move-organizations"),
         &orgs,
         &pg.run(reg.organizations())?,
     );
@@ -284,18 +297,24 @@ pub(crate) fn compare(
     for org in &orgs {
         let id = &org.id;
         diff.check(
-            || format!("keys of {id}"),
+            || msg!("store-move-keys", org = id.clone()),
             &embedded.keys_of(id)?,
             &pg.run(reg.keys_of(id))?,
         );
         diff.check(
-            || format!("dashboard tokens of {id}"),
+            || msg!("store-move-tokens", org = id.clone()),
             &embedded.dashboard_tokens_of(id)?,
             &pg.run(reg.dashboard_tokens_of(id))?,
         );
         for env in [Environment::Production, Environment::Sandbox] {
             diff.check(
-                || format!("entries of {id} in {}", env.as_str()),
+                || {
+                    msg!(
+                        "store-move-count",
+                        org = id.clone(),
+                        environment = env.as_str()
+                    )
+                },
                 &embedded.org_entry_count(id, env)?,
                 &pg.run(reg.org_entry_count(id, env))?,
             );
@@ -304,7 +323,7 @@ pub(crate) fn compare(
     for env in [Environment::Production, Environment::Sandbox] {
         let length = embedded.register_length(env)?;
         diff.check(
-            || format!("{} register length", env.as_str()),
+            || msg!("store-move-length", environment = env.as_str()),
             &length,
             &pg.run(reg.register_length(env))?,
         );
@@ -320,7 +339,13 @@ pub(crate) fn compare(
                 }
             }
             diff.check(
-                || format!("{} entry {sequence}", env.as_str()),
+                || {
+                    msg!(
+                        "store-move-entry",
+                        environment = env.as_str(),
+                        sequence = sequence
+                    )
+                },
                 &here,
                 &there,
             );
@@ -331,7 +356,7 @@ pub(crate) fn compare(
         let here = embedded.quota_used(org, *year)?
             + open_claims.get(&(org.clone(), *year)).copied().unwrap_or(0);
         diff.check(
-            || format!("quota used by {org} in {year}"),
+            || msg!("store-move-quota", org = org.clone(), year = *year),
             &here,
             &pg.run(reg.quota_used(org, *year))?,
         );
@@ -343,10 +368,10 @@ pub(crate) fn compare(
         .into_iter()
         .map(|(id, intent)| (ids.intent(id), intent))
         .collect();
-    diff.check(|| "open intents".to_owned(), &open, &open_pg);
+    diff.check(|| msg!("store-move-open-intents"), &open, &open_pg);
     checked.open_intents = open.len() as u64;
     diff.check(
-        || "boxes' counters".to_owned(),
+        || msg!("store-move-boxes"),
         &embedded.all_box_counters()?,
         &pg.run(reg.all_box_counters())?,
     );
@@ -359,20 +384,16 @@ pub(crate) fn compare(
         })
         .collect();
     diff.check(
-        || "fiscal anomalies".to_owned(),
+        || msg!("store-move-anomalies"),
         &comparable(embedded.fiscal_anomalies()?, ids.same_times),
         &comparable(anomalies_pg, ids.same_times),
     );
     let report = pg.run(reg.verify())?;
     for problem in &report.problems {
-        diff.check(
-            || "PostgreSQL's log verify".to_owned(),
-            &"",
-            &problem.as_str(),
-        );
+        diff.check(|| msg!("store-move-verify"), &"", &problem.as_str());
     }
     diff.check(
-        || "entries verified in PostgreSQL".to_owned(),
+        || msg!("store-move-verified"),
         &checked.entries,
         &report.entries,
     );
@@ -382,7 +403,7 @@ pub(crate) fn compare(
     }
     let mut differences = diff.shown;
     if diff.more > 0 {
-        differences.push(format!("{} more", diff.more));
+        differences.push(msg!("store-move-more", count = diff.more));
     }
     Err(TransferError::Differs { differences })
 }

@@ -394,4 +394,26 @@ fn a_register_moves_to_postgresql_and_back_with_the_same_exports() {
         "{}",
         said(&over)
     );
+
+    // A register changed behind the triggers' back: the export says what differs, exit 1.
+    server.sql(
+        ROLE,
+        "ALTER TABLE register_entries DISABLE TRIGGER register_entries_append_only; \
+         UPDATE register_entries SET code_def = 'FORGED' \
+         WHERE environment = 'production' AND sequence = 1; \
+         ALTER TABLE register_entries ENABLE TRIGGER register_entries_append_only",
+    );
+    let forged_dir = dir.path().join("forged").display().to_string();
+    let forged = run(&hosted, &["store", "export", "--to-state-dir", &forged_dir]);
+    let text = said(&forged);
+    assert_eq!(forged.status.code(), Some(1), "{text}");
+    assert!(
+        text.starts_with(&nbsp(
+            "erreur : les deux registres ne donnent pas les mêmes réponses après la copie :\n  \
+             la vérification du registre dans PostgreSQL (log verify) : \"\" dans le registre \
+             intégré, \"production entry 1: its columns are not the entry it hashes\" dans \
+             PostgreSQL\n"
+        )),
+        "{text}"
+    );
 }

@@ -20,6 +20,7 @@ use chrono::{DateTime, Utc};
 
 use super::{compare, Checked, IdMap, TransferError};
 use crate::model::{Environment, IntentId, OrgId, RegisterEntry};
+use crate::msg;
 use crate::store::postgres::{EventRow, IntentRow, IntentState, PgStore, IMPORTED};
 use crate::store::{DashboardToken, EmbeddedStore, EntryFilter, Event, StoreError};
 
@@ -155,11 +156,11 @@ impl Replay<'_> {
                 )?;
                 if written.sequence != entry.sequence {
                     return Err(TransferError::Differs {
-                        differences: vec![format!(
-                            "{} entry {} would be number {} in the new journal",
-                            entry.request.environment.as_str(),
-                            entry.sequence,
-                            written.sequence
+                        differences: vec![msg!(
+                            "store-move-renumbered-entry",
+                            environment = entry.request.environment.as_str(),
+                            sequence = entry.sequence,
+                            written = written.sequence
                         )],
                     });
                 }
@@ -362,11 +363,11 @@ pub fn export(pg: &PgStore, dir: &Path) -> Result<Exported, TransferError> {
     for slot in 0..2 {
         if let Some(entry) = replay.entries[slot].peek(pg)? {
             return Err(TransferError::Differs {
-                differences: vec![format!(
-                    "{} entry {}: its intent {} is not in PostgreSQL",
-                    entry.request.environment.as_str(),
-                    entry.sequence,
-                    entry.intent
+                differences: vec![msg!(
+                    "store-move-entry-without-intent",
+                    environment = entry.request.environment.as_str(),
+                    sequence = entry.sequence,
+                    intent = entry.intent
                 )],
             });
         }
