@@ -531,6 +531,7 @@ cli-store-needs-database = "emcf-gateway store { $command }" moves a register to
 cli-store-no-register = { $dir } holds no register (no journal/journal.log)
 cli-store-database-not-empty = the PostgreSQL database is not empty: it holds organizations or events already. An import copies a register into a new database only; nothing was written
 cli-store-dir-not-empty = { $dir } is not empty: an export writes a new register into an empty or missing directory
+cli-store-not-imported = nothing was imported from { $dir }: the transaction was rolled back, the database stayed empty
 cli-store-differs = the two registers do not give the same answers after the copy:
     { $differences }
     Do not serve from this copy: after an import, create the database again before trying again (docs/postgresql.md); after an export, remove the directory written.

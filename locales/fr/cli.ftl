@@ -534,6 +534,7 @@ cli-store-needs-database = « emcf-gateway store { $command } » déplace un r
 cli-store-no-register = { $dir } ne contient pas de registre (pas de journal/journal.log)
 cli-store-database-not-empty = la base PostgreSQL n'est pas vide : elle contient déjà des organisations ou des événements. L'import ne copie un registre que dans une base neuve ; rien n'a été écrit
 cli-store-dir-not-empty = { $dir } n'est pas vide : l'export écrit un registre neuf dans un dossier vide ou absent
+cli-store-not-imported = rien n'a été importé de { $dir } : la transaction a été annulée, la base est restée vide
 cli-store-differs = les deux registres ne donnent pas les mêmes réponses après la copie :
     { $differences }
     Ne faites pas servir cette copie : après un import, recréez la base avant de recommencer (docs/postgresql.md) ; après un export, supprimez le dossier écrit.

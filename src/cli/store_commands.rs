@@ -26,11 +26,17 @@ pub(super) fn run(config: &Config, command: StoreCommand) -> anyhow::Result<()> 
         anyhow::bail!(msg!("cli-store-needs-database", command = what));
     };
     let pg = open(&settings)?;
-    match &command {
+    let done = match &command {
         StoreCommand::Import { from_state_dir } => import(config, &pg, from_state_dir, lang),
         StoreCommand::Export { to_state_dir } => export(&pg, to_state_dir, lang),
+    };
+    match done {
+        Err(TransferError::NotImported(error)) => {
+            let dir = dir.display().to_string();
+            Err(error).say(|| msg!("cli-store-not-imported", dir = dir))
+        }
+        done => done.map_err(|error| said(error, dir)),
     }
-    .map_err(|error| said(error, dir))
 }
 
 fn open(settings: &PgSettings) -> anyhow::Result<PgStore> {
@@ -55,6 +61,8 @@ fn said(error: TransferError, dir: &Path) -> anyhow::Error {
                 .join("\n")
         )
         .into(),
+        // Said around its cause by `run`.
+        TransferError::NotImported(error) => anyhow::Error::new(error),
         TransferError::Store(error) => anyhow::Error::new(error),
     }
 }

@@ -47,6 +47,10 @@ pub enum TransferError {
         /// What differs, one line each (the first [`SHOWN`], then how many more).
         differences: Vec<Message>,
     },
+    /// The import's transaction failed (a record refused by a rule of the schema, the
+    /// server, the journal's reader): nothing was committed.
+    #[error("nothing was imported: {0}")]
+    NotImported(#[source] StoreError),
     /// The embedded store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -186,8 +190,8 @@ pub fn import(
         (Ok(Err(ImportRefusal::NotEmpty)), _) => return Err(TransferError::DatabaseNotEmpty),
         // The reader's own failure (damage met on the second pass) says more than the
         // import's "fewer records than the journal has".
-        (Err(_), Ok(Err(read))) => return Err(read.into()),
-        (Err(written), _) => return Err(written.into()),
+        (Err(_), Ok(Err(read))) => return Err(TransferError::NotImported(read)),
+        (Err(written), _) => return Err(TransferError::NotImported(written)),
     };
     let mut expected_quota: BTreeMap<(OrgId, i32), u64> = BTreeMap::new();
     for (org, received) in plan.open.values() {

@@ -417,3 +417,50 @@ fn a_register_moves_to_postgresql_and_back_with_the_same_exports() {
         "{text}"
     );
 }
+
+#[test]
+fn a_record_the_schema_refuses_leaves_the_database_empty() {
+    let Some(server) = PgServer::init("store import refused by a rule") else {
+        return;
+    };
+    server.create_role_and_database(ROLE, "move-secret-1");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("embedded");
+    {
+        // The embedded store took an entry without a codeDEFDGI; PostgreSQL's schema never
+        // does (`code_def <> ''`).
+        let store = EmbeddedStore::open(&state).unwrap();
+        store.save_organization(organization("demo")).unwrap();
+        store.issue_key(key("demo-production", "demo", P)).unwrap();
+        let id = store.record_intent(asked("demo", P, "FV-1", None)).unwrap();
+        store
+            .record_certified(id, 2026, at(3), security("FV-1", 1), "finalize")
+            .unwrap();
+        let id = store.record_intent(asked("demo", P, "FV-2", None)).unwrap();
+        let mut blank = security("FV-2", 2);
+        blank.code_def = String::new();
+        store
+            .record_certified(id, 2026, at(4), blank, "finalize")
+            .unwrap();
+    }
+    let url = server.socket_url(ROLE, ROLE);
+    let hosted = config(
+        dir.path(),
+        "hosted.toml",
+        &dir.path().join("hosted"),
+        Some(&url),
+    );
+    let from = state.display().to_string();
+    let out = run(&hosted, &["store", "import", "--from-state-dir", &from]);
+    let text = said(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.starts_with(&nbsp(&format!(
+            "erreur : rien n'a été importé de {from} : la transaction a été annulée, la base est \
+             restée vide : le serveur PostgreSQL du registre a refusé une opération"
+        ))),
+        "{text}"
+    );
+    assert!(text.contains("journal record 6 (certified)"), "{text}");
+    assert_eq!(rows(&server), "0/0/0/0", "nothing committed: {text}");
+}
