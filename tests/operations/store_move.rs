@@ -8,7 +8,8 @@
 //! anything is refused changing nothing; the register exported back to a new state
 //! directory (with what was written in PostgreSQL since) gives the same exports again and
 //! its journal verifies. Beside it, `tests/operations/store_move/live.rs`: a register written
-//! in PostgreSQL itself goes to a journal whose intents are numbered anew.
+//! in PostgreSQL itself goes to a journal whose intents are numbered anew;
+//! `tests/operations/store_move/releases.rs`, the register of every release imported.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -26,6 +27,7 @@ use crate::common::{binary, nbsp};
 use crate::pg::PgServer;
 
 mod live;
+mod releases;
 
 const P: Environment = Environment::Production;
 const S: Environment = Environment::Sandbox;
