@@ -17,9 +17,9 @@ use chrono::{DateTime, SubsecRound, Utc};
 
 use super::embedded::journal::{self, Mode};
 use super::postgres::{ImportCounts, ImportRefusal, ImportRules, PgError, PgStore, Settled};
-use super::{journal_path, EmbeddedStore, Event, Record, StoreError};
+use super::{journal_path, EmbeddedStore, EntryFilter, Event, Record, StoreError};
 use crate::i18n::Message;
-use crate::model::{AnomalyRecord, Environment, IntentId, OrgId, Organization};
+use crate::model::{AnomalyRecord, Environment, IntentId, OrgId, Organization, RegisterEntry};
 use crate::msg;
 
 mod export;
@@ -28,6 +28,9 @@ pub use export::{export, Exported};
 
 /// Differences shown at most; the rest are counted.
 const SHOWN: usize = 20;
+
+/// Entries compared a page at a time.
+const PAGE: usize = 500;
 
 /// Why a move did not happen, or did not end as it should.
 #[derive(Debug, thiserror::Error)]
@@ -331,29 +334,48 @@ pub(crate) fn compare(
             &length,
             &pg.run(reg.register_length(env))?,
         );
-        for sequence in 1..=length {
-            let here = embedded.entry(env, sequence)?;
-            let there = pg.run(reg.entry(env, sequence))?.map(|mut entry| {
-                entry.intent = ids.intent(entry.intent);
-                entry
-            });
-            if let Some(entry) = &here {
-                if env == Environment::Production {
-                    years.insert((entry.request.org.clone(), entry.quota_year));
+        // A page of each store at a time, compared entry by entry by their numbers.
+        let mut after = 0;
+        while after < length {
+            let page = |after| EntryFilter {
+                org: None,
+                environment: env,
+                after_sequence: after,
+                limit: PAGE,
+            };
+            let here = embedded.entries(&page(after))?;
+            let there = pg.run(reg.entries(&page(after)))?;
+            let mut there: BTreeMap<u64, RegisterEntry> = there
+                .into_iter()
+                .map(|mut entry| {
+                    entry.intent = ids.intent(entry.intent);
+                    (entry.sequence, entry)
+                })
+                .collect();
+            let last = here.last().map_or(length, |entry| entry.sequence);
+            let mut here: BTreeMap<u64, RegisterEntry> =
+                here.into_iter().map(|e| (e.sequence, e)).collect();
+            for sequence in after + 1..=last {
+                let (here, there) = (here.remove(&sequence), there.remove(&sequence));
+                if let Some(entry) = &here {
+                    if env == Environment::Production {
+                        years.insert((entry.request.org.clone(), entry.quota_year));
+                    }
                 }
+                diff.check(
+                    || {
+                        msg!(
+                            "store-move-entry",
+                            environment = env.as_str(),
+                            sequence = sequence
+                        )
+                    },
+                    &here,
+                    &there,
+                );
+                checked.entries += 1;
             }
-            diff.check(
-                || {
-                    msg!(
-                        "store-move-entry",
-                        environment = env.as_str(),
-                        sequence = sequence
-                    )
-                },
-                &here,
-                &there,
-            );
-            checked.entries += 1;
+            after = last;
         }
     }
     for (org, year) in &years {

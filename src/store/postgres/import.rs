@@ -199,8 +199,14 @@ impl Import<'_, '_> {
             record.seq,
             record.event.kind()
         );
+        // Prepared once per connection: each record is then one round trip.
+        let statement = self
+            .tx
+            .prepare_cached(sql)
+            .await
+            .map_err(|e| self.pool.query_error(&doing, &e))?;
         self.tx
-            .execute(sql, params)
+            .execute(&statement, params)
             .await
             .map_err(|e| self.pool.query_error(&doing, &e))
     }
