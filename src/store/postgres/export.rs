@@ -76,7 +76,7 @@ pub enum IntentState {
 pub struct IntentRow {
     /// Its id.
     pub id: IntentId,
-    /// The intent, with the invoice it keeps.
+    /// The intent, without the invoice it keeps.
     pub intent: Intent,
     /// The quota year its unit was claimed in (production).
     pub quota_year: Option<i32>,
@@ -116,11 +116,13 @@ impl PgRegister {
             .collect()
     }
 
-    /// Every intent, by id.
+    /// Every intent, by id, without the invoice it keeps ([`PgRegister::intent_invoice`]
+    /// reads it): the list stays small however large the invoices.
     pub async fn all_intents(&self) -> Result<Vec<IntentRow>, PgError> {
         let doing = "reading the intents";
         let sql = format!(
-            "SELECT id, body::text, quota_year, state, {}, reason FROM intents ORDER BY id",
+            "SELECT id, (body - 'invoice')::text, quota_year, state, {}, reason FROM intents \
+             ORDER BY id",
             utc_text("settled_at")
         );
         let rows = self.all(doing, &sql).await?;
@@ -154,5 +156,25 @@ impl PgRegister {
                 })
             })
             .collect()
+    }
+
+    /// The invoice intent `id` keeps, if any.
+    pub async fn intent_invoice(&self, id: IntentId) -> Result<Option<String>, PgError> {
+        let doing = "reading an intent's invoice";
+        let key = i64::try_from(id).map_err(|e| unreadable(doing, e))?;
+        let client = self.pool().client().await?;
+        let row = client
+            .query_opt(
+                "SELECT body ->> 'invoice' FROM intents WHERE id = $1",
+                &[&key],
+            )
+            .await
+            .map_err(|e| self.pool().query_error(doing, &e))?;
+        match row {
+            Some(row) => row
+                .try_get(0)
+                .map_err(|e| self.pool().query_error(doing, &e)),
+            None => Ok(None),
+        }
     }
 }

@@ -140,13 +140,22 @@ impl Replay<'_> {
         Ok(best)
     }
 
+    /// The new journal's id of PostgreSQL's intent `id` (replayed: a settlement is ready only
+    /// then).
+    fn new_id(&self, id: IntentId) -> Result<IntentId, TransferError> {
+        self.replayed
+            .get(&id)
+            .copied()
+            .ok_or(TransferError::Store(StoreError::UnknownIntent(id)))
+    }
+
     fn settle(&mut self, settlement: Settlement) -> Result<(), TransferError> {
         match settlement {
             Settlement::Certify(slot) => {
                 let Some(entry) = self.entries[slot].page.pop_front() else {
                     return Ok(());
                 };
-                let id = self.replayed[&entry.intent];
+                let id = self.new_id(entry.intent)?;
                 let written = self.store.record_certified(
                     id,
                     entry.quota_year,
@@ -173,8 +182,8 @@ impl Replay<'_> {
                 let Some(reason) = self.abandons.remove(&key) else {
                     return Ok(());
                 };
-                self.store
-                    .record_abandoned(self.replayed[&key.1], &reason)?;
+                let id = self.new_id(key.1)?;
+                self.store.record_abandoned(id, &reason)?;
                 self.live.retain(|_, pg_id| *pg_id != key.1);
             }
         }
@@ -211,7 +220,9 @@ impl Replay<'_> {
     fn write(&mut self, item: Item) -> Result<(), TransferError> {
         match item {
             Item::Intent(row) => {
-                let id = self.store.record_intent(row.intent.clone())?;
+                let mut intent = row.intent.clone();
+                intent.invoice = self.pg.run(self.pg.register().intent_invoice(row.id))?;
+                let id = self.store.record_intent(intent)?;
                 if id != row.id {
                     self.ids.intents.insert(row.id, id);
                 }
