@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use chrono::{DateTime, SubsecRound, Utc};
 
@@ -21,6 +22,10 @@ use super::{journal_path, EmbeddedStore, EntryFilter, Event, Record, StoreError}
 use crate::i18n::Message;
 use crate::model::{AnomalyRecord, Environment, IntentId, OrgId, Organization, RegisterEntry};
 use crate::msg;
+
+/// The longest a whole register's import, or its check, may take: a register of millions of
+/// entries is minutes of work, not the seconds an invoice's operation gets.
+pub(super) const TRANSFER_LIMIT: Duration = Duration::from_secs(24 * 3600);
 
 mod export;
 
@@ -184,7 +189,7 @@ pub fn import(
                     .map_err(|_| StoreError::Invalid("the import stopped".to_owned()))
             })
         });
-        let written = pg.run(pg.register().import(receiver, &rules));
+        let written = pg.run_long(TRANSFER_LIMIT, pg.register().import(receiver, &rules));
         let read = reader.join();
         (written, read)
     });
@@ -414,7 +419,7 @@ pub(crate) fn compare(
         &comparable(embedded.fiscal_anomalies()?, ids.same_times),
         &comparable(anomalies_pg, ids.same_times),
     );
-    let report = pg.run(reg.verify())?;
+    let report = pg.run_long(TRANSFER_LIMIT, reg.verify())?;
     for problem in &report.problems {
         diff.check(|| msg!("store-move-verify"), &"", &problem.as_str());
     }

@@ -303,8 +303,8 @@ pub fn export(pg: &PgStore, dir: &Path) -> Result<Exported, TransferError> {
         }
     }
     let reg = pg.register();
-    let events = pg.run(reg.all_events())?;
-    let intents = pg.run(reg.all_intents())?;
+    let events = pg.run_long(super::TRANSFER_LIMIT, reg.all_events())?;
+    let intents = pg.run_long(super::TRANSFER_LIMIT, reg.all_intents())?;
     let imported = events
         .iter()
         .find(|e| e.kind == IMPORTED)
