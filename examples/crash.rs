@@ -12,9 +12,20 @@
 //!
 //! `--power-cuts` (root, `scripts/crash-test power-cut`): each death is a power cut of the ext4
 //! file system holding the state directory instead (`tests/crash_oracle/power_cut.rs`).
+//!
+//! `--postgres`: the register in a PostgreSQL server the harness starts
+//! (`tests/crash_oracle/postgres.rs`); `--kill-database` (with it): each death is the
+//! database's (`pg_ctl stop -m immediate` under load), the gateway never restarted.
 
 #[path = "../tests/crash_oracle/mod.rs"]
 mod crash_oracle;
+#[allow(dead_code)]
+#[path = "../tests/common/needs.rs"]
+pub mod needs;
+/// Where `tests/support/pg.rs` finds what the harness needs from the machine.
+mod common {
+    pub use super::needs;
+}
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,7 +47,7 @@ struct Args {
     #[arg(long, default_value_t = 4)]
     clients: usize,
     /// Longest delay of a load kill after the clients are let in, ms (default 400, 1500 for
-    /// power cuts).
+    /// power cuts, 1000 for --kill-database).
     #[arg(long)]
     load_kill_max_ms: Option<u64>,
     /// The simulator's 38h processing time, ms (the web API simulator's answer latency
@@ -51,6 +62,14 @@ struct Args {
     /// during a start-up.
     #[arg(long)]
     power_cuts: bool,
+    /// The register in PostgreSQL: a server the harness starts (initdb, pg_ctl) in a temporary
+    /// directory, its `[store]` table in the gateway's configuration.
+    #[arg(long)]
+    postgres: bool,
+    /// Each death is PostgreSQL's (`pg_ctl stop -m immediate` a random 0..--load-kill-max-ms
+    /// under load, down 0.2..1.2 s), the gateway never restarted. Implies --postgres.
+    #[arg(long)]
+    kill_database: bool,
     /// RUST_LOG of the gateway (its log is in the run directory, kept on failure).
     #[arg(long, default_value = "info")]
     gateway_log: String,
@@ -98,6 +117,7 @@ fn main() -> ExitCode {
     settings.load_kill_max = match args.load_kill_max_ms {
         Some(ms) => Duration::from_millis(ms),
         None if args.power_cuts => crash_oracle::power_cut::LOAD_CUT_MAX,
+        None if args.kill_database => Duration::from_millis(1000),
         None => Duration::from_millis(400),
     };
     settings.finalize = Duration::from_millis(args.finalize_ms);
@@ -106,12 +126,23 @@ fn main() -> ExitCode {
         settings.channel = crash_oracle::Channel::WebApi;
     }
     settings.power_cuts = args.power_cuts;
-    settings.progress_every = 50;
+    if args.postgres || args.kill_database {
+        if args.power_cuts {
+            eprintln!("--power-cuts cuts the state directory's file system: not with PostgreSQL");
+            return ExitCode::from(2);
+        }
+        settings.store = crash_oracle::Store::Postgres;
+    }
+    settings.database_kills = args.kill_database;
+    settings.progress_every = if args.kill_database { 10 } else { 50 };
     println!(
-        "crash harness: gateway {} channel={:?} power_cuts={} kills={} clients={} seed={seed}",
+        "crash harness: gateway {} channel={:?} store={:?} power_cuts={} database_kills={} \
+         kills={} clients={} seed={seed}",
         binary.display(),
         settings.channel,
+        settings.store,
         settings.power_cuts,
+        settings.database_kills,
         settings.kills,
         settings.clients
     );

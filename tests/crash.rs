@@ -1,10 +1,18 @@
 //! The crash harness, CI size (issue: never lose or duplicate a certification): the real
-//! binary under load from 4 clients, killed 30 times (`kill -9` at random moments under load
-//! and during its start-up, and aborting itself at each certification step through
-//! `EMCF_FAILPOINTS`, every point several times), with the oracle of `crash_oracle` checked
+//! binary under load from 4 clients, killed again and again (`kill -9` at random moments under
+//! load and during its start-up, and aborting itself at each certification step through
+//! `EMCF_FAILPOINTS`, every point at least twice), with the oracle of `crash_oracle` checked
 //! after every restart. Long runs: `scripts/crash-test [N]` (`examples/crash.rs`).
 //!
-//! Twice: on the box (a pty) and through the DGI web API (its simulator on a socket).
+//! On the box (a pty) and through the DGI web API (its simulator on a socket), each with the
+//! register in the state directory and in PostgreSQL (issue 28: a server the harness starts,
+//! `crash_oracle/postgres.rs`): 16 deaths each, two of every failpoint (the 30 of one store
+//! before, shared by the two stores now).
+//!
+//! Then PostgreSQL itself killed (`pg_ctl stop -m immediate`) under the same load, the gateway
+//! left running: every 200 in the register after the database's restart, nothing twice, the
+//! clients meeting 503 with code 165 meanwhile and never a 500, and certification resumed
+//! without restarting the gateway.
 //!
 //! `CRASH_SEED=<n>` replays another seed.
 //!
@@ -15,30 +23,44 @@
 //! replays it (the same moments and client choices; the interleaving is the machine's).
 
 mod crash_oracle;
-#[allow(dead_code)]
-#[path = "common/needs.rs"]
-mod needs;
+/// What the tests need from the machine (`tests/common/needs.rs`, also for the PostgreSQL
+/// server of `tests/support/pg.rs`).
+mod common {
+    #[allow(dead_code)]
+    pub mod needs;
+}
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crash_oracle::{run, Channel, Report, Settings};
+use common::needs;
+use crash_oracle::{run, Channel, Report, Settings, Store};
 use emcf_gateway::failpoint::POINTS;
 
 /// The two runs share two cores: one at a time.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn thirty_kills_lose_nothing_and_certify_nothing_twice() {
-    thirty_kills(Channel::Box, 20_261_122).await;
+async fn kills_on_the_box_lose_nothing_and_certify_nothing_twice() {
+    kills(Channel::Box, Store::Embedded, 20_261_122).await;
+}
+
+/// The same with the register in PostgreSQL: the intent and the certification are commits
+/// of the database instead of fsyncs of the journal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kills_on_the_box_with_the_register_in_postgresql_lose_nothing() {
+    if !crash_oracle::postgres::installed("the crash test on PostgreSQL") {
+        return;
+    }
+    kills(Channel::Box, Store::Postgres, 20_261_124).await;
 }
 
 /// The same through the DGI web API: a confirm whose answer died with the gateway leaves its
 /// invoice in doubt; the harness settles it as an administrator would (`intent resolve`, from
 /// the invoices the DGI finalized), and every one the DGI finalized must be in the register.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn thirty_kills_through_the_web_api_lose_nothing_and_certify_nothing_twice() {
-    let report = thirty_kills(Channel::WebApi, 20_261_123).await;
+async fn kills_through_the_web_api_lose_nothing_and_certify_nothing_twice() {
+    let report = kills(Channel::WebApi, Store::Embedded, 20_261_123).await;
     // The in-doubt case was met (kills after the confirm's answer) and settled by a person.
     assert!(
         report.settled_by_administrator >= 2,
@@ -46,6 +68,69 @@ async fn thirty_kills_through_the_web_api_lose_nothing_and_certify_nothing_twice
         report.summary_line()
     );
 }
+
+/// The web API with the register in PostgreSQL: a provider's hosted gateway.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kills_through_the_web_api_with_the_register_in_postgresql_lose_nothing() {
+    if !crash_oracle::postgres::installed("the crash test on PostgreSQL") {
+        return;
+    }
+    let report = kills(Channel::WebApi, Store::Postgres, 20_261_125).await;
+    assert!(
+        report.settled_by_administrator >= 2,
+        "{}",
+        report.summary_line()
+    );
+}
+
+/// PostgreSQL killed under load (`pg_ctl stop -m immediate`, down a random 0.2..1.2 s, started
+/// again), the gateway never restarted: after each restart of the database every 200 is in the
+/// register with its codeDEFDGI, nothing is certified twice, the web API's finalized invoices
+/// equal the register; meanwhile the clients met 503 with code 165 and never a 500; and the
+/// same gateway certified again after every restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgresql_killed_under_load_loses_nothing_and_answers_503() {
+    if !crash_oracle::postgres::installed("the crash test of PostgreSQL killed") {
+        return;
+    }
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let seed = seed(20_261_126);
+    let mut settings = settings(Channel::WebApi, seed, DATABASE_KILLS);
+    settings.store = Store::Postgres;
+    settings.database_kills = true;
+    settings.load_kill_max = std::time::Duration::from_millis(1000);
+    settings.progress_every = 4;
+    let report = run(settings).await.unwrap_or_else(|error| {
+        panic!("crash harness (PostgreSQL killed, seed {seed}) stopped: {error}")
+    });
+    let summary = report.summary_line();
+    println!("PostgreSQL killed: {summary}\n{}", report.details());
+    let context = format!(
+        "PostgreSQL killed, seed {seed}\n{summary}\n{}",
+        report.details()
+    );
+    assert_eq!(report.database_kills, DATABASE_KILLS, "{context}");
+    assert_nothing_lost_or_twice(&report, &context);
+    let statuses = &report.clients.statuses;
+    assert!(
+        statuses
+            .keys()
+            .all(|status| *status < 500 || *status == 503),
+        "an answer other than 503 among the 5xx: {context}"
+    );
+    // Every outage was met by the clients as 503 165, and the same gateway certified again
+    // after every restart of the database.
+    assert_eq!(report.outages_met, DATABASE_KILLS, "{context}");
+    assert_eq!(report.resumed_then_certified, DATABASE_KILLS, "{context}");
+    assert!(report.checks > DATABASE_KILLS, "{context}");
+}
+
+/// Kills of PostgreSQL in the CI run.
+const DATABASE_KILLS: usize = 6;
+
+/// Deaths of the gateway per channel and store in the CI run: two cycles of `plan`, each
+/// failpoint twice.
+const KILLS: usize = 16;
 
 /// Power cuts of the file system under the state directory lose no acknowledged
 /// certification and certify nothing twice: after each remount and restart (the gateway's own
@@ -105,23 +190,38 @@ async fn power_cuts_lose_nothing_and_certify_nothing_twice() {
 /// Power cuts of the CI run (about 3 minutes on 2 cores).
 const POWER_CUTS: usize = 60;
 
-/// 30 deaths on `channel`, and the oracle's verdict asserted.
-async fn thirty_kills(channel: Channel, default_seed: u64) -> Report {
-    let _alone = ONE_AT_A_TIME.lock().await;
-    let seed = std::env::var("CRASH_SEED")
+/// `CRASH_SEED`, else `default`.
+fn seed(default: u64) -> u64 {
+    std::env::var("CRASH_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(default_seed);
-    let mut settings = settings(channel, seed, 30);
-    settings.progress_every = 10;
+        .unwrap_or(default)
+}
+
+/// [`KILLS`] deaths on `channel` with the register in `store`, and the oracle's verdict
+/// asserted.
+async fn kills(channel: Channel, store: Store, default_seed: u64) -> Report {
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let seed = seed(default_seed);
+    let mut settings = settings(channel, seed, KILLS);
+    settings.store = store;
+    settings.progress_every = 8;
+    let started = Instant::now();
     let report = run(settings).await.unwrap_or_else(|error| {
-        panic!("crash harness ({channel:?}, seed {seed}) stopped: {error}")
+        panic!("crash harness ({channel:?}, {store:?}, seed {seed}) stopped: {error}")
     });
     let summary = report.summary_line();
-    println!("{channel:?}: {summary}\n{}", report.details());
-    let context = format!("{channel:?}, seed {seed}\n{summary}\n{}", report.details());
+    println!(
+        "{channel:?}, {store:?} ({:.1}s): {summary}\n{}",
+        started.elapsed().as_secs_f64(),
+        report.details()
+    );
+    let context = format!(
+        "{channel:?}, {store:?}, seed {seed}\n{summary}\n{}",
+        report.details()
+    );
 
-    assert_eq!(report.kills, 30, "{context}");
+    assert_eq!(report.kills, KILLS, "{context}");
     assert_nothing_lost_or_twice(&report, &context);
     for point in POINTS {
         let hits = report.failpoint_hits.get(point).copied().unwrap_or(0);
@@ -134,7 +234,7 @@ async fn thirty_kills(channel: Channel, default_seed: u64) -> Report {
     assert!(report.startup_kills >= 2, "{context}");
     // The load got through between the kills.
     assert!(report.certified >= 10, "{context}");
-    assert!(report.checks >= 20, "{context}");
+    assert!(report.checks >= KILLS / 2 + 4, "{context}");
     report
 }
 

@@ -134,11 +134,15 @@ fn answer(shared: &Shared, rn: &str, replay: bool, outcome: Result<Response, Str
         }
         return Next::Answered;
     }
-    *lock(&shared.stats)
-        .statuses
-        .entry(response.status)
-        .or_default() += 1;
     let code = response.json["errorCode"].as_u64();
+    {
+        let mut stats = lock(&shared.stats);
+        *stats.statuses.entry(response.status).or_default() += 1;
+        *stats
+            .codes
+            .entry((response.status, code.unwrap_or(0)))
+            .or_default() += 1;
+    }
     let retryable = response.status >= 500 || (response.status == 409 && code == Some(111));
     if retryable {
         return if replay { Next::Skip } else { Next::Retry };

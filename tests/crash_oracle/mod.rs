@@ -60,6 +60,9 @@ mod device;
 mod http;
 #[path = "../support/invoice.rs"]
 mod invoice;
+#[path = "../support/pg.rs"]
+mod pg;
+pub mod postgres;
 pub mod power_cut;
 #[path = "../support/pty.rs"]
 mod pty;
@@ -68,6 +71,8 @@ mod report;
 use client::{request, run_client};
 pub use device::Channel;
 use device::Device;
+use postgres::Database;
+pub use postgres::Store;
 pub use report::{ClientStats, Report};
 
 /// The organization the clients certify for.
@@ -110,6 +115,12 @@ pub struct Settings {
     /// (`power_cut.rs`, root only): `kills` cuts, each under load a random
     /// 0..`load_kill_max` after the clients are let in, or during the start-up.
     pub power_cuts: bool,
+    /// Where the register is: the state directory, or a PostgreSQL server the harness starts
+    /// (`postgres.rs`).
+    pub store: Store,
+    /// Each death is the PostgreSQL server's instead (`pg_ctl stop -m immediate`), under
+    /// load, the gateway never restarted (`postgres.rs`; needs [`Store::Postgres`]).
+    pub database_kills: bool,
 }
 
 impl Settings {
@@ -127,6 +138,8 @@ impl Settings {
             keep_on_failure: true,
             channel: Channel::Box,
             power_cuts: false,
+            store: Store::Embedded,
+            database_kills: false,
         }
     }
 }
@@ -198,6 +211,8 @@ pub async fn run(settings: Settings) -> Result<Report, String> {
     let mut harness = Harness::new(settings.clone(), dir.path()).await?;
     let outcome = if settings.power_cuts {
         harness.run_power_cuts().await
+    } else if settings.database_kills {
+        harness.run_database_kills().await
     } else {
         harness.run_all().await
     };
@@ -210,6 +225,9 @@ pub async fn run(settings: Settings) -> Result<Report, String> {
     report.clients = lock(&harness.shared.stats).clone();
     let failed = outcome.is_err() || !report.ok();
     if (failed && settings.keep_on_failure) || std::env::var_os("CRASH_KEEP").is_some() {
+        if let Some(database) = &harness.database {
+            database.keep_in(dir.path());
+        }
         report.kept_dir = Some(dir.keep());
     }
     match outcome {
@@ -234,6 +252,8 @@ struct Harness {
     key: String,
     /// Held while the clients must wait (restart, oracle).
     held: Option<OwnedRwLockWriteGuard<()>>,
+    /// The PostgreSQL server of [`Store::Postgres`] (stopped when the harness goes).
+    database: Option<Database>,
 }
 
 /// One process of the gateway.
@@ -253,11 +273,19 @@ impl Harness {
             ));
         }
         let device = Device::start(settings.channel, dir, settings.finalize).await?;
+        let database = match settings.store {
+            Store::Embedded => None,
+            Store::Postgres => Some(Database::start()?),
+        };
         let config = dir.join("config.toml");
         let text = format!(
-            "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n\n{entry}",
+            "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n\n{entry}{store}",
             state = dir.join("state"),
             entry = device.config_entry(),
+            store = database
+                .as_ref()
+                .map(Database::store_table)
+                .unwrap_or_default(),
         );
         std::fs::write(&config, text).map_err(|e| format!("config: {e}"))?;
         let gate = Arc::new(RwLock::new(()));
@@ -280,6 +308,7 @@ impl Harness {
             report: Report::default(),
             key: String::new(),
             held: None,
+            database,
         })
     }
 
@@ -411,6 +440,8 @@ impl Harness {
     fn death_of(&self, life: usize) -> String {
         if self.settings.power_cuts {
             power_cut::death_of(life).to_string()
+        } else if self.settings.database_kills {
+            "the gateway lives on; the database is killed under load".to_string()
         } else {
             format!("{:?}", plan(life))
         }

@@ -56,6 +56,15 @@ pub struct Report {
     pub torn_tails: usize,
     /// Indexes set aside (`index.sled.corrupt-*`, `index.sled.stale-*`) at the end of the run.
     pub index_set_aside: usize,
+    /// Kills of the PostgreSQL server (`postgres.rs`).
+    pub database_kills: usize,
+    /// Of those, the outages during which the clients met 503 with code 165.
+    pub outages_met: usize,
+    /// Restarts of the database after which a new invoice was certified before the next kill
+    /// (or the end).
+    pub resumed_then_certified: usize,
+    /// ms from each restart of the database to the gateway's `status: true`.
+    pub resume_ms: Vec<u64>,
     /// Aborts seen per failpoint.
     pub failpoint_hits: BTreeMap<&'static str, usize>,
     /// Client counters.
@@ -137,6 +146,19 @@ impl Report {
                 self.index_set_aside,
             ));
         }
+        if self.database_kills > 0 {
+            let mut resume = self.resume_ms.clone();
+            resume.sort_unstable();
+            text.push_str(&format!(
+                "\ndatabase kills: {} (503 165 met during {}) certified again after {} \
+                 resume_ms median={} max={}",
+                self.database_kills,
+                self.outages_met,
+                self.resumed_then_certified,
+                resume.get(resume.len() / 2).copied().unwrap_or(0),
+                resume.last().copied().unwrap_or(0),
+            ));
+        }
         for (ms, life, before) in &self.slowest {
             text.push_str(&format!(
                 "\n  slow restart: life {life} ready after {ms} ms (the life before: {before})"
@@ -181,6 +203,8 @@ pub struct ClientStats {
     pub no_answer: u64,
     /// Answers by HTTP status (other than 200).
     pub statuses: BTreeMap<u16, u64>,
+    /// Answers other than 200 by HTTP status and `errorCode` (0: none).
+    pub codes: BTreeMap<(u16, u64), u64>,
 }
 
 impl std::fmt::Display for ClientStats {
@@ -188,7 +212,7 @@ impl std::fmt::Display for ClientStats {
         write!(
             f,
             "posts={} ok_new={} ok_replayed={} deliberate_replays={} no_answer={} other={:?}",
-            self.posts, self.ok_new, self.ok_replayed, self.replays, self.no_answer, self.statuses
+            self.posts, self.ok_new, self.ok_replayed, self.replays, self.no_answer, self.codes
         )
     }
 }
