@@ -90,6 +90,8 @@ fn main() -> ExitCode {
         eprintln!("cannot locate the emcf-gateway binary: pass --gateway");
         return ExitCode::from(2);
     };
+    // The gateway runs in the run's directory: its path must not be relative.
+    let binary = binary.canonicalize().unwrap_or(binary);
     if !binary.is_file() {
         eprintln!(
             "no gateway binary at {}: build it first with `cargo build --release --bins --examples` \

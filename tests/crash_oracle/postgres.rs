@@ -107,9 +107,12 @@ impl Harness {
         self.close().await;
         let mut life = self.spawn(None)?;
         let addr = self.checked_under_load(&mut life, 0, false).await?;
-        let mut ok_at_resume = None;
         for kill in 0..self.settings.kills {
             self.open(addr);
+            if kill > 0 {
+                // Certification goes on with the same gateway: a new 200 first.
+                self.certifies_again(&mut life).await?;
+            }
             let max = self.settings.load_kill_max.as_millis() as u64;
             let load = Duration::from_millis(self.rng.gen_range(0..=max));
             let down = Duration::from_millis(
@@ -117,7 +120,6 @@ impl Harness {
                     .gen_range(DOWN_MIN.as_millis() as u64..=DOWN_MAX.as_millis() as u64),
             );
             tokio::time::sleep(load).await;
-            self.resumed_and_certified(&mut ok_at_resume);
             self.gateway_alive(&mut life, "before the database was killed")?;
             let met_before = self.database_faults_met();
             self.database()?.kill();
@@ -132,7 +134,6 @@ impl Harness {
             self.report.database_kills += 1;
             self.report.kills += 1;
             self.report.resume_ms.push(resumed);
-            ok_at_resume = Some(lock(&self.shared.stats).ok_new);
             // The oracle, with the same gateway: still the one spawned at the start.
             self.until_ready(&mut life).await?;
             self.check(&life, false).await?;
@@ -143,9 +144,9 @@ impl Harness {
         }
         // Certification goes on after the last restart of the database too.
         self.open(addr);
-        tokio::time::sleep(self.settings.load_kill_max).await;
+        let certified = self.certifies_again(&mut life).await;
         self.close().await;
-        self.resumed_and_certified(&mut ok_at_resume);
+        certified?;
         self.until_ready(&mut life).await?;
         self.check(&life, true).await?;
         self.stop_clients().await;
@@ -162,14 +163,23 @@ impl Harness {
             .ok_or_else(|| "database kills need the register in PostgreSQL".to_string())
     }
 
-    /// Counts a resume after which a new invoice was certified (`ok_at_resume`: the clients'
-    /// new 200s when the database came back; taken).
-    fn resumed_and_certified(&mut self, ok_at_resume: &mut Option<u64>) {
-        if let Some(then) = ok_at_resume.take() {
-            if lock(&self.shared.stats).ok_new > then {
-                self.report.resumed_then_certified += 1;
+    /// Waits, the clients let in, for a new invoice certified (a 200 that is not a replay)
+    /// by the same gateway, and counts it.
+    async fn certifies_again(&mut self, life: &mut super::Life) -> Result<(), String> {
+        let before = lock(&self.shared.stats).ok_new;
+        let since = Instant::now();
+        while lock(&self.shared.stats).ok_new == before {
+            self.gateway_alive(life, "after the database came back")?;
+            if since.elapsed() > RESUME_LIMIT {
+                return Err(format!(
+                    "no new invoice certified within {RESUME_LIMIT:?} of the resume\n{}",
+                    self.log_tail()
+                ));
             }
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
+        self.report.resumed_then_certified += 1;
+        Ok(())
     }
 
     /// 503s with the database's code the clients met so far.
