@@ -23,7 +23,7 @@ const DATABASE_RETRY: Duration = Duration::from_secs(5);
 
 /// Whether the register's PostgreSQL server could not be reached (or a COMMIT's outcome is
 /// unknown): 503, 165, worth a retry within seconds.
-fn database_unreachable(error: &StoreError) -> bool {
+pub(crate) fn database_unreachable(error: &StoreError) -> bool {
     matches!(error, StoreError::Database(e) if e.is_unreachable())
 }
 

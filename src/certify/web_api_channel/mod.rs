@@ -92,9 +92,11 @@ pub(crate) struct Shared {
     awaiting: Mutex<BTreeMap<IntentId, String>>,
     /// Confirmations the register could not take yet (journaled by the next settling).
     confirmed: Mutex<BTreeMap<IntentId, edef::Confirmation>>,
-    /// Intents journaled while the register halted, whose request was never confirmed (it was
-    /// cancelled): journaled as abandoned by the next settling.
-    unconfirmed: Mutex<BTreeSet<IntentId>>,
+    /// The uids of requests never confirmed because their intent could not be journaled, or
+    /// was journaled while the register halted, or may have been (a database whose COMMIT's
+    /// answer was lost): their intent, if the register has it, is journaled as abandoned by
+    /// the next settling (the request was cancelled; this process never confirms it).
+    unconfirmed: Mutex<BTreeSet<String>>,
     health: Health,
 }
 
@@ -139,16 +141,16 @@ impl Shared {
         lock(&self.confirmed).remove(&intent);
     }
 
-    fn never_confirmed(&self, intent: IntentId) {
-        lock(&self.unconfirmed).insert(intent);
+    fn never_confirmed(&self, uid: &str) {
+        lock(&self.unconfirmed).insert(uid.to_owned());
     }
 
-    fn was_never_confirmed(&self, intent: IntentId) -> bool {
-        lock(&self.unconfirmed).contains(&intent)
+    fn was_never_confirmed(&self, uid: &str) -> bool {
+        lock(&self.unconfirmed).contains(uid)
     }
 
-    fn forget_unconfirmed(&self, intent: IntentId) {
-        lock(&self.unconfirmed).remove(&intent);
+    fn forget_unconfirmed(&self, uid: &str) {
+        lock(&self.unconfirmed).remove(uid);
     }
 }
 

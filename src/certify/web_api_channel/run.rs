@@ -25,6 +25,7 @@ use super::settle_from_pending::{
 use super::Shared;
 use crate::arrivals::Turn;
 use crate::certify::channel::{Job, OnChannel, RunFailure};
+use crate::certify::error::database_unreachable;
 use crate::certify::invoice::Seller;
 use crate::certify::register_behind::{Said, SEEN_IN_CONFIRM};
 use crate::certify::register_writer::RegisterWriter;
@@ -251,11 +252,14 @@ async fn certify_requested(
         Ok(id) => id,
         Err(refused) => {
             // Never confirmed while the register cannot write: the certification could not be
-            // journaled. An intent journaled meanwhile is journaled as abandoned by the next
-            // settling, once the register can be written again.
+            // journaled. An intent journaled meanwhile, or perhaps journaled (the database lost
+            // while it committed), is journaled as abandoned by the next settling, once the
+            // register can be written again.
             cancel(shared, &calculation.uid).await;
-            if let Some(id) = refused.journaled {
-                shared.never_confirmed(id);
+            let perhaps_journaled =
+                matches!(&refused.error, CertifyError::Store(error) if database_unreachable(error));
+            if refused.journaled.is_some() || perhaps_journaled {
+                shared.never_confirmed(&calculation.uid);
             }
             return Err(refused.error.into());
         }

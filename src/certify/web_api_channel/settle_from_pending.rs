@@ -72,10 +72,11 @@ pub(super) async fn settle_one(
         info!(device, rn = %intent.rn, "a certification kept in memory is now journaled");
         return Ok(WebApiSettled::Certified(Box::new(entry)));
     }
-    if shared.was_never_confirmed(id) {
+    let uid = intent.channel_ref.as_deref();
+    if let Some(uid) = uid.filter(|uid| shared.was_never_confirmed(uid)) {
         let reason = "not confirmed: the register could not be written; the request was cancelled";
         journal.abandoned(id, reason.to_owned()).await?;
-        shared.forget_unconfirmed(id);
+        shared.forget_unconfirmed(uid);
         info!(device, rn = %intent.rn, "a request never confirmed while the register could not write is journaled as abandoned");
         return Ok(WebApiSettled::Abandoned);
     }
