@@ -272,7 +272,7 @@ async fn certify_requested(
             "not confirmed: journaling took longer than the hold of {} s; the request was cancelled",
             shared.settings.hold.as_secs()
         );
-        abandon(shared, journal, intent_id, reason).await?;
+        abandon(shared, journal, intent_id, &calculation.uid, reason).await?;
         return Err(CertifyError::DeviceUnavailable {
             reason: msg!("reason-dgi-request-expired"),
             retry_after: Duration::from_secs(2),
@@ -314,6 +314,7 @@ async fn confirm(
                 shared,
                 journal,
                 intent_id,
+                &calculation.uid,
                 format!("confirm not sent: {reason}"),
             )
             .await?;
@@ -330,6 +331,7 @@ async fn confirm(
                 shared,
                 journal,
                 intent_id,
+                &calculation.uid,
                 format!("confirm refused: {reason}"),
             )
             .await?;
@@ -395,6 +397,7 @@ async fn refused_confirm(
                 shared,
                 journal,
                 intent_id,
+                uid,
                 format!("confirm refused by the DGI: {refusal}"),
             )
             .await?;
@@ -494,17 +497,18 @@ pub(super) async fn cancel(shared: &Shared, uid: &str) -> bool {
     }
 }
 
-/// Records that `intent_id`'s request was never confirmed (abandoned). If the register cannot
-/// take it now (its database away), the request is remembered as never confirmed, so that
-/// the settling abandons it once the register answers, without an administrator.
+/// Records that `intent_id`'s request `uid` was never confirmed (abandoned). If the register
+/// cannot take it now (its database away), the request is remembered as never confirmed, so
+/// that the settling abandons it once the register answers, without an administrator.
 async fn abandon(
     shared: &Shared,
     journal: &RegisterWriter,
     intent_id: IntentId,
+    uid: &str,
     reason: String,
 ) -> Result<(), CertifyError> {
     journal
         .abandoned(intent_id, reason)
         .await
-        .inspect_err(|_| shared.never_confirmed(intent_id))
+        .inspect_err(|_| shared.never_confirmed(uid))
 }
