@@ -527,6 +527,11 @@ config-store-check-password = register on PostgreSQL: { $url }, password read fr
 config-store-check-no-password = register on PostgreSQL: { $url }, no password (the server authenticates otherwise)
 
 ## store import, store export (src/cli/store_commands.rs)
+cli-store-migrated = Database schema brought up to date: version { $version } ({ $applied ->
+    [one] { $applied } migration applied
+   *[other] { $applied } migrations applied
+}).
+cli-store-migrated-already = The database's schema is up to date already (version { $version }): nothing was changed.
 cli-store-needs-database = "emcf-gateway store { $command }" moves a register to or from the PostgreSQL database of the [store] table, but the configuration names none: add [store] url (or the variable EMCF_STORE_URL)
 cli-store-no-register = { $dir } holds no register (no journal/journal.log)
 cli-store-database-not-empty = the PostgreSQL database is not empty: it holds organizations or events already. An import copies a register into a new database only; nothing was written

@@ -154,6 +154,7 @@ help-index = The sled index (a projection of the journal)
 help-index-rebuild = Accept the journal as it is and rebuild the index from it, when the index is ahead of the journal or disagrees with it; the old index is kept aside (index.sled.stale-<time>). Only after checking the journal against a backup: entries missing from it stay lost. An index that agrees with the journal is left as it is (and said so) unless --force
 help-index-rebuild--force = Rebuild even an index that agrees with the journal (the old one is kept aside)
 help-store = Move a register between the embedded store and PostgreSQL
+help-store-migrate = Create or upgrade the schema of the PostgreSQL database of [store], as the database's owner (the service's role then starts without changing it)
 help-store-import = Copy the embedded register of a state directory (the service stopped) into the empty PostgreSQL database of [store], then check that both give the same answers; exit 1 on any difference
 help-store-import--from_state_dir = The state directory holding the register (journal/journal.log)
 help-store-export = Write the register of the PostgreSQL database of [store] into a new embedded register, in an empty or missing directory, then verify it and compare both; exit 1 on any difference

@@ -530,6 +530,11 @@ config-store-check-password = registre sur PostgreSQL : { $url }, mot de passe 
 config-store-check-no-password = registre sur PostgreSQL : { $url }, sans mot de passe (le serveur authentifie autrement)
 
 ## store import, store export (src/cli/store_commands.rs)
+cli-store-migrated = Schéma de la base mis à jour : version { $version } ({ $applied ->
+    [one] { $applied } migration appliquée
+   *[other] { $applied } migrations appliquées
+}).
+cli-store-migrated-already = Le schéma de la base est déjà à jour (version { $version }) : rien n'a été changé.
 cli-store-needs-database = « emcf-gateway store { $command } » déplace un registre vers ou depuis la base PostgreSQL de la table [store], mais la configuration n'en nomme aucune : ajoutez [store] url (ou la variable EMCF_STORE_URL)
 cli-store-no-register = { $dir } ne contient pas de registre (pas de journal/journal.log)
 cli-store-database-not-empty = la base PostgreSQL n'est pas vide : elle contient déjà des organisations ou des événements. L'import ne copie un registre que dans une base neuve ; rien n'a été écrit

@@ -154,6 +154,7 @@ help-index = L'index sled (une projection du journal)
 help-index-rebuild = Accepter le journal tel qu'il est et en reconstruire l'index, quand l'index est en avance sur le journal ou en désaccord avec lui ; l'ancien index est gardé à part (index.sled.stale-<heure>). Seulement après avoir comparé le journal à une sauvegarde : les entrées qui y manquent restent perdues. Un index d'accord avec le journal est laissé tel quel (et c'est dit), sauf avec --force
 help-index-rebuild--force = Reconstruire même un index d'accord avec le journal (l'ancien est gardé à part)
 help-store = Déplacer un registre entre le registre intégré et PostgreSQL
+help-store-migrate = Créer ou mettre à jour le schéma de la base PostgreSQL de [store], en propriétaire de la base (le rôle du service démarre ensuite sans le changer)
 help-store-import = Copier le registre intégré d'un dossier d'état (service arrêté) dans la base PostgreSQL vide de [store], puis vérifier que les deux donnent les mêmes réponses ; code de sortie 1 au moindre écart
 help-store-import--from_state_dir = Le dossier d'état qui contient le registre (journal/journal.log)
 help-store-export = Écrire le registre de la base PostgreSQL de [store] dans un nouveau registre intégré, dans un dossier vide ou absent, puis le vérifier et comparer les deux ; code de sortie 1 au moindre écart

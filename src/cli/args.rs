@@ -258,6 +258,9 @@ pub enum IndexCommand {
 /// `store` commands: a register moved between the stores, each checked afterwards.
 #[derive(Debug, Subcommand)]
 pub enum StoreCommand {
+    /// Create or upgrade the schema of the PostgreSQL database of `[store]` (as the
+    /// database's owner; the service's role then starts without changing it).
+    Migrate,
     /// Copy the embedded register of a state directory (the service stopped) into the empty
     /// PostgreSQL database of `[store]`, then check that both give the same answers.
     Import {

@@ -1,3 +1,5 @@
+//! `store migrate`: the schema of the PostgreSQL database of `[store]` created or upgraded, by
+//! the role the configuration names (the database's owner: docs/postgresql.md, "The roles").
 //! `store import --from-state-dir DIR` and `store export --to-state-dir DIR`: a register moved
 //! between the embedded store and the PostgreSQL database of `[store]`, then checked
 //! (`store::transfer`; docs/postgresql.md, "Moving a register"). Each prints what it wrote
@@ -18,25 +20,55 @@ use crate::store::transfer::{self, Checked, QuotaRules, TransferError};
 /// Runs a `store` command.
 pub(super) fn run(config: &Config, command: StoreCommand) -> anyhow::Result<()> {
     let lang = default_lang();
-    let (what, dir) = match &command {
-        StoreCommand::Import { from_state_dir } => ("import", from_state_dir),
-        StoreCommand::Export { to_state_dir } => ("export", to_state_dir),
-    };
+    match command {
+        StoreCommand::Migrate => migrate(config, lang),
+        StoreCommand::Import { from_state_dir } => moved(config, "import", &from_state_dir, |pg| {
+            import(config, pg, &from_state_dir, lang)
+        }),
+        StoreCommand::Export { to_state_dir } => moved(config, "export", &to_state_dir, |pg| {
+            export(pg, &to_state_dir, lang)
+        }),
+    }
+}
+
+/// `what` (import or export) of the register between `dir` and the database of `[store]`.
+fn moved(
+    config: &Config,
+    what: &str,
+    dir: &Path,
+    work: impl FnOnce(&PgStore) -> Result<(), TransferError>,
+) -> anyhow::Result<()> {
     let Some(settings) = database::settings(config)? else {
         anyhow::bail!(msg!("cli-store-needs-database", command = what));
     };
     let pg = open(&settings)?;
-    let done = match &command {
-        StoreCommand::Import { from_state_dir } => import(config, &pg, from_state_dir, lang),
-        StoreCommand::Export { to_state_dir } => export(&pg, to_state_dir, lang),
-    };
-    match done {
+    match work(&pg) {
         Err(TransferError::NotImported(error)) => {
             let dir = dir.display().to_string();
             Err(error).say(|| msg!("cli-store-not-imported", dir = dir))
         }
         done => done.map_err(|error| said(error, dir)),
     }
+}
+
+/// Opens the database, which brings its schema to this binary's migrations, and says so.
+fn migrate(config: &Config, lang: Lang) -> anyhow::Result<()> {
+    let Some(settings) = database::settings(config)? else {
+        anyhow::bail!(msg!("cli-store-needs-database", command = "migrate"));
+    };
+    let (_, migrated) = PgStore::open_blocking(&settings)
+        .say(|| msg!("cli-database-open", url = settings.url.clone()))?;
+    let said = if migrated.applied.is_empty() {
+        msg!("cli-store-migrated-already", version = migrated.version)
+    } else {
+        msg!(
+            "cli-store-migrated",
+            version = migrated.version,
+            applied = migrated.applied.len() as i64
+        )
+    };
+    println!("{}", said.render(lang));
+    Ok(())
 }
 
 fn open(settings: &PgSettings) -> anyhow::Result<PgStore> {

@@ -60,9 +60,40 @@ async fn the_service_role_certifies_and_cannot_change_the_register() {
         "nothing created"
     );
 
-    // The owner migrates, then grants the service role what the documentation says.
-    let (migrated, _) = PgStore::open(&owner).await.expect("the owner migrates");
-    drop(migrated);
+    // The owner migrates (the CLI, as docs/postgresql.md says), then grants the service role
+    // what the documentation says. A second run changes nothing.
+    let dir = tempfile::tempdir().expect("dir");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").expect("config");
+    let migrate = |url: &str| {
+        let out = std::process::Command::new(crate::common::binary())
+            .arg("--config")
+            .arg(&config)
+            .args(["store", "migrate"])
+            .env("EMCF_CONFIG", "")
+            .env("EMCF_LANG", "")
+            .env("EMCF_STORE_URL", url)
+            .output()
+            .expect("the CLI runs");
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), said)
+    };
+    let (code, said) = migrate(&server.socket_url(SERVICE, DB));
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("store migrate"), "{said}");
+    let (code, said) = migrate(&server.socket_url(OWNER, DB));
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.starts_with("Schéma de la base mis à jour"), "{said}");
+    let (code, said) = migrate(&server.socket_url(OWNER, DB));
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.starts_with("Le schéma de la base est déjà à jour"),
+        "{said}"
+    );
     let grants = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/postgresql-service-role.sql"),
     )
