@@ -10,7 +10,9 @@
 //! overhead, journal fsync), `line` (line efficiency at 115200 baud), `status` (status
 //! throughput vs a minimal hyper server), `concurrency` (1000 clients at once), `register`
 //! (1,000,000 entries: start-up, verify, export, bytes per entry), `web_api` (the DGI web API
-//! channel against its simulator: invoices/s with a DGI answering after 300 ms, overhead).
+//! channel against its simulator: invoices/s with a DGI answering after 300 ms, overhead),
+//! `postgres` (the register in a PostgreSQL server the bench starts: overhead of each store,
+//! transactions per invoice, web API invoices/s for 1, 10 and 100 organizations on both).
 //! Every figure is a median and a p99 over runs, the p99 taken on the bad side (the 1st
 //! percentile for "higher is better"). docs/performance.md has the figures and what they mean.
 
@@ -18,6 +20,7 @@ mod dataset;
 mod http;
 mod invoices;
 mod line;
+mod pg;
 mod procfs;
 mod report;
 mod rig;
@@ -47,7 +50,7 @@ struct Cli {
     #[arg(long)]
     json: Option<PathBuf>,
     /// Only these sections (comma separated): footprint, overhead, line, status,
-    /// concurrency, register, web_api.
+    /// concurrency, register, web_api, postgres.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Entries of the register-scale data set (default 1000000, 100000 with --quick).
@@ -82,7 +85,7 @@ enum Sub {
     TimeOpen { state_dir: PathBuf },
 }
 
-const SECTIONS: [&str; 7] = [
+const SECTIONS: [&str; 8] = [
     "footprint",
     "overhead",
     "line",
@@ -90,6 +93,7 @@ const SECTIONS: [&str; 7] = [
     "concurrency",
     "register",
     "web_api",
+    "postgres",
 ];
 
 fn main() -> anyhow::Result<()> {
@@ -192,6 +196,7 @@ fn main() -> anyhow::Result<()> {
                 "concurrency" => sections::concurrency::run(&mut ctx).await,
                 "register" => sections::register::run(&mut ctx).await,
                 "web_api" => sections::web_api::run(&mut ctx).await,
+                "postgres" => sections::postgres::run(&mut ctx).await,
                 _ => Ok(()),
             };
             if let Err(error) = result {

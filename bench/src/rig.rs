@@ -118,6 +118,11 @@ pub fn cli_ok(bin: &Path, config: &Path, args: &[&str]) -> anyhow::Result<String
 /// `org add` (device `shop`, the simulator's NIF, a quota far above what the bench
 /// certifies) then `key issue`; returns the live key.
 pub fn add_org(bin: &Path, config: &Path, org: &str) -> anyhow::Result<String> {
+    add_org_on(bin, config, org, "shop")
+}
+
+/// [`add_org`] on the device `device`.
+pub fn add_org_on(bin: &Path, config: &Path, org: &str, device: &str) -> anyhow::Result<String> {
     cli_ok(
         bin,
         config,
@@ -133,7 +138,7 @@ pub fn add_org(bin: &Path, config: &Path, org: &str) -> anyhow::Result<String> {
             "--isf",
             "ISF-1",
             "--device",
-            "shop",
+            device,
             "--quota",
             "100000000",
         ],

@@ -4,6 +4,7 @@ pub mod concurrency;
 pub mod footprint;
 pub mod line;
 pub mod overhead;
+pub mod postgres;
 pub mod register;
 pub mod register_index;
 pub mod status;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use serde_json::json;
 
-use super::{Ctx, StackSetup};
+use super::{Ctx, Stack, StackSetup};
 use crate::dataset;
 use crate::http::{self, Conn};
 use crate::invoices::invoice;
@@ -24,25 +24,16 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
     let journal_dir = ctx.tempdir("journal-")?;
     let mut journal = Journal::open(journal_dir.path())?;
     let stack = ctx.stack("overhead-", &StackSetup::fast()).await?;
-    let addr = stack.gateway().addr;
-    let mut conn = Conn::connect(addr).await?;
-    let mut metrics = Conn::connect(addr).await?;
     let runs = ctx.runs(40, 400);
+    let samples = invoices(&stack, "O", runs, || {
+        tokio::task::block_in_place(|| journal.pair())
+    })
+    .await?;
     let mut overhead = Vec::new();
     let mut latency = Vec::new();
     let mut device = Vec::new();
     let mut minus_store = Vec::new();
-    for run in 0..runs + 5 {
-        let body = serde_json::to_vec(&invoice(&format!("O-{run}"), 3))?;
-        let request = http::post_invoice_request(addr, &stack.key, &body, true);
-        let before = rig::device_seconds(&mut metrics, addr, "shop").await?;
-        let (_, elapsed) = conn.exchange_ok(&request, "invoice").await?;
-        let after = rig::device_seconds(&mut metrics, addr, "shop").await?;
-        let pair = tokio::task::block_in_place(|| journal.pair())?;
-        if run < 5 {
-            continue; // warm-up
-        }
-        let exchange = after - before;
+    for (elapsed, exchange, pair) in samples {
         latency.push(elapsed * 1e3);
         device.push(exchange * 1e3);
         overhead.push((elapsed - exchange) * 1e3);
@@ -114,6 +105,35 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
                "intent_ms": store.intent_ms, "certified_ms": store.certified_ms}),
     );
     Ok(())
+}
+
+/// `runs` 3-item invoices one after the other on one keep-alive connection to `stack`, after 5
+/// of warm-up: for each, its HTTP latency and the time its device exchanges took (the
+/// gateway's own round-trip sum, read from `/metrics` before and after), in seconds, with what
+/// `after` measured right after it (it runs after the warm-up's too). Invoice numbers
+/// `{tag}-0`, `{tag}-1`...
+pub(super) async fn invoices<T>(
+    stack: &Stack,
+    tag: &str,
+    runs: usize,
+    mut after: impl FnMut() -> anyhow::Result<T>,
+) -> anyhow::Result<Vec<(f64, f64, T)>> {
+    let addr = stack.gateway().addr;
+    let mut conn = Conn::connect(addr).await?;
+    let mut metrics = Conn::connect(addr).await?;
+    let mut samples = Vec::new();
+    for run in 0..runs + 5 {
+        let body = serde_json::to_vec(&invoice(&format!("{tag}-{run}"), 3))?;
+        let request = http::post_invoice_request(addr, &stack.key, &body, true);
+        let before = rig::device_seconds(&mut metrics, addr, "shop").await?;
+        let (_, elapsed) = conn.exchange_ok(&request, "invoice").await?;
+        let after_device = rig::device_seconds(&mut metrics, addr, "shop").await?;
+        let measured = after()?;
+        if run >= 5 {
+            samples.push((elapsed, after_device - before, measured));
+        }
+    }
+    Ok(samples)
 }
 
 struct StoreCosts {
