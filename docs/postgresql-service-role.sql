@@ -1,8 +1,8 @@
 -- The privileges of the gateway's service role on a register in PostgreSQL (docs/postgresql.md,
--- "The roles"). Run as the database's owner, in the gateway's database, after
--- `emcf-gateway store migrate`, and again after each upgrade that adds tables:
+-- "The roles"). Run as a superuser (or a role with CREATEROLE), in the gateway's database,
+-- after `emcf-gateway store migrate`, and again after each upgrade that adds tables:
 --
---   psql -d emcf -f docs/postgresql-service-role.sql
+--   sudo -u postgres psql -d emcf -f docs/postgresql-service-role.sql
 --   GRANT emcf_service TO emcf;        -- the role the gateway logs in as
 --
 -- `emcf_service` may read everything and write only what certification and administration

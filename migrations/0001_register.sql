@@ -479,3 +479,24 @@ CREATE TRIGGER register_counts_no_truncate BEFORE TRUNCATE ON register_counts
     FOR EACH STATEMENT EXECUTE FUNCTION append_only();
 CREATE TRIGGER credit_notes_kept BEFORE INSERT ON credit_notes
     FOR EACH ROW EXECUTE FUNCTION kept_by_the_register();
+
+-- The register's heads and the quota's use are moved by the register's and the intents'
+-- triggers only (a client that moved `register_heads` could skip numbers, one that wrote
+-- `chain_heads` could start an organization's chain from a forged hash, one that wrote
+-- `quota_use` could pass the quota): a write that does not come from a trigger is refused,
+-- whoever sends it. `SELECT ... FOR UPDATE` (which needs the UPDATE privilege) still locks.
+CREATE FUNCTION kept_by_the_schema() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF pg_trigger_depth() < 2 THEN
+        RAISE EXCEPTION '% is kept by the schema''s triggers: % refused', TG_TABLE_NAME, TG_OP
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+END
+$$;
+CREATE TRIGGER register_heads_kept BEFORE INSERT OR UPDATE OR DELETE ON register_heads
+    FOR EACH ROW EXECUTE FUNCTION kept_by_the_schema();
+CREATE TRIGGER chain_heads_kept BEFORE INSERT OR UPDATE OR DELETE ON chain_heads
+    FOR EACH ROW EXECUTE FUNCTION kept_by_the_schema();
+CREATE TRIGGER quota_use_kept BEFORE INSERT OR UPDATE OR DELETE ON quota_use
+    FOR EACH ROW EXECUTE FUNCTION kept_by_the_schema();
