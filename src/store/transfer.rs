@@ -37,6 +37,9 @@ const SHOWN: usize = 20;
 /// Entries compared a page at a time.
 const PAGE: usize = 500;
 
+/// The reader's error when the import's side stopped first (its own error says why).
+const STOPPED: &str = "the import stopped";
+
 /// Why a move did not happen, or did not end as it should.
 #[derive(Debug, thiserror::Error)]
 pub enum TransferError {
@@ -186,7 +189,7 @@ pub fn import(
             scan_journal(&path, |record| {
                 sender
                     .blocking_send(record)
-                    .map_err(|_| StoreError::Invalid("the import stopped".to_owned()))
+                    .map_err(|_| StoreError::Invalid(STOPPED.to_owned()))
             })
         });
         let written = pg.run_long(TRANSFER_LIMIT, pg.register().import(receiver, &rules));
@@ -198,6 +201,9 @@ pub fn import(
         (Ok(Err(ImportRefusal::NotEmpty)), _) => return Err(TransferError::DatabaseNotEmpty),
         // The reader's own failure (damage met on the second pass) says more than the
         // import's "fewer records than the journal has".
+        (Err(written), Ok(Err(StoreError::Invalid(stopped)))) if stopped == STOPPED => {
+            return Err(TransferError::NotImported(written))
+        }
         (Err(_), Ok(Err(read))) => return Err(TransferError::NotImported(read)),
         (Err(written), _) => return Err(TransferError::NotImported(written)),
     };

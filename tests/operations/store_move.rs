@@ -466,3 +466,81 @@ fn a_record_the_schema_refuses_leaves_the_database_empty() {
     assert!(text.contains("journal record 6 (certified)"), "{text}");
     assert_eq!(rows(&server), "0/0/0/0", "nothing committed: {text}");
 }
+
+/// Review: a refused record early in a long journal must still be named.
+#[test]
+fn review_a_refused_record_in_a_long_journal_is_named() {
+    let Some(server) = PgServer::init("store import refused by a rule, long journal") else {
+        return;
+    };
+    server.create_role_and_database(ROLE, "move-secret-1");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("embedded");
+    {
+        let store = EmbeddedStore::open(&state).unwrap();
+        store.save_organization(organization("demo")).unwrap();
+        store.issue_key(key("demo-production", "demo", P)).unwrap();
+        let id = store.record_intent(asked("demo", P, "FV-1", None)).unwrap();
+        store
+            .record_certified(id, 2026, at(3), security("FV-1", 1), "finalize")
+            .unwrap();
+        let id = store.record_intent(asked("demo", P, "FV-2", None)).unwrap();
+        let mut blank = security("FV-2", 2);
+        blank.code_def = String::new();
+        store
+            .record_certified(id, 2026, at(4), blank, "finalize")
+            .unwrap();
+        for i in 0..2000 {
+            store
+                .save_organization(organization(&format!("org{i}")))
+                .unwrap();
+        }
+    }
+    let url = server.socket_url(ROLE, ROLE);
+    let hosted = config(
+        dir.path(),
+        "hosted.toml",
+        &dir.path().join("hosted"),
+        Some(&url),
+    );
+    let from = state.display().to_string();
+    let out = run(&hosted, &["store", "import", "--from-state-dir", &from]);
+    let text = said(&out);
+    eprintln!("REVIEW OUTPUT: {text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("journal record 6 (certified)"), "{text}");
+}
+
+/// Review: an organization whose quota is beyond bigint ("unlimited") imports, as it certifies.
+#[test]
+fn review_an_unlimited_quota_imports() {
+    let Some(server) = PgServer::init("store import, unlimited quota") else {
+        return;
+    };
+    server.create_role_and_database(ROLE, "move-secret-1");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("embedded");
+    {
+        let store = EmbeddedStore::open(&state).unwrap();
+        let mut org = organization("demo");
+        org.quota_override = Some(u64::MAX);
+        store.save_organization(org).unwrap();
+        store.issue_key(key("demo-production", "demo", P)).unwrap();
+        let id = store.record_intent(asked("demo", P, "FV-1", None)).unwrap();
+        store
+            .record_certified(id, 2026, at(3), security("FV-1", 1), "finalize")
+            .unwrap();
+    }
+    let url = server.socket_url(ROLE, ROLE);
+    let hosted = config(
+        dir.path(),
+        "hosted.toml",
+        &dir.path().join("hosted"),
+        Some(&url),
+    );
+    let from = state.display().to_string();
+    let out = run(&hosted, &["store", "import", "--from-state-dir", &from]);
+    let text = said(&out);
+    eprintln!("REVIEW OUTPUT: {text}");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+}

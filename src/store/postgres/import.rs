@@ -406,7 +406,10 @@ impl Import<'_, '_> {
                 let held = self.held.entry((intent.org.clone(), year)).or_default();
                 *held += 1;
                 self.claims.insert(id, (intent.org.clone(), year));
-                Some((year, bigint(quota.max(*held), "a quota")?))
+                Some((
+                    year,
+                    bigint(quota.min(i64::MAX as u64).max(*held), "a quota")?,
+                ))
             }
         };
         let (year, limit) = (claim.map(|c| c.0), claim.map(|c| c.1));
