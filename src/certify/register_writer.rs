@@ -152,9 +152,9 @@ impl RegisterWriter {
         .await
     }
 
-    /// The channel references (web API uids) of `device`'s open intents; empty when the
-    /// register cannot be read.
-    pub async fn open_refs(&self, device: &str) -> Vec<String> {
+    /// The channel references (web API uids) of `device`'s open intents; `None` when the
+    /// register cannot be read (then nothing can be said to be owned by no intent).
+    pub async fn open_refs(&self, device: &str) -> Option<Vec<String>> {
         let device = device.to_owned();
         blocking(&self.store, move |store| store.open_intents())
             .await
@@ -164,7 +164,7 @@ impl RegisterWriter {
                     .filter_map(|(_, intent)| intent.channel_ref)
                     .collect()
             })
-            .unwrap_or_default()
+            .ok()
     }
 
     /// What the register knew of the machine `nim` before this invoice (`None` when nothing

@@ -340,7 +340,12 @@ async fn watch_once(shared: &Arc<Shared>, strays: &mut HashSet<String>) -> bool 
     let Some(pending) = status.pending else {
         return false;
     };
-    let owned: HashSet<String> = journal.open_refs(device).await.into_iter().collect();
+    // A register that cannot be read (its database away) owns nothing we can see: no
+    // request is a stray then, or an invoice in doubt would be cancelled.
+    let Some(owned) = journal.open_refs(device).await else {
+        return !strays.is_empty();
+    };
+    let owned: HashSet<String> = owned.into_iter().collect();
     let now: HashSet<String> = pending
         .into_iter()
         .map(|p| p.uid)

@@ -188,6 +188,9 @@ async fn run_invoice(
     // Held by this lane until it returns or unwinds: never cancelled as a stray, never settled
     // behind its back, and released even by a panic.
     let _held = shared.hold_uid(&calculation.uid);
+    // A uid the DGI hands out now names a new request: whatever was remembered of an older
+    // request with the same uid (never confirmed) is not this one's.
+    shared.forget_unconfirmed(&calculation.uid);
     let requested = Requested {
         calculation,
         at: Instant::now(),
