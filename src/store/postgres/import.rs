@@ -23,7 +23,6 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Transaction;
-use sha2::{Digest, Sha256};
 use tokio::sync::mpsc::Receiver;
 
 mod finish;
@@ -450,11 +449,7 @@ impl Import<'_, '_> {
         let text = json(&stored, "an entry")?;
         let org = &entry.request.org;
         let (count, prev) = self.chains.get(org).cloned().unwrap_or((0, vec![0u8; 32]));
-        let hash: Vec<u8> = Sha256::new()
-            .chain_update(&prev)
-            .chain_update(text.as_bytes())
-            .finalize()
-            .to_vec();
+        let hash = super::register::chain_hash(&prev, &text);
         let env = entry.request.environment.as_str();
         self.exec(
             record,

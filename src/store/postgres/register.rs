@@ -68,6 +68,17 @@ pub struct PgRegister {
 /// The outcome of a write: done, refused by a rule, or an error of the server.
 pub type Written<T> = Result<Result<T, Refusal>, PgError>;
 
+/// An entry's link in its organization's chain: SHA-256 of the previous entry's hash (32
+/// zero bytes for the first) followed by the entry's JSON as stored. The schema's trigger
+/// computes the same (`register_entry_rules`); `log verify` recomputes it.
+pub(super) fn chain_hash(prev: &[u8], entry: &str) -> Vec<u8> {
+    Sha256::new()
+        .chain_update(prev)
+        .chain_update(entry.as_bytes())
+        .finalize()
+        .to_vec()
+}
+
 pub(super) fn utc(at: &DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
@@ -250,11 +261,7 @@ impl PgRegister {
             doing: format!("writing entry {sequence}"),
             reason: e.to_string(),
         })?;
-        let hash: Vec<u8> = Sha256::new()
-            .chain_update(&prev)
-            .chain_update(text.as_bytes())
-            .finalize()
-            .to_vec();
+        let hash = chain_hash(&prev, &text);
         let env = entry.request.environment.as_str();
         let inserted = tx
             .execute(

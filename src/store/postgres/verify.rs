@@ -9,8 +9,6 @@
 
 use std::collections::BTreeMap;
 
-use sha2::{Digest, Sha256};
-
 use super::{PgError, PgPool, PgRegister};
 use crate::model::{ContentError, Intent, RegisterEntry};
 
@@ -204,11 +202,7 @@ fn check_link(
             .problems
             .push(format!("{at} does not name its previous entry's hash"));
     }
-    let hash: Vec<u8> = Sha256::new()
-        .chain_update(&row.prev)
-        .chain_update(row.entry.as_bytes())
-        .finalize()
-        .to_vec();
+    let hash = super::register::chain_hash(&row.prev, &row.entry);
     if hash != row.hash {
         report.problems.push(format!(
             "{at} ({} {}) was changed after it was written",
