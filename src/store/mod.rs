@@ -6,7 +6,7 @@
 //!   the state directory: the default, for one machine ([`EmbeddedStore`]; its files, record
 //!   format and recovery rules are described there).
 //! * `postgres/`: the register and everything else in a PostgreSQL database, for hosted use
-//!   (issue 28, being built).
+//!   (`[store] url`; docs/postgresql.md).
 //! * `transfer.rs`: a register moved between them (`store import`, `store export`).
 //! * `error.rs`: [`StoreError`], what any of them can answer.
 //!

@@ -1,6 +1,6 @@
-//! The register on PostgreSQL (issue 28, under construction): what the hosted deployment
-//! keeps in a database server instead of the state directory. The embedded store (journal +
-//! sled, the rest of `store`) stays the default. What a provider sets up: docs/postgresql.md.
+//! The register on PostgreSQL (issue 28): what the hosted deployment keeps in a database
+//! server instead of the state directory. The embedded store (journal + sled,
+//! `store/embedded/`) stays the default. What a provider sets up: docs/postgresql.md.
 //!
 //! * `settings.rs`: how to reach the server ([`PgSettings`]), made by the configuration's
 //!   `[store]` table.
