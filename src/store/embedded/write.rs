@@ -19,7 +19,19 @@ impl EmbeddedStore {
         let mut inner = self.lock()?;
         self.history.refuse_if_damaged()?;
         self.apply_pending(&mut inner)?;
-        let (event, out) = build(&*self.index()?)?;
+        let (event, out) = match build(&*self.index()?) {
+            Ok(built) => built,
+            Err(e) => {
+                // sled refuses every read once one of its own writes failed (its background
+                // flush on a full disk): the journal halts with that fault, as when applying
+                // a record fails, so that the fault is seen and lifted (`resume_writes`
+                // reopens the index) rather than every write failing unexplained.
+                if let Some(fault) = super::index_fault(&e) {
+                    inner.journal.halt(fault);
+                }
+                return Err(e);
+            }
+        };
         let (record, hash, place) = inner.journal.append(event)?;
         inner.pending.push_back((record.clone(), hash, place));
         if let Err(e) = self.apply_pending(&mut inner) {
