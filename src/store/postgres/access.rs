@@ -19,6 +19,7 @@
 //!   [`Refusal::Invalid`] (the embedded store refuses it only in an organization's id), and
 //!   an id with one is found nowhere, as on the embedded store.
 
+use super::cached::Cached;
 use chrono::Utc;
 use serde::de::DeserializeOwned;
 use tokio_postgres::error::SqlState;
@@ -142,7 +143,7 @@ impl PgRegister {
             .map_err(|e| fail("starting to change an API key", e))?;
         let sql = format!("SELECT {KEY_NOW} FROM api_keys WHERE id = $1 FOR UPDATE");
         let row = tx
-            .query_opt(&sql, &[&id])
+            .cached_query_opt(&sql, &[&id])
             .await
             .map_err(|e| fail("reading an API key", e))?;
         let Some(row) = row else {
@@ -163,7 +164,7 @@ impl PgRegister {
             "WITH w AS (UPDATE api_keys SET enabled = $5 WHERE id = $4 RETURNING org) \
              {EVENT_OF_W}"
         );
-        tx.execute(&sql, &[&utc(&Utc::now()), &kind, &body, &key.id, &enabled])
+        tx.cached_execute(&sql, &[&utc(&Utc::now()), &kind, &body, &key.id, &enabled])
             .await
             .map_err(|e| fail("changing an API key", e))?;
         commit(self, tx, "committing an API key's change").await?;
@@ -210,7 +211,7 @@ impl PgRegister {
             .map_err(|e| fail("starting to revoke a dashboard token", e))?;
         let sql = format!("SELECT {TOKEN_NOW} FROM dashboard_tokens WHERE id = $1 FOR UPDATE");
         let row = tx
-            .query_opt(&sql, &[&id])
+            .cached_query_opt(&sql, &[&id])
             .await
             .map_err(|e| fail("reading a dashboard token", e))?;
         let Some(row) = row else {
@@ -228,7 +229,7 @@ impl PgRegister {
             "WITH w AS (UPDATE dashboard_tokens SET revoked = true WHERE id = $4 \
              RETURNING org) {EVENT_OF_W}"
         );
-        tx.execute(&sql, &[&utc(&Utc::now()), &kind, &body, &token.id])
+        tx.cached_execute(&sql, &[&utc(&Utc::now()), &kind, &body, &token.id])
             .await
             .map_err(|e| fail("revoking a dashboard token", e))?;
         commit(self, tx, "committing a dashboard token's revocation").await?;
@@ -244,7 +245,7 @@ impl PgRegister {
     ) -> Result<Vec<T>, PgError> {
         let client = self.pool().client().await?;
         let rows = client
-            .query(sql, params)
+            .cached_query(sql, params)
             .await
             .map_err(|e| self.pool().query_error(doing, &e))?;
         rows.iter().map(|row| decode(row, doing)).collect()
@@ -253,7 +254,7 @@ impl PgRegister {
     /// Runs one writing statement: done, refused by a rule of the schema, or failed.
     async fn write(&self, doing: &str, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Written<()> {
         let client = self.pool().client().await?;
-        match client.execute(sql, params).await {
+        match client.cached_execute(sql, params).await {
             Ok(_) => Ok(Ok(())),
             Err(e) => match refusal(&e) {
                 Some(refused) => Ok(Err(refused)),

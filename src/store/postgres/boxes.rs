@@ -18,10 +18,11 @@
 //! Times are written by the gateway (UTC, microseconds: what `timestamptz` keeps), read back
 //! formatted by the server in UTC whatever the session's time zone.
 
+use super::cached::Cached;
 use chrono::{DateTime, SubsecRound, Utc};
 use deadpool_postgres::Transaction;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{GenericClient, Row};
+use tokio_postgres::Row;
 
 use super::register::utc;
 use super::{PgError, PgPool, PgRegister};
@@ -90,13 +91,13 @@ fn without_highest(current: Option<BoxCounters>) -> Option<BoxCounters> {
         .map(|c| BoxCounters { highest_tc: 0, ..c })
 }
 
-async fn read_box<C: GenericClient>(
+async fn read_box<C: Cached + Sync>(
     client: &C,
     pool: &PgPool,
     nim: &str,
 ) -> Result<Option<BoxCounters>, PgError> {
     let row = client
-        .query_opt(
+        .cached_query_opt(
             "SELECT counters::text FROM box_counters WHERE nim = $1",
             &[&nim],
         )
@@ -120,7 +121,7 @@ async fn write_box(
     counters: &BoxCounters,
 ) -> Result<(), PgError> {
     let text = json(counters, "writing a box's counters")?;
-    tx.execute(
+    tx.cached_execute(
         "INSERT INTO box_counters (nim, counters) VALUES ($1, $2::text::jsonb) \
          ON CONFLICT (nim) DO UPDATE SET counters = EXCLUDED.counters",
         &[&nim, &text],
@@ -140,7 +141,7 @@ pub(super) async fn move_box(
     let Some(counters) = production_counters(entry) else {
         return Ok(());
     };
-    let counters = match read_box(&**tx, pool, &counters.nim).await? {
+    let counters = match read_box(tx, pool, &counters.nim).await? {
         Some(known) => known.after(counters),
         None => counters,
     };
@@ -162,10 +163,10 @@ async fn set_acknowledged_counters(
     if !moves_box {
         return Ok(());
     }
-    tx.execute(BOXES_LOCK, &[])
+    tx.cached_execute(BOXES_LOCK, &[])
         .await
         .map_err(|e| pool.query_error("locking the boxes' counters", &e))?;
-    let known = read_box(&**tx, pool, &anomaly.nim).await?;
+    let known = read_box(tx, pool, &anomaly.nim).await?;
     let changed = match anomaly.kind {
         FiscalAnomalyKind::RegisterBehind => acknowledged_baseline(known, anomaly),
         _ => without_highest(known),
@@ -185,7 +186,7 @@ pub(super) async fn acknowledged_counters(
     id: i64,
 ) -> Result<bool, PgError> {
     let row = tx
-        .query_opt(
+        .cached_query_opt(
             &format!(
                 "SELECT {ANOMALY_COLUMNS} FROM fiscal_anomalies \
                  WHERE id = $1 AND acknowledged IS NULL"
@@ -233,7 +234,7 @@ impl PgRegister {
     /// an acknowledgement set).
     pub async fn box_counters(&self, nim: &str) -> Result<Option<BoxCounters>, PgError> {
         let client = self.pool().client().await?;
-        read_box(&**client, self.pool(), nim).await
+        read_box(&client, self.pool(), nim).await
     }
 
     /// What the register knows of every box, by NIM (in byte order, as the embedded index
@@ -242,7 +243,7 @@ impl PgRegister {
         let doing = "reading the boxes' counters";
         let client = self.pool().client().await?;
         let rows = client
-            .query(
+            .cached_query(
                 "SELECT counters::text FROM box_counters ORDER BY nim COLLATE \"C\"",
                 &[],
             )
@@ -262,7 +263,7 @@ impl PgRegister {
     pub async fn fiscal_anomalies(&self) -> Result<Vec<AnomalyRecord>, PgError> {
         let client = self.pool().client().await?;
         let rows = client
-            .query(
+            .cached_query(
                 &format!("SELECT {ANOMALY_COLUMNS} FROM fiscal_anomalies ORDER BY id"),
                 &[],
             )
@@ -284,7 +285,7 @@ impl PgRegister {
         let sequence = anomaly.known.sequence.to_string();
         let client = self.pool().client().await?;
         let row = client
-            .query_opt(
+            .cached_query_opt(
                 &format!(
                     "SELECT {ANOMALY_COLUMNS} FROM fiscal_anomalies WHERE acknowledged IS NULL \
                      AND anomaly->>'nim' = $1 AND anomaly->>'kind' = $2 \
@@ -319,7 +320,7 @@ impl PgRegister {
                 return Ok((known, false));
             }
             let client = self.pool().client().await?;
-            match client.query_one(&sql, &[&utc(&now()), &body]).await {
+            match client.cached_query_one(&sql, &[&utc(&now()), &body]).await {
                 Ok(row) => return Ok((anomaly_record(&row, self.pool())?, true)),
                 Err(e) if is_open_once(&e) => continue,
                 Err(e) => return Err(self.pool().query_error("recording a fiscal anomaly", &e)),
@@ -355,7 +356,7 @@ impl PgRegister {
             .await
             .map_err(|e| fail("starting an acknowledgement", e))?;
         let row = tx
-            .query_opt(
+            .cached_query_opt(
                 &format!("SELECT {ANOMALY_COLUMNS} FROM fiscal_anomalies WHERE id = $1 FOR UPDATE"),
                 &[&key],
             )
@@ -388,7 +389,7 @@ impl PgRegister {
         }
         let doing = format!("acknowledging fiscal anomaly {id}");
         let row = tx
-            .query_one(
+            .cached_query_one(
                 &format!(
                     "WITH e AS (INSERT INTO events (at, kind, body) VALUES \
                      ($2::text::timestamptz, 'fiscal_anomaly_acknowledged', $3::text::jsonb)) \
@@ -419,7 +420,7 @@ impl PgRegister {
         let doing = "reading the rns lost by a register";
         let client = self.pool().client().await?;
         let rows = client
-            .query(
+            .cached_query(
                 "SELECT (acknowledged->'rns')::text FROM fiscal_anomalies \
                  WHERE anomaly->>'device' = $1 AND acknowledged IS NOT NULL \
                  AND acknowledged->'rns' @> jsonb_build_array(jsonb_build_object('rn', $2::text)) \

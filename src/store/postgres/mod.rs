@@ -25,6 +25,7 @@
 
 mod access;
 mod boxes;
+mod cached;
 mod connect;
 mod error;
 mod export;

@@ -10,6 +10,7 @@
 //! organization's count of entries read from its `register_counts`, both kept by the
 //! register's trigger as each entry is inserted.
 
+use super::cached::Cached;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 
@@ -58,7 +59,7 @@ impl PgRegister {
     ) -> Result<Vec<Row>, PgError> {
         let client = self.pool().client().await?;
         client
-            .query(sql, params)
+            .cached_query(sql, params)
             .await
             .map_err(|e| self.pool().query_error(doing, &e))
     }

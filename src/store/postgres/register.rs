@@ -14,6 +14,7 @@
 //! built without its chrono and serde features, and the text is the gateway's own (UTC,
 //! RFC 3339; the records' JSON).
 
+use super::cached::Cached;
 use chrono::{DateTime, SecondsFormat, Utc};
 use sha2::{Digest, Sha256};
 use tokio_postgres::error::SqlState;
@@ -120,7 +121,7 @@ impl PgRegister {
                    FROM saved";
         let client = self.pool.client().await?;
         client
-            .execute(sql, &[&org.id, &record, &utc(&at)])
+            .cached_execute(sql, &[&org.id, &record, &utc(&at)])
             .await
             .map_err(|e| self.pool.query_error("saving an organization", &e))?;
         Ok(())
@@ -158,7 +159,7 @@ impl PgRegister {
         let received = utc(&intent.received_at);
         let key = intent.idempotency_key.as_deref();
         let row = client
-            .query_one(
+            .cached_query_one(
                 sql,
                 &[
                     &intent.org,
@@ -230,7 +231,7 @@ impl PgRegister {
         // returned carries it, as the embedded store's does.
         let invoice = request.invoice.take();
         let head = tx
-            .query_opt(
+            .cached_query_opt(
                 "SELECT entries, head FROM chain_heads WHERE org = $1 FOR UPDATE",
                 &[&request.org],
             )
@@ -264,7 +265,7 @@ impl PgRegister {
         let hash = chain_hash(&prev, &text);
         let env = entry.request.environment.as_str();
         let inserted = tx
-            .execute(
+            .cached_execute(
                 "INSERT INTO register_entries (environment, sequence, org, rn, intent, \
                  code_def, certified_at, quota_year, chain_seq, prev_hash, hash, entry) \
                  VALUES ($1::text::environment, $2, $3, $4, $5, $6, $7::text::timestamptz, \
@@ -318,7 +319,7 @@ impl PgRegister {
     ) -> Written<()> {
         let client = self.pool.client().await?;
         let updated = client
-            .execute(
+            .cached_execute(
                 "UPDATE intents SET state = 'abandoned', settled_at = $2::text::timestamptz, \
                  reason = $3 WHERE id = $1 AND state = 'open'",
                 &[&as_i64(id, "an intent id")?, &utc(&at), &reason],
@@ -339,8 +340,7 @@ impl PgRegister {
         // its own in-flight units in memory.
         let client = self.pool.client().await?;
         let row = client
-            .query_one(
-                "SELECT COALESCE((SELECT used FROM quota_use WHERE org = $1 AND year = $2), 0)                  - (SELECT count(*) FROM intents                     WHERE state = 'open' AND org = $1 AND quota_year = $2)",
+            .cached_query_one("SELECT COALESCE((SELECT used FROM quota_use WHERE org = $1 AND year = $2), 0)                  - (SELECT count(*) FROM intents                     WHERE state = 'open' AND org = $1 AND quota_year = $2)",
                 &[&org, &year],
             )
             .await
