@@ -9,6 +9,7 @@
 //!   (`[store] url`; docs/postgresql.md).
 //! * `transfer.rs`: a register moved between them (`store import`, `store export`).
 //! * `error.rs`: [`StoreError`], what any of them can answer.
+//! * `fault.rs`: [`WriteFault`], why the register cannot be written now (either store).
 //!
 //! Every method blocks (file I/O and fsync, or a round trip to the database): callers run them
 //! off the async runtime's workers (`spawn_blocking`), as they always have. Certification,
@@ -17,17 +18,18 @@
 
 pub mod embedded;
 mod error;
+mod fault;
 pub mod postgres;
 mod seam;
 pub mod transfer;
 
 pub use embedded::{
     compare, copy_journal, journal_path, summarize, Comparison, DashboardToken, DurableJournal,
-    EmbeddedStore, EntryFilter, EntryTally, Event, FaultKind, HistoryCheck, JournalSummary,
-    Progress, Record, StoreOptions, VerifyReport, WriteFault, DEFAULT_INDEX_CACHE_MIB, MAX_RECORD,
-    RESTORE_MARKER,
+    EmbeddedStore, EntryFilter, EntryTally, Event, HistoryCheck, JournalSummary, Progress, Record,
+    StoreOptions, VerifyReport, DEFAULT_INDEX_CACHE_MIB, MAX_RECORD, RESTORE_MARKER,
 };
 pub use error::{DamageAt, StoreError};
+pub use fault::{FaultKind, WriteFault};
 pub use postgres::QuotaClaim;
 pub use seam::Store;
 

@@ -8,11 +8,9 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use super::embedded::{
-    DashboardToken, EmbeddedStore, EntryFilter, StoreOptions, VerifyReport, WriteFault,
-};
+use super::embedded::{DashboardToken, EmbeddedStore, EntryFilter, StoreOptions, VerifyReport};
 use super::postgres::{PgStore, Refusal};
-use super::{QuotaClaim, StoreError};
+use super::{QuotaClaim, StoreError, WriteFault};
 use crate::model::{
     AnomalyRecord, BoxCounters, Environment, FiscalAnomaly, IdempotencyBinding, Intent, IntentId,
     KeyRecord, LostInvoice, Organization, RegisterEntry, SecurityElements,

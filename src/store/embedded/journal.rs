@@ -19,8 +19,9 @@ mod prefix;
 mod read;
 mod storage;
 
+use crate::store::{FaultKind, WriteFault};
 pub use checkpoint::Checkpoint;
-pub use fault::{storage_refusal, FaultKind, WriteFault};
+pub use fault::storage_refusal;
 pub use files::{create, create_private_dir, open_file, private_file, sync_dir};
 pub use prefix::{check_prefix, ChainCheck};
 pub use read::payload_at;

@@ -179,9 +179,10 @@ pub use copy::{
 /// The file a restore writes in a state directory before it moves anything, and removes
 /// last (`emcf-gateway restore`, docs/backup.md): while it is there, no store opens.
 pub const RESTORE_MARKER: &str = "restore-in-progress";
+use crate::store::WriteFault;
 pub use event::{DashboardToken, Event, Record};
 pub use history::HistoryCheck;
-pub use journal::{FaultKind, WriteFault, MAX_RECORD};
+pub use journal::MAX_RECORD;
 
 use crate::model::Environment;
 use event::Hash;
@@ -461,7 +462,7 @@ fn index_fault(error: &StoreError) -> Option<WriteFault> {
     };
     let io = journal::storage_refusal(sled)?;
     Some(WriteFault {
-        kind: journal::FaultKind::of(&io),
+        kind: crate::store::FaultKind::of(&io),
         detail: format!(
             "the index (sled) cannot write: {io}; sled refuses every later read and write \
              until it is reopened (`EmbeddedStore::resume_writes`)"

@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 use super::fault_file::{Disk, FaultFile, Reader, Rng, Shot, Sticky};
 use super::org;
 use crate::store::embedded::event::{hash, Event, Hash};
-use crate::store::embedded::journal::{self, FaultKind, Journal, Mode};
+use crate::store::embedded::journal::{self, Journal, Mode};
 use crate::store::embedded::StoreError;
+use crate::store::FaultKind;
 
 /// One acknowledged record: its seq, its whole frame as written, its payload's hash.
 #[derive(Debug, Clone)]

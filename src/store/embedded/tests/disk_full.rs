@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::{certify, certify_range, production_register, seeded};
 use crate::model::Environment;
-use crate::store::embedded::{EmbeddedStore, FaultKind, StoreError};
+use crate::store::embedded::{EmbeddedStore, StoreError};
+use crate::store::FaultKind;
 
 // The one tmpfs helper of the full-disk tests, shared with the test binaries.
 #[path = "../../../../tests/support/tmpfs.rs"]
