@@ -9,6 +9,7 @@
 //!   (`[store] url`; docs/postgresql.md).
 //! * `transfer.rs`: a register moved between them (`store import`, `store export`).
 //! * `error.rs`: [`StoreError`], what any of them can answer.
+//! * `sealed.rs`: secrets kept encrypted in the store (a web API e-MCF's token).
 //! * `fault.rs`: [`WriteFault`], why the register cannot be written now (either store).
 //!
 //! Every method blocks (file I/O and fsync, or a round trip to the database): callers run them
@@ -20,6 +21,7 @@ pub mod embedded;
 mod error;
 mod fault;
 pub mod postgres;
+pub mod sealed;
 mod seam;
 pub mod transfer;
 
