@@ -25,7 +25,7 @@ GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO emcf_service;
 GRANT INSERT ON register_entries, credit_notes, events TO emcf_service;
 -- Written and changed by their rules' triggers only as those allow.
 GRANT INSERT, UPDATE ON organizations, api_keys, dashboard_tokens, intents, quota_use,
-    register_heads, chain_heads, register_counts, box_counters, fiscal_anomalies, alert_state
-    TO emcf_service;
+    register_heads, chain_heads, register_counts, box_counters, fiscal_anomalies, alert_state,
+    leases TO emcf_service;
 -- An abandoned intent gives its Idempotency-Key back.
 GRANT INSERT, DELETE ON idempotency_keys TO emcf_service;

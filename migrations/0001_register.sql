@@ -73,6 +73,30 @@ CREATE TABLE alert_state (
     state  jsonb NOT NULL
 );
 
+-- Work one replica does at a time (issue 29): a named lease held until `held_until`, by the
+-- database's clock (one clock for every replica). Its epoch only grows: a holder's writes
+-- carry the epoch they were granted under and are refused once another replica took the
+-- lease (fencing), so a replica presumed dead writes nothing after its successor.
+CREATE TABLE leases (
+    name        text PRIMARY KEY,
+    holder      text,
+    epoch       bigint NOT NULL CHECK (epoch > 0),
+    held_until  timestamptz,
+    CHECK ((holder IS NULL) = (held_until IS NULL))
+);
+
+CREATE FUNCTION lease_epoch_grows() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.name <> OLD.name OR NEW.epoch < OLD.epoch THEN
+        RAISE EXCEPTION 'a lease keeps its name and its epoch never goes back'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'lease_epoch_grows';
+    END IF;
+    RETURN NEW;
+END $$;
+
+CREATE TRIGGER lease_epoch_grows BEFORE UPDATE ON leases
+    FOR EACH ROW EXECUTE FUNCTION lease_epoch_grows();
+
 -- An intent: written and committed before the invoice is finalized on its device (38h, or
 -- the web API's confirm). Settled once, by its register entry (certified) or as abandoned;
 -- nothing else about it ever changes.

@@ -466,6 +466,30 @@ impl Store {
         }
     }
 
+    /// Takes or renews the lease `name` for `holder` for `ttl` (by the database's clock):
+    /// its epoch, the fencing token of what the holder writes under it, or `None` while
+    /// another holder has it. The embedded store belongs to one process (`gateway.lock`):
+    /// every lease is its own, under epoch 1.
+    pub fn take_lease(
+        &self,
+        name: &str,
+        holder: &str,
+        ttl: std::time::Duration,
+    ) -> Result<Option<u64>, StoreError> {
+        match self {
+            Store::Embedded(_) => Ok(Some(1)),
+            Store::Postgres(p) => p.run(p.register().take_lease(name, holder, ttl)),
+        }
+    }
+
+    /// Gives the lease `name` back if `holder` holds it under `epoch`; whether it did.
+    pub fn release_lease(&self, name: &str, holder: &str, epoch: u64) -> Result<bool, StoreError> {
+        match self {
+            Store::Embedded(_) => Ok(true),
+            Store::Postgres(p) => p.run(p.register().release_lease(name, holder, epoch)),
+        }
+    }
+
     pub fn resume_writes(&self) -> Result<bool, StoreError> {
         match self {
             Store::Embedded(s) => s.resume_writes(),

@@ -14,6 +14,7 @@
 //!   [`PgRegister::revoke_dashboard_token`]...), each write with its event.
 //! * `reads.rs`: the register's reads, with the embedded store's answers: entries by
 //!   sequence, pages of them, credit notes and their originals, open intents, bindings.
+//! * `leases.rs`: work one replica at a time does, with a fencing epoch (issue 29).
 //! * `import.rs`: an embedded register copied in, in one transaction, with its ids
 //!   ([`PgRegister::import`]; `emcf-gateway store import`).
 //! * `export.rs`: every event and intent as stored, for an export back to a journal.
@@ -30,6 +31,7 @@ mod connect;
 mod error;
 mod export;
 mod import;
+mod leases;
 mod migrate;
 mod migrations;
 mod reads;
