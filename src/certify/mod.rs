@@ -17,6 +17,7 @@
 //! | `continuity` | a box's counters against the register: fiscal anomalies |
 //! | `register_behind` | a channel's counter ahead of its register: the anomaly, the channel stopped until an administrator settles it |
 //! | `in_doubt` | `InDoubt`: the channels whose last outcome is not known, and the `Reconciler` that settles them in the background |
+//! | `leader` | `Leadership`: whether this replica holds the `leader` lease (the work one replica at a time does over a shared store), and its fencing epoch |
 //! | `resolve` | invoices in doubt only an administrator can settle: list, count, resolve (journaled with who) |
 //! | `status` | the service's own status types, readiness, gauges, probe |
 //! | `error` | `CertifyError` and its stable codes |
@@ -30,6 +31,7 @@ mod continuity;
 mod error;
 mod in_doubt;
 pub mod invoice;
+pub mod leader;
 mod register_behind;
 mod register_writer;
 mod resolve;

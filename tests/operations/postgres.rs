@@ -19,7 +19,7 @@ use crate::common::needs;
 use crate::pg::PgServer;
 
 /// The application's role and database on each test server.
-const APP: &str = "emcf_app";
+pub(super) const APP: &str = "emcf_app";
 const APP_PASSWORD: &str = "app-secret-7";
 
 pub(super) fn settings(url: String, password: Option<&str>, tls: PgTls) -> PgSettings {
