@@ -270,7 +270,9 @@ pub use backup::{BackupSettings, BACKUP_DIR_PLACEHOLDER, DEFAULT_BACKUP_DIR, DEF
 pub use device::{ActionCaseSetting, DeviceEntry, DeviceKind, LineBreaksSetting, StatusMapSetting};
 pub use http::HttpLimits;
 pub use sources::{env_vars, Overrides};
-pub use store::{SslMode, StoreSettings, DEFAULT_STORE_POOL_SIZE, ENV_STORE_URL};
+pub use store::{
+    SslMode, StoreSettings, DEFAULT_STORE_POOL_SIZE, ENV_STORE_PASSWORD_FILE, ENV_STORE_URL,
+};
 use text::{listen_text, offset_text};
 pub use text::{parse_listen, parse_offset};
 

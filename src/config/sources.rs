@@ -176,6 +176,7 @@ impl Config {
                         ENV_LISTEN,
                         ENV_LANG,
                         ENV_STORE_URL,
+                        ENV_STORE_PASSWORD_FILE,
                         ENV_SYSTEMD_STATE_DIRECTORY,
                     ]
                     .contains(&name.as_str())
@@ -197,6 +198,9 @@ impl Config {
         }
         if let Some(value) = vars.get(ENV_STORE_URL) {
             self.apply_store_url(value)?;
+        }
+        if let Some(value) = vars.get(ENV_STORE_PASSWORD_FILE) {
+            self.apply_store_password_file(value);
         }
         if let Some(value) = vars.get(ENV_STATE_DIR) {
             self.state_dir = Some(PathBuf::from(value));

@@ -20,6 +20,9 @@ use crate::store::postgres::{PgSettings, PgTls};
 
 /// Environment variable overriding `store.url`.
 pub const ENV_STORE_URL: &str = "EMCF_STORE_URL";
+/// Environment variable overriding `store.password_file` (with `EMCF_STORE_URL`, one command
+/// as another role: `store migrate` as the database's owner).
+pub const ENV_STORE_PASSWORD_FILE: &str = "EMCF_STORE_PASSWORD_FILE";
 /// `store.pool_size` default: connections kept open at most.
 pub const DEFAULT_STORE_POOL_SIZE: usize = 8;
 /// `store.pool_size` at most: PostgreSQL's own default `max_connections`.
@@ -193,6 +196,11 @@ impl Config {
         })?;
         self.store.url = Some(value.to_owned());
         Ok(())
+    }
+
+    /// `EMCF_STORE_PASSWORD_FILE`: the password file of the role the URL names.
+    pub(super) fn apply_store_password_file(&mut self, value: &str) {
+        self.store.password_file = Some(PathBuf::from(value));
     }
 }
 

@@ -314,12 +314,55 @@ fn emcf_store_url_replaces_the_file_s_url_and_is_refused_by_its_name() {
 }
 
 #[test]
+fn emcf_store_password_file_gives_another_role_s_password_for_one_command() {
+    // `store migrate` as the database's owner: the URL and the password file of that role,
+    // the service's own staying in the file.
+    let dir = tempfile::tempdir().unwrap();
+    let (service, owner) = (
+        dir.path().join("pg.password"),
+        dir.path().join("owner.password"),
+    );
+    for (path, text) in [(&service, "service-secret\n"), (&owner, "owner-secret\n")] {
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let file = dir.path().join("config.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[store]\nurl = \"postgresql://emcf@/emcf?host=/run/postgresql\"\npassword_file = {:?}\n",
+            service
+        ),
+    )
+    .unwrap();
+    let as_owner = Config::resolve(
+        Some(&file),
+        vars(&[
+            (
+                ENV_STORE_URL,
+                "postgresql://emcf_owner@/emcf?host=/run/postgresql",
+            ),
+            (ENV_STORE_PASSWORD_FILE, owner.to_str().unwrap()),
+        ]),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let settings = as_owner.store_settings().unwrap().expect("PostgreSQL");
+    assert!(settings.url.starts_with("postgresql://emcf_owner@"));
+    assert_eq!(settings.password.as_deref(), Some("owner-secret"));
+    let as_service = Config::resolve(Some(&file), vars(&[]), &Overrides::default()).unwrap();
+    let settings = as_service.store_settings().unwrap().expect("PostgreSQL");
+    assert_eq!(settings.password.as_deref(), Some("service-secret"));
+}
+
+#[test]
 fn the_documentation_says_the_keys_defaults_and_variable() {
     for line in [
         "## `[store]`: the register on PostgreSQL".to_owned(),
         format!("| `pool_size` | integer | `{DEFAULT_STORE_POOL_SIZE}` |"),
         "| `sslmode` | `\"disable\"`, `\"require\"` or `\"verify-full\"` |".to_owned(),
         format!("| `{ENV_STORE_URL}` | Replaces `store.url`"),
+        format!("| `{ENV_STORE_PASSWORD_FILE}` | Replaces `store.password_file`"),
     ] {
         assert!(DOC.contains(&line), "docs/configuration.md lacks: {line}");
     }
