@@ -525,6 +525,12 @@ config-store-check-server = the PostgreSQL server answers: { $version }, synchro
 config-store-check-unusable = the PostgreSQL server cannot keep the register: { $detail }
 config-store-check-password = register on PostgreSQL: { $url }, password read from { $file }
 config-store-check-no-password = register on PostgreSQL: { $url }, no password (the server authenticates otherwise)
+config-store-schema-up-to-date = the schema is at version { $version }, the one this program expects
+config-store-schema-read-only = the schema is at version { $version }, but the role { $user } may not write the register: give it the service role's grants (docs/postgresql-service-role.sql, as a superuser)
+config-store-schema-missing = the database has no schema yet: run "emcf-gateway store migrate" as the database's owner (a service started as its owner creates it itself; docs/postgresql.md)
+config-store-schema-behind = the schema is at version { $applied }, this program expects { $binary }: run "emcf-gateway store migrate" as the database's owner before starting it
+config-store-schema-newer = the schema is at version { $applied }, newer than the { $binary } this program expects: a newer release of the gateway migrated it, and this one refuses to start on it
+config-store-schema-unreadable = the schema cannot be read: { $detail }
 
 ## store import, store export (src/cli/store_commands.rs)
 cli-store-migrated = Database schema brought up to date: version { $version } ({ $applied ->

@@ -528,6 +528,12 @@ config-store-check-server = le serveur PostgreSQL répond : { $version }, synch
 config-store-check-unusable = le serveur PostgreSQL ne peut pas garder le registre : { $detail }
 config-store-check-password = registre sur PostgreSQL : { $url }, mot de passe lu dans { $file }
 config-store-check-no-password = registre sur PostgreSQL : { $url }, sans mot de passe (le serveur authentifie autrement)
+config-store-schema-up-to-date = le schéma est à la version { $version }, celle qu'attend ce programme
+config-store-schema-read-only = le schéma est à la version { $version }, mais le rôle { $user } ne peut pas écrire le registre : donnez-lui les droits du rôle de service (docs/postgresql-service-role.sql, en superutilisateur)
+config-store-schema-missing = la base de données n'a pas encore de schéma : lancez « emcf-gateway store migrate » en tant que propriétaire de la base (un service démarré sous ce rôle le crée lui-même ; docs/postgresql.md)
+config-store-schema-behind = le schéma est à la version { $applied }, ce programme attend la { $binary } : lancez « emcf-gateway store migrate » en tant que propriétaire de la base avant de le démarrer
+config-store-schema-newer = le schéma est à la version { $applied }, plus récente que celle qu'attend ce programme ({ $binary }) : une version plus récente de la passerelle l'a migré, et celle-ci refuse de démarrer dessus
+config-store-schema-unreadable = le schéma ne peut pas être lu : { $detail }
 
 ## store import, store export (src/cli/store_commands.rs)
 cli-store-migrated = Schéma de la base mis à jour : version { $version } ({ $applied ->

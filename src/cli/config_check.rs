@@ -163,8 +163,8 @@ async fn check_all(config: &Config, smtp: bool, lang: Lang) -> Vec<Finding> {
 }
 
 /// `[store]` with `url`: where it leads (never the password), what is wrong with its
-/// password file, its CA file, and whether the server answers and keeps commits (what
-/// `serve` checks at start; the schema is not touched).
+/// password file, its CA file, whether the server answers and keeps commits (what `serve`
+/// checks at start), and its schema (read, never changed).
 async fn store(config: &Config) -> Vec<Finding> {
     let Some(url) = config.store.url.as_deref() else {
         return Vec::new();
@@ -192,9 +192,9 @@ async fn store(config: &Config) -> Vec<Finding> {
         findings.push(files::readable("store.ca_file", ca));
     }
     if let Ok(Some(settings)) = settings {
-        findings.push(
-            match crate::store::postgres::PgPool::connect(&settings).await {
-                Ok(pool) => Finding::new(
+        match crate::store::postgres::PgPool::connect(&settings).await {
+            Ok(pool) => {
+                findings.push(Finding::new(
                     "store",
                     url,
                     Level::Ok,
@@ -203,17 +203,66 @@ async fn store(config: &Config) -> Vec<Finding> {
                         version = pool.server().version.clone(),
                         synchronous_commit = pool.server().synchronous_commit.clone()
                     ),
-                ),
-                Err(error) => Finding::new(
-                    "store",
-                    url,
-                    Level::Error,
-                    msg!("config-store-check-unusable", detail = error.to_string()),
-                ),
-            },
-        );
+                ));
+                findings.push(schema(&pool, url).await);
+            }
+            Err(error) => findings.push(Finding::new(
+                "store",
+                url,
+                Level::Error,
+                msg!("config-store-check-unusable", detail = error.to_string()),
+            )),
+        }
     }
     findings
+}
+
+/// The database's schema against this binary's migrations, and whether the role may write
+/// the register (read only: what `serve` would find).
+async fn schema(pool: &crate::store::postgres::PgPool, url: &str) -> Finding {
+    use crate::store::postgres::{schema_state, SchemaState, MIGRATIONS};
+    let (level, message) = match schema_state(pool, MIGRATIONS).await {
+        Ok(SchemaState::UpToDate {
+            version,
+            writable: true,
+        }) => (
+            Level::Ok,
+            msg!("config-store-schema-up-to-date", version = version),
+        ),
+        Ok(SchemaState::UpToDate {
+            version,
+            writable: false,
+        }) => (
+            Level::Error,
+            msg!(
+                "config-store-schema-read-only",
+                version = version,
+                user = pool.user()
+            ),
+        ),
+        Ok(SchemaState::Missing) => (Level::Warning, msg!("config-store-schema-missing")),
+        Ok(SchemaState::Behind { applied, binary }) => (
+            Level::Warning,
+            msg!(
+                "config-store-schema-behind",
+                applied = applied,
+                binary = binary
+            ),
+        ),
+        Ok(SchemaState::Newer { applied, binary }) => (
+            Level::Error,
+            msg!(
+                "config-store-schema-newer",
+                applied = applied,
+                binary = binary
+            ),
+        ),
+        Err(error) => (
+            Level::Error,
+            msg!("config-store-schema-unreadable", detail = error.to_string()),
+        ),
+    };
+    Finding::new("store", url, level, message)
 }
 
 fn count(findings: &[Finding], level: Level) -> usize {

@@ -82,6 +82,25 @@ async fn the_service_role_certifies_and_cannot_change_the_register() {
         );
         (out.status.code(), said)
     };
+    // `config check` as the service role says what is missing at each step.
+    let check = |url: &str| {
+        let out = std::process::Command::new(crate::common::binary())
+            .arg("--config")
+            .arg(&config)
+            .args(["config", "check"])
+            .env("EMCF_CONFIG", "")
+            .env("EMCF_LANG", "")
+            .env("EMCF_STATE_DIR", dir.path())
+            .env("EMCF_STORE_URL", url)
+            .output()
+            .expect("the CLI runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let said = check(&server.socket_url(SERVICE, DB));
+    assert!(
+        said.contains("la base de données n'a pas encore de schéma"),
+        "{said}"
+    );
     let (code, said) = migrate(&server.socket_url(SERVICE, DB));
     assert_eq!(code, Some(1), "{said}");
     assert!(said.contains("store migrate"), "{said}");
@@ -94,6 +113,19 @@ async fn the_service_role_certifies_and_cannot_change_the_register() {
         said.starts_with("Le schéma de la base est déjà à jour"),
         "{said}"
     );
+    // Migrated, not granted yet: the service role cannot start, and both it and `config
+    // check` name the grants to give.
+    let refused = PgStore::open(&service).await.expect_err("no grants yet");
+    assert!(
+        matches!(&refused, PgError::NoGrants { user } if user == SERVICE),
+        "{refused}"
+    );
+    assert!(
+        refused.to_string().contains("postgresql-service-role.sql"),
+        "{refused}"
+    );
+    let said = check(&server.socket_url(SERVICE, DB));
+    assert!(said.contains("postgresql-service-role.sql"), "{said}");
     let grants = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/postgresql-service-role.sql"),
     )
@@ -101,6 +133,11 @@ async fn the_service_role_certifies_and_cannot_change_the_register() {
     server.sql(DB, &grants);
     server.sql(DB, &format!("GRANT emcf_service TO {SERVICE}"));
     let schema_before = server.sql(DB, "SELECT count(*) FROM schema_migrations");
+    let said = check(&server.socket_url(SERVICE, DB));
+    assert!(
+        said.contains("le schéma est à la version 1, celle qu'attend ce programme"),
+        "{said}"
+    );
 
     // The service role starts on the migrated schema without changing it, and certifies.
     let (store, _) = PgStore::open(&service)

@@ -91,6 +91,17 @@ pub enum PgError {
         /// The first migration it could not apply.
         version: i64,
     },
+    /// The role may not read the gateway's tables: it was not given the service role's
+    /// grants.
+    #[error(
+        "the role {user} may not read the gateway's tables: give it the service role's grants \
+         (docs/postgresql-service-role.sql, run as a superuser, then GRANT emcf_service TO \
+         {user})"
+    )]
+    NoGrants {
+        /// The role the gateway connected as.
+        user: String,
+    },
     /// An applied migration's SQL is not what this binary carries for that version.
     #[error(
         "migration {version} ({name}) applied to the database has checksum {applied}, but this \

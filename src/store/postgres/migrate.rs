@@ -82,7 +82,7 @@ pub async fn migrate(pool: &PgPool, migrations: &[Migration]) -> Result<Migrated
             &[],
         )
         .await
-        .map_err(|e| fail("reading schema_migrations", e))?;
+        .map_err(|e| no_grants(pool, &e).unwrap_or_else(|| fail("reading schema_migrations", e)))?;
     let applied = rows
         .iter()
         .map(|row| {
@@ -136,6 +136,71 @@ fn not_owner(pool: &PgPool, error: &tokio_postgres::Error, version: i64) -> Opti
     (*code == tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE).then(|| PgError::NotOwner {
         user: pool.user().to_owned(),
         version,
+    })
+}
+
+/// A read refused for want of privileges (SQLSTATE 42501): the role was not given the
+/// service role's grants.
+fn no_grants(pool: &PgPool, error: &tokio_postgres::Error) -> Option<PgError> {
+    let code = error.as_db_error()?.code();
+    (*code == tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE).then(|| PgError::NoGrants {
+        user: pool.user().to_owned(),
+    })
+}
+
+/// The schema as `config check` reports it, changing nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemaState {
+    /// No schema yet: `store migrate` as the owner creates it.
+    Missing,
+    /// At version `applied`, older than the binary's `binary`: `store migrate` as the owner.
+    Behind { applied: i64, binary: i64 },
+    /// Newer than the binary (a newer release migrated it): this binary refuses it.
+    Newer { applied: i64, binary: i64 },
+    /// The binary's version; `writable`: the role may write what certification writes.
+    UpToDate { version: i64, writable: bool },
+}
+
+/// The schema of the database `pool` reaches, against `migrations` (read only).
+pub async fn schema_state(pool: &PgPool, migrations: &[Migration]) -> Result<SchemaState, PgError> {
+    let client = pool.client().await?;
+    let fail = |doing: &str, e: tokio_postgres::Error| pool.query_error(doing, &e);
+    let exists: bool = client
+        .query_one("SELECT to_regclass('schema_migrations') IS NOT NULL", &[])
+        .await
+        .and_then(|row| row.try_get(0))
+        .map_err(|e| fail("looking for schema_migrations", e))?;
+    if !exists {
+        return Ok(SchemaState::Missing);
+    }
+    let applied: i64 = client
+        .query_one(
+            "SELECT COALESCE(max(version), 0) FROM schema_migrations",
+            &[],
+        )
+        .await
+        .and_then(|row| row.try_get(0))
+        .map_err(|e| no_grants(pool, &e).unwrap_or_else(|| fail("reading schema_migrations", e)))?;
+    let binary = newest(migrations);
+    if applied < binary {
+        return Ok(SchemaState::Behind { applied, binary });
+    }
+    if applied > binary {
+        return Ok(SchemaState::Newer { applied, binary });
+    }
+    let writable: bool = client
+        .query_one(
+            "SELECT has_table_privilege('register_entries', 'INSERT') \
+                AND has_table_privilege('intents', 'INSERT, UPDATE') \
+                AND has_table_privilege('events', 'INSERT')",
+            &[],
+        )
+        .await
+        .and_then(|row| row.try_get(0))
+        .map_err(|e| fail("reading the role's privileges", e))?;
+    Ok(SchemaState::UpToDate {
+        version: applied,
+        writable,
     })
 }
 

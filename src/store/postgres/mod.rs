@@ -44,7 +44,7 @@ pub use connect::{PgPool, ServerFacts, DURABLE_COMMIT, OLDEST_SERVER};
 pub use error::PgError;
 pub use export::{EventRow, IntentRow, IntentState};
 pub use import::{ImportCounts, ImportRefusal, ImportRules, Settled, IMPORTED};
-pub use migrate::{migrate, Migrated, Migration, MIGRATION_LOCK};
+pub use migrate::{migrate, schema_state, Migrated, Migration, SchemaState, MIGRATION_LOCK};
 pub use migrations::MIGRATIONS;
 pub use register::{PgRegister, QuotaClaim, Refusal, Written};
 pub use settings::{PgSettings, PgTls};
