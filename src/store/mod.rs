@@ -8,6 +8,7 @@
 //! * `postgres/`: the register and everything else in a PostgreSQL database, for hosted use
 //!   (`[store] url`; docs/postgresql.md).
 //! * `transfer.rs`: a register moved between them (`store import`, `store export`).
+//! * `view.rs`: what admission reads for one invoice, in one read ([`AdmissionView`]).
 //! * `error.rs`: [`StoreError`], what any of them can answer.
 //! * `sealed.rs`: secrets kept encrypted in the store (a web API e-MCF's token).
 //! * `fault.rs`: [`WriteFault`], why the register cannot be written now (either store).
@@ -24,6 +25,7 @@ pub mod postgres;
 pub mod sealed;
 mod seam;
 pub mod transfer;
+mod view;
 
 pub use embedded::{
     compare, copy_journal, journal_path, summarize, Comparison, DashboardToken, DurableJournal,
@@ -34,6 +36,7 @@ pub use error::{DamageAt, StoreError};
 pub use fault::{FaultKind, WriteFault};
 pub use postgres::QuotaClaim;
 pub use seam::Store;
+pub use view::{AdmissionAsk, AdmissionView};
 
 #[cfg(test)]
 pub(crate) use embedded::tests;

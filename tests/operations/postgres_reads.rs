@@ -15,7 +15,7 @@
 
 use emcf_gateway::model::{Environment, Intent, IntentId, KeyRecord, RegisterEntry};
 use emcf_gateway::store::postgres::{PgPool, PgRegister};
-use emcf_gateway::store::{EntryFilter, Store};
+use emcf_gateway::store::{AdmissionAsk, AdmissionView, EntryFilter, Store};
 use sha2::{Digest, Sha256};
 
 use super::postgres::app_pool;
@@ -99,8 +99,10 @@ impl Both {
         let embedded = Store::open(dir.path()).unwrap();
         for org in ["demo", "acme"] {
             embedded.save_organization(organization(org)).unwrap();
-            embedded.issue_key(key(org, P)).unwrap();
-            embedded.issue_key(key(org, S)).unwrap();
+            for env in [P, S] {
+                embedded.issue_key(key(org, env)).unwrap();
+                pg.issue_key(key(org, env)).await.unwrap().unwrap();
+            }
         }
         let both = Both {
             _dir: dir,
@@ -408,6 +410,57 @@ async fn every_read_gives_the_embedded_stores_answer() {
             );
         }
     }
+    // Admission's one read: each of its parts is the answer of the read of the same name.
+    for env in [P, S] {
+        for org in ORGS {
+            for rn in ["FV-1", "FA-1", "FV-20", "FV-21", "FV-22", "FV-99"] {
+                for (idempotency_key, year) in
+                    [(None, None), (Some(format!("idem-{rn}")), Some(2026))]
+                {
+                    let ask = AdmissionAsk {
+                        key_id: key_id(org, env),
+                        org: org.into(),
+                        environment: env,
+                        rn: rn.into(),
+                        idempotency_key,
+                        device: Some("shop".into()),
+                        quota_year: year,
+                    };
+                    let view = pg.admission_view(&ask).await.unwrap();
+                    assert_eq!(view, e.admission_view(&ask).unwrap(), "{ask:?}");
+                    assert_eq!(view.entry, e.entry_by_rn(org, env, rn).unwrap(), "{ask:?}");
+                    assert_eq!(view.key, e.key(&ask.key_id).unwrap(), "{ask:?}");
+                    assert_eq!(view.org.is_some(), org != "nobody", "{ask:?}");
+                    if year.is_some() {
+                        assert_eq!(view.quota_used, e.quota_used(org, 2026).unwrap(), "{ask:?}");
+                    }
+                }
+            }
+        }
+    }
+    let ask = |rn: &str, key: &str| AdmissionAsk {
+        key_id: key_id("demo", P),
+        org: "demo".into(),
+        environment: P,
+        rn: rn.into(),
+        idempotency_key: Some(key.into()),
+        device: None,
+        quota_year: Some(2026),
+    };
+    let view = pg.admission_view(&ask("FV-21", "idem-FV-1")).await.unwrap();
+    assert!(
+        view.open_intent.is_some() && view.entry.is_none(),
+        "{view:?}"
+    );
+    assert_eq!(view.binding.map(|b| b.rn), Some("FV-1".to_string()));
+    let view = pg.admission_view(&ask("FV-2", "idem\0")).await.unwrap();
+    assert_eq!(view, AdmissionView::default(), "a NUL is found nowhere");
+    let view = pg.admission_view(&ask("FV-2", "none")).await.unwrap();
+    assert!(
+        view.key.is_some() && view.entry.is_some() && view.quota_used > 0,
+        "{view:?}"
+    );
+
     assert!(pg
         .open_intent_for("demo", P, "FV-21")
         .await

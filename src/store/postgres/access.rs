@@ -31,7 +31,7 @@ use crate::model::{KeyRecord, Organization};
 use crate::store::{DashboardToken, Event};
 
 /// A key as it is now: its record with the state of its column.
-const KEY_NOW: &str = "jsonb_set(record, '{enabled}', to_jsonb(enabled))::text";
+pub(super) const KEY_NOW: &str = "jsonb_set(record, '{enabled}', to_jsonb(enabled))::text";
 /// A dashboard token as it is now: its record with the state of its column.
 const TOKEN_NOW: &str = "jsonb_set(record, '{revoked}', to_jsonb(revoked))::text";
 /// Appends an event for the rows of the CTE `w` (its `org`): `$1` its time, `$2` its kind,

@@ -15,6 +15,8 @@
 //! * `reads.rs`: the register's reads, with the embedded store's answers: entries by
 //!   sequence, pages of them, credit notes and their originals, open intents, bindings.
 //! * `leases.rs`: work one replica at a time does, with a fencing epoch (issue 29).
+//! * `view.rs`: what admission reads for one invoice, in one statement
+//!   ([`PgRegister::admission_view`]).
 //! * `import.rs`: an embedded register copied in, in one transaction, with its ids
 //!   ([`PgRegister::import`]; `emcf-gateway store import`).
 //! * `export.rs`: every event and intent as stored, for an export back to a journal.
@@ -39,6 +41,7 @@ mod register;
 mod settings;
 mod store;
 mod verify;
+mod view;
 
 pub use connect::{PgPool, ServerFacts, DURABLE_COMMIT, OLDEST_SERVER};
 pub use error::PgError;

@@ -28,13 +28,39 @@ const ENTRIES: &str = "SELECT e.entry, i.body ->> 'invoice', i.request_digest \
 /// The most entries one query of [`PgRegister::org_entries_back`] asks for.
 const BACK_BATCH: usize = 500;
 
+/// The entry `text` (as hashed) with the invoice `kept` by its intent, whose request digest
+/// is `digest` (an entry that carries an invoice itself, as 1.5.0 to 1.7.0 wrote them, keeps
+/// its own).
+pub(super) fn entry_from(
+    text: &str,
+    kept: Option<String>,
+    digest: &str,
+) -> Result<RegisterEntry, PgError> {
+    let mut entry: RegisterEntry =
+        serde_json::from_str(text).map_err(|e| unreadable("an entry", e))?;
+    if entry.request.invoice.is_none() {
+        // As on the embedded store (`kept.rs`): the copy is its intent's, the same request.
+        if digest != entry.request.request_digest {
+            return Err(unreadable(
+                &format!("entry {}", entry.sequence),
+                format!(
+                    "its intent {} is another request (digest {digest})",
+                    entry.intent
+                ),
+            ));
+        }
+        entry.request.invoice = kept;
+    }
+    Ok(entry)
+}
+
 /// `value` as a bigint, if PostgreSQL's bigint holds it.
 fn bigint(value: u64) -> Option<i64> {
     i64::try_from(value).ok()
 }
 
 /// A bigint read back as a `u64` (`what` names it in the error).
-fn unsigned(value: i64, what: &str) -> Result<u64, PgError> {
+pub(super) fn unsigned(value: i64, what: &str) -> Result<u64, PgError> {
     u64::try_from(value).map_err(|_| PgError::Query {
         doing: format!("reading {what}"),
         reason: format!("{value} is not a count or an id"),
@@ -42,7 +68,7 @@ fn unsigned(value: i64, what: &str) -> Result<u64, PgError> {
 }
 
 /// A stored record that does not read back as the gateway's own.
-fn unreadable(what: &str, error: impl std::fmt::Display) -> PgError {
+pub(super) fn unreadable(what: &str, error: impl std::fmt::Display) -> PgError {
     PgError::Query {
         doing: format!("reading {what}"),
         reason: error.to_string(),
@@ -64,29 +90,13 @@ impl PgRegister {
             .map_err(|e| self.pool().query_error(doing, &e))
     }
 
-    /// The entry a row of [`ENTRIES`] holds, with the invoice its intent keeps (an entry
-    /// that carries one itself, as 1.5.0 to 1.7.0 wrote them, keeps its own).
+    /// The entry a row of [`ENTRIES`] holds, with the invoice its intent keeps.
     fn entry_of(&self, row: &Row) -> Result<RegisterEntry, PgError> {
         let failed = |e: tokio_postgres::Error| self.pool().query_error("reading an entry", &e);
         let text: String = row.try_get(0).map_err(failed)?;
         let kept: Option<String> = row.try_get(1).map_err(failed)?;
         let digest: String = row.try_get(2).map_err(failed)?;
-        let mut entry: RegisterEntry =
-            serde_json::from_str(&text).map_err(|e| unreadable("an entry", e))?;
-        if entry.request.invoice.is_none() {
-            // As on the embedded store (`kept.rs`): the copy is its intent's, the same request.
-            if digest != entry.request.request_digest {
-                return Err(unreadable(
-                    &format!("entry {}", entry.sequence),
-                    format!(
-                        "its intent {} is another request (digest {digest})",
-                        entry.intent
-                    ),
-                ));
-            }
-            entry.request.invoice = kept;
-        }
-        Ok(entry)
+        entry_from(&text, kept, &digest)
     }
 
     /// The entries of `sql` (a query of [`ENTRIES`]), in its order.
