@@ -352,8 +352,10 @@ async fn post_invoice(
     // Its place in the arrival order first (its connection's, taken when it was accepted, for
     // a first request): the key check and the body read may wait.
     let place = place.unwrap_or_else(|| certifier.take_place());
+    // A key that matched before is remembered (no read): certifying confirms it, and every
+    // refusal before that asks whether the key is still good (a key disabled since hears 401).
     let principal = match certifier
-        .authenticate(authorization(&request).as_deref())
+        .authenticate_invoice(authorization(&request).as_deref())
         .await
     {
         Ok(principal) => principal,
@@ -365,13 +367,22 @@ async fn post_invoice(
     };
     if !is_json(header(&request, CONTENT_TYPE.as_str())) {
         drop(place);
-        let refused = http_error(&HttpError::UnsupportedMediaType, lang);
+        let refused = match certifier.key_refused(&principal).await {
+            Some(error) => certify_error(&error, lang),
+            None => http_error(&HttpError::UnsupportedMediaType, lang),
+        };
         return unread(request, limit, refused).await;
     }
     let idempotency_key = header(&request, "idempotency-key").map(str::to_string);
     let body = match read_body(request, &app.settings.body).await {
         Ok(body) => body,
-        Err(error) => return http_error(&error, lang),
+        Err(error) => {
+            drop(place);
+            return match certifier.key_refused(&principal).await {
+                Some(refused) => certify_error(&refused, lang),
+                None => http_error(&error, lang),
+            };
+        }
     };
     match certifier
         .certify(&principal, &body, idempotency_key.as_deref(), place)

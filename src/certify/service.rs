@@ -68,6 +68,20 @@ pub struct Certifier {
     pub(super) storage_dir: std::sync::Mutex<Option<std::path::PathBuf>>,
 }
 
+/// How many times an invoice is admitted again for its organization changed meanwhile.
+const MAX_MOVES: usize = 3;
+
+/// What one attempt to certify came to.
+// Returned once per attempt and taken apart at once, never kept: no box for the answer.
+#[allow(clippy::large_enum_variant)]
+enum Attempt {
+    /// The answer.
+    Done(Result<Certified, CertifyError>),
+    /// The key's organization changed since its principal was remembered: the principal as
+    /// it now is (nothing held, its place given up).
+    Moved(Box<Principal>),
+}
+
 /// A request on its way: who, when, and its place in its channel's order (none yet when its
 /// channel is a sandbox not started: it is started only for a valid, admitted invoice).
 struct Arrival {
@@ -114,13 +128,33 @@ impl Certifier {
         self.admission.quota_of(org)
     }
 
-    /// Resolves the `Authorization` header to a principal. The key is checked in constant
-    /// time and never logged.
+    /// Resolves the `Authorization` header to a principal, read from the store. The key is
+    /// checked in constant time and never logged.
     pub async fn authenticate(
         &self,
         authorization: Option<&str>,
     ) -> Result<Principal, CertifyError> {
         self.admission.authenticate(authorization).await
+    }
+
+    /// [`Certifier::authenticate`] for an invoice to certify ([`Certifier::certify`]): a key
+    /// that matched before is remembered, without a read; certifying confirms it in the
+    /// same read as the invoice's rn (docs/design.md §11). An answer given before that
+    /// (the request refused by the HTTP layer) asks [`Certifier::key_refused`] first.
+    pub async fn authenticate_invoice(
+        &self,
+        authorization: Option<&str>,
+    ) -> Result<Principal, CertifyError> {
+        self.admission.authenticate_remembered(authorization).await
+    }
+
+    /// The refusal (401) of a remembered `principal` whose key is disabled, gone or another
+    /// now; `None` when it is still good, was read for this request, or cannot be read.
+    pub async fn key_refused(&self, principal: &Principal) -> Option<CertifyError> {
+        match self.admission.recheck(principal).await {
+            Err(refused @ CertifyError::Unauthorized(_)) => Some(refused),
+            Ok(_) | Err(_) => None,
+        }
     }
 
     /// Settles, in the background, every intent the journal left open (start-up). Channels
@@ -159,101 +193,171 @@ impl Certifier {
         place: crate::arrivals::Turn,
     ) -> Result<Certified, CertifyError> {
         place.wait_at_most(crate::arrivals::ORDER_WAIT).await;
-        let arrival = self.arrive(principal);
+        let mut arrival = self.arrive(principal);
         place.finish();
+        let mut principal = principal.clone();
+        let mut kind = None;
+        let mut moves = 0;
+        let result = loop {
+            let fresh = match self
+                .attempt(&mut principal, arrival, body, idempotency_key, &mut kind)
+                .await
+            {
+                Attempt::Moved(fresh) => fresh,
+                // Refused before admission read the key: the key is read now, so that a key
+                // disabled since it was remembered hears 401, and an organization changed
+                // since is taken as it now is.
+                Attempt::Done(Err(error))
+                    if principal.remembered && !matches!(error, CertifyError::Unauthorized(_)) =>
+                {
+                    match self.admission.recheck(&principal).await {
+                        Err(refused @ CertifyError::Unauthorized(_)) => break Err(refused),
+                        Ok(Some(fresh)) => Box::new(fresh),
+                        Ok(None) | Err(_) => break Err(error),
+                    }
+                }
+                Attempt::Done(result) => break result,
+            };
+            moves += 1;
+            if moves > MAX_MOVES {
+                break Err(CertifyError::Internal(
+                    "the organization kept changing while its invoice was admitted".to_string(),
+                ));
+            }
+            // Its organization changed since its key was remembered (its device, NIF, plan...):
+            // its place in the old channel's order is given up, and the invoice validated and
+            // admitted again as the organization now is.
+            info!(org = %fresh.org.id, "organization changed: the invoice is admitted as it now is");
+            principal = *fresh;
+            arrival = self.arrive(&principal);
+        };
+        let kind = kind.unwrap_or_else(|| "unknown".to_string());
+        metrics::certification(outcome_of(&result), &kind);
+        result
+    }
+
+    /// One attempt of [`Certifier::certify`] with `principal`: validate, then the steps after.
+    async fn attempt(
+        self: &Arc<Self>,
+        principal: &mut Principal,
+        arrival: Result<Arrival, CertifyError>,
+        body: &[u8],
+        idempotency_key: Option<&str>,
+        kind: &mut Option<String>,
+    ) -> Attempt {
         let checked = arrival.and_then(|arrival| {
             let (invoice, key) = check_request(principal, body, idempotency_key)?;
             Ok((arrival, invoice, key))
         });
-        let kind = match &checked {
-            Ok((_, invoice, _)) => invoice.invoice_type.to_string(),
-            Err(_) => "unknown".to_string(),
-        };
-        let result = match checked {
+        match checked {
             Ok((arrival, invoice, key)) => {
+                kind.get_or_insert_with(|| invoice.invoice_type.to_string());
                 self.certify_valid(principal, arrival, invoice, key, body)
                     .await
             }
-            Err(error) => Err(error),
-        };
-        metrics::certification(outcome_of(&result), &kind);
-        result
+            Err(error) => Attempt::Done(Err(error)),
+        }
     }
 
     /// Steps after validation: admit, acquire, certify.
     async fn certify_valid(
         self: &Arc<Self>,
-        principal: &Principal,
+        principal: &mut Principal,
         arrival: Arrival,
         invoice: ValidInvoice,
         idempotency_key: Option<String>,
         body: &[u8],
-    ) -> Result<Certified, CertifyError> {
+    ) -> Attempt {
         let at = arrival.received_at;
         // A register that cannot be written refuses new work here: no device, no quota
-        // (161..164); an invoice it holds already still answers (a read).
+        // (161..164); an invoice it holds already still answers (a read), to a key that is
+        // still good.
         if let Err(refused) = self.refuse_if_unwritable(principal, &invoice.rn) {
             if matches!(refused, CertifyError::RegisterUnwritable { .. }) {
                 match self.admission.replay_only(principal, &invoice).await {
                     Ok(Some(entry)) => {
+                        match self.admission.recheck(principal).await {
+                            Err(refused @ CertifyError::Unauthorized(_)) => {
+                                return Attempt::Done(Err(refused))
+                            }
+                            Ok(Some(fresh)) => return Attempt::Moved(Box::new(fresh)),
+                            Ok(None) | Err(_) => {}
+                        }
                         let warnings = self.warnings(&entry).await;
-                        return Ok(Certified {
+                        return Attempt::Done(Ok(Certified {
                             entry,
                             replayed: true,
                             warnings,
-                        });
+                        }));
                     }
-                    Err(duplicate @ CertifyError::DuplicateRn { .. }) => return Err(duplicate),
+                    Err(duplicate @ CertifyError::DuplicateRn { .. }) => {
+                        return Attempt::Done(Err(duplicate))
+                    }
                     Ok(None) | Err(_) => {}
                 }
             }
-            return Err(refused);
+            return Attempt::Done(Err(refused));
         }
         // A channel whose register is behind it: refused before any quota is reserved.
         if principal.environment == crate::model::Environment::Production {
-            self.journal
+            if let Err(behind) = self
+                .journal
                 .registers_behind()
-                .refuse(&principal.org.device)?;
+                .refuse(&principal.org.device)
+            {
+                return Attempt::Done(Err(behind));
+            }
         }
-        let admitted = match self
+        let admitted = self
             .admission
             .admit(principal, &invoice, idempotency_key.as_deref(), at)
-            .await
-        {
-            Ok(admitted) => admitted,
-            Err(error) => return Err(self.explain_in_flight(principal, error).await),
-        };
+            .await;
+        if !matches!(
+            admitted,
+            Err(CertifyError::Store(_)) | Err(CertifyError::Internal(_))
+        ) {
+            // The store was read: the key is confirmed (or refused, or moved).
+            principal.remembered = false;
+        }
         let (held, ceiling) = match admitted {
-            Admitted::Replay(entry) => {
+            Ok(Admitted::Replay(entry)) => {
                 let warnings = self.warnings(&entry).await;
-                return Ok(Certified {
+                return Attempt::Done(Ok(Certified {
                     entry: *entry,
                     replayed: true,
                     warnings,
-                });
+                }));
             }
-            Admitted::Go(go) => *go,
+            Ok(Admitted::Moved(fresh)) => return Attempt::Moved(fresh),
+            Ok(Admitted::Go(go)) => *go,
+            Err(error) => {
+                return Attempt::Done(Err(self.explain_in_flight(principal, error).await))
+            }
         };
-        let (channel, lane) = self.acquire(principal, arrival).await?;
-        let job = Job {
-            org: principal.org.clone(),
-            environment: principal.environment,
-            key_id: principal.key_id.to_string(),
-            invoice,
-            ceiling,
-            received_at: at,
-            quota: held.quota,
-            idempotency_key,
-            body: Arc::from(body),
-            in_doubt: self.in_doubt.clone(),
+        let principal = &*principal;
+        let result = async {
+            let (channel, lane) = self.acquire(principal, arrival).await?;
+            let job = Job {
+                org: principal.org.clone(),
+                environment: principal.environment,
+                key_id: principal.key_id.to_string(),
+                invoice,
+                ceiling,
+                received_at: at,
+                quota: held.quota,
+                idempotency_key,
+                body: Arc::from(body),
+                in_doubt: self.in_doubt.clone(),
+            };
+            let entry = self.run(channel, lane, job, held).await?;
+            let warnings = self.warnings(&entry).await;
+            Ok(Certified {
+                entry,
+                replayed: false,
+                warnings,
+            })
         };
-        let entry = self.run(channel, lane, job, held).await?;
-        let warnings = self.warnings(&entry).await;
-        Ok(Certified {
-            entry,
-            replayed: false,
-            warnings,
-        })
+        Attempt::Done(result.await)
     }
 
     /// Arrive: damage found in the journal stops certification before anything (503, 160);

@@ -240,6 +240,65 @@ async fn disabling_a_key_takes_effect_on_the_next_request() {
     let lookup = get(api.addr(), "/api/v1/Invoice/D-1", Some(&api.key)).await;
     assert_eq!(lookup.status, 200, "{}", lookup.body);
     assert_eq!(api.quota_used(), 3);
+
+    // Used just before (the gateway remembers a key that matched), then disabled: 401 even
+    // for a request the gateway would refuse for another reason before certifying it.
+    let bearer = format!("Bearer {}", api.key);
+    let mut bad = invoice("D-4");
+    bad["items"][0]["taxGroup"] = json!("Z");
+    let response = post_with_auth(&api, Some(&bearer), &bad).await;
+    assert_error(&response, 400, 43);
+    api.cli_ok(&["key", "disable", id]);
+    let refused = post_with_auth(&api, Some(&bearer), &bad).await;
+    assert_unauthorized(
+        &refused,
+        102,
+        "disabled key, invalid invoice",
+        parts(&api.key).1,
+    );
+    api.cli_ok(&["key", "enable", id]);
+    let response = post_invoice(api.addr(), &api.key, &invoice("D-4")).await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    api.cli_ok(&["key", "disable", id]);
+    let text = request(
+        api.addr(),
+        "POST",
+        "/api/v1/Invoice",
+        &[("Content-Type", "text/plain"), ("Authorization", &bearer)],
+        Some(b"D-5"),
+    )
+    .await;
+    assert_unauthorized(&text, 102, "disabled key, not JSON", parts(&api.key).1);
+    assert_eq!(api.quota_used(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_organization_moved_to_another_box_certifies_its_next_invoice_there() {
+    let mut api = ApiSetup::start(None).await;
+    let _second = common::second_box(&mut api.gateway).await;
+    let response = post_invoice(api.addr(), &api.key, &invoice("MV-1")).await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    assert_eq!(response.json["nim"], "SIM0000001", "{}", response.body);
+    // Moved while the service runs, its key used just before: the next invoice goes to the
+    // box the organization names now, and is counted there.
+    api.cli_ok(&["org", "update", "acme", "--device", "shop2"]);
+    let response = post_invoice(api.addr(), &api.key, &invoice("MV-2")).await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    assert_eq!(
+        response.json["nim"], "SIM0000002",
+        "certified on the box the organization names now: {}",
+        response.body
+    );
+    assert_eq!(counters_of(&response), (1, 1, "FV".into()));
+    // And back: the register answers for both, whichever box certified them.
+    api.cli_ok(&["org", "update", "acme", "--device", "shop"]);
+    let response = post_invoice(api.addr(), &api.key, &invoice("MV-3")).await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    assert_eq!(response.json["nim"], "SIM0000001", "{}", response.body);
+    let replay = post_invoice(api.addr(), &api.key, &invoice("MV-2")).await;
+    assert_eq!(replay.status, 200, "{}", replay.body);
+    assert_eq!(replay.json["nim"], "SIM0000002", "{}", replay.body);
+    assert_eq!(api.quota_used(), 3);
 }
 
 #[tokio::test(flavor = "multi_thread")]

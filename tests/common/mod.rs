@@ -1200,6 +1200,16 @@ pub fn context_switches(pid: u32) -> u64 {
 /// restarts the gateway on it (SIGTERM, clean exit asserted) and adds organization `id` on it
 /// with a key; returns the simulator and the key.
 pub async fn second_shop(gateway: &mut Gateway, id: &str) -> (Sim, String) {
+    let sim = second_box(gateway).await;
+    let root = gateway.dir.clone();
+    let key =
+        tokio::task::block_in_place(|| add_org_with_key(&root, &gateway.config, id, "shop2", None));
+    (sim, key)
+}
+
+/// [`second_shop`] without an organization: the box `shop2` (NIM `SIM0000002`, the same
+/// NIF) in `gateway`'s configuration, the gateway restarted on it.
+pub async fn second_box(gateway: &mut Gateway) -> Sim {
     let dir = gateway.dir.join("second-shop");
     std::fs::create_dir_all(&dir).expect("second shop folder");
     // A box of its own: its own NIM (same NIF: one NIF may certify on several devices).
@@ -1216,9 +1226,7 @@ pub async fn second_shop(gateway: &mut Gateway, id: &str) -> (Sim, String) {
     let root = gateway.dir.clone();
     *gateway = Gateway::start(&root, &config);
     gateway.wait_ready().await;
-    let key =
-        tokio::task::block_in_place(|| add_org_with_key(&root, &gateway.config, id, "shop2", None));
-    (sim, key)
+    sim
 }
 
 /// Sends SIGTERM to `pid` (no `kill` program needed: Debian's procps may be missing).

@@ -5,8 +5,15 @@
 //! cannot both take what is left of it). All are released when the guard is dropped, whatever
 //! the outcome; a success has by then been journaled, and the journal's entry is what counts
 //! from there on.
+//!
+//! Each release is counted, per shard of the claims' keys ([`Claims::mark`]): admission reads
+//! the store once, before it claims, and reads again only what a claim released in between
+//! may have changed. A claim is released after its certification is committed, so a release
+//! of the same key before the mark was taken happened before the read, which sees its
+//! entry; one after the mark changes the mark's shard ([`Claims::released_since`]).
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rust_decimal::Decimal;
@@ -28,11 +35,56 @@ pub struct Claims {
     credits: Mutex<HashMap<OriginalKey, Vec<(String, Decimal)>>>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct ClaimState {
     in_flight: HashSet<RnKey>,
     idempotency_keys: HashSet<RnKey>,
     reserved: HashMap<(String, i32), u64>,
+    /// Releases counted per shard of the claims' keys ([`shard`]).
+    releases: Box<[u64; SHARDS]>,
+}
+
+impl Default for ClaimState {
+    fn default() -> ClaimState {
+        ClaimState {
+            in_flight: HashSet::new(),
+            idempotency_keys: HashSet::new(),
+            reserved: HashMap::new(),
+            releases: Box::new([0; SHARDS]),
+        }
+    }
+}
+
+/// Shards of the release counts: enough that a release of another key rarely shares one.
+const SHARDS: usize = 1024;
+
+/// What a claim holds, as its release is counted.
+#[derive(Debug, Clone, Copy)]
+pub enum Claimed<'a> {
+    /// An rn of an organization in an environment.
+    Rn(&'a str, Environment, &'a str),
+    /// An `Idempotency-Key` of an organization in an environment.
+    IdempotencyKey(&'a str, Environment, &'a str),
+    /// The quota of an organization in a year.
+    Quota(&'a str, i32),
+}
+
+/// The shard of the release counts that `claimed` falls in.
+fn shard(claimed: Claimed<'_>) -> usize {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    match claimed {
+        Claimed::Rn(org, env, rn) => (0u8, org, env, rn).hash(&mut hasher),
+        Claimed::IdempotencyKey(org, env, key) => (1u8, org, env, key).hash(&mut hasher),
+        Claimed::Quota(org, year) => (2u8, org, year).hash(&mut hasher),
+    }
+    (hasher.finish() % SHARDS as u64) as usize
+}
+
+/// The count of releases of a shard when it was taken ([`Claims::mark`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    shard: usize,
+    releases: u64,
 }
 
 /// Holds an rn (or an `Idempotency-Key`) in flight until dropped.
@@ -143,6 +195,23 @@ impl Claims {
         })
     }
 
+    /// The releases counted so far in the shard of `claimed`: taken before a read of the
+    /// store that a claim of it depends on.
+    pub fn mark(&self, claimed: Claimed<'_>) -> Mark {
+        let shard = shard(claimed);
+        Mark {
+            shard,
+            releases: self.lock().releases[shard],
+        }
+    }
+
+    /// Whether a claim of `mark`'s shard was released since the mark was taken: what the
+    /// read made after it says may be out of date (a release of another key of the shard
+    /// says so too, needlessly).
+    pub fn released_since(&self, mark: Mark) -> bool {
+        self.lock().releases[mark.shard] != mark.releases
+    }
+
     /// Whether `rn` is in flight.
     pub fn rn_in_flight(&self, org: &str, env: Environment, rn: &str) -> bool {
         self.lock()
@@ -185,12 +254,20 @@ impl Claims {
 
 impl Drop for RnClaim {
     fn drop(&mut self) {
+        let (org, env, key) = (self.key.0.as_str(), self.key.1, self.key.2.as_str());
+        let claimed = if self.idempotency {
+            Claimed::IdempotencyKey(org, env, key)
+        } else {
+            Claimed::Rn(org, env, key)
+        };
         let mut state = self.claims.lock();
         if self.idempotency {
             state.idempotency_keys.remove(&self.key);
         } else {
             state.in_flight.remove(&self.key);
         }
+        let at = shard(claimed);
+        state.releases[at] = state.releases[at].wrapping_add(1);
     }
 }
 
@@ -210,6 +287,7 @@ impl Drop for CreditClaim {
 
 impl Drop for QuotaClaim {
     fn drop(&mut self) {
+        let at = shard(Claimed::Quota(&self.key.0, self.key.1));
         let mut state = self.claims.lock();
         if let Some(count) = state.reserved.get_mut(&self.key) {
             *count = count.saturating_sub(1);
@@ -217,6 +295,7 @@ impl Drop for QuotaClaim {
                 state.reserved.remove(&self.key);
             }
         }
+        state.releases[at] = state.releases[at].wrapping_add(1);
     }
 }
 
@@ -260,6 +339,75 @@ mod tests {
             .claim_idempotency_key("demo", Environment::Production, "K1")
             .is_some());
         assert!(claims.rn_in_flight("demo", Environment::Production, "K1"));
+    }
+
+    #[test]
+    fn a_release_after_the_mark_is_seen_and_one_before_is_not() {
+        let claims = Arc::new(Claims::default());
+        let (env, rn) = (
+            Environment::Production,
+            Claimed::Rn("demo", Environment::Production, "F1"),
+        );
+        // Released before the mark: its certification was committed before the read that
+        // follows the mark, which sees it; nothing to read again.
+        drop(claims.claim_rn("demo", env, "F1"));
+        let mark = claims.mark(rn);
+        assert!(!claims.released_since(mark));
+        // Another request holds F1 while this one reads the store; it finishes (releases)
+        // before this one claims F1: the mark says to read again.
+        let other = claims.claim_rn("demo", env, "F1");
+        let mark = claims.mark(rn);
+        assert!(!claims.released_since(mark));
+        drop(other);
+        let mine = claims.claim_rn("demo", env, "F1");
+        assert!(mine.is_some());
+        assert!(claims.released_since(mark));
+        // Any release after a mark is seen by it, whoever released.
+        let mark = claims.mark(rn);
+        drop(mine);
+        assert!(claims.released_since(mark));
+        // An Idempotency-Key and a quota unit are counted apart from the rn of the same text.
+        let key = Claimed::IdempotencyKey("demo", env, "F1");
+        let quota = Claimed::Quota("demo", 2026);
+        let (key_mark, quota_mark) = (claims.mark(key), claims.mark(quota));
+        let held = claims.claim_idempotency_key("demo", env, "F1");
+        let unit = claims.reserve_quota("demo", 2026, 0, 10);
+        assert!(!claims.released_since(key_mark) && !claims.released_since(quota_mark));
+        drop(held);
+        assert!(claims.released_since(key_mark));
+        assert!(!claims.released_since(quota_mark));
+        drop(unit);
+        assert!(claims.released_since(quota_mark));
+    }
+
+    #[test]
+    fn release_marks_see_a_concurrent_release() {
+        // A thread finishes F1 (its claim released) while this one reads: whatever the
+        // interleaving, either this one's claim fails, or the release came after the mark,
+        // or it came before (then the read was after it).
+        for _ in 0..200 {
+            let claims = Arc::new(Claims::default());
+            let env = Environment::Production;
+            let held = claims.claim_rn("demo", env, "F1");
+            let committed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let other = {
+                let committed = Arc::clone(&committed);
+                std::thread::spawn(move || {
+                    committed.store(true, std::sync::atomic::Ordering::SeqCst);
+                    drop(held);
+                })
+            };
+            let mark = claims.mark(Claimed::Rn("demo", env, "F1"));
+            let read_saw_it = committed.load(std::sync::atomic::Ordering::SeqCst);
+            let mine = claims.claim_rn("demo", env, "F1");
+            other.join().unwrap();
+            if mine.is_some() {
+                assert!(
+                    read_saw_it || claims.released_since(mark),
+                    "claimed an rn released after the read without reading again"
+                );
+            }
+        }
     }
 
     #[test]

@@ -7,12 +7,19 @@
 //! released whatever the outcome: a success has been journaled by then, and the register is
 //! what counts from there on.
 //!
-//! Every step that reads the store (sled) runs on the blocking pool, never on the runtime's
+//! Every step that reads the store runs on the blocking pool, never on the runtime's
 //! workers: [`Admission::authenticate`], [`Admission::admit`] and [`Admission::lookup`] each
 //! make one hop there, with what they need of the request ([`Asked`]).
+//!
+//! A certified invoice costs admission one read of the store ([`crate::store::AdmissionView`]:
+//! one statement on PostgreSQL): its key, remembered since it last matched
+//! (`principals.rs`), is confirmed in the same read as its rn, its `Idempotency-Key` and
+//! its quota; the claims' release marks (`claims.rs`) say when something must be read again
+//! after claiming (docs/design.md §11).
 
 mod ceiling;
 mod claims;
+mod principals;
 
 use std::sync::Arc;
 
@@ -23,13 +30,16 @@ use crate::certify::invoice::ValidInvoice;
 use crate::certify::register_writer::blocking;
 use crate::certify::{AuthFailure, CertifierSettings, CertifyError};
 use crate::keys::{self, PresentedKey};
-use crate::model::{Environment, KeyId, Organization, Plan, RegisterEntry};
-use crate::store::Store;
+use crate::model::{
+    Environment, IdempotencyBinding, KeyId, KeyRecord, Organization, Plan, RegisterEntry,
+};
+use crate::store::{AdmissionAsk, Store};
 pub use ceiling::Ceiling;
-use claims::{Claims, CreditClaim, QuotaClaim, RnClaim};
+use claims::{Claimed, Claims, CreditClaim, Mark, QuotaClaim, RnClaim};
+use principals::Principals;
 
 /// Who is calling: the organization and key behind a valid, enabled API key.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Principal {
     /// The key's organization.
     pub org: Organization,
@@ -37,6 +47,35 @@ pub struct Principal {
     pub key_id: KeyId,
     /// Production or Sandbox.
     pub environment: Environment,
+    /// The SHA-256 of the key's secret, as it matched (to tell the same key read again).
+    key_sha256: String,
+    /// Whether it was remembered (`principals.rs`), not read for this request: admission's
+    /// read confirms it ([`Admission::recheck`] where an answer comes before).
+    pub(in crate::certify) remembered: bool,
+}
+
+impl Principal {
+    /// The principal of `record` (enabled, its secret matched) in `org`.
+    fn of(record: &KeyRecord, org: Organization, remembered: bool) -> Principal {
+        Principal {
+            org,
+            key_id: record.id.clone(),
+            environment: record.environment,
+            key_sha256: record.secret_sha256.clone(),
+            remembered,
+        }
+    }
+}
+
+impl std::fmt::Debug for Principal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Principal")
+            .field("org", &self.org)
+            .field("key_id", &self.key_id)
+            .field("environment", &self.environment)
+            .field("remembered", &self.remembered)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What admission decided for a valid invoice.
@@ -45,6 +84,10 @@ pub(crate) enum Admitted {
     Replay(Box<RegisterEntry>),
     /// It may go to its channel, under its ceiling; the claims are held until the answer.
     Go(Box<(Held, Ceiling)>),
+    /// The key's organization is not what the principal says (it changed since the key was
+    /// remembered): the principal as it is now; nothing is held, the invoice is to be
+    /// validated and admitted again as the organization now is.
+    Moved(Box<Principal>),
 }
 
 /// The claims of one admitted invoice, released when dropped.
@@ -89,14 +132,19 @@ impl Asked {
 pub(crate) struct Admission {
     store: Arc<Store>,
     claims: Arc<Claims>,
+    principals: Arc<Principals>,
     quotas: CertifierSettings,
 }
+
+/// How many times admission reads the quota again while units are released around it.
+const QUOTA_READS: usize = 3;
 
 impl Admission {
     pub(crate) fn new(store: Arc<Store>, quotas: CertifierSettings) -> Admission {
         Admission {
             store,
             claims: Arc::new(Claims::default()),
+            principals: Arc::new(Principals::default()),
             quotas,
         }
     }
@@ -109,36 +157,111 @@ impl Admission {
         })
     }
 
-    /// Resolves the `Authorization` header to a principal. The key is checked in constant
-    /// time and never logged.
+    /// Resolves the `Authorization` header to a principal, read from the store. The key is
+    /// checked in constant time and never logged.
     pub(crate) async fn authenticate(
         &self,
         authorization: Option<&str>,
     ) -> Result<Principal, CertifyError> {
-        let invalid = || CertifyError::Unauthorized(AuthFailure::Invalid);
-        let header = authorization.ok_or(CertifyError::Unauthorized(AuthFailure::Missing))?;
-        let text = keys::bearer(header).ok_or(CertifyError::Unauthorized(AuthFailure::Missing))?;
-        let presented = keys::parse(text).map_err(|_| invalid())?;
+        let presented = presented(authorization)?;
         let this = self.clone();
         blocking(&self.store, move |_| Ok(this.principal_of(&presented))).await?
     }
 
-    /// The principal behind `presented`, from the store (blocking).
+    /// [`Admission::authenticate`] for an invoice to admit: a key that matched before is
+    /// remembered, without a read ([`Admission::admit`] confirms it).
+    pub(crate) async fn authenticate_remembered(
+        &self,
+        authorization: Option<&str>,
+    ) -> Result<Principal, CertifyError> {
+        let presented = presented(authorization)?;
+        if let Some(principal) = self.principals.recall(&presented) {
+            return Ok(principal);
+        }
+        let this = self.clone();
+        blocking(&self.store, move |_| Ok(this.principal_of(&presented))).await?
+    }
+
+    /// The principal behind `presented`, from the store (blocking): remembered when its key
+    /// is good, forgotten when the key is gone or disabled (not for a wrong secret: the key
+    /// itself may be good).
     fn principal_of(&self, presented: &PresentedKey) -> Result<Principal, CertifyError> {
-        let invalid = || CertifyError::Unauthorized(AuthFailure::Invalid);
-        let record = self.store.key(&presented.id)?.ok_or_else(invalid)?;
+        let refused = |failure| {
+            self.principals.forget(&presented.id);
+            Err(CertifyError::Unauthorized(failure))
+        };
+        let Some(record) = self.store.key(&presented.id)? else {
+            return refused(AuthFailure::Invalid);
+        };
         if !presented.matches(&record) {
-            return Err(invalid());
+            return Err(CertifyError::Unauthorized(AuthFailure::Invalid));
         }
         if !record.enabled {
-            return Err(CertifyError::Unauthorized(AuthFailure::Disabled));
+            return refused(AuthFailure::Disabled);
         }
-        let org = self.store.organization(&record.org)?.ok_or_else(invalid)?;
-        Ok(Principal {
-            org,
-            key_id: record.id,
-            environment: record.environment,
+        let Some(org) = self.store.organization(&record.org)? else {
+            return refused(AuthFailure::Invalid);
+        };
+        self.principals.remember(&record, &org);
+        Ok(Principal::of(&record, org, false))
+    }
+
+    /// A remembered `principal`'s key as the store has it now: 401 when it is refused now,
+    /// the principal as it now is when its organization changed, `None` when nothing did (or
+    /// the principal was read for this request).
+    pub(crate) async fn recheck(
+        &self,
+        principal: &Principal,
+    ) -> Result<Option<Principal>, CertifyError> {
+        if !principal.remembered {
+            return Ok(None);
+        }
+        let (this, principal) = (self.clone(), principal.clone());
+        blocking(&self.store, move |_| {
+            let key = this.store.key(&principal.key_id)?;
+            let org = match &key {
+                Some(key) => this.store.organization(&key.org)?,
+                None => None,
+            };
+            Ok(this.confirm(&principal, key.as_ref(), org))
         })
+        .await?
+    }
+
+    /// `principal` against its key and organization as the store has them now: 401 (the key
+    /// forgotten) when the key is gone, disabled or another; the principal as it now is when
+    /// its organization changed (remembered so); `None` when nothing did.
+    fn confirm(
+        &self,
+        principal: &Principal,
+        key: Option<&KeyRecord>,
+        org: Option<Organization>,
+    ) -> Result<Option<Principal>, CertifyError> {
+        let refused = |failure| {
+            self.principals.forget(&principal.key_id);
+            Err(CertifyError::Unauthorized(failure))
+        };
+        let Some(key) = key else {
+            return refused(AuthFailure::Invalid);
+        };
+        let same = key.id == principal.key_id
+            && key.secret_sha256 == principal.key_sha256
+            && key.org == principal.org.id
+            && key.environment == principal.environment;
+        if !same {
+            return refused(AuthFailure::Invalid);
+        }
+        if !key.enabled {
+            return refused(AuthFailure::Disabled);
+        }
+        let Some(org) = org else {
+            return refused(AuthFailure::Invalid);
+        };
+        if org == principal.org {
+            return Ok(None);
+        }
+        self.principals.remember(key, &org);
+        Ok(Some(Principal::of(key, org, false)))
     }
 
     /// Admits `invoice` (valid) of `principal`: replay, conflict, or the claims it goes with.
@@ -157,7 +280,8 @@ impl Admission {
         .await?
     }
 
-    /// [`Admission::admit`], reading the store (blocking).
+    /// [`Admission::admit`], reading the store (blocking): one read ([`Store::admission_view`])
+    /// unless a claim was released meanwhile that the answer depends on.
     fn admit_now(
         &self,
         principal: &Principal,
@@ -166,42 +290,65 @@ impl Admission {
         received_at: DateTime<Utc>,
     ) -> Result<Admitted, CertifyError> {
         let (org, env, rn) = (&principal.org, principal.environment, &invoice.rn);
-        let key_claim = idempotency_key
-            .map(|key| self.claim_idempotency_key(principal, invoice, key))
-            .transpose()?;
-        if let Some(entry) = self.replay(principal, invoice)? {
+        let production = env == Environment::Production;
+        let year = production.then(|| received_at.with_timezone(&self.quotas.offset).year());
+        // Taken before the read: a claim released after them is read again after claiming.
+        let rn_mark = self.claims.mark(Claimed::Rn(&org.id, env, rn));
+        let key_mark =
+            idempotency_key.map(|key| self.claims.mark(Claimed::IdempotencyKey(&org.id, env, key)));
+        let quota_mark = year.map(|year| self.claims.mark(Claimed::Quota(&org.id, year)));
+        let view = self.store.admission_view(&AdmissionAsk {
+            key_id: principal.key_id.clone(),
+            org: org.id.clone(),
+            environment: env,
+            rn: rn.clone(),
+            idempotency_key: idempotency_key.map(str::to_owned),
+            device: production.then(|| org.device.clone()),
+            quota_year: year,
+        })?;
+        if let Some(fresh) = self.confirm(principal, view.key.as_ref(), view.org)? {
+            return Ok(Admitted::Moved(Box::new(fresh)));
+        }
+        let key_claim = match (idempotency_key, key_mark) {
+            (Some(key), Some(mark)) => {
+                Some(self.claim_idempotency_key(principal, invoice, key, view.binding, mark)?)
+            }
+            _ => None,
+        };
+        if let Some(entry) = replayed(invoice, view.entry)? {
             return Ok(Admitted::Replay(Box::new(entry)));
         }
         // An rn the device certified and the register lost (an acknowledged register behind
         // its box named it): never certified again (before quota and device).
-        if env == Environment::Production {
-            if let Some(number) = self.store.lost_rn(&org.device, rn)? {
-                return Err(CertifyError::LostRn {
-                    rn: rn.clone(),
-                    number,
-                });
-            }
+        if let Some(number) = view.lost {
+            return Err(CertifyError::LostRn {
+                rn: rn.clone(),
+                number,
+            });
         }
-        if self.store.open_intent_for(&org.id, env, rn)?.is_some() {
+        if view.open_intent.is_some() {
             return Err(CertifyError::InFlight { rn: rn.clone() });
         }
         let rn_claim = self
             .claims
             .claim_rn(&org.id, env, rn)
             .ok_or_else(|| CertifyError::InFlight { rn: rn.clone() })?;
-        // Another request may have finished this rn between the check and the claim.
-        if let Some(entry) = self.replay(principal, invoice)? {
-            return Ok(Admitted::Replay(Box::new(entry)));
+        // Another request may have finished this rn between the read and the claim: it
+        // released its claim after its certification was committed.
+        if self.claims.released_since(rn_mark) {
+            if let Some(entry) = self.replay(principal, invoice)? {
+                return Ok(Admitted::Replay(Box::new(entry)));
+            }
         }
         // After the replays (an invoice certified before a limit changed still answers), before
         // the quota (a refusal uses none).
         let (ceiling, credit_claim) = self.plausible(principal, invoice)?;
-        let (quota_claim, quota) = match env {
-            Environment::Sandbox => (None, None),
-            Environment::Production => {
-                let (claim, limit) = self.reserve_quota(org, received_at)?;
+        let (quota_claim, quota) = match (year, quota_mark) {
+            (Some(year), Some(mark)) => {
+                let (claim, limit) = self.reserve_quota(org, year, view.quota_used, mark)?;
                 (Some(claim), Some(limit))
             }
+            _ => (None, None),
         };
         Ok(Admitted::Go(Box::new((
             Held {
@@ -253,24 +400,34 @@ impl Admission {
     }
 
     /// The same key with another request is refused (422), even under another rn; the same
-    /// key in flight is 409.
+    /// key in flight is 409. `bound` is the key's binding as read after `mark`.
     fn claim_idempotency_key(
         &self,
         principal: &Principal,
         invoice: &Asked,
         key: &str,
+        bound: Option<IdempotencyBinding>,
+        mark: Mark,
     ) -> Result<RnClaim, CertifyError> {
         let (org, env) = (&principal.org.id, principal.environment);
-        if let Some(bound) = self.store.idempotency_binding(org, env, key)? {
-            if bound.request_digest != invoice.digest {
-                return Err(CertifyError::IdempotencyKeyReused { rn: bound.rn });
+        let reused = |bound: Option<IdempotencyBinding>| match bound {
+            Some(bound) if bound.request_digest != invoice.digest => {
+                Err(CertifyError::IdempotencyKeyReused { rn: bound.rn })
             }
-        }
-        self.claims
+            _ => Ok(()),
+        };
+        reused(bound)?;
+        let claim = self
+            .claims
             .claim_idempotency_key(org, env, key)
             .ok_or_else(|| CertifyError::InFlight {
                 rn: invoice.rn.clone(),
-            })
+            })?;
+        // A request with this key that finished since the read may have bound it.
+        if self.claims.released_since(mark) {
+            reused(self.store.idempotency_binding(org, env, key)?)?;
+        }
+        Ok(claim)
     }
 
     /// The entry of this rn when it was certified with the same content; 409 with another.
@@ -280,29 +437,56 @@ impl Admission {
         invoice: &Asked,
     ) -> Result<Option<RegisterEntry>, CertifyError> {
         let (org, env) = (&principal.org.id, principal.environment);
-        match self.store.entry_by_rn(org, env, &invoice.rn)? {
-            Some(entry) if entry.request.request_digest == invoice.digest => Ok(Some(entry)),
-            Some(_) => Err(CertifyError::DuplicateRn {
-                rn: invoice.rn.clone(),
-            }),
-            None => Ok(None),
-        }
+        replayed(invoice, self.store.entry_by_rn(org, env, &invoice.rn)?)
     }
 
-    /// One unit of `org`'s quota of the year of `at` (429 when none is left).
+    /// One unit of `org`'s quota of `year` (429 when none is left), `used` as read after
+    /// `mark`: read again while units were released meanwhile (certified, they are in the
+    /// store now and no longer reserved).
     fn reserve_quota(
         &self,
         org: &Organization,
-        at: DateTime<Utc>,
+        year: i32,
+        mut used: u64,
+        mut mark: Mark,
     ) -> Result<(QuotaClaim, crate::store::QuotaClaim), CertifyError> {
-        let year = at.with_timezone(&self.quotas.offset).year();
-        let used = self.store.quota_used(&org.id, year)?;
         let quota = self.quota_of(org);
-        let claim = self
-            .claims
-            .reserve_quota(&org.id, year, used, quota)
-            .ok_or(CertifyError::QuotaExhausted { used, quota, year })?;
-        Ok((claim, crate::store::QuotaClaim { year, quota }))
+        let mut reads = 1;
+        loop {
+            let claim = self
+                .claims
+                .reserve_quota(&org.id, year, used, quota)
+                .ok_or(CertifyError::QuotaExhausted { used, quota, year })?;
+            if reads >= QUOTA_READS || !self.claims.released_since(mark) {
+                return Ok((claim, crate::store::QuotaClaim { year, quota }));
+            }
+            drop(claim);
+            mark = self.claims.mark(Claimed::Quota(&org.id, year));
+            used = self.store.quota_used(&org.id, year)?;
+            reads += 1;
+        }
+    }
+}
+
+/// The key of the `Authorization` header (401 without one, or with a malformed one).
+fn presented(authorization: Option<&str>) -> Result<PresentedKey, CertifyError> {
+    let header = authorization.ok_or(CertifyError::Unauthorized(AuthFailure::Missing))?;
+    let text = keys::bearer(header).ok_or(CertifyError::Unauthorized(AuthFailure::Missing))?;
+    keys::parse(text).map_err(|_| CertifyError::Unauthorized(AuthFailure::Invalid))
+}
+
+/// `entry` (the rn's, as read) when it is `invoice` certified with the same content; 409 with
+/// another content.
+fn replayed(
+    invoice: &Asked,
+    entry: Option<RegisterEntry>,
+) -> Result<Option<RegisterEntry>, CertifyError> {
+    match entry {
+        Some(entry) if entry.request.request_digest == invoice.digest => Ok(Some(entry)),
+        Some(_) => Err(CertifyError::DuplicateRn {
+            rn: invoice.rn.clone(),
+        }),
+        None => Ok(None),
     }
 }
 
