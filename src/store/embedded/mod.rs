@@ -274,8 +274,10 @@ pub struct VerifyReport {
     /// to hash to its request digest. Absent from reports of 1.4.0 and before.
     #[serde(default)]
     pub invoices_kept: u64,
-    /// Lowercase hex SHA-256 of the last record's payload (64 zeros when empty); empty for
-    /// a register in PostgreSQL, which has one chain per organization.
+    /// Lowercase hex SHA-256 of the last record's payload (64 zeros when empty); empty, and
+    /// left out of the JSON, for a register in PostgreSQL, which has one chain per
+    /// organization.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub head_sha256: String,
     /// For a register in PostgreSQL: the organizations whose chain was recomputed (and
     /// `records` is its entries). Absent for the embedded store's journal.
