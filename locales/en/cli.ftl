@@ -365,6 +365,7 @@ cli-check-state-dir-not-writable = this account ({ $user }) cannot write to the 
 cli-check-state-dir-readable = the state directory { $dir } can be read by other users (mode { $mode }): they see the register and the digests of the keys. Fix: chmod 700 { $dir }
 cli-check-service-running = the service is running (its admin socket answers): the boxes are asked through it, since it holds their ports
 cli-check-service-stopped = the service is stopped (no admin socket answers): the boxes' ports are opened here, read-only
+cli-check-service-stopped-no-box = the service is stopped (no admin socket answers)
 cli-check-service-unusable = the admin socket cannot be used by this account ({ $user }): { $reason }. Run the check as root or as the service's account
 cli-check-no-device = no device configured: the bundled simulator certifies, nothing is fiscal. To certify, add a [[devices]] block (docs/configuration.md)
 cli-check-no-device-demo-off = no device configured (demo = false): the gateway certifies no invoice. To certify, uncomment and fill in the [[devices]] block (docs/install.md, 2.2), then restart the service

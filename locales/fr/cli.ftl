@@ -365,6 +365,7 @@ cli-check-state-dir-not-writable = ce compte ({ $user }) ne peut pas écrire dan
 cli-check-state-dir-readable = le répertoire d'état { $dir } est lisible par d'autres utilisateurs (mode { $mode }) : ils voient le registre et les empreintes des clés. Correction : chmod 700 { $dir }
 cli-check-service-running = service en marche (son socket d'administration répond) : les boîtiers sont interrogés à travers lui, qui tient leurs ports
 cli-check-service-stopped = service arrêté (aucun socket d'administration ne répond) : les ports des boîtiers sont ouverts ici, en lecture seule
+cli-check-service-stopped-no-box = service arrêté (aucun socket d'administration ne répond)
 cli-check-service-unusable = le socket d'administration ne peut pas servir à ce compte ({ $user }) : { $reason }. Lancez la vérification en root ou sous le compte du service
 cli-check-no-device = aucun appareil configuré : le simulateur intégré certifie, rien n'est fiscal. Pour certifier, ajoutez un bloc [[devices]] (docs/configuration.md)
 cli-check-no-device-demo-off = aucun appareil configuré (demo = false) : la passerelle ne certifie aucune facture. Pour certifier, décommentez et complétez le bloc [[devices]] (docs/install.md, 2.2), puis redémarrez le service

@@ -6,7 +6,7 @@
 use crate::admin::{socket, AdminRequest};
 use crate::alerts::{try_relay, RelayFailureKind};
 use crate::certify::new_web_api_channel;
-use crate::config::{Config, DeviceEntry};
+use crate::config::{Config, DeviceEntry, DeviceKind};
 use crate::i18n::{Lang, Localized, Message};
 use crate::model::ProbeReport;
 use crate::msg;
@@ -35,10 +35,15 @@ pub(super) fn service(config: &Config, lang: Lang) -> (Service, Finding) {
             Service::Running,
             finding(Level::Note, msg!("cli-check-service-running")),
         ),
-        Ok(None) => (
-            Service::Stopped,
-            finding(Level::Note, msg!("cli-check-service-stopped")),
-        ),
+        Ok(None) => {
+            let has_box = config.devices.iter().any(|d| d.kind == DeviceKind::Box);
+            let said = if has_box {
+                msg!("cli-check-service-stopped")
+            } else {
+                msg!("cli-check-service-stopped-no-box")
+            };
+            (Service::Stopped, finding(Level::Note, said))
+        }
         Err(error) => (
             Service::Unusable,
             finding(
