@@ -219,23 +219,28 @@ impl Claims {
             .contains(&(org.to_string(), env, rn.to_string()))
     }
 
-    /// Reserves one unit of `org`'s quota of `year` when `used + reserved < quota`;
-    /// `None` when the quota would be exceeded.
-    pub fn reserve_quota(
+    /// One unit of `org`'s quota of `year`, `used` read after `mark`: every release of the
+    /// mark's shard since counts as used too (a unit certified after the read is in neither
+    /// `used` nor the reservations; an abandoned one, or another key's of the shard, is
+    /// counted needlessly), in the same lock as the reservation. `Err` with the releases
+    /// counted when no unit is left on that count.
+    pub fn reserve_quota_since(
         self: &Arc<Self>,
         org: &str,
         year: i32,
         used: u64,
         quota: u64,
-    ) -> Option<QuotaClaim> {
+        mark: Mark,
+    ) -> Result<QuotaClaim, u64> {
         let key = (org.to_string(), year);
         let mut state = self.lock();
+        let released = state.releases[mark.shard].wrapping_sub(mark.releases);
         let reserved = state.reserved.entry(key.clone()).or_insert(0);
-        if used.saturating_add(*reserved) >= quota {
-            return None;
+        if used.saturating_add(released).saturating_add(*reserved) >= quota {
+            return Err(released);
         }
         *reserved += 1;
-        Some(QuotaClaim {
+        Ok(QuotaClaim {
             claims: Arc::clone(self),
             key,
         })
@@ -371,7 +376,7 @@ mod tests {
         let quota = Claimed::Quota("demo", 2026);
         let (key_mark, quota_mark) = (claims.mark(key), claims.mark(quota));
         let held = claims.claim_idempotency_key("demo", env, "F1");
-        let unit = claims.reserve_quota("demo", 2026, 0, 10);
+        let unit = claims.reserve_quota_since("demo", 2026, 0, 10, quota_mark);
         assert!(!claims.released_since(key_mark) && !claims.released_since(quota_mark));
         drop(held);
         assert!(claims.released_since(key_mark));
@@ -447,15 +452,53 @@ mod tests {
     #[test]
     fn reservations_count_against_the_quota_and_are_released() {
         let claims = Arc::new(Claims::default());
-        let a = claims.reserve_quota("demo", 2026, 8, 10);
-        let b = claims.reserve_quota("demo", 2026, 8, 10);
-        assert!(a.is_some() && b.is_some());
-        assert!(claims.reserve_quota("demo", 2026, 8, 10).is_none());
+        let unit = |used, quota| {
+            let mark = claims.mark(Claimed::Quota("demo", 2026));
+            claims.reserve_quota_since("demo", 2026, used, quota, mark)
+        };
+        let a = unit(8, 10);
+        let b = unit(8, 10);
+        assert!(a.is_ok() && b.is_ok());
+        assert_eq!(unit(8, 10).err(), Some(0), "none left, nothing moving");
         assert_eq!(claims.reserved("demo", 2026), 2);
         drop(a);
         assert_eq!(claims.reserved("demo", 2026), 1);
-        assert!(claims.reserve_quota("demo", 2026, 8, 10).is_some());
+        assert!(unit(8, 10).is_ok());
         // Another year has its own quota.
-        assert!(claims.reserve_quota("demo", 2027, 0, 1).is_some());
+        let mark = claims.mark(Claimed::Quota("demo", 2027));
+        assert!(claims.reserve_quota_since("demo", 2027, 0, 1, mark).is_ok());
+    }
+
+    #[test]
+    fn a_unit_released_after_the_mark_counts_as_used() {
+        // Read 8 used after the mark; meanwhile a unit in flight was certified (not in the
+        // 8) and released: 9 may be used, so with a quota of 10 and one reserved, none left.
+        let claims = Arc::new(Claims::default());
+        let in_flight = claims
+            .reserve_quota_since(
+                "demo",
+                2026,
+                8,
+                10,
+                claims.mark(Claimed::Quota("demo", 2026)),
+            )
+            .expect("one left");
+        let mark = claims.mark(Claimed::Quota("demo", 2026));
+        let other = claims
+            .reserve_quota_since(
+                "demo",
+                2026,
+                7,
+                10,
+                claims.mark(Claimed::Quota("demo", 2026)),
+            )
+            .expect("another");
+        drop(in_flight);
+        assert_eq!(
+            claims.reserve_quota_since("demo", 2026, 8, 10, mark).err(),
+            Some(1),
+            "8 read + 1 released since + 1 reserved = 10"
+        );
+        drop(other);
     }
 }

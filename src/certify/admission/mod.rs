@@ -453,17 +453,28 @@ impl Admission {
         let quota = self.quota_of(org);
         let mut reads = 1;
         loop {
-            let claim = self
+            match self
                 .claims
-                .reserve_quota(&org.id, year, used, quota)
-                .ok_or(CertifyError::QuotaExhausted { used, quota, year })?;
-            if reads >= QUOTA_READS || !self.claims.released_since(mark) {
-                return Ok((claim, crate::store::QuotaClaim { year, quota }));
+                .reserve_quota_since(&org.id, year, used, quota, mark)
+            {
+                Ok(claim) => return Ok((claim, crate::store::QuotaClaim { year, quota })),
+                Err(0) => return Err(CertifyError::QuotaExhausted { used, quota, year }),
+                // Near the limit while units were released around the read: each counted as
+                // used may not be; the count is read again, and after three reads still
+                // moving the invoice is refused for now (never admitted on a short count,
+                // never 429 on a long one). Nothing is reserved.
+                Err(_) if reads >= QUOTA_READS => {
+                    return Err(CertifyError::DeviceUnavailable {
+                        reason: crate::msg!("reason-quota-changing"),
+                        retry_after: std::time::Duration::from_secs(1),
+                    })
+                }
+                Err(_) => {
+                    mark = self.claims.mark(Claimed::Quota(&org.id, year));
+                    used = self.store.quota_used(&org.id, year)?;
+                    reads += 1;
+                }
             }
-            drop(claim);
-            mark = self.claims.mark(Claimed::Quota(&org.id, year));
-            used = self.store.quota_used(&org.id, year)?;
-            reads += 1;
         }
     }
 }
