@@ -188,11 +188,6 @@ const NOT_SENTENCES: &[(&str, &str, &str)] = &[
         "the certification failed unexpectedly",
         INTERNAL_DETAIL,
     ),
-    (
-        "certify/service.rs",
-        "the organization kept changing while its invoice was admitted",
-        INTERNAL_DETAIL,
-    ),
     ("certify/register_writer.rs", "store task failed: ", INTERNAL_DETAIL),
     (
         "certify/resolve.rs",

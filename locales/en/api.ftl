@@ -74,6 +74,8 @@ reason-dgi-no-answer = no answer from the DGI web API to the request; nothing wa
 reason-dgi-unreadable = the DGI's answer to the request could not be read; nothing was certified
 reason-dgi-request-expired = the DGI's request was held too long and was cancelled; nothing was certified
 reason-dgi-confirm-unreachable = the DGI could not be reached to confirm; nothing was certified
+reason-organization-changing = the organization's settings changed several times while this invoice was admitted; nothing was reserved, send it again
+reason-quota-changing = many invoices of the organization were certified while this one was admitted; nothing was reserved, send it again
 
 ## The HTTP layer (src/api)
 

@@ -531,7 +531,7 @@ config-store-schema-read-only = the schema is at version { $version }, but the r
 config-store-schema-missing = the database has no schema yet: run "emcf-gateway store migrate" as the database's owner (a service started as its owner creates it itself; docs/postgresql.md)
 config-store-schema-behind = the schema is at version { $applied }, this program expects { $binary }: run "emcf-gateway store migrate" as the database's owner before starting it
 config-store-schema-newer = the schema is at version { $applied }, newer than the { $binary } this program expects: a newer release of the gateway migrated it, and this one refuses to start on it
-config-store-schema-unreadable = the schema cannot be read: { $detail }
+config-store-schema-unreadable = the schema cannot be used: { $detail }
 
 ## store import, store export (src/cli/store_commands.rs)
 cli-store-migrated = Database schema brought up to date: version { $version } ({ $applied ->

@@ -75,6 +75,8 @@ reason-dgi-no-answer = aucune réponse de l'API web de la DGI à la demande ; r
 reason-dgi-unreadable = la réponse de la DGI à la demande est illisible ; rien n'a été certifié
 reason-dgi-request-expired = la demande auprès de la DGI a été retenue trop longtemps et a été annulée ; rien n'a été certifié
 reason-dgi-confirm-unreachable = la DGI n'a pas pu être jointe pour confirmer ; rien n'a été certifié
+reason-organization-changing = les réglages de l'organisation ont changé plusieurs fois pendant l'admission de cette facture ; rien n'a été réservé, renvoyez-la
+reason-quota-changing = de nombreuses factures de l'organisation ont été certifiées pendant l'admission de celle-ci ; rien n'a été réservé, renvoyez-la
 
 ## La couche HTTP (src/api)
 

@@ -534,7 +534,7 @@ config-store-schema-read-only = le schéma est à la version { $version }, mais 
 config-store-schema-missing = la base de données n'a pas encore de schéma : lancez « emcf-gateway store migrate » en tant que propriétaire de la base (un service démarré sous ce rôle le crée lui-même ; docs/postgresql.md)
 config-store-schema-behind = le schéma est à la version { $applied }, ce programme attend la { $binary } : lancez « emcf-gateway store migrate » en tant que propriétaire de la base avant de le démarrer
 config-store-schema-newer = le schéma est à la version { $applied }, plus récente que celle qu'attend ce programme ({ $binary }) : une version plus récente de la passerelle l'a migré, et celle-ci refuse de démarrer dessus
-config-store-schema-unreadable = le schéma ne peut pas être lu : { $detail }
+config-store-schema-unreadable = le schéma ne peut pas servir : { $detail }
 
 ## store import, store export (src/cli/store_commands.rs)
 cli-store-migrated = Schéma de la base mis à jour : version { $version } ({ $applied ->

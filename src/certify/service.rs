@@ -220,9 +220,11 @@ impl Certifier {
             };
             moves += 1;
             if moves > MAX_MOVES {
-                break Err(CertifyError::Internal(
-                    "the organization kept changing while its invoice was admitted".to_string(),
-                ));
+                // Nothing is held yet: the client may simply try again (never a 500).
+                break Err(CertifyError::DeviceUnavailable {
+                    reason: crate::msg!("reason-organization-changing"),
+                    retry_after: std::time::Duration::from_secs(1),
+                });
             }
             // Its organization changed since its key was remembered (its device, NIF, plan...):
             // its place in the old channel's order is given up, and the invoice validated and
