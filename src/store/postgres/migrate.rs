@@ -173,26 +173,47 @@ pub async fn schema_state(pool: &PgPool, migrations: &[Migration]) -> Result<Sch
     if !exists {
         return Ok(SchemaState::Missing);
     }
-    let applied: i64 = client
-        .query_one(
-            "SELECT COALESCE(max(version), 0) FROM schema_migrations",
+    let rows = client
+        .query(
+            "SELECT version, name, checksum FROM schema_migrations ORDER BY version",
             &[],
         )
         .await
-        .and_then(|row| row.try_get(0))
         .map_err(|e| no_grants(pool, &e).unwrap_or_else(|| fail("reading schema_migrations", e)))?;
+    let applied = rows
+        .iter()
+        .map(|row| {
+            Ok(Applied {
+                version: row.try_get(0)?,
+                name: row.try_get(1)?,
+                checksum: row.try_get(2)?,
+            })
+        })
+        .collect::<Result<Vec<Applied>, tokio_postgres::Error>>()
+        .map_err(|e| fail("reading schema_migrations", e))?;
     let binary = newest(migrations);
-    if applied < binary {
+    // What `serve` refuses (a changed or gapped history) is said as it would say it.
+    let still = match pending(migrations, &applied) {
+        Ok(still) => still,
+        Err(PgError::NewerSchema { database, binary }) => {
+            return Ok(SchemaState::Newer {
+                applied: database,
+                binary,
+            })
+        }
+        Err(refused) => return Err(refused),
+    };
+    let applied = applied.last().map_or(0, |a| a.version);
+    if !still.is_empty() {
         return Ok(SchemaState::Behind { applied, binary });
-    }
-    if applied > binary {
-        return Ok(SchemaState::Newer { applied, binary });
     }
     let writable: bool = client
         .query_one(
             "SELECT has_table_privilege('register_entries', 'INSERT') \
-                AND has_table_privilege('intents', 'INSERT, UPDATE') \
-                AND has_table_privilege('events', 'INSERT')",
+                AND has_table_privilege('intents', 'INSERT') \
+                AND has_table_privilege('intents', 'UPDATE') \
+                AND has_table_privilege('events', 'INSERT') \
+                AND has_table_privilege('leases', 'UPDATE')",
             &[],
         )
         .await
