@@ -129,6 +129,9 @@ CREATE TABLE intents (
 CREATE UNIQUE INDEX intents_one_live_per_rn ON intents (org, environment, rn)
     WHERE state <> 'abandoned';
 CREATE INDEX intents_open ON intents (id) WHERE state = 'open';
+-- A device's open intents (`src/store/postgres/device_view.rs`): what the register-behind check
+-- reads with each intent and certification, by the device the intent's body names.
+CREATE INDEX intents_open_by_device ON intents ((body ->> 'device')) WHERE state = 'open';
 
 -- Units used of each organization's annual quota (production certifications), claimed by
 -- the intent as it is recorded (`intent_opened`), released when it is abandoned. `quota` is

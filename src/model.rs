@@ -12,7 +12,7 @@ mod register;
 
 pub use anomaly::{
     missing_numbers, numbers_text, parse_numbers, total_counter, AnomalyAck, AnomalyRecord,
-    BoxCounters, FiscalAnomaly, FiscalAnomalyKind, LostInvoice,
+    BoxCounters, DeviceView, FiscalAnomaly, FiscalAnomalyKind, LostInvoice,
 };
 pub use invoice_content::{
     is_credit_note_type, reference_of, ClientContent, ContentError, InvoiceContent, ItemContent,

@@ -24,6 +24,19 @@ pub struct BoxCounters {
     pub highest_tc: u64,
 }
 
+/// What the register holds of one device and of its machine (NIM) at a write: what
+/// `src/certify/register_behind.rs` compares a channel's counter with, and what counter
+/// continuity (`src/certify/continuity.rs`) checks a box against.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeviceView {
+    /// The C1h counter (TC) each of the device's other open intents recorded, by intent id
+    /// (`None`: an intent that recorded none, a web API's or one of 1.0.0). The intent the
+    /// write records or certifies is never among them.
+    pub open: Vec<Option<u64>>,
+    /// The register's counters for the NIM before this write (`None`: a NIM it does not know).
+    pub known: Option<BoxCounters>,
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }

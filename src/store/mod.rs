@@ -9,6 +9,8 @@
 //!   (`[store] url`; docs/postgresql.md).
 //! * `transfer.rs`: a register moved between them (`store import`, `store export`).
 //! * `view.rs`: what admission reads for one invoice, in one read ([`AdmissionView`]).
+//! * `device_view.rs`: what the register holds of one device (`model::DeviceView`), read
+//!   with the write it goes with.
 //! * `error.rs`: [`StoreError`], what any of them can answer.
 //! * `sealed.rs`: secrets kept encrypted in the store (a web API e-MCF's token).
 //! * `fault.rs`: [`WriteFault`], why the register cannot be written now (either store).
@@ -18,6 +20,7 @@
 //! admission, admin, alerts and the dashboard name [`Store`], never a variant's own type;
 //! only the code that opens a store, and the backup of an embedded one, names a variant.
 
+mod device_view;
 pub mod embedded;
 mod error;
 mod fault;

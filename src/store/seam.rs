@@ -499,7 +499,7 @@ impl Store {
 }
 
 /// A rule of PostgreSQL's schema broken by a write, as the embedded store says it.
-fn refused(refusal: Refusal, what: &str) -> StoreError {
+pub(super) fn refused(refusal: Refusal, what: &str) -> StoreError {
     match refusal {
         Refusal::QuotaExhausted => StoreError::QuotaExhausted(what.to_owned()),
         Refusal::UnknownOrganization => StoreError::UnknownOrganization(what.to_owned()),

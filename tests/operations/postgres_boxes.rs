@@ -4,7 +4,7 @@
 //! its certification only (a certification whose counters cannot be written leaves no
 //! entry), in the register's order when many certify at once; an anomaly found twice at
 //! once is recorded once; the schema keeps an anomaly as recorded, acknowledged once
-//! (`postgres_boxes/at_once.rs`).
+//! (`postgres_boxes/at_once.rs`); a device's view read with its writes (`postgres_boxes/device_view.rs`).
 
 use chrono::{DateTime, NaiveDate, Utc};
 use emcf_gateway::model::{
@@ -19,6 +19,7 @@ use super::postgres::{app_pool, server};
 use crate::pg::PgServer;
 
 mod at_once;
+mod device_view;
 
 const P: Environment = Environment::Production;
 const S: Environment = Environment::Sandbox;

@@ -20,8 +20,8 @@ use super::index::{json, Index};
 use super::staged::Staged;
 use super::{EmbeddedStore, StoreError};
 use crate::model::{
-    AnomalyAck, AnomalyRecord, BoxCounters, Environment, FiscalAnomaly, FiscalAnomalyKind,
-    LostInvoice, RegisterEntry,
+    AnomalyAck, AnomalyRecord, BoxCounters, DeviceView, Environment, FiscalAnomaly,
+    FiscalAnomalyKind, IntentId, LostInvoice, RegisterEntry,
 };
 
 pub(super) const META_BOXES: &[u8] = b"m:boxes";
@@ -42,6 +42,27 @@ impl Index {
     /// What the register knows of the box `nim`.
     pub fn box_counters(&self, nim: &str) -> Result<Option<BoxCounters>, StoreError> {
         self.get_json(&k_box(nim))
+    }
+
+    /// The view of `device` (the TCs of its open intents but `except`, by id) and of the
+    /// machine `nim` (its counters; `None` names none).
+    pub(super) fn device_view(
+        &self,
+        device: &str,
+        nim: Option<&str>,
+        except: Option<IntentId>,
+    ) -> Result<DeviceView, StoreError> {
+        let open = self
+            .open_intents()?
+            .into_iter()
+            .filter(|(id, intent)| intent.device == device && Some(*id) != except)
+            .map(|(_, intent)| intent.device_tc)
+            .collect();
+        let known = match nim {
+            Some(nim) => self.box_counters(nim)?,
+            None => None,
+        };
+        Ok(DeviceView { open, known })
     }
 
     /// Every fiscal anomaly, oldest first.
@@ -233,7 +254,7 @@ impl Staged<'_> {
 }
 
 /// The counters of a production entry (sandbox boxes are the gateway's own simulators).
-fn production_counters(entry: &RegisterEntry) -> Option<BoxCounters> {
+pub(super) fn production_counters(entry: &RegisterEntry) -> Option<BoxCounters> {
     (entry.request.environment == Environment::Production)
         .then(|| BoxCounters::of_entry(entry))
         .flatten()

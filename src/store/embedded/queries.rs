@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::{DashboardToken, EmbeddedStore, EntryFilter, HistoryCheck, StoreError};
 use crate::model::{
-    reference_of, Environment, IdempotencyBinding, Intent, IntentId, KeyRecord, Organization,
-    RegisterEntry,
+    reference_of, DeviceView, Environment, IdempotencyBinding, Intent, IntentId, KeyRecord,
+    Organization, RegisterEntry,
 };
 
 impl EmbeddedStore {
@@ -120,6 +120,18 @@ impl EmbeddedStore {
     /// Intents neither certified nor abandoned, by id (to reconcile at start-up).
     pub fn open_intents(&self) -> Result<Vec<(IntentId, Intent)>, StoreError> {
         self.read(|index| index.open_intents())
+    }
+
+    /// The open intents of `device`, by id.
+    pub fn open_intents_of(&self, device: &str) -> Result<Vec<(IntentId, Intent)>, StoreError> {
+        let mut open = self.open_intents()?;
+        open.retain(|(_, intent)| intent.device == device);
+        Ok(open)
+    }
+
+    /// The view of `device` and of the machine `nim` now, in one read of the index.
+    pub fn device_view(&self, device: &str, nim: &str) -> Result<DeviceView, StoreError> {
+        self.read(|index| index.device_view(device, Some(nim), None))
     }
 
     /// The request an `Idempotency-Key` of `org` in `env` is bound to, if any.

@@ -4,10 +4,13 @@
 use chrono::{DateTime, Utc};
 use tracing::error;
 
+use super::boxes::production_counters;
 use super::event::{DashboardToken, Event, Record};
 use super::index::Index;
 use super::{EmbeddedStore, StoreError};
-use crate::model::{Intent, IntentId, KeyRecord, Organization, RegisterEntry, SecurityElements};
+use crate::model::{
+    DeviceView, Intent, IntentId, KeyRecord, Organization, RegisterEntry, SecurityElements,
+};
 
 impl EmbeddedStore {
     /// Journals `build`'s event if it returns one, then applies it to sled. `build` runs under
@@ -156,10 +159,30 @@ impl EmbeddedStore {
     /// [`StoreError::Conflict`] if an intent is open, or an entry exists, for the same
     /// (organization, environment, rn); the organization and the key must exist and agree.
     pub fn record_intent(&self, intent: Intent) -> Result<IntentId, StoreError> {
+        self.record_intent_with(intent, None).map(|(id, _)| id)
+    }
+
+    /// [`EmbeddedStore::record_intent`], and the view of the intent's device and of the
+    /// machine `nim`, read under the write lock before the intent is journaled (so without
+    /// it): what the register held when the intent was recorded.
+    pub fn record_intent_with_view(
+        &self,
+        intent: Intent,
+        nim: &str,
+    ) -> Result<(IntentId, DeviceView), StoreError> {
+        let (id, view) = self.record_intent_with(intent, Some(nim))?;
+        Ok((id, view.unwrap_or_default()))
+    }
+
+    fn record_intent_with(
+        &self,
+        intent: Intent,
+        view_of: Option<&str>,
+    ) -> Result<(IntentId, Option<DeviceView>), StoreError> {
         if intent.rn.is_empty() {
             return Err(StoreError::Invalid("empty rn".to_string()));
         }
-        let (record, ()) = self.append(|index| {
+        let (record, view) = self.append(|index| {
             let (org, env, rn) = (&intent.org, intent.environment, &intent.rn);
             if index.organization(org)?.is_none() {
                 return Err(StoreError::UnknownOrganization(org.clone()));
@@ -196,9 +219,12 @@ impl EmbeddedStore {
                     )));
                 }
             }
-            Ok((Event::Intent(intent), ()))
+            let view = view_of
+                .map(|nim| index.device_view(&intent.device, Some(nim), None))
+                .transpose()?;
+            Ok((Event::Intent(intent), view))
         })?;
-        Ok(record.seq)
+        Ok((record.seq, view))
     }
 
     /// Journals the certification of an open intent (fsynced before returning) and returns
@@ -211,7 +237,36 @@ impl EmbeddedStore {
         security: SecurityElements,
         source: &str,
     ) -> Result<RegisterEntry, StoreError> {
-        let (_, entry) = self.append(|index| {
+        self.record_certified_with(intent, quota_year, certified_at, security, source, false)
+            .map(|(entry, _)| entry)
+    }
+
+    /// [`EmbeddedStore::record_certified`], and the view of the intent's device (its other
+    /// open intents) and of the entry's machine before this entry moved its counters, read
+    /// under the write lock before the certification is journaled.
+    pub fn record_certified_with_view(
+        &self,
+        intent: IntentId,
+        quota_year: i32,
+        certified_at: DateTime<Utc>,
+        security: SecurityElements,
+        source: &str,
+    ) -> Result<(RegisterEntry, DeviceView), StoreError> {
+        let (entry, view) =
+            self.record_certified_with(intent, quota_year, certified_at, security, source, true)?;
+        Ok((entry, view.unwrap_or_default()))
+    }
+
+    fn record_certified_with(
+        &self,
+        intent: IntentId,
+        quota_year: i32,
+        certified_at: DateTime<Utc>,
+        security: SecurityElements,
+        source: &str,
+        with_view: bool,
+    ) -> Result<(RegisterEntry, Option<DeviceView>), StoreError> {
+        let (_, out) = self.append(|index| {
             let request = open_intent(index, intent)?;
             let entry = RegisterEntry {
                 sequence: index.next_sequence(request.environment)?,
@@ -222,9 +277,16 @@ impl EmbeddedStore {
                 source: source.to_string(),
                 quota_year,
             };
-            Ok((Event::certified(&entry), entry))
+            let view = if with_view {
+                let nim = production_counters(&entry).map(|counters| counters.nim);
+                let device = &entry.request.device;
+                Some(index.device_view(device, nim.as_deref(), Some(intent))?)
+            } else {
+                None
+            };
+            Ok((Event::certified(&entry), (entry, view)))
         })?;
-        Ok(entry)
+        Ok(out)
     }
 
     /// Journals that an open intent was not certified.

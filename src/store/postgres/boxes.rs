@@ -132,20 +132,23 @@ async fn write_box(
 }
 
 /// In a certifying transaction (holding its environment's head): the counters of `entry`'s
-/// box, after it. Nothing for a sandbox entry or one without a TC.
+/// box, after it; returns what they were before. Nothing for a sandbox entry or one without
+/// a TC (`None`).
 pub(super) async fn move_box(
     tx: &Transaction<'_>,
     pool: &PgPool,
     entry: &RegisterEntry,
-) -> Result<(), PgError> {
+) -> Result<Option<BoxCounters>, PgError> {
     let Some(counters) = production_counters(entry) else {
-        return Ok(());
+        return Ok(None);
     };
-    let counters = match read_box(tx, pool, &counters.nim).await? {
+    let known = read_box(tx, pool, &counters.nim).await?;
+    let counters = match &known {
         Some(known) => known.after(counters),
         None => counters,
     };
-    write_box(tx, pool, &counters.nim.clone(), &counters).await
+    write_box(tx, pool, &counters.nim.clone(), &counters).await?;
+    Ok(known)
 }
 
 /// In an acknowledgement's transaction: the box's counters that acknowledging `anomaly`

@@ -12,6 +12,8 @@
 //!   quota unit, a certification numbered and chained, an intent abandoned.
 //! * `access.rs`: organizations, API keys and dashboard tokens ([`PgRegister::issue_key`],
 //!   [`PgRegister::revoke_dashboard_token`]...), each write with its event.
+//! * `device_view.rs`: a device's open intents and its machine's counters
+//!   (`store::DeviceView`), read with the intent or the certification they go with.
 //! * `reads.rs`: the register's reads, with the embedded store's answers: entries by
 //!   sequence, pages of them, credit notes and their originals, open intents, bindings.
 //! * `leases.rs`: work one replica at a time does, with a fencing epoch (issue 29).
@@ -30,6 +32,7 @@ mod access;
 mod boxes;
 mod cached;
 mod connect;
+mod device_view;
 mod error;
 mod export;
 mod import;

@@ -19,8 +19,10 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use sha2::{Digest, Sha256};
 use tokio_postgres::error::SqlState;
 
+use super::device_view::{counters_of_nim, open_counters, open_of_device, view_in};
 use super::{PgError, PgPool};
-use crate::model::{Intent, IntentId, Organization, RegisterEntry, SecurityElements};
+use crate::model::{DeviceView, Intent, IntentId, Organization, RegisterEntry, SecurityElements};
+use tokio_postgres::types::ToSql;
 
 /// Why the register refused a write: a rule of the schema, not a failure of the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,6 +136,29 @@ impl PgRegister {
         intent: &Intent,
         claim: Option<QuotaClaim>,
     ) -> Written<IntentId> {
+        let written = self.intent_with(intent, claim, None).await?;
+        Ok(written.map(|(id, _)| id))
+    }
+
+    /// [`PgRegister::record_intent`], and the view of the intent's device and of the machine
+    /// `nim` read by the same statement: its snapshot, taken before the insert, does not hold
+    /// the new intent.
+    pub async fn record_intent_with_view(
+        &self,
+        intent: &Intent,
+        claim: Option<QuotaClaim>,
+        nim: &str,
+    ) -> Written<(IntentId, DeviceView)> {
+        let written = self.intent_with(intent, claim, Some(nim)).await?;
+        Ok(written.map(|(id, view)| (id, view.unwrap_or_default())))
+    }
+
+    async fn intent_with(
+        &self,
+        intent: &Intent,
+        claim: Option<QuotaClaim>,
+        view_of: Option<&str>,
+    ) -> Written<(IntentId, Option<DeviceView>)> {
         let body = serde_json::to_string(intent).map_err(|e| PgError::Query {
             doing: format!("writing the intent for {}", intent.rn),
             reason: e.to_string(),
@@ -147,39 +172,51 @@ impl PgRegister {
             None => (None, None),
         };
         // The quota unit is claimed by the schema's trigger as the intent is inserted.
-        let sql = "WITH i AS (INSERT INTO intents (org, environment, rn, request_digest, body, \
+        let insert = "WITH i AS (INSERT INTO intents (org, environment, rn, request_digest, body, \
                    created_at, quota_year, quota_limit) VALUES ($1, $2::text::environment, $3, \
                    $4, $5::text::jsonb, $6::text::timestamptz, $7, $8) RETURNING id, org), \
                    k AS (INSERT INTO idempotency_keys (org, environment, key, intent, rn, \
                    request_digest) SELECT org, $2::text::environment, $9, id, $3, $4 FROM i \
                    WHERE $9::text IS NOT NULL) \
-                   SELECT id FROM i";
+                   SELECT id";
+        let sql = match view_of {
+            None => format!("{insert} FROM i"),
+            Some(_) => format!(
+                "{insert}, {}, {} FROM i",
+                open_of_device("$10::text", "NULL::bigint"),
+                counters_of_nim("$11::text")
+            ),
+        };
         let client = self.pool.client().await?;
         let env = intent.environment.as_str();
         let received = utc(&intent.received_at);
         let key = intent.idempotency_key.as_deref();
-        let row = client
-            .cached_query_one(
-                sql,
-                &[
-                    &intent.org,
-                    &env,
-                    &intent.rn,
-                    &intent.request_digest,
-                    &body,
-                    &received,
-                    &year,
-                    &quota,
-                    &key,
-                ],
-            )
-            .await;
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+            &intent.org,
+            &env,
+            &intent.rn,
+            &intent.request_digest,
+            &body,
+            &received,
+            &year,
+            &quota,
+            &key,
+        ];
+        if let Some(nim) = &view_of {
+            params.push(&intent.device);
+            params.push(nim);
+        }
+        let row = client.cached_query_one(&sql, &params).await;
         match row {
             Ok(row) => {
                 let id: i64 = row
                     .try_get(0)
                     .map_err(|e| self.pool.query_error("reading an intent's id", &e))?;
-                Ok(Ok(id as IntentId))
+                let view = match view_of {
+                    Some(_) => Some(view_in(&row, 1, &self.pool)?),
+                    None => None,
+                };
+                Ok(Ok((id as IntentId, view)))
             }
             Err(e) => match refusal(&e) {
                 Some(refused) => Ok(Err(refused)),
@@ -198,6 +235,37 @@ impl PgRegister {
         security: SecurityElements,
         source: &str,
     ) -> Written<RegisterEntry> {
+        let written = self
+            .certified_with(id, quota_year, certified_at, security, source, false)
+            .await?;
+        Ok(written.map(|(entry, _)| entry))
+    }
+
+    /// [`PgRegister::record_certified`], and the view of the intent's device (its other open
+    /// intents, read by the transaction's first statement) and of the entry's machine (its
+    /// counters before this entry moved them, read by the same transaction: `None` for an
+    /// entry that moves none).
+    pub async fn record_certified_with_view(
+        &self,
+        id: IntentId,
+        quota_year: i32,
+        certified_at: DateTime<Utc>,
+        security: SecurityElements,
+        source: &str,
+    ) -> Written<(RegisterEntry, DeviceView)> {
+        self.certified_with(id, quota_year, certified_at, security, source, true)
+            .await
+    }
+
+    async fn certified_with(
+        &self,
+        id: IntentId,
+        quota_year: i32,
+        certified_at: DateTime<Utc>,
+        security: SecurityElements,
+        source: &str,
+        with_view: bool,
+    ) -> Written<(RegisterEntry, DeviceView)> {
         let fail = |doing: &str, e: tokio_postgres::Error| self.pool.query_error(doing, &e);
         let mut client = self.pool.client().await?;
         let tx = client
@@ -205,13 +273,22 @@ impl PgRegister {
             .await
             .map_err(|e| fail("starting a certification", e))?;
         let intent_id = as_i64(id, "an intent id")?;
+        // The intent locked too: a certification or an abandon of it committed while this
+        // waited is seen (the row is read again after the wait). With the view, the device's
+        // other open intents, read first (an intent settled after this read is then in the
+        // counters read below: explained either way).
+        let open = if with_view {
+            open_of_device("i.body ->> 'device'", "i.id")
+        } else {
+            "NULL::bigint[]".to_owned()
+        };
         let found = tx
-            .query_opt(
-                // The intent locked too: a certification or an abandon of it committed
-                // while this waited is seen (the row is read again after the wait).
-                "SELECT i.body::text, h.next_sequence FROM intents i \
-                 JOIN register_heads h ON h.environment = i.environment \
-                 WHERE i.id = $1 AND i.state = 'open' FOR UPDATE OF h, i",
+            .cached_query_opt(
+                &format!(
+                    "SELECT i.body::text, h.next_sequence, {open} FROM intents i \
+                     JOIN register_heads h ON h.environment = i.environment \
+                     WHERE i.id = $1 AND i.state = 'open' FOR UPDATE OF h, i"
+                ),
                 &[&intent_id],
             )
             .await
@@ -223,6 +300,9 @@ impl PgRegister {
         let sequence: i64 = found
             .try_get(1)
             .map_err(|e| fail("reading a register head", e))?;
+        let open: Option<Vec<Option<i64>>> = found
+            .try_get(2)
+            .map_err(|e| fail("reading a device's open intents", e))?;
         let mut request: Intent = serde_json::from_str(&body).map_err(|e| PgError::Query {
             doing: format!("reading intent {id}"),
             reason: e.to_string(),
@@ -292,8 +372,8 @@ impl PgRegister {
                 None => Err(fail("recording an entry", e)),
             };
         }
-        // Its box's counters, in the same transaction (`boxes.rs`).
-        super::boxes::move_box(&tx, &self.pool, &entry).await?;
+        // Its box's counters, in the same transaction (`boxes.rs`); what they were before.
+        let known = super::boxes::move_box(&tx, &self.pool, &entry).await?;
         // A COMMIT that fails with the connection gone may have happened: the caller settles
         // it from the database (docs/design.md §11), never guesses.
         tx.commit()
@@ -306,7 +386,11 @@ impl PgRegister {
             })?;
         let mut entry = entry;
         entry.request.invoice = invoice;
-        Ok(Ok(entry))
+        let view = DeviceView {
+            open: open_counters(open)?,
+            known,
+        };
+        Ok(Ok((entry, view)))
     }
 
     /// Settles intent `id` as not certified: the trigger gives back its quota unit and its
