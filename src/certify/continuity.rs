@@ -3,6 +3,12 @@
 //! went back, or a known NIM with another NIF, is a fiscal anomaly: journaled once, shown on
 //! the dashboard and in `/metrics`, logged at `error`.
 //!
+//! What the register knew of the box before the invoice (`known`) is not read on its own: it
+//! comes with the invoice's intent (`store::DeviceView`, read in the same statement on
+//! PostgreSQL, under the same write lock on the embedded store), so both checks, of the C1h
+//! read before the invoice and of the certification, are made once the intent is journaled
+//! (`box_channel/run.rs`), against the counters as they were before this invoice.
+//!
 //! Certification goes on: the box is the fiscal authority (its signature is what the DGI
 //! checks), and stopping every sale of a shop for something only the DGI can settle would
 //! not make the register more right. An administrator acknowledges the anomaly
@@ -41,19 +47,6 @@ pub struct Seen<'a> {
     pub nif: &'a str,
     pub tc: u64,
     pub seen_in: SeenIn,
-}
-
-/// What the register knows of the box `nim` before this invoice; `None` for a box it does not
-/// know, or when the register cannot be read (logged: the check must not stop a certification).
-pub(crate) async fn known(store: &Arc<Store>, nim: &str) -> Option<BoxCounters> {
-    let nim = nim.to_owned();
-    match blocking(store, move |store| store.box_counters(&nim)).await {
-        Ok(known) => known,
-        Err(error) => {
-            error!(%error, "counter continuity not checked: the register cannot be read");
-            None
-        }
-    }
 }
 
 /// Checks `seen` against `known` (the register's last entry of that box before this invoice)

@@ -9,12 +9,17 @@
 //! nothing more until an administrator restores a newer copy of the register or acknowledges
 //! the missing numbers (`emcf-gateway device anomalies ack ID --numbers ...`).
 //!
-//! Checked when a box's actor first reads C1h (start-up), before each invoice (the
-//! organization's channel refused before quota is reserved; the C1h of the invoice before
-//! any command that changes the box), and for the web API at each confirmation (the only
-//! place its counters are given). A NIM the register has never seen is a first use, not
-//! ahead. The refusals are kept in memory, read from the register at start and every
-//! [`RELOAD`] (an acknowledgement through the CLI clears them).
+//! Checked when a box's actor first reads C1h (start-up: the device's open intents and the
+//! NIM's counters read in one statement, [`Store::device_view`]), before each invoice (the
+//! organization's channel refused before quota is reserved; then the C1h of the invoice,
+//! against the register's view read with the invoice's intent, before 38h: a box ahead has
+//! its invoice cancelled and the intent abandoned, so its counter does not move and no quota
+//! is used), and for the web API at each confirmation (the only place its counters are
+//! given), against the view read with its certification. The register is never read for the
+//! check on its own during an invoice: the view comes with the write ([`DeviceView`]). A NIM
+//! the register has never seen is a first use, not ahead. The refusals are kept in memory,
+//! read from the register at start and every [`RELOAD`] (an acknowledgement through the CLI
+//! clears them).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -26,8 +31,8 @@ use crate::certify::register_writer::blocking;
 use crate::certify::status::Problem;
 use crate::certify::{Certifier, CertifyError};
 use crate::model::{
-    missing_numbers, numbers_text, AnomalyRecord, FiscalAnomaly, FiscalAnomalyKind, IntentId,
-    LostInvoice,
+    missing_numbers, numbers_text, AnomalyRecord, BoxCounters, DeviceView, FiscalAnomaly,
+    FiscalAnomalyKind, LostInvoice,
 };
 use crate::msg;
 use crate::store::{Store, StoreError};
@@ -169,10 +174,8 @@ pub(crate) struct Said<'a> {
     /// `C1h`, `38h` or [`SEEN_IN_CONFIRM`].
     pub seen_in: &'static str,
     /// Counter numbers it is known to have given that the register may not hold yet
-    /// (a web API certification being journaled now).
+    /// (a web API certification journaled with the view).
     pub explained: Vec<u64>,
-    /// The intent those numbers belong to: not counted among the open intents.
-    pub own_intent: Option<IntentId>,
     /// What its C1h says of its last invoice (number `tc`), when read.
     pub last: Option<LostInvoice>,
 }
@@ -189,40 +192,34 @@ pub(crate) struct BoxState {
     pub last: Option<LostInvoice>,
 }
 
-/// Whether `said` shows a channel ahead of its register: the open intents of that device
-/// read first, then the register's counter for its NIM (so that an intent settled in
-/// between is seen in the register). Journals the anomaly (once), stops the device, and
-/// answers 171 or 172. A NIM the register does not know is a first use.
+/// The numbers `said` shows missing from the register as `view` holds it (its counters for
+/// the NIM and the device's other open intents), with those counters; `None` when nothing is
+/// missing, or for a NIM the register does not know (a first use).
+fn missing(said: &Said<'_>, view: &DeviceView) -> Option<(BoxCounters, Vec<u64>)> {
+    let known = view.known.as_ref()?;
+    let missing = missing_numbers(
+        known.highest(),
+        said.tc,
+        &view.open,
+        &said.explained,
+        MAX_MISSING,
+    );
+    (!missing.is_empty()).then(|| (known.clone(), missing))
+}
+
+/// Whether `said` shows a channel ahead of its register, as `view` holds it: read with the
+/// write it goes with (the invoice's intent on a box, its certification on the web API), or
+/// alone at start ([`Store::device_view`]). Journals the anomaly (once), stops the device, and
+/// answers 171 or 172.
 pub(crate) async fn check(
     store: &Arc<Store>,
     behind: &RegistersBehind,
     said: Said<'_>,
+    view: &DeviceView,
 ) -> Result<(), CertifyError> {
-    let (device, nim) = (said.device.to_owned(), said.nim.to_owned());
-    let own = said.own_intent;
-    let (open, known) = blocking(store, move |store| {
-        let open: Vec<Option<u64>> = store
-            .open_intents()?
-            .into_iter()
-            .filter(|(id, intent)| intent.device == device && Some(*id) != own)
-            .map(|(_, intent)| intent.device_tc)
-            .collect();
-        Ok((open, store.box_counters(&nim)?))
-    })
-    .await?;
-    let Some(known) = known else {
+    let Some((known, missing)) = missing(&said, view) else {
         return Ok(());
     };
-    let missing = missing_numbers(
-        known.highest(),
-        said.tc,
-        &open,
-        &said.explained,
-        MAX_MISSING,
-    );
-    if missing.is_empty() {
-        return Ok(());
-    }
     let channel = channel_of(said.seen_in);
     let anomaly = FiscalAnomaly {
         device: said.device.to_owned(),
@@ -322,10 +319,15 @@ impl Certifier {
             tc,
             seen_in: "C1h",
             explained: Vec::new(),
-            own_intent: None,
             last: state.last.clone(),
         };
-        match self.journal.check_ahead(said).await {
+        let (of, machine) = (device.to_owned(), nim.to_owned());
+        let read = blocking(&self.store, move |store| store.device_view(&of, &machine)).await;
+        let checked = match read {
+            Ok(view) => self.journal.check_ahead(said, &view).await,
+            Err(error) => Err(error),
+        };
+        match checked {
             Ok(()) => info!(
                 device,
                 nim, tc, "the device's counter does not run ahead of its register"
@@ -341,6 +343,50 @@ impl Certifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn said(tc: u64, explained: Vec<u64>) -> Said<'static> {
+        Said {
+            device: "shop",
+            nim: "NIM1",
+            nif: "NIF",
+            tc,
+            seen_in: "C1h",
+            explained,
+            last: None,
+        }
+    }
+
+    fn view(known_tc: Option<u64>, open: Vec<Option<u64>>) -> DeviceView {
+        DeviceView {
+            open,
+            known: known_tc.map(|tc| BoxCounters {
+                nim: "NIM1".into(),
+                nif: "NIF".into(),
+                tc,
+                sequence: 1,
+                highest_tc: 0,
+            }),
+        }
+    }
+
+    #[test]
+    fn what_is_missing_is_read_from_the_view_alone() {
+        // A NIM the register does not know: a first use.
+        assert_eq!(missing(&said(9, vec![]), &view(None, vec![])), None);
+        // Level with the register, or behind it (continuity's business): nothing missing.
+        assert_eq!(missing(&said(5, vec![]), &view(Some(5), vec![])), None);
+        assert_eq!(missing(&said(4, vec![]), &view(Some(5), vec![])), None);
+        // Two numbers ahead: an open intent recorded at C1h counter 5 explains no. 6.
+        let found = missing(&said(7, vec![]), &view(Some(5), vec![Some(5)]));
+        assert_eq!(
+            found.map(|(known, gone)| (known.tc, gone)),
+            Some((5, vec![7]))
+        );
+        // A web API confirmation explains its own number.
+        assert_eq!(missing(&said(6, vec![6]), &view(Some(5), vec![])), None);
+        let found = missing(&said(7, vec![7]), &view(Some(5), vec![]));
+        assert_eq!(found.map(|(_, gone)| gone), Some(vec![6]));
+    }
 
     #[test]
     fn a_reload_keeps_a_stop_newer_than_what_it_read() {

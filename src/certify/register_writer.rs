@@ -11,7 +11,7 @@ use crate::certify::continuity::{self, Seen};
 use crate::certify::register_behind::{self, RegistersBehind, Said};
 use crate::certify::unrecorded::{Unrecorded, UnrecordedSet};
 use crate::certify::CertifyError;
-use crate::model::{BoxCounters, Intent, IntentId, RegisterEntry, SecurityElements};
+use crate::model::{BoxCounters, DeviceView, Intent, IntentId, RegisterEntry, SecurityElements};
 use crate::store::{QuotaClaim, Store, StoreError};
 
 /// An intent the channel must not finalize: not journaled (`journaled` is `None`), or
@@ -56,20 +56,31 @@ impl RegisterWriter {
     /// but the index could not take it, so the certification could not be written either) is
     /// refused with its id ([`IntentRefused::journaled`]): the channel cancels, and the intent
     /// is settled as not finalized once the register can be written again.
+    ///
+    /// With `view_of` (a machine's NIM), the register's view of the intent's device and of
+    /// that machine before this intent is read with it, at no cost of its own
+    /// ([`Store::record_intent_with_view`]).
     pub async fn intent(
         &self,
         intent: Intent,
         quota: Option<QuotaClaim>,
-    ) -> Result<IntentId, IntentRefused> {
+        view_of: Option<String>,
+    ) -> Result<(IntentId, Option<DeviceView>), IntentRefused> {
         let store = Arc::clone(&self.store);
         let journaled = tokio::task::spawn_blocking(move || {
-            let id = store.record_intent(intent, quota)?;
-            Ok::<_, StoreError>((id, store.write_fault()))
+            let (id, view) = match view_of {
+                Some(nim) => {
+                    let (id, view) = store.record_intent_with_view(intent, quota, &nim)?;
+                    (id, Some(view))
+                }
+                None => (store.record_intent(intent, quota)?, None),
+            };
+            Ok::<_, StoreError>((id, view, store.write_fault()))
         })
         .await;
         match journaled {
-            Ok(Ok((id, None))) => Ok(id),
-            Ok(Ok((id, Some(fault)))) => Err(IntentRefused {
+            Ok(Ok((id, view, None))) => Ok((id, view)),
+            Ok(Ok((id, _, Some(fault)))) => Err(IntentRefused {
                 journaled: Some(id),
                 error: CertifyError::Store(StoreError::Halted(fault.detail)),
             }),
@@ -106,6 +117,32 @@ impl RegisterWriter {
         security: SecurityElements,
         source: &str,
     ) -> Result<RegisterEntry, CertifyError> {
+        let written = self.certify(intent, of, security, source, false).await?;
+        Ok(written.0)
+    }
+
+    /// [`RegisterWriter::certified`], and the register's view of the intent's device (its
+    /// other open intents) and of the entry's machine before this entry, read in the same
+    /// write ([`Store::record_certified_with_view`]).
+    pub async fn certified_with_view(
+        &self,
+        intent: IntentId,
+        of: &Intent,
+        security: SecurityElements,
+        source: &str,
+    ) -> Result<(RegisterEntry, DeviceView), CertifyError> {
+        let (entry, view) = self.certify(intent, of, security, source, true).await?;
+        Ok((entry, view.unwrap_or_default()))
+    }
+
+    async fn certify(
+        &self,
+        intent: IntentId,
+        of: &Intent,
+        security: SecurityElements,
+        source: &str,
+        with_view: bool,
+    ) -> Result<(RegisterEntry, Option<DeviceView>), CertifyError> {
         let source = source.to_owned();
         let certified_at = Utc::now();
         // The quota year is the one the request arrived in, whichever store: the one its unit
@@ -122,8 +159,16 @@ impl RegisterWriter {
             of.device.clone(),
         );
         blocking(&self.store, move |store| {
-            let written =
-                store.record_certified(intent, quota_year, certified_at, security.clone(), &source);
+            let elements = security.clone();
+            let written = if with_view {
+                store
+                    .record_certified_with_view(intent, quota_year, certified_at, elements, &source)
+                    .map(|(entry, view)| (entry, Some(view)))
+            } else {
+                store
+                    .record_certified(intent, quota_year, certified_at, elements, &source)
+                    .map(|entry| (entry, None))
+            };
             // The channel certified it but the register cannot write now: its elements are
             // kept until it can (`unrecorded.rs`), never lost, never certified again.
             if written.is_err() && store.write_fault().is_some() {
@@ -156,21 +201,14 @@ impl RegisterWriter {
     /// register cannot be read (then nothing can be said to be owned by no intent).
     pub async fn open_refs(&self, device: &str) -> Option<Vec<String>> {
         let device = device.to_owned();
-        blocking(&self.store, move |store| store.open_intents())
+        blocking(&self.store, move |store| store.open_intents_of(&device))
             .await
             .map(|open| {
                 open.into_iter()
-                    .filter(|(_, intent)| intent.device == device)
                     .filter_map(|(_, intent)| intent.channel_ref)
                     .collect()
             })
             .ok()
-    }
-
-    /// What the register knew of the machine `nim` before this invoice (`None` when nothing
-    /// or when it cannot be read: continuity is then not checked).
-    pub async fn known_counters(&self, nim: &str) -> Option<BoxCounters> {
-        continuity::known(&self.store, nim).await
     }
 
     /// Checks what a channel said of its counters against `known`: a fiscal anomaly is
@@ -179,10 +217,14 @@ impl RegisterWriter {
         continuity::check(&self.store, known, seen).await;
     }
 
-    /// Whether a channel's counter runs ahead of the register (`register_behind.rs`): the
-    /// anomaly journaled once, the channel stopped, 171 or 172.
-    pub(crate) async fn check_ahead(&self, said: Said<'_>) -> Result<(), CertifyError> {
-        register_behind::check(&self.store, &self.behind, said).await
+    /// Whether a channel's counter runs ahead of the register as `view` holds it
+    /// (`register_behind.rs`): the anomaly journaled once, the channel stopped, 171 or 172.
+    pub(crate) async fn check_ahead(
+        &self,
+        said: Said<'_>,
+        view: &DeviceView,
+    ) -> Result<(), CertifyError> {
+        register_behind::check(&self.store, &self.behind, said, view).await
     }
 
     /// The channels stopped because the register is behind them.

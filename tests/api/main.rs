@@ -19,6 +19,7 @@ mod on_postgres;
 mod openapi;
 mod quota_keys;
 mod receipts;
+mod register_behind;
 mod retries;
 mod smoke;
 mod warnings;

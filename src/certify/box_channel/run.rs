@@ -1,7 +1,9 @@
 //! One invoice on the box (docs/design.md §4): its place in the box's order (`BoxWaiting`),
 //! the port leased (`BoxLane`), then one session on that port in the invoice's own task
-//! (`BoxLane::certify`): C1h (ready, NIF, counters, no stale invoice, rates), the invoice's
-//! commands (`commands.rs`), intent journaled, 38h, certification journaled. Any failure before 38h cancels (38h `C`) so the box is never left
+//! (`BoxLane::certify`): C1h (ready, NIF, no stale invoice, rates), the invoice's commands
+//! (`commands.rs`), intent journaled with the register's view of the box, C1h's counters
+//! checked against that view (register_behind.rs, continuity.rs), 38h, certification
+//! journaled. Any failure before 38h cancels (38h `C`) so the box is never left
 //! blocked; an unknown 38h outcome is settled from C1h (`settle_from_c1h.rs`), never resent or
 //! cancelled blindly.
 
@@ -27,7 +29,7 @@ use crate::certify::register_writer::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::device::{DeviceError, DeviceHandle, FinalizeOutcome, Lease, PortSession, Turn};
 use crate::failpoint;
-use crate::model::{BoxCounters, Environment, Intent, IntentId, RegisterEntry};
+use crate::model::{BoxCounters, DeviceView, Environment, Intent, IntentId, RegisterEntry};
 use crate::msg;
 
 /// One invoice's run: the job, the register, the device's name.
@@ -113,8 +115,8 @@ async fn run_invoice(
     session: &mut PortSession<'_>,
     run: &Run<'_>,
 ) -> Result<RegisterEntry, RunFailure> {
-    let before = check_state(session, run).await?;
-    let rates = rates_for(&run.job.invoice, &before.state, session.fallback_rates())?;
+    let state = check_state(session, run).await?;
+    let rates = rates_for(&run.job.invoice, &state, session.fallback_rates())?;
     // The exact total is known now: a credit note's share, the organization's largest total
     // (180, 181), before the invoice is opened on the box.
     run.job.ceiling.check_with_rates(&run.job.invoice, &rates)?;
@@ -131,9 +133,14 @@ async fn run_invoice(
     };
     failpoint::hit("before_intent");
     failpoint::pause("before_intent").await;
-    let intent = intent_of(run, &subtotal, expected.as_ref(), before.state.tc);
-    let intent_id = match run.journal.intent(intent.clone(), run.job.quota).await {
-        Ok(id) => id,
+    let intent = intent_of(run, &subtotal, expected.as_ref(), state.tc);
+    // What the register held of this box before this invoice, read with its intent
+    // (production: a sandbox box is one of the gateway's own simulators).
+    let production = run.job.environment == Environment::Production;
+    let view_of = production.then(|| state.mid.clone());
+    let quota = run.job.quota;
+    let (intent_id, view) = match run.journal.intent(intent.clone(), quota, view_of).await {
+        Ok(journaled) => journaled,
         Err(refused) => {
             // Never finalized while the register cannot write: the certification could not
             // be journaled. An intent journaled meanwhile is settled from C1h (not finalized)
@@ -146,13 +153,18 @@ async fn run_invoice(
         }
     };
     failpoint::hit("after_intent");
+    let known = against_register(session, run, &state, intent_id, view).await?;
+    let before = Before { state, known };
     finalize(session, run, &before, intent_id, &intent, &subtotal).await
 }
 
 /// C1h, then what it must show before an invoice: the organization's NIF (153 otherwise,
-/// whatever else is odd), counters that follow the register's (a fiscal anomaly otherwise,
-/// never a refusal), no invoice left open (cancelled).
-async fn check_state(session: &mut PortSession<'_>, run: &Run<'_>) -> Result<Before, CertifyError> {
+/// whatever else is odd), no invoice left open (cancelled). Its counters are compared with the
+/// register's once the intent is journaled ([`against_register`]).
+async fn check_state(
+    session: &mut PortSession<'_>,
+    run: &Run<'_>,
+) -> Result<DeviceState, CertifyError> {
     let state = device_state(session, run).await?;
     let production = run.job.environment == Environment::Production;
     if production && state.nif != run.job.org.nif {
@@ -161,30 +173,6 @@ async fn check_state(session: &mut PortSession<'_>, run: &Run<'_>) -> Result<Bef
             org_nif: run.job.org.nif.clone(),
         });
     }
-    // A box ahead of its register (certifications the register lost) certifies nothing:
-    // refused here, before any command that changes the box (register_behind.rs).
-    if production {
-        let said = Said {
-            device: run.device,
-            nim: &state.mid,
-            nif: &state.nif,
-            tc: state.tc,
-            seen_in: "C1h",
-            explained: Vec::new(),
-            own_intent: None,
-            last: super::readings::last_invoice(state.tc, &state.last),
-        };
-        run.journal.check_ahead(said).await?;
-    }
-    // What the register knew of this box before this invoice: the C1h now and the R: later
-    // are both checked against it.
-    let known = if production {
-        run.journal.known_counters(&state.mid).await
-    } else {
-        None
-    };
-    let seen = seen(run, &state.mid, &state.nif, state.tc, SeenIn::State);
-    run.journal.check_continuity(known.as_ref(), seen).await;
     match session.invoice_open() {
         Some(false) => {}
         Some(true) => {
@@ -197,7 +185,50 @@ async fn check_state(session: &mut PortSession<'_>, run: &Run<'_>) -> Result<Bef
         // A box whose status bytes are not read: cancel whatever may be open (PROTOCOL.md §7).
         None => cancel(session, run.device).await,
     }
-    Ok(Before { state, known })
+    Ok(state)
+}
+
+/// The C1h read before the invoice against the register as `view` holds it (read with the
+/// intent: `None` in the sandbox), before 38h. A box ahead of its register (certifications
+/// the register lost) certifies nothing (register_behind.rs): the invoice open on the box is
+/// cancelled, so that its counter does not move, the intent abandoned (on PostgreSQL its
+/// quota unit given back), 171. Then counter continuity; returns what the register knew of
+/// the box before this invoice, which its certification is checked against too.
+async fn against_register(
+    session: &mut PortSession<'_>,
+    run: &Run<'_>,
+    state: &DeviceState,
+    intent_id: IntentId,
+    view: Option<DeviceView>,
+) -> Result<Option<BoxCounters>, RunFailure> {
+    let Some(view) = view else {
+        return Ok(None);
+    };
+    let said = Said {
+        device: run.device,
+        nim: &state.mid,
+        nif: &state.nif,
+        tc: state.tc,
+        seen_in: "C1h",
+        explained: Vec::new(),
+        last: super::readings::last_invoice(state.tc, &state.last),
+    };
+    if let Err(refused) = run.journal.check_ahead(said, &view).await {
+        cancel(session, run.device).await;
+        let reason = format!("not finalized: {refused}");
+        if let Err(error) = run.journal.abandoned(intent_id, reason).await {
+            // Settled from C1h (not finalized: the box's counter did not move for it) once
+            // the register can be written; the box waits until then.
+            error!(device = run.device, %error, "an intent not finalized could not be journaled as abandoned");
+            run.job.in_doubt.mark(run.device);
+        }
+        return Err(refused.into());
+    }
+    let seen = seen(run, &state.mid, &state.nif, state.tc, SeenIn::State);
+    run.journal
+        .check_continuity(view.known.as_ref(), seen)
+        .await;
+    Ok(view.known)
 }
 
 fn seen<'a>(run: &Run<'a>, nim: &'a str, nif: &'a str, tc: u64, seen_in: SeenIn) -> Seen<'a> {

@@ -31,7 +31,7 @@ use crate::certify::register_behind::{Said, SEEN_IN_CONFIRM};
 use crate::certify::register_writer::RegisterWriter;
 use crate::certify::CertifyError;
 use crate::failpoint;
-use crate::model::{total_counter, Environment, Intent, IntentId, RegisterEntry};
+use crate::model::{total_counter, DeviceView, Environment, Intent, IntentId, RegisterEntry};
 use crate::msg;
 use std::sync::Arc;
 
@@ -251,8 +251,8 @@ async fn certify_requested(
         totals_of(calculation, usd),
         OnChannel::WebApi { uid },
     );
-    let intent_id = match journal.intent(intent.clone(), job.quota).await {
-        Ok(id) => id,
+    let intent_id = match journal.intent(intent.clone(), job.quota, None).await {
+        Ok((id, _)) => id,
         Err(refused) => {
             // Never confirmed while the register cannot write: the certification could not be
             // journaled. An intent journaled meanwhile, or perhaps journaled (the database lost
@@ -425,7 +425,8 @@ async fn refused_confirm(
 }
 
 /// Journals the certification; the DGI certified it, so a failed write leaves the intent
-/// open (in doubt), never answered 200 and never lost.
+/// open (in doubt), never answered 200 and never lost. In production, the register's view
+/// of the channel is read with it, and the confirmation's counter checked against it.
 async fn certified(
     shared: &Arc<Shared>,
     job: &Job,
@@ -436,15 +437,28 @@ async fn certified(
 ) -> Result<RegisterEntry, RunFailure> {
     let device = shared.settings.name.as_str();
     let security = security_of(shared, confirmation);
-    if job.environment == Environment::Production {
+    let production = job.environment == Environment::Production;
+    let written = if production {
         shared.health.check_nim(device, &confirmation.nim);
-        ahead_of_register(job, journal, device, intent_id, confirmation).await;
-    }
-    match journal
-        .certified(intent_id, intent, security, "finalize")
-        .await
-    {
-        Ok(entry) => Ok(entry),
+        journal
+            .certified_with_view(intent_id, intent, security, "finalize")
+            .await
+            .map(|(entry, view)| (entry, Some(view)))
+    } else {
+        journal
+            .certified(intent_id, intent, security, "finalize")
+            .await
+            .map(|entry| (entry, None))
+    };
+    match written {
+        Ok((entry, view)) => {
+            if let Some(view) = view {
+                ahead_of_register(job, journal, device, confirmation, &view).await;
+            }
+            Ok(entry)
+        }
+        // Not journaled: the register-behind check is skipped for this confirmation (it
+        // needs the view read with the certification); the next confirmation checks again.
         Err(error) => {
             error!(device, %error, code_def = %confirmation.code_def, counters = %confirmation.counters,
                 "certified by the DGI but not journaled: kept in memory until the register can be written");
@@ -460,14 +474,15 @@ async fn certified(
 
 /// A web API e-MCF's counter is known only from a confirmation (docs/web-api.md): one ahead
 /// of the register (numbers it holds neither as entries nor as open intents) stops the
-/// channel for the next invoices (172). This one the DGI certified: it is journaled and
-/// answered as usual.
+/// channel for the next invoices (172). This one the DGI certified: it is journaled (`view`
+/// was read with its certification: the channel's other open intents, the register's
+/// counters before this entry) and answered as usual.
 async fn ahead_of_register(
     job: &Job,
     journal: &RegisterWriter,
     device: &str,
-    intent_id: IntentId,
     confirmation: &Confirmation,
+    view: &DeviceView,
 ) {
     let Some(tc) = total_counter(&confirmation.counters) else {
         return;
@@ -479,10 +494,9 @@ async fn ahead_of_register(
         tc,
         seen_in: SEEN_IN_CONFIRM,
         explained: vec![tc],
-        own_intent: Some(intent_id),
         last: None,
     };
-    match journal.check_ahead(said).await {
+    match journal.check_ahead(said, view).await {
         Ok(()) | Err(CertifyError::RegisterBehind { .. }) => {}
         Err(error) => warn!(device, %error, "register behind: not checked at this confirmation"),
     }
