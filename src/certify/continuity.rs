@@ -4,8 +4,8 @@
 //! the dashboard and in `/metrics`, logged at `error`.
 //!
 //! What the register knew of the box before the invoice (`known`) is not read on its own: it
-//! comes with the invoice's intent (`store::DeviceView`, read in the same statement on
-//! PostgreSQL, under the same write lock on the embedded store), so both checks, of the C1h
+//! comes with the invoice's intent (`model::DeviceView`, read in the same statement on
+//! PostgreSQL, with the same write on the embedded store), so both checks, of the C1h
 //! read before the invoice and of the certification, are made once the intent is journaled
 //! (`box_channel/run.rs`), against the counters as they were before this invoice.
 //!

@@ -11,8 +11,8 @@ use crate::model::{DeviceView, Intent, IntentId, RegisterEntry, SecurityElements
 
 impl Store {
     /// [`Store::record_intent`], and the view of the intent's device and of the machine `nim`
-    /// before it, read with it: in the same statement on PostgreSQL, under the same write lock
-    /// on the embedded store.
+    /// before it, read with it: in the same statement on PostgreSQL; on the embedded store the
+    /// device's open intents just before, the counters under the intent's write lock.
     pub fn record_intent_with_view(
         &self,
         intent: Intent,

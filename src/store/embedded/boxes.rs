@@ -44,25 +44,27 @@ impl Index {
         self.get_json(&k_box(nim))
     }
 
-    /// The view of `device` (the TCs of its open intents but `except`, by id) and of the
-    /// machine `nim` (its counters; `None` names none).
-    pub(super) fn device_view(
+    /// The C1h counters (TC) of `device`'s open intents but `except`, by id: a
+    /// [`DeviceView`]'s `open`.
+    pub(super) fn open_counters_of(
         &self,
         device: &str,
-        nim: Option<&str>,
         except: Option<IntentId>,
-    ) -> Result<DeviceView, StoreError> {
-        let open = self
+    ) -> Result<Vec<Option<u64>>, StoreError> {
+        Ok(self
             .open_intents()?
             .into_iter()
             .filter(|(id, intent)| intent.device == device && Some(*id) != except)
             .map(|(_, intent)| intent.device_tc)
-            .collect();
-        let known = match nim {
-            Some(nim) => self.box_counters(nim)?,
-            None => None,
-        };
-        Ok(DeviceView { open, known })
+            .collect())
+    }
+
+    /// The view of `device` and of the machine `nim` now.
+    pub(super) fn device_view(&self, device: &str, nim: &str) -> Result<DeviceView, StoreError> {
+        Ok(DeviceView {
+            open: self.open_counters_of(device, None)?,
+            known: self.box_counters(nim)?,
+        })
     }
 
     /// Every fiscal anomaly, oldest first.

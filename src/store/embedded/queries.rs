@@ -131,7 +131,7 @@ impl EmbeddedStore {
 
     /// The view of `device` and of the machine `nim` now, in one read of the index.
     pub fn device_view(&self, device: &str, nim: &str) -> Result<DeviceView, StoreError> {
-        self.read(|index| index.device_view(device, Some(nim), None))
+        self.read(|index| index.device_view(device, nim))
     }
 
     /// The request an `Idempotency-Key` of `org` in `env` is bound to, if any.

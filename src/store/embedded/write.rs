@@ -163,8 +163,10 @@ impl EmbeddedStore {
     }
 
     /// [`EmbeddedStore::record_intent`], and the view of the intent's device and of the
-    /// machine `nim`, read under the write lock before the intent is journaled (so without
-    /// it): what the register held when the intent was recorded.
+    /// machine `nim` before it (so without it): the device's open intents read first, outside
+    /// the write lock (a scan of every open intent), then the machine's counters under it,
+    /// with the intent (an intent settled in between is in the counters). Read before the
+    /// intent is journaled: a read that fails writes nothing.
     pub fn record_intent_with_view(
         &self,
         intent: Intent,
@@ -182,6 +184,10 @@ impl EmbeddedStore {
         if intent.rn.is_empty() {
             return Err(StoreError::Invalid("empty rn".to_string()));
         }
+        let open = match view_of {
+            Some(_) => Some(self.read(|index| index.open_counters_of(&intent.device, None))?),
+            None => None,
+        };
         let (record, view) = self.append(|index| {
             let (org, env, rn) = (&intent.org, intent.environment, &intent.rn);
             if index.organization(org)?.is_none() {
@@ -219,9 +225,13 @@ impl EmbeddedStore {
                     )));
                 }
             }
-            let view = view_of
-                .map(|nim| index.device_view(&intent.device, Some(nim), None))
-                .transpose()?;
+            let view = match (open, view_of) {
+                (Some(open), Some(nim)) => Some(DeviceView {
+                    open,
+                    known: index.box_counters(nim)?,
+                }),
+                _ => None,
+            };
             Ok((Event::Intent(intent), view))
         })?;
         Ok((record.seq, view))
@@ -242,8 +252,9 @@ impl EmbeddedStore {
     }
 
     /// [`EmbeddedStore::record_certified`], and the view of the intent's device (its other
-    /// open intents) and of the entry's machine before this entry moved its counters, read
-    /// under the write lock before the certification is journaled.
+    /// open intents, read first, outside the write lock) and of the entry's machine (its
+    /// counters before this entry moves them, read under the write lock with it). Read before
+    /// the certification is journaled: a read that fails writes nothing.
     pub fn record_certified_with_view(
         &self,
         intent: IntentId,
@@ -266,6 +277,15 @@ impl EmbeddedStore {
         source: &str,
         with_view: bool,
     ) -> Result<(RegisterEntry, Option<DeviceView>), StoreError> {
+        let open = if with_view {
+            let others = |index: &Index| {
+                let device = open_intent(index, intent)?.device;
+                index.open_counters_of(&device, Some(intent))
+            };
+            Some(self.read(others)?)
+        } else {
+            None
+        };
         let (_, out) = self.append(|index| {
             let request = open_intent(index, intent)?;
             let entry = RegisterEntry {
@@ -277,12 +297,15 @@ impl EmbeddedStore {
                 source: source.to_string(),
                 quota_year,
             };
-            let view = if with_view {
-                let nim = production_counters(&entry).map(|counters| counters.nim);
-                let device = &entry.request.device;
-                Some(index.device_view(device, nim.as_deref(), Some(intent))?)
-            } else {
-                None
+            let view = match open {
+                Some(open) => {
+                    let known = match production_counters(&entry) {
+                        Some(counters) => index.box_counters(&counters.nim)?,
+                        None => None,
+                    };
+                    Some(DeviceView { open, known })
+                }
+                None => None,
             };
             Ok((Event::certified(&entry), (entry, view)))
         })?;

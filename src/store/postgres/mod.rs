@@ -13,7 +13,7 @@
 //! * `access.rs`: organizations, API keys and dashboard tokens ([`PgRegister::issue_key`],
 //!   [`PgRegister::revoke_dashboard_token`]...), each write with its event.
 //! * `device_view.rs`: a device's open intents and its machine's counters
-//!   (`store::DeviceView`), read with the intent or the certification they go with.
+//!   (`model::DeviceView`), read with the intent or the certification they go with.
 //! * `reads.rs`: the register's reads, with the embedded store's answers: entries by
 //!   sequence, pages of them, credit notes and their originals, open intents, bindings.
 //! * `leases.rs`: work one replica at a time does, with a fencing epoch (issue 29).
