@@ -322,7 +322,10 @@ impl Certifier {
             last: state.last.clone(),
         };
         let (of, machine) = (device.to_owned(), nim.to_owned());
-        let read = blocking(&self.store, move |store| store.device_view(&of, &machine)).await;
+        let read = blocking(&self.store, move |store| {
+            store.device_view(&of, &machine, None)
+        })
+        .await;
         let checked = match read {
             Ok(view) => self.journal.check_ahead(said, &view).await,
             Err(error) => Err(error),

@@ -217,6 +217,21 @@ impl RegisterWriter {
         continuity::check(&self.store, known, seen).await;
     }
 
+    /// The register's view of `device` (its open intents but `except`) and of the machine
+    /// `nim`, read now.
+    pub(crate) async fn device_view(
+        &self,
+        device: &str,
+        nim: &str,
+        except: Option<IntentId>,
+    ) -> Result<DeviceView, CertifyError> {
+        let (device, nim) = (device.to_owned(), nim.to_owned());
+        blocking(&self.store, move |store| {
+            store.device_view(&device, &nim, except)
+        })
+        .await
+    }
+
     /// Whether a channel's counter runs ahead of the register as `view` holds it
     /// (`register_behind.rs`): the anomaly journaled once, the channel stopped, 171 or 172.
     pub(crate) async fn check_ahead(

@@ -68,12 +68,18 @@ impl Store {
         }
     }
 
-    /// The view of `device` and of the machine `nim` now, in one read (one statement on
-    /// PostgreSQL): the start-up check of a box.
-    pub fn device_view(&self, device: &str, nim: &str) -> Result<DeviceView, StoreError> {
+    /// The view of `device` (its open intents but `except`) and of the machine `nim` now, in
+    /// one read (one statement on PostgreSQL): the start-up check of a box, and a web API
+    /// confirmation whose certification could not be journaled.
+    pub fn device_view(
+        &self,
+        device: &str,
+        nim: &str,
+        except: Option<IntentId>,
+    ) -> Result<DeviceView, StoreError> {
         match self {
-            Store::Embedded(s) => s.device_view(device, nim),
-            Store::Postgres(p) => p.run(p.register().device_view(device, nim)),
+            Store::Embedded(s) => s.device_view(device, nim, except),
+            Store::Postgres(p) => p.run(p.register().device_view(device, nim, except)),
         }
     }
 

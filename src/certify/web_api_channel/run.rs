@@ -457,11 +457,12 @@ async fn certified(
             }
             Ok(entry)
         }
-        // Not journaled: the register-behind check is skipped for this confirmation (it
-        // needs the view read with the certification); the next confirmation checks again.
         Err(error) => {
             error!(device, %error, code_def = %confirmation.code_def, counters = %confirmation.counters,
                 "certified by the DGI but not journaled: kept in memory until the register can be written");
+            if production {
+                ahead_after_failed_write(job, journal, device, intent_id, confirmation).await;
+            }
             // Kept once: by the register writer while the register cannot write (journaled
             // by the storage watch), here otherwise (journaled by the next settling).
             if !journal.unrecorded().contains(intent_id) {
@@ -499,6 +500,34 @@ async fn ahead_of_register(
     match journal.check_ahead(said, view).await {
         Ok(()) | Err(CertifyError::RegisterBehind { .. }) => {}
         Err(error) => warn!(device, %error, "register behind: not checked at this confirmation"),
+    }
+}
+
+/// The confirmation of a certification the register could not journal, checked all the same
+/// against the register read now (without its own intent): once this certification is in
+/// the register, numbers missing below it could no longer be seen. When the read shows it
+/// recorded after all (a COMMIT whose outcome was unknown, and that happened), the view before
+/// it is lost and the check is said skipped; when the register cannot be read either (the
+/// database away), likewise (docs/design.md §5a).
+async fn ahead_after_failed_write(
+    job: &Job,
+    journal: &RegisterWriter,
+    device: &str,
+    intent_id: IntentId,
+    confirmation: &Confirmation,
+) {
+    let Some(tc) = total_counter(&confirmation.counters) else {
+        return;
+    };
+    match journal
+        .device_view(device, &confirmation.nim, Some(intent_id))
+        .await
+    {
+        Ok(view) if view.known.as_ref().is_none_or(|known| known.highest() < tc) => {
+            ahead_of_register(job, journal, device, confirmation, &view).await;
+        }
+        Ok(_) => warn!(device, tc, "register behind: not checked at this confirmation (its certification is in the register after all)"),
+        Err(error) => warn!(device, %error, "register behind: not checked at this confirmation (the register cannot be read)"),
     }
 }
 

@@ -60,9 +60,14 @@ impl Index {
     }
 
     /// The view of `device` and of the machine `nim` now.
-    pub(super) fn device_view(&self, device: &str, nim: &str) -> Result<DeviceView, StoreError> {
+    pub(super) fn device_view(
+        &self,
+        device: &str,
+        nim: &str,
+        except: Option<IntentId>,
+    ) -> Result<DeviceView, StoreError> {
         Ok(DeviceView {
-            open: self.open_counters_of(device, None)?,
+            open: self.open_counters_of(device, except)?,
             known: self.box_counters(nim)?,
         })
     }

@@ -130,8 +130,13 @@ impl EmbeddedStore {
     }
 
     /// The view of `device` and of the machine `nim` now, in one read of the index.
-    pub fn device_view(&self, device: &str, nim: &str) -> Result<DeviceView, StoreError> {
-        self.read(|index| index.device_view(device, nim))
+    pub fn device_view(
+        &self,
+        device: &str,
+        nim: &str,
+        except: Option<IntentId>,
+    ) -> Result<DeviceView, StoreError> {
+        self.read(|index| index.device_view(device, nim, except))
     }
 
     /// The request an `Idempotency-Key` of `org` in `env` is bound to, if any.

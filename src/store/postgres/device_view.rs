@@ -64,15 +64,21 @@ fn unreadable(doing: &str, error: impl std::fmt::Display) -> PgError {
 
 impl PgRegister {
     /// The view of `device` and of the machine `nim` now, in one statement (one snapshot).
-    pub async fn device_view(&self, device: &str, nim: &str) -> Result<DeviceView, PgError> {
+    pub async fn device_view(
+        &self,
+        device: &str,
+        nim: &str,
+        except: Option<IntentId>,
+    ) -> Result<DeviceView, PgError> {
         let sql = format!(
             "SELECT {}, {}",
-            open_of_device("$1::text", "NULL::bigint"),
+            open_of_device("$1::text", "$3::bigint"),
             counters_of_nim("$2::text")
         );
+        let except = except.and_then(|id| i64::try_from(id).ok());
         let client = self.pool().client().await?;
         let row = client
-            .cached_query_one(&sql, &[&device, &nim])
+            .cached_query_one(&sql, &[&device, &nim, &except])
             .await
             .map_err(|e| self.pool().query_error("reading a device's view", &e))?;
         view_in(&row, 0, self.pool())

@@ -38,14 +38,30 @@ async fn a_device_s_view_holds_its_own_open_intents_only_with_its_write() {
         open: vec![Some(1), None],
         known: known.clone(),
     };
-    assert_eq!(b.store.device_view("box1", "NIM1").unwrap(), box1);
-    assert_eq!(b.pg.device_view("box1", "NIM1").await.unwrap(), box1);
+    assert_eq!(b.store.device_view("box1", "NIM1", None).unwrap(), box1);
+    assert_eq!(b.pg.device_view("box1", "NIM1", None).await.unwrap(), box1);
     let box2 = DeviceView {
         open: vec![Some(7)],
         known: None,
     };
-    assert_eq!(b.store.device_view("box2", "NIM2").unwrap(), box2);
-    assert_eq!(b.pg.device_view("box2", "NIM2").await.unwrap(), box2);
+    assert_eq!(b.store.device_view("box2", "NIM2", None).unwrap(), box2);
+    assert_eq!(b.pg.device_view("box2", "NIM2", None).await.unwrap(), box2);
+    // Without one of them (a confirmation's own intent): V-4's place goes.
+    let (v4_embedded, v4_pg) = ids[2];
+    let without_v4 = DeviceView {
+        open: vec![Some(1)],
+        known: known.clone(),
+    };
+    assert_eq!(
+        b.store
+            .device_view("box1", "NIM1", Some(v4_embedded))
+            .unwrap(),
+        without_v4
+    );
+    assert_eq!(
+        b.pg.device_view("box1", "NIM1", Some(v4_pg)).await.unwrap(),
+        without_v4
+    );
     let open_of_box1 = b.pg.open_intents_of("box1").await.unwrap();
     let rns: Vec<&str> = open_of_box1.iter().map(|(_, i)| i.rn.as_str()).collect();
     assert_eq!(rns, ["V-2", "V-4"]);
@@ -96,9 +112,9 @@ async fn a_device_s_view_holds_its_own_open_intents_only_with_its_write() {
         "V-4 and V-5 still open, the counters at 1"
     );
     assert_eq!(pg, before);
-    let after = b.pg.device_view("box1", "NIM1").await.unwrap();
+    let after = b.pg.device_view("box1", "NIM1", None).await.unwrap();
     assert_eq!(after.known.as_ref().map(|k| k.tc), Some(2));
-    assert_eq!(after, b.store.device_view("box1", "NIM1").unwrap());
+    assert_eq!(after, b.store.device_view("box1", "NIM1", None).unwrap());
 
     // A sandbox certification moves no counters: nothing known with it.
     let sandbox = intent("demo", super::S, "V-6");
