@@ -218,9 +218,12 @@ async fn against_register(
         let reason = format!("not finalized: {refused}");
         if let Err(error) = run.journal.abandoned(intent_id, reason).await {
             // Settled from C1h (not finalized: the box's counter did not move for it) once
-            // the register can be written; the box waits until then.
+            // the register can be written; the box waits until then. The store's error is
+            // the failure, so that the service marks the box and starts its settling (the
+            // stop answers 171 to the next invoices).
             error!(device = run.device, %error, "an intent not finalized could not be journaled as abandoned");
             run.job.in_doubt.mark(run.device);
+            return Err(error.into());
         }
         return Err(refused.into());
     }
