@@ -75,8 +75,8 @@ CREATE TABLE alert_state (
 
 -- Work one replica does at a time (issue 29): a named lease held until `held_until`, by the
 -- database's clock (one clock for every replica). Its epoch only grows: a holder's writes
--- carry the epoch they were granted under and are refused once another replica took the
--- lease (fencing), so a replica presumed dead writes nothing after its successor.
+-- are to carry the epoch they were granted under and be refused once another replica took
+-- the lease (fencing), so that a replica presumed dead writes nothing after its successor.
 CREATE TABLE leases (
     name        text PRIMARY KEY,
     holder      text,

@@ -7,11 +7,18 @@
 //! that granted it, on its monotonic clock, less [`MARGIN`]. The database grants the lease
 //! from its own clock, later than that moment, so the holder's deadline always comes before
 //! the lease's end in the database, and another replica takes it over only after that
-//! end: two replicas never both count themselves leader (given clocks whose rates agree
-//! within [`MARGIN`] over [`TERM`]). A renewal that does not answer (the database away) lets
-//! the deadline pass: the replica stops leading on its own. What a leader writes carries the
-//! lease's epoch ([`Leadership::epoch`]) so that the database itself refuses a write from a
-//! leader that was presumed dead.
+//! end: two replicas never both count themselves leader, given (1) clocks whose rates agree
+//! within [`MARGIN`] over [`TERM`], (2) one database clock that does not jump (an NTP step
+//! forward, or a failover to a standby whose clock is ahead, shortens a lease by as much), and
+//! (3) a replica's monotonic clock that runs while its host does (`CLOCK_MONOTONIC` stops
+//! while a machine is suspended). A renewal that does not answer (the database away) lets the
+//! deadline pass: the replica stops leading on its own.
+//!
+//! Counting oneself leader is therefore never the last word: what a leader writes must carry
+//! the lease's epoch ([`Leadership::epoch`]) and be refused by the database when another
+//! replica took the lease since (not wired yet: nothing is gated on leadership in this
+//! release), and what it does outside the database (an e-mail, a call to the DGI) must be
+//! recorded first under that epoch and be harmless if done by the next leader again.
 //!
 //! On the embedded store (one process, `gateway.lock`) the process always leads.
 
