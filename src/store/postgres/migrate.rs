@@ -76,24 +76,7 @@ pub async fn migrate(pool: &PgPool, migrations: &[Migration]) -> Result<Migrated
             not_owner(pool, &e, 1).unwrap_or_else(|| fail("creating schema_migrations", e))
         })?;
     }
-    let rows = tx
-        .query(
-            "SELECT version, name, checksum FROM schema_migrations ORDER BY version",
-            &[],
-        )
-        .await
-        .map_err(|e| no_grants(pool, &e).unwrap_or_else(|| fail("reading schema_migrations", e)))?;
-    let applied = rows
-        .iter()
-        .map(|row| {
-            Ok(Applied {
-                version: row.try_get(0)?,
-                name: row.try_get(1)?,
-                checksum: row.try_get(2)?,
-            })
-        })
-        .collect::<Result<Vec<Applied>, tokio_postgres::Error>>()
-        .map_err(|e| fail("reading schema_migrations", e))?;
+    let applied = read_applied(&*tx, pool).await?;
     let pending = pending(migrations, &applied)?;
     let mut done = Vec::with_capacity(pending.len());
     for migration in pending {
@@ -173,24 +156,7 @@ pub async fn schema_state(pool: &PgPool, migrations: &[Migration]) -> Result<Sch
     if !exists {
         return Ok(SchemaState::Missing);
     }
-    let rows = client
-        .query(
-            "SELECT version, name, checksum FROM schema_migrations ORDER BY version",
-            &[],
-        )
-        .await
-        .map_err(|e| no_grants(pool, &e).unwrap_or_else(|| fail("reading schema_migrations", e)))?;
-    let applied = rows
-        .iter()
-        .map(|row| {
-            Ok(Applied {
-                version: row.try_get(0)?,
-                name: row.try_get(1)?,
-                checksum: row.try_get(2)?,
-            })
-        })
-        .collect::<Result<Vec<Applied>, tokio_postgres::Error>>()
-        .map_err(|e| fail("reading schema_migrations", e))?;
+    let applied = read_applied(&**client, pool).await?;
     let binary = newest(migrations);
     // What `serve` refuses (a changed or gapped history) is said as it would say it.
     let still = match pending(migrations, &applied) {
@@ -223,6 +189,32 @@ pub async fn schema_state(pool: &PgPool, migrations: &[Migration]) -> Result<Sch
         version: applied,
         writable,
     })
+}
+
+/// The rows of `schema_migrations`, in order; a role without the grants to read them is told
+/// which grants to give.
+async fn read_applied(
+    client: &impl tokio_postgres::GenericClient,
+    pool: &PgPool,
+) -> Result<Vec<Applied>, PgError> {
+    let fail = |e: tokio_postgres::Error| pool.query_error("reading schema_migrations", &e);
+    let rows = client
+        .query(
+            "SELECT version, name, checksum FROM schema_migrations ORDER BY version",
+            &[],
+        )
+        .await
+        .map_err(|e| no_grants(pool, &e).unwrap_or_else(|| fail(e)))?;
+    rows.iter()
+        .map(|row| {
+            Ok(Applied {
+                version: row.try_get(0)?,
+                name: row.try_get(1)?,
+                checksum: row.try_get(2)?,
+            })
+        })
+        .collect::<Result<Vec<Applied>, tokio_postgres::Error>>()
+        .map_err(fail)
 }
 
 /// A row of `schema_migrations`.
