@@ -97,6 +97,7 @@ mod tests {
         let sources = [
             include_str!("certify/box_channel/run.rs"),
             include_str!("certify/service.rs"),
+            include_str!("certify/service/finish.rs"),
         ]
         .concat();
         for point in super::POINTS {

@@ -182,9 +182,9 @@ const NOT_SENTENCES: &[(&str, &str, &str)] = &[
     ("config/unknown.rs", "one of ", SERDE_UNKNOWN_TEXT),
     ("certify/status.rs", "no configured device is named ", INTERNAL_DETAIL),
     ("certify/status.rs", "several devices are configured ", INTERNAL_DETAIL),
-    ("certify/service.rs", "certification task failed: ", INTERNAL_DETAIL),
+    ("certify/service/finish.rs", "certification task failed: ", INTERNAL_DETAIL),
     (
-        "certify/service.rs",
+        "certify/service/finish.rs",
         "the certification failed unexpectedly",
         INTERNAL_DETAIL,
     ),
