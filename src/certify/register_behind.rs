@@ -15,8 +15,10 @@
 //! against the register's view read with the invoice's intent, before 38h: a box ahead has
 //! its invoice cancelled and the intent abandoned, so its counter does not move and no quota
 //! is used), and for the web API at each confirmation (the only place its counters are
-//! given), against the view read with its certification. The register is never read for the
-//! check on its own during an invoice: the view comes with the write ([`DeviceView`]). A NIM
+//! given), against the view read with its certification. On the success path the register is
+//! never read for the check on its own: the view comes with the write ([`DeviceView`]); only a
+//! web API certification that could not be journaled is checked against a read of its own
+//! (`ahead_after_failed_write`, `certify/web_api_channel/run.rs`). A NIM
 //! the register has never seen is a first use, not ahead. The refusals are kept in memory,
 //! read from the register at start and every [`RELOAD`] (an acknowledgement through the CLI
 //! clears them).
