@@ -117,6 +117,10 @@ CREATE TABLE intents (
                     CHECK (state IN ('open', 'certified', 'abandoned')),
     settled_at      timestamptz,
     reason          text,
+    -- The replica that wrote it and alone may settle it while its `replica:<name>` lease is
+    -- its own (issue 29); NULL when written without one (imports, tools). Another replica
+    -- takes it over only after that lease is fenced off (`store/postgres/replicas.rs`).
+    owner           text,
     CHECK ((state = 'open') = (settled_at IS NULL)),
     CHECK ((state = 'abandoned') = (reason IS NOT NULL)),
     CHECK ((environment = 'production') = (quota_year IS NOT NULL)),
@@ -277,19 +281,29 @@ $$;
 CREATE TRIGGER intent_opened AFTER INSERT ON intents
     FOR EACH ROW EXECUTE FUNCTION intent_opened();
 
--- An intent is settled once, and nothing else about it changes. An abandoned one gives its
--- quota unit back and frees its Idempotency-Key.
+-- An intent is settled once, and nothing else about it changes but, while it is open, its
+-- owner (taken over from a replica fenced off). An abandoned one gives its quota unit back
+-- and frees its Idempotency-Key.
 CREATE FUNCTION intent_rules() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'DELETE' THEN
         RAISE EXCEPTION 'intents are never deleted' USING ERRCODE = 'insufficient_privilege';
     END IF;
+    IF OLD.state = 'open' AND NEW.state = 'open' AND NEW.owner IS NOT NULL
+            AND (NEW.id, NEW.org, NEW.environment, NEW.rn, NEW.request_digest, NEW.body,
+                 NEW.created_at, NEW.quota_year, NEW.quota_limit, NEW.settled_at, NEW.reason)
+                IS NOT DISTINCT FROM
+                (OLD.id, OLD.org, OLD.environment, OLD.rn, OLD.request_digest, OLD.body,
+                 OLD.created_at, OLD.quota_year, OLD.quota_limit, OLD.settled_at, OLD.reason)
+            THEN
+        RETURN NEW;
+    END IF;
     IF OLD.state <> 'open' OR NEW.state NOT IN ('certified', 'abandoned')
             OR (NEW.id, NEW.org, NEW.environment, NEW.rn, NEW.request_digest, NEW.body,
-                NEW.created_at, NEW.quota_year, NEW.quota_limit)
+                NEW.created_at, NEW.quota_year, NEW.quota_limit, NEW.owner)
                IS DISTINCT FROM
                (OLD.id, OLD.org, OLD.environment, OLD.rn, OLD.request_digest, OLD.body,
-                OLD.created_at, OLD.quota_year, OLD.quota_limit) THEN
+                OLD.created_at, OLD.quota_year, OLD.quota_limit, OLD.owner) THEN
         RAISE EXCEPTION 'intent %: only an open intent is settled, once', OLD.id
             USING ERRCODE = 'insufficient_privilege', CONSTRAINT = 'intent_settled_once';
     END IF;

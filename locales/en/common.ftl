@@ -78,6 +78,7 @@ store-halted = the register takes no more writes after a write failure: restart 
 store-database-unreachable = the register's PostgreSQL server does not answer: try again in a few seconds, certification resumes by itself once it answers (technical detail: { $detail })
 store-database = the register's PostgreSQL server refused an operation (technical detail: { $detail })
 store-quota-exhausted = the annual quota of organization "{ $org }" is used up
+store-fenced = this gateway process may no longer write to the register: another replica took its work over (technical detail: { $detail }); it stops, and its service restarts it
 
 ## administration (src/admin): the CLI and the dashboard
 admin-socket-failed = the running service's admin socket failed (technical detail: { $detail })

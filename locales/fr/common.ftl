@@ -79,6 +79,7 @@ store-halted = le registre n'accepte plus d'écriture après un échec d'écritu
 store-database-unreachable = le serveur PostgreSQL du registre ne répond pas : réessayez dans quelques secondes, la certification reprend d'elle-même quand il répond (détail technique : { $detail })
 store-database = le serveur PostgreSQL du registre a refusé une opération (détail technique : { $detail })
 store-quota-exhausted = le quota annuel de l'organisation « { $org } » est épuisé
+store-fenced = ce processus de la passerelle ne peut plus écrire dans le registre : une autre réplique a repris son travail (détail technique : { $detail }) ; il s'arrête et son service le redémarre
 
 ## administration (src/admin) : la CLI et le tableau de bord
 admin-socket-failed = le socket d'administration du service en marche a échoué (détail technique : { $detail })

@@ -25,6 +25,7 @@ pub mod embedded;
 mod error;
 mod fault;
 pub mod postgres;
+mod replicas;
 pub mod sealed;
 mod seam;
 pub mod transfer;

@@ -519,6 +519,7 @@ pub(super) fn refused(refusal: Refusal, what: &str) -> StoreError {
             Ok(id) => StoreError::IntentNotOpen(id),
             Err(_) => StoreError::Conflict(format!("intent {what} is not open")),
         },
+        Refusal::Fenced => StoreError::Fenced(what.to_owned()),
         Refusal::Raced => StoreError::Conflict(format!(
             "another writer changed the register at the same moment ({what}); try again"
         )),

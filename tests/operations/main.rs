@@ -30,6 +30,7 @@ mod postgres_boxes;
 mod postgres_leases;
 mod postgres_reads;
 mod postgres_register;
+mod postgres_replicas;
 mod postgres_roles;
 mod postgres_schema;
 mod state_modes;

@@ -370,11 +370,25 @@ impl PgRegister {
 
     /// Intents neither certified nor abandoned, by id (to reconcile at start-up).
     pub async fn open_intents(&self) -> Result<Vec<(IntentId, Intent)>, PgError> {
+        self.open_intents_owned_by(None).await
+    }
+
+    /// The open intents this replica owns (`replicas.rs`), by id; every open intent for a
+    /// process that is no replica (the CLI's tools).
+    pub async fn owned_open_intents(&self) -> Result<Vec<(IntentId, Intent)>, PgError> {
+        self.open_intents_owned_by(self.replica()).await
+    }
+
+    async fn open_intents_owned_by(
+        &self,
+        owner: Option<&str>,
+    ) -> Result<Vec<(IntentId, Intent)>, PgError> {
         let rows = self
             .rows(
                 "reading the open intents",
-                "SELECT id, body::text FROM intents WHERE state = 'open' ORDER BY id",
-                &[],
+                "SELECT id, body::text FROM intents WHERE state = 'open' \
+                 AND ($1::text IS NULL OR owner = $1) ORDER BY id",
+                &[&owner],
             )
             .await?;
         rows.iter()

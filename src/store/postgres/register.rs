@@ -14,6 +14,8 @@
 //! built without its chrono and serde features, and the text is the gateway's own (UTC,
 //! RFC 3339; the records' JSON).
 
+use std::sync::{Arc, OnceLock};
+
 use super::cached::Cached;
 use chrono::{DateTime, SecondsFormat, Utc};
 use sha2::{Digest, Sha256};
@@ -48,6 +50,9 @@ pub enum Refusal {
     IdempotencyKeyTaken,
     /// The intent is not open (settled already, or unknown).
     IntentNotOpen,
+    /// This replica's lease is fenced off, or the intent is another replica's now: nothing
+    /// was written (`replicas.rs`).
+    Fenced,
     /// Another writer moved the organization's chain or the register at the same moment:
     /// nothing was written; the caller may try again.
     Raced,
@@ -66,6 +71,9 @@ pub struct QuotaClaim {
 #[derive(Clone, Debug)]
 pub struct PgRegister {
     pool: PgPool,
+    /// This process's replica name, once `serve` gave it (`replicas.rs`): its intents name
+    /// it, and its writes of them are fenced by its lease. `None` for the CLI's tools.
+    replica: Arc<OnceLock<String>>,
 }
 
 /// The outcome of a write: done, refused by a rule, or an error of the server.
@@ -96,7 +104,20 @@ fn as_i64(value: u64, what: &str) -> Result<i64, PgError> {
 impl PgRegister {
     /// The register of `pool` (migrated: `super::migrate`).
     pub fn new(pool: PgPool) -> PgRegister {
-        PgRegister { pool }
+        PgRegister {
+            pool,
+            replica: Arc::default(),
+        }
+    }
+
+    /// Names this process's replica (once; `serve`, after taking its lease).
+    pub fn set_replica(&self, replica: &str) {
+        let _ = self.replica.set(replica.to_owned());
+    }
+
+    /// This process's replica name, if it is one.
+    pub fn replica(&self) -> Option<&str> {
+        self.replica.get().map(String::as_str)
     }
 
     /// Its pool.
@@ -172,9 +193,13 @@ impl PgRegister {
             None => (None, None),
         };
         // The quota unit is claimed by the schema's trigger as the intent is inserted.
+        // A replica's intent names it, and only while its lease is its own (`replicas.rs`).
         let insert = "WITH i AS (INSERT INTO intents (org, environment, rn, request_digest, body, \
-                   created_at, quota_year, quota_limit) VALUES ($1, $2::text::environment, $3, \
-                   $4, $5::text::jsonb, $6::text::timestamptz, $7, $8) RETURNING id, org), \
+                   created_at, quota_year, quota_limit, owner) SELECT $1::text, \
+                   $2::text::environment, $3::text, $4::text, $5::text::jsonb, \
+                   $6::text::timestamptz, $7::integer, $8::bigint, $10::text \
+                   WHERE $10::text IS NULL OR EXISTS (SELECT 1 FROM leases \
+                   WHERE name = 'replica:' || $10 AND holder = $10 FOR SHARE) RETURNING id, org), \
                    k AS (INSERT INTO idempotency_keys (org, environment, key, intent, rn, \
                    request_digest) SELECT org, $2::text::environment, $9, id, $3, $4 FROM i \
                    WHERE $9::text IS NOT NULL) \
@@ -183,11 +208,12 @@ impl PgRegister {
             None => format!("{insert} FROM i"),
             Some(_) => format!(
                 "{insert}, {}, {} FROM i",
-                open_of_device("$10::text", "NULL::bigint"),
-                counters_of_nim("$11::text")
+                open_of_device("$11::text", "NULL::bigint"),
+                counters_of_nim("$12::text")
             ),
         };
         let client = self.pool.client().await?;
+        let owner = self.replica();
         let env = intent.environment.as_str();
         let received = utc(&intent.received_at);
         let key = intent.idempotency_key.as_deref();
@@ -201,14 +227,16 @@ impl PgRegister {
             &year,
             &quota,
             &key,
+            &owner,
         ];
         if let Some(nim) = &view_of {
             params.push(&intent.device);
             params.push(nim);
         }
-        let row = client.cached_query_one(&sql, &params).await;
+        let row = client.cached_query_opt(&sql, &params).await;
         match row {
-            Ok(row) => {
+            Ok(None) => Ok(Err(Refusal::Fenced)),
+            Ok(Some(row)) => {
                 let id: i64 = row
                     .try_get(0)
                     .map_err(|e| self.pool.query_error("reading an intent's id", &e))?;
@@ -273,6 +301,16 @@ impl PgRegister {
             .await
             .map_err(|e| fail("starting a certification", e))?;
         let intent_id = as_i64(id, "an intent id")?;
+        // A replica writes only under its own lease, locked first (`replicas.rs`).
+        if let Some(me) = self.replica() {
+            let held = tx
+                .cached_query_opt(super::replicas::HOLD_OWN, &[&me])
+                .await
+                .map_err(|e| fail("reading this replica's lease", e))?;
+            if held.is_none() {
+                return Ok(Err(Refusal::Fenced));
+            }
+        }
         // The intent locked too: a certification or an abandon of it committed while this
         // waited is seen (the row is read again after the wait). With the view, the device's
         // other open intents, read first (an intent settled after this read is then in the
@@ -285,7 +323,7 @@ impl PgRegister {
         let found = tx
             .cached_query_opt(
                 &format!(
-                    "SELECT i.body::text, h.next_sequence, {open} FROM intents i \
+                    "SELECT i.body::text, h.next_sequence, {open}, i.owner FROM intents i \
                      JOIN register_heads h ON h.environment = i.environment \
                      WHERE i.id = $1 AND i.state = 'open' FOR UPDATE OF h, i"
                 ),
@@ -296,6 +334,13 @@ impl PgRegister {
         let Some(found) = found else {
             return Ok(Err(Refusal::IntentNotOpen));
         };
+        if let Some(me) = self.replica() {
+            let owner: Option<String> =
+                found.try_get(3).map_err(|e| fail("reading an intent", e))?;
+            if owner.as_deref() != Some(me) {
+                return Ok(Err(Refusal::Fenced));
+            }
+        }
         let body: String = found.try_get(0).map_err(|e| fail("reading an intent", e))?;
         let sequence: i64 = found
             .try_get(1)
@@ -401,19 +446,46 @@ impl PgRegister {
         reason: &str,
         at: DateTime<Utc>,
     ) -> Written<()> {
-        let client = self.pool.client().await?;
-        let updated = client
-            .cached_execute(
-                "UPDATE intents SET state = 'abandoned', settled_at = $2::text::timestamptz, \
-                 reason = $3 WHERE id = $1 AND state = 'open'",
-                &[&as_i64(id, "an intent id")?, &utc(&at), &reason],
+        let fail = |e: tokio_postgres::Error| self.pool.query_error("abandoning an intent", &e);
+        let mut client = self.pool.client().await?;
+        let tx = client.transaction().await.map_err(fail)?;
+        let owner = self.replica();
+        // A replica writes only under its own lease, locked first (`replicas.rs`).
+        if let Some(me) = owner {
+            let held = tx
+                .cached_query_opt(super::replicas::HOLD_OWN, &[&me])
+                .await
+                .map_err(fail)?;
+            if held.is_none() {
+                return Ok(Err(Refusal::Fenced));
+            }
+        }
+        let id = as_i64(id, "an intent id")?;
+        let updated = tx
+            .cached_query_opt(
+                "WITH a AS (UPDATE intents SET state = 'abandoned', \
+                 settled_at = $2::text::timestamptz, reason = $3 \
+                 WHERE id = $1 AND state = 'open' AND ($4::text IS NULL OR owner = $4) \
+                 RETURNING id) \
+                 SELECT (SELECT count(*) FROM a), \
+                 (SELECT state = 'open' FROM intents WHERE id = $1)",
+                &[&id, &utc(&at), &reason, &owner],
             )
             .await
-            .map_err(|e| self.pool.query_error("abandoning an intent", &e))?;
-        Ok(if updated == 1 {
-            Ok(())
-        } else {
-            Err(Refusal::IntentNotOpen)
+            .map_err(fail)?;
+        let (abandoned, still_open) = match updated {
+            Some(row) => (
+                row.try_get::<_, i64>(0).map_err(fail)?,
+                row.try_get::<_, Option<bool>>(1).map_err(fail)?,
+            ),
+            None => (0, None),
+        };
+        tx.commit().await.map_err(fail)?;
+        Ok(match (abandoned, still_open) {
+            (1, _) => Ok(()),
+            // Open, but another replica's now.
+            (_, Some(true)) => Err(Refusal::Fenced),
+            _ => Err(Refusal::IntentNotOpen),
         })
     }
 
