@@ -67,6 +67,7 @@ impl RegisterWriter {
         view_of: Option<String>,
     ) -> Result<(IntentId, Option<DeviceView>), IntentRefused> {
         let store = Arc::clone(&self.store);
+        let rn = intent.rn.clone();
         let journaled = tokio::task::spawn_blocking(move || {
             let (id, view) = match view_of {
                 Some(nim) => {
@@ -96,6 +97,10 @@ impl RegisterWriter {
                     },
                 })
             }
+            Ok(Err(StoreError::InFlight(_))) => Err(IntentRefused {
+                journaled: None,
+                error: CertifyError::InFlight { rn },
+            }),
             Ok(Err(error)) => Err(IntentRefused {
                 journaled: None,
                 error: CertifyError::from(error),

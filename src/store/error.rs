@@ -89,6 +89,10 @@ pub enum StoreError {
     /// and refuses an intent past it (whichever replica sent it).
     #[error("the annual quota of organization {0:?} is used up")]
     QuotaExhausted(String),
+    /// The invoice's rn or Idempotency-Key was taken by another request between admission's
+    /// read and the intent's write (another replica's, on PostgreSQL).
+    #[error("in flight elsewhere: {0}")]
+    InFlight(String),
     /// This replica's lease was fenced off, or the intent is another replica's now: nothing
     /// was written (`store/postgres/replicas.rs`).
     #[error("this replica may no longer write: its lease was fenced off ({0})")]
@@ -163,6 +167,7 @@ impl Localized for StoreError {
             }
             StoreError::Database(error) => msg!("store-database", detail = error.to_string()),
             StoreError::QuotaExhausted(org) => msg!("store-quota-exhausted", org = org.as_str()),
+            StoreError::InFlight(detail) => msg!("store-conflict", detail = detail.as_str()),
             StoreError::Fenced(detail) => msg!("store-fenced", detail = detail.as_str()),
         }
     }

@@ -509,10 +509,12 @@ pub(super) fn refused(refusal: Refusal, what: &str) -> StoreError {
         }
         Refusal::IdTaken => StoreError::Conflict(format!("id {what:?} already exists")),
         Refusal::Invalid => StoreError::Invalid(format!("{what:?} cannot be stored as given")),
-        Refusal::RnTaken => StoreError::Conflict(format!(
+        // Another replica's request took the rn or the key between admission's read and
+        // this write: in flight there (409), whatever it comes to.
+        Refusal::RnTaken => StoreError::InFlight(format!(
             "an invoice of {what:?} with this rn is open or certified already"
         )),
-        Refusal::IdempotencyKeyTaken => StoreError::Conflict(format!(
+        Refusal::IdempotencyKeyTaken => StoreError::InFlight(format!(
             "an Idempotency-Key of {what:?} is bound to another request"
         )),
         Refusal::IntentNotOpen => match what.parse() {
