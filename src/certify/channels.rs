@@ -135,6 +135,31 @@ impl Channels {
         names
     }
 
+    /// The configured web API channels' names, sorted (those a leader settles for replicas
+    /// gone: `replica.rs`).
+    pub(crate) fn web_api_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .configured
+            .values()
+            .filter(|channel| matches!(***channel, crate::certify::Channel::WebApi(_)))
+            .map(|channel| channel.name().to_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The longest a call to the DGI may take on any configured web API channel (none: zero).
+    pub(crate) fn longest_dgi_call(&self) -> Duration {
+        self.configured
+            .values()
+            .filter_map(|channel| match &**channel {
+                crate::certify::Channel::WebApi(web) => Some(web.longest_call()),
+                crate::certify::Channel::Box(_) => None,
+            })
+            .max()
+            .unwrap_or_default()
+    }
+
     /// Every channel, and whether it is a configured (production) one, by name.
     pub(crate) fn all(&self) -> Vec<(SharedChannel, bool)> {
         let mut all: Vec<(SharedChannel, bool)> = self

@@ -4,7 +4,7 @@
 //! ([`Channel::settle`](crate::certify::channel::Channel::settle): for a box, its C1h); a
 //! channel in doubt takes no invoice until settled, and the rn answers 409 meanwhile.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ use crate::certify::channel::SharedChannel;
 use crate::certify::channels::Channels;
 use crate::certify::register_writer::{blocking, RegisterWriter};
 use crate::certify::CertifyError;
-use crate::model::{Environment, Intent};
+use crate::model::{Environment, Intent, IntentId};
 use crate::msg;
 use crate::store::Store;
 
@@ -67,6 +67,10 @@ pub(crate) struct Reconciler {
     channels: Arc<Channels>,
     journal: RegisterWriter,
     in_doubt: InDoubt,
+    /// One pass at a time per channel: several loops may run for one channel (a run ended
+    /// in doubt, intents taken over from a replica gone), never settling one intent twice
+    /// at once.
+    passes: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl Reconciler {
@@ -81,13 +85,21 @@ impl Reconciler {
             channels,
             journal,
             in_doubt,
+            passes: Mutex::default(),
         }
     }
 
     /// Marks every channel with an intent the journal left open, and settles them in the
     /// background (start-up).
     pub(crate) fn start(self: &Arc<Self>) -> Result<(), CertifyError> {
-        let open = self.store.open_intents()?;
+        let open = self.store.owned_open_intents()?;
+        self.adopt(open);
+        Ok(())
+    }
+
+    /// Marks the channels of `open` (intents this process owns: left open by its journal, or
+    /// taken over from a replica gone) and settles them in the background.
+    pub(crate) fn adopt(self: &Arc<Self>, open: Vec<(IntentId, Intent)>) {
         let mut channels: Vec<String> = open.into_iter().map(|(_, i)| i.device).collect();
         channels.sort();
         channels.dedup();
@@ -96,7 +108,6 @@ impl Reconciler {
             self.in_doubt.mark(&channel);
             self.spawn(channel);
         }
-        Ok(())
     }
 
     /// Keeps trying to settle the open intents of `channel` (marked in doubt) until none is
@@ -138,11 +149,17 @@ impl Reconciler {
 
     /// One pass: true when no open intent is left for `channel`.
     async fn pass(&self, channel: &str) -> Result<bool, CertifyError> {
+        let one = Arc::clone(
+            crate::sync::lock(&self.passes)
+                .entry(channel.to_owned())
+                .or_default(),
+        );
+        let _one_at_a_time = one.lock().await;
         // While the register cannot be written nothing can be settled: the channel is not
         // asked (`storage_fault.rs` journals what was kept once it can).
         let open = blocking(&self.store, |store| match store.write_fault() {
             Some(_) => Ok(None),
-            None => store.open_intents().map(Some),
+            None => store.owned_open_intents().map(Some),
         })
         .await?;
         let Some(open) = open else {

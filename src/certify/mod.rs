@@ -34,6 +34,7 @@ pub mod invoice;
 pub mod leader;
 mod register_behind;
 mod register_writer;
+mod replica;
 mod resolve;
 mod service;
 mod status;

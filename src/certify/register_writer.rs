@@ -8,6 +8,7 @@ use std::sync::Arc;
 use chrono::{Datelike, FixedOffset, Utc};
 
 use crate::certify::continuity::{self, Seen};
+use crate::certify::leader::Leadership;
 use crate::certify::register_behind::{self, RegistersBehind, Said};
 use crate::certify::unrecorded::{Unrecorded, UnrecordedSet};
 use crate::certify::CertifyError;
@@ -33,6 +34,8 @@ pub struct RegisterWriter {
     /// Certifications the register could not write yet (`unrecorded.rs`).
     unrecorded: UnrecordedSet,
     behind: RegistersBehind,
+    /// This process's replica and whether it leads (`leader.rs`, `replica.rs`).
+    leadership: Leadership,
 }
 
 impl RegisterWriter {
@@ -43,7 +46,20 @@ impl RegisterWriter {
             offset,
             unrecorded: UnrecordedSet::default(),
             behind: RegistersBehind::default(),
+            leadership: Leadership::new(&Leadership::replica_name()),
         }
+    }
+
+    /// This process's replica and its view of the leader lease.
+    pub(crate) fn leadership(&self) -> &Leadership {
+        &self.leadership
+    }
+
+    /// Whether this process does the work one replica at a time does (the web API's sweep
+    /// of stray requests, the alerts): always on the embedded store (one process), while it
+    /// holds the leader lease on PostgreSQL.
+    pub(crate) fn leads(&self) -> bool {
+        matches!(*self.store, Store::Embedded(_)) || self.leadership.leads()
     }
 
     /// The certifications the register could not write yet.

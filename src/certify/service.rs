@@ -60,7 +60,7 @@ pub struct Certifier {
     pub(super) admission: Admission,
     pub(super) journal: RegisterWriter,
     pub(super) in_doubt: InDoubt,
-    reconciler: Arc<Reconciler>,
+    pub(super) reconciler: Arc<Reconciler>,
     /// The server's arrival order of invoice requests (src/arrivals.rs).
     arrivals: Arc<crate::arrivals::Arrivals>,
     pub(super) store_failed: AtomicBool,

@@ -4,6 +4,7 @@
 //! no new requests, the invoices in progress finish and are journaled, then exit.
 
 mod process;
+mod replica;
 mod state;
 
 use emcf_sim::RunningSim;
@@ -64,6 +65,7 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     // A wrong [store] (a password file others can read) stops the start before anything is
     // created.
     let database = super::database::settings(&config)?;
+    let hosted = database.is_some();
     let state_dir = config.resolved_state_dir().to_path_buf();
     state_dir::prepare(&state_dir)?.warn_if_readable(&state_dir);
     if let Some(refusal) = reserved_device_name(&config) {
@@ -127,11 +129,19 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
         certifier_settings(&config),
         Some(sandbox),
     );
+    let stop = CancellationToken::new();
+    // Over PostgreSQL, one replica among others (`certify/replica.rs`).
+    let replica = match hosted {
+        true => Some(replica::join(&certifier, &state_dir)?),
+        false => None,
+    };
     certifier.start_reconciliation()?;
+    if replica.is_some() {
+        certifier.spawn_replica_watch(certifier.replica().to_owned(), stop.clone());
+    }
     certifier.spawn_status_watch(STATUS_WATCH);
     certifier.spawn_storage_watch(state_dir.clone());
 
-    let stop = CancellationToken::new();
     let admin = Arc::new(Admin::new(Arc::clone(&store), quota_settings(&config)));
     let admin_task = tokio::spawn(socket::serve(
         socket::path_in(&state_dir),
@@ -179,10 +189,20 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     };
     api::serve(listener, service, server_settings(&config), stop.clone()).await?;
     certifier.shutdown().await;
+    let fenced = replica.is_some() && !certifier.still_a_replica().await;
+    if replica.is_some() {
+        certifier
+            .leave_replicas(certifier.replica().to_owned())
+            .await;
+    }
     stop.cancel();
     let _ = admin_task.await;
     let _ = alerts_task.await;
     stop_simulators(&simulators).await;
+    if fenced {
+        // Not a clean stop: the service manager starts a new replica.
+        anyhow::bail!(msg!("cli-replica-fenced"));
+    }
     info!("stopped");
     Ok(())
 }

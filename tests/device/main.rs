@@ -28,3 +28,4 @@ mod model;
 mod register_behind;
 mod web_api;
 mod web_api_recovery;
+mod web_api_replicas;

@@ -207,6 +207,11 @@ impl WebApiChannel {
     }
 
     /// The register, kept to tell this channel's requests from others.
+    /// The longest a call to the DGI sent now may take: its connection and its answer.
+    pub(crate) fn longest_call(&self) -> std::time::Duration {
+        self.shared.settings.connect_timeout + self.shared.settings.request_timeout
+    }
+
     pub(crate) fn adopt(&self, journal: RegisterWriter) {
         self.shared.health.adopt(journal);
     }
