@@ -239,10 +239,13 @@ impl AlertEngine {
         tokio::spawn(async move {
             let mut last: Option<(Instant, u64)> = None;
             let mut woken = false;
+            // Evaluated while another replica led: sent once this one leads.
+            let mut owed = false;
             loop {
                 let answered = metrics::answered_invoices();
                 let was_woken = std::mem::take(&mut woken);
                 let due = was_woken
+                    || (owed && certifier.leads())
                     || last.is_none_or(|(at, count)| at.elapsed() >= EVERY || count != answered);
                 if due {
                     last = Some((Instant::now(), answered));
@@ -265,7 +268,11 @@ impl AlertEngine {
                         () = stop.cancelled() => return,
                     };
                     match evaluated {
+                        // One replica at a time sends (`certify/leader.rs`); the others
+                        // keep their view of the alerts for their dashboards.
+                        Ok(Ok(_)) if !certifier.leads() => owed = true,
                         Ok(Ok(facts)) => {
+                            owed = false;
                             let orgs: Vec<Organization> =
                                 facts.into_iter().map(|f| f.org).collect();
                             // Sending never delays a shutdown.

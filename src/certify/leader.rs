@@ -14,11 +14,11 @@
 //! while a machine is suspended). A renewal that does not answer (the database away) lets the
 //! deadline pass: the replica stops leading on its own.
 //!
-//! Counting oneself leader is therefore never the last word: what a leader writes must carry
-//! the lease's epoch ([`Leadership::epoch`]) and be refused by the database when another
-//! replica took the lease since (not wired yet: nothing is gated on leadership in this
-//! release), and what it does outside the database (an e-mail, a call to the DGI) must be
-//! recorded first under that epoch and be harmless if done by the next leader again.
+//! Counting oneself leader is therefore never the last word: what the leader settles is
+//! written under its own replica lease, fenced in the database (`certify/replica.rs`), and
+//! what it does outside the database (the sweep of stray requests at the DGI, the alerts'
+//! e-mails) is harmless if the next leader does it again (a stray cancelled twice; an alert
+//! e-mailed once more, until the alerts' state is kept in the store).
 //!
 //! On the embedded store (one process, `gateway.lock`) the process always leads.
 

@@ -337,6 +337,11 @@ async fn watch_once(shared: &Arc<Shared>, strays: &mut HashSet<String>) -> bool 
     let Some(journal) = shared.health.journal.get() else {
         return false;
     };
+    // Strays are cancelled by one replica at a time, the leader (`certify/leader.rs`).
+    if !journal.leads() {
+        strays.clear();
+        return false;
+    }
     let Some(pending) = status.pending else {
         return false;
     };
