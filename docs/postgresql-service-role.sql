@@ -29,3 +29,7 @@ GRANT INSERT, UPDATE ON organizations, api_keys, dashboard_tokens, intents, quot
     leases TO emcf_service;
 -- An abandoned intent gives its Idempotency-Key back.
 GRANT INSERT, DELETE ON idempotency_keys TO emcf_service;
+-- The dashboard's sessions, sign-in form values and failed sign-in counts (issue 29): not
+-- fiscal records; each is deleted when it ends or expires.
+GRANT INSERT, UPDATE, DELETE ON dashboard_sessions, dashboard_sign_in_values,
+    dashboard_sign_in_failures TO emcf_service;

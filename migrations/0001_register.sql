@@ -541,3 +541,37 @@ CREATE TRIGGER chain_heads_kept BEFORE INSERT OR UPDATE OR DELETE ON chain_heads
     FOR EACH ROW EXECUTE FUNCTION kept_by_the_schema();
 CREATE TRIGGER quota_use_kept BEFORE INSERT OR UPDATE OR DELETE ON quota_use
     FOR EACH ROW EXECUTE FUNCTION kept_by_the_schema();
+
+-- Issue 29, point 5 (the dashboard on any replica): its sessions, the sign-in form's values
+-- and the failed sign-ins' counts, shared by every replica so that a user may land on any of
+-- them (src/store/postgres/sessions.rs). None is a fiscal record, none holds a secret: a
+-- session is found by the SHA-256 of its cookie's id, a form's value by its SHA-256. Times
+-- are the database's clock; a row past its lifetime is deleted by the next statement that
+-- adds one of its kind.
+CREATE TABLE dashboard_sessions (
+    id_sha256   bytea PRIMARY KEY CHECK (length(id_sha256) = 32),
+    org         text NOT NULL REFERENCES organizations (id),
+    token_id    text NOT NULL REFERENCES dashboard_tokens (id),
+    created_at  timestamptz NOT NULL,
+    last_seen   timestamptz NOT NULL
+);
+CREATE INDEX dashboard_sessions_by_org ON dashboard_sessions (org, last_seen);
+CREATE INDEX dashboard_sessions_by_last_seen ON dashboard_sessions (last_seen);
+CREATE INDEX dashboard_sessions_by_token ON dashboard_sessions (token_id);
+
+CREATE TABLE dashboard_sign_in_values (
+    value_sha256  bytea PRIMARY KEY CHECK (length(value_sha256) = 32),
+    peer          text NOT NULL,   -- the client's address the form was given to
+    issued_at     timestamptz NOT NULL
+);
+CREATE INDEX dashboard_sign_in_values_by_peer ON dashboard_sign_in_values (peer, issued_at);
+CREATE INDEX dashboard_sign_in_values_by_age ON dashboard_sign_in_values (issued_at);
+
+CREATE TABLE dashboard_sign_in_failures (
+    kind          text NOT NULL CHECK (kind IN ('peer', 'org')),
+    key           text NOT NULL,   -- the client's address, or the organization's id
+    failures      integer NOT NULL CHECK (failures > 0),
+    last_failure  timestamptz NOT NULL,
+    PRIMARY KEY (kind, key)
+);
+CREATE INDEX dashboard_sign_in_failures_by_age ON dashboard_sign_in_failures (last_failure);

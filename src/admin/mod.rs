@@ -15,6 +15,7 @@ pub mod invoice_view;
 mod lost_rns;
 mod requests;
 mod scoped;
+pub mod sessions;
 pub mod socket;
 pub mod token;
 

@@ -38,7 +38,9 @@
 //!   [`SecureCookies::Always`] is set. Server-side (`session`): 8 h idle, 24 h at most, ended
 //!   on sign-out or when the token is revoked or the organization removed; kept across a
 //!   restart in `<state_dir>/dashboard-sessions.json` (`session_file`: the SHA-256 of each
-//!   id, never the id; the CSRF token is derived from the id).
+//!   id, never the id; the CSRF token is derived from the id). On PostgreSQL, in the
+//!   database for every replica instead (`shared`), as are the sign-in form's values and
+//!   the failed sign-ins' counts.
 //! * CSRF: every POST must carry the session's CSRF token, and its `Origin` (else `Referer`),
 //!   when sent, must name the requested host (`Host`, or `X-Forwarded-Host` from a trusted
 //!   proxy); otherwise 403 and nothing is done. Forwarding headers from any other peer are
@@ -75,6 +77,7 @@ mod receipt;
 mod route;
 mod session;
 mod session_file;
+mod shared;
 mod signin;
 mod style;
 mod throttle;
@@ -159,6 +162,9 @@ pub struct Dashboard {
     session_file: Option<Arc<SessionFile>>,
     nonces: nonces::SignInNonces,
     throttle: throttle::SignInThrottle,
+    /// Sessions, sign-in values and failed sign-ins are kept by the store for every replica
+    /// (PostgreSQL), not by this process (`shared`).
+    shared: bool,
     busy: tokio::sync::Semaphore,
     options: DashboardOptions,
     /// The raised alerts (the overview's banners); none without an engine (tests).
@@ -228,6 +234,7 @@ impl Dashboard {
             }
         }
         Dashboard {
+            shared: admin.shares_sessions(),
             admin,
             certifier,
             sessions: Arc::new(Sessions::new()),
@@ -297,7 +304,7 @@ impl Dashboard {
             Route::Root if get => web::redirect("/dashboard/"),
             Route::Style if get => web::response(StatusCode::OK, "text/css", style::STYLE),
             Route::Lang if get => lang::switch(&request, self.secure(&request)),
-            Route::Login if get => self.login_form(&request, peer, &reader),
+            Route::Login if get => self.login_form(&request, peer, &reader).await,
             Route::Login if post => self.sign_in(request, peer, &reader).await,
             Route::Logout if post => self.sign_out(request, &reader).await,
             Route::NotFound => self.error_page(
@@ -387,11 +394,11 @@ impl Dashboard {
             web::set_cookie(&mut response, &clear);
             response
         };
-        let Lookup::Live(session) = self.sessions.get(&cookie) else {
-            self.save_sessions_later();
-            return Err(ended());
+        let session = match self.session_lookup(&cookie).await {
+            Ok(Lookup::Live(session)) => session,
+            Ok(Lookup::Gone) => return Err(ended()),
+            Err(error) => return Err(self.failure(&reader, None, &error)),
         };
-        self.save_sessions_later();
         let (token_id, org_id) = (session.token_id.clone(), session.org.clone());
         let checked = self
             .blocking(move |admin| {
@@ -410,8 +417,9 @@ impl Dashboard {
             }),
             Ok(None) | Err(AdminError::Invalid(_)) => {
                 info!(org = %session.org, token = %session.token_id, "dashboard session ended: token revoked or organization gone");
-                self.sessions.close(&cookie);
-                self.save_sessions().await;
+                if let Err(error) = self.session_close(&cookie).await {
+                    warn!(%error, "dashboard session of a revoked token not deleted (refused on every request all the same)");
+                }
                 Err(ended())
             }
             Err(error) => Err(self.failure(&reader, None, &error)),

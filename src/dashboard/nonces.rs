@@ -24,7 +24,7 @@ pub const LIFETIME: Duration = Duration::from_secs(3600);
 const MAX_VALUES: usize = 10_000;
 /// Values kept for one client address: loading the form in a loop cannot push out everyone
 /// else's.
-const MAX_PER_PEER: usize = 32;
+pub const MAX_PER_PEER: usize = 32;
 
 #[derive(Debug, Clone, Copy)]
 struct Issued {
@@ -87,7 +87,8 @@ impl SignInNonces {
     }
 }
 
-fn digest(value: &str) -> [u8; 32] {
+/// The SHA-256 of a value: what is kept of it.
+pub fn digest(value: &str) -> [u8; 32] {
     Sha256::digest(value.as_bytes()).into()
 }
 

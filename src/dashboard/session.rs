@@ -56,6 +56,16 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
+    /// The session of cookie id `id`, of `org`, opened with `token_id` (its CSRF token derived
+    /// from the id: the same on every replica).
+    pub fn of(id: &str, org: String, token_id: String) -> Session {
+        Session {
+            org,
+            token_id,
+            csrf: csrf_of(id),
+        }
+    }
+
     /// Whether `presented` is this session's CSRF token (constant time).
     pub fn csrf_ok(&self, presented: Option<&str>) -> bool {
         presented.is_some_and(|p| equal(p, &self.csrf))
@@ -266,11 +276,7 @@ fn since(then: DateTime<Utc>, now: DateTime<Utc>) -> Duration {
 }
 
 fn session_of(id: &str, entry: &Entry) -> Session {
-    Session {
-        org: entry.org.clone(),
-        token_id: entry.token_id.clone(),
-        csrf: csrf_of(id),
-    }
+    Session::of(id, entry.org.clone(), entry.token_id.clone())
 }
 
 /// The CSRF token of session `id`: SHA-256 of a label and the id, in hex. It cannot be told
@@ -294,7 +300,8 @@ pub fn equal(a: &str, b: &str) -> bool {
     a.as_bytes().ct_eq(b.as_bytes()).into()
 }
 
-fn digest(id: &str) -> [u8; 32] {
+/// The SHA-256 of a session's id: what is kept of it.
+pub fn digest(id: &str) -> [u8; 32] {
     Sha256::digest(id.as_bytes()).into()
 }
 

@@ -13,7 +13,8 @@
 //! Read back at start (`Dashboard::with_sessions_in`): expired sessions, and those whose
 //! token was revoked or whose organization is gone, are dropped (and the file rewritten). A
 //! file that cannot be read or written is logged, and the sign-in page says that sessions are
-//! not kept; the dashboard works on with sessions in memory.
+//! not kept; the dashboard works on with sessions in memory. On PostgreSQL the file is not
+//! used: sessions are the database's, for every replica (`shared`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -154,8 +155,14 @@ impl SessionFile {
 impl Dashboard {
     /// Keeps sessions across a restart in `state_dir` (`session_file::FILE`): reads back
     /// those of the last run that are still live and whose token and organization still
-    /// exist, and writes the file again without the others.
+    /// exist, and writes the file again without the others. On PostgreSQL the sessions are
+    /// the database's, for every replica (`shared`): no file is used, and a file left by an
+    /// embedded store's run is not read (its users sign in again).
     pub async fn with_sessions_in(mut self, state_dir: &Path) -> Dashboard {
+        if self.shared {
+            info!("dashboard sessions kept in the database, for every replica");
+            return self;
+        }
         let file = Arc::new(SessionFile::in_dir(state_dir));
         let (admin, sessions, reading) = (
             Arc::clone(&self.admin),

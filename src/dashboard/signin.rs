@@ -35,7 +35,7 @@ enum Checked {
 }
 
 impl Dashboard {
-    pub(super) fn login_form(
+    pub(super) async fn login_form(
         &self,
         request: &Request<Incoming>,
         peer: SocketAddr,
@@ -60,6 +60,7 @@ impl Dashboard {
             status: StatusCode::OK,
         };
         self.login_page(web::client_ip(request, peer), &page, message)
+            .await
     }
 
     pub(super) async fn sign_in(
@@ -70,21 +71,26 @@ impl Dashboard {
     ) -> Response<Body> {
         let ip = web::client_ip(&request, peer);
         let secure = self.secure(&request);
-        let refuse = |status, text: Message| {
+        let refuse = |status, text: Message| async move {
             let page = LoginPage {
                 reader,
                 secure,
                 status,
             };
-            self.login_page(ip, &page, Some(("error", text)))
+            self.login_page(ip, &page, Some(("error", text))).await
         };
         if !web::same_origin(&request) {
             crate::metrics::dashboard_sign_in("bad_form");
-            return refuse(StatusCode::FORBIDDEN, msg!("dash-signin-foreign"));
+            return refuse(StatusCode::FORBIDDEN, msg!("dash-signin-foreign")).await;
         }
-        let wait = self.throttle.peer_wait(ip);
+        let wait = match self.peer_wait(ip).await {
+            Ok(wait) => wait,
+            Err(error) => return self.failure(reader, None, &error),
+        };
         if !wait.is_zero() {
-            return self.throttled(ip, reader, secure, wait, Whose::Address);
+            return self
+                .throttled(ip, reader, secure, wait, Whose::Address)
+                .await;
         }
         let nonce = web::cookie(&request, SIGNIN_COOKIE);
         let form = match self.read_form(request, web::SIGN_IN_LIMIT, reader).await {
@@ -92,21 +98,24 @@ impl Dashboard {
             Err(response) => return response,
         };
         let paired = match (nonce.as_deref(), http_request::field(&form, "csrf")) {
-            (Some(cookie), Some(field)) => {
-                !cookie.is_empty() && session::equal(cookie, field) && self.nonces.take(field, ip)
+            (Some(cookie), Some(field)) if !cookie.is_empty() && session::equal(cookie, field) => {
+                match self.sign_in_value_taken(field, ip).await {
+                    Ok(taken) => taken,
+                    Err(error) => return self.failure(reader, None, &error),
+                }
             }
             _ => false,
         };
         if !paired {
             crate::metrics::dashboard_sign_in("bad_form");
-            return refuse(StatusCode::FORBIDDEN, msg!("dash-signin-cookie"));
+            return refuse(StatusCode::FORBIDDEN, msg!("dash-signin-cookie")).await;
         }
         let token = http_request::field(&form, "token")
             .unwrap_or("")
             .trim()
             .to_string();
         if token.is_empty() {
-            return refuse(StatusCode::BAD_REQUEST, msg!("dash-signin-empty"));
+            return refuse(StatusCode::BAD_REQUEST, msg!("dash-signin-empty")).await;
         }
         let checked = self
             .blocking(move |admin| {
@@ -126,17 +135,26 @@ impl Dashboard {
             _ => None,
         };
         if let Some(org) = org {
-            let wait = self.throttle.org_wait(org);
+            let wait = match self.org_wait(org).await {
+                Ok(wait) => wait,
+                Err(error) => return self.failure(reader, None, &error),
+            };
             if !wait.is_zero() {
-                return self.throttled(ip, reader, secure, wait, Whose::Organization);
+                return self
+                    .throttled(ip, reader, secure, wait, Whose::Organization)
+                    .await;
             }
         }
         match checked {
             Ok(Checked::Valid { org, token_id }) => {
-                self.throttle.succeeded(ip, &org);
+                if let Err(error) = self.sign_in_succeeded(ip, &org).await {
+                    warn!(%error, "dashboard sign-in: the failed attempts before it not cleared");
+                }
+                let id = match self.session_open(&org, &token_id).await {
+                    Ok(id) => id,
+                    Err(error) => return self.failure(reader, None, &error),
+                };
                 crate::metrics::dashboard_sign_in("ok");
-                let (id, _) = self.sessions.open(&org, &token_id);
-                self.save_sessions().await;
                 info!(%org, token = %token_id, %peer, client = %ip, "dashboard sign-in");
                 let mut response = web::redirect("/dashboard/");
                 web::set_cookie(
@@ -151,13 +169,19 @@ impl Dashboard {
             }
             Ok(Checked::Refused { org }) => {
                 crate::metrics::dashboard_sign_in("bad_token");
-                let failures = self.throttle.failed(ip, org.as_deref());
+                let failures = match self.sign_in_failed(ip, org.as_deref()).await {
+                    Ok(failures) => failures,
+                    Err(error) => {
+                        warn!(%error, "dashboard sign-in: a failed attempt not counted");
+                        0
+                    }
+                };
                 if failures >= PEER_FREE_FAILURES {
                     warn!(%peer, client = %ip, failures, org = org.as_deref().unwrap_or("-"), "dashboard sign-in refused again: next attempts from this address are slowed");
                 } else {
                     info!(%peer, client = %ip, "dashboard sign-in refused: not a valid token");
                 }
-                refuse(StatusCode::UNAUTHORIZED, msg!("dash-signin-invalid"))
+                refuse(StatusCode::UNAUTHORIZED, msg!("dash-signin-invalid")).await
             }
             Err(error) => self.failure(reader, None, &error),
         }
@@ -170,12 +194,17 @@ impl Dashboard {
     ) -> Response<Body> {
         let secure = self.secure(&request);
         if let Some(cookie) = web::cookie(&request, SESSION_COOKIE) {
-            if let Lookup::Live(session) = self.sessions.get(&cookie) {
+            let found = match self.session_lookup(&cookie).await {
+                Ok(found) => found,
+                Err(error) => return self.failure(reader, None, &error),
+            };
+            if let Lookup::Live(session) = found {
                 if let Err(response) = self.checked_form(request, &session, reader).await {
                     return response;
                 }
-                self.sessions.close(&cookie);
-                self.save_sessions().await;
+                if let Err(error) = self.session_close(&cookie).await {
+                    return self.failure(reader, None, &error);
+                }
                 info!(org = %session.org, token = %session.token_id, "dashboard sign-out");
             }
         }
@@ -188,7 +217,7 @@ impl Dashboard {
     }
 
     /// The answer to an attempt that came before its wait was over: 429, nothing checked.
-    fn throttled(
+    async fn throttled(
         &self,
         ip: IpAddr,
         reader: &Reader,
@@ -213,7 +242,7 @@ impl Dashboard {
             secure,
             status: StatusCode::TOO_MANY_REQUESTS,
         };
-        let mut response = self.login_page(ip, &page, Some(("error", text)));
+        let mut response = self.login_page(ip, &page, Some(("error", text))).await;
         if let Ok(value) = HeaderValue::from_str(&seconds.max(1).to_string()) {
             response.headers_mut().insert(RETRY_AFTER, value);
         }
@@ -222,14 +251,17 @@ impl Dashboard {
 
     /// The sign-in page with a fresh double-submit value (form field and cookie), kept for
     /// `ip`, and `message` (a notice's kind and text) above the form.
-    fn login_page(
+    async fn login_page(
         &self,
         ip: IpAddr,
         page: &LoginPage<'_>,
         message: Option<(&str, Message)>,
     ) -> Response<Body> {
         let not_kept = self.sessions_kept() == Kept::NotWritten;
-        page.render(&self.nonces.issue(ip), message, not_kept)
+        match self.sign_in_value(ip).await {
+            Ok(value) => page.render(&value, message, not_kept),
+            Err(error) => self.failure(page.reader, None, &error),
+        }
     }
 
     /// Whether sessions survive a restart now.

@@ -52,11 +52,11 @@ impl<K: Eq + Hash + Clone> Counts<K> {
         let Some(failures) = map.get(key) else {
             return Duration::ZERO;
         };
-        let since = now.saturating_duration_since(failures.last);
-        if since >= FORGET || failures.count < self.free {
-            return Duration::ZERO;
-        }
-        delay(failures.count - self.free).saturating_sub(since)
+        wait_after(
+            failures.count,
+            now.saturating_duration_since(failures.last),
+            self.free,
+        )
     }
 
     fn fail(&self, key: K, now: Instant) -> u32 {
@@ -88,6 +88,16 @@ impl<K: Eq + Hash + Clone> Counts<K> {
     fn clear(&self, key: &K) {
         sync::lock(&self.map).remove(key);
     }
+}
+
+/// How long the next attempt must still wait after `count` failures, the last `since` ago,
+/// when `free` of them are free (zero: go ahead). The one rule of both ways of counting: in
+/// memory here, or in the store for every replica (`shared`).
+pub fn wait_after(count: u32, since: Duration, free: u32) -> Duration {
+    if since >= FORGET || count < free {
+        return Duration::ZERO;
+    }
+    delay(count - free).saturating_sub(since)
 }
 
 /// The wait after `over` failures beyond the free ones: 1 s, 2 s, 4 s ... up to [`MAX_DELAY`].

@@ -39,6 +39,7 @@ pub use embedded::{
 pub use error::{DamageAt, StoreError};
 pub use fault::{FaultKind, WriteFault};
 pub use postgres::QuotaClaim;
+pub use postgres::{FailureKind, SessionLifetimes};
 pub use seam::Store;
 pub use view::{AdmissionAsk, AdmissionView};
 

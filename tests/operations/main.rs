@@ -33,6 +33,7 @@ mod postgres_register;
 mod postgres_replicas;
 mod postgres_roles;
 mod postgres_schema;
+mod postgres_sessions;
 mod state_modes;
 mod store_config;
 mod store_move;

@@ -17,6 +17,8 @@
 //! * `reads.rs`: the register's reads, with the embedded store's answers: entries by
 //!   sequence, pages of them, credit notes and their originals, open intents, bindings.
 //! * `leases.rs`: work one replica at a time does, with a fencing epoch (issue 29).
+//! * `sessions.rs`: the dashboard's sessions, sign-in form values and failed sign-ins,
+//!   shared by every replica (issue 29).
 //! * `view.rs`: what admission reads for one invoice, in one statement
 //!   ([`PgRegister::admission_view`]).
 //! * `import.rs`: an embedded register copied in, in one transaction, with its ids
@@ -42,6 +44,7 @@ mod migrations;
 mod reads;
 mod register;
 mod replicas;
+mod sessions;
 mod settings;
 mod store;
 mod verify;
@@ -55,6 +58,7 @@ pub use migrate::{migrate, schema_state, Migrated, Migration, SchemaState, MIGRA
 pub use migrations::MIGRATIONS;
 pub use register::{PgRegister, QuotaClaim, Refusal, Written};
 pub use replicas::{lease_of, FENCED};
+pub use sessions::{FailureKind, SessionLifetimes};
 pub use settings::{PgSettings, PgTls};
 pub use store::PgStore;
 pub use verify::PgVerifyReport;
