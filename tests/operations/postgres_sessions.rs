@@ -5,6 +5,7 @@
 //! posted to B, a sign-out on B ends the session on A at once, failed sign-ins spread over A
 //! and B are slowed as if made on one, and a restart of A keeps the session. What the
 //! database keeps of a session is the hash of its id, never the cookie's id or its CSRF token.
+//! While the database is away the dashboard answers 503, never a page on a guess.
 //!
 //! Starts its own server (`tests/support/pg.rs`); without PostgreSQL it is skipped outside CI.
 
@@ -193,4 +194,21 @@ async fn a_dashboard_user_may_land_on_any_replica() {
         let page = dashboard_get(replica.addr(), Some(&other), "/dashboard/").await;
         assert_eq!(page.status, 200, "{}", page.body);
     }
+
+    // The database away: the dashboard answers 503 (a session is not taken as live, a sign-in
+    // form not given without its value kept), and works again once it is back.
+    let mut server = server;
+    server.stop_immediate();
+    let away = dashboard_get(b.addr(), Some(&other), "/dashboard/").await;
+    assert_eq!(away.status, 503, "{}", away.body);
+    let login = request(b.addr(), "GET", "/dashboard/login", &[], None).await;
+    assert_eq!(login.status, 503, "{}", login.body);
+    assert!(
+        set_cookie(&login, "emcf_signin").is_none(),
+        "{:?}",
+        login.headers
+    );
+    server.start();
+    let back = dashboard_get(b.addr(), Some(&other), "/dashboard/").await;
+    assert_eq!(back.status, 200, "{}", back.body);
 }
