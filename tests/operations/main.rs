@@ -34,6 +34,7 @@ mod postgres_replicas;
 mod postgres_roles;
 mod postgres_schema;
 mod postgres_sessions;
+mod replicas;
 mod state_modes;
 mod store_config;
 mod store_move;

@@ -1,0 +1,180 @@
+//! Clients as an ERP writes them, sending invoices through HAProxy: each posts new invoices
+//! one after the other, and retries the same request (same `rn`, same body) on a 503 that
+//! carries `Retry-After`, until it is certified. Every answer is recorded, a failure to get
+//! one too, for the test to judge.
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::common;
+
+/// The longest a client waits before a retry, whatever `Retry-After` says (the tests' outages
+/// last seconds).
+const RETRY_PAUSE: Duration = Duration::from_millis(200);
+/// The longest a client keeps retrying one invoice.
+const RETRY_FOR: Duration = Duration::from_secs(90);
+
+/// One answer (or none) to one POST.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub rn: String,
+    /// The HTTP status, or what went wrong instead of an answer.
+    pub status: Result<u16, String>,
+    pub error_code: Option<u64>,
+    /// Its `errorDesc`, or what HAProxy said.
+    pub error_desc: Option<String>,
+    pub retry_after: Option<String>,
+    /// When it came, since the load began.
+    pub at: Duration,
+}
+
+impl Answer {
+    /// A certification, or the clean refusal a load balancer's client is promised: a 503 with
+    /// `Retry-After`.
+    pub fn is_clean(&self) -> bool {
+        match self.status {
+            Ok(200) => true,
+            Ok(503) => self.retry_after.is_some(),
+            _ => false,
+        }
+    }
+}
+
+/// POSTs `rn` (a small valid invoice) to `addr` with `key`; the answer as recorded.
+pub async fn post(addr: SocketAddr, key: &str, rn: &str, since: Instant) -> Answer {
+    let auth = format!("Bearer {key}");
+    let body = serde_json::to_vec(&common::invoice(rn)).expect("json");
+    let response = common::http::try_request(
+        addr,
+        "POST",
+        "/api/v1/Invoice",
+        &[
+            ("Authorization", &auth),
+            ("Content-Type", "application/json"),
+        ],
+        Some(&body),
+        Duration::from_secs(150),
+    )
+    .await;
+    match response {
+        Ok(response) => Answer {
+            rn: rn.to_owned(),
+            status: Ok(response.status),
+            error_code: response.json["errorCode"].as_u64(),
+            error_desc: (response.status != 200).then(|| response.body.clone()),
+            retry_after: response.header("retry-after").map(str::to_owned),
+            at: since.elapsed(),
+        },
+        Err(error) => Answer {
+            rn: rn.to_owned(),
+            status: Err(error),
+            error_code: None,
+            error_desc: None,
+            retry_after: None,
+            at: since.elapsed(),
+        },
+    }
+}
+
+/// Clients posting through one address until told to stop.
+pub struct Load {
+    stop: Arc<AtomicBool>,
+    answers: Arc<Mutex<Vec<Answer>>>,
+    clients: Vec<tokio::task::JoinHandle<()>>,
+    since: Instant,
+}
+
+impl Load {
+    /// `clients` clients posting to `addr` with `key`, client `c`'s rns `{prefix}{c}-{n}`.
+    pub fn start(addr: SocketAddr, key: &str, prefix: &str, clients: usize) -> Load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let answers = Arc::new(Mutex::new(Vec::new()));
+        let since = Instant::now();
+        let clients = (0..clients)
+            .map(|c| {
+                let (stop, answers) = (Arc::clone(&stop), Arc::clone(&answers));
+                let (key, prefix) = (key.to_owned(), format!("{prefix}{c}-"));
+                tokio::spawn(async move {
+                    let mut n = 0;
+                    while !stop.load(Ordering::Acquire) {
+                        n += 1;
+                        let rn = format!("{prefix}{n}");
+                        let first = Instant::now();
+                        loop {
+                            let answer = post(addr, &key, &rn, since).await;
+                            let again = answer.status == Ok(503)
+                                && answer.retry_after.is_some()
+                                && first.elapsed() < RETRY_FOR;
+                            answers.lock().unwrap().push(answer);
+                            if !again {
+                                break;
+                            }
+                            tokio::time::sleep(RETRY_PAUSE).await;
+                        }
+                    }
+                })
+            })
+            .collect();
+        Load {
+            stop,
+            answers,
+            clients,
+            since,
+        }
+    }
+
+    /// Invoices certified so far.
+    pub fn certified(&self) -> usize {
+        self.answers
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|a| a.status == Ok(200))
+            .count()
+    }
+
+    /// Waits until `more` invoices more than `from` are certified, within `within`.
+    pub async fn until_certified(&self, from: usize, more: usize, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        while self.certified() < from + more {
+            if Instant::now() > deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        true
+    }
+
+    /// Time since the load began.
+    pub fn elapsed(&self) -> Duration {
+        self.since.elapsed()
+    }
+
+    /// Stops the clients once each has its current invoice answered (certified, or given up
+    /// on); every answer.
+    pub async fn finish(self) -> Vec<Answer> {
+        self.stop.store(true, Ordering::Release);
+        for client in self.clients {
+            client.await.expect("client task");
+        }
+        let answers = self.answers.lock().unwrap();
+        answers.clone()
+    }
+}
+
+/// The rns answered 200.
+pub fn certified(answers: &[Answer]) -> BTreeSet<String> {
+    answers
+        .iter()
+        .filter(|a| a.status == Ok(200))
+        .map(|a| a.rn.clone())
+        .collect()
+}
+
+/// The answers that are neither a certification nor a 503 with `Retry-After`.
+pub fn unclean(answers: &[Answer]) -> Vec<&Answer> {
+    answers.iter().filter(|a| !a.is_clean()).collect()
+}
