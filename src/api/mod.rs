@@ -139,6 +139,10 @@ const OVERFLOW_CONNECTIONS: usize = 64;
 /// finish what it was writing.
 const SHORT_WAIT: Duration = Duration::from_secs(2);
 
+/// How long a connection accepted just before the service stopped may take to begin its first
+/// request before it is closed.
+const FIRST_REQUEST_ON_STOP: Duration = Duration::from_millis(250);
+
 /// How long the place in the invoices' arrival order a new connection takes when it is
 /// accepted is kept for its first request (src/arrivals.rs): the order of accepts is the order
 /// clients connected in, whatever the scheduling of the connections' tasks afterwards. A
@@ -147,9 +151,11 @@ const SHORT_WAIT: Duration = Duration::from_secs(2);
 const EARLY_PLACE: Duration = Duration::from_millis(100);
 
 /// Serves the API on `listener` until `shutdown` is cancelled; then closes the listener at
-/// once (a new connection is refused: a load balancer fails over), lets the requests in
-/// progress finish (within `shutdown_grace`, each answer with `Connection: close`) and
-/// returns.
+/// once (a new connection is refused: a load balancer fails over) but serves the connections
+/// already made (those in its backlog, and a first request that comes within
+/// `FIRST_REQUEST_ON_STOP`: a load balancer cannot send it elsewhere once written), lets the
+/// requests in progress finish (within `shutdown_grace`, each answer with `Connection:
+/// close`) and returns.
 pub async fn serve(
     listener: TcpListener,
     service: Service,
@@ -183,46 +189,18 @@ pub async fn serve(
                 }
             },
         };
-        match peers.admit(peer.ip()) {
-            Ok(slot) => {
-                // The order of accepts is the order clients connected in: an invoice sent as
-                // the first request of its connection keeps this place (`EARLY_PLACE`).
-                let place = match &app.service {
-                    Service::Ready { certifier, .. } => Some(certifier.take_place()),
-                    Service::Halted { .. } => None,
-                };
-                let app = Arc::clone(&app);
-                tokio::spawn(async move {
-                    serve_connection(stream, peer, app, &slot, place).await;
-                    drop(slot);
-                });
-            }
-            Err(cap) => {
-                debug!(%peer, ?cap, "connection over a cap, every connection busy");
-                crate::metrics::connection_refused(match cap {
-                    Cap::PerPeer(_) => "per_peer",
-                    Cap::Server(_) => "max_connections",
-                });
-                match Arc::clone(&overflow).try_acquire_owned() {
-                    Ok(permit) => {
-                        let app = Arc::clone(&app);
-                        tokio::spawn(async move {
-                            serve_over_cap(stream, peer, app, cap).await;
-                            drop(permit);
-                        });
-                    }
-                    Err(_) => {
-                        tokio::spawn(refuse(stream, cap));
-                    }
-                }
-            }
-        }
+        take(stream, peer, &peers, &app, &overflow);
         // Let the new connection read its head before the next is accepted: requests sent a
         // few milliseconds apart take their places in the order they were sent.
         tokio::task::yield_now().await;
     }
-    // The port is closed at once: new connections are refused while the drain goes on.
-    drop(listener);
+    // Connections the kernel completed before the stop wait in its backlog, their request
+    // maybe sent already (a load balancer sends it as soon as it is connected): closing the
+    // port would reset them, an error a load balancer cannot retry elsewhere. They are taken
+    // and served like the others; the port is closed once none is waiting.
+    for (stream, peer) in backlog(listener) {
+        take(stream, peer, &peers, &app, &overflow);
+    }
     info!("HTTP API stops accepting; finishing requests in progress");
     if tokio::time::timeout(grace, peers.all_closed())
         .await
@@ -231,6 +209,71 @@ pub async fn serve(
         warn!("requests still in progress after the shutdown grace period");
     }
     Ok(())
+}
+
+/// A connection accepted: served under the caps, else by the overflow path or refused.
+fn take(
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    peers: &Arc<Peers>,
+    app: &Arc<App>,
+    overflow: &Arc<Semaphore>,
+) {
+    match peers.admit(peer.ip()) {
+        Ok(slot) => {
+            // The order of accepts is the order clients connected in: an invoice sent as
+            // the first request of its connection keeps this place (`EARLY_PLACE`).
+            let place = match &app.service {
+                Service::Ready { certifier, .. } => Some(certifier.take_place()),
+                Service::Halted { .. } => None,
+            };
+            let app = Arc::clone(app);
+            tokio::spawn(async move {
+                serve_connection(stream, peer, app, &slot, place).await;
+                drop(slot);
+            });
+        }
+        Err(cap) => {
+            debug!(%peer, ?cap, "connection over a cap, every connection busy");
+            crate::metrics::connection_refused(match cap {
+                Cap::PerPeer(_) => "per_peer",
+                Cap::Server(_) => "max_connections",
+            });
+            match Arc::clone(overflow).try_acquire_owned() {
+                Ok(permit) => {
+                    let app = Arc::clone(app);
+                    tokio::spawn(async move {
+                        serve_over_cap(stream, peer, app, cap).await;
+                        drop(permit);
+                    });
+                }
+                Err(_) => {
+                    tokio::spawn(refuse(stream, cap));
+                }
+            }
+        }
+    }
+}
+
+/// Closes `listener` (new connections are refused from then on: a load balancer fails over)
+/// once the connections already in its backlog are taken; returns them.
+fn backlog(listener: TcpListener) -> Vec<(tokio::net::TcpStream, SocketAddr)> {
+    let mut waiting = Vec::new();
+    // The std listener is non-blocking (tokio's was): `accept` says `WouldBlock` once the
+    // backlog is empty.
+    let Ok(listener) = listener.into_std() else {
+        return waiting;
+    };
+    while let Ok((stream, peer)) = listener.accept() {
+        let stream = stream
+            .set_nonblocking(true)
+            .and_then(|()| tokio::net::TcpStream::from_std(stream));
+        match stream {
+            Ok(stream) => waiting.push((stream, peer)),
+            Err(error) => debug!(%peer, %error, "a connection of the backlog was lost"),
+        }
+    }
+    waiting
 }
 
 /// Answers a connection over a cap with a short 503 (best effort, 1 s) and closes it.
@@ -301,7 +344,22 @@ async fn serve_connection(
     let result = tokio::select! {
         result = connection.as_mut() => result,
         () = lapse => Ok(()),
-        () = conn.close.cancelled() => {
+        () = conn.close.cancelled() => 'closed: {
+            // Stopping, a connection that had no request yet: it was accepted just before,
+            // its request maybe on its way (a load balancer's, sent as soon as it connected),
+            // and closing it now would reset a request it cannot retry elsewhere. Its first
+            // request is read and answered, if it comes within `FIRST_REQUEST_ON_STOP`.
+            if !conn.is_evicted() && conn.started() == 0 {
+                let first_request = async {
+                    while conn.started() == 0 {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                };
+                tokio::select! {
+                    result = connection.as_mut() => break 'closed result,
+                    _ = tokio::time::timeout(FIRST_REQUEST_ON_STOP, first_request) => {}
+                }
+            }
             // Stopping: the request in progress, if any, finishes first. Evicted: no request
             // was in progress and none can begin (`peers`): what it had answered is written,
             // a head that completes meanwhile gets the over-cap answer, within `SHORT_WAIT`.

@@ -7,8 +7,10 @@
 //! replica is refused by all within a second, the quota is used exactly once across replicas
 //! (`replicas/shared.rs`), a PostgreSQL restart and a replica stopped with SIGTERM under load
 //! cost the clients nothing but clean 503s with `Retry-After` and lose or duplicate no invoice
-//! (`replicas/outages.rs`). The harness (`replicas/harness.rs`) starts, stops (SIGTERM) and
-//! kills (`kill -9`) one replica at a time and reads its log, for the tests to come.
+//! (`replicas/outages.rs`); a connection the stopping replica was given just before is
+//! answered, not reset (`replicas/shutdown.rs`). The harness (`replicas/harness.rs`) starts,
+//! stops (SIGTERM) and kills (`kill -9`) one replica at a time and reads its log, for the
+//! tests to come.
 //!
 //! Without HAProxy or PostgreSQL the tests skip outside CI and fail under `CI=true`
 //! (`tests/common/needs.rs`; `.ci/run` installs both).
@@ -18,3 +20,4 @@ mod load;
 mod outages;
 mod proxy;
 mod shared;
+mod shutdown;
