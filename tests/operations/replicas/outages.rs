@@ -101,6 +101,14 @@ async fn a_replica_stopped_with_sigterm_under_load_costs_no_client_an_error() {
         cluster.replicas.logs()
     );
     let stopped = 1;
+    // Stopped while HAProxy counts a request in progress on it (each takes two calls to
+    // the DGI, 600 ms at least).
+    let name = Replicas::name(stopped);
+    let busy_by = std::time::Instant::now() + Duration::from_secs(10);
+    while cluster.proxy.in_progress(&name) == 0 {
+        assert!(std::time::Instant::now() < busy_by, "{name} is never busy");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     let stopped_at = load.elapsed();
     let clean_exit = cluster.replicas.stop(stopped).await;
     let exited_at = load.elapsed();
@@ -121,7 +129,7 @@ async fn a_replica_stopped_with_sigterm_under_load_costs_no_client_an_error() {
     // It finished what it had under way: what HAProxy sent it was answered by it, and it
     // took nothing after its exit.
     let proxy_log = cluster.proxy.log();
-    let name = format!("replicas/{} ", Replicas::name(stopped));
+    let name = format!("replicas/{name} ");
     let served: Vec<&str> = proxy_log
         .lines()
         .filter(|l| l.contains(&name) && l.contains("POST /api/v1/Invoice"))
@@ -131,9 +139,15 @@ async fn a_replica_stopped_with_sigterm_under_load_costs_no_client_an_error() {
         served.iter().all(|l| l.contains(" 200 ")),
         "it answered something else than a certification: {served:#?}"
     );
+    // What it had under way when told to stop was certified and answered.
+    let after_stop = log
+        .split_once("stop requested")
+        .map(|(_, after)| after)
+        .unwrap_or_else(|| panic!("no stop in its log:\n{log}"));
     assert!(
-        log.contains("stop requested"),
-        "no stop in its log (stopped after {stopped_at:?}, exited after {exited_at:?}):\n{log}"
+        after_stop.contains("certified sequence="),
+        "nothing finished after the stop (told after {stopped_at:?}, exited after \
+         {exited_at:?}):\n{log}"
     );
     cluster.assert_each_once(&load::certified(&answers));
 }

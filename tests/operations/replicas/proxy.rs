@@ -31,13 +31,24 @@ pub fn program(subject: &str) -> Option<PathBuf> {
 }
 
 /// `docs/haproxy.cfg` with its frontend on `127.0.0.1:port`, the servers `backends` (name,
-/// address) instead of its examples, and its log on stderr.
-pub fn configuration(shipped: &str, port: u16, backends: &[(String, SocketAddr)]) -> String {
+/// address) instead of its examples, its log on stderr, and its statistics on the socket
+/// `stats` (the test reads what each server has in progress).
+pub fn configuration(
+    shipped: &str,
+    port: u16,
+    backends: &[(String, SocketAddr)],
+    stats: &Path,
+) -> String {
     let mut out = String::new();
     let mut servers_written = false;
     for line in shipped.lines() {
         let words: Vec<&str> = line.split_whitespace().collect();
         match words.first().copied() {
+            Some("global") => {
+                out.push_str(line);
+                out.push('\n');
+                out.push_str(&format!("    stats socket {} mode 600\n", stats.display()));
+            }
             Some("bind") => out.push_str(&format!("    bind 127.0.0.1:{port}\n")),
             Some("log") if words.get(1) != Some(&"global") => {
                 out.push_str("    log stderr format raw local0 info\n");
@@ -67,6 +78,7 @@ pub fn configuration(shipped: &str, port: u16, backends: &[(String, SocketAddr)]
 pub struct Proxy {
     pub addr: SocketAddr,
     dir: PathBuf,
+    stats: PathBuf,
     child: Child,
 }
 
@@ -77,7 +89,9 @@ impl Proxy {
         let shipped = std::fs::read_to_string(shipped()).expect("docs/haproxy.cfg");
         let port = super::harness::free_port();
         let config = dir.join("haproxy.cfg");
-        std::fs::write(&config, configuration(&shipped, port, backends)).expect("haproxy.cfg");
+        let stats = dir.join("haproxy.sock");
+        let text = configuration(&shipped, port, backends, &stats);
+        std::fs::write(&config, text).expect("haproxy.cfg");
         let checked = Command::new(program)
             .args(["-c", "-q", "-f"])
             .arg(&config)
@@ -102,6 +116,7 @@ impl Proxy {
         let proxy = Proxy {
             addr,
             dir: dir.to_path_buf(),
+            stats,
             child,
         };
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -114,6 +129,34 @@ impl Proxy {
             std::thread::sleep(Duration::from_millis(20));
         }
         proxy
+    }
+
+    /// The requests server `name` of the backend has in progress now, as HAProxy counts
+    /// them (`show stat`, its `scur`).
+    pub fn in_progress(&self, name: &str) -> usize {
+        use std::io::{Read, Write};
+        let mut socket =
+            std::os::unix::net::UnixStream::connect(&self.stats).expect("HAProxy's stats socket");
+        socket.write_all(b"show stat\n").expect("show stat");
+        let mut csv = String::new();
+        socket.read_to_string(&mut csv).expect("show stat's answer");
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches("# ")
+            .split(',')
+            .collect();
+        let column = |field: &str| header.iter().position(|h| *h == field);
+        let (server, current) = (column("svname"), column("scur"));
+        let (Some(server), Some(current)) = (server, current) else {
+            panic!("show stat without svname or scur: {csv}");
+        };
+        lines
+            .map(|line| line.split(',').collect::<Vec<_>>())
+            .find(|row| row.first() == Some(&"replicas") && row.get(server) == Some(&name))
+            .and_then(|row| row.get(current)?.parse().ok())
+            .unwrap_or_else(|| panic!("no server {name} in show stat: {csv}"))
     }
 
     /// What HAProxy logged (one line per request, and its servers going down and up).
@@ -136,7 +179,7 @@ fn the_shipped_configuration_is_the_one_run_with_the_servers_replaced() {
         ("r1".to_string(), "127.0.0.1:4001".parse().unwrap()),
         ("r2".to_string(), "127.0.0.1:4002".parse().unwrap()),
     ];
-    let run = configuration(&shipped, 5000, &backends);
+    let run = configuration(&shipped, 5000, &backends, Path::new("/run/test.sock"));
     // What an operator relies on is kept word for word.
     for kept in [
         "http-check send meth GET uri /api/v1/status",
