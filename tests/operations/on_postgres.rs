@@ -2,7 +2,7 @@
 //! `tests/common/store.rs`): the dashboard, keys, the auditor's reads and exports, alerts and
 //! notices must not depend on the store. Not run again: what is about the embedded store's own
 //! files (backups and restores, upgrades of older journals, a full disk, the state directory's
-//! modes) and the tests that start PostgreSQL themselves.
+//! modes) and the tests that start PostgreSQL themselves (`postgres*`, `replicas::`).
 
 #[test]
 fn the_operations_tests_pass_with_the_register_in_postgresql() {
@@ -14,6 +14,7 @@ fn the_operations_tests_pass_with_the_register_in_postgresql() {
             "full_disk::",
             "state_modes::",
             "postgres",
+            "replicas::",
             "store_config::",
             "store_move::",
         ],
