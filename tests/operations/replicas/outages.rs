@@ -153,8 +153,6 @@ async fn a_replica_stopped_with_sigterm_under_load_costs_no_client_an_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "until reconciliation runs on the leader only (issue 29): a replica started under \
-            load takes the others' invoices under way for its own and reports them in doubt"]
 async fn a_rolling_restart_under_load_costs_no_client_an_error_and_raises_no_false_doubt() {
     let subject = "replicas: a rolling restart under load";
     let latency = Duration::from_millis(300);
