@@ -16,6 +16,7 @@
 //! (`tests/common/needs.rs`; `.ci/run` installs both).
 
 mod harness;
+mod kills;
 mod load;
 mod outages;
 mod proxy;

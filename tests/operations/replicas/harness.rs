@@ -106,7 +106,6 @@ impl Replicas {
     }
 
     /// `kill -9` of replica `i`.
-    #[allow(dead_code)] // for the kill -9 tests to come (issue 29)
     pub fn kill(&mut self, i: usize) {
         if let Some(mut gateway) = self.running[i].take() {
             tokio::task::block_in_place(|| gateway.kill9());
@@ -226,7 +225,7 @@ impl Cluster {
     }
 
     /// The cluster's folder.
-    #[allow(dead_code)] // for the kill -9 and partition tests to come (issue 29)
+    #[allow(dead_code)] // for the partition test to come (issue 29)
     pub fn root(&self) -> &Path {
         self.root.path()
     }

@@ -1,7 +1,9 @@
 //! Clients as an ERP writes them, sending invoices through HAProxy: each posts new invoices
 //! one after the other, and retries the same request (same `rn`, same body) on a 503 that
-//! carries `Retry-After`, until it is certified. Every answer is recorded, a failure to get
-//! one too, for the test to judge.
+//! carries `Retry-After`, until it is certified; a client that also lost answers (a replica
+//! killed under it: no answer, HAProxy's 502) retries on those too, and on the 409 of an
+//! invoice still in flight. Every answer is recorded, a failure to get one too, for the test
+//! to judge.
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -90,6 +92,16 @@ pub struct Load {
 impl Load {
     /// `clients` clients posting to `addr` with `key`, client `c`'s rns `{prefix}{c}-{n}`.
     pub fn start(addr: SocketAddr, key: &str, prefix: &str, clients: usize) -> Load {
+        Load::start_with(addr, key, prefix, clients, Retry::Clean503)
+    }
+
+    /// [`Load::start`] with clients that retry whatever does not settle the invoice
+    /// ([`Retry::UntilSettled`]).
+    pub fn start_retrying(addr: SocketAddr, key: &str, prefix: &str, clients: usize) -> Load {
+        Load::start_with(addr, key, prefix, clients, Retry::UntilSettled)
+    }
+
+    fn start_with(addr: SocketAddr, key: &str, prefix: &str, clients: usize, retry: Retry) -> Load {
         let stop = Arc::new(AtomicBool::new(false));
         let answers = Arc::new(Mutex::new(Vec::new()));
         let since = Instant::now();
@@ -105,9 +117,7 @@ impl Load {
                         let first = Instant::now();
                         loop {
                             let answer = post(addr, &key, &rn, since).await;
-                            let again = answer.status == Ok(503)
-                                && answer.retry_after.is_some()
-                                && first.elapsed() < RETRY_FOR;
+                            let again = retry.again(&answer) && first.elapsed() < RETRY_FOR;
                             answers.lock().unwrap().push(answer);
                             if !again {
                                 break;
@@ -162,6 +172,26 @@ impl Load {
         }
         let answers = self.answers.lock().unwrap();
         answers.clone()
+    }
+}
+
+/// What a client retries.
+#[derive(Debug, Clone, Copy)]
+enum Retry {
+    /// A 503 with `Retry-After`.
+    Clean503,
+    /// Anything but a certification or a refusal of the request itself (4xx other than 409):
+    /// no answer, 409 (in flight), 502, 503, 504.
+    UntilSettled,
+}
+
+impl Retry {
+    fn again(self, answer: &Answer) -> bool {
+        match (self, &answer.status) {
+            (Retry::Clean503, status) => *status == Ok(503) && answer.retry_after.is_some(),
+            (Retry::UntilSettled, Err(_)) => true,
+            (Retry::UntilSettled, Ok(status)) => matches!(status, 409 | 502 | 503 | 504),
+        }
     }
 }
 
