@@ -121,6 +121,9 @@ CREATE TABLE intents (
     -- its own (issue 29); NULL when written without one (imports, tools). Another replica
     -- takes it over only after that lease is fenced off (`store/postgres/replicas.rs`).
     owner           text,
+    -- Why only an administrator can settle it (an outcome the device cannot tell), for every
+    -- replica to show; NULL otherwise.
+    awaiting        text,
     CHECK ((state = 'open') = (settled_at IS NULL)),
     CHECK ((state = 'abandoned') = (reason IS NOT NULL)),
     CHECK ((environment = 'production') = (quota_year IS NOT NULL)),
@@ -282,14 +285,16 @@ CREATE TRIGGER intent_opened AFTER INSERT ON intents
     FOR EACH ROW EXECUTE FUNCTION intent_opened();
 
 -- An intent is settled once, and nothing else about it changes but, while it is open, its
--- owner (taken over from a replica fenced off). An abandoned one gives its quota unit back
--- and frees its Idempotency-Key.
+-- owner (taken over from a replica fenced off, or by the replica an administrator settles it
+-- on) and why it waits for an administrator. An abandoned one gives its quota unit back and
+-- frees its Idempotency-Key.
 CREATE FUNCTION intent_rules() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'DELETE' THEN
         RAISE EXCEPTION 'intents are never deleted' USING ERRCODE = 'insufficient_privilege';
     END IF;
-    IF OLD.state = 'open' AND NEW.state = 'open' AND NEW.owner IS NOT NULL
+    IF OLD.state = 'open' AND NEW.state = 'open'
+            AND (NEW.owner IS NOT NULL OR OLD.owner IS NULL)
             AND (NEW.id, NEW.org, NEW.environment, NEW.rn, NEW.request_digest, NEW.body,
                  NEW.created_at, NEW.quota_year, NEW.quota_limit, NEW.settled_at, NEW.reason)
                 IS NOT DISTINCT FROM

@@ -62,6 +62,24 @@ impl RegisterWriter {
         matches!(*self.store, Store::Embedded(_)) || self.leadership.leads()
     }
 
+    /// Says in the register why only an administrator can settle `intent`, for every replica
+    /// to show (a no-op on the embedded store: its one process keeps it). Tried again for a
+    /// minute while the register cannot be written; the channel keeps it in memory anyway.
+    pub(crate) async fn mark_awaiting(&self, intent: IntentId, why: String) {
+        let mut pause = std::time::Duration::from_millis(200);
+        for _ in 0..10 {
+            let why = why.clone();
+            match blocking(&self.store, move |store| store.mark_awaiting(intent, &why)).await {
+                Ok(_) => return,
+                Err(error) => {
+                    tracing::warn!(%error, intent, "could not say in the register that an invoice waits for an administrator; trying again");
+                }
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(std::time::Duration::from_secs(10));
+        }
+    }
+
     /// The certifications the register could not write yet.
     pub(crate) fn unrecorded(&self) -> &UnrecordedSet {
         &self.unrecorded

@@ -120,7 +120,7 @@ impl ResolveError {
 impl Certifier {
     /// The open intents of the register, each with whether it waits for an administrator.
     pub fn open_intents(&self) -> Result<Vec<OpenIntent>, CertifyError> {
-        let awaiting = self.awaiting_administrator();
+        let awaiting = self.awaiting_everywhere()?;
         Ok(self
             .store
             .open_intents()?
@@ -169,6 +169,28 @@ impl Certifier {
             .collect()
     }
 
+    /// The invoices waiting for an administrator, as this process's channels keep them and
+    /// as any replica said in the register (blocking: a read of the store).
+    fn awaiting_everywhere(&self) -> Result<Vec<(IntentId, String)>, CertifyError> {
+        Ok(self.with_awaiting_of_others(self.store.awaiting_administrator()?))
+    }
+
+    /// [`Certifier::awaiting_everywhere`], the store read off the runtime's workers.
+    async fn awaiting_now(&self) -> Result<Vec<(IntentId, String)>, CertifyError> {
+        let marked = blocking(&self.store, |store| store.awaiting_administrator()).await?;
+        Ok(self.with_awaiting_of_others(marked))
+    }
+
+    fn with_awaiting_of_others(&self, marked: Vec<(IntentId, String)>) -> Vec<(IntentId, String)> {
+        let mut awaiting = self.awaiting_administrator();
+        for (id, why) in marked {
+            if !awaiting.iter().any(|(other, _)| *other == id) {
+                awaiting.push((id, why));
+            }
+        }
+        awaiting
+    }
+
     /// The number of invoices waiting for an administrator, per channel.
     pub fn awaiting_counts(&self) -> Vec<(String, u64)> {
         self.channels
@@ -196,7 +218,7 @@ impl Certifier {
         }
         check_free_text("by", by)?;
         check_free_text("note", note)?;
-        let awaiting = self.awaiting_administrator();
+        let awaiting = self.awaiting_now().await?;
         if !awaiting.iter().any(|(id, _)| *id == intent) {
             return Err(ResolveError::NotAwaiting(intent));
         }
@@ -207,6 +229,10 @@ impl Certifier {
         else {
             return Err(ResolveError::NotAwaiting(intent));
         };
+        // Found so by another replica: settled here, as this replica's now.
+        if !blocking(&self.store, move |store| store.adopt_awaiting(intent)).await? {
+            return Err(ResolveError::NotAwaiting(intent));
+        }
         // The QR code's form as this channel gives it: the organization's last entry
         // certified through it, if any.
         let model = self
@@ -292,13 +318,12 @@ impl Certifier {
         .await
         .ok()
         .flatten();
+        let awaiting = match open {
+            Some(_) => self.awaiting_now().await.unwrap_or_default(),
+            None => Vec::new(),
+        };
         match open {
-            Some(id)
-                if self
-                    .awaiting_administrator()
-                    .iter()
-                    .any(|(other, _)| *other == id) =>
-            {
+            Some(id) if awaiting.iter().any(|(other, _)| *other == id) => {
                 CertifyError::AwaitingAdministrator { rn: rn.clone() }
             }
             _ => error,

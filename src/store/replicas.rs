@@ -56,4 +56,31 @@ impl Store {
             Store::Postgres(p) => p.run(p.register().owned_open_intents()),
         }
     }
+
+    /// Says why only an administrator can settle intent `id`, for every replica to show
+    /// (the embedded store's one process keeps it in memory). Whether it was written.
+    pub fn mark_awaiting(&self, id: IntentId, why: &str) -> Result<bool, StoreError> {
+        match self {
+            Store::Embedded(_) => Ok(true),
+            Store::Postgres(p) => p.run(p.register().mark_awaiting(id, why)),
+        }
+    }
+
+    /// The open intents another replica (or this one) found only an administrator can settle,
+    /// and why; none on the embedded store (its one process keeps them in memory).
+    pub fn awaiting_administrator(&self) -> Result<Vec<(IntentId, String)>, StoreError> {
+        match self {
+            Store::Embedded(_) => Ok(Vec::new()),
+            Store::Postgres(p) => p.run(p.register().awaiting_administrator()),
+        }
+    }
+
+    /// Makes this process the owner of intent `id`, waiting for an administrator, so that the
+    /// administrator settles it here. Whether it is this process's now.
+    pub fn adopt_awaiting(&self, id: IntentId) -> Result<bool, StoreError> {
+        match self {
+            Store::Embedded(_) => Ok(true),
+            Store::Postgres(p) => p.run(p.register().adopt_awaiting(id)),
+        }
+    }
 }

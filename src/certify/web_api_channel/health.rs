@@ -58,6 +58,11 @@ impl Health {
         crate::sync::lock(&self.seen)
     }
 
+    /// The register, once given.
+    pub(super) fn journal(&self) -> Option<&RegisterWriter> {
+        self.journal.get()
+    }
+
     pub(super) fn adopt(&self, journal: RegisterWriter) {
         let _ = self.journal.set(journal);
     }

@@ -125,8 +125,14 @@ impl Shared {
         lock(&self.live).contains(uid)
     }
 
+    /// Keeps `intent` for an administrator, and says so in the register for every replica
+    /// to show (`RegisterWriter::mark_awaiting`).
     fn await_administrator(&self, intent: IntentId, why: String) {
-        lock(&self.awaiting).insert(intent, why);
+        lock(&self.awaiting).insert(intent, why.clone());
+        if let Some(journal) = self.health.journal() {
+            let journal = journal.clone();
+            tokio::spawn(async move { journal.mark_awaiting(intent, why).await });
+        }
     }
 
     fn keep_confirmed(&self, intent: IntentId, confirmation: edef::Confirmation) {

@@ -141,4 +141,76 @@ impl PgRegister {
             .map_err(|e| self.pool().query_error("reading this replica's lease", &e))?;
         Ok(row.is_some())
     }
+
+    /// Says why only an administrator can settle intent `id`, for every replica to show; by
+    /// its owner only (or anyone without a replica name). Whether the mark was written.
+    pub async fn mark_awaiting(&self, id: IntentId, why: &str) -> Result<bool, PgError> {
+        let id = i64::try_from(id).unwrap_or(i64::MAX);
+        let owner = self.replica();
+        let client = self.pool().client().await?;
+        let marked = client
+            .cached_execute(
+                "UPDATE intents SET awaiting = $2 WHERE id = $1 AND state = 'open' \
+                 AND ($3::text IS NULL OR owner = $3)",
+                &[&id, &why, &owner],
+            )
+            .await
+            .map_err(|e| {
+                self.pool()
+                    .query_error("marking an intent for an administrator", &e)
+            })?;
+        Ok(marked == 1)
+    }
+
+    /// The open intents waiting for an administrator, whichever replica found them so.
+    pub async fn awaiting_administrator(&self) -> Result<Vec<(IntentId, String)>, PgError> {
+        let client = self.pool().client().await?;
+        let rows = client
+            .cached_query(
+                "SELECT id, awaiting FROM intents WHERE state = 'open' \
+                 AND awaiting IS NOT NULL ORDER BY id",
+                &[],
+            )
+            .await
+            .map_err(|e| self.pool().query_error("reading the intents in doubt", &e))?;
+        rows.iter()
+            .map(|row| {
+                let fail = |e| self.pool().query_error("reading an intent in doubt", &e);
+                let id: i64 = row.try_get(0).map_err(fail)?;
+                let why: String = row.try_get(1).map_err(fail)?;
+                Ok((id.unsigned_abs(), why))
+            })
+            .collect()
+    }
+
+    /// Makes this replica the owner of intent `id`, waiting for an administrator (the one
+    /// settling it here): its owner found it so and writes nothing more of it. Whether it is
+    /// this replica's now.
+    pub async fn adopt_awaiting(&self, id: IntentId) -> Result<bool, PgError> {
+        let Some(me) = self.replica() else {
+            return Ok(true);
+        };
+        let id = i64::try_from(id).unwrap_or(i64::MAX);
+        let fail = |e: tokio_postgres::Error| self.pool().query_error("adopting an intent", &e);
+        let mut client = self.pool().client().await?;
+        let tx = client.transaction().await.map_err(fail)?;
+        if tx
+            .cached_query_opt(HOLD_OWN, &[&me])
+            .await
+            .map_err(fail)?
+            .is_none()
+        {
+            return Ok(false);
+        }
+        let adopted = tx
+            .cached_execute(
+                "UPDATE intents SET owner = $2 WHERE id = $1 AND state = 'open' \
+                 AND awaiting IS NOT NULL",
+                &[&id, &me],
+            )
+            .await
+            .map_err(fail)?;
+        tx.commit().await.map_err(fail)?;
+        Ok(adopted == 1)
+    }
 }
