@@ -33,3 +33,5 @@ GRANT INSERT, DELETE ON idempotency_keys TO emcf_service;
 -- fiscal records; each is deleted when it ends or expires.
 GRANT INSERT, UPDATE, DELETE ON dashboard_sessions, dashboard_sign_in_values,
     dashboard_sign_in_failures TO emcf_service;
+-- Devices as data (issue 29): added, changed, removed (a removed row stays, `removed_at` set).
+GRANT INSERT, UPDATE ON devices TO emcf_service;

@@ -580,3 +580,34 @@ CREATE TABLE dashboard_sign_in_failures (
     PRIMARY KEY (kind, key)
 );
 CREATE INDEX dashboard_sign_in_failures_by_age ON dashboard_sign_in_failures (last_failure);
+-- Devices as data (issue 29, "devices"): web API e-MCFs kept in the store, so that a shop is
+-- added to every replica without a file to edit or a restart (`emcf-gateway device add`). The
+-- token is kept only sealed (`src/store/sealed.rs`: AES-256-GCM under a key of
+-- `[store] secret_key_file`, which the database never holds, bound to the device's name), with
+-- the id of the key that sealed it. `version` rises on each change, removal included (a
+-- removed device keeps its row, `removed_at` set, so that each replica sees it go); replicas
+-- poll `sum(version)`, which rises whenever a device is added, changed or removed (a token
+-- sealed again under a new key, `store rotate-key`, keeps its version: nothing to reload).
+CREATE SEQUENCE device_versions;
+CREATE TABLE devices (
+    name          text PRIMARY KEY CHECK (name ~ '^[a-z0-9][a-z0-9_-]{0,63}$'),
+    kind          text NOT NULL CHECK (kind IN ('web_api')),
+    url           text NOT NULL CHECK (url ~ '^https?://[^[:space:][:cntrl:]]+$'),
+    token_sealed  text NOT NULL CHECK (token_sealed LIKE 'v1:%'),
+    key_id        text NOT NULL CHECK (key_id <> ''),
+    version       bigint NOT NULL DEFAULT nextval('device_versions') CHECK (version > 0),
+    updated_at    timestamptz NOT NULL DEFAULT now(),
+    removed_at    timestamptz
+);
+
+CREATE FUNCTION device_version_grows() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.name <> OLD.name OR NEW.version < OLD.version THEN
+        RAISE EXCEPTION 'a device keeps its name and its version never goes back'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER device_version_grows BEFORE UPDATE ON devices
+    FOR EACH ROW EXECUTE FUNCTION device_version_grows();

@@ -524,6 +524,11 @@ config-store-password-mode = ({ $file }) has mode { $mode }: the password must b
 config-store-password-owner = ({ $file }) belongs to user number { $owner }, not to the one running the gateway (number { $user }): chown { $user } { $file }
 config-store-password-empty = ({ $file }) is empty: write the PostgreSQL user's password in it
 config-store-password-not-text = ({ $file }) is not a password: UTF-8 text of at most 4 KiB is expected
+config-store-key-mode = ({ $file }) has mode { $mode }: the keys must be readable by their owner only (chmod 600 { $file })
+config-store-key-not-text = ({ $file }) is not a key file: one key of 64 hexadecimal characters per line is expected, at most 4 KiB
+config-store-key-line = ({ $file }), line { $line }: this is not a key of 64 hexadecimal characters (32 bytes); make one with: openssl rand -hex 32
+config-store-key-repeated = ({ $file }), line { $line }: this key is written on an earlier line already
+config-store-key-empty = ({ $file }) holds no key: write a key of 64 hexadecimal characters in it (openssl rand -hex 32)
 config-store-check-server = the PostgreSQL server answers: { $version }, synchronous_commit = { $synchronous_commit }
 config-store-check-unusable = the PostgreSQL server cannot keep the register: { $detail }
 config-store-check-password = register on PostgreSQL: { $url }, password read from { $file }
@@ -593,3 +598,21 @@ store-move-entry-without-intent = entry { $sequence } of the { $environment ->
     [sandbox] sandbox
    *[other] production
 } register names intent { $intent }, which PostgreSQL does not hold
+
+## device add, update, remove, list; store rotate-key (src/cli/stored_devices.rs)
+cli-device-embedded = the register is embedded (no [store] url): its devices are the configuration file's [[devices]] blocks, changed before the service is restarted. Keeping a device as data (device add, update, remove, list) needs a register in PostgreSQL (docs/postgresql.md)
+cli-device-no-key = [store] secret_key_file is not set: a device's token is kept only sealed, under a key of that file (a line of 64 hexadecimal characters: openssl rand -hex 32; mode 600, docs/configuration.md)
+cli-device-token-unreadable = the token file { $file } cannot be read
+cli-device-kind-box = a box (kind = "box") stays a [[devices]] block of the configuration of the replica it is plugged into: only web API e-MCFs (--kind web_api) are kept in the register
+cli-device-kind-unknown = "{ $kind }" is not a kind of device kept in the register: web_api is expected
+cli-device-added = Device "{ $device }" kept in the register, its token sealed by key { $key }. Every running replica uses it within seconds; give it an organization: emcf-gateway org add --device { $device }
+cli-device-update-nothing = nothing to change: give --url, --token-file or both
+cli-device-updated = Device "{ $device }" changed (token sealed by key { $key }): new invoices go through it within seconds, those under way finish as they started
+cli-device-removed = Device "{ $device }" removed from the register: no replica gives it a new invoice any more
+cli-device-list-none = no device is kept in the register (emcf-gateway device add)
+cli-device-list-header = NAME | KIND | KEY | CHANGED | URL
+cli-store-key-rotated = { $count ->
+    [0] No token to seal again: every one is sealed by key { $key } already.
+    [one] { $count } token sealed again by key { $key }.
+   *[other] { $count } tokens sealed again by key { $key }.
+} Once every replica runs with this key first, the old line can be removed from the file.

@@ -79,6 +79,11 @@ store-database-unreachable = the register's PostgreSQL server does not answer: t
 store-database = the register's PostgreSQL server refused an operation (technical detail: { $detail })
 store-quota-exhausted = the annual quota of organization "{ $org }" is used up
 store-fenced = this gateway process may no longer write to the register: another replica took its work over (technical detail: { $detail }); it stops, and its service restarts it
+store-devices-in-file = the embedded register keeps no device: its devices are the configuration file's [[devices]] blocks. Devices kept as data (emcf-gateway device add) need a register in PostgreSQL ([store] url)
+store-unknown-device = no device "{ $device }" is kept in the register (emcf-gateway device list)
+store-device-exists = a device "{ $device }" is kept in the register already: change it with emcf-gateway device update
+store-device-in-use = device "{ $device }" is still used: organizations certifying on it: { $organizations }; open intents: { $intents }. Move those organizations to another device (emcf-gateway org update --device) and settle those intents first
+store-device-sealed = the token of device "{ $device }" cannot be opened or sealed: { $detail }
 
 ## administration (src/admin): the CLI and the dashboard
 admin-socket-failed = the running service's admin socket failed (technical detail: { $detail })
@@ -110,6 +115,12 @@ admin-bad-org-id = the organization id "{ $id }" is not valid: 1 to 32 character
 admin-bad-identity-field = the { $name } "{ $value }" is not valid: 1 to 20 printable ASCII characters, without , ; : & < > ^
 admin-bad-emails = the administrators' e-mail addresses: at most { $max }, each like name@example.cd
 admin-empty-name-or-device = the organization's name and device must not be empty
+admin-device-token-empty = the token file is empty: paste the e-MCF's token from the DGI portal into it
+admin-device-token-malformed = the token file holds characters an HTTP header cannot carry (a line break inside?)
+admin-device-bad-name = "{ $device }" cannot name a device: 1 to 64 characters among a-z, 0-9, "-" and "_", not starting with "-" or "_"
+admin-device-reserved-name = the device name "{ $device }" is reserved: "embedded" and names starting with "sandbox-" are the bundled simulators'
+admin-device-in-file = a [[devices]] block of the configuration file is named "{ $device }" already: choose another name
+admin-device-bad-url = "{ $url }" is not the address of an API: http://... or https://... is expected
 admin-bad-max-invoice-total = the largest invoice total { $value } is not valid: an amount in CDF above 0, with at most 2 decimals, at most { $max }
 admin-entry-by-sequence-or-rn = name an entry by its sequence number, or by --org and --rn
 admin-probe-needs-service = a device is probed by the running service (or by the CLI on its port when the service is stopped), not on the register

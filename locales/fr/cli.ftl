@@ -527,6 +527,11 @@ config-store-password-mode = ({ $file }) a les droits { $mode } : le mot de pas
 config-store-password-owner = ({ $file }) appartient à l'utilisateur n° { $owner }, pas à celui qui fait tourner la passerelle (n° { $user }) : chown { $user } { $file }
 config-store-password-empty = ({ $file }) est vide : écrivez-y le mot de passe de l'utilisateur PostgreSQL
 config-store-password-not-text = ({ $file }) n'est pas un mot de passe : du texte UTF-8 de 4 Kio au plus est attendu
+config-store-key-mode = ({ $file }) a les droits { $mode } : les clés doivent être lisibles par leur propriétaire seul (chmod 600 { $file })
+config-store-key-not-text = ({ $file }) n'est pas un fichier de clés : une clé de 64 caractères hexadécimaux par ligne est attendue, 4 Kio au plus
+config-store-key-line = ({ $file }), ligne { $line } : ce n'est pas une clé de 64 caractères hexadécimaux (32 octets) ; créez-en une avec : openssl rand -hex 32
+config-store-key-repeated = ({ $file }), ligne { $line } : cette clé est déjà écrite plus haut
+config-store-key-empty = ({ $file }) ne contient aucune clé : écrivez-y une clé de 64 caractères hexadécimaux (openssl rand -hex 32)
 config-store-check-server = le serveur PostgreSQL répond : { $version }, synchronous_commit = { $synchronous_commit }
 config-store-check-unusable = le serveur PostgreSQL ne peut pas garder le registre : { $detail }
 config-store-check-password = registre sur PostgreSQL : { $url }, mot de passe lu dans { $file }
@@ -596,3 +601,21 @@ store-move-entry-without-intent = l'entrée { $sequence } du registre { $environ
     [sandbox] du bac à sable
    *[other] de production
 } nomme l'intention { $intent }, absente de PostgreSQL
+
+## device add, update, remove, list; store rotate-key (src/cli/stored_devices.rs)
+cli-device-embedded = le registre est intégré (pas de [store] url) : ses appareils sont les blocs [[devices]] du fichier de configuration, qu'on modifie avant de redémarrer le service. Garder un appareil comme donnée (device add, update, remove, list) demande un registre PostgreSQL (docs/postgresql.md)
+cli-device-no-key = [store] secret_key_file n'est pas défini : le jeton d'un appareil n'est gardé que scellé, sous une clé de ce fichier (une ligne de 64 caractères hexadécimaux : openssl rand -hex 32 ; fichier en 600, docs/configuration.md)
+cli-device-token-unreadable = le fichier du jeton { $file } ne peut pas être lu
+cli-device-kind-box = un boîtier (kind = "box") reste un bloc [[devices]] de la configuration de la réplique où il est branché : seuls les e-MCF de l'API web (--kind web_api) sont gardés dans le registre
+cli-device-kind-unknown = « { $kind } » n'est pas un type d'appareil gardé dans le registre : web_api est attendu
+cli-device-added = Appareil « { $device } » gardé dans le registre, son jeton scellé par la clé { $key }. Chaque réplique en service s'en sert d'ici quelques secondes ; rattachez-y une organisation : emcf-gateway org add --device { $device }
+cli-device-update-nothing = rien à changer : donnez --url, --token-file ou les deux
+cli-device-updated = Appareil « { $device } » changé (jeton scellé par la clé { $key }) : les nouvelles factures passent par lui d'ici quelques secondes, celles en cours finissent comme elles ont commencé
+cli-device-removed = Appareil « { $device } » retiré du registre : aucune réplique ne lui confie plus de nouvelle facture
+cli-device-list-none = aucun appareil n'est gardé dans le registre (emcf-gateway device add)
+cli-device-list-header = NOM | TYPE | CLÉ | CHANGÉ LE | URL
+cli-store-key-rotated = { $count ->
+    [0] Aucun jeton à resceller : tous le sont déjà par la clé { $key }.
+    [one] { $count } jeton rescellé par la clé { $key }.
+   *[other] { $count } jetons rescellés par la clé { $key }.
+} Une fois chaque réplique redémarrée avec cette clé en tête, l'ancienne ligne peut être retirée du fichier.

@@ -80,6 +80,11 @@ store-database-unreachable = le serveur PostgreSQL du registre ne répond pas :
 store-database = le serveur PostgreSQL du registre a refusé une opération (détail technique : { $detail })
 store-quota-exhausted = le quota annuel de l'organisation « { $org } » est épuisé
 store-fenced = ce processus de la passerelle ne peut plus écrire dans le registre : une autre réplique a repris son travail (détail technique : { $detail }) ; il s'arrête et son service le redémarre
+store-devices-in-file = le registre intégré ne garde pas d'appareil : ses appareils sont les blocs [[devices]] du fichier de configuration. Les appareils gardés comme données (emcf-gateway device add) demandent un registre PostgreSQL ([store] url)
+store-unknown-device = aucun appareil « { $device } » n'est gardé dans le registre (emcf-gateway device list)
+store-device-exists = un appareil « { $device } » est déjà gardé dans le registre : changez-le avec emcf-gateway device update
+store-device-in-use = l'appareil « { $device } » sert encore : organisations qui certifient sur lui : { $organizations } ; intentions ouvertes : { $intents }. Rattachez ces organisations à un autre appareil (emcf-gateway org update --device) et réglez ces intentions d'abord
+store-device-sealed = le jeton de l'appareil « { $device } » ne peut pas être ouvert ni scellé : { $detail }
 
 ## administration (src/admin) : la CLI et le tableau de bord
 admin-socket-failed = le socket d'administration du service en marche a échoué (détail technique : { $detail })
@@ -111,6 +116,12 @@ admin-bad-org-id = l'identifiant d'organisation « { $id } » n'est pas valabl
 admin-bad-identity-field = le { $name } « { $value } » n'est pas valable : 1 à 20 caractères ASCII imprimables, sans , ; : & < > ^
 admin-bad-emails = adresses e-mail des administrateurs : { $max } au plus, chacune comme nom@exemple.cd
 admin-empty-name-or-device = le nom et l'appareil de l'organisation ne peuvent pas être vides
+admin-device-token-empty = le fichier du jeton est vide : collez-y le jeton de l'e-MCF pris sur le portail de la DGI
+admin-device-token-malformed = le fichier du jeton contient des caractères qu'un en-tête HTTP ne peut pas porter (un saut de ligne au milieu ?)
+admin-device-bad-name = « { $device } » ne peut pas nommer un appareil : de 1 à 64 caractères parmi a-z, 0-9, « - » et « _ », sans « - » ni « _ » au début
+admin-device-reserved-name = le nom d'appareil « { $device } » est réservé : « embedded » et les noms qui commencent par « sandbox- » sont ceux des simulateurs intégrés
+admin-device-in-file = un bloc [[devices]] du fichier de configuration s'appelle déjà « { $device } » : choisissez un autre nom
+admin-device-bad-url = « { $url } » n'est pas l'adresse d'une API : http://… ou https://… est attendu
 admin-bad-max-invoice-total = le plafond par facture { $value } n'est pas valable : un montant en CDF supérieur à 0, avec 2 décimales au plus, d'au plus { $max }
 admin-entry-by-sequence-or-rn = désignez une entrée par son numéro, ou par --org et --rn
 admin-probe-needs-service = un appareil se sonde par le service en marche (ou par la CLI sur son port quand le service est arrêté), pas sur le registre

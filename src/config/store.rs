@@ -17,6 +17,7 @@ use super::{Config, ConfigError};
 use crate::i18n::Message;
 use crate::msg;
 use crate::store::postgres::{PgSettings, PgTls};
+use crate::store::sealed::{KeyFileError, Keyring};
 
 /// Environment variable overriding `store.url`.
 pub const ENV_STORE_URL: &str = "EMCF_STORE_URL";
@@ -50,6 +51,11 @@ pub struct StoreSettings {
     pub ca_file: Option<PathBuf>,
     /// Connections kept open at most.
     pub pool_size: usize,
+    /// The keys that seal the tokens of the devices kept in the store (`device add`), one
+    /// per line, 64 hexadecimal characters each; the first seals, any opens (`0600` or
+    /// `0400`, owned by the service's user, as `password_file`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret_key_file: Option<PathBuf>,
 }
 
 impl Default for StoreSettings {
@@ -60,6 +66,7 @@ impl Default for StoreSettings {
             sslmode: None,
             ca_file: None,
             pool_size: DEFAULT_STORE_POOL_SIZE,
+            secret_key_file: None,
         }
     }
 }
@@ -80,6 +87,7 @@ impl fmt::Debug for StoreSettings {
             .field("sslmode", &self.sslmode)
             .field("ca_file", &self.ca_file)
             .field("pool_size", &self.pool_size)
+            .field("secret_key_file", &self.secret_key_file)
             .finish()
     }
 }
@@ -135,6 +143,26 @@ impl Config {
         }))
     }
 
+    /// The keys of `store.secret_key_file`, read now (the file must belong to the user running
+    /// this process, readable by it only); `None` when the key is not set.
+    pub fn store_keyring(&self) -> Result<Option<Keyring>, ConfigError> {
+        // SAFETY: geteuid(2) takes nothing and cannot fail.
+        self.store_keyring_owned_by(unsafe { libc::geteuid() })
+    }
+
+    /// [`Config::store_keyring`], the file required to belong to user `owner`.
+    pub fn store_keyring_owned_by(&self, owner: u32) -> Result<Option<Keyring>, ConfigError> {
+        let Some(path) = &self.store.secret_key_file else {
+            return Ok(None);
+        };
+        let invalid = |m| self.invalid("store.secret_key_file", m);
+        let text = read_private(path, owner, Private::Key).map_err(invalid)?;
+        let file = path.display().to_string();
+        Keyring::from_text(&text)
+            .map(Some)
+            .map_err(|error| invalid(key_file_message(&error, &file)))
+    }
+
     /// The `[store]` keys (`Config::validate`).
     pub(super) fn validate_store(&self) -> Result<(), ConfigError> {
         self.checked_store().map(|_| ())
@@ -155,6 +183,7 @@ impl Config {
         for (key, path) in [
             ("store.password_file", &store.password_file),
             ("store.ca_file", &store.ca_file),
+            ("store.secret_key_file", &store.secret_key_file),
         ] {
             if path.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
                 return Err(self.invalid(key, msg!("config-store-path-empty")));
@@ -350,6 +379,30 @@ pub(super) fn without_password(original: &str) -> Cow<'_, str> {
 /// The password in `path`: a regular file, `0600` or `0400`, owned by `owner`, UTF-8, at
 /// most 4 KiB, one trailing newline (`\n` or `\r\n`) dropped, not empty.
 fn read_password(path: &Path, owner: u32) -> Result<String, Message> {
+    let text = read_private(path, owner, Private::Password)?;
+    let password = text
+        .strip_suffix("\r\n")
+        .or_else(|| text.strip_suffix('\n'))
+        .unwrap_or(&text);
+    if password.is_empty() {
+        let file = path.display().to_string();
+        return Err(msg!("config-store-password-empty", file = file));
+    }
+    Ok(password.to_owned())
+}
+
+/// What a private file of `[store]` holds (its messages say it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Private {
+    /// `password_file`.
+    Password,
+    /// `secret_key_file`.
+    Key,
+}
+
+/// The text of `path`: a regular file, `0600` or `0400`, owned by `owner`, UTF-8, at most
+/// 4 KiB.
+fn read_private(path: &Path, owner: u32, what: Private) -> Result<String, Message> {
     let file = path.display().to_string();
     let file = file.as_str();
     let unreadable = |error: std::io::Error| {
@@ -359,6 +412,10 @@ fn read_password(path: &Path, owner: u32) -> Result<String, Message> {
             reason = crate::i18n::Localized::message(&error)
         )
     };
+    let not_text = || match what {
+        Private::Password => msg!("config-store-password-not-text", file = file),
+        Private::Key => msg!("config-store-key-not-text", file = file),
+    };
     let mut opened = std::fs::File::open(path).map_err(unreadable)?;
     let meta = opened.metadata().map_err(unreadable)?;
     if !meta.is_file() {
@@ -367,7 +424,10 @@ fn read_password(path: &Path, owner: u32) -> Result<String, Message> {
     let mode = meta.permissions().mode() & 0o7777;
     if mode != 0o600 && mode != 0o400 {
         let mode = format!("{mode:04o}");
-        return Err(msg!("config-store-password-mode", file = file, mode = mode));
+        return Err(match what {
+            Private::Password => msg!("config-store-password-mode", file = file, mode = mode),
+            Private::Key => msg!("config-store-key-mode", file = file, mode = mode),
+        });
     }
     if meta.uid() != owner {
         return Err(msg!(
@@ -383,16 +443,18 @@ fn read_password(path: &Path, owner: u32) -> Result<String, Message> {
         .read_to_end(&mut bytes)
         .map_err(unreadable)?;
     if bytes.len() as u64 > MAX_PASSWORD_BYTES {
-        return Err(msg!("config-store-password-not-text", file = file));
+        return Err(not_text());
     }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| msg!("config-store-password-not-text", file = file))?;
-    let password = text
-        .strip_suffix("\r\n")
-        .or_else(|| text.strip_suffix('\n'))
-        .unwrap_or(&text);
-    if password.is_empty() {
-        return Err(msg!("config-store-password-empty", file = file));
+    String::from_utf8(bytes).map_err(|_| not_text())
+}
+
+/// What is wrong with the keys of `file` (never a key's text).
+fn key_file_message(error: &KeyFileError, file: &str) -> Message {
+    match error {
+        KeyFileError::BadLine(line) => msg!("config-store-key-line", file = file, line = *line),
+        KeyFileError::Repeated(line) => {
+            msg!("config-store-key-repeated", file = file, line = *line)
+        }
+        KeyFileError::Empty => msg!("config-store-key-empty", file = file),
     }
-    Ok(password.to_owned())
 }

@@ -97,6 +97,34 @@ pub enum StoreError {
     /// was written (`store/postgres/replicas.rs`).
     #[error("this replica may no longer write: its lease was fenced off ({0})")]
     Fenced(String),
+    /// Devices kept as data are the PostgreSQL store's: the embedded store's devices are the
+    /// configuration file's `[[devices]]` blocks.
+    #[error("the embedded store keeps no device: its devices are the configuration's [[devices]] blocks")]
+    DevicesInFile,
+    /// No device of this name is kept in the store.
+    #[error("no device {0:?} is kept in the store")]
+    UnknownDevice(String),
+    /// A device of this name is kept already.
+    #[error("a device {0:?} is kept already")]
+    DeviceExists(String),
+    /// A device cannot be removed while organizations certify on it or intents on it are open.
+    #[error("device {device:?} is used by organizations {organizations:?} and open intents {open_intents:?}")]
+    DeviceInUse {
+        /// The device.
+        device: String,
+        /// The organizations whose device it is.
+        organizations: Vec<String>,
+        /// Its open intents.
+        open_intents: Vec<u64>,
+    },
+    /// A sealed token could not be opened or sealed (never the token itself).
+    #[error("the token of device {device:?}: {error}")]
+    Sealed {
+        /// The device.
+        device: String,
+        /// Why.
+        error: super::sealed::SealError,
+    },
 }
 
 impl StoreError {
@@ -169,6 +197,36 @@ impl Localized for StoreError {
             StoreError::QuotaExhausted(org) => msg!("store-quota-exhausted", org = org.as_str()),
             StoreError::InFlight(detail) => msg!("store-conflict", detail = detail.as_str()),
             StoreError::Fenced(detail) => msg!("store-fenced", detail = detail.as_str()),
+            StoreError::DevicesInFile => msg!("store-devices-in-file"),
+            StoreError::UnknownDevice(name) => msg!("store-unknown-device", device = name.as_str()),
+            StoreError::DeviceExists(name) => msg!("store-device-exists", device = name.as_str()),
+            StoreError::DeviceInUse {
+                device,
+                organizations,
+                open_intents,
+            } => {
+                let none = || "-".to_owned();
+                let join = |items: Vec<String>| {
+                    if items.is_empty() {
+                        none()
+                    } else {
+                        items.join(", ")
+                    }
+                };
+                msg!(
+                    "store-device-in-use",
+                    device = device.as_str(),
+                    organizations = join(organizations.clone()),
+                    intents = join(open_intents.iter().map(u64::to_string).collect())
+                )
+            }
+            StoreError::Sealed { device, error } => {
+                msg!(
+                    "store-device-sealed",
+                    device = device.as_str(),
+                    detail = error.to_string()
+                )
+            }
         }
     }
 }

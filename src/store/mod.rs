@@ -21,6 +21,7 @@
 //! only the code that opens a store, and the backup of an embedded one, names a variant.
 
 mod device_view;
+mod devices;
 pub mod embedded;
 mod error;
 mod fault;
@@ -39,6 +40,7 @@ pub use embedded::{
 pub use error::{DamageAt, StoreError};
 pub use fault::{FaultKind, WriteFault};
 pub use postgres::QuotaClaim;
+pub use postgres::StoredDevice;
 pub use postgres::{FailureKind, SessionLifetimes};
 pub use seam::Store;
 pub use view::{AdmissionAsk, AdmissionView};

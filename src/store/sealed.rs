@@ -146,6 +146,95 @@ impl SealingKey {
     }
 }
 
+/// The keys of `[store] secret_key_file`, one per line: the **first** seals, any opens (the
+/// key id stored with each sealed value says which), so that a key is rotated without a
+/// moment when a replica cannot open what another sealed (docs/postgresql.md, "Rotating the
+/// secret key"). `Debug` shows the keys' ids only.
+pub struct Keyring {
+    keys: Vec<SealingKey>,
+}
+
+impl std::fmt::Debug for Keyring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.keys.iter().map(SealingKey::id))
+            .finish()
+    }
+}
+
+/// Why a key file cannot be used. Never holds a key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyFileError {
+    /// A line is not a key of 64 hexadecimal characters.
+    #[error("line {0} is not a key of 64 hexadecimal characters (32 bytes)")]
+    BadLine(usize),
+    /// A key is written twice.
+    #[error("line {0} repeats a key of an earlier line")]
+    Repeated(usize),
+    /// No key at all.
+    #[error("the file holds no key")]
+    Empty,
+}
+
+impl Keyring {
+    /// The keys of a key file's text: one per line, blank lines and lines starting with `#`
+    /// left out, the first the one that seals.
+    pub fn from_text(text: &str) -> Result<Keyring, KeyFileError> {
+        let mut keys: Vec<SealingKey> = Vec::new();
+        for (index, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let key = SealingKey::from_text(line).map_err(|_| KeyFileError::BadLine(index + 1))?;
+            if keys.iter().any(|known| known.id == key.id) {
+                return Err(KeyFileError::Repeated(index + 1));
+            }
+            keys.push(key);
+        }
+        if keys.is_empty() {
+            return Err(KeyFileError::Empty);
+        }
+        Ok(Keyring { keys })
+    }
+
+    /// The key that seals: the file's first.
+    pub fn sealing(&self) -> &SealingKey {
+        &self.keys[0]
+    }
+
+    /// The ids of the keys, the sealing one first.
+    pub fn ids(&self) -> Vec<&str> {
+        self.keys.iter().map(SealingKey::id).collect()
+    }
+
+    /// `secret` sealed for `context` with the first key.
+    pub fn seal(&self, context: &str, secret: &[u8]) -> Result<String, SealError> {
+        self.sealing().seal(context, secret)
+    }
+
+    /// The secret `text` seals for `context`, opened with the key it names.
+    pub fn open(&self, context: &str, text: &str) -> Result<Vec<u8>, SealError> {
+        let sealed_with = sealed_with(text)?;
+        match self.keys.iter().find(|key| key.id == sealed_with) {
+            Some(key) => key.open(context, text),
+            None => Err(SealError::OtherKey {
+                sealed_with,
+                configured: self.ids().join(", "),
+            }),
+        }
+    }
+
+    /// `text` sealed again with the first key, or `None` when the first key sealed it already.
+    pub fn reseal(&self, context: &str, text: &str) -> Result<Option<String>, SealError> {
+        if sealed_with(text)? == self.sealing().id {
+            return Ok(None);
+        }
+        let secret = self.open(context, text)?;
+        self.seal(context, &secret).map(Some)
+    }
+}
+
 /// The id of the key `text` was sealed with (what a rotation still has to re-seal).
 pub fn sealed_with(text: &str) -> Result<String, SealError> {
     Sealed::parse(text).map(|sealed| sealed.key_id.to_owned())
@@ -281,6 +370,60 @@ mod tests {
     fn a_known_key_has_a_known_id() {
         // SHA-256 of bytes 0..32, first 8 bytes: the id must not change between releases.
         assert_eq!(key().id(), "k630dcd2966c43366");
+    }
+
+    #[test]
+    fn a_key_file_holds_keys_one_a_line_the_first_sealing() {
+        let new = SealingKey::generate_text().expect("random");
+        let text = format!("# new key first\n{new}\n{KEY}");
+        let ring = Keyring::from_text(&text).expect("two keys");
+        assert_eq!(ring.ids().len(), 2);
+        assert_eq!(ring.ids()[1], key().id());
+        let shown = format!("{ring:?}");
+        assert!(
+            !shown.contains(new.trim()) && !shown.contains("0001020304"),
+            "{shown}"
+        );
+        // What the old key sealed opens, and is sealed again with the new one.
+        let old = key().seal("shop", b"tok").expect("seal");
+        assert_eq!(ring.open("shop", &old).expect("open"), b"tok");
+        let resealed = ring.reseal("shop", &old).expect("reseal").expect("changed");
+        assert_eq!(sealed_with(&resealed).expect("id"), ring.sealing().id());
+        assert_eq!(ring.reseal("shop", &resealed).expect("again"), None);
+        // Without the old key, what it sealed is named, not opened.
+        let only_new = Keyring::from_text(&new).expect("one key");
+        assert!(matches!(
+            only_new.open("shop", &old),
+            Err(SealError::OtherKey { .. })
+        ));
+        assert_eq!(only_new.open("shop", &resealed).expect("open"), b"tok");
+    }
+
+    #[test]
+    fn a_key_file_that_is_not_keys_is_refused_by_its_line() {
+        assert_eq!(Keyring::from_text("").map(|_| ()), Err(KeyFileError::Empty));
+        assert_eq!(
+            Keyring::from_text("# only\n\n").map(|_| ()),
+            Err(KeyFileError::Empty)
+        );
+        let text = format!("{KEY}not a key\n");
+        assert_eq!(
+            Keyring::from_text(&text).map(|_| ()),
+            Err(KeyFileError::BadLine(2))
+        );
+        let text = format!("{KEY}{KEY}");
+        assert_eq!(
+            Keyring::from_text(&text).map(|_| ()),
+            Err(KeyFileError::Repeated(2))
+        );
+        let error = Keyring::from_text(&format!("{KEY}zz")).expect_err("bad");
+        assert!(!error.to_string().contains("000102"), "{error}");
+        // Windows line ends and spaces around a key are read.
+        let text = format!("  {}  \r\n", KEY.trim());
+        assert_eq!(
+            Keyring::from_text(&text).expect("key").ids(),
+            vec![key().id()]
+        );
     }
 
     proptest! {

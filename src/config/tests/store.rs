@@ -367,3 +367,39 @@ fn the_documentation_says_the_keys_defaults_and_variable() {
         assert!(DOC.contains(&line), "docs/configuration.md lacks: {line}");
     }
 }
+
+#[test]
+fn the_secret_key_file_gives_its_keys_and_is_refused_when_others_can_read_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+    let path = dir.path().join("secret.keys");
+    std::fs::write(&path, format!("# the key that seals comes first\n{key}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let text = format!(
+        "[store]\nurl = \"postgresql://emcf@db.example.cd:5432/emcf\"\nsecret_key_file = {:?}\n",
+        path.display().to_string()
+    );
+    let config = valid(&text);
+    let keyring = config.store_keyring().unwrap().expect("a keyring");
+    assert_eq!(keyring.ids(), vec!["k630dcd2966c43366"]);
+    for shown in [format!("{config:?}"), format!("{keyring:?}")] {
+        assert!(!shown.contains(key), "{shown}");
+    }
+    // Readable by others: refused, naming the key and the file, never a key.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let refused = config.store_keyring().unwrap_err().to_string();
+    assert!(
+        refused.contains("store.secret_key_file") && refused.contains("0644"),
+        "{refused}"
+    );
+    assert!(!refused.contains(key), "{refused}");
+    // A line that is not a key: its number said.
+    std::fs::write(&path, format!("{key}\nnot-a-key\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let refused = config.store_keyring().unwrap_err().to_string();
+    assert!(refused.contains("2"), "{refused}");
+    assert!(!refused.contains(key), "{refused}");
+    // Unset: no keyring.
+    let unset = valid("[store]\nurl = \"postgresql://emcf@db.example.cd:5432/emcf\"\n");
+    assert!(unset.store_keyring().unwrap().is_none());
+}

@@ -266,7 +266,7 @@ impl PgRegister {
 
 /// Commits `tx`: a COMMIT whose connection is lost may have happened
 /// ([`PgError::CommitUnknown`]); the caller reads the state again rather than guess.
-async fn commit(
+pub(super) async fn commit(
     register: &PgRegister,
     tx: deadpool_postgres::Transaction<'_>,
     doing: &str,

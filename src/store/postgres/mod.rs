@@ -19,6 +19,7 @@
 //! * `leases.rs`: work one replica at a time does, with a fencing epoch (issue 29).
 //! * `sessions.rs`: the dashboard's sessions, sign-in form values and failed sign-ins,
 //!   shared by every replica (issue 29).
+//! * `devices.rs`: web API e-MCFs kept as data, their tokens sealed (issue 29).
 //! * `view.rs`: what admission reads for one invoice, in one statement
 //!   ([`PgRegister::admission_view`]).
 //! * `import.rs`: an embedded register copied in, in one transaction, with its ids
@@ -35,6 +36,7 @@ mod boxes;
 mod cached;
 mod connect;
 mod device_view;
+mod devices;
 mod error;
 mod export;
 mod import;
@@ -51,6 +53,7 @@ mod verify;
 mod view;
 
 pub use connect::{PgPool, ServerFacts, DURABLE_COMMIT, OLDEST_SERVER};
+pub use devices::{DeviceRefusal, DeviceWritten, StoredDevice};
 pub use error::PgError;
 pub use export::{EventRow, IntentRow, IntentState};
 pub use import::{ImportCounts, ImportRefusal, ImportRules, Settled, IMPORTED};
