@@ -70,6 +70,7 @@ reason-rate-unreadable = its C1h gives the VAT rate of group { $group } as { $va
 reason-not-confirmed-cancelled = the device did not confirm the invoice; it was cancelled and nothing was certified
 reason-settling-earlier = the gateway is settling an earlier invoice with the device
 reason-sandbox-start-failed = the sandbox device could not start (the service's log says why)
+reason-stored-device-unopened = the e-MCF's token, kept sealed in the register, opens with no key of this replica ([store] secret_key_file): the service's log says why
 reason-dgi-no-answer = no answer from the DGI web API to the request; nothing was certified
 reason-dgi-unreadable = the DGI's answer to the request could not be read; nothing was certified
 reason-dgi-request-expired = the DGI's request was held too long and was cancelled; nothing was certified

@@ -170,7 +170,7 @@ help-dashboard-token-list--json = Print JSON (for scripts)
 help-dashboard-token-revoke = Revoke a token: it signs in no more and its open sessions end
 help-dashboard-token-revoke--id = Token id (as listed)
 
-help-device = Fiscal boxes: probe one (technicians), and the fiscal anomalies of their counters
+help-device = Fiscal boxes: probe one (technicians), and the fiscal anomalies of their counters; web API e-MCFs kept in the PostgreSQL register (add, update, remove, list)
 help-device-probe = Read everything a box says of itself (identity, NIF, rates, counters, last invoice, link with the DGI, taxpayer fields) and what differs from PROTOCOL.md, in plain words; read-only; through the running service, or on the port when the service is stopped
 help-device-probe--device = The configured device (default: the only one)
 help-device-probe--capture = Also write every byte both ways to this file (wire capture; service stopped only)
@@ -235,4 +235,20 @@ help-backup-verify--dir = The copy's folder (emcf-backup-<time>)
 help-device-anomalies-ack--numbers = A register behind its box: the missing certifications' numbers, as listed (e.g. "7-9, 12"); required for that kind of anomaly, refused for the others
 help-value-numbers = NUMBERS
 help-device-anomalies-ack--rn = A missing certification's rn, as the DGI's portal shows it: NUMBER=RN (repeatable). That rn is never certified again for the device's organizations; a missing number whose rn is not known would be certified again if its invoice were retried under its old rn
+help-device-add = Keep a web API e-MCF in the PostgreSQL register, its token sealed: every replica uses it within seconds, no restart
+help-device-add--name = The device's name (organizations' --device)
+help-device-add--kind = Its kind: web_api (a box stays in the [[devices]] of its replica's file)
+help-device-add--url = The API base, http(s)://host[:port][/prefix]
+help-device-add--token_file = The file holding the e-MCF's token (read once, then kept sealed)
+help-device-update = Change the URL or the token of a device kept in the register
+help-device-update--name = The device's name
+help-device-update--url = The new API base
+help-device-update--token_file = The file holding the new token
+help-device-remove = Remove a device kept in the register (refused while an organization or an open intent uses it)
+help-device-remove--name = The device's name
+help-device-list = List the devices kept in the register (never their tokens)
+help-device-list--json = Print JSON (for scripts)
+help-store-rotate-key = Seal every device token kept in the register again with the first key of [store] secret_key_file, in one transaction
+help-value-kind = KIND
+help-value-url = URL
 help-value-number-rn = NUMBER=RN

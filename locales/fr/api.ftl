@@ -71,6 +71,7 @@ reason-rate-unreadable = son C1h donne pour le groupe { $group } le taux de TVA 
 reason-not-confirmed-cancelled = le boîtier n'a pas confirmé la facture ; elle a été annulée et rien n'a été certifié
 reason-settling-earlier = la passerelle règle avec le boîtier le sort d'une facture précédente
 reason-sandbox-start-failed = le boîtier du bac à sable n'a pas pu démarrer (le journal du service en donne la cause)
+reason-stored-device-unopened = le jeton de l'e-MCF, gardé scellé dans le registre, ne s'ouvre avec aucune clé de cette réplique ([store] secret_key_file) : le journal du service en donne la cause
 reason-dgi-no-answer = aucune réponse de l'API web de la DGI à la demande ; rien n'a été certifié
 reason-dgi-unreadable = la réponse de la DGI à la demande est illisible ; rien n'a été certifié
 reason-dgi-request-expired = la demande auprès de la DGI a été retenue trop longtemps et a été annulée ; rien n'a été certifié

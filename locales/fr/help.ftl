@@ -170,7 +170,7 @@ help-dashboard-token-list--json = Afficher du JSON (pour les scripts)
 help-dashboard-token-revoke = Révoquer un jeton : il ne connecte plus et ses sessions ouvertes se terminent
 help-dashboard-token-revoke--id = Id du jeton (comme listé)
 
-help-device = Boîtiers fiscaux : en sonder un (techniciens), et les anomalies fiscales de leurs compteurs
+help-device = Boîtiers fiscaux : en sonder un (techniciens), et les anomalies fiscales de leurs compteurs ; e-MCF de l'API web gardés dans le registre PostgreSQL (add, update, remove, list)
 help-device-probe = Lire tout ce qu'un boîtier dit de lui-même (identité, NIF, taux, compteurs, dernière facture, liaison avec la DGI, champs du contribuable) et ce qui s'écarte de PROTOCOL.md, en mots simples ; lecture seule ; à travers le service en marche, ou sur le port quand le service est arrêté
 help-device-probe--device = L'appareil configuré (par défaut : le seul)
 help-device-probe--capture = Écrire aussi chaque octet échangé dans ce fichier (capture de ligne ; service arrêté seulement)
@@ -235,4 +235,20 @@ help-backup-verify--dir = Le dossier de la copie (emcf-backup-<heure>)
 help-device-anomalies-ack--numbers = Un registre en retard sur son boîtier : les numéros des certifications manquantes, comme listés (par exemple « 7-9, 12 ») ; exigés pour cette sorte d'anomalie, refusés pour les autres
 help-value-numbers = NUMÉROS
 help-device-anomalies-ack--rn = Le rn d'une certification manquante, tel que le portail de la DGI le montre : NUMÉRO=RN (répétable). Ce rn n'est plus jamais certifié pour les organisations de l'appareil ; un numéro manquant dont le rn est inconnu serait certifié de nouveau si sa facture était renvoyée sous son ancien rn
+help-device-add = Garder un e-MCF de l'API web dans le registre PostgreSQL, son jeton scellé : chaque réplique s'en sert d'ici quelques secondes, sans redémarrage
+help-device-add--name = Le nom de l'appareil (le --device des organisations)
+help-device-add--kind = Son type : web_api (un boîtier reste dans les [[devices]] du fichier de sa réplique)
+help-device-add--url = La base de l'API, http(s)://hôte[:port][/préfixe]
+help-device-add--token_file = Le fichier qui contient le jeton de l'e-MCF (lu une fois, puis gardé scellé)
+help-device-update = Changer l'URL ou le jeton d'un appareil gardé dans le registre
+help-device-update--name = Le nom de l'appareil
+help-device-update--url = La nouvelle base de l'API
+help-device-update--token_file = Le fichier qui contient le nouveau jeton
+help-device-remove = Retirer un appareil gardé dans le registre (refusé tant qu'une organisation ou une intention ouverte s'en sert)
+help-device-remove--name = Le nom de l'appareil
+help-device-list = Lister les appareils gardés dans le registre (jamais leurs jetons)
+help-device-list--json = Afficher du JSON (pour les scripts)
+help-store-rotate-key = Resceller chaque jeton d'appareil gardé dans le registre avec la première clé de [store] secret_key_file, en une transaction
+help-value-kind = TYPE
+help-value-url = URL
 help-value-number-rn = NUMÉRO=RN

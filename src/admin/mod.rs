@@ -11,6 +11,7 @@ mod answers;
 pub mod audit;
 pub mod backup;
 pub mod csv;
+pub mod devices;
 pub mod invoice_view;
 mod lost_rns;
 mod requests;

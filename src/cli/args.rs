@@ -179,6 +179,43 @@ pub enum DeviceCommand {
     /// Fiscal anomalies: a box whose counter went back or whose NIF changed.
     #[command(subcommand)]
     Anomalies(AnomaliesCommand),
+    /// Keep a web API e-MCF in the PostgreSQL store, its token sealed: every replica uses it
+    /// within seconds, no restart.
+    Add {
+        /// The device's name (organizations' --device).
+        name: String,
+        /// Its kind: web_api (a box stays in the [[devices]] of its replica's file).
+        #[arg(long, default_value = "web_api", hide_default_value = true)]
+        kind: String,
+        /// The API base, http(s)://host[:port][/prefix].
+        #[arg(long)]
+        url: String,
+        /// The file holding the e-MCF's token (read once, then kept sealed).
+        #[arg(long, value_name = "FILE")]
+        token_file: PathBuf,
+    },
+    /// Change a kept device's URL or token.
+    Update {
+        /// The device's name.
+        name: String,
+        /// The new API base.
+        #[arg(long)]
+        url: Option<String>,
+        /// The file holding the new token.
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
+    },
+    /// Remove a kept device (refused while an organization or an open intent uses it).
+    Remove {
+        /// The device's name.
+        name: String,
+    },
+    /// List the devices kept in the store (never their tokens).
+    List {
+        /// Print JSON (for scripts).
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `device anomalies` commands.
@@ -275,6 +312,9 @@ pub enum StoreCommand {
         #[arg(long, value_name = "DIR")]
         to_state_dir: PathBuf,
     },
+    /// Seal every device token kept in the store again with the first key of
+    /// [store] secret_key_file, in one transaction.
+    RotateKey,
 }
 
 /// `serve` options.

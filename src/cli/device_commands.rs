@@ -41,6 +41,19 @@ pub(super) fn run(config: &Config, command: DeviceCommand) -> anyhow::Result<()>
             }
             Ok(())
         }
+        DeviceCommand::Add {
+            name,
+            kind,
+            url,
+            token_file,
+        } => super::stored_devices::add(config, &name, &kind, &url, &token_file),
+        DeviceCommand::Update {
+            name,
+            url,
+            token_file,
+        } => super::stored_devices::update(config, &name, url.as_deref(), token_file.as_deref()),
+        DeviceCommand::Remove { name } => super::stored_devices::remove(config, &name),
+        DeviceCommand::List { json } => super::stored_devices::list(config, json),
         DeviceCommand::Anomalies(AnomaliesCommand::List { json }) => {
             let value = run_request(config, AdminRequest::FiscalAnomalies)?;
             if json {

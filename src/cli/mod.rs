@@ -24,6 +24,7 @@ mod restore_check;
 mod serve;
 mod state_dir;
 mod store_commands;
+mod stored_devices;
 
 use std::ffi::OsString;
 

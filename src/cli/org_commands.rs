@@ -202,10 +202,11 @@ fn save(config: &Config, org: Organization, lang: Lang) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The device must be one this gateway certifies on: a `[[devices]]` entry, or the bundled
-/// simulator when none is configured and `demo` is on.
+/// The device must be one this gateway certifies on: a `[[devices]]` entry, a web API device
+/// kept in the PostgreSQL store, or the bundled simulator when none is configured and `demo`
+/// is on.
 fn check_device(config: &Config, device: &str) -> anyhow::Result<()> {
-    let known: Vec<&str> = if config.has_devices() {
+    let mut known: Vec<&str> = if config.has_devices() {
         config.devices.iter().map(|d| d.name.as_str()).collect()
     } else if config.demo {
         vec![EMBEDDED_DEVICE]
@@ -215,6 +216,12 @@ fn check_device(config: &Config, device: &str) -> anyhow::Result<()> {
     if known.contains(&device) {
         return Ok(());
     }
+    // A web API device kept in the PostgreSQL store (`device add`) is every replica's.
+    let kept = super::stored_devices::kept_names(config)?;
+    if kept.iter().any(|name| name == device) {
+        return Ok(());
+    }
+    known.extend(kept.iter().map(String::as_str));
     bail!(msg!(
         "cli-org-unknown-device",
         device = device,

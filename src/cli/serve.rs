@@ -130,6 +130,10 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
         Some(sandbox),
     );
     let stop = CancellationToken::new();
+    // The devices kept in the store, in service before any invoice or settling.
+    certifier
+        .spawn_stored_devices(super::stored_devices::key_source(&config)?, stop.clone())
+        .await;
     // Over PostgreSQL, one replica among others (`certify/replica.rs`).
     let replica = match hosted {
         true => Some(replica::join(&certifier, &state_dir)?),

@@ -28,6 +28,7 @@ pub(super) fn run(config: &Config, command: StoreCommand) -> anyhow::Result<()> 
         StoreCommand::Export { to_state_dir } => moved(config, "export", &to_state_dir, |pg| {
             export(pg, &to_state_dir, lang)
         }),
+        StoreCommand::RotateKey => super::stored_devices::rotate_key(config),
     }
 }
 

@@ -27,6 +27,7 @@ mod on_postgres;
 mod postgres;
 mod postgres_access;
 mod postgres_boxes;
+mod postgres_devices;
 mod postgres_leases;
 mod postgres_reads;
 mod postgres_register;

@@ -69,7 +69,7 @@ impl DgiClient {
         Ok(DgiClient {
             http,
             base: settings.url.clone(),
-            token: TokenFile::new(settings.token_file.clone()),
+            token: TokenFile::new(settings.token_file.clone(), settings.token.clone()),
             request_timeout: settings.request_timeout,
         })
     }

@@ -26,6 +26,7 @@ use tokio::sync::{RwLock, Semaphore};
 
 pub use run::{WebApiLane, WebApiWaiting};
 pub use settings::{CdfCurrency, WebApiSettings};
+pub use token::{GivenToken, TokenError};
 
 use self::calls::{Api, Oddities};
 use self::client::DgiClient;

@@ -8,6 +8,8 @@ use std::time::Duration;
 use edef::paths::ActionCase;
 use rust_decimal::Decimal;
 
+use super::token::GivenToken;
+
 /// Connect timeout by default (integrators' experience: 5 s).
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Request timeout by default (integrators' experience: 15 s).
@@ -41,6 +43,9 @@ pub struct WebApiSettings {
     pub url: String,
     /// The file holding the token (JWT) of this e-MCF; re-read when it changes.
     pub token_file: PathBuf,
+    /// The token itself, when it is not in a file: a device kept in the store (issue 29),
+    /// its token opened from its sealed form. `token_file` is unused then.
+    pub token: Option<GivenToken>,
     /// PEM certificates to trust instead of the public roots (a test base, the simulator).
     pub ca_file: Option<PathBuf>,
     /// Connect timeout.
@@ -73,6 +78,7 @@ impl WebApiSettings {
             name: name.into(),
             url: url.into().trim_end_matches('/').to_owned(),
             token_file,
+            token: None,
             ca_file: None,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,

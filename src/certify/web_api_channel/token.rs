@@ -57,22 +57,53 @@ impl From<TokenError> for crate::certify::TokenReason {
     }
 }
 
-/// The token file, read again when its modification time or size changes.
+/// A token given as text rather than as a file: a device kept in the store, its token opened
+/// from its sealed form (`src/certify/stored_devices.rs`). Never shown (`Debug` redacted).
+#[derive(Clone, PartialEq, Eq)]
+pub struct GivenToken(Token);
+
+impl std::fmt::Debug for GivenToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GivenToken(redacted)")
+    }
+}
+
+impl GivenToken {
+    /// `text` as a token (a `Bearer ` prefix and spaces around left out, as in a file).
+    pub fn new(text: &str) -> Result<GivenToken, TokenError> {
+        let text = text.trim();
+        let text = text.strip_prefix("Bearer ").unwrap_or(text).trim();
+        if text.is_empty() {
+            return Err(TokenError::Empty(String::new()));
+        }
+        let token = Token(text.to_owned());
+        token.header()?;
+        Ok(GivenToken(token))
+    }
+}
+
+/// The token file, read again when its modification time or size changes; or the token
+/// given ([`GivenToken`]), the file then unused.
 pub(super) struct TokenFile {
     path: PathBuf,
+    given: Option<Token>,
     cached: Mutex<Option<(Option<SystemTime>, u64, Token)>>,
 }
 
 impl TokenFile {
-    pub(super) fn new(path: PathBuf) -> TokenFile {
+    pub(super) fn new(path: PathBuf, given: Option<GivenToken>) -> TokenFile {
         TokenFile {
             path,
+            given: given.map(|given| given.0),
             cached: Mutex::new(None),
         }
     }
 
     /// The current token.
     pub(super) fn current(&self) -> Result<Token, TokenError> {
+        if let Some(token) = &self.given {
+            return Ok(token.clone());
+        }
         let unreadable = |e: std::io::Error| TokenError::Unreadable {
             path: self.path.display().to_string(),
             why: e.to_string(),
@@ -99,6 +130,9 @@ impl TokenFile {
 
     /// Whether users other than the service's may read the file (a warning at start-up).
     pub(super) fn readable_by_others(&self) -> bool {
+        if self.given.is_some() {
+            return false;
+        }
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -122,7 +156,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("token");
         std::fs::write(&path, "eyJ.first.sig\n").unwrap();
-        let file = TokenFile::new(path.clone());
+        let file = TokenFile::new(path.clone(), None);
         let first = file.current().unwrap();
         assert_eq!(format!("{first:?}"), "Token(redacted)");
         assert!(first.header().unwrap().is_sensitive());
@@ -134,5 +168,22 @@ mod tests {
         let error = file.current().unwrap_err();
         assert!(matches!(error, TokenError::Empty(_)));
         assert!(!error.to_string().contains("eyJ"));
+    }
+
+    #[test]
+    fn a_given_token_is_used_instead_of_the_file_and_never_shown() {
+        let given = GivenToken::new("Bearer eyJ.given.sig\n").unwrap();
+        assert_eq!(format!("{given:?}"), "GivenToken(redacted)");
+        let file = TokenFile::new(PathBuf::from("/nonexistent/token"), Some(given));
+        assert_eq!(
+            file.current().unwrap().header().unwrap(),
+            "Bearer eyJ.given.sig"
+        );
+        assert!(!file.readable_by_others());
+        assert!(GivenToken::new(" ").is_err());
+        assert_eq!(
+            GivenToken::new("a\u{7}b").unwrap_err(),
+            TokenError::Malformed
+        );
     }
 }
