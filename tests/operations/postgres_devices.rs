@@ -125,6 +125,49 @@ async fn a_device_added_as_data_certifies_at_once_its_token_sealed_and_its_key_r
     assert_eq!(stored_api.finalized_count(), 1, "through the device added");
     assert_eq!(file_api.finalized_count(), 0);
 
+    // Changed while the gateway runs: a new URL and token, used by the next invoices.
+    let moved_api = web_api("eyJ.moved-token").await;
+    let moved_token = dir.join("moved.token");
+    std::fs::write(&moved_token, "eyJ.moved-token\n").unwrap();
+    let updated = ok(
+        dir,
+        &config_path,
+        &[
+            "device",
+            "update",
+            "shop-2",
+            "--url",
+            &moved_api.url(),
+            "--token-file",
+            moved_token.to_str().unwrap(),
+        ],
+    );
+    assert!(updated.contains("shop-2"), "{updated}");
+    // Each replica sees it at its next look (every second): until then, the old settings.
+    let changed_at = Instant::now();
+    let mut n = 0;
+    while moved_api.finalized_count() == 0 {
+        assert!(
+            changed_at.elapsed() < Duration::from_secs(10),
+            "the change is not used within 10 s: {}",
+            gateway.log()
+        );
+        n += 1;
+        certified_within(
+            &gateway,
+            &key,
+            &format!("FV-1-{n}"),
+            Duration::from_secs(10),
+        )
+        .await;
+    }
+    assert_eq!(
+        moved_api.finalized_count(),
+        1,
+        "through the new URL and token"
+    );
+    let before_change = stored_api.finalized_count();
+
     // A name of the file, or one taken, is refused.
     for (name, why) in [
         ("dgi", "dgi"),
@@ -194,7 +237,12 @@ async fn a_device_added_as_data_certifies_at_once_its_token_sealed_and_its_key_r
     assert!(gateway.terminate());
     let gateway = Gateway::start(dir, &config);
     certified_within(&gateway, &key, "FV-2", Duration::from_secs(10)).await;
-    assert_eq!(stored_api.finalized_count(), 2);
+    assert_eq!(moved_api.finalized_count(), 2);
+    assert_eq!(
+        stored_api.finalized_count(),
+        before_change,
+        "never the old settings again"
+    );
     drop(gateway);
 
     // A wrong key: the device's invoices refused as such (503, 150, Retry-After), never a
@@ -219,9 +267,33 @@ async fn a_device_added_as_data_certifies_at_once_its_token_sealed_and_its_key_r
         "{log}"
     );
     assert!(!log.contains("panicked"), "{log}");
-    assert_eq!(stored_api.finalized_count(), 2);
+    assert_eq!(moved_api.finalized_count(), 2);
     let dgi_key = add_org_with_key(dir, &config_path, "other", "dgi", None);
     certified_within(&gateway, &dgi_key, "FV-9", Duration::from_secs(10)).await;
+
+    // A device no organization uses is removed, and listed no more.
+    let file_token_path = file_token.display().to_string();
+    ok(
+        dir,
+        &config_path,
+        &[
+            "device",
+            "add",
+            "spare",
+            "--url",
+            &file_api.url(),
+            "--token-file",
+            &file_token_path,
+        ],
+    );
+    ok(dir, &config_path, &["device", "remove", "spare"]);
+    let listed = ok(dir, &config_path, &["device", "list", "--json"]);
+    assert!(
+        !listed.contains("spare") && listed.contains("shop-2"),
+        "{listed}"
+    );
+    let again = cli(dir, &config_path, &["device", "remove", "spare"]);
+    assert_eq!(again.status.code(), Some(1), "{}", said(&again));
 }
 
 #[test]
