@@ -257,7 +257,7 @@ fn check_nif(config: &Config, device: &str, nif: &str) -> NifCheck {
             Some(device_nif) => compare(device_nif.to_string()),
             None => NifCheck::Unchecked(msg!("cli-org-nif-not-said").render(lang)),
         },
-        Ok(None) if !config.has_devices() => compare(embedded::simulator_nif()),
+        Ok(None) if config.runs_demo() => compare(embedded::simulator_nif()),
         Ok(None) => NifCheck::Unchecked(msg!("cli-org-service-stopped").render(lang)),
         Err(error) => NifCheck::Unchecked(error.message().render(lang)),
     }

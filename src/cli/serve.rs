@@ -97,7 +97,7 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     let alerts = alert_engine(&config, &state_dir, Arc::clone(&notices))?;
 
     let simulators: Arc<Mutex<Vec<RunningSim>>> = Arc::default();
-    let demo = !config.has_devices();
+    let demo = config.runs_demo();
     let mut channels: Vec<SharedChannel> =
         start_devices(&config, &state_dir, &simulators, &capture)
             .await?
@@ -246,7 +246,7 @@ async fn start_devices(
     simulators: &Arc<Mutex<Vec<RunningSim>>>,
     capture: &Option<Capture>,
 ) -> anyhow::Result<Vec<DeviceHandle>> {
-    if !config.has_devices() {
+    if config.runs_demo() {
         warn!("NO DEVICE CONFIGURED: certifying on the bundled SIMULATOR. Nothing is fiscal. Configure [[devices]] for production.");
         let sim = embedded::start(state_dir, EMBEDDED_DEVICE, None).await?;
         let handle = simulator_device(EMBEDDED_DEVICE, &sim, capture.clone());

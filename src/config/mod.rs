@@ -222,8 +222,15 @@ impl Config {
     }
 
     /// No device and `demo = false`: `serve` waits for an administrator to name the box.
+    /// Not with the register in PostgreSQL, whose web API devices may be kept in the
+    /// database (`device add`, issue 29): `serve` then runs with those alone.
     pub fn awaits_device(&self) -> bool {
-        !self.demo && !self.has_devices()
+        !self.demo && !self.has_devices() && self.store.url.is_none()
+    }
+
+    /// No device and `demo` on: `serve` certifies on the bundled simulator.
+    pub fn runs_demo(&self) -> bool {
+        self.demo && !self.has_devices()
     }
 
     /// The device named `name` (exact match).

@@ -296,6 +296,46 @@ async fn a_device_added_as_data_certifies_at_once_its_token_sealed_and_its_key_r
     assert_eq!(again.status.code(), Some(1), "{}", said(&again));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hosted_gateway_with_no_devices_block_serves_the_stored_ones_alone() {
+    let Some(server) = PgServer::init("a hosted gateway with stored devices only") else {
+        return;
+    };
+    server.create_role_and_database(ROLE, "devices-secret-2");
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let api = web_api(TOKEN).await;
+    let key_file = dir.join("secret.keys");
+    keys(&key_file, &[KEY_1]);
+    // `demo = false`, no [[devices]]: neither the bundled simulator nor a halted service.
+    let config = format!(
+        "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\ndemo = false\n\n[store]\nurl = {store:?}\nsecret_key_file = {key_file:?}\n",
+        state = dir.join("state"),
+        store = server.socket_url(ROLE, ROLE),
+    );
+    let gateway = Gateway::start(dir, &config);
+    let token_file = dir.join("shop.token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    ok(
+        dir,
+        &gateway.config,
+        &[
+            "device",
+            "add",
+            "shop-1",
+            "--url",
+            &api.url(),
+            "--token-file",
+            token_file.to_str().unwrap(),
+        ],
+    );
+    let key = add_org_with_key(dir, &gateway.config, "shop", "shop-1", None);
+    certified_within(&gateway, &key, "FV-1", Duration::from_secs(10)).await;
+    assert_eq!(api.finalized_count(), 1);
+    let orgs = ok(dir, &gateway.config, &["org", "list", "--json"]);
+    assert!(!orgs.contains("demo"), "no demo organization: {orgs}");
+}
+
 #[test]
 fn the_embedded_store_refuses_device_add_saying_its_devices_are_the_file_s() {
     let dir = tempfile::tempdir().unwrap();
