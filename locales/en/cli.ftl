@@ -532,6 +532,7 @@ config-store-key-empty = ({ $file }) holds no key: write a key of 64 hexadecimal
 config-store-check-server = the PostgreSQL server answers: { $version }, synchronous_commit = { $synchronous_commit }
 config-store-check-unusable = the PostgreSQL server cannot keep the register: { $detail }
 config-store-check-password = register on PostgreSQL: { $url }, password read from { $file }
+config-store-check-keys = keys sealing the devices' tokens read from { $file }: { $keys } (the first seals)
 config-store-check-no-password = register on PostgreSQL: { $url }, no password (the server authenticates otherwise)
 config-store-schema-up-to-date = the schema is at version { $version }, the one this program expects
 config-store-schema-read-only = the schema is at version { $version }, but the role { $user } may not write the register: give it the service role's grants (docs/postgresql-service-role.sql, as a superuser)

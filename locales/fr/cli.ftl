@@ -535,6 +535,7 @@ config-store-key-empty = ({ $file }) ne contient aucune clé : écrivez-y une c
 config-store-check-server = le serveur PostgreSQL répond : { $version }, synchronous_commit = { $synchronous_commit }
 config-store-check-unusable = le serveur PostgreSQL ne peut pas garder le registre : { $detail }
 config-store-check-password = registre sur PostgreSQL : { $url }, mot de passe lu dans { $file }
+config-store-check-keys = clés de scellement des jetons lues dans { $file } : { $keys } (la première scelle)
 config-store-check-no-password = registre sur PostgreSQL : { $url }, sans mot de passe (le serveur authentifie autrement)
 config-store-schema-up-to-date = le schéma est à la version { $version }, celle qu'attend ce programme
 config-store-schema-read-only = le schéma est à la version { $version }, mais le rôle { $user } ne peut pas écrire le registre : donnez-lui les droits du rôle de service (docs/postgresql-service-role.sql, en superutilisateur)

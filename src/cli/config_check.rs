@@ -191,6 +191,26 @@ async fn store(config: &Config) -> Vec<Finding> {
     if let Some(ca) = &config.store.ca_file {
         findings.push(files::readable("store.ca_file", ca));
     }
+    if let Some(file) = &config.store.secret_key_file {
+        let file_text = file.display().to_string();
+        findings.push(match config.store_keyring_owned_by(owner) {
+            Ok(keyring) => {
+                let ids = keyring.map(|k| k.ids().join(", ")).unwrap_or_default();
+                let message = msg!(
+                    "config-store-check-keys",
+                    file = file_text.as_str(),
+                    keys = ids
+                );
+                Finding::new("store.secret_key_file", &file_text, Level::Ok, message)
+            }
+            Err(error) => Finding::new(
+                "store.secret_key_file",
+                &file_text,
+                Level::Error,
+                error.message(),
+            ),
+        });
+    }
     if let Ok(Some(settings)) = settings {
         match crate::store::postgres::PgPool::connect(&settings).await {
             Ok(pool) => {

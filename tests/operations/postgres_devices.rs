@@ -334,6 +334,14 @@ async fn a_hosted_gateway_with_no_devices_block_serves_the_stored_ones_alone() {
     assert_eq!(api.finalized_count(), 1);
     let orgs = ok(dir, &gateway.config, &["org", "list", "--json"]);
     assert!(!orgs.contains("demo"), "no demo organization: {orgs}");
+    // `config check` reads the key file as `serve` does: its keys' ids, never a key.
+    let checked = said(&cli(dir, &gateway.config, &["config", "check"]));
+    let line = checked
+        .lines()
+        .find(|line| line.contains("secret.keys"))
+        .unwrap_or_else(|| panic!("{checked}"));
+    assert!(line.starts_with("OK") && line.contains(" k"), "{line}");
+    assert!(!checked.contains(KEY_1), "{checked}");
 }
 
 #[test]
