@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 use emcf_sim::edef::{start_edef, EdefOptions, RunningEdef};
 use serde_json::Value;
 
-use crate::common::{add_org_with_key, cli, invoice, post_invoice, Gateway};
+use crate::common::{
+    add_org_with_key, cli, config_with_device, invoice, post_invoice, Gateway, Sim,
+};
 use crate::pg::PgServer;
 
 const ROLE: &str = "emcf_devices";
@@ -342,6 +344,46 @@ async fn a_hosted_gateway_with_no_devices_block_serves_the_stored_ones_alone() {
         .unwrap_or_else(|| panic!("{checked}"));
     assert!(line.starts_with("OK") && line.contains(" k"), "{line}");
     assert!(!checked.contains(KEY_1), "{checked}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_box_s_invoice_reaching_another_replica_is_refused_never_forwarded() {
+    let Some(server) = PgServer::init("a box on one replica of two") else {
+        return;
+    };
+    server.create_role_and_database(ROLE, "devices-secret-3");
+    let root = tempfile::tempdir().unwrap();
+    let (with_box, without) = (root.path().join("a"), root.path().join("b"));
+    std::fs::create_dir_all(&with_box).unwrap();
+    std::fs::create_dir_all(&without).unwrap();
+    let store = format!("\n[store]\nurl = {:?}\n", server.socket_url(ROLE, ROLE));
+    // Replica A has the box `shop` plugged in; replica B, on the same database, has none.
+    let sim = Sim::start(&with_box).await;
+    let a = Gateway::start(
+        &with_box,
+        &format!("{}{store}", config_with_device(&with_box, &sim.link)),
+    );
+    let b = Gateway::start(
+        &without,
+        &format!(
+            "state_dir = {:?}\nlisten = \"127.0.0.1:0\"\ndemo = false\n{store}",
+            without.join("state")
+        ),
+    );
+    a.wait_ready().await;
+    let key = add_org_with_key(&with_box, &a.config, "acme", "shop", None);
+
+    let refused = post_invoice(b.addr, &key, &invoice("B-1")).await;
+    assert_eq!(refused.status, 503, "{}", refused.json);
+    assert_eq!(refused.json["errorCode"], 156, "{}", refused.json);
+    assert!(refused.header("retry-after").is_none(), "a person must act");
+    let desc = refused.json["errorDesc"].as_str().unwrap_or_default();
+    assert!(desc.contains("shop") && desc.contains("réplique"), "{desc}");
+    // Nothing written by the refusal: the same invoice certifies once, on A.
+    let certified = post_invoice(a.addr, &key, &invoice("B-1")).await;
+    assert_eq!(certified.status, 200, "{}", certified.json);
+    let entries = server.sql(ROLE, "SELECT count(*) FROM register_entries");
+    assert_eq!(entries, "1");
 }
 
 #[test]
