@@ -222,10 +222,11 @@ impl Config {
     }
 
     /// No device and `demo = false`: `serve` waits for an administrator to name the box.
-    /// Not with the register in PostgreSQL, whose web API devices may be kept in the
-    /// database (`device add`, issue 29): `serve` then runs with those alone.
+    /// Not when the register is in PostgreSQL with a `secret_key_file`, whose web API devices
+    /// are kept in the database (`device add`, issue 29): `serve` then runs with those alone.
     pub fn awaits_device(&self) -> bool {
-        !self.demo && !self.has_devices() && self.store.url.is_none()
+        let devices_as_data = self.store.url.is_some() && self.store.secret_key_file.is_some();
+        !self.demo && !self.has_devices() && !devices_as_data
     }
 
     /// No device and `demo` on: `serve` certifies on the bundled simulator.

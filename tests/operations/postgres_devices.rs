@@ -309,7 +309,8 @@ async fn a_hosted_gateway_with_no_devices_block_serves_the_stored_ones_alone() {
     let api = web_api(TOKEN).await;
     let key_file = dir.join("secret.keys");
     keys(&key_file, &[KEY_1]);
-    // `demo = false`, no [[devices]]: neither the bundled simulator nor a halted service.
+    // `demo = false`, no [[devices]], a key file: neither the bundled simulator nor a halted
+    // service (without the key file: halted, waiting for a box, as on the embedded store).
     let config = format!(
         "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\ndemo = false\n\n[store]\nurl = {store:?}\nsecret_key_file = {key_file:?}\n",
         state = dir.join("state"),
@@ -363,10 +364,12 @@ async fn a_box_s_invoice_reaching_another_replica_is_refused_never_forwarded() {
         &with_box,
         &format!("{}{store}", config_with_device(&with_box, &sim.link)),
     );
+    let key_file = without.join("secret.keys");
+    keys(&key_file, &[KEY_1]);
     let b = Gateway::start(
         &without,
         &format!(
-            "state_dir = {:?}\nlisten = \"127.0.0.1:0\"\ndemo = false\n{store}",
+            "state_dir = {:?}\nlisten = \"127.0.0.1:0\"\ndemo = false\n{store}secret_key_file = {key_file:?}\n",
             without.join("state")
         ),
     );
