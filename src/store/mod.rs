@@ -29,6 +29,7 @@ pub mod postgres;
 mod replicas;
 pub mod sealed;
 mod seam;
+mod sessions;
 pub mod transfer;
 mod view;
 
