@@ -69,6 +69,7 @@ reason-state-refused-silently = it refused to give its state (C1h): no text
 reason-rate-unreadable = its C1h gives the VAT rate of group { $group } as { $value }, which is not a rate
 reason-not-confirmed-cancelled = the device did not confirm the invoice; it was cancelled and nothing was certified
 reason-settling-earlier = the gateway is settling an earlier invoice with the device
+reason-replica-lease = this gateway process cannot confirm that it may still certify (its database does not answer in time): another replica takes the request
 reason-sandbox-start-failed = the sandbox device could not start (the service's log says why)
 reason-stored-device-unopened = the e-MCF's token, kept sealed in the register, opens with no key of this replica ([store] secret_key_file): the service's log says why
 reason-dgi-no-answer = no answer from the DGI web API to the request; nothing was certified

@@ -70,6 +70,7 @@ reason-state-refused-silently = il a refusé de donner son état (C1h), sans tex
 reason-rate-unreadable = son C1h donne pour le groupe { $group } le taux de TVA { $value }, qui n'est pas un taux
 reason-not-confirmed-cancelled = le boîtier n'a pas confirmé la facture ; elle a été annulée et rien n'a été certifié
 reason-settling-earlier = la passerelle règle avec le boîtier le sort d'une facture précédente
+reason-replica-lease = ce processus de la passerelle ne peut pas confirmer qu'il peut encore certifier (sa base de données ne répond pas à temps) : une autre réplique prend la demande
 reason-sandbox-start-failed = le boîtier du bac à sable n'a pas pu démarrer (le journal du service en donne la cause)
 reason-stored-device-unopened = le jeton de l'e-MCF, gardé scellé dans le registre, ne s'ouvre avec aucune clé de cette réplique ([store] secret_key_file) : le journal du service en donne la cause
 reason-dgi-no-answer = aucune réponse de l'API web de la DGI à la demande ; rien n'a été certifié

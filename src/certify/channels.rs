@@ -190,6 +190,18 @@ impl Channels {
         all
     }
 
+    /// The boxes' names, sorted (each on this replica only).
+    pub(crate) fn box_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .production()
+            .iter()
+            .filter(|channel| matches!(***channel, crate::certify::Channel::Box(_)))
+            .map(|channel| channel.name().to_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
     /// The production web API channels' names, sorted (those a leader settles for replicas
     /// gone: `replica.rs`).
     pub(crate) fn web_api_names(&self) -> Vec<String> {

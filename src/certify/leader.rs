@@ -40,13 +40,16 @@ pub const TERM: Duration = Duration::from_secs(5);
 pub const RENEW: Duration = Duration::from_secs(1);
 
 /// Taken off the holder's own deadline, for clocks that do not run quite at the same rate.
-const MARGIN: Duration = Duration::from_millis(500);
+pub const MARGIN: Duration = Duration::from_millis(500);
 
 /// This replica's view of the `leader` lease. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Leadership {
     replica: Arc<str>,
     held: Arc<Mutex<Option<Held>>>,
+    /// Until when this replica's own lease (`replica:<name>`) is surely held, by the same
+    /// rule as the leader lease's (`certify/replica.rs` renews it).
+    own_until: Arc<Mutex<Option<Instant>>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -61,6 +64,7 @@ impl Leadership {
         Leadership {
             replica: Arc::from(replica),
             held: Arc::new(Mutex::new(None)),
+            own_until: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -87,6 +91,17 @@ impl Leadership {
         let held = *crate::sync::lock(&self.held);
         held.filter(|held| Instant::now() < held.until)
             .map(|held| held.epoch)
+    }
+
+    /// This replica's own lease was granted by a request sent at `sent`.
+    pub fn own_lease_renewed(&self, sent: Instant) {
+        *crate::sync::lock(&self.own_until) = Some(sent + TERM - MARGIN);
+    }
+
+    /// Whether this replica surely holds its own lease now: it may start a call to the DGI
+    /// (the grace after its lease runs out covers the calls started before).
+    pub fn holds_own_lease(&self) -> bool {
+        crate::sync::lock(&self.own_until).is_some_and(|until| Instant::now() < until)
     }
 
     /// Whether this replica leads now.

@@ -55,6 +55,13 @@ impl RegisterWriter {
         &self.leadership
     }
 
+    /// Whether this process may start a call to the DGI for an invoice it owns: always on the
+    /// embedded store; on PostgreSQL while its own lease is surely held (after it, another
+    /// replica may take its invoices over: `certify/replica.rs`).
+    pub(crate) fn may_call_dgi(&self) -> bool {
+        matches!(*self.store, Store::Embedded(_)) || self.leadership.holds_own_lease()
+    }
+
     /// Whether this process does the work one replica at a time does (the web API's sweep
     /// of stray requests, the alerts): always on the embedded store (one process), while it
     /// holds the leader lease on PostgreSQL.

@@ -10,12 +10,12 @@
 //! On the embedded store (one process) every step is a no-op: the process owns every intent.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
-use crate::certify::leader::{RENEW, TERM};
+use crate::certify::leader::{MARGIN, RENEW, TERM};
 use crate::certify::register_writer::blocking;
 use crate::certify::{Certifier, CertifyError};
 use crate::store::postgres::lease_of;
@@ -28,6 +28,12 @@ impl Certifier {
     /// This process's replica name (unique per process start).
     pub fn replica(&self) -> &str {
         self.journal.leadership().replica()
+    }
+
+    /// Whether this process takes requests: always on the embedded store; over PostgreSQL
+    /// while it surely holds its replica lease (its load balancer's readiness).
+    pub fn may_take_requests(&self) -> bool {
+        self.journal.may_call_dgi()
     }
 
     /// Whether this process does the work one replica at a time does: the alerts' e-mails,
@@ -44,18 +50,27 @@ impl Certifier {
         self.channels.longest_dgi_call() + GRACE_MARGIN
     }
 
-    /// Joins the replicas as `replica` (blocking, at start-up, before any invoice): fences
-    /// `predecessor` (the process this state directory last ran, dead since its lock was
-    /// free), takes this replica's lease, and takes over the predecessor's open intents on
-    /// this process's channels (settled by [`Certifier::start_reconciliation`]).
+    /// Fences `predecessor`, the process this state directory last ran (blocking, at
+    /// start-up): its lock was free, so it is dead, and nothing it sent can be written now.
+    pub fn fence_predecessor(&self, predecessor: &str) -> Result<(), CertifyError> {
+        if predecessor != self.replica() {
+            self.store.fence_replica(predecessor)?;
+        }
+        Ok(())
+    }
+
+    /// Joins the replicas as `replica` (blocking, at start-up, before any invoice): takes
+    /// this replica's lease, and the open intents on this process's devices of replicas
+    /// fenced off (its predecessor `predecessor`, [`Certifier::fence_predecessor`], and any
+    /// before it), with the predecessor's sandboxes (their fiscal memory is in this state
+    /// directory); settled by [`Certifier::start_reconciliation`]. Nobody is fenced for being
+    /// gone here: that is for a replica that has held its lease for a while (the watch).
     pub fn join_replicas(
         &self,
         replica: &str,
         predecessor: Option<&str>,
     ) -> Result<(), CertifyError> {
-        if let Some(previous) = predecessor.filter(|previous| *previous != replica) {
-            self.store.fence_replica(previous)?;
-        }
+        let sent = Instant::now();
         let taken = self.store.take_lease(&lease_of(replica), replica, TERM)?;
         if taken.is_none() {
             // Its lease is another's: a name taken twice, or fenced already.
@@ -63,11 +78,10 @@ impl Certifier {
                 lease_of(replica),
             )));
         }
+        self.journal.leadership().own_lease_renewed(sent);
         self.store.set_replica(replica);
         let devices = self.channels.configured_names();
-        let taken = self
-            .store
-            .take_over(&devices, true, self.takeover_grace())?;
+        let taken = self.store.take_over(&devices, predecessor, None)?;
         if !taken.is_empty() {
             info!(
                 count = taken.len(),
@@ -77,35 +91,50 @@ impl Certifier {
         Ok(())
     }
 
-    /// Keeps this replica's lease and the leader lease every [`RENEW`]; as leader, takes
-    /// over the web API and sandbox intents of replicas gone. When this replica's lease is
-    /// found fenced, logs why and cancels `stop` (the service stops; systemd starts a new
-    /// replica).
-    pub fn spawn_replica_watch(self: &Arc<Self>, replica: String, stop: CancellationToken) {
+    /// Keeps this replica's lease and the leader lease every [`RENEW`], until `until`; takes
+    /// over the open intents of replicas gone: on this process's boxes (every replica), and
+    /// as leader on the web API. When this replica's lease is found fenced, logs why and
+    /// cancels `stop` (the service stops; systemd starts a new replica).
+    ///
+    /// Another replica is fenced only by a replica that has held its own lease without a gap
+    /// for longer than the grace and a term: after an outage of the database every replica
+    /// renews before any fences (one that could not reach it is no more dead than the fencer).
+    pub fn spawn_replica_watch(
+        self: &Arc<Self>,
+        replica: String,
+        stop: CancellationToken,
+        until: CancellationToken,
+    ) -> tokio::task::JoinHandle<()> {
         let this = Arc::clone(self);
         tokio::spawn(async move {
             let mut first = true;
+            let mut held = Held::default();
             loop {
                 if !std::mem::take(&mut first) {
                     tokio::select! {
-                        () = stop.cancelled() => return,
+                        () = until.cancelled() => return,
                         () = tokio::time::sleep(RENEW) => {}
                     }
                 }
                 let lease = lease_of(&replica);
                 let name = replica.clone();
+                let sent = Instant::now();
                 let own = blocking(&this.store, move |store| {
                     store.take_lease(&lease, &name, TERM)
                 })
                 .await;
                 match own {
-                    Ok(Some(_)) => {}
+                    Ok(Some(_)) => {
+                        held.renewed(sent);
+                        this.journal.leadership().own_lease_renewed(sent);
+                    }
                     Ok(None) => {
                         error!(replica = %replica, "this replica's lease was fenced off: another replica took its work over; stopping (a new process is a new replica)");
                         stop.cancel();
                         return;
                     }
                     Err(error) => {
+                        held.lost();
                         warn!(%error, "this replica's lease could not be renewed");
                         continue;
                     }
@@ -116,20 +145,25 @@ impl Certifier {
                     Ok(())
                 })
                 .await;
-                if renewed.is_err() || !this.journal.leads() {
+                if renewed.is_err() || !held.longer_than(this.takeover_grace() + TERM) {
                     continue;
                 }
-                this.take_over_gone().await;
+                this.take_over_gone(this.channels.box_names()).await;
+                if this.journal.leads() {
+                    this.take_over_gone(this.channels.web_api_names()).await;
+                }
             }
-        });
+        })
     }
 
-    /// The leader's part: the web API and sandbox intents of replicas gone, settled here.
-    async fn take_over_gone(self: &Arc<Self>) {
-        let devices = self.channels.web_api_names();
+    /// The open intents on `devices` of replicas gone, settled here.
+    async fn take_over_gone(self: &Arc<Self>, devices: Vec<String>) {
+        if devices.is_empty() {
+            return;
+        }
         let grace = self.takeover_grace();
         let taken = blocking(&self.store, move |store| {
-            store.take_over(&devices, true, grace)
+            store.take_over(&devices, None, Some(grace))
         })
         .await;
         match taken {
@@ -153,22 +187,47 @@ impl Certifier {
             .unwrap_or(true)
     }
 
-    /// Leaves the replicas at shutdown, once the invoices under way are journaled: gives the
-    /// leader lease and this replica's lease back, so that another replica leads at once and
-    /// settles what this one leaves in doubt.
-    pub async fn leave_replicas(self: &Arc<Self>, replica: String) {
+    /// Leaves the replicas at shutdown, once the invoices under way are journaled and the
+    /// watch stopped: gives the leader lease back, so that another replica leads at once.
+    /// This replica's own lease runs out by itself: what it leaves in doubt is taken over
+    /// after the grace, when no call of its can still be on its way to the DGI.
+    pub async fn leave_replicas(self: &Arc<Self>) {
         let leadership = self.journal.leadership().clone();
         let left = blocking(&self.store, move |store| {
             leadership.resign(store);
-            let lease = lease_of(&replica);
-            if let Some(epoch) = store.take_lease(&lease, &replica, Duration::from_secs(1))? {
-                store.release_lease(&lease, &replica, epoch)?;
-            }
             Ok(())
         })
         .await;
         if let Err(error) = left {
-            warn!(%error, "this replica's leases could not be given back; they run out by themselves");
+            warn!(%error, "the leader lease could not be given back; it runs out by itself");
         }
+    }
+}
+
+/// How long this replica has held its own lease without a gap.
+#[derive(Debug, Default)]
+struct Held {
+    /// The first renewal of the current run of renewals, and the last one.
+    since: Option<(Instant, Instant)>,
+}
+
+impl Held {
+    /// A renewal sent at `sent` was granted: the run goes on unless the lease may have run
+    /// out since the last one.
+    fn renewed(&mut self, sent: Instant) {
+        self.since = match self.since {
+            Some((first, last)) if sent.duration_since(last) < TERM - MARGIN => Some((first, sent)),
+            _ => Some((sent, sent)),
+        };
+    }
+
+    /// A renewal failed: the run ends.
+    fn lost(&mut self) {
+        self.since = None;
+    }
+
+    /// Whether the current run is longer than `span`.
+    fn longer_than(&self, span: Duration) -> bool {
+        self.since.is_some_and(|(first, _)| first.elapsed() > span)
     }
 }

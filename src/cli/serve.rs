@@ -140,9 +140,14 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
         false => None,
     };
     certifier.start_reconciliation()?;
-    if replica.is_some() {
-        certifier.spawn_replica_watch(certifier.replica().to_owned(), stop.clone());
-    }
+    let watch_stop = CancellationToken::new();
+    let watch = replica.is_some().then(|| {
+        certifier.spawn_replica_watch(
+            certifier.replica().to_owned(),
+            stop.clone(),
+            watch_stop.clone(),
+        )
+    });
     certifier.spawn_status_watch(STATUS_WATCH);
     certifier.spawn_storage_watch(state_dir.clone());
 
@@ -193,11 +198,15 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     };
     api::serve(listener, service, server_settings(&config), stop.clone()).await?;
     certifier.shutdown().await;
+    // The watch stopped first: it neither renews the leader lease given back next, nor
+    // takes anything over.
+    watch_stop.cancel();
+    if let Some(watch) = watch {
+        let _ = watch.await;
+    }
     let fenced = replica.is_some() && !certifier.still_a_replica().await;
     if replica.is_some() {
-        certifier
-            .leave_replicas(certifier.replica().to_owned())
-            .await;
+        certifier.leave_replicas().await;
     }
     stop.cancel();
     let _ = admin_task.await;

@@ -26,18 +26,19 @@ impl Store {
         }
     }
 
-    /// Fences the replicas whose lease was given back or ran out more than `grace` ago, and
-    /// makes this replica the owner of their open intents on `devices` (and on sandboxes
-    /// with `sandboxes`): these, to settle.
+    /// Fences the replicas whose lease was given back or ran out more than `grace` ago (none
+    /// without a grace: only those fenced already are gone), and
+    /// makes this replica the owner of their open intents on `devices` (and on the sandboxes
+    /// of replica `sandboxes_of`, this state directory's predecessor): these, to settle.
     pub fn take_over(
         &self,
         devices: &[String],
-        sandboxes: bool,
-        grace: Duration,
+        sandboxes_of: Option<&str>,
+        grace: Option<Duration>,
     ) -> Result<Vec<(IntentId, Intent)>, StoreError> {
         match self {
             Store::Embedded(_) => Ok(Vec::new()),
-            Store::Postgres(p) => p.run(p.register().take_over(devices, sandboxes, grace)),
+            Store::Postgres(p) => p.run(p.register().take_over(devices, sandboxes_of, grace)),
         }
     }
 

@@ -58,17 +58,20 @@ async fn a_replica_gone_is_fenced_off_before_its_intents_are_taken_over() {
     );
 
     // While A's lease holds (and within the grace after it ran out), B takes nothing.
-    let taken = b.take_over(&devices, false, TERM).await.unwrap();
+    let taken = b.take_over(&devices, None, Some(TERM)).await.unwrap();
     assert!(taken.is_empty(), "A's lease holds: {taken:?}");
     tokio::time::sleep(Duration::from_millis(600)).await;
-    let taken = b.take_over(&devices, false, TERM).await.unwrap();
+    let taken = b.take_over(&devices, None, Some(TERM)).await.unwrap();
     assert!(
         taken.is_empty(),
         "A's lease ran out within the grace: {taken:?}"
     );
 
     // Past the grace: A is fenced, its two open intents are B's.
-    let taken = b.take_over(&devices, false, Duration::ZERO).await.unwrap();
+    let taken = b
+        .take_over(&devices, None, Some(Duration::ZERO))
+        .await
+        .unwrap();
     let mut ids: Vec<u64> = taken.iter().map(|(id, _)| *id).collect();
     ids.sort_unstable();
     assert_eq!(ids, vec![first, second]);
@@ -129,7 +132,7 @@ async fn only_the_dead_are_fenced_and_only_their_devices_taken() {
     // A, gone with nothing open, is not fenced: back, it renews its lease and goes on.
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert!(b
-        .take_over(&["web".to_owned()], true, Duration::ZERO)
+        .take_over(&["web".to_owned()], None, Some(Duration::ZERO))
         .await
         .unwrap()
         .is_empty());
@@ -147,7 +150,7 @@ async fn only_the_dead_are_fenced_and_only_their_devices_taken() {
     tokio::time::sleep(Duration::from_millis(400)).await;
     let other = vec!["another".to_owned()];
     assert!(b
-        .take_over(&other, false, Duration::ZERO)
+        .take_over(&other, None, Some(Duration::ZERO))
         .await
         .unwrap()
         .is_empty());
@@ -155,7 +158,7 @@ async fn only_the_dead_are_fenced_and_only_their_devices_taken() {
     // taken over without waiting.
     let c = replica(&server, "C", TERM).await;
     c.fence_replica("A").await.unwrap();
-    let taken = c.take_over(&["web".to_owned()], false, TERM).await.unwrap();
+    let taken = c.take_over(&["web".to_owned()], None, None).await.unwrap();
     assert_eq!(taken.len(), 1);
     assert!(!a.holds_own_lease().await.unwrap());
 }

@@ -183,6 +183,15 @@ async fn run_invoice(
         shared.settings.cdf_currency,
         shared.settings.anonymous_client,
     );
+    if !journal.may_call_dgi() {
+        // This replica's own lease may have run out (its database away): no request that
+        // another replica could not tell from a stray.
+        return Err(CertifyError::DeviceUnavailable {
+            reason: msg!("reason-replica-lease"),
+            retry_after: Duration::from_secs(2),
+        }
+        .into());
+    }
     let calculation = request(shared, &body).await?;
     shared.health.answered();
     // Held by this lane until it returns or unwinds: never cancelled as a stray, never settled
@@ -281,6 +290,12 @@ async fn certify_requested(
             retry_after: Duration::from_secs(2),
         }
         .into());
+    }
+    if !journal.may_call_dgi() {
+        // This replica's own lease may have run out: another replica may take the invoice
+        // over and confirm it. Not confirmed here; settled by whoever owns it then.
+        warn!(device = %shared.settings.name, rn = %intent.rn, "this replica's lease may have run out: the request is left for whoever owns the invoice to settle");
+        return Err(RunFailure::InDoubt(intent_id));
     }
     confirm(shared, job, journal, intent_id, &intent, calculation, place).await
 }

@@ -93,6 +93,10 @@ pub(super) async fn settle_one(
         );
         return Ok(await_administrator(shared, id, intent, why));
     }
+    if !journal.may_call_dgi() {
+        // This replica's own lease may have run out: another may be settling it now.
+        return Ok(WebApiSettled::NotYet);
+    }
     let totals = ConfirmBody {
         total: intent.totals.total,
         vtotal: intent.totals.vat,

@@ -42,8 +42,13 @@ pub(super) fn join(certifier: &Arc<Certifier>, state_dir: &Path) -> anyhow::Resu
         .map(|name| name.trim().to_owned())
         .filter(|name| !name.is_empty());
     let me = certifier.replica().to_owned();
-    certifier.join_replicas(&me, predecessor.as_deref())?;
+    // The predecessor fenced, then this replica's name kept, then its predecessor's intents
+    // taken: a start that dies half-way leaves nothing owned by a name no one knows.
+    if let Some(predecessor) = &predecessor {
+        certifier.fence_predecessor(predecessor)?;
+    }
     atomic_file::write_private(&name_file, format!("{me}\n").as_bytes())?;
+    certifier.join_replicas(&me, predecessor.as_deref())?;
     info!(replica = %me, predecessor = ?predecessor, "joined the replicas");
     Ok(Seat { _lock: lock })
 }

@@ -35,7 +35,7 @@ pub(super) const HOLD_OWN: &str =
     "SELECT 1 FROM leases WHERE name = 'replica:' || $1 AND holder = $1 FOR SHARE";
 
 /// Fences every replica lease given back, or run out more than `$1` seconds ago, whose
-/// holder left open intents on devices `$2` (and on sandboxes with `$3`): a replica with
+/// holder left open intents on devices `$2` (or on sandboxes, when it is `$3`): a replica with
 /// nothing to take over is left alone (after a long outage of the database it renews its
 /// lease and goes on).
 const FENCE_EXPIRED: &str = "UPDATE leases l SET holder = '(fenced)', held_until = 'infinity', \
@@ -44,7 +44,13 @@ const FENCE_EXPIRED: &str = "UPDATE leases l SET holder = '(fenced)', held_until
      AND l.held_until <= now() - make_interval(secs => $1))) \
      AND EXISTS (SELECT 1 FROM intents i WHERE i.state = 'open' \
           AND 'replica:' || i.owner = l.name \
-          AND ((i.body ->> 'device') = ANY($2) OR ($3 AND i.environment = 'sandbox')))";
+          AND ((i.body ->> 'device') = ANY($2) \
+          OR (i.environment = 'sandbox' AND i.owner = $3)))";
+
+/// A fence waits at most this long for a lease row a writer holds (a writer whose connection
+/// was cut mid-transaction keeps its locks until the server notices): it fails, and is tried
+/// again at the next round, rather than stalling the leader.
+const LOCK_TIMEOUT: &str = "SET LOCAL lock_timeout = '2s'";
 
 /// Fences one replica's lease, held or not (its predecessor in a state directory).
 const FENCE_ONE: &str = "INSERT INTO leases AS l (name, holder, epoch, held_until) \
@@ -52,11 +58,11 @@ const FENCE_ONE: &str = "INSERT INTO leases AS l (name, holder, epoch, held_unti
      ON CONFLICT (name) DO UPDATE SET holder = '(fenced)', held_until = 'infinity', \
      epoch = l.epoch + 1";
 
-/// The open intents of devices `$2` (and of the sandboxes with `$3`) whose owner holds no
+/// The open intents of devices `$2` (and of the sandboxes of replica `$3`) whose owner holds no
 /// lease any more (fenced, or none ever: written without an owner), made `$1`'s.
 const TAKE_OVER: &str = "UPDATE intents i SET owner = $1 \
      WHERE i.state = 'open' \
-     AND ((i.body ->> 'device') = ANY($2) OR ($3 AND i.environment = 'sandbox')) \
+     AND ((i.body ->> 'device') = ANY($2) OR (i.environment = 'sandbox' AND i.owner = $3)) \
      AND i.owner IS DISTINCT FROM $1 \
      AND (i.owner IS NULL OR NOT EXISTS (SELECT 1 FROM leases l \
           WHERE l.name = 'replica:' || i.owner AND l.holder = i.owner)) \
@@ -66,23 +72,27 @@ impl PgRegister {
     /// Fences the lease of `replica` (a predecessor known to be dead: nothing it sends
     /// afterwards is written).
     pub async fn fence_replica(&self, replica: &str) -> Result<(), PgError> {
-        let client = self.pool().client().await?;
-        client
-            .cached_execute(FENCE_ONE, &[&replica])
+        let fail = |e: tokio_postgres::Error| self.pool().query_error("fencing a replica", &e);
+        let mut client = self.pool().client().await?;
+        let tx = client.transaction().await.map_err(fail)?;
+        tx.batch_execute(LOCK_TIMEOUT).await.map_err(fail)?;
+        tx.cached_execute(FENCE_ONE, &[&replica])
             .await
-            .map_err(|e| self.pool().query_error("fencing a replica", &e))?;
-        Ok(())
+            .map_err(fail)?;
+        tx.commit().await.map_err(fail)
     }
 
-    /// Fences the replicas whose lease was given back or ran out more than `grace` ago, and
-    /// makes this replica the owner of their open intents on `devices` (and on sandboxes with
-    /// `sandboxes`; and of those written without an owner): these intents, to settle.
+    /// Fences the replicas whose lease was given back or ran out more than `grace` ago (none
+    /// without a grace: only those fenced already are gone), and
+    /// makes this replica the owner of their open intents on `devices` (and on the sandboxes
+    /// of `sandboxes_of`, whose fiscal memory was in this process's state directory; and of
+    /// those written without an owner): these intents, to settle.
     /// Nothing when this replica is fenced.
     pub async fn take_over(
         &self,
         devices: &[String],
-        sandboxes: bool,
-        grace: Duration,
+        sandboxes_of: Option<&str>,
+        grace: Option<Duration>,
     ) -> Result<Vec<(IntentId, Intent)>, PgError> {
         let Some(me) = self.replica() else {
             return Ok(Vec::new());
@@ -93,6 +103,9 @@ impl PgRegister {
             .transaction()
             .await
             .map_err(|e| fail("taking intents over", e))?;
+        tx.batch_execute(LOCK_TIMEOUT)
+            .await
+            .map_err(|e| fail("taking intents over", e))?;
         if tx
             .cached_query_opt(HOLD_OWN, &[&me])
             .await
@@ -101,11 +114,13 @@ impl PgRegister {
         {
             return Ok(Vec::new());
         }
-        let fence: [&(dyn ToSql + Sync); 3] = [&grace.as_secs_f64(), &devices, &sandboxes];
-        tx.cached_execute(FENCE_EXPIRED, &fence)
-            .await
-            .map_err(|e| fail("fencing replicas gone", e))?;
-        let params: [&(dyn ToSql + Sync); 3] = [&me, &devices, &sandboxes];
+        if let Some(grace) = grace {
+            let fence: [&(dyn ToSql + Sync); 3] = [&grace.as_secs_f64(), &devices, &sandboxes_of];
+            tx.cached_execute(FENCE_EXPIRED, &fence)
+                .await
+                .map_err(|e| fail("fencing replicas gone", e))?;
+        }
+        let params: [&(dyn ToSql + Sync); 3] = [&me, &devices, &sandboxes_of];
         let rows = tx
             .cached_query(TAKE_OVER, &params)
             .await
