@@ -62,6 +62,11 @@ impl RegisterWriter {
         matches!(*self.store, Store::Embedded(_)) || self.leadership.holds_own_lease()
     }
 
+    /// Whether the register is shared with other processes (PostgreSQL: replicas).
+    pub(crate) fn shared(&self) -> bool {
+        !matches!(*self.store, Store::Embedded(_))
+    }
+
     /// Whether this process does the work one replica at a time does (the web API's sweep
     /// of stray requests, the alerts): always on the embedded store (one process), while it
     /// holds the leader lease on PostgreSQL.

@@ -3,7 +3,7 @@
 //! `status_interval`, requests left pending by an earlier
 //! run cancelled (they eat the window), and the token's expiry warned about 7 days ahead.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -309,7 +309,7 @@ impl Health {
 pub(super) fn spawn_watch(shared: &Arc<Shared>) {
     let weak = Arc::downgrade(shared);
     tokio::spawn(async move {
-        let mut strays: HashSet<String> = HashSet::new();
+        let mut strays: HashMap<String, Instant> = HashMap::new();
         loop {
             let Some(shared) = weak.upgrade() else { return };
             let interval = shared.settings.status_interval;
@@ -325,7 +325,7 @@ pub(super) fn spawn_watch(shared: &Arc<Shared>) {
 }
 
 /// One status call; `true` when stray requests are waiting for a second look.
-async fn watch_once(shared: &Arc<Shared>, strays: &mut HashSet<String>) -> bool {
+async fn watch_once(shared: &Arc<Shared>, strays: &mut HashMap<String, Instant>) -> bool {
     let device = shared.settings.name.as_str();
     let status = match shared.api.status().await {
         Ok(status) => status,
@@ -361,13 +361,28 @@ async fn watch_once(shared: &Arc<Shared>, strays: &mut HashSet<String>) -> bool 
         .map(|p| p.uid)
         .filter(|uid| !owned.contains(uid) && !shared.is_live(uid))
         .collect();
-    // A uid is a stray when two looks apart show it pending, owned by no intent and no lane.
-    for uid in now.intersection(strays) {
-        info!(device, %uid, "cancelling a request pending on the DGI that no invoice of this gateway owns (it eats the pending window)");
-        super::run::cancel(shared, uid).await;
+    // A uid is a stray when two looks apart show it pending, owned by no intent and no lane;
+    // over a shared register, also pending for longer than a lane holds a request before its
+    // intent is written (another replica's lanes are not seen from here).
+    let least_age = if journal.shared() {
+        shared.settings.hold
+    } else {
+        Duration::ZERO
+    };
+    strays.retain(|uid, _| now.contains(uid));
+    for uid in &now {
+        match strays.get(uid) {
+            Some(first) if first.elapsed() >= least_age => {
+                info!(device, %uid, "cancelling a request pending on the DGI that no invoice of this gateway owns (it eats the pending window)");
+                super::run::cancel(shared, uid).await;
+                strays.remove(uid);
+            }
+            Some(_) => {}
+            None => {
+                strays.insert(uid.clone(), Instant::now());
+            }
+        }
     }
-    let again: HashSet<String> = now.difference(strays).cloned().collect();
-    *strays = again;
     !strays.is_empty()
 }
 
