@@ -128,13 +128,19 @@ impl Dashboard {
             }
             other => {
                 warn!(error = %other, "dashboard: admin request failed");
-                self.error_page(
+                let mut page = self.error_page(
                     reader,
                     ctx,
                     StatusCode::SERVICE_UNAVAILABLE,
                     msg!("dash-err-unavailable-title"),
                     msg!("dash-err-unavailable"),
-                )
+                );
+                // Every 503 says when to try again (a database away comes back in seconds).
+                page.headers_mut().insert(
+                    hyper::header::RETRY_AFTER,
+                    hyper::header::HeaderValue::from_static("5"),
+                );
+                page
             }
         }
     }

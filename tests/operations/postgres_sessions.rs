@@ -201,8 +201,10 @@ async fn a_dashboard_user_may_land_on_any_replica() {
     server.stop_immediate();
     let away = dashboard_get(b.addr(), Some(&other), "/dashboard/").await;
     assert_eq!(away.status, 503, "{}", away.body);
+    assert!(away.header("retry-after").is_some(), "{:?}", away.headers);
     let login = request(b.addr(), "GET", "/dashboard/login", &[], None).await;
     assert_eq!(login.status, 503, "{}", login.body);
+    assert!(login.header("retry-after").is_some(), "{:?}", login.headers);
     assert!(
         set_cookie(&login, "emcf_signin").is_none(),
         "{:?}",
