@@ -105,9 +105,9 @@ pub(crate) async fn handle(
 pub(super) fn is_probe(method: &Method, path: &str) -> bool {
     *method == Method::GET
         && (path == "/metrics"
-            || path
-                .strip_prefix(PREFIX)
-                .is_some_and(|rest| rest == "/status" || rest == "/openapi.yaml"))
+            || path.strip_prefix(PREFIX).is_some_and(|rest| {
+                rest == "/status" || rest == "/status/replica" || rest == "/openapi.yaml"
+            }))
 }
 
 /// Whether a request is `POST /api/v1/Invoice` (it keeps the place its connection took).
@@ -186,6 +186,10 @@ async fn route(
             Method::GET | Method::HEAD => status(app, lang),
             _ => not_allowed("GET, HEAD"),
         },
+        "/status/replica" => match *request.method() {
+            Method::GET | Method::HEAD => replica_status(app, lang),
+            _ => not_allowed("GET, HEAD"),
+        },
         "/Invoice" => match *request.method() {
             Method::POST => with_timeout(app, lang, post_invoice(request, app, lang, place)).await,
             _ => not_allowed("POST"),
@@ -242,6 +246,44 @@ fn halt_reason(app: &App) -> Option<crate::i18n::Message> {
         Service::Ready { .. } => None,
         Service::Halted { reason } => Some(reason.message()),
     }
+}
+
+/// Whether this process takes requests, for a load balancer: 200 `{"ready":true}` while it
+/// runs, is not stopping, can write its register and (over PostgreSQL) holds its replica
+/// lease; else 503 with why and `Retry-After`. Short whatever the number of devices, and
+/// blind to them: one organization's device that does not answer is that organization's 503,
+/// not a reason to send every organization elsewhere.
+fn replica_status(app: &App, lang: Lang) -> Response<Body> {
+    let reason = match &app.service {
+        Service::Halted { reason } => Some(reason.message()),
+        Service::Ready { .. } if app.stopping.is_cancelled() => {
+            Some(crate::msg!("status-stopping"))
+        }
+        Service::Ready { certifier, .. } => match certifier.status().storage_fault.as_ref() {
+            Some(fault) => Some(fault.reason()),
+            None => (!certifier.may_take_requests()).then(|| crate::msg!("reason-replica-lease")),
+        },
+    };
+    let Some(reason) = reason else {
+        let mut response = Response::new(Body::new(Bytes::from_static(b"{\"ready\":true}")));
+        response.headers_mut().insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("application/json; charset=utf-8"),
+        );
+        return response;
+    };
+    let body = json!({"ready": false, "reason": reason.render(lang)}).to_string();
+    let mut response = Response::new(Body::new(Bytes::from(body)));
+    *response.status_mut() = hyper::StatusCode::SERVICE_UNAVAILABLE;
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    headers.insert(CONTENT_LANGUAGE, HeaderValue::from_static(lang.code()));
+    headers.insert(VARY, HeaderValue::from_static("accept-language"));
+    headers.insert(hyper::header::RETRY_AFTER, HeaderValue::from_static("5"));
+    response
 }
 
 /// The seed's three fields, then `devices`: each configured channel for monitoring

@@ -21,6 +21,7 @@ const ERROR_CODES: &str = include_str!("../../docs/error-codes.md");
 /// (`src/api/reply.rs`: `status_of` and `http_error`).
 const OPERATIONS: &[(&str, &str, &[&str])] = &[
     ("/status", "get", &["200"]),
+    ("/status/replica", "get", &["200", "503"]),
     ("/openapi.yaml", "get", &["200"]),
     (
         "/Invoice",
@@ -285,7 +286,7 @@ fn every_route_and_status_is_described() {
         );
         let responses = children(SPEC, &["paths", path, method, "responses"]);
         assert_eq!(&responses, statuses, "{method} {path}: responses");
-        let public = matches!(*path, "/status" | "/openapi.yaml");
+        let public = matches!(*path, "/status" | "/status/replica" | "/openapi.yaml");
         let security = has_line(SPEC, &["paths", path, method], "security: []");
         assert_eq!(security, public, "{method} {path}: public or Bearer");
         for status in *statuses {

@@ -35,6 +35,12 @@ async fn demo_mode_certifies_with_the_printed_key() {
     assert_eq!(devices[0]["kind"], "box");
     assert_eq!(devices[0]["ready"], true, "{}", status.body);
     assert_eq!(devices[0]["connected"], true);
+    // For a load balancer: this process takes requests (short, whatever its devices).
+    let replica = get(gateway.addr, "/api/v1/status/replica", None).await;
+    assert_eq!(
+        (replica.status, replica.body.as_str()),
+        (200, "{\"ready\":true}")
+    );
 
     let response = post_invoice(gateway.addr, &live, &invoice("SMOKE-1")).await;
     assert_eq!(response.status, 200, "{}", response.body);

@@ -190,7 +190,7 @@ impl Cluster {
         let token = root.path().join("dgi.token");
         std::fs::write(&token, "sim-token\n").expect("token file");
         let shared_config = format!(
-            "\n[http]\nmax_connections_per_peer = 256\n\n\
+            "\n[http]\nmax_connections_per_peer = 256\ntrusted_proxies = [\"127.0.0.1\"]\n\n\
              [[devices]]\nname = \"{DEVICE}\"\nkind = \"web_api\"\nurl = {url:?}\n\
              token_file = {token:?}\nstatus_interval_secs = 1\n\n\
              [store]\nurl = \"{store}\"\n",

@@ -182,8 +182,8 @@ fn the_shipped_configuration_is_the_one_run_with_the_servers_replaced() {
     let run = configuration(&shipped, 5000, &backends, Path::new("/run/test.sock"));
     // What an operator relies on is kept word for word.
     for kept in [
-        "http-check send meth GET uri /api/v1/status",
-        "http-check expect string '\"status\":true'",
+        "http-check send meth GET uri /api/v1/status/replica",
+        "http-check expect status 200",
         "option redispatch",
         "retry-on conn-failure",
         "option http-server-close",

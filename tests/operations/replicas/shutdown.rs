@@ -12,9 +12,14 @@ use tokio::net::TcpStream;
 
 use crate::common::{self, http, Gateway};
 
-/// `GET /api/v1/status` on a connection of its own, as a load balancer's check sends it.
+/// `GET /api/v1/status` on a connection of its own.
 fn status_request() -> &'static [u8] {
     b"GET /api/v1/status HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n"
+}
+
+/// A load balancer's check (docs/haproxy.cfg), on a connection of its own.
+fn check_request() -> &'static [u8] {
+    b"GET /api/v1/status/replica HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n"
 }
 
 /// Reads the answer on `stream` to its end: the response, or what went wrong.
@@ -46,16 +51,22 @@ async fn a_connection_accepted_just_before_sigterm_gets_its_answer() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     common::sigterm(gateway.pid());
     tokio::time::sleep(Duration::from_millis(50)).await;
-    stream.write_all(status_request()).await.expect("write");
+    stream.write_all(check_request()).await.expect("write");
     let response = answer(stream).await.unwrap_or_else(|e| {
         panic!(
             "the request sent just after SIGTERM got no answer: {e}\n{}",
             gateway.log()
         )
     });
-    // The stopping replica says it certifies nothing new, and closes the connection.
-    assert_eq!(response.status, 200, "{}", response.body);
-    assert_eq!(response.json["status"], false, "{}", response.body);
+    // The stopping replica says it takes nothing new (503, when to ask again), and closes
+    // the connection.
+    assert_eq!(response.status, 503, "{}", response.body);
+    assert_eq!(response.json["ready"], false, "{}", response.body);
+    assert!(
+        response.header("retry-after").is_some(),
+        "{:?}",
+        response.headers
+    );
     assert_eq!(response.header("connection"), Some("close"));
     assert!(tokio::task::block_in_place(|| gateway.terminate()));
 }
