@@ -192,23 +192,21 @@ impl Channels {
 
     /// The boxes' names, sorted (each on this replica only).
     pub(crate) fn box_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .production()
-            .iter()
-            .filter(|channel| matches!(***channel, crate::certify::Channel::Box(_)))
-            .map(|channel| channel.name().to_owned())
-            .collect();
-        names.sort();
-        names
+        self.production_names(|channel| matches!(channel, crate::certify::Channel::Box(_)))
     }
 
     /// The production web API channels' names, sorted (those a leader settles for replicas
     /// gone: `replica.rs`).
     pub(crate) fn web_api_names(&self) -> Vec<String> {
+        self.production_names(|channel| matches!(channel, crate::certify::Channel::WebApi(_)))
+    }
+
+    /// The names of the production channels `kind` picks, sorted.
+    fn production_names(&self, kind: fn(&crate::certify::Channel) -> bool) -> Vec<String> {
         let mut names: Vec<String> = self
             .production()
             .iter()
-            .filter(|channel| matches!(***channel, crate::certify::Channel::WebApi(_)))
+            .filter(|channel| kind(channel))
             .map(|channel| channel.name().to_owned())
             .collect();
         names.sort();
