@@ -62,9 +62,15 @@ impl RegisterWriter {
         matches!(*self.store, Store::Embedded(_)) || self.leadership.holds_own_lease()
     }
 
-    /// Whether the register is shared with other processes (PostgreSQL: replicas).
-    pub(crate) fn shared(&self) -> bool {
-        !matches!(*self.store, Store::Embedded(_))
+    /// Whether other replicas hold their lease now (never on the embedded store; `true`
+    /// while the database cannot tell).
+    pub(crate) async fn others_run(&self) -> bool {
+        if matches!(*self.store, Store::Embedded(_)) {
+            return false;
+        }
+        blocking(&self.store, |store| store.other_replicas_live())
+            .await
+            .unwrap_or(true)
     }
 
     /// Whether this process does the work one replica at a time does (the web API's sweep

@@ -84,4 +84,12 @@ impl Store {
             Store::Postgres(p) => p.run(p.register().adopt_awaiting(id)),
         }
     }
+
+    /// Whether a replica other than this process holds its lease now.
+    pub fn other_replicas_live(&self) -> Result<bool, StoreError> {
+        match self {
+            Store::Embedded(_) => Ok(false),
+            Store::Postgres(p) => p.run(p.register().other_replicas_live()),
+        }
+    }
 }

@@ -362,9 +362,9 @@ async fn watch_once(shared: &Arc<Shared>, strays: &mut HashMap<String, Instant>)
         .filter(|uid| !owned.contains(uid) && !shared.is_live(uid))
         .collect();
     // A uid is a stray when two looks apart show it pending, owned by no intent and no lane;
-    // over a shared register, also pending for longer than a lane holds a request before its
-    // intent is written (another replica's lanes are not seen from here).
-    let least_age = if journal.shared() {
+    // while other replicas run, also pending for longer than a lane holds a request before
+    // its intent is written (their lanes are not seen from here).
+    let least_age = if journal.others_run().await {
         shared.settings.hold
     } else {
         Duration::ZERO

@@ -228,4 +228,21 @@ impl PgRegister {
         tx.commit().await.map_err(fail)?;
         Ok(adopted == 1)
     }
+
+    /// Whether a replica other than this one holds its lease now (by the database's clock).
+    pub async fn other_replicas_live(&self) -> Result<bool, PgError> {
+        let me = self.replica().unwrap_or_default();
+        let client = self.pool().client().await?;
+        let row = client
+            .cached_query_one(
+                "SELECT EXISTS (SELECT 1 FROM leases WHERE name LIKE 'replica:%' \
+                 AND name <> 'replica:' || $1 AND holder IS NOT NULL \
+                 AND holder <> '(fenced)' AND held_until > now())",
+                &[&me],
+            )
+            .await
+            .map_err(|e| self.pool().query_error("reading the replicas' leases", &e))?;
+        row.try_get(0)
+            .map_err(|e| self.pool().query_error("reading the replicas' leases", &e))
+    }
 }
