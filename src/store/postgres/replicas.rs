@@ -200,7 +200,7 @@ impl PgRegister {
 
     /// Makes this replica the owner of intent `id`, waiting for an administrator (the one
     /// settling it here): its owner found it so and writes nothing more of it. Whether it is
-    /// this replica's now.
+    /// this replica's now (it may be already: its mark is written in the background).
     pub async fn adopt_awaiting(&self, id: IntentId) -> Result<bool, PgError> {
         let Some(me) = self.replica() else {
             return Ok(true);
@@ -220,7 +220,7 @@ impl PgRegister {
         let adopted = tx
             .cached_execute(
                 "UPDATE intents SET owner = $2 WHERE id = $1 AND state = 'open' \
-                 AND awaiting IS NOT NULL",
+                 AND (awaiting IS NOT NULL OR owner = $2)",
                 &[&id, &me],
             )
             .await
