@@ -40,16 +40,23 @@ pub const TERM: Duration = Duration::from_secs(5);
 pub const RENEW: Duration = Duration::from_secs(1);
 
 /// Taken off the holder's own deadline, for clocks that do not run quite at the same rate.
-pub const MARGIN: Duration = Duration::from_millis(500);
+const MARGIN: Duration = Duration::from_millis(500);
 
 /// This replica's view of the `leader` lease. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Leadership {
     replica: Arc<str>,
     held: Arc<Mutex<Option<Held>>>,
-    /// Until when this replica's own lease (`replica:<name>`) is surely held, by the same
-    /// rule as the leader lease's (`certify/replica.rs` renews it).
-    own_until: Arc<Mutex<Option<Instant>>>,
+    /// This replica's own lease (`replica:<name>`, `certify/replica.rs` renews it): since when
+    /// it has been held without a gap, and until when it surely is, by the same rule as the
+    /// leader lease's.
+    own: Arc<Mutex<Option<OwnLease>>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct OwnLease {
+    since: Instant,
+    until: Instant,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -64,7 +71,7 @@ impl Leadership {
         Leadership {
             replica: Arc::from(replica),
             held: Arc::new(Mutex::new(None)),
-            own_until: Arc::new(Mutex::new(None)),
+            own: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -93,15 +100,30 @@ impl Leadership {
             .map(|held| held.epoch)
     }
 
-    /// This replica's own lease was granted by a request sent at `sent`.
+    /// This replica's own lease was granted by a request sent at `sent`: held without a gap
+    /// since the run's first renewal, unless it may have run out since the last one.
     pub fn own_lease_renewed(&self, sent: Instant) {
-        *crate::sync::lock(&self.own_until) = Some(sent + TERM - MARGIN);
+        let mut own = crate::sync::lock(&self.own);
+        let since = match *own {
+            Some(held) if sent < held.until => held.since,
+            _ => sent,
+        };
+        *own = Some(OwnLease {
+            since,
+            until: sent + TERM - MARGIN,
+        });
     }
 
     /// Whether this replica surely holds its own lease now: it may start a call to the DGI
     /// (the grace after its lease runs out covers the calls started before).
     pub fn holds_own_lease(&self) -> bool {
-        crate::sync::lock(&self.own_until).is_some_and(|until| Instant::now() < until)
+        crate::sync::lock(&self.own).is_some_and(|own| Instant::now() < own.until)
+    }
+
+    /// Whether this replica has held its own lease without a gap for longer than `span`.
+    pub fn own_lease_held_longer_than(&self, span: Duration) -> bool {
+        crate::sync::lock(&self.own)
+            .is_some_and(|own| Instant::now() < own.until && own.since.elapsed() > span)
     }
 
     /// Whether this replica leads now.
@@ -145,23 +167,6 @@ impl Leadership {
                 warn!(%error, "the leader lease could not be given back; it runs out by itself");
             }
         }
-    }
-
-    /// Renews every [`RENEW`] while `store` lives, off the runtime's workers.
-    pub fn spawn(&self, store: &Arc<Store>) {
-        let this = self.clone();
-        let store = Arc::downgrade(store);
-        tokio::spawn(async move {
-            loop {
-                let Some(store) = store.upgrade() else { return };
-                let keeper = this.clone();
-                let renewed = tokio::task::spawn_blocking(move || keeper.renew(&store)).await;
-                if let Err(error) = renewed {
-                    warn!(%error, "the leader lease's renewal failed");
-                }
-                tokio::time::sleep(RENEW).await;
-            }
-        });
     }
 }
 

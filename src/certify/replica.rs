@@ -1,11 +1,12 @@
 //! This process as one replica among others over one PostgreSQL store (issue 29;
 //! docs/design.md §12). It holds a lease of its own, `replica:<name>`, and writes its intents
 //! only under it (`store/postgres/replicas.rs`: fenced writes); it stops when it finds that
-//! lease fenced (a new process is a new replica). The replica that leads (`leader.rs`) takes
-//! over the open web API and sandbox intents of replicas gone, after [`Certifier::takeover_grace`], and
-//! settles them as a restarted process settles its own. A box's intents are settled only by
-//! the process it is plugged into: the next one started on the same state directory, which
-//! fences its predecessor at once (the state directory's lock says it is dead).
+//! lease fenced (a new process is a new replica). Intents of replicas gone are taken over
+//! after [`Certifier::takeover_grace`] and settled as a restarted process settles its own:
+//! the web API's by the replica that leads (`leader.rs`), a box's by the replica it is
+//! plugged into. The next process started on a state directory fences its predecessor at once
+//! (the directory's lock says it is dead) and takes over its intents, its sandboxes' too
+//! (their fiscal memory is in that directory).
 //!
 //! On the embedded store (one process) every step is a no-op: the process owns every intent.
 
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
-use crate::certify::leader::{MARGIN, RENEW, TERM};
+use crate::certify::leader::{RENEW, TERM};
 use crate::certify::register_writer::blocking;
 use crate::certify::{Certifier, CertifyError};
 use crate::store::postgres::lease_of;
@@ -101,14 +102,13 @@ impl Certifier {
     /// renews before any fences (one that could not reach it is no more dead than the fencer).
     pub fn spawn_replica_watch(
         self: &Arc<Self>,
-        replica: String,
         stop: CancellationToken,
         until: CancellationToken,
     ) -> tokio::task::JoinHandle<()> {
         let this = Arc::clone(self);
+        let replica = self.replica().to_owned();
         tokio::spawn(async move {
             let mut first = true;
-            let mut held = Held::default();
             loop {
                 if !std::mem::take(&mut first) {
                     tokio::select! {
@@ -124,17 +124,13 @@ impl Certifier {
                 })
                 .await;
                 match own {
-                    Ok(Some(_)) => {
-                        held.renewed(sent);
-                        this.journal.leadership().own_lease_renewed(sent);
-                    }
+                    Ok(Some(_)) => this.journal.leadership().own_lease_renewed(sent),
                     Ok(None) => {
                         error!(replica = %replica, "this replica's lease was fenced off: another replica took its work over; stopping (a new process is a new replica)");
                         stop.cancel();
                         return;
                     }
                     Err(error) => {
-                        held.lost();
                         warn!(%error, "this replica's lease could not be renewed");
                         continue;
                     }
@@ -145,7 +141,10 @@ impl Certifier {
                     Ok(())
                 })
                 .await;
-                if renewed.is_err() || !held.longer_than(this.takeover_grace() + TERM) {
+                let held = this.journal.leadership().clone();
+                if renewed.is_err()
+                    || !held.own_lease_held_longer_than(this.takeover_grace() + TERM)
+                {
                     continue;
                 }
                 this.take_over_gone(this.channels.box_names()).await;
@@ -201,33 +200,5 @@ impl Certifier {
         if let Err(error) = left {
             warn!(%error, "the leader lease could not be given back; it runs out by itself");
         }
-    }
-}
-
-/// How long this replica has held its own lease without a gap.
-#[derive(Debug, Default)]
-struct Held {
-    /// The first renewal of the current run of renewals, and the last one.
-    since: Option<(Instant, Instant)>,
-}
-
-impl Held {
-    /// A renewal sent at `sent` was granted: the run goes on unless the lease may have run
-    /// out since the last one.
-    fn renewed(&mut self, sent: Instant) {
-        self.since = match self.since {
-            Some((first, last)) if sent.duration_since(last) < TERM - MARGIN => Some((first, sent)),
-            _ => Some((sent, sent)),
-        };
-    }
-
-    /// A renewal failed: the run ends.
-    fn lost(&mut self) {
-        self.since = None;
-    }
-
-    /// Whether the current run is longer than `span`.
-    fn longer_than(&self, span: Duration) -> bool {
-        self.since.is_some_and(|(first, _)| first.elapsed() > span)
     }
 }

@@ -141,13 +141,9 @@ async fn serve(config: Config, capture: Option<Capture>) -> anyhow::Result<()> {
     };
     certifier.start_reconciliation()?;
     let watch_stop = CancellationToken::new();
-    let watch = replica.is_some().then(|| {
-        certifier.spawn_replica_watch(
-            certifier.replica().to_owned(),
-            stop.clone(),
-            watch_stop.clone(),
-        )
-    });
+    let watch = replica
+        .is_some()
+        .then(|| certifier.spawn_replica_watch(stop.clone(), watch_stop.clone()));
     certifier.spawn_status_watch(STATUS_WATCH);
     certifier.spawn_storage_watch(state_dir.clone());
 
