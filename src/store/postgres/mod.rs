@@ -60,7 +60,7 @@ pub use import::{ImportCounts, ImportRefusal, ImportRules, Settled, IMPORTED};
 pub use migrate::{migrate, schema_state, Migrated, Migration, SchemaState, MIGRATION_LOCK};
 pub use migrations::MIGRATIONS;
 pub use register::{PgRegister, QuotaClaim, Refusal, Written};
-pub use replicas::{lease_of, FENCED};
+pub use replicas::lease_of;
 pub use sessions::{FailureKind, SessionLifetimes};
 pub use settings::{PgSettings, PgTls};
 pub use store::PgStore;

@@ -21,9 +21,6 @@ use super::register::PgRegister;
 use super::PgError;
 use crate::model::{Intent, IntentId};
 
-/// What a fenced lease's holder reads: no replica has this name.
-pub const FENCED: &str = "(fenced)";
-
 /// The lease a replica holds while it may write.
 pub fn lease_of(replica: &str) -> String {
     format!("replica:{replica}")
