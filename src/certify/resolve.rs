@@ -318,15 +318,11 @@ impl Certifier {
         .await
         .ok()
         .flatten();
-        let awaiting = match open {
-            Some(_) => self.awaiting_now().await.unwrap_or_default(),
-            None => Vec::new(),
-        };
-        match open {
-            Some(id) if awaiting.iter().any(|(other, _)| *other == id) => {
-                CertifyError::AwaitingAdministrator { rn: rn.clone() }
-            }
-            _ => error,
+        let Some(id) = open else { return error };
+        let awaiting = self.awaiting_now().await.unwrap_or_default();
+        if awaiting.iter().any(|(other, _)| *other == id) {
+            return CertifyError::AwaitingAdministrator { rn: rn.clone() };
         }
+        error
     }
 }
