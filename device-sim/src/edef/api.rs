@@ -161,6 +161,7 @@ impl Api {
             let mut state = lock(&self.state);
             state.purge_expired(now);
             if state.pending().len() >= self.options.pending_limit {
+                state.refuse_full();
                 return Err(Outcome::Refused(DgiError::TooManyPending {
                     limit: self.options.pending_limit,
                 }));

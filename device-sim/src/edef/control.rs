@@ -1,7 +1,8 @@
 //! The control endpoint, for tests and sandboxes (no token, no faults, never delayed):
 //!
 //! - `GET /_sim/state`: `{"pending":[uid...],"finalized":[{"uid","rn","type","codeDEFDGI",
-//!   "counters","total","vtotal","reference","at"}...]}` (expired requests removed first);
+//!   "counters","total","vtotal","reference","at"}...],"refusedFull":N}` (expired requests
+//!   removed first; `refusedFull`: requests refused because the window was full);
 //! - `GET /_sim/faults`: the current [`EdefFaults`] as JSON;
 //! - `POST /_sim/faults`: a [`FaultPatch`] (the members given replace the current values),
 //!   answers the faults afterwards; a body that is not one ([`FaultPatch::from_json`]: an
@@ -71,6 +72,7 @@ fn state(api: &Api) -> String {
             state.pending().iter().map(|request| request.uid.as_str()),
         )
         .array("finalized", finalized)
+        .integer("refusedFull", state.refused_full())
         .finish()
 }
 

@@ -325,6 +325,12 @@ impl RunningEdef {
         lock(&self.api.state).finalized().to_vec()
     }
 
+    /// How many requests were refused because `pending_limit` requests were pending (the
+    /// DGI's error 1): what a gateway sends beyond the window.
+    pub fn refused_full_count(&self) -> u64 {
+        lock(&self.api.state).refused_full()
+    }
+
     /// The uids of the pending requests (expired ones excluded), oldest first.
     pub fn pending_uids(&self) -> Vec<String> {
         let mut state = lock(&self.api.state);

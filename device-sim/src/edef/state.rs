@@ -73,6 +73,8 @@ pub(crate) struct EmcfState {
     finalized: Vec<FinalizedInvoice>,
     /// How many uids were handed out.
     uids_issued: u64,
+    /// How many requests were refused because the window of pending requests was full.
+    refused_full: u64,
 }
 
 impl EmcfState {
@@ -84,6 +86,16 @@ impl EmcfState {
     /// Forgets every pending request at once (the `expire_all_pending` fault).
     pub(crate) fn expire_all(&mut self) {
         self.pending.clear();
+    }
+
+    /// Counts a request refused because the window was full.
+    pub(crate) fn refuse_full(&mut self) {
+        self.refused_full += 1;
+    }
+
+    /// How many requests were refused because the window was full.
+    pub(crate) fn refused_full(&self) -> u64 {
+        self.refused_full
     }
 
     /// The pending requests, oldest first.
