@@ -35,3 +35,6 @@ GRANT INSERT, UPDATE, DELETE ON dashboard_sessions, dashboard_sign_in_values,
     dashboard_sign_in_failures TO emcf_service;
 -- Devices as data (issue 29): added, changed, removed (a removed row stays, `removed_at` set).
 GRANT INSERT, UPDATE ON devices TO emcf_service;
+-- The DGI's pending window per e-MCF shared by the replicas (issue 29): places taken,
+-- noted and given back; never deleted.
+GRANT INSERT, UPDATE ON window_slots TO emcf_service;

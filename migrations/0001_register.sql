@@ -611,3 +611,36 @@ END
 $$;
 CREATE TRIGGER device_version_grows BEFORE UPDATE ON devices
     FOR EACH ROW EXECUTE FUNCTION device_version_grows();
+
+-- The DGI's window of pending requests per web API e-MCF, shared by the replicas (issue 29):
+-- one row per place. A lane takes a free place (`holder` its replica, `epoch` + 1: the
+-- fencing token of what it writes of the place) in one short statement that holds its own
+-- lease, before its request; notes the request's uid; gives the place back once its confirm
+-- is sent. Never held across a call to the DGI by the database: a row, not a lock. A place
+-- whose holder's lease is gone is marked in doubt (`doubted_at`) and given back by the leader
+-- only once the DGI's pending list, read more than the longest call after, proves its
+-- request gone (docs/design.md §12).
+CREATE TABLE window_slots (
+    device      text NOT NULL,
+    slot        integer NOT NULL CHECK (slot >= 0),
+    epoch       bigint NOT NULL DEFAULT 0 CHECK (epoch >= 0),
+    holder      text,
+    taken_at    timestamptz,
+    uid         text,
+    doubted_at  timestamptz,
+    PRIMARY KEY (device, slot),
+    CHECK ((holder IS NULL) = (taken_at IS NULL)),
+    CHECK (holder IS NOT NULL OR (uid IS NULL AND doubted_at IS NULL))
+);
+
+CREATE FUNCTION window_slot_epoch_grows() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.device <> OLD.device OR NEW.slot <> OLD.slot OR NEW.epoch < OLD.epoch THEN
+        RAISE EXCEPTION 'a window slot keeps its place and its epoch never goes back'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER window_slot_epoch_grows BEFORE UPDATE ON window_slots
+    FOR EACH ROW EXECUTE FUNCTION window_slot_epoch_grows();

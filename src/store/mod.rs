@@ -32,6 +32,7 @@ mod seam;
 mod sessions;
 pub mod transfer;
 mod view;
+mod window;
 
 pub use embedded::{
     compare, copy_journal, journal_path, summarize, Comparison, DashboardToken, DurableJournal,
@@ -45,6 +46,7 @@ pub use postgres::StoredDevice;
 pub use postgres::{FailureKind, SessionLifetimes};
 pub use seam::Store;
 pub use view::{AdmissionAsk, AdmissionView};
+pub use window::{DoubtedSlot, WindowSlot};
 
 #[cfg(test)]
 pub(crate) use embedded::tests;

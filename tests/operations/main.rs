@@ -35,6 +35,7 @@ mod postgres_replicas;
 mod postgres_roles;
 mod postgres_schema;
 mod postgres_sessions;
+mod postgres_window;
 mod replicas;
 mod state_modes;
 mod store_config;

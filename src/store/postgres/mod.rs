@@ -51,6 +51,7 @@ mod settings;
 mod store;
 mod verify;
 mod view;
+mod window;
 
 pub use connect::{PgPool, ServerFacts, DURABLE_COMMIT, OLDEST_SERVER};
 pub use devices::{DeviceRefusal, DeviceWritten, StoredDevice};

@@ -67,13 +67,19 @@ const TAKE_OVER: &str = "UPDATE intents i SET owner = $1 \
 
 impl PgRegister {
     /// Fences the lease of `replica` (a predecessor known to be dead: nothing it sends
-    /// afterwards is written).
+    /// afterwards is written). Its places of the DGI's windows are in doubt from then on, and
+    /// ready at once (its process is gone, as for its intents, taken over without a grace):
+    /// the leader gives each back once the DGI's pending list shows its request gone
+    /// (`window.rs`).
     pub async fn fence_replica(&self, replica: &str) -> Result<(), PgError> {
         let fail = |e: tokio_postgres::Error| self.pool().query_error("fencing a replica", &e);
         let mut client = self.pool().client().await?;
         let tx = client.transaction().await.map_err(fail)?;
         tx.batch_execute(LOCK_TIMEOUT).await.map_err(fail)?;
         tx.cached_execute(FENCE_ONE, &[&replica])
+            .await
+            .map_err(fail)?;
+        tx.cached_execute(super::window::DEAD, &[&replica])
             .await
             .map_err(fail)?;
         tx.commit().await.map_err(fail)
