@@ -13,6 +13,8 @@ use crate::certify::register_behind::{self, RegistersBehind, Said};
 use crate::certify::unrecorded::{Unrecorded, UnrecordedSet};
 use crate::certify::CertifyError;
 use crate::model::{BoxCounters, DeviceView, Intent, IntentId, RegisterEntry, SecurityElements};
+/// The places of the DGI's window shared by the replicas, as a channel holds them.
+pub(crate) use crate::store::{DoubtedSlot, WindowSlot};
 use crate::store::{QuotaClaim, Store, StoreError};
 
 /// An intent the channel must not finalize: not journaled (`journaled` is `None`), or
@@ -250,6 +252,69 @@ impl RegisterWriter {
     pub async fn abandoned(&self, intent: IntentId, reason: String) -> Result<(), CertifyError> {
         blocking(&self.store, move |store| {
             store.record_abandoned(intent, &reason)
+        })
+        .await
+    }
+
+    /// Whether the e-MCFs' windows are shared with other replicas (PostgreSQL, a replica).
+    pub(crate) fn shares_window(&self) -> bool {
+        self.store.shares_window()
+    }
+
+    /// A free place of `device`'s shared window of `limit`, taken; `None` while all are.
+    pub(crate) async fn take_window_slot(
+        &self,
+        device: &str,
+        limit: u32,
+    ) -> Result<Option<WindowSlot>, CertifyError> {
+        let device = device.to_owned();
+        blocking(&self.store, move |store| {
+            store.take_window_slot(&device, limit)
+        })
+        .await
+    }
+
+    /// Notes the uid sent under `slot`; whether the place is still this replica's.
+    pub(crate) async fn note_window_uid(
+        &self,
+        slot: &WindowSlot,
+        uid: &str,
+    ) -> Result<bool, CertifyError> {
+        let (slot, uid) = (slot.clone(), uid.to_owned());
+        blocking(&self.store, move |store| store.note_window_uid(&slot, &uid)).await
+    }
+
+    /// Gives `slot` back.
+    pub(crate) async fn give_back_window_slot(
+        &self,
+        slot: &WindowSlot,
+    ) -> Result<(), CertifyError> {
+        let slot = slot.clone();
+        blocking(&self.store, move |store| store.give_back_window_slot(&slot)).await
+    }
+
+    /// `device`'s places whose holder is gone (marked now) and the uids noted under all.
+    pub(crate) async fn window_doubts(
+        &self,
+        device: &str,
+        after: std::time::Duration,
+    ) -> Result<(Vec<DoubtedSlot>, Vec<String>), CertifyError> {
+        let device = device.to_owned();
+        blocking(&self.store, move |store| {
+            store.window_doubts(&device, after)
+        })
+        .await
+    }
+
+    /// Gives back `slot`, in doubt for more than `after` and its request no longer pending.
+    pub(crate) async fn free_window_slot(
+        &self,
+        slot: &WindowSlot,
+        after: std::time::Duration,
+    ) -> Result<bool, CertifyError> {
+        let slot = slot.clone();
+        blocking(&self.store, move |store| {
+            store.free_window_slot(&slot, after)
         })
         .await
     }

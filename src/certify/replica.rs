@@ -194,6 +194,11 @@ impl Certifier {
         let leadership = self.journal.leadership().clone();
         let left = blocking(&self.store, move |store| {
             leadership.resign(store);
+            // No lane runs any more: a place of the DGI's window still held is one whose
+            // giving back failed (`web_api_channel/window.rs`).
+            if let Err(error) = store.give_back_window_slots() {
+                warn!(%error, "places of the DGI's window not given back; the leader recovers them");
+            }
             Ok(())
         })
         .await;

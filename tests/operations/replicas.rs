@@ -22,3 +22,4 @@ mod outages;
 mod proxy;
 mod shared;
 mod shutdown;
+mod window;

@@ -7,7 +7,8 @@
 //! `settings.rs` the entry's keys; `token.rs` the token file; `client.rs` HTTP(S) with typed
 //! failures; `calls.rs` the API's calls; `invoice.rs` the request body and the check of the
 //! calculation; `run.rs` one invoice; `settle_from_pending.rs` a confirm whose answer was lost;
-//! `health.rs` what the channel last saw (status, token, rates) and the background watch.
+//! `health.rs` what the channel last saw (status, token, rates) and the background watch;
+//! `window.rs` the window shared by the replicas over PostgreSQL.
 
 mod calls;
 mod client;
@@ -17,6 +18,7 @@ mod run;
 mod settings;
 mod settle_from_pending;
 mod token;
+mod window;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -70,6 +72,7 @@ pub fn new_web_api_channel(settings: WebApiSettings) -> Result<SharedChannel, St
         settings,
     });
     health::spawn_watch(&shared);
+    window::spawn_recovery(&shared);
     Ok(Arc::new(Channel::WebApi(WebApiChannel { shared })))
 }
 

@@ -22,6 +22,7 @@ use super::invoice::{changed_rates, check, request_of, totals_of};
 use super::settle_from_pending::{
     await_administrator, pending_on_dgi, security_of, settle_one, WebApiSettled,
 };
+use super::window::{self, SharedPlace};
 use super::Shared;
 use crate::arrivals::Turn;
 use crate::certify::channel::{Job, OnChannel, RunFailure};
@@ -77,11 +78,14 @@ impl WebApiWaiting {
             reason: msg!("reason-stopping"),
             retry_after: Duration::from_secs(5),
         })?;
+        // Over PostgreSQL, a place of the window the replicas share, too.
+        let shared_place = window::take(&shared).await?;
         drop(counted);
         let running = Arc::clone(&shared.running).read_owned().await;
         Ok(WebApiLane {
             shared,
             permit,
+            shared_place,
             _running: running,
         })
     }
@@ -102,6 +106,8 @@ impl Drop for Decrement {
 pub struct WebApiLane {
     shared: Arc<Shared>,
     permit: OwnedSemaphorePermit,
+    /// The place of the window shared by the replicas (PostgreSQL), if it is shared.
+    shared_place: Option<SharedPlace>,
     /// Until the invoice's end (the stop waits for it).
     _running: OwnedRwLockReadGuard<()>,
 }
@@ -117,9 +123,10 @@ impl WebApiLane {
         let WebApiLane {
             shared,
             permit,
+            shared_place,
             _running,
         } = self;
-        let place = Place(std::sync::Mutex::new(Some(permit)));
+        let place = Place(std::sync::Mutex::new(Some((permit, shared_place))));
         let outcome = run_invoice(&shared, &job, &journal, &place).await;
         if matches!(outcome, Err(RunFailure::InDoubt(_))) {
             job.in_doubt.mark(&shared.settings.name);
@@ -129,17 +136,30 @@ impl WebApiLane {
     }
 }
 
-/// The invoice's place in the pending window, given back once its confirm is sent (or when
-/// the run ends, whatever the way).
-struct Place(std::sync::Mutex<Option<OwnedSemaphorePermit>>);
+/// The invoice's place in the pending window (this process's, and the replicas' shared one),
+/// given back once its confirm is sent (or when the run ends, whatever the way).
+struct Place(std::sync::Mutex<Option<(OwnedSemaphorePermit, Option<SharedPlace>)>>);
 
 impl Place {
     fn give_back(&self) {
-        let permit = match self.0.lock() {
-            Ok(mut guard) => guard.take(),
-            Err(poisoned) => poisoned.into_inner().take(),
-        };
-        drop(permit);
+        let held = crate::sync::lock(&self.0).take();
+        if let Some((permit, shared_place)) = held {
+            if let Some(shared_place) = shared_place {
+                shared_place.give_back();
+            }
+            drop(permit);
+        }
+    }
+
+    /// Notes the uid of the request sent under the shared place, if any (see `window.rs`).
+    async fn note(&self, uid: &str) -> Result<(), CertifyError> {
+        let shared_place = crate::sync::lock(&self.0)
+            .as_ref()
+            .and_then(|(_, shared_place)| shared_place.clone());
+        match shared_place {
+            Some(shared_place) => shared_place.note(uid).await,
+            None => Ok(()),
+        }
     }
 }
 
@@ -194,6 +214,12 @@ async fn run_invoice(
     }
     let calculation = request(shared, &body).await?;
     shared.health.answered();
+    if let Err(error) = place.note(&calculation.uid).await {
+        // Its place in the window the replicas share could not be noted as this request's:
+        // never confirmed.
+        cancel(shared, &calculation.uid).await;
+        return Err(error.into());
+    }
     // Held by this lane until it returns or unwinds: never cancelled as a stray, never settled
     // behind its back, and released even by a panic.
     let _held = shared.hold_uid(&calculation.uid);

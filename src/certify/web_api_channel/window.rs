@@ -1,0 +1,183 @@
+//! The DGI's window of pending requests of an e-MCF, shared by the replicas over PostgreSQL
+//! (issue 29; `store/window.rs`). Each process keeps its own window in memory (the arrival
+//! order, the semaphore of `mod.rs`); over PostgreSQL a lane also takes one of the e-MCF's
+//! places kept in the database, so that all the replicas together keep at most
+//! `pending_limit` requests pending on the DGI. The place is taken before the request, its
+//! request's uid noted at once, and given back when the confirm is sent, like the process's
+//! own permit (`run.rs`).
+//!
+//! A place whose holder's lease is gone (a replica killed, cut off) is recovered by the leader
+//! only when the DGI's pending list shows its request gone: the list is read once the place
+//! has been in doubt for longer than any call its holder may have sent before its lease ran
+//! out ([`RECOVERY_MARGIN`] beyond the longest call), then the place is given back if its
+//! uid is not pending, or, when its holder died before noting one, if every pending request
+//! of the e-MCF is one the service knows (noted under a place or held by an open intent).
+//! Until then the others run with fewer places: never more than the DGI's limit.
+
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use tracing::{info, warn};
+
+use super::Shared;
+use crate::certify::register_writer::{RegisterWriter, WindowSlot};
+use crate::certify::CertifyError;
+use crate::msg;
+
+/// The longest an invoice waits for a place of the shared window (every place taken by
+/// the replicas' requests): then 503 (151) with `Retry-After`.
+const LONGEST_WAIT: Duration = Duration::from_secs(20);
+
+/// The first and the longest pause between two tries for a place.
+const FIRST_PAUSE: Duration = Duration::from_millis(10);
+const LONGEST_PAUSE: Duration = Duration::from_millis(200);
+
+/// Beyond the longest call, before a place in doubt is checked against the pending list.
+const RECOVERY_MARGIN: Duration = Duration::from_secs(5);
+
+/// Between two looks, by the leader, at places whose holder is gone.
+const RECOVERY_TICK: Duration = Duration::from_secs(2);
+
+/// A place of the shared window held by a lane.
+#[derive(Clone)]
+pub(super) struct SharedPlace {
+    journal: RegisterWriter,
+    slot: WindowSlot,
+}
+
+/// A place of `shared`'s shared window, waited for while every place is taken; `None` when
+/// the window is not shared (the embedded store, or no register given yet).
+pub(super) async fn take(shared: &Shared) -> Result<Option<SharedPlace>, CertifyError> {
+    let Some(journal) = shared.health.journal().filter(|j| j.shares_window()) else {
+        return Ok(None);
+    };
+    let device = shared.settings.name.as_str();
+    let limit = u32::try_from(shared.settings.pending_limit).unwrap_or(u32::MAX);
+    let started = Instant::now();
+    let mut pause = FIRST_PAUSE;
+    loop {
+        if let Some(slot) = journal.take_window_slot(device, limit).await? {
+            return Ok(Some(SharedPlace {
+                journal: journal.clone(),
+                slot,
+            }));
+        }
+        if started.elapsed() >= LONGEST_WAIT {
+            warn!(
+                device,
+                "every place of the DGI's pending window is taken by the replicas: invoice refused (151)"
+            );
+            return Err(CertifyError::QueueFull {
+                retry_after: Duration::from_secs(2),
+            });
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(LONGEST_PAUSE);
+    }
+}
+
+impl SharedPlace {
+    /// Notes the uid of the request sent under the place. Refused when the place is no
+    /// longer this replica's (its lease was gone long enough for the leader to recover it):
+    /// the caller cancels the request.
+    pub(super) async fn note(&self, uid: &str) -> Result<(), CertifyError> {
+        if self.journal.note_window_uid(&self.slot, uid).await? {
+            Ok(())
+        } else {
+            Err(CertifyError::DeviceUnavailable {
+                reason: msg!("reason-replica-lease"),
+                retry_after: Duration::from_secs(2),
+            })
+        }
+    }
+
+    /// Gives the place back, in the background (tried again for a while when the database
+    /// is away; a place never given back is recovered once this replica is gone).
+    pub(super) fn give_back(self) {
+        tokio::spawn(async move {
+            let mut pause = Duration::from_millis(200);
+            for _ in 0..10 {
+                match self.journal.give_back_window_slot(&self.slot).await {
+                    Ok(()) => return,
+                    Err(error) => {
+                        warn!(device = %self.slot.device, slot = self.slot.slot, %error,
+                            "a place of the DGI's window could not be given back; trying again");
+                    }
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(10));
+            }
+        });
+    }
+}
+
+/// Starts the leader's recovery of `shared`'s places whose holder is gone; it ends when the
+/// channel is dropped.
+pub(super) fn spawn_recovery(shared: &Arc<Shared>) {
+    let weak: Weak<Shared> = Arc::downgrade(shared);
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(RECOVERY_TICK).await;
+            let Some(shared) = weak.upgrade() else { return };
+            recover(&shared).await;
+        }
+    });
+}
+
+/// One look at the places whose holder is gone (the leader's, over PostgreSQL).
+async fn recover(shared: &Shared) {
+    let Some(journal) = shared
+        .health
+        .journal()
+        .filter(|j| j.shares_window() && j.leads())
+    else {
+        return;
+    };
+    let device = shared.settings.name.as_str();
+    let after = shared.settings.connect_timeout + shared.settings.request_timeout + RECOVERY_MARGIN;
+    let (doubted, noted) = match journal.window_doubts(device, after).await {
+        Ok(read) => read,
+        Err(error) => {
+            warn!(device, %error, "the DGI's window: places in doubt not read");
+            return;
+        }
+    };
+    let ready: Vec<_> = doubted.into_iter().filter(|d| d.ready).collect();
+    if ready.is_empty() {
+        return;
+    }
+    // Read after the places were found ready: whatever their holders sent is there.
+    let pending: Vec<String> = match shared.api.status().await {
+        Ok(status) => match status.pending {
+            Some(pending) => pending.into_iter().map(|p| p.uid).collect(),
+            None => return,
+        },
+        Err(error) => {
+            warn!(device, %error, "the DGI's window: pending list not read");
+            return;
+        }
+    };
+    let Some(owned) = journal.open_refs(device).await else {
+        return;
+    };
+    let known = |uid: &String| noted.contains(uid) || owned.contains(uid);
+    let all_known = pending.iter().all(known);
+    for place in ready {
+        let gone = match &place.uid {
+            Some(uid) => !pending.contains(uid),
+            None => all_known,
+        };
+        if !gone {
+            continue;
+        }
+        match journal.free_window_slot(&place.slot, after).await {
+            Ok(true) => info!(
+                device,
+                slot = place.slot.slot,
+                "a place of the DGI's window held by a replica gone is free again (its request is no longer pending)"
+            ),
+            Ok(false) => {}
+            Err(error) => warn!(device, %error, "the DGI's window: a place not recovered"),
+        }
+    }
+}
