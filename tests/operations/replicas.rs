@@ -23,3 +23,5 @@ mod proxy;
 mod shared;
 mod shutdown;
 mod window;
+
+mod partition;

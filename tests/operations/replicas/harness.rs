@@ -329,3 +329,7 @@ fn in_service(log: &str, name: &str) -> bool {
         .find_map(|line| line.split_once(&server).map(|(_, rest)| rest));
     last.is_none_or(|state| state.starts_with("UP"))
 }
+
+// A replica cut off by a network namespace (`harness/outsider.rs`), for the partition test.
+mod outsider;
+pub use outsider::{Netns, Outsider};
