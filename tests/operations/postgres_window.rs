@@ -1,6 +1,6 @@
 //! The DGI's window shared by the replicas, on a real server (`src/store/postgres/window.rs`):
-//! never more places taken than the window has, whoever takes them; a fenced replica takes
-//! none; a place given back is taken again under a higher epoch, and its old holder's late
+//! never more places taken than the window has, whoever takes them; a fenced replica takes,
+//! notes and gives back none; a place given back is taken again under a higher epoch, and its old holder's late
 //! writes change nothing; a place whose holder's lease ran out is in doubt, ready only once
 //! it has been so for the time asked (at once when its holder was fenced by its successor),
 //! freed only while its holder stays gone.
@@ -71,6 +71,10 @@ async fn the_replicas_take_no_more_places_than_the_window_has() {
     a.fence_replica("A").await.unwrap();
     assert_eq!(a.take_window_slot("web", 10).await.unwrap(), None);
     assert!(b.take_window_slot("web", 10).await.unwrap().is_some());
+    // Nor does it note or give back: its place is the leader's to recover.
+    assert!(!a.note_window_uid(&held, "uid-f").await.unwrap());
+    a.give_back_window_slot(&held).await.unwrap();
+    assert_eq!(a.give_back_window_slots().await.unwrap(), 0);
     let (doubted, _) = b
         .window_doubts("web", Duration::from_secs(3600))
         .await

@@ -2,10 +2,10 @@
 //! `migrations/0001_register.sql`, `window_slots`). Each operation is one short statement:
 //! nothing is locked across a call to the DGI.
 //!
-//! A place is taken only while the taker's own lease is its own (the share lock of
-//! [`super::replicas::HOLD_OWN`], in the same statement): a fenced replica takes nothing. Its
-//! later writes of the place (the uid, the giving back) carry the epoch it was taken under
-//! and change nothing once the place was given to another. A place whose holder's lease is
+//! A place is taken, noted and given back only while the holder's own lease is its own (the
+//! share lock of [`super::replicas::HOLD_OWN`], in the same statement): a fenced replica
+//! writes nothing of the window. Its writes of a place (the uid, the giving back) carry the
+//! epoch it was taken under and change nothing once the place was given to another. A place whose holder's lease is
 //! gone is marked in doubt, and given back by the leader only when the DGI's pending list,
 //! read more than the longest call after the mark, shows its request gone
 //! (`certify/web_api_channel/window.rs`).
@@ -46,18 +46,42 @@ const TAKE: &str =
 const MAKE: &str = "INSERT INTO window_slots (device, slot) \
      SELECT $1, s FROM generate_series(0, $2 - 1) s ON CONFLICT DO NOTHING";
 
+/// The share lock of replica `$N`'s own lease, as `TAKE` holds it: its later writes of a
+/// place are refused once it is fenced (the leader's to recover then).
+macro_rules! own {
+    ($n:literal) => {
+        concat!(
+            "WITH own AS (SELECT 1 FROM leases WHERE name = 'replica:' || $",
+            $n,
+            " AND holder = $",
+            $n,
+            " FOR SHARE) "
+        )
+    };
+}
+
 /// The uid of the request sent under a place, while it is still the sender's.
-const NOTE: &str = "UPDATE window_slots SET uid = $4 \
-     WHERE device = $1 AND slot = $2 AND epoch = $3 AND holder = $5";
+const NOTE: &str = concat!(
+    own!("5"),
+    "UPDATE window_slots SET uid = $4 \
+     WHERE device = $1 AND slot = $2 AND epoch = $3 AND holder = $5 AND EXISTS (SELECT 1 FROM own)"
+);
 
 /// A place given back by its holder, under the epoch it took it.
-const GIVE_BACK: &str = "UPDATE window_slots \
+const GIVE_BACK: &str = concat!(
+    own!("4"),
+    "UPDATE window_slots \
      SET holder = NULL, taken_at = NULL, uid = NULL, doubted_at = NULL \
-     WHERE device = $1 AND slot = $2 AND epoch = $3 AND holder = $4";
+     WHERE device = $1 AND slot = $2 AND epoch = $3 AND holder = $4 AND EXISTS (SELECT 1 FROM own)"
+);
 
 /// Every place replica `$1` still holds (it stops, with no request of its own under way).
-const GIVE_BACK_ALL: &str = "UPDATE window_slots \
-     SET holder = NULL, taken_at = NULL, uid = NULL, doubted_at = NULL WHERE holder = $1";
+const GIVE_BACK_ALL: &str = concat!(
+    own!("1"),
+    "UPDATE window_slots \
+     SET holder = NULL, taken_at = NULL, uid = NULL, doubted_at = NULL \
+     WHERE holder = $1 AND EXISTS (SELECT 1 FROM own)"
+);
 
 /// Every place of replica `$1`, known dead (its successor on its state directory fenced it),
 /// in doubt since ever.
