@@ -249,6 +249,18 @@ fn resolve(settings: &PgSettings) -> Result<Resolved, PgError> {
     config.keepalives_interval(Duration::from_secs(5));
     config.keepalives_retries(3);
     config.tcp_user_timeout(Duration::from_secs(20));
+    // The server's side of the same: a replica cut off in the middle of a transaction holds
+    // a share lock on its lease row (`replicas.rs`) until the server ends its session, and
+    // every fence of that replica waits for it. With PostgreSQL's defaults that is two hours
+    // of TCP keepalive; with these (each settable by any user, for its own sessions) the
+    // server ends such a session within half a minute, or a minute when it is alive but
+    // silent in a transaction (docs/design.md §12).
+    let session = SERVER_SESSION.join(" ");
+    let options = match config.get_options() {
+        Some(given) => format!("{session} {given}"),
+        None => session,
+    };
+    config.options(&options);
     if config.get_application_name().is_none() {
         config.application_name("emcf-gateway");
     }
@@ -260,6 +272,15 @@ fn resolve(settings: &PgSettings) -> Result<Resolved, PgError> {
         user,
     })
 }
+
+/// The server settings each session asks for (the URL's own `options` come after, and win).
+const SERVER_SESSION: [&str; 5] = [
+    "-c idle_in_transaction_session_timeout=60s",
+    "-c tcp_keepalives_idle=10",
+    "-c tcp_keepalives_interval=5",
+    "-c tcp_keepalives_count=3",
+    "-c tcp_user_timeout=20000",
+];
 
 /// `host:port` for each host, a socket's path for a directory, comma-separated.
 fn describe_hosts(config: &tokio_postgres::Config) -> String {
