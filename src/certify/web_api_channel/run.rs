@@ -142,22 +142,18 @@ struct Place(std::sync::Mutex<Option<(OwnedSemaphorePermit, Option<SharedPlace>)
 
 impl Place {
     fn give_back(&self) {
+        // The shared place is given back in the background when dropped (`window.rs`).
         let held = crate::sync::lock(&self.0).take();
-        if let Some((permit, shared_place)) = held {
-            if let Some(shared_place) = shared_place {
-                shared_place.give_back();
-            }
-            drop(permit);
-        }
+        drop(held);
     }
 
     /// Notes the uid of the request sent under the shared place, if any (see `window.rs`).
     async fn note(&self, uid: &str) -> Result<(), CertifyError> {
-        let shared_place = crate::sync::lock(&self.0)
+        let note = crate::sync::lock(&self.0)
             .as_ref()
-            .and_then(|(_, shared_place)| shared_place.clone());
-        match shared_place {
-            Some(shared_place) => shared_place.note(uid).await,
+            .and_then(|(_, shared_place)| shared_place.as_ref().map(SharedPlace::note));
+        match note {
+            Some(note) => note.note(uid).await,
             None => Ok(()),
         }
     }

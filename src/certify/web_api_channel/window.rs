@@ -38,9 +38,15 @@ const RECOVERY_MARGIN: Duration = Duration::from_secs(5);
 /// Between two looks, by the leader, at places whose holder is gone.
 const RECOVERY_TICK: Duration = Duration::from_secs(2);
 
-/// A place of the shared window held by a lane.
-#[derive(Clone)]
+/// A place of the shared window held by a lane; given back when dropped (its lane ended, or
+/// was given up before its request).
 pub(super) struct SharedPlace {
+    journal: RegisterWriter,
+    slot: WindowSlot,
+}
+
+/// What a lane needs to note its request's uid under its place.
+pub(super) struct PlaceNote {
     journal: RegisterWriter,
     slot: WindowSlot,
 }
@@ -77,9 +83,19 @@ pub(super) async fn take(shared: &Shared) -> Result<Option<SharedPlace>, Certify
 }
 
 impl SharedPlace {
+    /// What noting a uid under this place needs.
+    pub(super) fn note(&self) -> PlaceNote {
+        PlaceNote {
+            journal: self.journal.clone(),
+            slot: self.slot.clone(),
+        }
+    }
+}
+
+impl PlaceNote {
     /// Notes the uid of the request sent under the place. Refused when the place is no
-    /// longer this replica's (its lease was gone long enough for the leader to recover it):
-    /// the caller cancels the request.
+    /// longer this replica's (it was fenced, or its lease was gone long enough for the leader
+    /// to recover the place): the caller cancels the request.
     pub(super) async fn note(&self, uid: &str) -> Result<(), CertifyError> {
         if self.journal.note_window_uid(&self.slot, uid).await? {
             Ok(())
@@ -90,17 +106,25 @@ impl SharedPlace {
             })
         }
     }
+}
 
+impl Drop for SharedPlace {
     /// Gives the place back, in the background (tried again for a while when the database
-    /// is away; a place never given back is recovered once this replica is gone).
-    pub(super) fn give_back(self) {
-        tokio::spawn(async move {
+    /// is away; a place never given back is given back when this replica stops, or
+    /// recovered once it is gone).
+    fn drop(&mut self) {
+        let (journal, slot) = (self.journal.clone(), self.slot.clone());
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            warn!(device = %slot.device, slot = slot.slot, "a place of the DGI's window not given back (no runtime)");
+            return;
+        };
+        runtime.spawn(async move {
             let mut pause = Duration::from_millis(200);
             for _ in 0..10 {
-                match self.journal.give_back_window_slot(&self.slot).await {
+                match journal.give_back_window_slot(&slot).await {
                     Ok(()) => return,
                     Err(error) => {
-                        warn!(device = %self.slot.device, slot = self.slot.slot, %error,
+                        warn!(device = %slot.device, slot = slot.slot, %error,
                             "a place of the DGI's window could not be given back; trying again");
                     }
                 }
