@@ -299,6 +299,12 @@ async fn certify_requested(
         }
     };
     failpoint::hit("after_intent");
+    if !journal.may_call_dgi() {
+        // This replica's own lease may have run out: another replica may take the invoice
+        // over and confirm it. Not confirmed here; settled by whoever owns it then.
+        warn!(device = %shared.settings.name, rn = %intent.rn, "this replica's lease may have run out: the request is left for whoever owns the invoice to settle");
+        return Err(RunFailure::InDoubt(intent_id));
+    }
     if requested.at.elapsed() > shared.settings.hold {
         // Held too long (a slow disk): never confirm a request about to expire.
         cancel(shared, &calculation.uid).await;
@@ -312,12 +318,6 @@ async fn certify_requested(
             retry_after: Duration::from_secs(2),
         }
         .into());
-    }
-    if !journal.may_call_dgi() {
-        // This replica's own lease may have run out: another replica may take the invoice
-        // over and confirm it. Not confirmed here; settled by whoever owns it then.
-        warn!(device = %shared.settings.name, rn = %intent.rn, "this replica's lease may have run out: the request is left for whoever owns the invoice to settle");
-        return Err(RunFailure::InDoubt(intent_id));
     }
     confirm(shared, job, journal, intent_id, &intent, calculation, place).await
 }
