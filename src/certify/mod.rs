@@ -18,12 +18,14 @@
 //! | `register_behind` | a channel's counter ahead of its register: the anomaly, the channel stopped until an administrator settles it |
 //! | `in_doubt` | `InDoubt`: the channels whose last outcome is not known, and the `Reconciler` that settles them in the background |
 //! | `leader` | `Leadership`: whether this replica holds the `leader` lease (the work one replica at a time does over a shared store), and its fencing epoch |
+//! | `alert_records` | the alerts' state and their e-mails' records in the store over PostgreSQL, written fenced by this replica's leases |
 //! | `resolve` | invoices in doubt only an administrator can settle: list, count, resolve (journaled with who) |
 //! | `status` | the service's own status types, readiness, gauges, probe |
 //! | `error` | `CertifyError` and its stable codes |
 //! | `warnings` | warnings on a certified invoice (301: a USD invoice worth less than a dollar), from its register entry |
 
 mod admission;
+mod alert_records;
 mod box_channel;
 mod channel;
 mod channels;
@@ -47,6 +49,7 @@ mod web_api_channel;
 /// A request's place in the arrival order (`Certifier::take_place`).
 pub use crate::arrivals::Turn;
 pub use admission::Principal;
+pub use alert_records::MailClaim;
 pub use box_channel::{box_commands, check_frames, new_box_channel};
 pub use channel::{Channel, SharedChannel};
 pub use channels::{sandbox_device_name, SandboxFactory};

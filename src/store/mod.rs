@@ -20,6 +20,7 @@
 //! admission, admin, alerts and the dashboard name [`Store`], never a variant's own type;
 //! only the code that opens a store, and the backup of an embedded one, names a variant.
 
+mod alert_state;
 mod device_view;
 mod devices;
 pub mod embedded;
@@ -41,9 +42,9 @@ pub use embedded::{
 };
 pub use error::{DamageAt, StoreError};
 pub use fault::{FaultKind, WriteFault};
-pub use postgres::QuotaClaim;
 pub use postgres::StoredDevice;
 pub use postgres::{FailureKind, SessionLifetimes};
+pub use postgres::{MailClaim, QuotaClaim};
 pub use seam::Store;
 pub use view::{AdmissionAsk, AdmissionView};
 pub use window::{DoubtedSlot, WindowSlot};

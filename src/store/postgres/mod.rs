@@ -17,6 +17,8 @@
 //! * `reads.rs`: the register's reads, with the embedded store's answers: entries by
 //!   sequence, pages of them, credit notes and their originals, open intents, bindings.
 //! * `leases.rs`: work one replica at a time does, with a fencing epoch (issue 29).
+//! * `alert_state.rs`: the alerts' state and their e-mails' records, written fenced by the
+//!   writer's leases (issue 29).
 //! * `sessions.rs`: the dashboard's sessions, sign-in form values and failed sign-ins,
 //!   shared by every replica (issue 29).
 //! * `devices.rs`: web API e-MCFs kept as data, their tokens sealed (issue 29).
@@ -32,6 +34,7 @@
 //! * `error.rs`: what can go wrong ([`PgError`]).
 
 mod access;
+mod alert_state;
 mod boxes;
 mod cached;
 mod connect;
@@ -53,6 +56,7 @@ mod verify;
 mod view;
 mod window;
 
+pub use alert_state::MailClaim;
 pub use connect::{PgPool, ServerFacts, DURABLE_COMMIT, OLDEST_SERVER};
 pub use devices::{DeviceRefusal, DeviceWritten, StoredDevice};
 pub use error::PgError;
