@@ -6,24 +6,26 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, FixedOffset, Utc};
+use chrono::FixedOffset;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
-use super::conditions::{evaluate, undecided, BackupFacts, ChannelFacts, OrgFacts, Snapshot};
-use super::kind::{AlertKind, Subject};
+use super::collect::{backup_facts, collect};
+use super::conditions::{evaluate, undecided, Snapshot};
+use super::kind::{AlertKey, AlertKind, Subject};
 use super::mail::{Delivery, Mailer};
 use super::notice_mail;
+use super::shared::{Scope, Shared};
 use super::state::{AlertState, RaisedAlert, Transitions, STATE_FILE};
 use super::{text, AlertError};
 use super::{AlertSettings, SmtpSettings};
 use crate::admin::backup::LastBackup;
-use crate::admin::{Admin, EntryFilter};
+use crate::admin::Admin;
 use crate::certify::Certifier;
 use crate::i18n::Lang;
 use crate::metrics;
-use crate::model::{Environment, Organization};
+use crate::model::Organization;
 use crate::notices::Notices;
 use crate::sync;
 
@@ -50,7 +52,7 @@ pub struct AlertEngine {
     settings: EngineSettings,
     state_dir: PathBuf,
     path: PathBuf,
-    state: Mutex<AlertState>,
+    pub(super) state: Mutex<AlertState>,
     /// Held while a state is saved: one save at a time, in the order of the changes.
     saving: Mutex<()>,
     mailer: Option<Mailer>,
@@ -58,6 +60,9 @@ pub struct AlertEngine {
     notices: Option<Arc<Notices>>,
     /// Woken when something is to send now (a notice published through the admin socket).
     wake: Notify,
+    /// Over PostgreSQL, the state shared by replicas (`shared.rs`); `None` on the embedded
+    /// store, whose state is `alerts.json` alone.
+    pub(super) shared: Mutex<Option<Shared>>,
 }
 
 impl AlertEngine {
@@ -92,6 +97,7 @@ impl AlertEngine {
             mailer,
             notices: None,
             wake: Notify::new(),
+            shared: Mutex::new(None),
         };
         engine.publish();
         Ok(engine)
@@ -152,7 +158,7 @@ impl AlertEngine {
 
     /// Changes the state with `change` and saves it if what the file keeps changed, the
     /// state's lock not held while saving (the dashboard reads it).
-    async fn change(self: &Arc<Self>, change: impl FnOnce(&mut AlertState)) {
+    pub(super) async fn change(self: &Arc<Self>, change: impl FnOnce(&mut AlertState)) {
         let to_save = {
             let mut state = sync::lock(&self.state);
             let before = state.clone();
@@ -172,7 +178,11 @@ impl AlertEngine {
     /// E-mails every raised alert not yet sent to its organizations' administrators. A relay
     /// that cannot be reached ends the round (all tried again at the next evaluation), a
     /// refusal for now is tried again, a permanent refusal is logged and given up.
-    pub async fn send_pending(self: &Arc<Self>, orgs: &[Organization]) {
+    ///
+    /// Over PostgreSQL each e-mail is first recorded in the shared state, fenced, and sent
+    /// only once recorded (`shared.rs`): the service's alerts by the leader, this replica's
+    /// own (its boxes, its state directory) and its change notices by itself.
+    pub async fn send_pending(self: &Arc<Self>, orgs: &[Organization], certifier: &Arc<Certifier>) {
         // An organization gone or removed from the list: nobody left to tell.
         let known: Vec<&str> = orgs.iter().map(|o| o.id.as_str()).collect();
         self.change(|state| {
@@ -203,14 +213,26 @@ impl AlertEngine {
             public_url: self.settings.public_url.as_deref(),
         };
         for (alert, org) in pending {
+            let scope = self.scope(&alert.key);
             let done = match text::mail(&alert, &org, head) {
                 None => true, // No address: nothing to send, ever.
                 Some(mail) => {
+                    if let Some(scope) = scope {
+                        if !self.claim(certifier, &alert.key, &org.id, scope).await {
+                            continue;
+                        }
+                    }
                     let about = alert.key.kind.to_string();
                     match mailer.deliver(&mail, "alert", &about, &org.id).await {
                         Delivery::Sent | Delivery::GivenUp => true,
-                        Delivery::Later => false,
-                        Delivery::RelayUnreachable => return,
+                        Delivery::Later => {
+                            self.unclaim(certifier, &alert.key, &org.id, scope).await;
+                            false
+                        }
+                        Delivery::RelayUnreachable => {
+                            self.unclaim(certifier, &alert.key, &org.id, scope).await;
+                            return;
+                        }
                     }
                 }
             };
@@ -224,7 +246,8 @@ impl AlertEngine {
             }
         }
         if let Some(notices) = &self.notices {
-            notice_mail::send_pending(notices, mailer, orgs, head).await;
+            let claims = self.is_shared().then_some(certifier);
+            notice_mail::send_pending(notices, mailer, orgs, head, claims).await;
         }
     }
 
@@ -236,6 +259,9 @@ impl AlertEngine {
         stop: CancellationToken,
     ) -> tokio::task::JoinHandle<()> {
         let engine = Arc::clone(self);
+        if certifier.alerts_shared() {
+            *sync::lock(&engine.shared) = Some(Shared::new(&engine.state_dir));
+        }
         tokio::spawn(async move {
             let mut last: Option<(Instant, u64)> = None;
             let mut woken = false;
@@ -259,7 +285,9 @@ impl AlertEngine {
                         tokio::task::spawn_blocking(move || {
                             let mut snapshot = collect(&certifier, &admin, &engine.settings)?;
                             snapshot.backup = backup_facts(&engine.state_dir, &admin);
+                            engine.read_shared(&certifier, &snapshot);
                             engine.apply(&snapshot);
+                            engine.write_shared(&certifier, None);
                             Ok::<_, AlertError>(snapshot.orgs)
                         })
                     };
@@ -269,15 +297,17 @@ impl AlertEngine {
                     };
                     match evaluated {
                         // One replica at a time sends (`certify/leader.rs`); the others
-                        // keep their view of the alerts for their dashboards.
-                        Ok(Ok(_)) if !certifier.leads() => owed = true,
+                        // keep their view of the alerts for their dashboards. Over
+                        // PostgreSQL each replica sends its own (`shared.rs`), the leader
+                        // the service's too.
+                        Ok(Ok(_)) if !certifier.leads() && !engine.is_shared() => owed = true,
                         Ok(Ok(facts)) => {
-                            owed = false;
+                            owed = !certifier.leads();
                             let orgs: Vec<Organization> =
                                 facts.into_iter().map(|f| f.org).collect();
                             // Sending never delays a shutdown.
                             tokio::select! {
-                                () = engine.send_pending(&orgs) => {}
+                                () = engine.send_pending(&orgs, &certifier) => {}
                                 () = stop.cancelled() => return,
                             }
                         }
@@ -292,6 +322,16 @@ impl AlertEngine {
                 }
             }
         })
+    }
+
+    /// Whether the state is shared by replicas (over PostgreSQL).
+    fn is_shared(&self) -> bool {
+        sync::lock(&self.shared).is_some()
+    }
+
+    /// Who e-mails the alert `key` over PostgreSQL; `None` on the embedded store.
+    fn scope(&self, key: &AlertKey) -> Option<Scope> {
+        sync::lock(&self.shared).as_ref().map(|s| s.scope(key))
     }
 
     fn save(&self, state: &AlertState) {
@@ -341,105 +381,6 @@ fn suppress_lower_quota_mails(state: &mut AlertState, transitions: &Transitions)
             }
         }
     }
-}
-
-/// What the alerts look at now: every organization's quota use and invoices in doubt, every
-/// configured channel's link and DGI contact.
-pub fn collect(
-    certifier: &Certifier,
-    admin: &Admin,
-    settings: &EngineSettings,
-) -> Result<Snapshot, AlertError> {
-    let service = |e: &dyn std::fmt::Display| AlertError::Service(e.to_string());
-    let now: DateTime<Utc> = Utc::now();
-    let gauges = certifier.gauges().map_err(|e| service(&e))?;
-    let status = certifier.status();
-    let open = certifier.open_intents().map_err(|e| service(&e))?;
-    let late = chrono::Duration::from_std(settings.alerts.channel_down()).unwrap_or_default();
-    let mut orgs = Vec::new();
-    for org in admin.org_list().map_err(|e| service(&e))? {
-        let shown = admin.org_show(&org.id).map_err(|e| service(&e))?;
-        // Production only: the sandbox's are a developer's tests.
-        let mine = open
-            .iter()
-            .filter(|i| i.org == org.id && i.environment == Environment::Production);
-        let in_doubt = mine
-            .clone()
-            .filter(|i| i.reason.is_some() || now - i.received_at >= late)
-            .count() as u64;
-        let waiting = mine.filter(|i| i.reason.is_some()).count() as u64;
-        orgs.push(OrgFacts {
-            year: shown.quota.year,
-            used: shown.quota.used,
-            quota: shown.quota.quota,
-            in_doubt,
-            waiting,
-            org,
-        });
-    }
-    let behind = certifier.registers_behind();
-    let channels = status
-        .devices
-        .iter()
-        .filter(|view| gauges.configured.contains(&view.name))
-        .map(|view| ChannelFacts {
-            name: view.name.clone(),
-            kind: status
-                .monitored
-                .iter()
-                .find(|health| health.name == view.name)
-                .map_or("box", |health| health.kind),
-            connected: view.connected,
-            since: view.since,
-            last_contact: view.dgi.as_ref().map(|dgi| dgi.last_contact),
-            register_behind: behind
-                .iter()
-                .find(|(device, _)| *device == view.name)
-                .map(|(_, missing)| missing.clone())
-                .unwrap_or_default(),
-        })
-        .collect();
-    Ok(Snapshot {
-        now,
-        local_now: now.with_timezone(&settings.zone).naive_local(),
-        orgs,
-        channels,
-        backup: None,
-        register_fault: certifier
-            .storage_fault()
-            .map(|fault| (fault.kind.label().to_owned(), fault.since)),
-    })
-}
-
-/// The backups of `state_dir`: its last good copy as recorded by `emcf-gateway backup`
-/// (also set in `/metrics`), and when the register's first production entry was made.
-/// `None` when the record cannot be read (logged): nothing is raised or cleared then.
-pub fn backup_facts(state_dir: &Path, admin: &Admin) -> Option<BackupFacts> {
-    let last = match LastBackup::read(state_dir) {
-        Ok(last) => last,
-        Err(error) => {
-            warn!(%error, "alerts: the last backup's record cannot be read");
-            return None;
-        }
-    };
-    metrics::backup_last_success(last.as_ref().map(|l| l.at));
-    let first = admin
-        .log_list(EntryFilter {
-            org: None,
-            environment: Environment::Production,
-            after_sequence: 0,
-            limit: 1,
-        })
-        .map_err(|error| warn!(%error, "alerts: the register's first entry cannot be read"))
-        .ok()?;
-    Some(BackupFacts {
-        last: last.as_ref().map(|l| l.at),
-        first_entry: first.first().map(|e| e.certified_at),
-        command_failed: last
-            .and_then(|l| l.command)
-            .filter(|run| !run.ok)
-            .map(|run| run.at),
-    })
 }
 
 #[cfg(test)]

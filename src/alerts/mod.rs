@@ -12,7 +12,9 @@
 //!
 //! Each alert is raised once per crossing, never once per request: [`state`] keeps what is
 //! raised (and whose e-mail is still to send) in `<state_dir>/alerts.json`, so a restart sends
-//! nothing twice. A raised alert is a `warn!` line, `emcf_alerts_active` and
+//! nothing twice. Over PostgreSQL the replicas share it in the store (`shared.rs`): each
+//! e-mail is recorded there, fenced, before it is sent; the service's alerts by the leader,
+//! a replica's own (its boxes, its state directory) and its notices by that replica. A raised alert is a `warn!` line, `emcf_alerts_active` and
 //! `emcf_alerts_raised_total` in `/metrics` (by kind, never by organization), a banner on the
 //! organization's dashboard overview, and with `[smtp]` an e-mail to the organization's
 //! `admin_emails` (in the configured language); a clearing is an `info!` line. An unknown fact
@@ -26,12 +28,14 @@
 //! rounds (`notice_mail.rs`): a notice is in its file before any e-mail about it is tried, and
 //! each e-mail is recorded there once the relay took it.
 
+mod collect;
 mod conditions;
 mod engine;
 mod kind;
 mod mail;
 mod notice_mail;
 mod settings;
+mod shared;
 mod state;
 mod text;
 

@@ -12,6 +12,7 @@ use tracing::{error, info};
 
 use super::mail::{Delivery, Mail, Mailer};
 use super::text::Letterhead;
+use crate::certify::{Certifier, MailClaim};
 use crate::i18n::format;
 use crate::model::Organization;
 use crate::msg;
@@ -98,11 +99,17 @@ pub async fn save_unsaved(notices: &Arc<Notices>) {
 
 /// Sends every notice e-mail not yet recorded, to the organizations of `orgs` (one gone is
 /// given up). When the relay cannot be reached, the rest waits for the next round.
+///
+/// With `claims` (over PostgreSQL, issue 29), each e-mail is also recorded in the store,
+/// fenced by this replica's own lease, before it is sent (`alerts/shared.rs`): the notices
+/// are this replica's state directory's, sent by it, leader or not, and an e-mail recorded
+/// there already (its `Message-ID`) is never sent again.
 pub async fn send_pending(
     notices: &Arc<Notices>,
     mailer: &Mailer,
     orgs: &[Organization],
     head: Letterhead<'_>,
+    claims: Option<&Arc<Certifier>>,
 ) {
     for notice in notices.all() {
         let pending: Vec<String> = notice.pending().cloned().collect();
@@ -112,8 +119,26 @@ pub async fn send_pending(
                 Some(org) => match mail(&notice, org, head) {
                     None => false,
                     Some(mail) => {
+                        let record = format!("notice:{}", mail.id);
+                        if let Some(certifier) = claims {
+                            match claim(certifier, &record).await {
+                                Some(MailClaim::Claimed) => {}
+                                // Sent before (this directory's previous process).
+                                Some(MailClaim::Recorded) => {
+                                    record_here(notices, notice.id, id, true).await;
+                                    continue;
+                                }
+                                Some(MailClaim::Fenced) | None => continue,
+                            }
+                        }
                         let about = notice.id.to_string();
-                        match mailer.deliver(&mail, "notice", &about, &id).await {
+                        let delivered = mailer.deliver(&mail, "notice", &about, &id).await;
+                        if matches!(delivered, Delivery::Later | Delivery::RelayUnreachable) {
+                            if let Some(certifier) = claims {
+                                release(certifier, record).await;
+                            }
+                        }
+                        match delivered {
                             Delivery::Sent => true,
                             // Recorded as given up: not tried again.
                             Delivery::GivenUp => false,
@@ -123,21 +148,46 @@ pub async fn send_pending(
                     }
                 },
             };
-            let (shared, notice_id) = (Arc::clone(notices), notice.id);
-            let recorded =
-                tokio::task::spawn_blocking(move || shared.record(notice_id, &id, sent)).await;
-            // A failed write leaves the record in memory: this process never sends that
-            // e-mail again, and the next round writes the file again.
-            match recorded {
-                Ok(Ok(())) => {}
-                Ok(Err(error)) => {
-                    error!(notice = notice_id, %error, "notices: e-mail recorded in memory only, the notices file could not be written (trying again at the next evaluation; a restart before then sends it again, with the same Message-ID)")
-                }
-                Err(error) => {
-                    error!(notice = notice_id, %error, "notices: e-mail not recorded (a restart may send it again)")
-                }
-            }
+            record_here(notices, notice.id, id, sent).await;
         }
+    }
+}
+
+/// Records in the notices file the e-mail of notice `notice_id` to `org` (`sent`, or given
+/// up).
+async fn record_here(notices: &Arc<Notices>, notice_id: u32, org: String, sent: bool) {
+    let shared = Arc::clone(notices);
+    let recorded = tokio::task::spawn_blocking(move || shared.record(notice_id, &org, sent)).await;
+    // A failed write leaves the record in memory: this process never sends that
+    // e-mail again, and the next round writes the file again.
+    match recorded {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => {
+            error!(notice = notice_id, %error, "notices: e-mail recorded in memory only, the notices file could not be written (trying again at the next evaluation; a restart before then sends it again, with the same Message-ID)")
+        }
+        Err(error) => {
+            error!(notice = notice_id, %error, "notices: e-mail not recorded (a restart may send it again)")
+        }
+    }
+}
+
+/// The e-mail `record` recorded in the store before it is sent; `None` when the store could
+/// not be written (not sent now: tried again at the next round).
+async fn claim(certifier: &Arc<Certifier>, record: &str) -> Option<MailClaim> {
+    let at = serde_json::json!({ "sent_at": chrono::Utc::now() }).to_string();
+    match certifier.claim_mail(record.to_owned(), at, None).await {
+        Ok(claim) => Some(claim),
+        Err(error) => {
+            error!(%error, record, "notices: the e-mail could not be recorded in the store; not sent now");
+            None
+        }
+    }
+}
+
+/// Forgets the store's record of an e-mail the relay did not take (tried again).
+async fn release(certifier: &Arc<Certifier>, record: String) {
+    if let Err(error) = certifier.release_mail(record, None).await {
+        error!(%error, "notices: an e-mail the relay did not take is still recorded as sent in the store (it will not be sent)");
     }
 }
 

@@ -142,6 +142,53 @@ impl AlertState {
         self.raised.get_mut(key)
     }
 
+    /// The raised alerts whose key `keep` says, as the state file's JSON (without their
+    /// facts, evaluated again by whoever reads them): a row of the shared state
+    /// (`alerts/shared.rs`).
+    pub fn encode_where(&self, keep: impl Fn(&AlertKey) -> bool) -> String {
+        let file = StateFile {
+            version: VERSION,
+            raised: self
+                .raised
+                .values()
+                .filter(|r| keep(&r.key))
+                .map(|r| RaisedAlert {
+                    facts: Facts::default(),
+                    ..r.clone()
+                })
+                .collect(),
+        };
+        serde_json::to_string(&file).unwrap_or_default()
+    }
+
+    /// Replaces the raised alerts whose key `keep` says with those of `text` (an
+    /// [`AlertState::encode_where`]), each keeping the facts last evaluated here.
+    pub fn adopt_where(
+        &mut self,
+        text: &str,
+        keep: impl Fn(&AlertKey) -> bool,
+    ) -> Result<(), String> {
+        let file: StateFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if file.version != VERSION {
+            return Err(format!("version {}", file.version));
+        }
+        let mut facts: BTreeMap<AlertKey, Facts> = BTreeMap::new();
+        self.raised.retain(|key, raised| {
+            let mine = keep(key);
+            if mine {
+                facts.insert(key.clone(), std::mem::take(&mut raised.facts));
+            }
+            !mine
+        });
+        for mut raised in file.raised.into_iter().filter(|r| keep(&r.key)) {
+            if let Some(known) = facts.remove(&raised.key) {
+                raised.facts = known;
+            }
+            self.raised.insert(raised.key.clone(), raised);
+        }
+        Ok(())
+    }
+
     /// Reads `path`. A missing file is an empty state; an unreadable or damaged one is an
     /// error the caller logs (and then starts empty).
     pub fn load(path: &Path) -> Result<AlertState, AlertError> {
@@ -274,6 +321,35 @@ mod tests {
         assert!(!state.differs_on_disk(&before), "new facts only");
         state.get_mut(&key).expect("raised").unsent.clear();
         assert!(state.differs_on_disk(&before), "e-mail sent");
+    }
+
+    #[test]
+    fn a_shared_row_replaces_only_its_own_alerts() {
+        use crate::alerts::kind::{AlertKind, Subject};
+        let mut leader = AlertState::default();
+        step(&mut leader, 4);
+        let key = leader.raised().next().expect("raised").key.clone();
+        leader.get_mut(&key).expect("raised").unsent.clear();
+        let service = |k: &AlertKey| matches!(k.subject, Subject::Org(_));
+        let row = leader.encode_where(service);
+        assert!(!row.contains("\"used\""), "no facts in a row: {row}");
+
+        // Another replica saw the crossing too (still owing its e-mail), and a box of its own.
+        let mut other = AlertState::default();
+        step(&mut other, 4);
+        let own = AlertKey {
+            kind: AlertKind::ChannelDown,
+            subject: Subject::Device("shop".into()),
+        };
+        let mut with_box = other.raised().next().expect("raised").clone();
+        with_box.key = own.clone();
+        other.raised.insert(own.clone(), with_box);
+        other.adopt_where(&row, service).expect("adopted");
+        let adopted = other.get_mut(&key).expect("kept raised");
+        assert!(adopted.unsent.is_empty(), "sent by the leader: not again");
+        assert_eq!(adopted.facts.used, Some(4), "facts evaluated here kept");
+        assert!(other.get_mut(&own).is_some(), "its own alerts untouched");
+        assert!(other.adopt_where("{not json", service).is_err());
     }
 
     #[test]
