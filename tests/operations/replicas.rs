@@ -8,20 +8,22 @@
 //! (`replicas/shared.rs`), a PostgreSQL restart and a replica stopped with SIGTERM under load
 //! cost the clients nothing but clean 503s with `Retry-After` and lose or duplicate no invoice
 //! (`replicas/outages.rs`); a connection the stopping replica was given just before is
-//! answered, not reset (`replicas/shutdown.rs`). The harness (`replicas/harness.rs`) starts,
+//! answered, not reset (`replicas/shutdown.rs`); an alert is e-mailed once, whichever replica
+//! leads, also after the leader is killed (`replicas/alerts.rs`). The harness
+//! (`replicas/harness.rs`) starts,
 //! stops (SIGTERM) and kills (`kill -9`) one replica at a time and reads its log, for the
 //! tests to come.
 //!
 //! Without HAProxy or PostgreSQL the tests skip outside CI and fail under `CI=true`
 //! (`tests/common/needs.rs`; `.ci/run` installs both).
 
+mod alerts;
 mod harness;
 mod kills;
 mod load;
 mod outages;
+mod partition;
 mod proxy;
 mod shared;
 mod shutdown;
 mod window;
-
-mod partition;

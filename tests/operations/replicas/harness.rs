@@ -112,6 +112,11 @@ impl Replicas {
         }
     }
 
+    /// Replica `i`'s process id, while it runs.
+    pub fn pid(&self, i: usize) -> Option<u32> {
+        self.running[i].as_ref().map(Gateway::pid)
+    }
+
     /// Whether replica `i` runs.
     pub fn is_running(&self, i: usize) -> bool {
         self.running[i].is_some()
@@ -175,6 +180,18 @@ impl Cluster {
         quota: Option<u64>,
         latency: Duration,
     ) -> Option<Cluster> {
+        Cluster::start_with(subject, count, quota, latency, "").await
+    }
+
+    /// [`Cluster::start`] with `extra` at the end of every replica's configuration (its own
+    /// tables: `[smtp]`...).
+    pub async fn start_with(
+        subject: &str,
+        count: usize,
+        quota: Option<u64>,
+        latency: Duration,
+        extra: &str,
+    ) -> Option<Cluster> {
         let program = proxy::program(subject)?;
         if !PgServer::installed(subject) {
             return None;
@@ -193,7 +210,7 @@ impl Cluster {
             "\n[http]\nmax_connections_per_peer = 256\ntrusted_proxies = [\"127.0.0.1\"]\n\n\
              [[devices]]\nname = \"{DEVICE}\"\nkind = \"web_api\"\nurl = {url:?}\n\
              token_file = {token:?}\nstatus_interval_secs = 1\n\n\
-             [store]\nurl = \"{store}\"\n",
+             [store]\nurl = \"{store}\"\n{extra}",
             url = api.url(),
             store = pg.socket_url(SUPERUSER, DATABASE),
         );
@@ -262,6 +279,17 @@ impl Cluster {
             "SELECT rn FROM register_entries WHERE environment = 'production' ORDER BY sequence",
         );
         rows.lines().map(str::to_owned).collect()
+    }
+
+    /// The running replica that holds the `leader` lease now, by the database's clock (its
+    /// holder's name is `host/pid/random`).
+    pub fn leader(&self) -> Option<usize> {
+        let holder = self.pg.sql(
+            DATABASE,
+            "SELECT holder FROM leases WHERE name = 'leader' AND held_until > now()",
+        );
+        let pid: u32 = holder.trim().split('/').nth(1)?.parse().ok()?;
+        (0..self.replicas.count()).find(|i| self.replicas.pid(*i) == Some(pid))
     }
 
     /// Intents neither certified nor abandoned (an invoice in doubt).
