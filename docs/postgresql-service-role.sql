@@ -38,3 +38,6 @@ GRANT INSERT, UPDATE ON devices TO emcf_service;
 -- The DGI's pending window per e-MCF shared by the replicas (issue 29): places taken,
 -- noted and given back; never deleted.
 GRANT INSERT, UPDATE ON window_slots TO emcf_service;
+-- A change notice's e-mail recorded as sent before it leaves, forgotten again when the relay
+-- did not take it (issue 29, docs/design.md §12.1).
+GRANT DELETE ON alert_state TO emcf_service;
