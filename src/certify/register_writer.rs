@@ -293,12 +293,12 @@ impl RegisterWriter {
         blocking(&self.store, move |store| store.give_back_window_slot(&slot)).await
     }
 
-    /// `device`'s places whose holder is gone (marked now) and the uids noted under all.
+    /// `device`'s places whose holder is gone (marked now).
     pub(crate) async fn window_doubts(
         &self,
         device: &str,
         after: std::time::Duration,
-    ) -> Result<(Vec<DoubtedSlot>, Vec<String>), CertifyError> {
+    ) -> Result<Vec<DoubtedSlot>, CertifyError> {
         let device = device.to_owned();
         blocking(&self.store, move |store| {
             store.window_doubts(&device, after)
@@ -306,15 +306,43 @@ impl RegisterWriter {
         .await
     }
 
+    /// Gives back this replica's places of `device` none of its lanes holds (`held`), taken
+    /// more than `older` ago.
+    pub(crate) async fn give_back_lost_window_slots(
+        &self,
+        device: &str,
+        held: Vec<i32>,
+        older: std::time::Duration,
+    ) -> Result<u64, CertifyError> {
+        let device = device.to_owned();
+        blocking(&self.store, move |store| {
+            store.give_back_lost_window_slots(&device, &held, older)
+        })
+        .await
+    }
+
     /// Gives back `slot`, in doubt for more than `after` and its request no longer pending.
     pub(crate) async fn free_window_slot(
         &self,
-        slot: &WindowSlot,
+        slot: &DoubtedSlot,
         after: std::time::Duration,
     ) -> Result<bool, CertifyError> {
         let slot = slot.clone();
         blocking(&self.store, move |store| {
             store.free_window_slot(&slot, after)
+        })
+        .await
+    }
+
+    /// Which of `uids`, pending on `device`'s DGI, the service knows.
+    pub(crate) async fn known_window_uids(
+        &self,
+        device: &str,
+        uids: Vec<String>,
+    ) -> Result<Vec<String>, CertifyError> {
+        let device = device.to_owned();
+        blocking(&self.store, move |store| {
+            store.known_window_uids(&device, &uids)
         })
         .await
     }

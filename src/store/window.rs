@@ -75,24 +75,59 @@ impl Store {
     }
 
     /// Marks `device`'s places whose holder's lease is gone as in doubt; its places in doubt
-    /// (ready once marked more than `after` ago) and the uids noted under all its places.
+    /// (ready once marked more than `after` ago).
     pub fn window_doubts(
         &self,
         device: &str,
         after: Duration,
-    ) -> Result<(Vec<DoubtedSlot>, Vec<String>), StoreError> {
+    ) -> Result<Vec<DoubtedSlot>, StoreError> {
         match self {
-            Store::Embedded(_) => Ok((Vec::new(), Vec::new())),
+            Store::Embedded(_) => Ok(Vec::new()),
             Store::Postgres(p) => p.run(p.register().window_doubts(device, after)),
         }
     }
 
-    /// Gives back `slot`, in doubt for more than `after`, unchanged and its holder still
-    /// gone: the caller read the DGI's pending list since and its request is not there.
-    pub fn free_window_slot(&self, slot: &WindowSlot, after: Duration) -> Result<bool, StoreError> {
+    /// Gives back this replica's places of `device` no lane of it holds (`held`), taken more
+    /// than `older` ago (their giving back failed); how many.
+    pub fn give_back_lost_window_slots(
+        &self,
+        device: &str,
+        held: &[i32],
+        older: Duration,
+    ) -> Result<u64, StoreError> {
+        match self {
+            Store::Embedded(_) => Ok(0),
+            Store::Postgres(p) => p.run(
+                p.register()
+                    .give_back_lost_window_slots(device, held, older),
+            ),
+        }
+    }
+
+    /// Gives back `slot`, in doubt for more than `after`, unchanged since it was read and its
+    /// holder still gone: the caller read the DGI's pending list since and its request is not
+    /// there.
+    pub fn free_window_slot(
+        &self,
+        slot: &DoubtedSlot,
+        after: Duration,
+    ) -> Result<bool, StoreError> {
         match self {
             Store::Embedded(_) => Ok(false),
             Store::Postgres(p) => p.run(p.register().free_window_slot(slot, after)),
+        }
+    }
+
+    /// Which of `uids`, pending on `device`'s DGI, the service knows (noted under a place, or
+    /// held by an intent whatever its state).
+    pub fn known_window_uids(
+        &self,
+        device: &str,
+        uids: &[String],
+    ) -> Result<Vec<String>, StoreError> {
+        match self {
+            Store::Embedded(_) => Ok(uids.to_vec()),
+            Store::Postgres(p) => p.run(p.register().known_window_uids(device, uids)),
         }
     }
 }

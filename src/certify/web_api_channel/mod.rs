@@ -69,6 +69,7 @@ pub fn new_web_api_channel(settings: WebApiSettings) -> Result<SharedChannel, St
         confirmed: Mutex::new(BTreeMap::new()),
         unconfirmed: Mutex::new(BTreeSet::new()),
         health: Health::new(),
+        places: Arc::new(window::HeldPlaces::default()),
         settings,
     });
     health::spawn_watch(&shared);
@@ -102,6 +103,8 @@ pub(crate) struct Shared {
     /// the next settling (the request was cancelled; this process never confirms it).
     unconfirmed: Mutex<BTreeSet<String>>,
     health: Health,
+    /// The places of the window shared by the replicas this process's lanes hold.
+    places: Arc<window::HeldPlaces>,
 }
 
 /// A uid held by a lane; released when dropped.

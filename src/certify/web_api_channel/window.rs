@@ -11,10 +11,13 @@
 //! has been in doubt for longer than any call its holder may have sent before its lease ran
 //! out ([`RECOVERY_MARGIN`] beyond the longest call), then the place is given back if its
 //! uid is not pending, or, when its holder died before noting one, if every pending request
-//! of the e-MCF is one the service knows (noted under a place or held by an open intent).
+//! of the e-MCF is one the service knows (noted under a place, or held by an intent).
+//! A place whose giving back failed (the database away) is given back by a later look.
 //! Until then the others run with fewer places: never more than the DGI's limit.
 
-use std::sync::{Arc, Weak};
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use tracing::{info, warn};
@@ -23,6 +26,7 @@ use super::Shared;
 use crate::certify::register_writer::{RegisterWriter, WindowSlot};
 use crate::certify::CertifyError;
 use crate::msg;
+use crate::sync::lock;
 
 /// The longest an invoice waits for a place of the shared window (every place taken by
 /// the replicas' requests): then 503 (151) with `Retry-After`.
@@ -35,14 +39,29 @@ const LONGEST_PAUSE: Duration = Duration::from_millis(200);
 /// Beyond the longest call, before a place in doubt is checked against the pending list.
 const RECOVERY_MARGIN: Duration = Duration::from_secs(5);
 
-/// Between two looks, by the leader, at places whose holder is gone.
+/// Between two looks at the places (this process's lost ones; the leader: those whose holder
+/// is gone).
 const RECOVERY_TICK: Duration = Duration::from_secs(2);
+
+/// A place of this process no lane holds is given back only once taken longer ago than this
+/// (a lane notes its place in memory as soon as the database gave it).
+const LOST_AFTER: Duration = Duration::from_secs(10);
+
+/// The places this process's lanes hold, and whether one could not be given back (the
+/// database away for longer than the tries): those are given back by the next look
+/// ([`spawn_recovery`]).
+#[derive(Default)]
+pub(super) struct HeldPlaces {
+    held: Mutex<BTreeSet<i32>>,
+    lost: AtomicBool,
+}
 
 /// A place of the shared window held by a lane; given back when dropped (its lane ended, or
 /// was given up before its request).
 pub(super) struct SharedPlace {
     journal: RegisterWriter,
     slot: WindowSlot,
+    places: Arc<HeldPlaces>,
 }
 
 /// What a lane needs to note its request's uid under its place.
@@ -63,9 +82,11 @@ pub(super) async fn take(shared: &Shared) -> Result<Option<SharedPlace>, Certify
     let mut pause = FIRST_PAUSE;
     loop {
         if let Some(slot) = journal.take_window_slot(device, limit).await? {
+            lock(&shared.places.held).insert(slot.slot);
             return Ok(Some(SharedPlace {
                 journal: journal.clone(),
                 slot,
+                places: Arc::clone(&shared.places),
             }));
         }
         if started.elapsed() >= LONGEST_WAIT {
@@ -114,13 +135,15 @@ impl Drop for SharedPlace {
     /// recovered once it is gone).
     fn drop(&mut self) {
         let (journal, slot) = (self.journal.clone(), self.slot.clone());
+        let places = Arc::clone(&self.places);
+        lock(&places.held).remove(&slot.slot);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            warn!(device = %slot.device, slot = slot.slot, "a place of the DGI's window not given back (no runtime)");
+            places.lost.store(true, Ordering::SeqCst);
             return;
         };
         runtime.spawn(async move {
             let mut pause = Duration::from_millis(200);
-            for _ in 0..10 {
+            for _ in 0..5 {
                 match journal.give_back_window_slot(&slot).await {
                     Ok(()) => return,
                     Err(error) => {
@@ -129,23 +152,52 @@ impl Drop for SharedPlace {
                     }
                 }
                 tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(10));
+                pause = (pause * 2).min(Duration::from_secs(5));
             }
+            // Given back by a later look, once the database answers.
+            places.lost.store(true, Ordering::SeqCst);
         });
     }
 }
 
-/// Starts the leader's recovery of `shared`'s places whose holder is gone; it ends when the
-/// channel is dropped.
+/// Starts the looks at `shared`'s places: this process's own places whose giving back failed,
+/// and (the leader) the places of replicas gone; it ends when the channel is dropped.
 pub(super) fn spawn_recovery(shared: &Arc<Shared>) {
     let weak: Weak<Shared> = Arc::downgrade(shared);
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(RECOVERY_TICK).await;
             let Some(shared) = weak.upgrade() else { return };
+            give_back_lost(&shared).await;
             recover(&shared).await;
         }
     });
+}
+
+/// Gives back this process's places no lane holds any more, after a failed giving back.
+async fn give_back_lost(shared: &Shared) {
+    let Some(journal) = shared.health.journal().filter(|j| j.shares_window()) else {
+        return;
+    };
+    if !shared.places.lost.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let held: Vec<i32> = lock(&shared.places.held).iter().copied().collect();
+    let device = shared.settings.name.as_str();
+    match journal
+        .give_back_lost_window_slots(device, held, LOST_AFTER)
+        .await
+    {
+        Ok(0) => {}
+        Ok(given) => info!(
+            device,
+            given, "places of the DGI's window whose giving back had failed are free again"
+        ),
+        Err(error) => {
+            warn!(device, %error, "places of the DGI's window not given back yet; trying again");
+            shared.places.lost.store(true, Ordering::SeqCst);
+        }
+    }
 }
 
 /// One look at the places whose holder is gone (the leader's, over PostgreSQL).
@@ -159,14 +211,13 @@ async fn recover(shared: &Shared) {
     };
     let device = shared.settings.name.as_str();
     let after = shared.settings.connect_timeout + shared.settings.request_timeout + RECOVERY_MARGIN;
-    let (doubted, noted) = match journal.window_doubts(device, after).await {
-        Ok(read) => read,
+    let ready: Vec<_> = match journal.window_doubts(device, after).await {
+        Ok(doubted) => doubted.into_iter().filter(|d| d.ready).collect(),
         Err(error) => {
             warn!(device, %error, "the DGI's window: places in doubt not read");
             return;
         }
     };
-    let ready: Vec<_> = doubted.into_iter().filter(|d| d.ready).collect();
     if ready.is_empty() {
         return;
     }
@@ -181,11 +232,16 @@ async fn recover(shared: &Shared) {
             return;
         }
     };
-    let Some(owned) = journal.open_refs(device).await else {
-        return;
+    // Read after the pending list: a request a live lane sent is noted by then (or has its
+    // intent), whatever became of it since.
+    let known = match journal.known_window_uids(device, pending.clone()).await {
+        Ok(known) => known,
+        Err(error) => {
+            warn!(device, %error, "the DGI's window: known requests not read");
+            return;
+        }
     };
-    let known = |uid: &String| noted.contains(uid) || owned.contains(uid);
-    let all_known = pending.iter().all(known);
+    let all_known = pending.iter().all(|uid| known.contains(uid));
     for place in ready {
         let gone = match &place.uid {
             Some(uid) => !pending.contains(uid),
@@ -194,7 +250,7 @@ async fn recover(shared: &Shared) {
         if !gone {
             continue;
         }
-        match journal.free_window_slot(&place.slot, after).await {
+        match journal.free_window_slot(&place, after).await {
             Ok(true) => info!(
                 device,
                 slot = place.slot.slot,

@@ -98,19 +98,38 @@ const MARK_DOUBTS: &str = concat!(
     ") = (w.doubted_at IS NOT NULL)"
 );
 
-/// Device `$1`'s places in doubt, whether marked more than `$2` seconds ago, and the uid of
-/// every place of the device (what the service's lanes sent).
-const DOUBTS: &str = "SELECT slot, epoch, uid, doubted_at IS NOT NULL, \
-     coalesce(doubted_at <= now() - make_interval(secs => $2), false) \
-     FROM window_slots WHERE device = $1 AND holder IS NOT NULL";
+/// Device `$1`'s places in doubt, and whether marked more than `$2` seconds ago.
+const DOUBTS: &str = "SELECT slot, epoch, uid, doubted_at <= now() - make_interval(secs => $2) \
+     FROM window_slots WHERE device = $1 AND holder IS NOT NULL AND doubted_at IS NOT NULL";
 
-/// A place in doubt given back, unchanged since it was read, its holder still gone.
+/// Replica `$2`'s places of device `$1` that none of its lanes holds (`$3`), taken more than
+/// `$4` seconds ago (a lane notes its place in memory as soon as it has it).
+const GIVE_BACK_LOST: &str = concat!(
+    own!("2"),
+    "UPDATE window_slots \
+     SET holder = NULL, taken_at = NULL, uid = NULL, doubted_at = NULL \
+     WHERE device = $1 AND holder = $2 AND NOT (slot = ANY($3)) \
+     AND taken_at < now() - make_interval(secs => $4) AND EXISTS (SELECT 1 FROM own)"
+);
+
+/// A place in doubt given back, unchanged since it was read (its epoch and its uid), its
+/// holder still gone and its lease not renewed since the mark (a holder back for a while may
+/// have sent a request the pending list read before did not show).
 const FREE: &str = concat!(
     "UPDATE window_slots w SET holder = NULL, taken_at = NULL, uid = NULL, doubted_at = NULL \
-     WHERE w.device = $1 AND w.slot = $2 AND w.epoch = $3 \
+     WHERE w.device = $1 AND w.slot = $2 AND w.epoch = $3 AND w.uid IS NOT DISTINCT FROM $5 \
      AND w.doubted_at <= now() - make_interval(secs => $4) AND NOT ",
-    live!("w.holder")
+    live!("w.holder"),
+    " AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.name = 'replica:' || w.holder \
+     AND l.holder = w.holder AND l.held_until > w.doubted_at)"
 );
+
+/// Which of the uids `$2` the service knows on device `$1`: noted under a place now, or held
+/// by an intent whatever its state (a uid is noted before its intent is written, so a request
+/// a replica died before noting has neither).
+const KNOWN: &str = "SELECT uid FROM window_slots WHERE device = $1 AND uid = ANY($2) \
+     UNION SELECT body ->> 'channel_ref' FROM intents \
+     WHERE body ->> 'device' = $1 AND body ->> 'channel_ref' = ANY($2)";
 
 impl PgRegister {
     /// A free place of `device`'s window of `limit` for this replica, or `None` while every
@@ -186,13 +205,13 @@ impl PgRegister {
             .map_err(|e| self.pool().query_error("giving window places back", &e))
     }
 
-    /// Marks `device`'s places whose holder is gone, and reads its taken places: those in
-    /// doubt (ready when marked more than `after` ago) and every uid noted.
+    /// Marks `device`'s places whose holder is gone, and reads those in doubt (ready when
+    /// marked more than `after` ago).
     pub async fn window_doubts(
         &self,
         device: &str,
         after: Duration,
-    ) -> Result<(Vec<DoubtedSlot>, Vec<String>), PgError> {
+    ) -> Result<Vec<DoubtedSlot>, PgError> {
         let fail =
             |e: tokio_postgres::Error| self.pool().query_error("reading the window's places", &e);
         let client = self.pool().client().await?;
@@ -204,40 +223,86 @@ impl PgRegister {
             .cached_query(DOUBTS, &[&device, &after.as_secs_f64()])
             .await
             .map_err(fail)?;
-        let (mut doubted, mut uids) = (Vec::new(), Vec::new());
-        for row in &rows {
-            let uid: Option<String> = row.try_get(2).map_err(fail)?;
-            if row.try_get::<_, bool>(3).map_err(fail)? {
-                doubted.push(DoubtedSlot {
+        rows.iter()
+            .map(|row| {
+                Ok(DoubtedSlot {
                     slot: WindowSlot {
                         device: device.to_owned(),
                         slot: row.try_get(0).map_err(fail)?,
                         epoch: row.try_get(1).map_err(fail)?,
                     },
-                    uid: uid.clone(),
-                    ready: row.try_get(4).map_err(fail)?,
-                });
-            }
-            uids.extend(uid);
-        }
-        Ok((doubted, uids))
+                    uid: row.try_get(2).map_err(fail)?,
+                    ready: row.try_get(3).map_err(fail)?,
+                })
+            })
+            .collect()
     }
 
-    /// Gives back `slot`, in doubt for more than `after` and unchanged, whose holder is still
-    /// gone; whether it did.
+    /// Gives back this replica's places of `device` that no lane of it holds (`held`: their
+    /// giving back failed), taken more than `older` ago; how many.
+    pub async fn give_back_lost_window_slots(
+        &self,
+        device: &str,
+        held: &[i32],
+        older: Duration,
+    ) -> Result<u64, PgError> {
+        let Some(me) = self.replica() else {
+            return Ok(0);
+        };
+        let client = self.pool().client().await?;
+        client
+            .cached_execute(GIVE_BACK_LOST, &[&device, &me, &held, &older.as_secs_f64()])
+            .await
+            .map_err(|e| self.pool().query_error("giving window places back", &e))
+    }
+
+    /// Gives back `slot`, in doubt for more than `after` and unchanged since it was read (its
+    /// epoch, its uid), whose holder is still gone; whether it did.
     pub async fn free_window_slot(
         &self,
-        slot: &WindowSlot,
+        slot: &DoubtedSlot,
         after: Duration,
     ) -> Result<bool, PgError> {
         let client = self.pool().client().await?;
         let freed = client
             .cached_execute(
                 FREE,
-                &[&slot.device, &slot.slot, &slot.epoch, &after.as_secs_f64()],
+                &[
+                    &slot.slot.device,
+                    &slot.slot.slot,
+                    &slot.slot.epoch,
+                    &after.as_secs_f64(),
+                    &slot.uid,
+                ],
             )
             .await
             .map_err(|e| self.pool().query_error("recovering a window place", &e))?;
         Ok(freed == 1)
+    }
+
+    /// Which of `uids` (pending on `device`'s DGI) the service knows: noted under a place
+    /// now, or held by an intent, whatever its state.
+    pub async fn known_window_uids(
+        &self,
+        device: &str,
+        uids: &[String],
+    ) -> Result<Vec<String>, PgError> {
+        let client = self.pool().client().await?;
+        let rows = client
+            .cached_query(KNOWN, &[&device, &uids])
+            .await
+            .map_err(|e| {
+                self.pool()
+                    .query_error("reading the window's known uids", &e)
+            })?;
+        rows.iter()
+            .map(|row| {
+                row.try_get::<_, Option<String>>(0).map_err(|e| {
+                    self.pool()
+                        .query_error("reading the window's known uids", &e)
+                })
+            })
+            .filter_map(Result::transpose)
+            .collect()
     }
 }

@@ -127,7 +127,10 @@ async fn the_places_of_a_replica_killed_are_free_again_once_its_requests_are_gon
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    // The two replicas left use every place: twenty invoices at once, none refused.
+    // The two replicas left use every place: twenty invoices at once, none refused, and the
+    // DGI never finds its window full for more than the moment a confirm takes (places freed
+    // too early would have it refuse the extra requests).
+    let window_full = cluster.api.refused_full_count();
     let mut clients = Vec::new();
     for c in 0..20 {
         let (addr, key) = (cluster.replicas.addr(1 + c % 2), cluster.key.clone());
@@ -140,6 +143,11 @@ async fn the_places_of_a_replica_killed_are_free_again_once_its_requests_are_gon
         assert_eq!(answer.status, Ok(200), "{answer:?}");
         certified.insert(answer.rn);
     }
+    let window_full = cluster.api.refused_full_count() - window_full;
+    assert!(
+        window_full <= 4,
+        "the DGI refused {window_full} requests for its full window"
+    );
     cluster.assert_each_once(&certified);
 }
 
