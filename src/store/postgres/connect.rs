@@ -10,7 +10,7 @@ use std::error::Error as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
+use deadpool_postgres::{Hook, Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
@@ -89,6 +89,12 @@ impl PgPool {
             .wait_timeout(Some(POOL_TIMEOUT))
             .create_timeout(Some(POOL_TIMEOUT))
             .recycle_timeout(Some(POOL_TIMEOUT))
+            .post_create(Hook::async_fn(|client, _| {
+                Box::pin(async move {
+                    set_session(client).await;
+                    Ok(())
+                })
+            }))
             .build()
             .map_err(|e| PgError::Settings { reason: chain(&e) })?;
         let (target, user): (Arc<str>, Arc<str>) = (resolved.target.into(), resolved.user.into());
@@ -249,18 +255,6 @@ fn resolve(settings: &PgSettings) -> Result<Resolved, PgError> {
     config.keepalives_interval(Duration::from_secs(5));
     config.keepalives_retries(3);
     config.tcp_user_timeout(Duration::from_secs(20));
-    // The server's side of the same: a replica cut off in the middle of a transaction holds
-    // a share lock on its lease row (`replicas.rs`) until the server ends its session, and
-    // every fence of that replica waits for it. With PostgreSQL's defaults that is two hours
-    // of TCP keepalive; with these (each settable by any user, for its own sessions) the
-    // server ends such a session within half a minute, or a minute when it is alive but
-    // silent in a transaction (docs/design.md §12).
-    let session = SERVER_SESSION.join(" ");
-    let options = match config.get_options() {
-        Some(given) => format!("{session} {given}"),
-        None => session,
-    };
-    config.options(&options);
     if config.get_application_name().is_none() {
         config.application_name("emcf-gateway");
     }
@@ -273,14 +267,33 @@ fn resolve(settings: &PgSettings) -> Result<Resolved, PgError> {
     })
 }
 
-/// The server settings each session asks for (the URL's own `options` come after, and win).
+/// The server's side of the keepalives above, set on each new session (each settable by any
+/// user for its own sessions; sent as statements, not as the startup's `options`, which a
+/// pooler such as PgBouncer refuses). A replica cut off in the middle of a transaction holds
+/// a share lock on its lease row (`replicas.rs`) until the server ends its session, and every
+/// fence of that replica waits for it: two hours of TCP keepalive with PostgreSQL's defaults,
+/// about 25 s with these, 60 s for a session alive but silent in a transaction
+/// (docs/design.md §12). A setting the server refuses is logged and left.
 const SERVER_SESSION: [&str; 5] = [
-    "-c idle_in_transaction_session_timeout=60s",
-    "-c tcp_keepalives_idle=10",
-    "-c tcp_keepalives_interval=5",
-    "-c tcp_keepalives_count=3",
-    "-c tcp_user_timeout=20000",
+    "SET idle_in_transaction_session_timeout = '60s'",
+    "SET tcp_keepalives_idle = 10",
+    "SET tcp_keepalives_interval = 5",
+    "SET tcp_keepalives_count = 3",
+    "SET tcp_user_timeout = 20000",
 ];
+
+/// For a transaction that may rightly stay silent for long (the client works between two
+/// statements: `log verify`, `store import`).
+pub(super) const UNBOUNDED_SILENCE: &str = "SET LOCAL idle_in_transaction_session_timeout = 0";
+
+/// Sets [`SERVER_SESSION`] on a new session.
+async fn set_session(client: &tokio_postgres::Client) {
+    for setting in SERVER_SESSION {
+        if let Err(error) = client.batch_execute(setting).await {
+            tracing::warn!(%error, setting, "a PostgreSQL session setting was refused; left at the server's value");
+        }
+    }
+}
 
 /// `host:port` for each host, a socket's path for a directory, comma-separated.
 fn describe_hosts(config: &tokio_postgres::Config) -> String {

@@ -154,6 +154,10 @@ impl PgRegister {
             .transaction()
             .await
             .map_err(|e| pool.query_error("starting the import", &e))?;
+        // Records are read from the file between statements: never cut for a silence.
+        tx.batch_execute(super::connect::UNBOUNDED_SILENCE)
+            .await
+            .map_err(|e| pool.query_error("starting the import", &e))?;
         let holds: bool = tx
             .query_one(
                 "SELECT EXISTS (SELECT 1 FROM organizations) OR EXISTS (SELECT 1 FROM events) \

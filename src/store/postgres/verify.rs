@@ -54,6 +54,12 @@ impl PgRegister {
             .start()
             .await
             .map_err(|e| fail("starting the verification", e))?;
+        // Every entry is checked here between two reads: a large register keeps the
+        // transaction silent longer than the session's limit (`connect.rs` SERVER_SESSION).
+        client
+            .batch_execute(super::connect::UNBOUNDED_SILENCE)
+            .await
+            .map_err(|e| fail("starting the verification", e))?;
         let rows = client
             .query(
                 "SELECT e.org, e.chain_seq, e.environment::text, e.sequence, e.prev_hash, \
