@@ -3,13 +3,13 @@
 //! to whom it was, is kept in the store in two kinds of rows (`certify/alert_records.rs`):
 //!
 //! * `alerts:service`: what the service as a whole is alerted about (organizations' quotas
-//!   and invoices in doubt, web API e-MCFs), written and e-mailed by the replica that leads
+//!   and invoices in doubt, web API e-MCFs, and what is told to every organization: the
+//!   register that cannot be written, backups), written and e-mailed by the replica that leads
 //!   only, each write fenced by the leader lease under the epoch it leads by. A replica that
 //!   starts leading reads it first and carries on from it: what its predecessor sent is
 //!   never sent again.
 //! * `alerts:place:<host>:<state_dir>`: what only this replica can see (a box plugged into
-//!   it, its own state directory: backups, its register's faults), written and e-mailed by
-//!   it, leader or not, fenced by its own lease. The place outlives the process: the next one
+//!   it), written and e-mailed by it, leader or not, fenced by its own lease. The place outlives the process: the next one
 //!   on that directory carries on from it.
 //!
 //! Before an e-mail is sent, its recipient is taken out of `unsent` and the row written, in
@@ -80,7 +80,9 @@ impl Shared {
             Subject::Org(_) => Scope::Service,
             Subject::Device(name) if self.boxes.contains(name) => Scope::Place,
             Subject::Device(_) => Scope::Service,
-            Subject::Gateway => Scope::Place,
+            // Told to every organization (the register cannot be written: the database, the
+            // same for every replica; backups): once for the service, not once per replica.
+            Subject::Gateway => Scope::Service,
         }
     }
 
