@@ -199,16 +199,9 @@ async fn run_invoice(
         shared.settings.cdf_currency,
         shared.settings.anonymous_client,
     );
-    if !journal.may_call_dgi() {
-        // This replica's own lease may have run out (its database away): no request that
-        // another replica could not tell from a stray.
-        return Err(CertifyError::DeviceUnavailable {
-            reason: msg!("reason-replica-lease"),
-            retry_after: Duration::from_secs(2),
-        }
-        .into());
-    }
-    let calculation = request(shared, &body).await?;
+    let calculation = request(shared, journal, &body).await?;
+    // The request's age counts from its answer: the note below takes time too.
+    let at = Instant::now();
     shared.health.answered();
     if let Err(error) = place.note(&calculation.uid).await {
         // Its place in the window the replicas share could not be noted as this request's:
@@ -222,21 +215,28 @@ async fn run_invoice(
     // A uid the DGI hands out now names a new request: whatever was remembered of an older
     // request with the same uid (never confirmed) is not this one's.
     shared.forget_unconfirmed(&calculation.uid);
-    let requested = Requested {
-        calculation,
-        at: Instant::now(),
-    };
+    let requested = Requested { calculation, at };
     certify_requested(shared, job, journal, &requested, &expected, &rates, place).await
 }
 
-/// The invoice request, sent again while the DGI says its window is full (nothing created).
+/// The invoice request, sent again while the DGI says its window is full (nothing created),
+/// each time only while this replica's own lease surely holds.
 async fn request(
     shared: &Shared,
+    journal: &RegisterWriter,
     body: &edef::InvoiceRequest,
 ) -> Result<Calculation, CertifyError> {
     let device = shared.settings.name.as_str();
     let mut waits = WINDOW_FULL_WAITS.iter();
     loop {
+        if !journal.may_call_dgi() {
+            // This replica's own lease may have run out (its database away): no request that
+            // another replica could not tell from a stray.
+            return Err(CertifyError::DeviceUnavailable {
+                reason: msg!("reason-replica-lease"),
+                retry_after: Duration::from_secs(2),
+            });
+        }
         match shared.api.request(body).await {
             Ok(calculation) => return Ok(calculation),
             Err(error) if error.is_window_full() => match waits.next() {
