@@ -175,6 +175,21 @@ async fn the_service_role_certifies_and_cannot_change_the_register() {
         assert_eq!(store.quota_used("demo", 2026).expect("quota"), 1);
         let report = store.verify().expect("verified");
         assert_eq!((report.certified, report.chains), (1, Some(1)));
+        // A replica's other writes: its lease, a place of the DGI's window taken, noted and
+        // given back, a notice's e-mail recorded and forgotten again (the relay refused it).
+        store.set_replica("S");
+        let lease = emcf_gateway::store::postgres::lease_of("S");
+        let ttl = std::time::Duration::from_secs(60);
+        assert!(store.take_lease(&lease, "S", ttl).expect("lease").is_some());
+        let place = store.take_window_slot("web", 10).expect("a place");
+        let place = place.expect("free");
+        assert!(store.note_window_uid(&place, "uid-1").expect("noted"));
+        store.give_back_window_slot(&place).expect("given back");
+        assert_eq!(store.give_back_window_slots().expect("given back"), 0);
+        store
+            .claim_mail("notice:role", "{}", None)
+            .expect("recorded");
+        assert!(store.release_mail("notice:role", None).expect("forgotten"));
     })
     .await
     .expect("the store's work");
