@@ -15,7 +15,7 @@ use crate::pg::PgServer;
 const TERM: Duration = Duration::from_secs(60);
 
 /// A process of its own on `server`'s register, as replica `name` holding its lease for `ttl`.
-async fn replica(server: &PgServer, name: &str, ttl: Duration) -> PgRegister {
+pub(super) async fn replica(server: &PgServer, name: &str, ttl: Duration) -> PgRegister {
     let replica = PgRegister::new(app_pool(server).await);
     assert!(replica
         .take_lease(&lease_of(name), name, ttl)

@@ -7,25 +7,12 @@
 
 use std::time::Duration;
 
-use emcf_gateway::store::postgres::{lease_of, PgRegister};
+use emcf_gateway::store::postgres::lease_of;
 
-use super::postgres::app_pool;
 use super::postgres_register::register_on;
-use crate::pg::PgServer;
+use super::postgres_replicas::replica;
 
 const TERM: Duration = Duration::from_secs(60);
-
-/// A process of its own on `server`'s register, as replica `name` holding its lease for `ttl`.
-async fn replica(server: &PgServer, name: &str, ttl: Duration) -> PgRegister {
-    let replica = PgRegister::new(app_pool(server).await);
-    assert!(replica
-        .take_lease(&lease_of(name), name, ttl)
-        .await
-        .unwrap()
-        .is_some());
-    replica.set_replica(name);
-    replica
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_replicas_take_no_more_places_than_the_window_has() {

@@ -361,3 +361,39 @@ fn in_service(log: &str, name: &str) -> bool {
 // A replica cut off by a network namespace (`harness/outsider.rs`), for the partition test.
 mod outsider;
 pub use outsider::{Netns, Outsider};
+
+/// The NIM of the web API simulator's e-MCF (its default).
+const NIM: &str = "CD01000001-1";
+
+/// `intent resolve` of intent `id` (request `uid`) as an administrator types it, from what
+/// the DGI's portal (the simulator's finalized list) shows: certified with its elements, or
+/// not; whether the DGI had finalized it.
+pub fn resolve_args(api: &RunningEdef, id: &str, uid: &str, by: &str) -> (Vec<String>, bool) {
+    let mut args: Vec<String> = ["intent", "resolve", id].map(String::from).to_vec();
+    let now = chrono::Utc::now();
+    let on_portal = api.finalized().into_iter().find(|f| f.uid == uid);
+    let finalized = on_portal.is_some();
+    match on_portal {
+        Some(invoice) => args.extend([
+            "--certified".to_owned(),
+            "--code-def".to_owned(),
+            invoice.code_def.clone(),
+            "--qr-code".to_owned(),
+            format!(
+                "DGI-RDC;{NIM};{};{};{}",
+                invoice.code_def,
+                common::SIM_NIF,
+                now.format("%Y%m%d%H%M%S")
+            ),
+            "--counters".to_owned(),
+            invoice.counters.clone(),
+            "--nim".to_owned(),
+            NIM.to_owned(),
+            "--date-time".to_owned(),
+            now.format("%Y-%m-%dT%H:%M:%S").to_string(),
+        ]),
+        None => args.push("--not-certified".to_owned()),
+    }
+    args.extend(["--by".to_owned(), by.to_owned()]);
+    (args, finalized)
+}

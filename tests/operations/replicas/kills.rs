@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::harness::Cluster;
+use super::harness::{resolve_args, Cluster};
 use super::load::{self, Load};
 
 const CLIENTS: usize = 4;
@@ -162,38 +162,10 @@ fn settle_elsewhere(cluster: &Cluster, running: &[usize], rn: &str) {
                 .unwrap_or(true)
         })
         .expect("a replica other than the owner runs");
-    let on_portal = cluster.api.finalized().into_iter().find(|f| f.uid == uid);
-    let mut args: Vec<String> = ["intent", "resolve", &id].map(String::from).to_vec();
-    let now = chrono::Utc::now();
-    match on_portal {
-        Some(invoice) => args.extend([
-            "--certified".to_owned(),
-            "--code-def".to_owned(),
-            invoice.code_def.clone(),
-            "--qr-code".to_owned(),
-            format!(
-                "DGI-RDC;{NIM};{};{};{}",
-                invoice.code_def,
-                crate::common::SIM_NIF,
-                now.format("%Y%m%d%H%M%S")
-            ),
-            "--counters".to_owned(),
-            invoice.counters.clone(),
-            "--nim".to_owned(),
-            NIM.to_owned(),
-            "--date-time".to_owned(),
-            now.format("%Y-%m-%dT%H:%M:%S").to_string(),
-            "--by".to_owned(),
-            "the replicas test".to_owned(),
-        ]),
-        None => args.extend(["--not-certified", "--by", "the replicas test"].map(String::from)),
-    }
+    let (args, _) = resolve_args(&cluster.api, &id, &uid, "the replicas test");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     cluster.replicas.cli_ok(other, &args);
 }
-
-/// The NIM of the web API simulator's e-MCF (its default).
-const NIM: &str = "CD01000001-1";
 
 /// `rns` as a set, after checking that none is there twice.
 fn once_each(what: &str, rns: Vec<String>) -> BTreeSet<String> {

@@ -16,7 +16,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::harness::{Cluster, Netns, Outsider, DATABASE};
+use super::harness::{resolve_args, Cluster, Netns, Outsider, DATABASE};
 use super::load::{self, Load};
 
 /// Concurrent clients.
@@ -251,41 +251,10 @@ fn settle_awaiting(cluster: &Cluster) -> usize {
     );
     for row in rows.lines() {
         let (id, uid) = row.split_once(' ').unwrap_or((row, ""));
-        let now = chrono::Utc::now();
-        let mut args: Vec<String> = ["intent", "resolve", id].map(String::from).to_vec();
-        match cluster.api.finalized().into_iter().find(|f| f.uid == uid) {
-            Some(invoice) => {
-                finalized += 1;
-                args.extend([
-                    "--certified".to_owned(),
-                    "--code-def".to_owned(),
-                    invoice.code_def.clone(),
-                    "--qr-code".to_owned(),
-                    format!(
-                        "DGI-RDC;{NIM};{};{};{}",
-                        invoice.code_def,
-                        crate::common::SIM_NIF,
-                        now.format("%Y%m%d%H%M%S")
-                    ),
-                    "--counters".to_owned(),
-                    invoice.counters.clone(),
-                    "--nim".to_owned(),
-                    NIM.to_owned(),
-                    "--date-time".to_owned(),
-                    now.format("%Y-%m-%dT%H:%M:%S").to_string(),
-                    "--by".to_owned(),
-                    "the partition test".to_owned(),
-                ]);
-            }
-            None => {
-                args.extend(["--not-certified", "--by", "the partition test"].map(String::from))
-            }
-        }
+        let (args, on_portal) = resolve_args(&cluster.api, id, uid, "the partition test");
+        finalized += usize::from(on_portal);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         cluster.replicas.cli_ok(0, &args);
     }
     finalized
 }
-
-/// The NIM of the web API simulator's e-MCF (its default).
-const NIM: &str = "CD01000001-1";
