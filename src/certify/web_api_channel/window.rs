@@ -43,6 +43,9 @@ const RECOVERY_MARGIN: Duration = Duration::from_secs(5);
 /// is gone).
 const RECOVERY_TICK: Duration = Duration::from_secs(2);
 
+/// Every how many looks this process also checks for places no lane of it holds.
+const LOST_LOOK_EVERY: u32 = 30;
+
 /// A place of this process no lane holds is given back only once taken longer ago than this
 /// (a lane notes its place in memory as soon as the database gave it).
 const LOST_AFTER: Duration = Duration::from_secs(10);
@@ -131,8 +134,7 @@ impl PlaceNote {
 
 impl Drop for SharedPlace {
     /// Gives the place back, in the background (tried again for a while when the database
-    /// is away; a place never given back is given back when this replica stops, or
-    /// recovered once it is gone).
+    /// is away; then by a later look of this process, [`give_back_lost`]).
     fn drop(&mut self) {
         let (journal, slot) = (self.journal.clone(), self.slot.clone());
         let places = Arc::clone(&self.places);
@@ -165,9 +167,16 @@ impl Drop for SharedPlace {
 pub(super) fn spawn_recovery(shared: &Arc<Shared>) {
     let weak: Weak<Shared> = Arc::downgrade(shared);
     tokio::spawn(async move {
+        let mut ticks: u32 = 0;
         loop {
             tokio::time::sleep(RECOVERY_TICK).await;
             let Some(shared) = weak.upgrade() else { return };
+            ticks = ticks.wrapping_add(1);
+            // Also now and then without a failed giving back: a lane dropped while the
+            // database was giving it its place never knew it had one.
+            if ticks.is_multiple_of(LOST_LOOK_EVERY) {
+                shared.places.lost.store(true, Ordering::SeqCst);
+            }
             give_back_lost(&shared).await;
             recover(&shared).await;
         }
