@@ -12,7 +12,9 @@
 //! (1,000,000 entries: start-up, verify, export, bytes per entry), `web_api` (the DGI web API
 //! channel against its simulator: invoices/s with a DGI answering after 300 ms, overhead),
 //! `postgres` (the register in a PostgreSQL server the bench starts: overhead of each store,
-//! transactions per invoice, web API invoices/s for 1, 10 and 100 organizations on both).
+//! transactions per invoice, web API invoices/s for 1, 10 and 100 organizations on both),
+//! `replicas` (100 organizations on 100 web API e-MCFs with 1 and 2 `serve` replicas over one
+//! PostgreSQL: invoices/s, latency, what a replica costs).
 //! Every figure is a median and a p99 over runs, the p99 taken on the bad side (the 1st
 //! percentile for "higher is better"). docs/performance.md has the figures and what they mean.
 
@@ -50,7 +52,7 @@ struct Cli {
     #[arg(long)]
     json: Option<PathBuf>,
     /// Only these sections (comma separated): footprint, overhead, line, status,
-    /// concurrency, register, web_api, postgres.
+    /// concurrency, register, web_api, postgres, replicas.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Entries of the register-scale data set (default 1000000, 100000 with --quick).
@@ -85,7 +87,7 @@ enum Sub {
     TimeOpen { state_dir: PathBuf },
 }
 
-const SECTIONS: [&str; 8] = [
+const SECTIONS: [&str; 9] = [
     "footprint",
     "overhead",
     "line",
@@ -94,6 +96,7 @@ const SECTIONS: [&str; 8] = [
     "register",
     "web_api",
     "postgres",
+    "replicas",
 ];
 
 fn main() -> anyhow::Result<()> {
@@ -197,6 +200,7 @@ fn main() -> anyhow::Result<()> {
                 "register" => sections::register::run(&mut ctx).await,
                 "web_api" => sections::web_api::run(&mut ctx).await,
                 "postgres" => sections::postgres::run(&mut ctx).await,
+                "replicas" => sections::replicas::run(&mut ctx).await,
                 _ => Ok(()),
             };
             if let Err(error) = result {

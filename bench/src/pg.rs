@@ -131,6 +131,16 @@ impl PgServer {
         self.sql("postgres", "SHOW server_version")
     }
 
+    /// The postmaster's process id (the first line of `postmaster.pid`); its children are
+    /// the server's backends and workers.
+    pub fn postmaster_pid(&self) -> anyhow::Result<u32> {
+        let text = std::fs::read_to_string(self.dir.path().join("data/postmaster.pid"))?;
+        let first = text.lines().next().unwrap_or_default().trim();
+        first
+            .parse()
+            .with_context(|| format!("postmaster.pid starts with {first:?}"))
+    }
+
     /// A PostgreSQL program run as the server's user (through `runuser` as root).
     fn as_server(&self, program: &str) -> Command {
         let program = self.bin.join(program);

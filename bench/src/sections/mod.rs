@@ -7,6 +7,7 @@ pub mod overhead;
 pub mod postgres;
 pub mod register;
 pub mod register_index;
+pub mod replicas;
 pub mod status;
 pub mod web_api;
 
