@@ -46,6 +46,11 @@ const RECOVERY_TICK: Duration = Duration::from_secs(2);
 /// Every how many looks this process also checks for places no lane of it holds.
 const LOST_LOOK_EVERY: u32 = 30;
 
+/// Every how many looks the leader checks an e-MCF's places for a holder gone, while none is
+/// in doubt (every look while one is): two statements per e-MCF each time, so that an idle
+/// service with many e-MCFs costs its database little.
+const DOUBT_LOOK_EVERY: u32 = 5;
+
 /// A place of this process no lane holds is given back only once taken longer ago than this
 /// (a lane notes its place in memory as soon as the database gave it).
 const LOST_AFTER: Duration = Duration::from_secs(10);
@@ -168,6 +173,7 @@ pub(super) fn spawn_recovery(shared: &Arc<Shared>) {
     let weak: Weak<Shared> = Arc::downgrade(shared);
     tokio::spawn(async move {
         let mut ticks: u32 = 0;
+        let mut in_doubt = false;
         loop {
             tokio::time::sleep(RECOVERY_TICK).await;
             let Some(shared) = weak.upgrade() else { return };
@@ -178,7 +184,9 @@ pub(super) fn spawn_recovery(shared: &Arc<Shared>) {
                 shared.places.lost.store(true, Ordering::SeqCst);
             }
             give_back_lost(&shared).await;
-            recover(&shared).await;
+            if in_doubt || ticks.is_multiple_of(DOUBT_LOOK_EVERY) {
+                in_doubt = recover(&shared).await;
+            }
         }
     });
 }
@@ -209,36 +217,39 @@ async fn give_back_lost(shared: &Shared) {
     }
 }
 
-/// One look at the places whose holder is gone (the leader's, over PostgreSQL).
-async fn recover(shared: &Shared) {
+/// One look at the places whose holder is gone (the leader's, over PostgreSQL); whether some
+/// are in doubt still (or may be: the database did not answer).
+async fn recover(shared: &Shared) -> bool {
     let Some(journal) = shared
         .health
         .journal()
         .filter(|j| j.shares_window() && j.leads())
     else {
-        return;
+        return false;
     };
     let device = shared.settings.name.as_str();
     let after = shared.settings.connect_timeout + shared.settings.request_timeout + RECOVERY_MARGIN;
-    let ready: Vec<_> = match journal.window_doubts(device, after).await {
-        Ok(doubted) => doubted.into_iter().filter(|d| d.ready).collect(),
+    let doubted = match journal.window_doubts(device, after).await {
+        Ok(doubted) => doubted,
         Err(error) => {
             warn!(device, %error, "the DGI's window: places in doubt not read");
-            return;
+            return true;
         }
     };
+    let in_doubt = !doubted.is_empty();
+    let ready: Vec<_> = doubted.into_iter().filter(|d| d.ready).collect();
     if ready.is_empty() {
-        return;
+        return in_doubt;
     }
     // Read after the places were found ready: whatever their holders sent is there.
     let pending: Vec<String> = match shared.api.status().await {
         Ok(status) => match status.pending {
             Some(pending) => pending.into_iter().map(|p| p.uid).collect(),
-            None => return,
+            None => return true,
         },
         Err(error) => {
             warn!(device, %error, "the DGI's window: pending list not read");
-            return;
+            return true;
         }
     };
     // Read after the pending list: a request a live lane sent is noted by then (or has its
@@ -247,7 +258,7 @@ async fn recover(shared: &Shared) {
         Ok(known) => known,
         Err(error) => {
             warn!(device, %error, "the DGI's window: known requests not read");
-            return;
+            return true;
         }
     };
     let all_known = pending.iter().all(|uid| known.contains(uid));
@@ -269,4 +280,5 @@ async fn recover(shared: &Shared) {
             Err(error) => warn!(device, %error, "the DGI's window: a place not recovered"),
         }
     }
+    true
 }
