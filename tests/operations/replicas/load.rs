@@ -35,11 +35,21 @@ pub struct Answer {
 
 impl Answer {
     /// A certification, or the clean refusal a load balancer's client is promised: a 503 with
-    /// `Retry-After`.
+    /// `Retry-After`, or the 409 (111) of an invoice whose outcome is being settled, with a
+    /// short `Retry-After` (docs/error-codes.md: retry the same request; an earlier try's
+    /// intent that the database's outage left open is settled within seconds). Not the 409
+    /// of an invoice left to an administrator (`Retry-After` 300 s).
     pub fn is_clean(&self) -> bool {
+        let soon = || {
+            self.retry_after
+                .as_deref()
+                .and_then(|s| s.parse::<u64>().ok())
+                .is_some_and(|secs| secs <= 10)
+        };
         match self.status {
             Ok(200) => true,
             Ok(503) => self.retry_after.is_some(),
+            Ok(409) => self.error_code == Some(111) && soon(),
             _ => false,
         }
     }
@@ -178,7 +188,8 @@ impl Load {
 /// What a client retries.
 #[derive(Debug, Clone, Copy)]
 enum Retry {
-    /// A 503 with `Retry-After`.
+    /// A clean refusal ([`Answer::is_clean`]): a 503 with `Retry-After`, the 409 (111) of an
+    /// invoice being settled.
     Clean503,
     /// Anything but a certification or a refusal of the request itself (4xx other than 409):
     /// no answer, 409 (in flight), 502, 503, 504.
@@ -188,7 +199,7 @@ enum Retry {
 impl Retry {
     fn again(self, answer: &Answer) -> bool {
         match (self, &answer.status) {
-            (Retry::Clean503, status) => *status == Ok(503) && answer.retry_after.is_some(),
+            (Retry::Clean503, status) => *status != Ok(200) && answer.is_clean(),
             (Retry::UntilSettled, Err(_)) => true,
             (Retry::UntilSettled, Ok(status)) => matches!(status, 409 | 502 | 503 | 504),
         }
@@ -204,7 +215,7 @@ pub fn certified(answers: &[Answer]) -> BTreeSet<String> {
         .collect()
 }
 
-/// The answers that are neither a certification nor a 503 with `Retry-After`.
+/// The answers that are neither a certification nor a clean refusal ([`Answer::is_clean`]).
 pub fn unclean(answers: &[Answer]) -> Vec<&Answer> {
     answers.iter().filter(|a| !a.is_clean()).collect()
 }
