@@ -123,6 +123,17 @@ pub fn add_org(bin: &Path, config: &Path, org: &str) -> anyhow::Result<String> {
 
 /// [`add_org`] on the device `device`.
 pub fn add_org_on(bin: &Path, config: &Path, org: &str, device: &str) -> anyhow::Result<String> {
+    add_org_with_nif(bin, config, org, device, SIM_NIF)
+}
+
+/// [`add_org_on`] for a device personalized for `nif`.
+pub fn add_org_with_nif(
+    bin: &Path,
+    config: &Path,
+    org: &str,
+    device: &str,
+    nif: &str,
+) -> anyhow::Result<String> {
     cli_ok(
         bin,
         config,
@@ -134,7 +145,7 @@ pub fn add_org_on(bin: &Path, config: &Path, org: &str, device: &str) -> anyhow:
             "--name",
             "Bench shop",
             "--nif",
-            SIM_NIF,
+            nif,
             "--isf",
             "ISF-1",
             "--device",

@@ -248,29 +248,5 @@ fn add_org(
             token,
         ],
     )?;
-    rig::cli_ok(
-        bin,
-        config,
-        &[
-            "org",
-            "add",
-            "--id",
-            &names.org,
-            "--name",
-            "Bench shop",
-            "--nif",
-            &names.nif,
-            "--isf",
-            "ISF-1",
-            "--device",
-            device,
-            "--quota",
-            "100000000",
-        ],
-    )?;
-    Ok(
-        rig::cli_ok(bin, config, &["key", "issue", "--org", &names.org])?
-            .trim()
-            .to_owned(),
-    )
+    rig::add_org_with_nif(bin, config, &names.org, device, &names.nif)
 }
