@@ -55,6 +55,23 @@ impl Replicas {
         self.ports.len()
     }
 
+    /// Every replica started, one after the other, each ready before the next; the
+    /// organization [`ORG`] (with `quota`, if given) and a key added through the first: the key.
+    pub async fn start_all(&mut self, quota: Option<u64>) -> String {
+        let mut key = String::new();
+        for i in 0..self.count() {
+            self.start(i);
+            if i == 0 {
+                let dir = self.dir(0);
+                key = tokio::task::block_in_place(|| {
+                    common::add_org_with_key(&dir, &dir.join("config.toml"), ORG, DEVICE, quota)
+                });
+            }
+            self.wait_ready(i).await;
+        }
+        key
+    }
+
     /// Replica `i`'s folder: its `config.toml`, `gateway.log` and `state/`.
     pub fn dir(&self, i: usize) -> PathBuf {
         self.root.join(format!("replica{}", i + 1))
@@ -215,17 +232,7 @@ impl Cluster {
             store = pg.socket_url(SUPERUSER, DATABASE),
         );
         let mut replicas = Replicas::new(root.path(), shared_config, count);
-        let mut key = String::new();
-        for i in 0..count {
-            replicas.start(i);
-            if i == 0 {
-                let dir = replicas.dir(0);
-                key = tokio::task::block_in_place(|| {
-                    common::add_org_with_key(&dir, &dir.join("config.toml"), ORG, DEVICE, quota)
-                });
-            }
-            replicas.wait_ready(i).await;
-        }
+        let key = replicas.start_all(quota).await;
         let proxy = tokio::task::block_in_place(|| {
             Proxy::start(&program, root.path(), &replicas.backends())
         });

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use emcf_sim::edef::{start_edef, EdefOptions};
 use serde_json::Value;
 
-use super::{in_service, Cluster, Replicas, DATABASE, DEVICE, ORG};
+use super::{in_service, Cluster, Replicas, DATABASE, DEVICE};
 use crate::common;
 use crate::pg::{PgServer, SUPERUSER};
 use crate::replicas::proxy::{self, Proxy};
@@ -307,17 +307,7 @@ impl Cluster {
             store = pg.socket_url(SUPERUSER, DATABASE),
         );
         let mut replicas = Replicas::new(root.path(), shared_config, count);
-        let mut key = String::new();
-        for i in 0..count {
-            replicas.start(i);
-            if i == 0 {
-                let dir = replicas.dir(0);
-                key = tokio::task::block_in_place(|| {
-                    common::add_org_with_key(&dir, &dir.join("config.toml"), ORG, DEVICE, None)
-                });
-            }
-            replicas.wait_ready(i).await;
-        }
+        let key = replicas.start_all(None).await;
         let dir = root.path().join(Outsider::NAME);
         let password = root.path().join("pg.password");
         std::fs::write(&password, pg.password()).expect("password file");
