@@ -421,3 +421,66 @@ fn the_embedded_store_refuses_device_add_saying_its_devices_are_the_file_s() {
     );
     assert!(!dir.path().join("state").exists() || !dir.path().join("state/journal").exists());
 }
+
+/// `org add --device <kept device>` while no replica runs, `demo` left at its default: the NIF
+/// cannot be asked of the e-MCF, so the organization is saved with the warning that it will be
+/// checked at the first invoice, never compared with the bundled simulator's NIF.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn org_add_on_a_kept_device_with_the_service_stopped_warns_and_saves() {
+    let Some(server) = PgServer::init("org add on a kept device, service stopped") else {
+        return;
+    };
+    server.create_role_and_database(ROLE, "devices-secret-3");
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let api = web_api(TOKEN).await;
+    let key_file = dir.join("secret.keys");
+    keys(&key_file, &[KEY_1]);
+    let config = format!(
+        "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n\n[store]\nurl = {store:?}\nsecret_key_file = {key_file:?}\n",
+        state = dir.join("state"),
+        store = server.socket_url(ROLE, ROLE),
+    );
+    let mut gateway = Gateway::start(dir, &config);
+    let config_path = gateway.config.clone();
+    assert!(gateway.terminate(), "the gateway stops cleanly");
+    let token_file = dir.join("shop.token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    ok(
+        dir,
+        &config_path,
+        &[
+            "device",
+            "add",
+            "shop-3",
+            "--url",
+            &api.url(),
+            "--token-file",
+            token_file.to_str().unwrap(),
+        ],
+    );
+    let args = [
+        "org",
+        "add",
+        "--id",
+        "shop3",
+        "--name",
+        "Boutique",
+        "--nif",
+        "A9999999Z",
+        "--isf",
+        "ISF-1",
+        "--device",
+        "shop-3",
+    ];
+    let out = cli(dir, &config_path, &args);
+    let text = said(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("n'a pas pu être vérifié") && text.contains("shop-3"),
+        "{text}"
+    );
+    assert!(!text.contains("personnalisé pour le NIF"), "{text}");
+    let orgs = ok(dir, &config_path, &["org", "list", "--json"]);
+    assert!(orgs.contains("A9999999Z"), "{orgs}");
+}
