@@ -617,3 +617,7 @@ cli-store-key-rotated = { $count ->
     [one] { $count } token sealed again by key { $key }.
    *[other] { $count } tokens sealed again by key { $key }.
 } Once every replica runs with this key first, the old line can be removed from the file.
+cli-check-devices-kept = { $count ->
+    [one] no [[devices]] in this file; the web API e-MCF kept in the database certifies: { $names } (emcf-gateway device list)
+   *[other] no [[devices]] in this file; the { $count } web API e-MCFs kept in the database certify: { $names } (emcf-gateway device list)
+}

@@ -620,3 +620,7 @@ cli-store-key-rotated = { $count ->
     [one] { $count } jeton rescellé par la clé { $key }.
    *[other] { $count } jetons rescellés par la clé { $key }.
 } Une fois chaque réplique redémarrée avec cette clé en tête, l'ancienne ligne peut être retirée du fichier.
+cli-check-devices-kept = { $count ->
+    [one] aucun [[devices]] dans ce fichier ; l'e-MCF de l'API web gardé dans la base certifie : { $names } (emcf-gateway device list)
+   *[other] aucun [[devices]] dans ce fichier ; les { $count } e-MCF de l'API web gardés dans la base certifient : { $names } (emcf-gateway device list)
+}

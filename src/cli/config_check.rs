@@ -141,7 +141,8 @@ async fn check_all(config: &Config, smtp: bool, lang: Lang) -> Vec<Finding> {
     findings.extend(store(config).await);
     let (service, said) = channels::service(config, lang);
     findings.push(said);
-    findings.extend(channels::device_mode(config));
+    let kept = kept_devices(config).await;
+    findings.extend(channels::device_mode(config, &kept));
     for entry in &config.devices {
         match entry.kind {
             DeviceKind::Box => {
@@ -160,6 +161,20 @@ async fn check_all(config: &Config, smtp: bool, lang: Lang) -> Vec<Finding> {
     }
     findings.push(channels::smtp(config, smtp).await);
     findings
+}
+
+/// The web API e-MCFs kept in the PostgreSQL store (`device add`), by name; none when the
+/// store is embedded or cannot be read (the store's own finding says why).
+async fn kept_devices(config: &Config) -> Vec<String> {
+    if config.store.url.is_none() {
+        return Vec::new();
+    }
+    let config = config.clone();
+    tokio::task::spawn_blocking(move || super::stored_devices::kept_names(&config))
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default()
 }
 
 /// `[store]` with `url`: where it leads (never the password), what is wrong with its

@@ -345,6 +345,12 @@ async fn a_hosted_gateway_with_no_devices_block_serves_the_stored_ones_alone() {
         .unwrap_or_else(|| panic!("{checked}"));
     assert!(line.starts_with("OK") && line.contains(" k"), "{line}");
     assert!(!checked.contains(KEY_1), "{checked}");
+    // No `[[devices]]` but an e-MCF kept in the database: named, not "no device configured".
+    assert!(
+        checked.contains("gardé dans la base certifie\u{a0}: shop-1"),
+        "{checked}"
+    );
+    assert!(!checked.contains("aucun appareil configuré"), "{checked}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

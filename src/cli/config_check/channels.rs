@@ -58,12 +58,21 @@ pub(super) fn service(config: &Config, lang: Lang) -> (Service, Finding) {
     }
 }
 
-/// No `[[devices]]`: with `demo = true` the bundled simulator certifies (nothing is fiscal);
-/// with `demo = false` (the packaged file) nothing is certified until a box is named. A
-/// warning either way: the package installs that state on purpose.
-pub(super) fn device_mode(config: &Config) -> Option<Finding> {
+/// No `[[devices]]`: with e-MCFs kept in the store (`kept`, by name), a note naming them;
+/// else, with `demo = true` the bundled simulator certifies (nothing is fiscal); with
+/// `demo = false` (the packaged file) nothing is certified until a box is named. A warning
+/// either way: the package installs that state on purpose.
+pub(super) fn device_mode(config: &Config, kept: &[String]) -> Option<Finding> {
     if config.has_devices() {
         return None;
+    }
+    if !kept.is_empty() {
+        let message = msg!(
+            "cli-check-devices-kept",
+            count = kept.len(),
+            names = kept.join(", ")
+        );
+        return Some(Finding::new("devices", "", Level::Note, message));
     }
     let message = if config.demo {
         msg!("cli-check-no-device")
