@@ -190,8 +190,9 @@ async fn power_cuts_lose_nothing_and_certify_nothing_twice() {
     assert!(report.checks > cuts / 2, "{context}");
 }
 
-/// Power cuts of the CI run (about 3 minutes on 2 cores).
-const POWER_CUTS: usize = 60;
+/// Power cuts of the CI run (about 2 minutes on 2 cores; `scripts/crash-test power-cut` for
+/// long runs).
+const POWER_CUTS: usize = 40;
 
 /// `CRASH_SEED`, else `default`.
 fn seed(default: u64) -> u64 {
