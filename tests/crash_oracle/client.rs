@@ -55,7 +55,14 @@ pub(super) async fn run_client(shared: Arc<Shared>, id: usize, key: String, seed
             if shared.stop.load(Ordering::SeqCst) {
                 return;
             }
-            let addr = *lock(&shared.addr);
+            let addr = {
+                let addrs = lock(&shared.addrs);
+                match addrs.len() {
+                    0 => None,
+                    1 => Some(addrs[0]),
+                    n => Some(addrs[rng.gen_range(0..n)]),
+                }
+            };
             let Some(addr) = addr else {
                 continue;
             };

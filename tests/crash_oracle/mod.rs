@@ -178,7 +178,9 @@ struct Shared {
     /// Clients hold it (read) for one request; the controller (write) while the gateway
     /// restarts and the oracle runs.
     gate: Arc<RwLock<()>>,
-    addr: Mutex<Option<SocketAddr>>,
+    /// Where the clients send: the gateway, or every replica that listens (each request to
+    /// one of them at random).
+    addrs: Mutex<Vec<SocketAddr>>,
     /// rn -> codeDEFDGI of its first 200.
     acks: Mutex<BTreeMap<String, String>>,
     /// rns whose later 200 carried another codeDEFDGI.
@@ -297,7 +299,7 @@ impl Harness {
             device,
             shared: Arc::new(Shared {
                 gate,
-                addr: Mutex::new(None),
+                addrs: Mutex::new(Vec::new()),
                 acks: Mutex::new(BTreeMap::new()),
                 changed: Mutex::new(BTreeSet::new()),
                 stats: Mutex::new(ClientStats::default()),
@@ -324,7 +326,7 @@ impl Harness {
             let mut life = self.spawn(failpoint)?;
             match death {
                 Death::Startup => {
-                    let outcome = self.startup_kill(&mut life).await;
+                    let outcome = self.startup_kill(&mut life, &[]).await;
                     self.close().await;
                     outcome?;
                 }
@@ -408,7 +410,12 @@ impl Harness {
 
     /// Lets the clients in, on `addr`.
     fn open(&mut self, addr: SocketAddr) {
-        *lock(&self.shared.addr) = Some(addr);
+        self.open_to(vec![addr]);
+    }
+
+    /// Lets the clients in, each request to one of `addrs` (the replicas that listen).
+    fn open_to(&mut self, addrs: Vec<SocketAddr>) {
+        *lock(&self.shared.addrs) = addrs;
         self.held = None;
     }
 
@@ -598,8 +605,12 @@ impl Harness {
     }
 
     /// `kill -9` a random moment into the start-up (`startup_moment`); the clients come in
-    /// as soon as it listens.
-    async fn startup_kill(&mut self, life: &mut Life) -> Result<(), String> {
+    /// as soon as it listens (and go on to `serving`, the other replicas).
+    async fn startup_kill(
+        &mut self,
+        life: &mut Life,
+        serving: &[SocketAddr],
+    ) -> Result<(), String> {
         let moment = self.startup_moment();
         let mut before_listening = true;
         if let Some(receiver) = life.listening.as_mut() {
@@ -607,7 +618,7 @@ impl Harness {
                 life.listening = None;
                 life.addr = Some(addr);
                 before_listening = false;
-                self.open(addr);
+                self.open_to([serving, &[addr]].concat());
             }
         }
         tokio::time::sleep_until(moment).await;
