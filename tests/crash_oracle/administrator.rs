@@ -46,7 +46,7 @@ impl Harness {
 }
 
 /// The `intent resolve` arguments for what the portal shows of the intent `id`.
-fn resolution(id: &str, on_portal: Option<&DeviceInvoice>) -> Vec<String> {
+pub(super) fn resolution(id: &str, on_portal: Option<&DeviceInvoice>) -> Vec<String> {
     let mut args: Vec<String> = ["intent", "resolve", id].map(String::from).to_vec();
     match on_portal {
         Some(invoice) => {

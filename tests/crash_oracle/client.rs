@@ -41,6 +41,8 @@ pub(super) async fn run_client(shared: Arc<Shared>, id: usize, key: String, seed
     let auth = format!("Bearer {key}");
     let mut next: u64 = 0;
     let mut answered: Vec<u64> = Vec::new();
+    // Where the last try of an rn went (replicas: a retry may reach another).
+    let mut last_sent: Option<(u64, SocketAddr)> = None;
     while !shared.stop.load(Ordering::SeqCst) {
         let replay = !answered.is_empty() && rng.gen_ratio(1, 8);
         let number = if replay {
@@ -66,7 +68,18 @@ pub(super) async fn run_client(shared: Arc<Shared>, id: usize, key: String, seed
             let Some(addr) = addr else {
                 continue;
             };
-            lock(&shared.stats).posts += 1;
+            {
+                let mut stats = lock(&shared.stats);
+                stats.posts += 1;
+                if !replay {
+                    // Replicas keep their address across restarts: another is another replica.
+                    let before = last_sent.filter(|(n, _)| *n == number);
+                    if shared.replicas && before.is_some_and(|(_, to)| to != addr) {
+                        stats.retried_elsewhere += 1;
+                    }
+                    last_sent = Some((number, addr));
+                }
+            }
             let outcome = request(
                 addr,
                 "POST",

@@ -16,6 +16,11 @@
 //! - by itself at a certification step: started with `EMCF_FAILPOINTS=<point>`, it aborts the
 //!   first time it reaches the point (the four points of `emcf_gateway::failpoint`, rotating).
 //!
+//! Replicas mode ([`Settings::replicas`], `replicas.rs`): R replicas over one PostgreSQL
+//! through the web API, each request to one of them at random; each death is one replica's
+//! while the others serve, and the oracle below runs over the one register once no intent is
+//! settling, the invoices in doubt listed by every replica and settled once through any.
+//!
 //! After every restart, once `GET /api/v1/status` says true (it is false while open intents
 //! are settled) and with the clients held back, the ORACLE is checked:
 //! - lost: an rn a client got a 200 for that is not in LogInvoices (`log export --format json`
@@ -66,6 +71,7 @@ pub mod postgres;
 pub mod power_cut;
 #[path = "../support/pty.rs"]
 mod pty;
+pub mod replicas;
 mod report;
 
 use client::{request, run_client};
@@ -121,6 +127,10 @@ pub struct Settings {
     /// Each death is the PostgreSQL server's instead (`pg_ctl stop -m immediate`), under
     /// load, the gateway never restarted (`postgres.rs`; needs [`Store::Postgres`]).
     pub database_kills: bool,
+    /// 2 or more: that many replicas over one PostgreSQL, each death one replica's while the
+    /// others serve (`replicas.rs`; the web API and [`Store::Postgres`] only). 0 or 1: one
+    /// gateway.
+    pub replicas: usize,
 }
 
 impl Settings {
@@ -140,6 +150,7 @@ impl Settings {
             power_cuts: false,
             store: Store::Embedded,
             database_kills: false,
+            replicas: 0,
         }
     }
 }
@@ -181,6 +192,8 @@ struct Shared {
     /// Where the clients send: the gateway, or every replica that listens (each request to
     /// one of them at random).
     addrs: Mutex<Vec<SocketAddr>>,
+    /// Replicas mode: each replica keeps its address across restarts (`replicas.rs`).
+    replicas: bool,
     /// rn -> codeDEFDGI of its first 200.
     acks: Mutex<BTreeMap<String, String>>,
     /// rns whose later 200 carried another codeDEFDGI.
@@ -206,6 +219,7 @@ impl Shared {
 /// a CLI that failed...), with what is known.
 pub async fn run(settings: Settings) -> Result<Report, String> {
     let started = Instant::now();
+    replicas::refuse_what_cannot_be_shared(&settings)?;
     let dir = tempfile::Builder::new()
         .prefix("emcf-crash-")
         .tempdir()
@@ -215,6 +229,8 @@ pub async fn run(settings: Settings) -> Result<Report, String> {
         harness.run_power_cuts().await
     } else if settings.database_kills {
         harness.run_database_kills().await
+    } else if settings.replicas > 1 {
+        harness.run_replicas().await
     } else {
         harness.run_all().await
     };
@@ -245,6 +261,7 @@ pub async fn run(settings: Settings) -> Result<Report, String> {
 struct Harness {
     settings: Settings,
     dir: PathBuf,
+    /// The configuration the CLI uses: the gateway's, or a running replica's.
     config: PathBuf,
     device: Device,
     shared: Arc<Shared>,
@@ -291,6 +308,7 @@ impl Harness {
         );
         std::fs::write(&config, text).map_err(|e| format!("config: {e}"))?;
         let gate = Arc::new(RwLock::new(()));
+        let replicas = settings.replicas > 1;
         Ok(Harness {
             rng: StdRng::seed_from_u64(settings.seed),
             settings,
@@ -300,6 +318,7 @@ impl Harness {
             shared: Arc::new(Shared {
                 gate,
                 addrs: Mutex::new(Vec::new()),
+                replicas,
                 acks: Mutex::new(BTreeMap::new()),
                 changed: Mutex::new(BTreeSet::new()),
                 stats: Mutex::new(ClientStats::default()),
@@ -449,6 +468,8 @@ impl Harness {
             power_cut::death_of(life).to_string()
         } else if self.settings.database_kills {
             "the gateway lives on; the database is killed under load".to_string()
+        } else if self.settings.replicas > 1 {
+            format!("{:?} of a replica", replicas::plan(life))
         } else {
             format!("{:?}", plan(life))
         }
@@ -456,10 +477,20 @@ impl Harness {
 
     /// Starts `serve`, with `failpoint` armed if given; marks the start in the gateway's log.
     fn spawn(&self, failpoint: Option<&'static str>) -> Result<Life, String> {
+        self.spawn_as(&self.config, &self.dir.join("gateway.log"), failpoint)
+    }
+
+    /// [`Harness::spawn`] with `config`, logging to `log` (a replica's).
+    fn spawn_as(
+        &self,
+        config: &Path,
+        log: &Path,
+        failpoint: Option<&'static str>,
+    ) -> Result<Life, String> {
         let mut log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(self.dir.join("gateway.log"))
+            .open(log)
             .map_err(|e| format!("gateway log: {e}"))?;
         let life = self.report.kills;
         let death = if life < self.settings.kills {
@@ -472,7 +503,7 @@ impl Harness {
         pty::release_exclusive_mode();
         let mut child = Command::new(&self.settings.binary)
             .arg("--config")
-            .arg(&self.config)
+            .arg(config)
             .arg("serve")
             .env("EMCF_CONFIG", "")
             .env("EMCF_FAILPOINTS", failpoint.unwrap_or(""))
@@ -682,7 +713,8 @@ impl Harness {
         if self.device.is_finished() {
             return Err("the simulator stopped".to_string());
         }
-        if self.settings.channel == Channel::WebApi {
+        // Replicas settle through each replica before this (`replicas.rs`).
+        if self.settings.channel == Channel::WebApi && self.settings.replicas < 2 {
             self.settle_as_administrator().await?;
         }
         // In this order: a 200 is durable before it is sent, and the device commits before
@@ -840,13 +872,18 @@ impl Harness {
 
     /// Runs the CLI (through the admin socket of the running gateway); its stdout.
     async fn cli(&self, args: &[&str]) -> Result<String, String> {
+        self.cli_as(&self.config, args).await
+    }
+
+    /// [`Harness::cli`] with `config` (a replica's: its admin socket).
+    async fn cli_as(&self, config: &Path, args: &[&str]) -> Result<String, String> {
         let mut last_error = String::new();
         // The admin socket is bound by a task of its own: give it a moment after a start.
         for _ in 0..3 {
             pty::release_exclusive_mode();
             let out = Command::new(&self.settings.binary)
                 .arg("--config")
-                .arg(&self.config)
+                .arg(config)
                 .args(args)
                 .env("EMCF_CONFIG", "")
                 .current_dir(&self.dir)
@@ -870,14 +907,28 @@ impl Harness {
 
     /// The end of the gateway's log, without the line of each HTTP request (a gateway that
     /// never becomes ready answers hundreds of 503s, which would hide why).
+    /// In replicas mode, the end of each replica's log.
     fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(self.dir.join("gateway.log")).unwrap_or_default();
-        let lines: Vec<&str> = text
-            .lines()
-            .filter(|line| !line.contains(" INFO request{"))
-            .collect();
-        let from = lines.len().saturating_sub(40);
-        format!("--- gateway.log (tail) ---\n{}", lines[from..].join("\n"))
+        let logs = if self.settings.replicas > 1 {
+            replicas::logs(&self.dir, self.settings.replicas)
+        } else {
+            vec![self.dir.join("gateway.log")]
+        };
+        let mut tail = String::new();
+        for log in logs {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let lines: Vec<&str> = text
+                .lines()
+                .filter(|line| !line.contains(" INFO request{"))
+                .collect();
+            let from = lines.len().saturating_sub(40);
+            tail.push_str(&format!(
+                "--- {} (tail) ---\n{}\n",
+                log.strip_prefix(&self.dir).unwrap_or(&log).display(),
+                lines[from..].join("\n")
+            ));
+        }
+        tail
     }
 }
 

@@ -74,6 +74,21 @@ impl Database {
         )
     }
 
+    /// The open intents replica `owner` holds (replicas mode: those of a replica gone that
+    /// the leader has not taken over yet).
+    pub fn open_intents_of(&self, owner: &str) -> Result<u64, String> {
+        let owner = owner.replace('\'', "''");
+        let count = tokio::task::block_in_place(|| {
+            self.server.sql(
+                DATABASE,
+                &format!("SELECT count(*) FROM intents WHERE state = 'open' AND owner = '{owner}'"),
+            )
+        });
+        count
+            .parse()
+            .map_err(|e| format!("open intents of {owner}: {e}"))
+    }
+
     /// `pg_ctl stop -m immediate`.
     fn kill(&mut self) {
         tokio::task::block_in_place(|| self.server.stop_immediate());

@@ -65,6 +65,16 @@ pub struct Report {
     pub resumed_then_certified: usize,
     /// ms from each restart of the database to the gateway's `status: true`.
     pub resume_ms: Vec<u64>,
+    /// Replicas mode: deaths of each replica.
+    pub deaths_per_replica: Vec<usize>,
+    /// Replicas mode: restarts on a new machine (a fresh state directory).
+    pub new_machines: usize,
+    /// Replicas mode: open intents of a replica gone with its machine that the leader took
+    /// over, and ms from its death's end to the last taken over (each time there were some).
+    pub taken_over_by_leader: usize,
+    pub takeover_ms: Vec<u64>,
+    /// Replicas mode: the intents settled by the administrator (each surfaced once).
+    pub in_doubt_settled: BTreeSet<String>,
     /// Aborts seen per failpoint.
     pub failpoint_hits: BTreeMap<&'static str, usize>,
     /// Client counters.
@@ -159,6 +169,17 @@ impl Report {
                 resume.last().copied().unwrap_or(0),
             ));
         }
+        if !self.deaths_per_replica.is_empty() {
+            text.push_str(&format!(
+                "\nreplicas: deaths per replica {:?}, back on a new machine {} (intents taken \
+                 over by the leader {}, after ms {:?}), in doubt surfaced and settled once {}",
+                self.deaths_per_replica,
+                self.new_machines,
+                self.taken_over_by_leader,
+                self.takeover_ms,
+                self.in_doubt_settled.len(),
+            ));
+        }
         for (ms, life, before) in &self.slowest {
             text.push_str(&format!(
                 "\n  slow restart: life {life} ready after {ms} ms (the life before: {before})"
@@ -201,6 +222,8 @@ pub struct ClientStats {
     pub replays: u64,
     /// No complete answer (refused, reset, cut).
     pub no_answer: u64,
+    /// Replicas mode: retries of an rn sent to another replica than its previous try.
+    pub retried_elsewhere: u64,
     /// Answers by HTTP status (other than 200).
     pub statuses: BTreeMap<u16, u64>,
     /// Answers other than 200 by HTTP status and `errorCode` (0: none).
@@ -211,8 +234,15 @@ impl std::fmt::Display for ClientStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "posts={} ok_new={} ok_replayed={} deliberate_replays={} no_answer={} other={:?}",
-            self.posts, self.ok_new, self.ok_replayed, self.replays, self.no_answer, self.codes
+            "posts={} ok_new={} ok_replayed={} deliberate_replays={} no_answer={} \
+             retried_elsewhere={} other={:?}",
+            self.posts,
+            self.ok_new,
+            self.ok_replayed,
+            self.replays,
+            self.no_answer,
+            self.retried_elsewhere,
+            self.codes
         )
     }
 }
