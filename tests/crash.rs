@@ -14,6 +14,9 @@
 //! clients meeting 503 with code 165 meanwhile and never a 500, and certification resumed
 //! without restarting the gateway.
 //!
+//! Then two replicas over one PostgreSQL (issue 29, `crash_oracle/replicas.rs`): one of them
+//! killed at a time while the other serves, the clients' retries reaching either.
+//!
 //! `CRASH_SEED=<n>` replays another seed.
 //!
 //! Then power cuts (issue 27, root only): the state directory on an ext4 file system in a loop
@@ -130,6 +133,59 @@ async fn postgresql_killed_under_load_loses_nothing_and_answers_503() {
 
 /// Kills of PostgreSQL in the CI run.
 const DATABASE_KILLS: usize = 6;
+
+/// Two replicas over one PostgreSQL (issue 29), each request of the clients to one at random:
+/// one replica at a time killed under load, during its start-up and at the failpoints of the
+/// web API's in-doubt path, the other serving meanwhile, the dead one back on its state
+/// directory (once on a new machine, after its abort at after_intent: that intent the
+/// leader's after the grace). After every restart, the one register against what the DGI
+/// finalized: nothing lost or twice, even for a retry that reached the other replica; what
+/// waits for an administrator listed by both replicas, settled once through either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_killed_one_at_a_time_lose_nothing_and_certify_nothing_twice() {
+    if !crash_oracle::postgres::installed("the crash test of replicas") {
+        return;
+    }
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let seed = seed(20_261_127);
+    let mut settings = settings(Channel::WebApi, seed, REPLICA_DEATHS);
+    settings.store = Store::Postgres;
+    settings.replicas = 2;
+    settings.progress_every = 2;
+    let started = Instant::now();
+    let report = run(settings)
+        .await
+        .unwrap_or_else(|error| panic!("crash harness (replicas, seed {seed}) stopped: {error}"));
+    let summary = report.summary_line();
+    println!(
+        "replicas ({:.1}s): {summary}\n{}",
+        started.elapsed().as_secs_f64(),
+        report.details()
+    );
+    let context = format!("replicas, seed {seed}\n{summary}\n{}", report.details());
+    assert_eq!(report.kills, REPLICA_DEATHS, "{context}");
+    assert_nothing_lost_or_twice(&report, &context);
+    assert!(report.load_kills >= 2, "{context}");
+    assert!(report.startup_kills >= 1, "{context}");
+    // The replica gone with its machine left its intent (after_intent) to the leader.
+    assert!(report.new_machines >= 1, "{context}");
+    assert!(report.taken_over_by_leader >= 1, "{context}");
+    for point in &POINTS[..3] {
+        let hits = report.failpoint_hits.get(point).copied().unwrap_or(0);
+        assert!(
+            hits >= 1,
+            "failpoint {point} reached {hits} times: {context}"
+        );
+    }
+    // The point of replicas: retries reached the other replica, and what the DGI finalized
+    // without an answer (after_finalize) surfaced for an administrator.
+    assert!(report.clients.retried_elsewhere >= 1, "{context}");
+    assert!(report.settled_by_administrator >= 1, "{context}");
+    assert!(report.certified >= 10, "{context}");
+}
+
+/// Deaths of a replica in the CI run: `crash_oracle::replicas::plan`'s first six.
+const REPLICA_DEATHS: usize = 6;
 
 /// Deaths of the gateway per channel and store in the CI run: two cycles of `plan`, each
 /// failpoint twice.
