@@ -16,6 +16,10 @@
 //! `--postgres`: the register in a PostgreSQL server the harness starts
 //! (`tests/crash_oracle/postgres.rs`); `--kill-database` (with it): each death is the
 //! database's (`pg_ctl stop -m immediate` under load), the gateway never restarted.
+//!
+//! `--replicas R` (`scripts/crash-test replicas`): R replicas over one PostgreSQL through the
+//! web API, each death one replica's while the others serve
+//! (`tests/crash_oracle/replicas.rs`).
 
 #[path = "../tests/crash_oracle/mod.rs"]
 mod crash_oracle;
@@ -70,6 +74,11 @@ struct Args {
     /// under load, down 0.2..1.2 s), the gateway never restarted. Implies --postgres.
     #[arg(long)]
     kill_database: bool,
+    /// Replicas mode: this many replicas (2 or more) over one PostgreSQL, certifying through
+    /// the web API (implied, with --postgres); each death one replica's while the others
+    /// serve, the clients' requests spread over them (`tests/crash_oracle/replicas.rs`).
+    #[arg(long, default_value_t = 0)]
+    replicas: usize,
     /// RUST_LOG of the gateway (its log is in the run directory, kept on failure).
     #[arg(long, default_value = "info")]
     gateway_log: String,
@@ -136,15 +145,29 @@ fn main() -> ExitCode {
         settings.store = crash_oracle::Store::Postgres;
     }
     settings.database_kills = args.kill_database;
-    settings.progress_every = if args.kill_database { 10 } else { 50 };
+    if args.replicas == 1 {
+        eprintln!("--replicas: 2 or more (0, the default, runs one gateway)");
+        return ExitCode::from(2);
+    }
+    if args.replicas > 1 {
+        settings.replicas = args.replicas;
+        settings.channel = crash_oracle::Channel::WebApi;
+        settings.store = crash_oracle::Store::Postgres;
+    }
+    settings.progress_every = if args.kill_database || args.replicas > 1 {
+        10
+    } else {
+        50
+    };
     println!(
         "crash harness: gateway {} channel={:?} store={:?} power_cuts={} database_kills={} \
-         kills={} clients={} seed={seed}",
+         replicas={} kills={} clients={} seed={seed}",
         binary.display(),
         settings.channel,
         settings.store,
         settings.power_cuts,
         settings.database_kills,
+        settings.replicas,
         settings.kills,
         settings.clients
     );
