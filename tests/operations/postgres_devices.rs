@@ -57,6 +57,18 @@ fn ok(dir: &Path, config: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A configuration on `server`'s database with no `[[devices]]` block, `extra` lines before
+/// `[store]`, and the key file `secret.keys` (holding [`KEY_1`]) written in `dir`.
+fn no_devices_block(server: &PgServer, dir: &Path, extra: &str) -> String {
+    let key_file = dir.join("secret.keys");
+    keys(&key_file, &[KEY_1]);
+    format!(
+        "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n{extra}\n[store]\nurl = {store:?}\nsecret_key_file = {key_file:?}\n",
+        state = dir.join("state"),
+        store = server.socket_url(ROLE, ROLE),
+    )
+}
+
 /// Posts invoices until one is certified (200), for at most `within`; the last answer.
 async fn certified_within(gateway: &Gateway, key: &str, rn: &str, within: Duration) -> Value {
     let deadline = Instant::now() + within;
@@ -307,15 +319,9 @@ async fn a_hosted_gateway_with_no_devices_block_serves_the_stored_ones_alone() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let api = web_api(TOKEN).await;
-    let key_file = dir.join("secret.keys");
-    keys(&key_file, &[KEY_1]);
     // `demo = false`, no [[devices]], a key file: neither the bundled simulator nor a halted
     // service (without the key file: halted, waiting for a box, as on the embedded store).
-    let config = format!(
-        "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\ndemo = false\n\n[store]\nurl = {store:?}\nsecret_key_file = {key_file:?}\n",
-        state = dir.join("state"),
-        store = server.socket_url(ROLE, ROLE),
-    );
+    let config = no_devices_block(&server, dir, "demo = false\n");
     let gateway = Gateway::start(dir, &config);
     let token_file = dir.join("shop.token");
     std::fs::write(&token_file, TOKEN).unwrap();
@@ -440,13 +446,7 @@ async fn org_add_on_a_kept_device_with_the_service_stopped_warns_and_saves() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let api = web_api(TOKEN).await;
-    let key_file = dir.join("secret.keys");
-    keys(&key_file, &[KEY_1]);
-    let config = format!(
-        "state_dir = {state:?}\nlisten = \"127.0.0.1:0\"\n\n[store]\nurl = {store:?}\nsecret_key_file = {key_file:?}\n",
-        state = dir.join("state"),
-        store = server.socket_url(ROLE, ROLE),
-    );
+    let config = no_devices_block(&server, dir, "");
     let mut gateway = Gateway::start(dir, &config);
     let config_path = gateway.config.clone();
     assert!(gateway.terminate(), "the gateway stops cleanly");
