@@ -25,10 +25,7 @@ impl Harness {
             .iter()
             .filter(|intent| intent["state"] == "awaiting_administrator")
         {
-            let id = match &intent["intent"] {
-                Value::String(id) => id.clone(),
-                other => other.to_string(),
-            };
+            let id = intent_id(intent);
             let uid = intent["channelRef"].as_str();
             let on_portal = finalized
                 .iter()
@@ -88,4 +85,12 @@ pub(super) fn resolution(id: &str, on_portal: Option<&DeviceInvoice>) -> Vec<Str
         ),
     }
     args
+}
+
+/// An intent's id as `intent list --json` gives it (a string, or a number).
+pub(super) fn intent_id(intent: &Value) -> String {
+    match &intent["intent"] {
+        Value::String(id) => id.clone(),
+        other => other.to_string(),
+    }
 }

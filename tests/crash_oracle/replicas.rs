@@ -39,7 +39,7 @@ use emcf_gateway::failpoint::POINTS;
 use rand::Rng;
 use serde_json::Value;
 
-use super::administrator::resolution;
+use super::administrator::{intent_id, resolution};
 use super::{Channel, Death, Harness, Life, Settings, Store};
 
 /// How long the open intents may take to be settled (or handed to an administrator) before
@@ -363,10 +363,7 @@ impl Harness {
                 .into_iter()
                 .filter(|i| i["state"] == "awaiting_administrator")
             {
-                let id = match &intent["intent"] {
-                    Value::String(id) => id.clone(),
-                    other => other.to_string(),
-                };
+                let id = intent_id(&intent);
                 if !ids.insert(id.clone()) {
                     self.report
                         .violations
