@@ -26,10 +26,7 @@ impl Harness {
             .filter(|intent| intent["state"] == "awaiting_administrator")
         {
             let id = intent_id(intent);
-            let uid = intent["channelRef"].as_str();
-            let on_portal = finalized
-                .iter()
-                .find(|invoice| uid.is_some() && invoice.uid.as_deref() == uid);
+            let on_portal = on_portal(intent, &finalized);
             let args = resolution(&id, on_portal);
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             self.cli(&args).await?;
@@ -40,6 +37,17 @@ impl Harness {
         }
         Ok(())
     }
+}
+
+/// The invoice the DGI finalized for `intent`'s request (its uid), if any: what its portal shows.
+pub(super) fn on_portal<'a>(
+    intent: &Value,
+    finalized: &'a [DeviceInvoice],
+) -> Option<&'a DeviceInvoice> {
+    let uid = intent["channelRef"].as_str()?;
+    finalized
+        .iter()
+        .find(|invoice| invoice.uid.as_deref() == Some(uid))
 }
 
 /// The `intent resolve` arguments for what the portal shows of the intent `id`.

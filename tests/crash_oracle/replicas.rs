@@ -39,7 +39,7 @@ use emcf_gateway::failpoint::POINTS;
 use rand::Rng;
 use serde_json::Value;
 
-use super::administrator::{intent_id, resolution};
+use super::administrator::{intent_id, on_portal, resolution};
 use super::{Channel, Death, Harness, Life, Settings, Store};
 
 /// How long the open intents may take to be settled (or handed to an administrator) before
@@ -394,10 +394,7 @@ impl Harness {
                 ));
                 continue;
             }
-            let uid = intent["channelRef"].as_str();
-            let on_portal = finalized
-                .iter()
-                .find(|invoice| uid.is_some() && invoice.uid.as_deref() == uid);
+            let on_portal = on_portal(&intent, &finalized);
             let args = resolution(&id, on_portal);
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let through = running[self.rng.gen_range(0..running.len())];
